@@ -1,0 +1,37 @@
+//===- NFOps.h - nf dialect operations --------------------------*- C++ -*-===//
+//
+// Part of normfuse. Declares the ops of the nf dialect (generated from
+// NFOps.td) and the helpers their verifiers and users share.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NORMFUSE_DIALECT_NF_IR_NFOPS_H
+#define NORMFUSE_DIALECT_NF_IR_NFOPS_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "normfuse/Dialect/NF/IR/NFDialect.h"
+#include "normfuse/Dialect/NF/IR/NFTraits.h"
+
+#define GET_OP_CLASSES
+#include "normfuse/Dialect/NF/IR/NFOps.h.inc"
+
+namespace mlir::nf {
+
+/// The channel axis of a tensor of rank `rank` in `layout`: 1 for NCHW, the
+/// last dimension for NHWC. Requires rank >= 2.
+inline int64_t getChannelAxis(Layout layout, int64_t rank) {
+  return layout == Layout::NCHW ? 1 : rank - 1;
+}
+
+/// The element type reductions over `elementType` accumulate in: f64 for
+/// f64, f32 for everything else.
+Type getAccumulationType(Type elementType);
+
+} // namespace mlir::nf
+
+#endif // NORMFUSE_DIALECT_NF_IR_NFOPS_H

@@ -1,0 +1,542 @@
+//===- NFOps.td - nf dialect operations --------------------*- tablegen -*-===//
+//
+// Part of normfuse. The ops of the nf dialect: normalizations (forward and
+// backward), pointwise activations (forward and backward), the matmul and
+// conv2d producers with their backward ops, and `nf.fused`, which holds one
+// producer with its pointwise prologue and epilogue as a single kernel.
+// Semantics follow ONNX and PyTorch; see the descriptions below and
+// ARCHITECTURE.md.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NF_OPS_TD
+#define NF_OPS_TD
+
+include "normfuse/Dialect/NF/IR/NFDialect.td"
+include "normfuse/Dialect/NF/IR/NFAttrs.td"
+include "mlir/IR/BuiltinAttributes.td"
+include "mlir/IR/CommonAttrConstraints.td"
+include "mlir/IR/OpAsmInterface.td"
+include "mlir/IR/CommonTypeConstraints.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+// Attribute shorthands.
+def NF_EpsilonAttr : DefaultValuedAttr<F64Attr, "1.0e-5">;
+def NF_DefaultLayoutAttr
+    : DefaultValuedAttr<NF_LayoutAttr, "::mlir::nf::Layout::NCHW">;
+def NF_GeluApproxDefaultAttr : DefaultValuedAttr<NF_GeluApproximationAttr,
+    "::mlir::nf::GeluApproximation::None">;
+
+//===----------------------------------------------------------------------===//
+// Normalization, forward
+//===----------------------------------------------------------------------===//
+
+def NF_LayerNormOp : NF_Op<"layer_norm",
+    [Pure, AttrSizedOperandSegments, NF_ProducerTrait]> {
+  let summary = "layer normalization over the trailing dimensions";
+  let description = [{
+    Normalizes `input` over dimensions `[axis, rank)`, as ONNX
+    LayerNormalization does (Keras `axis=(1, 2, 3)` on an NCHW tensor is
+    `axis = 1`):
+
+    ```
+    mean = mean(x[..., axis:]),  var = mean((x - mean)^2)
+    rstd = 1 / sqrt(var + epsilon)
+    y    = (x - mean) * rstd * scale + bias
+    ```
+
+    `scale` and `bias` are optional and have shape `input.shape[axis:]`.
+    `mean` and `rstd` have shape `input.shape[:axis]` followed by ones, in the
+    accumulation type; they are what `nf.layer_norm_grad` consumes.
+
+    Example:
+    ```mlir
+    %y, %mean, %rstd = nf.layer_norm %x scale %g bias %b {axis = 2 : i64}
+        : (tensor<8x128x768xf16>, tensor<768xf32>, tensor<768xf32>)
+        -> (tensor<8x128x768xf16>, tensor<8x128x1xf32>, tensor<8x128x1xf32>)
+    ```
+  }];
+  let arguments = (ins NF_Tensor:$input, Optional<NF_Tensor>:$scale,
+                   Optional<NF_Tensor>:$bias, I64Attr:$axis,
+                   NF_EpsilonAttr:$epsilon);
+  let results = (outs NF_Tensor:$result, NF_StatTensor:$mean,
+                 NF_StatTensor:$rstd);
+  let assemblyFormat = [{
+    $input (`scale` $scale^)? (`bias` $bias^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def NF_RMSNormOp : NF_Op<"rms_norm",
+    [Pure, NF_ProducerTrait]> {
+  let summary = "root-mean-square normalization over the trailing dimensions";
+  let description = [{
+    ```
+    rstd = 1 / sqrt(mean(x[..., axis:]^2) + epsilon)
+    y    = x * rstd * scale
+    ```
+    `scale` is optional with shape `input.shape[axis:]`; `rstd` has shape
+    `input.shape[:axis]` followed by ones, in the accumulation type.
+
+    Example:
+    ```mlir
+    %y, %rstd = nf.rms_norm %x scale %g {axis = 1 : i64, epsilon = 1.0e-06}
+        : (tensor<16x4096xbf16>, tensor<4096xbf16>)
+        -> (tensor<16x4096xbf16>, tensor<16x1xf32>)
+    ```
+  }];
+  let arguments = (ins NF_Tensor:$input, Optional<NF_Tensor>:$scale,
+                   I64Attr:$axis, NF_EpsilonAttr:$epsilon);
+  let results = (outs NF_Tensor:$result, NF_StatTensor:$rstd);
+  let assemblyFormat = [{
+    $input (`scale` $scale^)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def NF_GroupNormOp : NF_Op<"group_norm",
+    [Pure, AttrSizedOperandSegments, NF_ProducerTrait]> {
+  let summary = "group normalization (NCHW or NHWC)";
+  let description = [{
+    Splits the `C` channels (dimension 1 for `nchw`, the last dimension for
+    `nhwc`) into `num_groups` groups of `C / num_groups` consecutive channels
+    and normalizes each `(n, group)` over its channels and all spatial
+    dimensions. `scale` and `bias` are per channel, shape `(C)`; `mean` and
+    `rstd` have shape `(N, num_groups)`. `num_groups` must divide `C`.
+
+    Example (a UNet block on channels-last activations):
+    ```mlir
+    %y, %mean, %rstd = nf.group_norm %x scale %g bias %b
+        {layout = #nf.layout<nhwc>, num_groups = 32 : i64}
+        : (tensor<2x64x64x320xf16>, tensor<320xf16>, tensor<320xf16>)
+        -> (tensor<2x64x64x320xf16>, tensor<2x32xf32>, tensor<2x32xf32>)
+    ```
+  }];
+  let arguments = (ins NF_Tensor:$input, Optional<NF_Tensor>:$scale,
+                   Optional<NF_Tensor>:$bias, I64Attr:$num_groups,
+                   NF_EpsilonAttr:$epsilon, NF_DefaultLayoutAttr:$layout);
+  let results = (outs NF_Tensor:$result, NF_StatTensor:$mean,
+                 NF_StatTensor:$rstd);
+  let assemblyFormat = [{
+    $input (`scale` $scale^)? (`bias` $bias^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def NF_InstanceNormOp : NF_Op<"instance_norm",
+    [Pure, AttrSizedOperandSegments, NF_ProducerTrait]> {
+  let summary = "instance normalization (NCHW or NHWC)";
+  let description = [{
+    Group normalization with one group per channel: each `(n, c)` is
+    normalized over all spatial dimensions (the input needs at least one).
+    `scale` and `bias` have shape `(C)`; `mean` and `rstd` have shape `(N, C)`.
+  }];
+  let arguments = (ins NF_Tensor:$input, Optional<NF_Tensor>:$scale,
+                   Optional<NF_Tensor>:$bias, NF_EpsilonAttr:$epsilon,
+                   NF_DefaultLayoutAttr:$layout);
+  let results = (outs NF_Tensor:$result, NF_StatTensor:$mean,
+                 NF_StatTensor:$rstd);
+  let assemblyFormat = [{
+    $input (`scale` $scale^)? (`bias` $bias^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def NF_BatchNormTrainingOp : NF_Op<"batch_norm_training",
+    [Pure, AttrSizedOperandSegments, NF_ProducerTrait]> {
+  let summary = "batch normalization with batch statistics (training)";
+  let description = [{
+    Normalizes each channel over every dimension but the channel axis with
+    the batch statistics, and returns them with the updated running
+    statistics, as PyTorch's `batch_norm(training=True)`:
+
+    ```
+    running_mean' = (1 - momentum) * running_mean + momentum * batch_mean
+    running_var'  = (1 - momentum) * running_var  + momentum * var * n/(n-1)
+    ```
+    where `var` is the biased batch variance and `n` the number of elements
+    per channel. `scale`, `bias`, the running statistics and every result
+    but `result` have shape `(C)`; statistics are in the accumulation type.
+    `momentum` lies in `[0, 1]`.
+  }];
+  let arguments = (ins NF_Tensor:$input, Optional<NF_Tensor>:$scale,
+                   Optional<NF_Tensor>:$bias, NF_StatTensor:$running_mean,
+                   NF_StatTensor:$running_var, NF_EpsilonAttr:$epsilon,
+                   DefaultValuedAttr<F64Attr, "0.1">:$momentum,
+                   NF_DefaultLayoutAttr:$layout);
+  let results = (outs NF_Tensor:$result, NF_StatTensor:$batch_mean,
+                 NF_StatTensor:$batch_rstd, NF_StatTensor:$new_running_mean,
+                 NF_StatTensor:$new_running_var);
+  let assemblyFormat = [{
+    $input (`scale` $scale^)? (`bias` $bias^)?
+    `running` `(` $running_mean `,` $running_var `)` attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def NF_BatchNormInferenceOp : NF_Op<"batch_norm_inference",
+    [Pure, AttrSizedOperandSegments, NF_ProducerTrait]> {
+  let summary = "batch normalization with running statistics (inference)";
+  let description = [{
+    `y = (x - running_mean) / sqrt(running_var + epsilon) * scale + bias`,
+    per channel. All operands but `input` have shape `(C)`.
+  }];
+  let arguments = (ins NF_Tensor:$input, Optional<NF_Tensor>:$scale,
+                   Optional<NF_Tensor>:$bias, NF_StatTensor:$running_mean,
+                   NF_StatTensor:$running_var, NF_EpsilonAttr:$epsilon,
+                   NF_DefaultLayoutAttr:$layout);
+  let results = (outs NF_Tensor:$result);
+  let assemblyFormat = [{
+    $input (`scale` $scale^)? (`bias` $bias^)?
+    `running` `(` $running_mean `,` $running_var `)` attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Normalization, backward
+//===----------------------------------------------------------------------===//
+
+class NF_NormGradOp<string mnemonic, string norm> : NF_Op<mnemonic, [Pure]> {
+  let summary = "gradients of `nf." # norm # "`";
+  let description = [{
+    From the output gradient, the forward input, the statistics the forward
+    op saved and the optional scale, computes the gradients of the input,
+    the scale and the bias. Without `scale` the forward op is taken to have
+    had unit scale; `grad_scale` is then the gradient a unit scale would get.
+    Shapes and types follow the forward op; parameter gradients have the
+    shape of the forward op's scale.
+  }];
+  let results = (outs NF_Tensor:$grad_input, NF_Tensor:$grad_scale,
+                 NF_Tensor:$grad_bias);
+  let assemblyFormat = [{
+    $grad_output `,` $input `,` $mean `,` $rstd (`scale` $scale^)? attr-dict
+    `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def NF_LayerNormGradOp : NF_NormGradOp<"layer_norm_grad", "layer_norm"> {
+  let arguments = (ins NF_Tensor:$grad_output, NF_Tensor:$input,
+                   NF_StatTensor:$mean, NF_StatTensor:$rstd,
+                   Optional<NF_Tensor>:$scale, I64Attr:$axis);
+}
+
+def NF_GroupNormGradOp : NF_NormGradOp<"group_norm_grad", "group_norm"> {
+  let arguments = (ins NF_Tensor:$grad_output, NF_Tensor:$input,
+                   NF_StatTensor:$mean, NF_StatTensor:$rstd,
+                   Optional<NF_Tensor>:$scale, I64Attr:$num_groups,
+                   NF_DefaultLayoutAttr:$layout);
+}
+
+def NF_InstanceNormGradOp
+    : NF_NormGradOp<"instance_norm_grad", "instance_norm"> {
+  let arguments = (ins NF_Tensor:$grad_output, NF_Tensor:$input,
+                   NF_StatTensor:$mean, NF_StatTensor:$rstd,
+                   Optional<NF_Tensor>:$scale, NF_DefaultLayoutAttr:$layout);
+}
+
+def NF_BatchNormGradOp : NF_NormGradOp<"batch_norm_grad", "batch_norm_training"> {
+  let arguments = (ins NF_Tensor:$grad_output, NF_Tensor:$input,
+                   NF_StatTensor:$mean, NF_StatTensor:$rstd,
+                   Optional<NF_Tensor>:$scale, NF_DefaultLayoutAttr:$layout);
+}
+
+def NF_RMSNormGradOp : NF_Op<"rms_norm_grad", [Pure]> {
+  let summary = "gradients of `nf.rms_norm`";
+  let description = [{
+    From the output gradient, the forward input, the saved `rstd` and the
+    optional scale, computes the gradients of the input and of the scale.
+  }];
+  let arguments = (ins NF_Tensor:$grad_output, NF_Tensor:$input,
+                   NF_StatTensor:$rstd, Optional<NF_Tensor>:$scale,
+                   I64Attr:$axis);
+  let results = (outs NF_Tensor:$grad_input, NF_Tensor:$grad_scale);
+  let assemblyFormat = [{
+    $grad_output `,` $input `,` $rstd (`scale` $scale^)? attr-dict
+    `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Pointwise ops
+//===----------------------------------------------------------------------===//
+
+class NF_UnaryPointwiseOp<string mnemonic, list<Trait> traits = []>
+    : NF_Op<mnemonic, !listconcat(traits, [Pure, Elementwise,
+                                           SameOperandsAndResultType,
+                                           NF_PointwiseTrait])> {
+  let results = (outs NF_Tensor:$result);
+}
+
+def NF_ReluOp : NF_UnaryPointwiseOp<"relu"> {
+  let summary = "rectified linear unit, max(x, 0)";
+  let description = [{ `relu(NaN)` is NaN. Folds `relu(relu(x))` to `relu(x)`. }];
+  let arguments = (ins NF_Tensor:$input);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let hasFolder = 1;
+}
+
+def NF_GeluOp : NF_UnaryPointwiseOp<"gelu"> {
+  let summary = "Gaussian error linear unit";
+  let description = [{
+    `x * Phi(x)`; `approximate` picks the exact erf form (`none`, the
+    default) or the tanh form.
+
+    ```mlir
+    %y = nf.gelu %x {approximate = #nf.approximation<tanh>} : tensor<8x3072xf16>
+    ```
+  }];
+  let arguments = (ins NF_Tensor:$input,
+                   NF_GeluApproxDefaultAttr:$approximate);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+}
+
+def NF_SiluOp : NF_UnaryPointwiseOp<"silu"> {
+  let summary = "sigmoid linear unit, x * sigmoid(x)";
+  let arguments = (ins NF_Tensor:$input);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+}
+
+class NF_BinaryPointwiseOp<string mnemonic> : NF_Op<mnemonic,
+    [Pure, Elementwise, Commutative, SameOperandsAndResultType,
+     NF_PointwiseTrait]> {
+  let arguments = (ins NF_Tensor:$lhs, NF_Tensor:$rhs);
+  let results = (outs NF_Tensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
+  let hasFolder = 1;
+}
+
+def NF_AddOp : NF_BinaryPointwiseOp<"add"> {
+  let summary = "elementwise addition (e.g. a residual connection)";
+  let description = [{ Both operands and the result have one type. Folds `x + 0`. }];
+}
+
+def NF_MulOp : NF_BinaryPointwiseOp<"mul"> {
+  let summary = "elementwise multiplication";
+  let description = [{ Both operands and the result have one type. Folds `x * 1`. }];
+}
+
+def NF_BiasAddOp : NF_Op<"bias_add",
+    [Pure, AllTypesMatch<["input", "result"]>, NF_PointwiseTrait]> {
+  let summary = "adds a per-channel bias along the channel axis";
+  let description = [{
+    `y[..., c, ...] = x[..., c, ...] + bias[c]` with the channel axis given by
+    `layout` (dimension 1 for `nchw`, the last for `nhwc`; for a rank-2
+    matmul output both are dimension 1). `bias` has shape `(C)` and either
+    the input's element type or `f32`. Folds a bias that is a zero constant.
+
+    ```mlir
+    %y = nf.bias_add %x, %b {layout = #nf.layout<nhwc>}
+        : tensor<2x16x16x64xf32>, tensor<64xf32>
+    ```
+  }];
+  let arguments = (ins NF_Tensor:$input, NF_Tensor:$bias,
+                   NF_DefaultLayoutAttr:$layout);
+  let results = (outs NF_Tensor:$result);
+  let assemblyFormat = "$input `,` $bias attr-dict `:` type($input) `,` type($bias)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Pointwise backward ops
+//===----------------------------------------------------------------------===//
+
+def NF_ReluGradOp : NF_Op<"relu_grad", [Pure, Elementwise,
+                                        SameOperandsAndResultType]> {
+  let summary = "ReLU gradient from the forward output";
+  let description = [{
+    `grad_input = result > 0 ? grad_output : 0`, from the forward *output*
+    (not the input), so the forward input need not be kept alive.
+  }];
+  let arguments = (ins NF_Tensor:$grad_output, NF_Tensor:$result);
+  let results = (outs NF_Tensor:$grad_input);
+  let assemblyFormat = "$grad_output `,` $result attr-dict `:` type($grad_input)";
+}
+
+def NF_GeluGradOp : NF_Op<"gelu_grad", [Pure, Elementwise,
+                                        SameOperandsAndResultType]> {
+  let summary = "GELU gradient from the forward input";
+  let arguments = (ins NF_Tensor:$grad_output, NF_Tensor:$input,
+                   NF_GeluApproxDefaultAttr:$approximate);
+  let results = (outs NF_Tensor:$grad_input);
+  let assemblyFormat = "$grad_output `,` $input attr-dict `:` type($grad_input)";
+}
+
+def NF_SiluGradOp : NF_Op<"silu_grad", [Pure, Elementwise,
+                                        SameOperandsAndResultType]> {
+  let summary = "SiLU gradient from the forward input";
+  let description = [{
+    `grad_input = grad_output * s * (1 + x * (1 - s))` with `s = sigmoid(x)`.
+  }];
+  let arguments = (ins NF_Tensor:$grad_output, NF_Tensor:$input);
+  let results = (outs NF_Tensor:$grad_input);
+  let assemblyFormat = "$grad_output `,` $input attr-dict `:` type($grad_input)";
+}
+
+def NF_BiasAddGradOp : NF_Op<"bias_add_grad", [Pure]> {
+  let summary = "bias gradient: the output gradient summed per channel";
+  let description = [{
+    Sums `grad_output` over every dimension but the channel axis. The result
+    has shape `(C)` and the element type of `grad_output` or `f32`.
+  }];
+  let arguments = (ins NF_Tensor:$grad_output, NF_DefaultLayoutAttr:$layout);
+  let results = (outs NF_Tensor:$grad_bias);
+  let assemblyFormat = [{
+    $grad_output attr-dict `:` type($grad_output) `->` type($grad_bias)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Producers: matmul and conv2d
+//===----------------------------------------------------------------------===//
+
+def NF_MatmulOp : NF_Op<"matmul", [Pure, NF_ProducerTrait]> {
+  let summary = "batched matrix multiplication with optional transposes";
+  let description = [{
+    `result[b..., m, n] = sum_k lhs[b..., m, k] * rhs[b..., k, n]`, where
+    `transpose_lhs` stores `lhs` as `[b..., k, m]` and `transpose_rhs` stores
+    `rhs` as `[b..., n, k]`. The batch dimensions of the operands are equal,
+    or one operand has none (a weight shared across the batch). Operands
+    have one element type; the result has it too, or `f32`. The gradients
+    of a matmul are matmuls with transposes.
+
+    ```mlir
+    %h = nf.matmul %x, %w {transpose_rhs}
+        : tensor<8x128x768xf16>, tensor<3072x768xf16> -> tensor<8x128x3072xf16>
+    ```
+  }];
+  let arguments = (ins NF_Tensor:$lhs, NF_Tensor:$rhs, UnitAttr:$transpose_lhs,
+                   UnitAttr:$transpose_rhs);
+  let results = (outs NF_Tensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+class NF_ConvOp<string mnemonic, list<Trait> traits = []>
+    : NF_Op<mnemonic, !listconcat(traits, [Pure])> {
+  dag convAttrs = (ins
+      DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">:$strides,
+      DefaultValuedAttr<DenseI64ArrayAttr, "{0, 0, 0, 0}">:$padding,
+      DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">:$dilations,
+      NF_DefaultLayoutAttr:$layout);
+  let hasVerifier = 1;
+}
+
+def NF_Conv2DOp : NF_ConvOp<"conv2d", [NF_ProducerTrait]> {
+  let summary = "2-D convolution (NCHW with OIHW filters or NHWC with OHWI)";
+  let description = [{
+    Cross-correlation of `input` with `filter`. `strides` and `dilations`
+    are `[h, w]` and positive; `padding` is `[top, bottom, left, right]` and
+    non-negative. With `nchw` the filter is `(O, I, KH, KW)`, with `nhwc` it
+    is `(O, KH, KW, I)`. The output spatial size is
+    `(H + top + bottom - dilation * (KH - 1) - 1) / stride + 1`.
+
+    ```mlir
+    %y = nf.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>}
+        : tensor<2x3x32x32xf32>, tensor<16x3x3x3xf32> -> tensor<2x16x32x32xf32>
+    ```
+  }];
+  let arguments = !con((ins NF_Tensor:$input, NF_Tensor:$filter), convAttrs);
+  let results = (outs NF_Tensor:$result);
+  let assemblyFormat = [{
+    $input `,` $filter attr-dict `:` type($input) `,` type($filter) `->`
+    type($result)
+  }];
+}
+
+def NF_Conv2DBackpropInputOp : NF_ConvOp<"conv2d_backprop_input"> {
+  let summary = "gradient of conv2d with respect to its input";
+  let description = [{
+    Given the output gradient and the filter of a `nf.conv2d` with these
+    attributes, computes the gradient of its input. The result type names
+    the input shape (several input sizes give one output size when the
+    stride is above 1); the verifier checks that a conv2d of that input with
+    this filter has the shape of `grad_output`.
+  }];
+  let arguments = !con((ins NF_Tensor:$grad_output, NF_Tensor:$filter),
+                       convAttrs);
+  let results = (outs NF_Tensor:$grad_input);
+  let assemblyFormat = [{
+    $grad_output `,` $filter attr-dict `:` type($grad_output) `,`
+    type($filter) `->` type($grad_input)
+  }];
+}
+
+def NF_Conv2DBackpropFilterOp : NF_ConvOp<"conv2d_backprop_filter"> {
+  let summary = "gradient of conv2d with respect to its filter";
+  let description = [{
+    Given the input and the output gradient of a `nf.conv2d` with these
+    attributes, computes the gradient of its filter; the verifier checks that
+    a conv2d of `input` with a filter of the result's shape has the shape of
+    `grad_output`.
+  }];
+  let arguments = !con((ins NF_Tensor:$input, NF_Tensor:$grad_output),
+                       convAttrs);
+  let results = (outs NF_Tensor:$grad_filter);
+  let assemblyFormat = [{
+    $input `,` $grad_output attr-dict `:` type($input) `,` type($grad_output)
+    `->` type($grad_filter)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Fusion
+//===----------------------------------------------------------------------===//
+
+def NF_FusedOp : NF_Op<"fused", [IsolatedFromAbove, RecursiveMemoryEffects,
+                                 SingleBlock]> {
+  let summary = "a producer with its pointwise prologue and epilogue, one kernel";
+  let description = [{
+    Holds exactly one producer (`nf.matmul`, `nf.conv2d` or a forward norm)
+    and any number of pointwise nf ops (`nf.bias_add`, `nf.relu`,
+    `nf.gelu`, `nf.silu`, `nf.add`, `nf.mul`) before it (a prologue, such as
+    the residual add in front of a LayerNorm) and after it (the epilogue).
+    The region is isolated from above: its block arguments are the
+    `inputs`, in order, and `nf.yield` returns the `results`. Code
+    generation emits the whole region as one kernel.
+
+    ```mlir
+    %y = nf.fused (%x, %w, %b) : (tensor<128x768xf16>, tensor<768x3072xf16>,
+                                  tensor<3072xf16>) -> tensor<128x3072xf16> {
+    ^bb0(%a: tensor<128x768xf16>, %k: tensor<768x3072xf16>, %c: tensor<3072xf16>):
+      %0 = nf.matmul %a, %k : tensor<128x768xf16>, tensor<768x3072xf16> -> tensor<128x3072xf16>
+      %1 = nf.bias_add %0, %c : tensor<128x3072xf16>, tensor<3072xf16>
+      %2 = nf.gelu %1 {approximate = #nf.approximation<tanh>} : tensor<128x3072xf16>
+      nf.yield %2 : tensor<128x3072xf16>
+    }
+    ```
+  }];
+  let arguments = (ins Variadic<NF_Tensor>:$inputs);
+  let results = (outs Variadic<NF_Tensor>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    `(` $inputs `)` `:` functional-type($inputs, $results)
+    attr-dict-with-keyword $body
+  }];
+  let hasRegionVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The one producer op in the body (null only on unverified IR).
+    ::mlir::Operation *getProducer();
+  }];
+}
+
+def NF_YieldOp : NF_Op<"yield", [Pure, Terminator, HasParent<"FusedOp">]> {
+  let summary = "returns the results of an `nf.fused` body";
+  let arguments = (ins Variadic<NF_Tensor>:$values);
+  let assemblyFormat = "($values^ `:` type($values))? attr-dict";
+  let hasVerifier = 1;
+}
+
+#endif // NF_OPS_TD

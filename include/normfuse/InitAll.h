@@ -1,0 +1,29 @@
+//===- InitAll.h - register what normfuse's tools use -----------*- C++ -*-===//
+//
+// Part of normfuse. One place that names the dialects and passes normfuse's
+// tools load, instead of MLIR's umbrella registration headers (which cost
+// seconds and a gigabyte of memory per file that includes them).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NORMFUSE_INITALL_H
+#define NORMFUSE_INITALL_H
+
+namespace mlir {
+class DialectRegistry;
+} // namespace mlir
+
+namespace mlir::nf {
+
+/// Adds the nf dialect and the upstream dialects normfuse consumes or
+/// produces: func, arith, math, tensor, tosa, linalg, scf, memref and
+/// bufferization.
+void registerAllDialects(DialectRegistry &registry);
+
+/// Registers the passes nf-opt offers: normfuse's own and the upstream
+/// generic transforms (canonicalize, cse, inline, symbol-dce, ...).
+void registerAllPasses();
+
+} // namespace mlir::nf
+
+#endif // NORMFUSE_INITALL_H

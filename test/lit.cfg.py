@@ -1,0 +1,33 @@
+# -*- Python -*-
+# lit configuration of the normfuse test suite: .mlir tests run nf-opt and
+# FileCheck from LLVM 19.
+
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "normfuse"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.nf_obj_root, "test")
+
+# A CHECK line whose variable leaks across CHECK-LABEL blocks is a bug.
+config.environment["FILECHECK_OPTS"] = "--enable-var-scope --dump-input=fail"
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%nf_src_root", config.nf_src_root))
+config.substitutions.append(("%nf_generated_dialect_doc", config.nf_generated_dialect_doc))
+
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+llvm_config.use_default_substitutions()
+
+if config.nf_have_cuda_toolkit:
+    config.available_features.add("cuda-toolkit")
+
+tool_dirs = [config.nf_tools_dir, config.llvm_tools_dir]
+llvm_config.add_tool_substitutions(["nf-opt", ToolSubst("not", unresolved="fatal")], tool_dirs)
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)

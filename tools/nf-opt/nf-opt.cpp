@@ -1,0 +1,21 @@
+//===- nf-opt.cpp - the normfuse optimizer driver ---------------*- C++ -*-===//
+//
+// Part of normfuse. An mlir-opt for normfuse: parses, verifies, runs passes
+// and prints. Takes mlir-opt's flags (--pass-pipeline, -split-input-file,
+// --verify-diagnostics, --mlir-print-ir-after-all, ...). Loads only the
+// dialects and passes normfuse uses (see normfuse/InitAll.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "normfuse/InitAll.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+
+int main(int argc, char **argv) {
+  mlir::DialectRegistry registry;
+  mlir::nf::registerAllDialects(registry);
+  mlir::nf::registerAllPasses();
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "normfuse optimizer driver\n", registry));
+}
