@@ -22,7 +22,7 @@ def NF_Dialect : Dialect {
     level frameworks express them: layer, RMS, group, instance and batch
     normalization (forward and backward), bias-add and the ReLU, GELU and
     SiLU activations (forward and backward), and the matmul and conv2d
-    producers whose pointwise epilogues normalfuse fuses into one kernel
+    producers whose pointwise epilogues normfuse fuses into one kernel
     (`nf.fused`).
 
     All ops work on ranked tensors of `f16`, `bf16`, `f32` or `f64`.

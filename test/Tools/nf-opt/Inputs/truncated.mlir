@@ -1,0 +1,1 @@
+func.func @f(%x: tensor<4xf32> {
