@@ -8,12 +8,10 @@ build=${NF_BUILD_DIR:-$root/build}
 if [ ! -f "$build/build.ninja" ] || [ $# -gt 0 ]; then
   launcher=()
   command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
-  cuda=()
-  [ -d /usr/local/cuda ] && cuda=(-DCUDAToolkit_ROOT=/usr/local/cuda)
   cmake -G Ninja -S "$root" -B "$build" \
     -DCMAKE_BUILD_TYPE=${NF_BUILD_TYPE:-Release} \
     -DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19 \
     -DLLVM_USE_LINKER=lld \
-    "${launcher[@]}" "${cuda[@]}" "$@"
+    "${launcher[@]}" "$@"
 fi
 cmake --build "$build" -- ${NF_NINJA_ARGS:-}

@@ -153,18 +153,35 @@ static LogicalResult verifyNormBackward(Operation *op, Value gradOutput,
   return verifyParams(op, params, s, element);
 }
 
+/// Forward norms with scale, bias, mean and rstd (layer, group, instance).
+template <typename NormOp>
+static LogicalResult verifyAffineNorm(NormOp op, FailureOr<NormShapes> s) {
+  if (failed(s))
+    return failure();
+  return verifyNormForward(op, op.getInput(), op.getResult(),
+                           {{op.getScale(), "scale"}, {op.getBias(), "bias"}},
+                           {{op.getMean(), "mean"}, {op.getRstd(), "rstd"}}, *s,
+                           op.getEpsilon().convertToDouble());
+}
+
+/// Backward ops of the norms with mean and rstd and with dscale and dbias.
+template <typename GradOp>
+static LogicalResult verifyAffineNormGrad(GradOp op, FailureOr<NormShapes> s) {
+  if (failed(s))
+    return failure();
+  return verifyNormBackward(
+      op, op.getGradOutput(), op.getInput(), op.getGradInput(),
+      {{op.getMean(), "mean"}, {op.getRstd(), "rstd"}}, op.getScale(),
+      {{op.getGradScale(), "grad_scale"}, {op.getGradBias(), "grad_bias"}}, *s);
+}
+
 //===----------------------------------------------------------------------===//
 // Forward ops
 //===----------------------------------------------------------------------===//
 
 LogicalResult LayerNormOp::verify() {
-  auto s = getTrailingNormShapes(*this, getInput(), getAxisAttr().getInt());
-  if (failed(s))
-    return failure();
-  return verifyNormForward(*this, getInput(), getResult(),
-                           {{getScale(), "scale"}, {getBias(), "bias"}},
-                           {{getMean(), "mean"}, {getRstd(), "rstd"}}, *s,
-                           getEpsilon().convertToDouble());
+  return verifyAffineNorm(
+      *this, getTrailingNormShapes(*this, getInput(), getAxisAttr().getInt()));
 }
 
 LogicalResult RMSNormOp::verify() {
@@ -177,24 +194,14 @@ LogicalResult RMSNormOp::verify() {
 }
 
 LogicalResult GroupNormOp::verify() {
-  auto s = getGroupNormShapes(*this, getInput(), getNumGroupsAttr().getInt(),
-                              getLayout());
-  if (failed(s))
-    return failure();
-  return verifyNormForward(*this, getInput(), getResult(),
-                           {{getScale(), "scale"}, {getBias(), "bias"}},
-                           {{getMean(), "mean"}, {getRstd(), "rstd"}}, *s,
-                           getEpsilon().convertToDouble());
+  return verifyAffineNorm(*this, getGroupNormShapes(*this, getInput(),
+                                                    getNumGroupsAttr().getInt(),
+                                                    getLayout()));
 }
 
 LogicalResult InstanceNormOp::verify() {
-  auto s = getInstanceNormShapes(*this, getInput(), getLayout());
-  if (failed(s))
-    return failure();
-  return verifyNormForward(*this, getInput(), getResult(),
-                           {{getScale(), "scale"}, {getBias(), "bias"}},
-                           {{getMean(), "mean"}, {getRstd(), "rstd"}}, *s,
-                           getEpsilon().convertToDouble());
+  return verifyAffineNorm(
+      *this, getInstanceNormShapes(*this, getInput(), getLayout()));
 }
 
 LogicalResult BatchNormTrainingOp::verify() {
@@ -231,13 +238,8 @@ LogicalResult BatchNormInferenceOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult LayerNormGradOp::verify() {
-  auto s = getTrailingNormShapes(*this, getInput(), getAxisAttr().getInt());
-  if (failed(s))
-    return failure();
-  return verifyNormBackward(
-      *this, getGradOutput(), getInput(), getGradInput(),
-      {{getMean(), "mean"}, {getRstd(), "rstd"}}, getScale(),
-      {{getGradScale(), "grad_scale"}, {getGradBias(), "grad_bias"}}, *s);
+  return verifyAffineNormGrad(
+      *this, getTrailingNormShapes(*this, getInput(), getAxisAttr().getInt()));
 }
 
 LogicalResult RMSNormGradOp::verify() {
@@ -250,32 +252,17 @@ LogicalResult RMSNormGradOp::verify() {
 }
 
 LogicalResult GroupNormGradOp::verify() {
-  auto s = getGroupNormShapes(*this, getInput(), getNumGroupsAttr().getInt(),
-                              getLayout());
-  if (failed(s))
-    return failure();
-  return verifyNormBackward(
-      *this, getGradOutput(), getInput(), getGradInput(),
-      {{getMean(), "mean"}, {getRstd(), "rstd"}}, getScale(),
-      {{getGradScale(), "grad_scale"}, {getGradBias(), "grad_bias"}}, *s);
+  return verifyAffineNormGrad(
+      *this, getGroupNormShapes(*this, getInput(), getNumGroupsAttr().getInt(),
+                                getLayout()));
 }
 
 LogicalResult InstanceNormGradOp::verify() {
-  auto s = getInstanceNormShapes(*this, getInput(), getLayout());
-  if (failed(s))
-    return failure();
-  return verifyNormBackward(
-      *this, getGradOutput(), getInput(), getGradInput(),
-      {{getMean(), "mean"}, {getRstd(), "rstd"}}, getScale(),
-      {{getGradScale(), "grad_scale"}, {getGradBias(), "grad_bias"}}, *s);
+  return verifyAffineNormGrad(
+      *this, getInstanceNormShapes(*this, getInput(), getLayout()));
 }
 
 LogicalResult BatchNormGradOp::verify() {
-  auto s = getBatchNormShapes(*this, getInput(), getLayout());
-  if (failed(s))
-    return failure();
-  return verifyNormBackward(
-      *this, getGradOutput(), getInput(), getGradInput(),
-      {{getMean(), "mean"}, {getRstd(), "rstd"}}, getScale(),
-      {{getGradScale(), "grad_scale"}, {getGradBias(), "grad_bias"}}, *s);
+  return verifyAffineNormGrad(
+      *this, getBatchNormShapes(*this, getInput(), getLayout()));
 }
