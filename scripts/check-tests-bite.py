@@ -15,7 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-CHECK = re.compile(r"^(\s*(//|#)\s*[A-Z]+(-LABEL|-SAME|-NEXT|-DAG)?:\s*)(.*\S)\s*$")
+CHECK = re.compile(r"^(\s*(?:(?://|#)\s*)?[A-Z]+(-LABEL|-SAME|-NEXT|-DAG)?:\s*)(.*\S)\s*$")
 EXPECTED = re.compile(r"(expected-(error|warning|note|remark)[^{]*\{\{)(.*?)(\}\})")
 
 
@@ -27,7 +27,7 @@ def mutants(lines):
             continue
         m = CHECK.match(line)
         if m and "-NOT" not in m.group(1) and "RUN" not in m.group(1):
-            yield i, m.group(1) + m.group(4) + " MUTANT\n"
+            yield i, m.group(1) + m.group(3) + " MUTANT\n"
 
 
 def main():

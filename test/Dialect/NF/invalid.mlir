@@ -472,6 +472,22 @@ func.func @fused_holding_a_reduction(%x: tensor<4x4xf32>) -> tensor<4xf32> {
 
 // -----
 
+// expected-error @+1 {{'nf.fused' op region #0 ('body') failed to verify constraint: region with 1 blocks}}
+"nf.fused"() ({}) : () -> ()
+
+// -----
+
+func.func @fused_without_terminator(%x: tensor<4x4xf32>) {
+  %0 = "nf.fused"(%x) ({
+  ^bb0(%a: tensor<4x4xf32>):
+    // expected-error @+1 {{block with no terminator, has %1 = "nf.matmul"(%arg0, %arg0) : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>}}
+    %1 = nf.matmul %a, %a : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
+  }) : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  return
+}
+
+// -----
+
 func.func @fused_missing_block_argument(%x: tensor<4x4xf32>, %b: tensor<4xf32>) -> tensor<4x4xf32> {
   // expected-error @+1 {{'nf.fused' op body has 1 arguments but the op has 2 inputs}}
   %0 = nf.fused (%x, %b) : (tensor<4x4xf32>, tensor<4xf32>) -> tensor<4x4xf32> {
@@ -527,6 +543,30 @@ func.func @yield_outside_fused(%x: tensor<4xf32>) {
 
 // -----
 
+func.func @conv2d_strides_not_an_array(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) {
+  // expected-error @+1 {{'nf.conv2d' op attribute 'strides' failed to satisfy constraint: i64 dense array attribute}}
+  %y = nf.conv2d %x, %w {strides = 2 : i64} : tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32> -> tensor<1x4x3x3xf32>
+  return
+}
+
+// -----
+
+func.func @layer_norm_without_axis(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{'nf.layer_norm' op requires attribute 'axis'}}
+  %y, %m, %r = nf.layer_norm %x : (tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x1xf32>, tensor<4x1xf32>)
+  return
+}
+
+// -----
+
+func.func @layer_norm_of_unranked(%x: tensor<*xf32>) {
+  // expected-error @+1 {{'nf.layer_norm' op operand #0 must be ranked tensor of 16-bit float or bfloat16 type or 32-bit float or 64-bit float values, but got 'tensor<*xf32>'}}
+  %y, %m, %r = nf.layer_norm %x {axis = 0 : i64} : (tensor<*xf32>) -> (tensor<*xf32>, tensor<1xf32>, tensor<1xf32>)
+  return
+}
+
+// -----
+
 func.func @unknown_layout(%x: tensor<2x8xf32>, %b: tensor<8xf32>) {
   // expected-error @+2 {{expected ::mlir::nf::Layout to be one of: nchw, nhwc}}
   // expected-error @+1 {{failed to parse NF_LayoutAttr parameter 'value' which is to be a `::mlir::nf::Layout`}}
@@ -539,5 +579,13 @@ func.func @unknown_layout(%x: tensor<2x8xf32>, %b: tensor<8xf32>) {
 func.func @unknown_op(%x: tensor<4xf32>) {
   // expected-error @+1 {{custom op 'nf.layernorm' is unknown}}
   %y = nf.layernorm %x : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @conv2d_dynamic_height_static_width_mismatch(%x: tensor<?x3x?x16xf32>, %w: tensor<4x3x3x3xf32>) {
+  // expected-error @+1 {{'nf.conv2d' op result has shape [?, 4, ?, 16]; expected [?, 4, ?, 14] (the conv2d output shape)}}
+  %y = nf.conv2d %x, %w : tensor<?x3x?x16xf32>, tensor<4x3x3x3xf32> -> tensor<?x4x?x16xf32>
   return
 }

@@ -186,3 +186,15 @@ func.func @fused_residual_layer_norm(%x: tensor<4x768xf32>, %r: tensor<4x768xf32
   }
   return %0#0 : tensor<4x768xf32>
 }
+
+// Dynamic dimensions match any size; the static ones are still checked.
+// CHECK-LABEL: func.func @dynamic_dims_match_any_size
+// CHECK: nf.group_norm %{{.+}} {num_groups = 32 : i64} : (tensor<?x?x8x8xf32>) -> (tensor<?x?x8x8xf32>, tensor<?x32xf32>, tensor<?x32xf32>)
+// CHECK: nf.conv2d %{{.+}}, %{{.+}} : tensor<?x3x?x16xf32>, tensor<4x3x3x3xf32> -> tensor<?x4x?x14xf32>
+// CHECK: nf.matmul %{{.+}}, %{{.+}} : tensor<?x?xf32>, tensor<?x8xf32> -> tensor<?x8xf32>
+func.func @dynamic_dims_match_any_size(%x: tensor<?x?x8x8xf32>, %i: tensor<?x3x?x16xf32>, %w: tensor<4x3x3x3xf32>, %a: tensor<?x?xf32>, %b: tensor<?x8xf32>) {
+  %y, %m, %r = nf.group_norm %x {num_groups = 32 : i64} : (tensor<?x?x8x8xf32>) -> (tensor<?x?x8x8xf32>, tensor<?x32xf32>, tensor<?x32xf32>)
+  %c = nf.conv2d %i, %w : tensor<?x3x?x16xf32>, tensor<4x3x3x3xf32> -> tensor<?x4x?x14xf32>
+  %d = nf.matmul %a, %b : tensor<?x?xf32>, tensor<?x8xf32> -> tensor<?x8xf32>
+  return
+}

@@ -1,8 +1,10 @@
-// nf-opt loads the dialects normfuse consumes: TOSA and arith/math/tensor
-// input round-trips beside nf ops, and an unknown pass is an error.
+// nf-opt loads exactly the dialects normfuse consumes or produces: TOSA and
+// arith/math/tensor input round-trips beside nf ops; an unknown pass is an error.
 // RUN: nf-opt %s | FileCheck %s
 // RUN: not nf-opt %s --no-such-pass 2>&1 | FileCheck %s --check-prefix=PASS
 // PASS: Unknown command line argument '--no-such-pass'
+// RUN: nf-opt --show-dialects | FileCheck %s --check-prefix=DIALECTS
+// DIALECTS: Available Dialects: arith,bufferization,builtin,func,linalg,math,memref,nf,scf,tensor,tosa{{$}}
 
 // CHECK-LABEL: func.func @tosa_gelu_pieces
 // CHECK: tosa.mul

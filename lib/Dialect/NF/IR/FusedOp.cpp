@@ -12,6 +12,8 @@ using namespace mlir;
 using namespace mlir::nf;
 
 Operation *FusedOp::getProducer() {
+  if (getBody().empty())
+    return nullptr;
   for (Operation &op : getBody().front())
     if (isProducerOp(&op))
       return &op;
