@@ -4,6 +4,7 @@
     git ls-files '*.cpp' '*.h' | xargs clang-format-19 -i
 """
 import argparse
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,10 +14,12 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--clang-format", default="clang-format-19")
     args = ap.parse_args()
-    ls = subprocess.run(["git", "ls-files", "*.cpp", "*.h"], capture_output=True, text=True)
-    if ls.returncode == 0:
+    ls = None
+    if shutil.which("git"):
+        ls = subprocess.run(["git", "ls-files", "*.cpp", "*.h"], capture_output=True, text=True)
+    if ls is not None and ls.returncode == 0:
         files = ls.stdout.split()
-    else:  # not a git checkout: every C++ file of the source directories
+    else:  # no git or not a checkout: every C++ file of the source directories
         files = sorted(str(p) for d in ("include", "lib", "tools", "unittests")
                        for p in Path(d).rglob("*") if p.suffix in (".cpp", ".h"))
     bad = [f for f in files
