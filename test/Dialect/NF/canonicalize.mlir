@@ -45,7 +45,7 @@ func.func @bias_add_of_zero(%x: tensor<2x4x4x8xf16>) -> tensor<2x4x4x8xf16> {
 // CHECK-NEXT: return %[[X]]
 func.func @bias_add_of_f32_zero_on_f16(%x: tensor<2x8xf16>) -> tensor<2x8xf16> {
   %zero = arith.constant dense<0.0> : tensor<8xf32>
-  %0 = nf.bias_add %x, %zero : tensor<2x8xf16>, tensor<8xf32>
+  %0 = nf.bias_add %x, %zero {layout = #nf.layout<nhwc>} : tensor<2x8xf16>, tensor<8xf32>
   return %0 : tensor<2x8xf16>
 }
 
@@ -58,8 +58,8 @@ func.func @bias_add_of_f32_zero_on_f16(%x: tensor<2x8xf16>) -> tensor<2x8xf16> {
 func.func @bias_add_of_nonzero_or_mixed_constant_stays(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>) {
   %half = arith.constant dense<0.5> : tensor<3xf32>
   %mixed = arith.constant dense<[0.0, 1.0, 0.0]> : tensor<3xf32>
-  %0 = nf.bias_add %x, %half : tensor<2x3xf32>, tensor<3xf32>
-  %1 = nf.bias_add %x, %mixed : tensor<2x3xf32>, tensor<3xf32>
+  %0 = nf.bias_add %x, %half {layout = #nf.layout<nhwc>} : tensor<2x3xf32>, tensor<3xf32>
+  %1 = nf.bias_add %x, %mixed {layout = #nf.layout<nhwc>} : tensor<2x3xf32>, tensor<3xf32>
   return %0, %1 : tensor<2x3xf32>, tensor<2x3xf32>
 }
 

@@ -244,15 +244,15 @@ func.func @bias_add_nhwc_bias_sized_for_nchw(%x: tensor<2x8x4x16xf32>, %b: tenso
 
 func.func @bias_add_f16_bias_on_bf16_input(%x: tensor<2x8xbf16>, %b: tensor<8xf16>) {
   // expected-error @+1 {{'nf.bias_add' op bias element type 'f16' must be the input element type ('bf16') or f32}}
-  %y = nf.bias_add %x, %b : tensor<2x8xbf16>, tensor<8xf16>
+  %y = nf.bias_add %x, %b {layout = #nf.layout<nhwc>} : tensor<2x8xbf16>, tensor<8xf16>
   return
 }
 
 // -----
 
 func.func @bias_add_rank_1(%x: tensor<8xf32>, %b: tensor<8xf32>) {
-  // expected-error @+1 {{'nf.bias_add' op input must have rank >= 2 (N, C, ...), got rank 1}}
-  %y = nf.bias_add %x, %b : tensor<8xf32>, tensor<8xf32>
+  // expected-error @+1 {{'nf.bias_add' op input must have rank >= 2 (N, ..., C), got rank 1}}
+  %y = nf.bias_add %x, %b {layout = #nf.layout<nhwc>} : tensor<8xf32>, tensor<8xf32>
   return
 }
 
@@ -260,7 +260,39 @@ func.func @bias_add_rank_1(%x: tensor<8xf32>, %b: tensor<8xf32>) {
 
 func.func @bias_add_grad_wrong_channel_count(%dy: tensor<2x8x4x4xf32>) {
   // expected-error @+1 {{'nf.bias_add_grad' op grad_bias has shape [4]; expected [8] (one value per channel)}}
-  %db = nf.bias_add_grad %dy : tensor<2x8x4x4xf32> -> tensor<4xf32>
+  %db = nf.bias_add_grad %dy {layout = #nf.layout<nchw>} : tensor<2x8x4x4xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @bias_add_without_layout(%x: tensor<2x8x8xf32>, %b: tensor<8xf32>) {
+  // expected-error @+1 {{'nf.bias_add' op requires attribute 'layout'}}
+  %y = nf.bias_add %x, %b : tensor<2x8x8xf32>, tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @bias_add_grad_f32_of_f64(%dy: tensor<2x8xf64>) {
+  // expected-error @+1 {{'nf.bias_add_grad' op grad_bias element type 'f32' must be the input element type ('f64'), or f32 for a 16-bit input}}
+  %db = nf.bias_add_grad %dy {layout = #nf.layout<nhwc>} : tensor<2x8xf64> -> tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @layer_norm_grad_narrows_grad_scale(%dy: tensor<4x8xf64>, %m: tensor<4x1xf64>) {
+  // expected-error @+1 {{'nf.layer_norm_grad' op grad_scale element type 'f32' must be the input element type ('f64'), or f32 for a 16-bit input}}
+  %dx, %ds, %db = nf.layer_norm_grad %dy, %dy, %m, %m {axis = 1 : i64} : (tensor<4x8xf64>, tensor<4x8xf64>, tensor<4x1xf64>, tensor<4x1xf64>) -> (tensor<4x8xf64>, tensor<8xf32>, tensor<8xf64>)
+  return
+}
+
+// -----
+
+func.func @batch_norm_training_one_value_per_channel(%x: tensor<1x4xf32>, %rm: tensor<4xf32>) {
+  // expected-error @+1 {{'nf.batch_norm_training' op needs more than one value per channel to update the running variance, got 1}}
+  %y, %bm, %br, %nm, %nv = nf.batch_norm_training %x running(%rm, %rm) : (tensor<1x4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<1x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
   return
 }
 
@@ -323,8 +355,16 @@ func.func @matmul_mixed_operand_types(%a: tensor<4x64xf16>, %b: tensor<64x8xf32>
 // -----
 
 func.func @matmul_result_bf16_from_f16(%a: tensor<4x64xf16>, %b: tensor<64x8xf16>) {
-  // expected-error @+1 {{'nf.matmul' op result element type 'bf16' must be the input element type ('f16') or f32}}
+  // expected-error @+1 {{'nf.matmul' op result element type 'bf16' must be the input element type ('f16'), or f32 for a 16-bit input}}
   %c = nf.matmul %a, %b : tensor<4x64xf16>, tensor<64x8xf16> -> tensor<4x8xbf16>
+  return
+}
+
+// -----
+
+func.func @matmul_f64_narrowed_to_f32(%a: tensor<4x64xf64>, %b: tensor<64x8xf64>) {
+  // expected-error @+1 {{'nf.matmul' op result element type 'f32' must be the input element type ('f64'), or f32 for a 16-bit input}}
+  %c = nf.matmul %a, %b : tensor<4x64xf64>, tensor<64x8xf64> -> tensor<4x8xf32>
   return
 }
 
@@ -418,6 +458,54 @@ func.func @conv2d_f16_filter_on_f32_input(%x: tensor<1x3x8x8xf32>, %w: tensor<4x
 
 // -----
 
+func.func @conv2d_huge_padding_overflows(%x: tensor<1x1x4x4xf32>, %w: tensor<1x1x1x1xf32>) {
+  // expected-error @+1 {{'nf.conv2d' op padding [9223372036854775807, 9223372036854775807, 0, 0] or dilations [1, 1] overflow a 64-bit size}}
+  %y = nf.conv2d %x, %w {padding = array<i64: 9223372036854775807, 9223372036854775807, 0, 0>} : tensor<1x1x4x4xf32>, tensor<1x1x1x1xf32> -> tensor<1x1x2x4xf32>
+  return
+}
+
+// -----
+
+func.func @conv2d_huge_dilation_overflows(%x: tensor<1x1x8x8xf32>, %w: tensor<1x1x5x5xf32>) {
+  // expected-error @+1 {{'nf.conv2d' op padding [0, 0, 0, 0] or dilations [4611686018427387905, 1] overflow a 64-bit size}}
+  %y = nf.conv2d %x, %w {dilations = array<i64: 4611686018427387905, 1>} : tensor<1x1x8x8xf32>, tensor<1x1x5x5xf32> -> tensor<1x1x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @conv2d_empty_filter_window(%x: tensor<1x1x4x4xf32>, %w: tensor<1x1x0x0xf32>) {
+  // expected-error @+1 {{'nf.conv2d' op the filter has an empty window [0, 0]; its spatial sizes must be positive}}
+  %y = nf.conv2d %x, %w : tensor<1x1x4x4xf32>, tensor<1x1x0x0xf32> -> tensor<1x1x5x5xf32>
+  return
+}
+
+// -----
+
+func.func @conv2d_filter_rank_3(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3xf32>) {
+  // expected-error @+1 {{'nf.conv2d' op filter must have rank 4 (O, KH, KW, I), got rank 3}}
+  %y = nf.conv2d %x, %w {layout = #nf.layout<nhwc>} : tensor<1x3x8x8xf32>, tensor<4x3x3xf32> -> tensor<1x4x6x6xf32>
+  return
+}
+
+// -----
+
+func.func @conv2d_backprop_input_narrows_to_f32(%dy: tensor<1x4x6x6xf64>, %w: tensor<4x3x3x3xf64>) {
+  // expected-error @+1 {{'nf.conv2d_backprop_input' op grad_input element type 'f32' must be the input element type ('f64'), or f32 for a 16-bit input}}
+  %dx = nf.conv2d_backprop_input %dy, %w : tensor<1x4x6x6xf64>, tensor<4x3x3x3xf64> -> tensor<1x3x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @conv2d_backprop_filter_mixed_operands(%x: tensor<1x3x8x8xf16>, %dy: tensor<1x4x6x6xf32>) {
+  // expected-error @+1 {{'nf.conv2d_backprop_filter' op grad_output element type 'f32' does not match the input element type 'f16'}}
+  %dw = nf.conv2d_backprop_filter %x, %dy : tensor<1x3x8x8xf16>, tensor<1x4x6x6xf32> -> tensor<4x3x3x3xf32>
+  return
+}
+
+// -----
+
 func.func @conv2d_backprop_input_grad_input_too_small(%dy: tensor<1x4x6x6xf32>, %w: tensor<4x3x3x3xf32>) {
   // expected-error @+1 {{'nf.conv2d_backprop_input' op grad_output has shape [1, 4, 6, 6]; expected [1, 4, 5, 5] (the conv2d output shape for grad_input and filter)}}
   %dx = nf.conv2d_backprop_input %dy, %w : tensor<1x4x6x6xf32>, tensor<4x3x3x3xf32> -> tensor<1x3x7x7xf32>
@@ -464,7 +552,7 @@ func.func @fused_holding_a_reduction(%x: tensor<4x4xf32>) -> tensor<4xf32> {
   %0 = nf.fused (%x) : (tensor<4x4xf32>) -> tensor<4xf32> {
   ^bb0(%a: tensor<4x4xf32>):
     %1 = nf.matmul %a, %a : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
-    %2 = nf.bias_add_grad %1 : tensor<4x4xf32> -> tensor<4xf32>
+    %2 = nf.bias_add_grad %1 {layout = #nf.layout<nchw>} : tensor<4x4xf32> -> tensor<4xf32>
     nf.yield %2 : tensor<4xf32>
   }
   return %0 : tensor<4xf32>
@@ -484,6 +572,19 @@ func.func @fused_without_terminator(%x: tensor<4x4xf32>) {
     %1 = nf.matmul %a, %a : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
   }) : (tensor<4x4xf32>) -> tensor<4x4xf32>
   return
+}
+
+// -----
+
+func.func @fused_producer_reaches_no_result(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  // expected-error @+1 {{'nf.fused' op no yielded value depends on the producer 'nf.matmul'}}
+  %0 = nf.fused (%x) : (tensor<4x4xf32>) -> tensor<4x4xf32> {
+  ^bb0(%a: tensor<4x4xf32>):
+    %1 = nf.matmul %a, %a : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
+    %2 = nf.relu %a : tensor<4x4xf32>
+    nf.yield %2 : tensor<4x4xf32>
+  }
+  return %0 : tensor<4x4xf32>
 }
 
 // -----

@@ -90,7 +90,7 @@ func.func @norm_grads(%dy: tensor<4x1000xf32>, %x: tensor<4x1000xf32>, %m: tenso
 
 // CHECK-LABEL: func.func @pointwise
 // CHECK-SAME: (%[[X:.+]]: tensor<4x3072xf16>, %[[B:.+]]: tensor<3072xf16>, %[[R:.+]]: tensor<4x3072xf16>)
-// CHECK: %[[BA:.+]] = nf.bias_add %[[X]], %[[B]] : tensor<4x3072xf16>, tensor<3072xf16>
+// CHECK: %[[BA:.+]] = nf.bias_add %[[X]], %[[B]] {layout = #nf.layout<nhwc>} : tensor<4x3072xf16>, tensor<3072xf16>
 // CHECK: %[[RELU:.+]] = nf.relu %[[BA]] : tensor<4x3072xf16>
 // CHECK: %[[GE:.+]] = nf.gelu %[[RELU]] : tensor<4x3072xf16>
 // CHECK: %[[GT:.+]] = nf.gelu %[[GE]] {approximate = #nf.approximation<tanh>} : tensor<4x3072xf16>
@@ -98,7 +98,7 @@ func.func @norm_grads(%dy: tensor<4x1000xf32>, %x: tensor<4x1000xf32>, %m: tenso
 // CHECK: %[[ADD:.+]] = nf.add %[[SI]], %[[R]] : tensor<4x3072xf16>
 // CHECK: nf.mul %[[ADD]], %[[R]] : tensor<4x3072xf16>
 func.func @pointwise(%x: tensor<4x3072xf16>, %b: tensor<3072xf16>, %r: tensor<4x3072xf16>) -> tensor<4x3072xf16> {
-  %0 = nf.bias_add %x, %b : tensor<4x3072xf16>, tensor<3072xf16>
+  %0 = nf.bias_add %x, %b {layout = #nf.layout<nhwc>} : tensor<4x3072xf16>, tensor<3072xf16>
   %1 = nf.relu %0 : tensor<4x3072xf16>
   %2 = nf.gelu %1 {approximate = #nf.approximation<none>} : tensor<4x3072xf16>
   %3 = nf.gelu %2 {approximate = #nf.approximation<tanh>} : tensor<4x3072xf16>
@@ -155,14 +155,14 @@ func.func @convs(%x: tensor<2x3x32x32xf32>, %w: tensor<16x3x3x3xf32>, %hx: tenso
 // CHECK: nf.fused(%[[X]], %[[W]], %[[B]]) : (tensor<128x768xf16>, tensor<768x3072xf16>, tensor<3072xf16>) -> tensor<128x3072xf16> {
 // CHECK: ^bb0(%[[A0:.+]]: tensor<128x768xf16>, %[[A1:.+]]: tensor<768x3072xf16>, %[[A2:.+]]: tensor<3072xf16>):
 // CHECK: %[[MM:.+]] = nf.matmul %[[A0]], %[[A1]]
-// CHECK: %[[BA:.+]] = nf.bias_add %[[MM]], %[[A2]]
+// CHECK: %[[BA:.+]] = nf.bias_add %[[MM]], %[[A2]] {layout = #nf.layout<nhwc>}
 // CHECK: %[[G:.+]] = nf.gelu %[[BA]] {approximate = #nf.approximation<tanh>}
 // CHECK: nf.yield %[[G]] : tensor<128x3072xf16>
 func.func @fused_matmul_bias_gelu(%x: tensor<128x768xf16>, %w: tensor<768x3072xf16>, %b: tensor<3072xf16>) -> tensor<128x3072xf16> {
   %0 = nf.fused (%x, %w, %b) : (tensor<128x768xf16>, tensor<768x3072xf16>, tensor<3072xf16>) -> tensor<128x3072xf16> {
   ^bb0(%a: tensor<128x768xf16>, %k: tensor<768x3072xf16>, %c: tensor<3072xf16>):
     %1 = nf.matmul %a, %k : tensor<128x768xf16>, tensor<768x3072xf16> -> tensor<128x3072xf16>
-    %2 = nf.bias_add %1, %c : tensor<128x3072xf16>, tensor<3072xf16>
+    %2 = nf.bias_add %1, %c {layout = #nf.layout<nhwc>} : tensor<128x3072xf16>, tensor<3072xf16>
     %3 = nf.gelu %2 {approximate = #nf.approximation<tanh>} : tensor<128x3072xf16>
     nf.yield %3 : tensor<128x3072xf16>
   }

@@ -8,6 +8,8 @@
 
 #include "normfuse/Dialect/NF/IR/NFOps.h"
 
+#include "llvm/ADT/SmallPtrSet.h"
+
 using namespace mlir;
 using namespace mlir::nf;
 
@@ -35,6 +37,9 @@ LogicalResult FusedOp::verifyRegions() {
                            << " has type " << input.getType();
   }
 
+  if (body.empty() || !isa<YieldOp>(body.back()))
+    return emitOpError() << "body must end with nf.yield";
+
   unsigned numProducers = 0;
   for (Operation &op : body.without_terminator()) {
     if (isProducerOp(&op)) {
@@ -50,6 +55,18 @@ LogicalResult FusedOp::verifyRegions() {
     return emitOpError() << "body must hold exactly one producer (nf.matmul, "
                             "nf.conv2d or a forward norm), found "
                          << numProducers;
+
+  // The producer must reach a yielded value: otherwise it is dead code that
+  // folding would erase, leaving a body without a producer.
+  llvm::SmallPtrSet<Operation *, 8> dependsOnProducer{getProducer()};
+  for (Operation &op : body)
+    if (llvm::any_of(op.getOperands(), [&](Value v) {
+          return dependsOnProducer.contains(v.getDefiningOp());
+        }))
+      dependsOnProducer.insert(&op);
+  if (!dependsOnProducer.contains(&body.back()))
+    return emitOpError() << "no yielded value depends on the producer '"
+                         << getProducer()->getName() << "'";
   return success();
 }
 

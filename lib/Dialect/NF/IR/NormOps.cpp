@@ -137,7 +137,8 @@ static LogicalResult verifyNormForward(Operation *op, Value input, Value result,
   return verifyStats(op, stats, s.stats, s.statsMeaning, element);
 }
 
-/// Checks shared by every norm backward op.
+/// Checks shared by every norm backward op. Parameter gradients have the
+/// parameters' shape and the input's element type (or f32 for 16-bit data).
 static LogicalResult verifyNormBackward(Operation *op, Value gradOutput,
                                         Value input, Value gradInput,
                                         ArrayRef<Named> stats, Value scale,
@@ -146,11 +147,14 @@ static LogicalResult verifyNormBackward(Operation *op, Value gradOutput,
   Type element = getElementTypeOrSelf(input);
   if (failed(verifySameType(op, gradOutput, "grad_output", input, "input")) ||
       failed(verifySameType(op, gradInput, "grad_input", input, "input")) ||
-      failed(verifyStats(op, stats, s.stats, s.statsMeaning, element)))
+      failed(verifyStats(op, stats, s.stats, s.statsMeaning, element)) ||
+      failed(verifyParams(op, {{scale, "scale"}}, s, element)))
     return failure();
-  SmallVector<Named> params(paramGrads.begin(), paramGrads.end());
-  params.push_back({scale, "scale"});
-  return verifyParams(op, params, s, element);
+  for (auto [v, name] : paramGrads)
+    if (failed(verifyShape(op, v, name, s.param, s.paramMeaning)) ||
+        failed(verifyResultElementType(op, v, name, element)))
+      return failure();
+  return success();
 }
 
 /// Forward norms with scale, bias, mean and rstd (layer, group, instance).
@@ -208,6 +212,19 @@ LogicalResult BatchNormTrainingOp::verify() {
   auto s = getBatchNormShapes(*this, getInput(), getLayout());
   if (failed(s))
     return failure();
+  // The running variance is updated with the unbiased variance, n / (n - 1).
+  ArrayRef<int64_t> shape = shapeOf(getInput());
+  int64_t axis = getChannelAxis(getLayout(), shape.size());
+  int64_t perChannel = 1;
+  for (auto [i, size] : llvm::enumerate(shape))
+    if (static_cast<int64_t>(i) != axis)
+      perChannel =
+          ShapedType::isDynamic(size) || ShapedType::isDynamic(perChannel)
+              ? ShapedType::kDynamic
+              : perChannel * size;
+  if (perChannel == 1)
+    return emitOpError() << "needs more than one value per channel to "
+                            "update the running variance, got 1";
   double momentum = getMomentum().convertToDouble();
   if (!(momentum >= 0.0 && momentum <= 1.0))
     return emitOpError() << "momentum must lie in [0, 1], got " << momentum;

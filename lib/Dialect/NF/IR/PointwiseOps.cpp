@@ -21,7 +21,7 @@ using namespace mlir::nf::detail;
 /// channel axis of `layout`.
 static LogicalResult verifyPerChannel(Operation *op, Value v, StringRef vName,
                                       Value perChannel, StringRef name,
-                                      Layout layout) {
+                                      Layout layout, bool isResult) {
   const char *form = layout == Layout::NCHW ? "N, C, ..." : "N, ..., C";
   if (failed(verifyMinRank(op, v, vName, 2, form)))
     return failure();
@@ -29,12 +29,15 @@ static LogicalResult verifyPerChannel(Operation *op, Value v, StringRef vName,
   int64_t c = shape[getChannelAxis(layout, shape.size())];
   if (failed(verifyShape(op, perChannel, name, {c}, "one value per channel")))
     return failure();
+  if (isResult)
+    return verifyResultElementType(op, perChannel, name,
+                                   getElementTypeOrSelf(v));
   return verifyParamElementType(op, perChannel, name, getElementTypeOrSelf(v));
 }
 
 LogicalResult BiasAddOp::verify() {
   return verifyPerChannel(*this, getInput(), "input", getBias(), "bias",
-                          getLayout());
+                          getLayout(), /*isResult=*/false);
 }
 
 OpFoldResult BiasAddOp::fold(FoldAdaptor adaptor) {
@@ -45,7 +48,7 @@ OpFoldResult BiasAddOp::fold(FoldAdaptor adaptor) {
 
 LogicalResult BiasAddGradOp::verify() {
   return verifyPerChannel(*this, getGradOutput(), "grad_output", getGradBias(),
-                          "grad_bias", getLayout());
+                          "grad_bias", getLayout(), /*isResult=*/true);
 }
 
 OpFoldResult ReluOp::fold(FoldAdaptor) {

@@ -11,6 +11,7 @@
 #include "normfuse/Dialect/NF/IR/NFOps.h"
 
 #include "mlir/IR/TypeUtilities.h"
+#include "llvm/Support/CheckedArithmetic.h"
 
 using namespace mlir;
 using namespace mlir::nf;
@@ -35,8 +36,8 @@ LogicalResult MatmulOp::verify() {
   if (failed(verifyMinRank(*this, getLhs(), "lhs", 2, "..., M, K")) ||
       failed(verifyMinRank(*this, getRhs(), "rhs", 2, "..., K, N")) ||
       failed(verifySameElementType(*this, getLhs(), "lhs", getRhs(), "rhs")) ||
-      failed(verifyParamElementType(*this, getResult(), "result",
-                                    getElementTypeOrSelf(getLhs()))))
+      failed(verifyResultElementType(*this, getResult(), "result",
+                                     getElementTypeOrSelf(getLhs()))))
     return failure();
 
   ArrayRef<int64_t> lhs = shapeOf(getLhs()), rhs = shapeOf(getRhs());
@@ -128,18 +129,34 @@ inferConv2DShape(Operation *op, const ConvAttrs &a, Value inputV,
            << inputName << " has " << c << " channels but the " << filterName
            << " expects " << i;
 
+  for (int d = 0; d < 2; ++d)
+    if (!ShapedType::isDynamic(kernel[d]) && kernel[d] < 1)
+      return op->emitOpError()
+             << "the " << filterName << " has an empty window "
+             << formatShape(kernel) << "; its spatial sizes must be positive";
+
+  // Sizes near INT64_MAX must not wrap around into plausible shapes.
   int64_t padded[2], extent[2], out[2];
   bool fits = true;
   for (int d = 0; d < 2; ++d) {
-    bool dynamic =
-        ShapedType::isDynamic(spatial[d]) || ShapedType::isDynamic(kernel[d]);
-    padded[d] = ShapedType::isDynamic(spatial[d])
-                    ? ShapedType::kDynamic
-                    : spatial[d] + a.padding[2 * d] + a.padding[2 * d + 1];
-    extent[d] = ShapedType::isDynamic(kernel[d])
-                    ? ShapedType::kDynamic
-                    : a.dilations[d] * (kernel[d] - 1) + 1;
-    if (dynamic) {
+    std::optional<int64_t> pad =
+        llvm::checkedAdd(a.padding[2 * d], a.padding[2 * d + 1]);
+    std::optional<int64_t> size = pad && !ShapedType::isDynamic(spatial[d])
+                                      ? llvm::checkedAdd(spatial[d], *pad)
+                                      : pad;
+    std::optional<int64_t> span =
+        ShapedType::isDynamic(kernel[d])
+            ? std::optional<int64_t>(0)
+            : llvm::checkedMul(a.dilations[d], kernel[d] - 1);
+    if (!size || !span || *span == INT64_MAX)
+      return op->emitOpError()
+             << "padding " << formatShape(a.padding) << " or dilations "
+             << formatShape(a.dilations) << " overflow a 64-bit size";
+    padded[d] =
+        ShapedType::isDynamic(spatial[d]) ? ShapedType::kDynamic : *size;
+    extent[d] =
+        ShapedType::isDynamic(kernel[d]) ? ShapedType::kDynamic : *span + 1;
+    if (ShapedType::isDynamic(padded[d]) || ShapedType::isDynamic(extent[d])) {
       out[d] = ShapedType::kDynamic;
       continue;
     }
@@ -162,8 +179,8 @@ LogicalResult Conv2DOp::verify() {
   if (failed(shape) ||
       failed(verifySameElementType(*this, getFilter(), "filter", getInput(),
                                    "input")) ||
-      failed(verifyParamElementType(*this, getResult(), "result",
-                                    getElementTypeOrSelf(getInput()))))
+      failed(verifyResultElementType(*this, getResult(), "result",
+                                     getElementTypeOrSelf(getInput()))))
     return failure();
   return verifyShape(*this, getResult(), "result", *shape,
                      "the conv2d output shape");
@@ -175,8 +192,8 @@ LogicalResult Conv2DBackpropInputOp::verify() {
   if (failed(shape) ||
       failed(verifySameElementType(*this, getFilter(), "filter",
                                    getGradOutput(), "grad_output")) ||
-      failed(verifyParamElementType(*this, getGradInput(), "grad_input",
-                                    getElementTypeOrSelf(getGradOutput()))))
+      failed(verifyResultElementType(*this, getGradInput(), "grad_input",
+                                     getElementTypeOrSelf(getGradOutput()))))
     return failure();
   return verifyShape(*this, getGradOutput(), "grad_output", *shape,
                      "the conv2d output shape for grad_input and filter");
@@ -188,8 +205,8 @@ LogicalResult Conv2DBackpropFilterOp::verify() {
   if (failed(shape) ||
       failed(verifySameElementType(*this, getGradOutput(), "grad_output",
                                    getInput(), "input")) ||
-      failed(verifyParamElementType(*this, getGradFilter(), "grad_filter",
-                                    getElementTypeOrSelf(getInput()))))
+      failed(verifyResultElementType(*this, getGradFilter(), "grad_filter",
+                                     getElementTypeOrSelf(getInput()))))
     return failure();
   return verifyShape(*this, getGradOutput(), "grad_output", *shape,
                      "the conv2d output shape for input and grad_filter");

@@ -80,6 +80,18 @@ LogicalResult nf::detail::verifyParamElementType(Operation *op, Value v,
                            << inputElement << ") or f32";
 }
 
+LogicalResult nf::detail::verifyResultElementType(Operation *op, Value v,
+                                                  StringRef name,
+                                                  Type inputElement) {
+  Type element = getElementTypeOrSelf(v);
+  if (element == inputElement ||
+      (element.isF32() && inputElement.getIntOrFloatBitWidth() == 16))
+    return success();
+  return op->emitOpError() << name << " element type " << element
+                           << " must be the input element type ("
+                           << inputElement << "), or f32 for a 16-bit input";
+}
+
 LogicalResult nf::detail::verifyStatElementType(Operation *op, Value v,
                                                 StringRef name,
                                                 Type inputElement) {

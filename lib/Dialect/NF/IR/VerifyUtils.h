@@ -47,6 +47,12 @@ LogicalResult verifySameType(Operation *op, Value v, llvm::StringRef name,
 LogicalResult verifyParamElementType(Operation *op, Value v,
                                      llvm::StringRef name, Type inputElement);
 
+/// A computed result (matmul/conv output, a gradient) has the element type
+/// of the input, or f32 when the input is 16-bit: results may widen, never
+/// narrow.
+LogicalResult verifyResultElementType(Operation *op, Value v,
+                                      llvm::StringRef name, Type inputElement);
+
 /// A statistic (mean, rstd, running stats) has the accumulation type of the
 /// input's element type.
 LogicalResult verifyStatElementType(Operation *op, Value v,

@@ -161,7 +161,9 @@ def NF_BatchNormTrainingOp : NF_Op<"batch_norm_training",
     where `var` is the biased batch variance and `n` the number of elements
     per channel. `scale`, `bias`, the running statistics and every result
     but `result` have shape `(C)`; statistics are in the accumulation type.
-    `momentum` lies in `[0, 1]`.
+    `momentum` lies in `[0, 1]` and weighs the new batch statistic, as in
+    PyTorch (ONNX's momentum is the weight of the old value: `1 - m`). The
+    input must hold more than one value per channel.
   }];
   let arguments = (ins NF_Tensor:$input, Optional<NF_Tensor>:$scale,
                    Optional<NF_Tensor>:$bias, NF_StatTensor:$running_mean,
@@ -330,7 +332,9 @@ def NF_BiasAddOp : NF_Op<"bias_add",
   let description = [{
     `y[..., c, ...] = x[..., c, ...] + bias[c]` with the channel axis given by
     `layout` (dimension 1 for `nchw`, the last for `nhwc`; for a rank-2
-    matmul output both are dimension 1). `bias` has shape `(C)` and either
+    matmul output both are dimension 1). `layout` has no default: a bias
+    after a matmul (`nhwc`, the last dimension) and after an NCHW conv
+    (`nchw`, dimension 1) differ as soon as the rank is above 2. `bias` has shape `(C)` and either
     the input's element type or `f32`. Folds a bias that is a zero constant.
 
     ```mlir
@@ -339,7 +343,7 @@ def NF_BiasAddOp : NF_Op<"bias_add",
     ```
   }];
   let arguments = (ins NF_Tensor:$input, NF_Tensor:$bias,
-                   NF_DefaultLayoutAttr:$layout);
+                   NF_LayoutAttr:$layout);
   let results = (outs NF_Tensor:$result);
   let assemblyFormat = "$input `,` $bias attr-dict `:` type($input) `,` type($bias)";
   let hasVerifier = 1;
@@ -385,10 +389,11 @@ def NF_SiluGradOp : NF_Op<"silu_grad", [Pure, Elementwise,
 def NF_BiasAddGradOp : NF_Op<"bias_add_grad", [Pure]> {
   let summary = "bias gradient: the output gradient summed per channel";
   let description = [{
-    Sums `grad_output` over every dimension but the channel axis. The result
+    Sums `grad_output` over every dimension but the channel axis (`layout`
+    is required, as for `nf.bias_add`). The result
     has shape `(C)` and the element type of `grad_output` or `f32`.
   }];
-  let arguments = (ins NF_Tensor:$grad_output, NF_DefaultLayoutAttr:$layout);
+  let arguments = (ins NF_Tensor:$grad_output, NF_LayoutAttr:$layout);
   let results = (outs NF_Tensor:$grad_bias);
   let assemblyFormat = [{
     $grad_output attr-dict `:` type($grad_output) `->` type($grad_bias)
