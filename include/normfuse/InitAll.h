@@ -16,12 +16,14 @@ class DialectRegistry;
 namespace mlir::nf {
 
 /// Adds the nf dialect and the upstream dialects normfuse consumes or
-/// produces: func, arith, math, tensor, tosa, linalg, scf, memref and
-/// bufferization.
+/// produces: func, arith, math, tensor, tosa, linalg, scf, memref,
+/// bufferization, vector, llvm and omp; and the bufferization models of
+/// arith, func, scf and tensor ops.
 void registerAllDialects(DialectRegistry &registry);
 
-/// Registers the passes nf-opt offers: normfuse's own and the upstream
-/// generic transforms (canonicalize, cse, inline, symbol-dce, ...).
+/// Registers the passes nf-opt offers: normfuse's own passes and pipelines,
+/// the upstream generic transforms (canonicalize, cse, inline, symbol-dce,
+/// ...) and bufferization passes.
 void registerAllPasses();
 
 } // namespace mlir::nf

@@ -1,0 +1,61 @@
+//===- Passes.h - normfuse code generation passes ---------------*- C++ -*-===//
+//
+// Part of normfuse. Declares the code generation passes (generated from
+// Passes.td), the patterns behind them and their registration.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NORMFUSE_CODEGEN_PASSES_H
+#define NORMFUSE_CODEGEN_PASSES_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir {
+class RewritePatternSet;
+namespace arith {
+class ArithDialect;
+} // namespace arith
+namespace bufferization {
+class BufferizationDialect;
+} // namespace bufferization
+namespace math {
+class MathDialect;
+} // namespace math
+namespace memref {
+class MemRefDialect;
+} // namespace memref
+namespace scf {
+class SCFDialect;
+} // namespace scf
+namespace vector {
+class VectorDialect;
+} // namespace vector
+} // namespace mlir
+
+namespace mlir::nf {
+
+#define GEN_PASS_DECL
+#include "normfuse/Codegen/Passes.h.inc"
+
+/// How nf ops become loops.
+struct LoopLoweringOptions {
+  /// Lanes of the inner vector loops; 1 emits scalar loops only.
+  int64_t vectorWidth = 8;
+};
+
+/// Patterns lowering the pointwise nf ops (bias_add, relu, gelu, silu, add,
+/// mul) to loops.
+void populateLowerPointwiseToLoopsPatterns(RewritePatternSet &patterns,
+                                           const LoopLoweringOptions &options);
+
+/// Patterns lowering the forward norms (layer_norm, rms_norm) to loops.
+void populateLowerNormsToLoopsPatterns(RewritePatternSet &patterns,
+                                       const LoopLoweringOptions &options);
+
+#define GEN_PASS_REGISTRATION
+#include "normfuse/Codegen/Passes.h.inc"
+
+} // namespace mlir::nf
+
+#endif // NORMFUSE_CODEGEN_PASSES_H

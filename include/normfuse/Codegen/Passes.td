@@ -1,0 +1,61 @@
+//===- Passes.td - normfuse code generation passes ---------*- tablegen -*-===//
+//
+// Part of normfuse. Passes that lower nf ops towards machine code. The CPU
+// path: nf-lower-to-loops turns nf ops into scf/vector loops over buffers,
+// nf-expand-math rewrites transcendental functions as vectorizable
+// polynomials; the nf-cpu-pipeline (Pipelines.h) strings them together with
+// bufferization and the conversion to the LLVM dialect.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NORMFUSE_CODEGEN_PASSES_TD
+#define NORMFUSE_CODEGEN_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def NFLowerToLoopsPass : Pass<"nf-lower-to-loops", "func::FuncOp"> {
+  let summary = "Lower nf ops to parallel loops over buffers";
+  let description = [{
+    Rewrites every nf op of a function on tensors as loops over its
+    operands' buffers (`bufferization.to_memref`) that write freshly
+    allocated result buffers (returned through `bufferization.to_tensor`),
+    so that one-shot bufferization can take the function from there.
+
+    Rows (the outer dimensions of a norm, chunks of a pointwise op) become an
+    `scf.parallel` loop; the inner loops work on `vector-width` lanes with a
+    scalar tail. Reductions accumulate in f32 (f64 for f64 data), in blocks
+    of vectors whose partial sums are combined in f64, and the variance is
+    computed in two passes over the row (never E[x^2] - E[x]^2). f16 and bf16
+    data are loaded and stored as such and extended to f32 for arithmetic.
+
+    An nf op this pass cannot lower yet is reported as an error.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+  let options = [
+    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"8",
+           "Lanes of the inner vector loops (1 disables vectorization)">
+  ];
+}
+
+def NFExpandMathPass : Pass<"nf-expand-math"> {
+  let summary = "Expand math functions into vectorizable arithmetic";
+  let description = [{
+    Rewrites `math.tanh`, `math.erf`, `math.exp` and friends on f32 scalars
+    and vectors as MLIR's polynomial approximations, which vectorize, and
+    expands bf16 conversions into integer arithmetic the host CPU supports.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
+#endif // NORMFUSE_CODEGEN_PASSES_TD

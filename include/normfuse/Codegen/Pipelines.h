@@ -1,0 +1,47 @@
+//===- Pipelines.h - normfuse's pass pipelines ------------------*- C++ -*-===//
+//
+// Part of normfuse. The CPU pipeline takes a module of functions on tensors
+// of nf ops to the LLVM dialect, ready for translation and the ORC JIT:
+//   nf-lower-to-loops -> one-shot bufferization (function results become
+//   out-parameters) -> buffer deallocation -> OpenMP for the row loops ->
+//   nf-expand-math -> conversion to the LLVM dialect.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NORMFUSE_CODEGEN_PIPELINES_H
+#define NORMFUSE_CODEGEN_PIPELINES_H
+
+#include "mlir/Pass/PassOptions.h"
+
+namespace mlir {
+class OpPassManager;
+} // namespace mlir
+
+namespace mlir::nf {
+
+struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
+  PassOptions::Option<int64_t> vectorWidth{
+      *this, "vector-width",
+      llvm::cl::desc("Lanes of the inner vector loops (1: scalar loops)"),
+      llvm::cl::init(8)};
+  PassOptions::Option<bool> parallel{
+      *this, "parallel",
+      llvm::cl::desc("Run row loops in parallel with OpenMP"),
+      llvm::cl::init(true)};
+};
+
+/// Lowers nf ops to loops and bufferizes: a function returning tensors
+/// becomes a function writing its results into trailing memref arguments.
+void buildCPUBufferizationPipeline(OpPassManager &pm,
+                                   const CPUPipelineOptions &options);
+
+/// The whole CPU pipeline, from nf ops on tensors to the LLVM dialect.
+void buildCPUPipeline(OpPassManager &pm, const CPUPipelineOptions &options);
+
+/// Registers `nf-cpu-bufferize` and `nf-cpu-pipeline` with the pass
+/// registry (for nf-opt).
+void registerCPUPipelines();
+
+} // namespace mlir::nf
+
+#endif // NORMFUSE_CODEGEN_PIPELINES_H

@@ -1,0 +1,210 @@
+//===- LoopUtils.cpp - building blocks of the nf loop lowering --*- C++ -*-===//
+//
+// Part of normfuse. See LoopUtils.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LoopUtils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/TypeUtilities.h"
+
+using namespace mlir;
+using namespace mlir::nf;
+
+/// Vectors accumulate over this many elements before their sum is added to
+/// the f64 total: the f32 error of a block stays that of a short sum.
+static constexpr int64_t kSumBlockElements = 512;
+
+Value cpu::getBuffer(OpBuilder &b, Location loc, Value tensor) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
+  return b.create<bufferization::ToMemrefOp>(loc, memrefType, tensor,
+                                             /*read_only=*/true);
+}
+
+Value cpu::allocBuffer(OpBuilder &b, Location loc, RankedTensorType type,
+                       Value like) {
+  SmallVector<Value> dynamicSizes;
+  for (auto [i, size] : llvm::enumerate(type.getShape()))
+    if (ShapedType::isDynamic(size))
+      dynamicSizes.push_back(b.create<memref::DimOp>(loc, like, i));
+  auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
+  return b.create<memref::AllocOp>(loc, memrefType, dynamicSizes,
+                                   b.getI64IntegerAttr(64));
+}
+
+Value cpu::toTensor(OpBuilder &b, Location loc, Value buffer) {
+  auto memrefType = cast<MemRefType>(buffer.getType());
+  auto tensorType =
+      RankedTensorType::get(memrefType.getShape(), memrefType.getElementType());
+  return b.create<bufferization::ToTensorOp>(loc, tensorType, buffer,
+                                             /*restrict=*/true,
+                                             /*writable=*/true);
+}
+
+Value cpu::getNumElements(OpBuilder &b, Location loc, Value buffer,
+                          int64_t from, int64_t to) {
+  auto type = cast<MemRefType>(buffer.getType());
+  int64_t staticProduct = 1;
+  Value product;
+  for (int64_t i = from; i < to; ++i) {
+    if (!type.isDynamicDim(i)) {
+      staticProduct *= type.getDimSize(i);
+      continue;
+    }
+    Value dim = b.create<memref::DimOp>(loc, buffer, i);
+    product = product ? b.createOrFold<arith::MulIOp>(loc, product, dim) : dim;
+  }
+  Value result = b.create<arith::ConstantIndexOp>(loc, staticProduct);
+  return product ? b.createOrFold<arith::MulIOp>(loc, product, result) : result;
+}
+
+Value cpu::reshapeBuffer(OpBuilder &b, Location loc, Value buffer,
+                         ArrayRef<Value> sizes) {
+  auto type = cast<MemRefType>(buffer.getType());
+  // Row-major strides, folded to constants where the sizes are: the result
+  // then has the identity layout of its (partly static) shape.
+  SmallVector<OpFoldResult> ofrSizes, ofrStrides(sizes.size());
+  Value stride = b.create<arith::ConstantIndexOp>(loc, 1);
+  for (int64_t i = sizes.size() - 1; i >= 0; --i) {
+    ofrStrides[i] = getAsOpFoldResult(stride);
+    stride = b.createOrFold<arith::MulIOp>(loc, stride, sizes[i]);
+  }
+  SmallVector<int64_t> shape;
+  for (Value s : sizes) {
+    ofrSizes.push_back(getAsOpFoldResult(s));
+    std::optional<int64_t> c = getConstantIntValue(ofrSizes.back());
+    shape.push_back(c ? *c : ShapedType::kDynamic);
+  }
+  auto viewType = MemRefType::get(shape, type.getElementType());
+  return b.create<memref::ReinterpretCastOp>(
+      loc, viewType, buffer, b.getIndexAttr(0), ofrSizes, ofrStrides);
+}
+
+Type cpu::widen(Type type, int64_t width) {
+  return width == 1 ? type : VectorType::get({width}, type);
+}
+
+Value cpu::floatConstant(OpBuilder &b, Location loc, double value, Type type,
+                         int64_t width) {
+  auto attr = b.getFloatAttr(type, value);
+  if (width == 1)
+    return b.create<arith::ConstantOp>(loc, attr);
+  auto vecType = VectorType::get({width}, type);
+  return b.create<arith::ConstantOp>(loc,
+                                     DenseElementsAttr::get(vecType, attr));
+}
+
+static Value convertFloat(OpBuilder &b, Location loc, Value v, Type to) {
+  Type from = getElementTypeOrSelf(v.getType());
+  Type target = to;
+  if (auto vec = dyn_cast<VectorType>(v.getType()))
+    target = VectorType::get(vec.getShape(), to);
+  if (from == to)
+    return v;
+  if (from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth())
+    return b.create<arith::ExtFOp>(loc, target, v);
+  return b.create<arith::TruncFOp>(loc, target, v);
+}
+
+Value cpu::loadAs(OpBuilder &b, Location loc, Value buffer, ValueRange indices,
+                  int64_t width, Type accType) {
+  Type element = cast<MemRefType>(buffer.getType()).getElementType();
+  Value v = width == 1
+                ? b.create<memref::LoadOp>(loc, buffer, indices).getResult()
+                : b.create<vector::LoadOp>(
+                       loc, VectorType::get({width}, element), buffer, indices)
+                      .getResult();
+  return convertFloat(b, loc, v, accType);
+}
+
+void cpu::storeAs(OpBuilder &b, Location loc, Value value, Value buffer,
+                  ValueRange indices) {
+  Type element = cast<MemRefType>(buffer.getType()).getElementType();
+  Value v = convertFloat(b, loc, value, element);
+  if (isa<VectorType>(v.getType()))
+    b.create<vector::StoreOp>(loc, v, buffer, indices);
+  else
+    b.create<memref::StoreOp>(loc, v, buffer, indices);
+}
+
+/// The largest multiple of `width` not above `upper - lower`, added to
+/// `lower`: where the vector loop ends.
+static Value vectorEnd(OpBuilder &b, Location loc, Value lower, Value upper,
+                       int64_t width) {
+  Value w = b.create<arith::ConstantIndexOp>(loc, width);
+  Value n = b.create<arith::SubIOp>(loc, upper, lower);
+  Value rem = b.create<arith::RemUIOp>(loc, n, w);
+  return b.create<arith::SubIOp>(loc, upper, rem);
+}
+
+void cpu::emitVectorLoop(OpBuilder &b, Location loc, Value lower, Value upper,
+                         int64_t width, ElementBody body) {
+  Value one = b.create<arith::ConstantIndexOp>(loc, 1);
+  Value tailStart = lower;
+  if (width > 1) {
+    tailStart = vectorEnd(b, loc, lower, upper, width);
+    Value step = b.create<arith::ConstantIndexOp>(loc, width);
+    b.create<scf::ForOp>(
+        loc, lower, tailStart, step, std::nullopt,
+        [&](OpBuilder &nb, Location nloc, Value j, ValueRange) {
+          body(nb, nloc, j, width);
+          nb.create<scf::YieldOp>(nloc);
+        });
+  }
+  b.create<scf::ForOp>(loc, tailStart, upper, one, std::nullopt,
+                       [&](OpBuilder &nb, Location nloc, Value j, ValueRange) {
+                         body(nb, nloc, j, 1);
+                         nb.create<scf::YieldOp>(nloc);
+                       });
+}
+
+Value cpu::emitBlockedSum(OpBuilder &b, Location loc, Value n, int64_t width,
+                          Type accType, SumTerm term) {
+  Type f64 = b.getF64Type();
+  Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
+  Value one = b.create<arith::ConstantIndexOp>(loc, 1);
+  Value total = floatConstant(b, loc, 0.0, f64, 1);
+  Value tailStart = zero;
+  if (width > 1) {
+    tailStart = vectorEnd(b, loc, zero, n, width);
+    int64_t blockElements = std::max(kSumBlockElements, width);
+    blockElements -= blockElements % width;
+    Value blockStep = b.create<arith::ConstantIndexOp>(loc, blockElements);
+    Value step = b.create<arith::ConstantIndexOp>(loc, width);
+    auto blocks = b.create<scf::ForOp>(
+        loc, zero, tailStart, blockStep, ValueRange{total},
+        [&](OpBuilder &bb, Location bl, Value start, ValueRange acc) {
+          Value end = bb.create<arith::MinUIOp>(
+              bl, bb.create<arith::AddIOp>(bl, start, blockStep), tailStart);
+          Value init = floatConstant(bb, bl, 0.0, accType, width);
+          auto inner = bb.create<scf::ForOp>(
+              bl, start, end, step, ValueRange{init},
+              [&](OpBuilder &ib, Location il, Value j, ValueRange vacc) {
+                Value t = term(ib, il, j, width);
+                ib.create<scf::YieldOp>(
+                    il, ValueRange{ib.create<arith::AddFOp>(il, vacc[0], t)});
+              });
+          Value blockSum = bb.create<vector::ReductionOp>(
+              bl, vector::CombiningKind::ADD, inner.getResult(0));
+          Value wide = convertFloat(bb, bl, blockSum, f64);
+          bb.create<scf::YieldOp>(
+              bl, ValueRange{bb.create<arith::AddFOp>(bl, acc[0], wide)});
+        });
+    total = blocks.getResult(0);
+  }
+  auto tail = b.create<scf::ForOp>(
+      loc, tailStart, n, one, ValueRange{total},
+      [&](OpBuilder &tb, Location tl, Value j, ValueRange acc) {
+        Value t = convertFloat(tb, tl, term(tb, tl, j, 1), f64);
+        tb.create<scf::YieldOp>(
+            tl, ValueRange{tb.create<arith::AddFOp>(tl, acc[0], t)});
+      });
+  return convertFloat(b, loc, tail.getResult(0), accType);
+}

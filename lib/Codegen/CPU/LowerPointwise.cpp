@@ -1,0 +1,244 @@
+//===- LowerPointwise.cpp - pointwise nf ops to loops -----------*- C++ -*-===//
+//
+// Part of normfuse. Lowers relu, gelu, silu, add, mul and bias_add to
+// parallel loops over chunks of their flattened operands, each chunk an
+// inner vector loop with a scalar tail. Arithmetic is in f32 (f64 for f64
+// data); f16 and bf16 are converted on load and store.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LoopUtils.h"
+#include "normfuse/Codegen/Passes.h"
+#include "normfuse/Dialect/NF/IR/NFOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::nf;
+using namespace mlir::nf::cpu;
+
+/// Elements per parallel chunk of a flattened pointwise op: large enough to
+/// amortize scheduling, small enough to spread a few MiB across threads.
+static constexpr int64_t kChunkElements = 16384;
+
+namespace {
+
+/// Computes the op's value from its operands' values (scalars or vectors in
+/// the accumulation type).
+using PointwiseFn =
+    llvm::function_ref<Value(OpBuilder &, Location, ValueRange, int64_t width)>;
+
+/// Emits `result[i] = fn(operands[i]...)` over all elements of same-shape
+/// operands, as parallel chunks of vector loops; returns the result tensor.
+Value lowerElementwise(OpBuilder &b, Location loc, ValueRange operands,
+                       RankedTensorType resultType, int64_t vectorWidth,
+                       PointwiseFn fn) {
+  Type acc = getAccumulationType(resultType.getElementType());
+  SmallVector<Value> buffers;
+  for (Value operand : operands)
+    buffers.push_back(getBuffer(b, loc, operand));
+  Value result = allocBuffer(b, loc, resultType, buffers.front());
+  int64_t rank = resultType.getRank();
+  Value n = getNumElements(b, loc, buffers.front(), 0, rank);
+
+  SmallVector<Value> flat;
+  for (Value buffer : buffers)
+    flat.push_back(reshapeBuffer(b, loc, buffer, {n}));
+  Value flatResult = reshapeBuffer(b, loc, result, {n});
+
+  Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
+  Value chunk = b.create<arith::ConstantIndexOp>(loc, kChunkElements);
+  b.create<scf::ParallelOp>(
+      loc, ValueRange{zero}, ValueRange{n}, ValueRange{chunk},
+      [&](OpBuilder &pb, Location pl, ValueRange ivs) {
+        Value end = pb.create<arith::MinUIOp>(
+            pl, pb.create<arith::AddIOp>(pl, ivs[0], chunk), n);
+        emitVectorLoop(pb, pl, ivs[0], end, vectorWidth,
+                       [&](OpBuilder &lb, Location ll, Value j, int64_t w) {
+                         SmallVector<Value> values;
+                         for (Value buffer : flat)
+                           values.push_back(loadAs(lb, ll, buffer, j, w, acc));
+                         storeAs(lb, ll, fn(lb, ll, values, w), flatResult, j);
+                       });
+        pb.create<scf::ReduceOp>(pl);
+      });
+  return toTensor(b, loc, result);
+}
+
+Value emitRelu(OpBuilder &b, Location loc, Value x, int64_t w) {
+  // maximumf propagates NaN, as PyTorch's relu does.
+  Type t = getElementTypeOrSelf(x.getType());
+  return b.create<arith::MaximumFOp>(loc, x, floatConstant(b, loc, 0, t, w));
+}
+
+Value emitGelu(OpBuilder &b, Location loc, Value x, int64_t w,
+               GeluApproximation approximation) {
+  Type t = getElementTypeOrSelf(x.getType());
+  auto c = [&](double v) { return floatConstant(b, loc, v, t, w); };
+  Value cdfArg;
+  Value special;
+  if (approximation == GeluApproximation::Tanh) {
+    // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+    Value x3 =
+        b.create<arith::MulFOp>(loc, x, b.create<arith::MulFOp>(loc, x, x));
+    Value inner = b.create<arith::AddFOp>(
+        loc, x, b.create<arith::MulFOp>(loc, c(0.044715), x3));
+    cdfArg = b.create<arith::MulFOp>(loc, c(std::sqrt(2.0 / M_PI)), inner);
+    special = b.create<math::TanhOp>(loc, cdfArg);
+  } else {
+    // 0.5 x (1 + erf(x / sqrt(2)))
+    cdfArg = b.create<arith::MulFOp>(loc, c(M_SQRT1_2), x);
+    special = b.create<math::ErfOp>(loc, cdfArg);
+  }
+  Value half = b.create<arith::MulFOp>(loc, c(0.5), x);
+  return b.create<arith::MulFOp>(loc, half,
+                                 b.create<arith::AddFOp>(loc, c(1.0), special));
+}
+
+Value emitSilu(OpBuilder &b, Location loc, Value x, int64_t w) {
+  // x * sigmoid(x) = x / (1 + exp(-x))
+  Type t = getElementTypeOrSelf(x.getType());
+  Value e = b.create<math::ExpOp>(loc, b.create<arith::NegFOp>(loc, x));
+  Value denom =
+      b.create<arith::AddFOp>(loc, floatConstant(b, loc, 1.0, t, w), e);
+  return b.create<arith::DivFOp>(loc, x, denom);
+}
+
+template <typename NFOp> struct LowerUnary : OpConversionPattern<NFOp> {
+  LowerUnary(MLIRContext *ctx, const LoopLoweringOptions &options)
+      : OpConversionPattern<NFOp>(ctx), options(options) {}
+
+  LogicalResult
+  matchAndRewrite(NFOp op, typename NFOp::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Value result = lowerElementwise(
+        rewriter, op.getLoc(), adaptor.getInput(), op.getType(),
+        options.vectorWidth,
+        [&](OpBuilder &b, Location loc, ValueRange v, int64_t w) -> Value {
+          if constexpr (std::is_same_v<NFOp, ReluOp>)
+            return emitRelu(b, loc, v[0], w);
+          else if constexpr (std::is_same_v<NFOp, SiluOp>)
+            return emitSilu(b, loc, v[0], w);
+          else
+            return emitGelu(b, loc, v[0], w, op.getApproximate());
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+
+  LoopLoweringOptions options;
+};
+
+template <typename NFOp, typename ArithOp>
+struct LowerBinary : OpConversionPattern<NFOp> {
+  LowerBinary(MLIRContext *ctx, const LoopLoweringOptions &options)
+      : OpConversionPattern<NFOp>(ctx), options(options) {}
+
+  LogicalResult
+  matchAndRewrite(NFOp op, typename NFOp::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Value result = lowerElementwise(
+        rewriter, op.getLoc(), {adaptor.getLhs(), adaptor.getRhs()},
+        op.getType(), options.vectorWidth,
+        [](OpBuilder &b, Location loc, ValueRange v, int64_t) -> Value {
+          return b.create<ArithOp>(loc, v[0], v[1]);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+
+  LoopLoweringOptions options;
+};
+
+/// bias_add: the input is viewed as (outer, C, inner). Channels-last
+/// (inner == 1) runs rows of C with a vector of biases; channels-first runs
+/// rows of `inner` elements that share one bias.
+struct LowerBiasAdd : OpConversionPattern<BiasAddOp> {
+  LowerBiasAdd(MLIRContext *ctx, const LoopLoweringOptions &options)
+      : OpConversionPattern<BiasAddOp>(ctx), options(options) {}
+
+  LogicalResult
+  matchAndRewrite(BiasAddOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    OpBuilder &b = rewriter;
+    RankedTensorType type = op.getType();
+    Type acc = getAccumulationType(type.getElementType());
+    int64_t rank = type.getRank();
+    int64_t axis = getChannelAxis(op.getLayout(), rank);
+    int64_t w = options.vectorWidth;
+
+    Value x = getBuffer(b, loc, adaptor.getInput());
+    Value bias = getBuffer(b, loc, adaptor.getBias());
+    Value y = allocBuffer(b, loc, type, x);
+    Value outer = getNumElements(b, loc, x, 0, axis);
+    Value channels = getNumElements(b, loc, x, axis, axis + 1);
+    Value inner = getNumElements(b, loc, x, axis + 1, rank);
+    Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
+    Value one = b.create<arith::ConstantIndexOp>(loc, 1);
+
+    if (axis == rank - 1) {
+      Value x2 = reshapeBuffer(b, loc, x, {outer, channels});
+      Value y2 = reshapeBuffer(b, loc, y, {outer, channels});
+      b.create<scf::ParallelOp>(
+          loc, ValueRange{zero}, ValueRange{outer}, ValueRange{one},
+          [&](OpBuilder &pb, Location pl, ValueRange ivs) {
+            Value r = ivs[0];
+            emitVectorLoop(
+                pb, pl, zero, channels, w,
+                [&](OpBuilder &lb, Location ll, Value c, int64_t width) {
+                  Value v = lb.create<arith::AddFOp>(
+                      ll, loadAs(lb, ll, x2, {r, c}, width, acc),
+                      loadAs(lb, ll, bias, c, width, acc));
+                  storeAs(lb, ll, v, y2, {r, c});
+                });
+            pb.create<scf::ReduceOp>(pl);
+          });
+    } else {
+      Value rows = b.createOrFold<arith::MulIOp>(loc, outer, channels);
+      Value x2 = reshapeBuffer(b, loc, x, {rows, inner});
+      Value y2 = reshapeBuffer(b, loc, y, {rows, inner});
+      b.create<scf::ParallelOp>(
+          loc, ValueRange{zero}, ValueRange{rows}, ValueRange{one},
+          [&](OpBuilder &pb, Location pl, ValueRange ivs) {
+            Value r = ivs[0];
+            Value c = pb.create<arith::RemUIOp>(pl, r, channels);
+            Value scalarBias = loadAs(pb, pl, bias, c, 1, acc);
+            emitVectorLoop(
+                pb, pl, zero, inner, w,
+                [&](OpBuilder &lb, Location ll, Value j, int64_t width) {
+                  Value bv = width == 1
+                                 ? scalarBias
+                                 : lb.create<vector::BroadcastOp>(
+                                         ll, widen(acc, width), scalarBias)
+                                       .getResult();
+                  Value v = lb.create<arith::AddFOp>(
+                      ll, loadAs(lb, ll, x2, {r, j}, width, acc), bv);
+                  storeAs(lb, ll, v, y2, {r, j});
+                });
+            pb.create<scf::ReduceOp>(pl);
+          });
+    }
+    rewriter.replaceOp(op, toTensor(b, loc, y));
+    return success();
+  }
+
+  LoopLoweringOptions options;
+};
+
+} // namespace
+
+void mlir::nf::populateLowerPointwiseToLoopsPatterns(
+    RewritePatternSet &patterns, const LoopLoweringOptions &options) {
+  MLIRContext *ctx = patterns.getContext();
+  patterns.add<LowerUnary<ReluOp>, LowerUnary<GeluOp>, LowerUnary<SiluOp>,
+               LowerBinary<AddOp, arith::AddFOp>,
+               LowerBinary<MulOp, arith::MulFOp>, LowerBiasAdd>(ctx, options);
+}

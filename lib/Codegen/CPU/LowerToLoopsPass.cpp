@@ -1,0 +1,74 @@
+//===- LowerToLoopsPass.cpp - the nf-lower-to-loops pass --------*- C++ -*-===//
+//
+// Part of normfuse. A thin pass over the loop-lowering patterns: every nf op
+// must be rewritten, and one without a lowering is reported by name.
+//
+//===----------------------------------------------------------------------===//
+
+#include "normfuse/Codegen/Passes.h"
+#include "normfuse/Dialect/NF/IR/NFDialect.h"
+#include "normfuse/Dialect/NF/IR/NFOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace mlir::nf {
+#define GEN_PASS_DEF_NFLOWERTOLOOPSPASS
+#include "normfuse/Codegen/Passes.h.inc"
+} // namespace mlir::nf
+
+using namespace mlir;
+using namespace mlir::nf;
+
+namespace {
+struct NFLowerToLoopsPass
+    : nf::impl::NFLowerToLoopsPassBase<NFLowerToLoopsPass> {
+  using NFLowerToLoopsPassBase::NFLowerToLoopsPassBase;
+
+  void runOnOperation() override {
+    if (vectorWidth < 1) {
+      getOperation().emitError() << "nf-lower-to-loops: vector-width must be "
+                                    "at least 1, got "
+                                 << static_cast<int64_t>(vectorWidth);
+      return signalPassFailure();
+    }
+    MLIRContext *ctx = &getContext();
+    LoopLoweringOptions options;
+    options.vectorWidth = vectorWidth;
+    RewritePatternSet patterns(ctx);
+    populateLowerPointwiseToLoopsPatterns(patterns, options);
+    populateLowerNormsToLoopsPatterns(patterns, options);
+
+    // Name the ops no pattern lowers, rather than the conversion's generic
+    // "failed to legalize".
+    bool unsupported = false;
+    getOperation().walk([&](Operation *op) {
+      if (!isa<NFDialect>(op->getDialect()))
+        return;
+      if (!isa<ReluOp, GeluOp, SiluOp, AddOp, MulOp, BiasAddOp, LayerNormOp,
+               RMSNormOp>(op)) {
+        op->emitOpError() << "has no CPU lowering yet";
+        unsupported = true;
+      }
+    });
+    if (unsupported)
+      return signalPassFailure();
+
+    ConversionTarget target(*ctx);
+    target.addIllegalDialect<NFDialect>();
+    target.addLegalDialect<
+        arith::ArithDialect, bufferization::BufferizationDialect,
+        math::MathDialect, memref::MemRefDialect, scf::SCFDialect,
+        tensor::TensorDialect, vector::VectorDialect, func::FuncDialect>();
+    if (failed(applyPartialConversion(getOperation(), target,
+                                      std::move(patterns))))
+      signalPassFailure();
+  }
+};
+} // namespace

@@ -1,0 +1,92 @@
+//===- Pipelines.cpp - normfuse's pass pipelines ----------------*- C++ -*-===//
+//
+// Part of normfuse. See Pipelines.h. Each conversion is named one by one
+// (no mlir/Conversion/Passes.h umbrella).
+//
+//===----------------------------------------------------------------------===//
+
+#include "normfuse/Codegen/Pipelines.h"
+#include "normfuse/Codegen/Passes.h"
+
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVMPass.h"
+#include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/MathToLibm/MathToLibm.h"
+#include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/OpenMPToLLVM/ConvertOpenMPToLLVM.h"
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Conversion/SCFToOpenMP/SCFToOpenMP.h"
+#include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVMPass.h"
+#include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/OneShotAnalysis.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+void nf::buildCPUBufferizationPipeline(OpPassManager &pm,
+                                       const CPUPipelineOptions &options) {
+  NFLowerToLoopsPassOptions loops;
+  loops.vectorWidth = options.vectorWidth;
+  // No canonicalization before bufferization: it would fold loads from
+  // to_memref back into tensor.extract inside the loops.
+  pm.addNestedPass<func::FuncOp>(createNFLowerToLoopsPass(loops));
+
+  bufferization::OneShotBufferizationOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.setFunctionBoundaryTypeConversion(
+      bufferization::LayoutMapOption::IdentityLayoutMap);
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+
+  // Results become caller-provided out-parameters; a result allocation of
+  // static shape is replaced by the out-parameter itself (no copy).
+  bufferization::BufferResultsToOutParamsOpts outParams;
+  outParams.hoistStaticAllocs = true;
+  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  bufferization::buildBufferDeallocationPipeline(
+      pm, bufferization::BufferDeallocationPipelineOptions());
+  pm.addPass(createCanonicalizerPass());
+}
+
+void nf::buildCPUPipeline(OpPassManager &pm,
+                          const CPUPipelineOptions &options) {
+  buildCPUBufferizationPipeline(pm, options);
+  if (options.parallel) {
+    pm.addPass(createConvertSCFToOpenMPPass());
+    // scf-to-openmp wraps each loop body in memref.alloca_scope; the bodies
+    // allocate nothing on the stack, so canonicalization inlines the scopes
+    // before scf-to-cf gives them several blocks.
+    pm.addPass(createCanonicalizerPass());
+  }
+  pm.addPass(createNFExpandMathPass());
+  pm.addPass(createConvertVectorToSCFPass());
+  pm.addPass(createConvertSCFToCFPass());
+  pm.addPass(createConvertVectorToLLVMPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createConvertOpenMPToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
+}
+
+void nf::registerCPUPipelines() {
+  PassPipelineRegistration<CPUPipelineOptions>(
+      "nf-cpu-bufferize",
+      "Lower nf ops to loops and bufferize (results become out-parameters)",
+      buildCPUBufferizationPipeline);
+  PassPipelineRegistration<CPUPipelineOptions>(
+      "nf-cpu-pipeline", "Lower nf ops on tensors to the LLVM dialect",
+      buildCPUPipeline);
+}

@@ -1,0 +1,108 @@
+// nf ops become loops over buffers: parallel rows, vector bodies with a
+// scalar tail, blocked sums with f64 block totals, two variance passes.
+// RUN: nf-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(nf-lower-to-loops{vector-width=8}))' -verify-diagnostics | FileCheck %s
+
+// CHECK-LABEL: func.func @layer_norm_rows
+// CHECK-SAME: (%[[X:.+]]: tensor<4x1000xf32>)
+// CHECK: %[[XB:.+]] = bufferization.to_memref %[[X]] read_only : memref<4x1000xf32>
+// CHECK: %[[Y:.+]] = memref.alloc() {alignment = 64 : i64} : memref<4x1000xf32>
+// CHECK: %[[MEAN:.+]] = memref.alloc() {alignment = 64 : i64} : memref<4x1xf32>
+// CHECK: %[[RSTD:.+]] = memref.alloc() {alignment = 64 : i64} : memref<4x1xf32>
+// CHECK: scf.parallel (%[[ROW:.+]]) =
+// First pass: the sum, vectors within blocks, blocks added in f64.
+// CHECK: scf.for {{.+}} iter_args({{.+}}) -> (f64)
+// CHECK: scf.for {{.+}} iter_args({{.+}}) -> (vector<8xf32>)
+// CHECK: vector.load {{.+}} : memref<4x1000xf32>, vector<8xf32>
+// CHECK: vector.reduction <add>, {{.+}} : vector<8xf32> into f32
+// CHECK: arith.extf {{.+}} : f32 to f64
+// Second pass: squared deviations from the mean.
+// CHECK: scf.for {{.+}} iter_args({{.+}}) -> (f64)
+// CHECK: scf.for {{.+}} iter_args({{.+}}) -> (vector<8xf32>)
+// CHECK: arith.subf
+// CHECK: arith.mulf
+// CHECK: math.sqrt
+// CHECK: memref.store {{.+}} : memref<4xf32>
+// CHECK: memref.store {{.+}} : memref<4xf32>
+// CHECK: vector.store {{.+}} : memref<4x1000xf32>, vector<8xf32>
+// CHECK: bufferization.to_tensor %[[Y]] restrict writable
+// CHECK: bufferization.to_tensor %[[MEAN]] restrict writable
+// CHECK: bufferization.to_tensor %[[RSTD]] restrict writable
+// CHECK-NOT: nf.layer_norm
+func.func @layer_norm_rows(%x: tensor<4x1000xf32>) -> (tensor<4x1000xf32>, tensor<4x1xf32>, tensor<4x1xf32>) {
+  %y, %m, %r = nf.layer_norm %x {axis = 1 : i64} : (tensor<4x1000xf32>) -> (tensor<4x1000xf32>, tensor<4x1xf32>, tensor<4x1xf32>)
+  return %y, %m, %r : tensor<4x1000xf32>, tensor<4x1xf32>, tensor<4x1xf32>
+}
+
+// -----
+
+// f16 data is widened to f32 on load and narrowed on store; an f32 scale
+// is read as is.
+// CHECK-LABEL: func.func @rms_norm_f16
+// CHECK: scf.parallel
+// CHECK: vector.load {{.+}} : memref<16x4096xf16>, vector<8xf16>
+// CHECK: arith.extf {{.+}} : vector<8xf16> to vector<8xf32>
+// CHECK: vector.load {{.+}} : memref<4096xf32>, vector<8xf32>
+// CHECK: arith.truncf {{.+}} : vector<8xf32> to vector<8xf16>
+// CHECK: vector.store {{.+}} : memref<16x4096xf16>, vector<8xf16>
+func.func @rms_norm_f16(%x: tensor<16x4096xf16>, %s: tensor<4096xf32>) -> tensor<16x4096xf16> {
+  %y, %r = nf.rms_norm %x scale %s {axis = 1 : i64} : (tensor<16x4096xf16>, tensor<4096xf32>) -> (tensor<16x4096xf16>, tensor<16x1xf32>)
+  return %y : tensor<16x4096xf16>
+}
+
+// -----
+
+// Pointwise ops run over the flattened tensor in parallel chunks.
+// CHECK-LABEL: func.func @gelu_tanh
+// CHECK: memref.reinterpret_cast {{.+}} to offset: [0], sizes: [1000], strides: [1]
+// CHECK: scf.parallel
+// CHECK: vector.load {{.+}} : memref<1000xf32>, vector<8xf32>
+// CHECK: math.tanh {{.+}} : vector<8xf32>
+// CHECK: math.tanh {{.+}} : f32
+func.func @gelu_tanh(%x: tensor<10x100xf32>) -> tensor<10x100xf32> {
+  %0 = nf.gelu %x {approximate = #nf.approximation<tanh>} : tensor<10x100xf32>
+  return %0 : tensor<10x100xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @gelu_exact_and_silu
+// CHECK: math.erf {{.+}} : vector<8xf32>
+// CHECK: math.exp {{.+}} : vector<8xf32>
+func.func @gelu_exact_and_silu(%x: tensor<64xf32>) -> tensor<64xf32> {
+  %0 = nf.gelu %x : tensor<64xf32>
+  %1 = nf.silu %0 : tensor<64xf32>
+  return %1 : tensor<64xf32>
+}
+
+// -----
+
+// Channels-first bias_add: rows of H*W elements share one bias value.
+// CHECK-LABEL: func.func @bias_add_nchw
+// CHECK: memref.reinterpret_cast {{.+}} sizes: [6, 25]
+// CHECK: scf.parallel (%[[R:.+]]) =
+// CHECK: %[[C:.+]] = arith.remui %[[R]]
+// CHECK: %[[B:.+]] = memref.load {{.+}}[%[[C]]] : memref<3xf32>
+// CHECK: vector.broadcast %[[B]] : f32 to vector<8xf32>
+func.func @bias_add_nchw(%x: tensor<2x3x5x5xf32>, %b: tensor<3xf32>) -> tensor<2x3x5x5xf32> {
+  %0 = nf.bias_add %x, %b {layout = #nf.layout<nchw>} : tensor<2x3x5x5xf32>, tensor<3xf32>
+  return %0 : tensor<2x3x5x5xf32>
+}
+
+// -----
+
+// Channels-last bias_add: a vector of biases along each row of C.
+// CHECK-LABEL: func.func @bias_add_nhwc
+// CHECK: memref.reinterpret_cast {{.+}} sizes: [50, 64]
+// CHECK: vector.load {{.+}} : memref<64xbf16>, vector<8xbf16>
+func.func @bias_add_nhwc(%x: tensor<2x5x5x64xbf16>, %b: tensor<64xbf16>) -> tensor<2x5x5x64xbf16> {
+  %0 = nf.bias_add %x, %b {layout = #nf.layout<nhwc>} : tensor<2x5x5x64xbf16>, tensor<64xbf16>
+  return %0 : tensor<2x5x5x64xbf16>
+}
+
+// -----
+
+func.func @conv_has_no_lowering_yet(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32> {
+  // expected-error @+1 {{'nf.conv2d' op has no CPU lowering yet}}
+  %0 = nf.conv2d %x, %w : tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32> -> tensor<1x4x6x6xf32>
+  return %0 : tensor<1x4x6x6xf32>
+}
