@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   cmake ninja-build python3
   libmlir-19-dev mlir-19-tools llvm-19-dev llvm-19-tools
-  clang-19 lld-19 clang-format-19 libzstd-dev zlib1g-dev libgtest-dev
+  clang-19 lld-19 clang-format-19 libomp-19-dev libzstd-dev zlib1g-dev libgtest-dev
 )
 # ccache speeds up rebuilds; it is welcome but not required.
 optional=(ccache)

@@ -1,0 +1,53 @@
+//===- Tensor.h - host buffers handed to normfuse kernels -------*- C++ -*-===//
+//
+// Part of normfuse. Plain C++ (no MLIR types): element types and a view of
+// a host buffer described by dtype, shape and strides.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NORMFUSE_JIT_TENSOR_H
+#define NORMFUSE_JIT_TENSOR_H
+
+#include "llvm/ADT/StringRef.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace normfuse {
+
+/// The element types normfuse kernels read and write.
+enum class DType { F16, BF16, F32, F64 };
+
+/// "f16", "bf16", "f32", "f64" (MLIR's spelling).
+const char *getDTypeName(DType dtype);
+
+/// Bytes per element.
+size_t getDTypeSize(DType dtype);
+
+/// The dtype spelled `name` ("f32", ...), if any.
+std::optional<DType> parseDType(llvm::StringRef name);
+
+/// Prints a shape as "[2, 3, 4]".
+std::string formatShape(const std::vector<int64_t> &shape);
+
+/// A host buffer: `data` points at element [0, ..., 0]; `strides` are in
+/// elements, and empty means row-major contiguous.
+struct TensorRef {
+  void *data = nullptr;
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  std::vector<int64_t> strides;
+
+  int64_t getNumElements() const;
+  size_t getNumBytes() const { return getNumElements() * getDTypeSize(dtype); }
+  /// Whether the elements lie row-major without gaps (strides empty, or
+  /// equal to the row-major strides wherever the size is above 1).
+  bool isContiguous() const;
+};
+
+} // namespace normfuse
+
+#endif // NORMFUSE_JIT_TENSOR_H

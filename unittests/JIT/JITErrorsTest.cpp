@@ -1,0 +1,195 @@
+//===- JITErrorsTest.cpp - wrong requests and calls are errors --*- C++ -*-===//
+//
+// Part of normfuse. Every way to misuse the JIT returns an error naming the
+// problem; nothing crashes and a rejected call writes nothing.
+//
+//===----------------------------------------------------------------------===//
+
+#include "JITTestUtils.h"
+#include "Reference.h"
+
+#include <thread>
+
+using namespace nftest;
+using normfuse::DType;
+
+namespace {
+
+const char *kRelu = R"mlir(
+func.func @relu(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %0 = nf.relu %x : tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+)mlir";
+
+std::string compileError(const std::string &ir, const std::string &fn) {
+  auto kernel = sharedJIT().compile(ir, fn);
+  if (kernel)
+    return "(compiled)";
+  return llvm::toString(kernel.takeError());
+}
+
+TEST(JITErrorsTest, UnknownFunctionListsTheFunctionsThere) {
+  EXPECT_EQ(compileError(kRelu, "gelu"),
+            "no function @gelu in the module (it has @relu)");
+}
+
+TEST(JITErrorsTest, IRThatDoesNotVerifyQuotesTheDiagnostic) {
+  std::string bad = R"mlir(
+func.func @bad(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %y, %m, %r = nf.layer_norm %x {axis = 2 : i64} : (tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x1xf32>, tensor<2x1xf32>)
+  return %y : tensor<2x3xf32>
+}
+)mlir";
+  EXPECT_EQ(compileError(bad, "bad"),
+            "the IR does not parse or verify:\n<ir>:3:16: 'nf.layer_norm' op "
+            "axis 2 is out of range for an input of rank 2 (expected 0 <= axis "
+            "< 2)");
+}
+
+TEST(JITErrorsTest, TextThatDoesNotParseQuotesTheDiagnostic) {
+  EXPECT_EQ(compileError("func.func @f(", "f"),
+            "the IR does not parse or verify:\n<ir>:1:13: expected "
+            "non-function type");
+}
+
+TEST(JITErrorsTest, DynamicShapesAreRejectedForNow) {
+  std::string ir = R"mlir(
+func.func @dyn(%x: tensor<?x3xf32>) -> tensor<?x3xf32> {
+  %0 = nf.relu %x : tensor<?x3xf32>
+  return %0 : tensor<?x3xf32>
+}
+)mlir";
+  EXPECT_EQ(
+      compileError(ir, "dyn"),
+      "@dyn argument #0 has type tensor<?x3xf32>; the JIT compiles static "
+      "shapes only (dynamic dimensions are not supported yet)");
+}
+
+TEST(JITErrorsTest, OpsWithoutACPULoweringAreNamed) {
+  std::string ir = R"mlir(
+func.func @conv(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32> {
+  %0 = nf.conv2d %x, %w : tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32> -> tensor<1x4x6x6xf32>
+  return %0 : tensor<1x4x6x6xf32>
+}
+)mlir";
+  EXPECT_EQ(compileError(ir, "conv"),
+            "lowering @conv for the CPU failed:\n<ir>:3:8: 'nf.conv2d' op has "
+            "no CPU lowering yet");
+}
+
+TEST(JITErrorsTest, MissingFileIsAnError) {
+  auto kernel = sharedJIT().compileFile("/nonexistent/x.mlir", "f");
+  ASSERT_FALSE(kernel);
+  EXPECT_EQ(llvm::toString(kernel.takeError()),
+            "cannot read /nonexistent/x.mlir: No such file or directory");
+}
+
+class RunErrorsTest : public testing::Test {
+protected:
+  void SetUp() override {
+    kernel = compileOrFail(kRelu, "relu");
+    ASSERT_TRUE(kernel);
+    out.fill(-7.0);
+  }
+  /// The output must still hold its poison after a rejected call.
+  void expectOutputUntouched() {
+    for (int64_t i = 0; i < out.size(); ++i)
+      EXPECT_EQ(out.get(i), -7.0);
+  }
+  std::shared_ptr<normfuse::jit::Kernel> kernel;
+  Buffer in{DType::F32, {2, 3}}, out{DType::F32, {2, 3}};
+};
+
+TEST_F(RunErrorsTest, WrongNumberOfInputs) {
+  EXPECT_EQ(errorText(kernel->run({in.ref(), in.ref()}, {out.ref()})),
+            "@relu takes 1 input, got 2");
+  expectOutputUntouched();
+}
+
+TEST_F(RunErrorsTest, WrongNumberOfOutputs) {
+  EXPECT_EQ(errorText(kernel->run({in.ref()}, {})),
+            "@relu takes 1 output, got 0");
+}
+
+TEST_F(RunErrorsTest, WrongDType) {
+  Buffer half(DType::F16, {2, 3});
+  EXPECT_EQ(errorText(kernel->run({half.ref()}, {out.ref()})),
+            "input #0 of @relu has dtype f16; expected f32 (tensor<2x3xf32>)");
+  expectOutputUntouched();
+}
+
+TEST_F(RunErrorsTest, WrongShape) {
+  Buffer wide(DType::F32, {2, 4});
+  EXPECT_EQ(errorText(kernel->run({in.ref()}, {wide.ref()})),
+            "output #0 of @relu has shape [2, 4]; expected [2, 3] "
+            "(tensor<2x3xf32>)");
+}
+
+TEST_F(RunErrorsTest, NonContiguousBuffer) {
+  normfuse::TensorRef transposed = in.ref();
+  transposed.strides = {1, 2};
+  EXPECT_EQ(errorText(kernel->run({transposed}, {out.ref()})),
+            "input #0 of @relu is not contiguous (strides [1, 2] for shape "
+            "[2, 3]); the CPU kernels need row-major buffers");
+  expectOutputUntouched();
+}
+
+TEST_F(RunErrorsTest, ExplicitRowMajorStridesAreContiguous) {
+  normfuse::TensorRef strided = in.ref();
+  strided.strides = {3, 1};
+  EXPECT_EQ(errorText(kernel->run({strided}, {out.ref()})), "");
+}
+
+TEST_F(RunErrorsTest, NullData) {
+  normfuse::TensorRef null = out.ref();
+  null.data = nullptr;
+  EXPECT_EQ(errorText(kernel->run({in.ref()}, {null})),
+            "output #0 of @relu has no data (a null pointer)");
+}
+
+TEST_F(RunErrorsTest, NegativeThreadCount) {
+  EXPECT_EQ(errorText(kernel->run({in.ref()}, {out.ref()}, -1)),
+            "threads must be 0 (the default) or positive, got -1");
+  expectOutputUntouched();
+}
+
+TEST(JITCacheTest, SameRequestReturnsTheSameKernel) {
+  auto first = compileOrFail(kRelu, "relu");
+  size_t cached = sharedJIT().getCacheSize();
+  auto second = compileOrFail(kRelu, "relu");
+  EXPECT_EQ(first.get(), second.get());
+  EXPECT_EQ(sharedJIT().getCacheSize(), cached);
+}
+
+TEST(JITCacheTest, ConcurrentCompilesAndRunsAgree) {
+  std::string ir = R"mlir(
+func.func @silu(%x: tensor<64x257xf32>) -> tensor<64x257xf32> {
+  %0 = nf.silu %x : tensor<64x257xf32>
+  return %0 : tensor<64x257xf32>
+}
+)mlir";
+  std::vector<std::thread> threads;
+  std::vector<std::string> errors(4);
+  std::vector<double> firstValue(4);
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      auto kernel = sharedJIT().compile(ir, "silu");
+      if (!kernel) {
+        errors[t] = llvm::toString(kernel.takeError());
+        return;
+      }
+      Buffer x(DType::F32, {64, 257}), y(DType::F32, {64, 257});
+      x.fill(1.0);
+      errors[t] = errorText((*kernel)->run({x.ref()}, {y.ref()}, 2));
+      firstValue[t] = y.get(0);
+    });
+  for (auto &th : threads)
+    th.join();
+  for (int t = 0; t < 4; ++t) {
+    EXPECT_EQ(errors[t], "");
+    EXPECT_NEAR(firstValue[t], 1.0 / (1.0 + std::exp(-1.0)), 1e-6);
+  }
+}
+
+} // namespace

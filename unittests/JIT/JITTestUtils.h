@@ -1,0 +1,45 @@
+//===- JITTestUtils.h - shared pieces of the JIT tests ----------*- C++ -*-===//
+//
+// Part of normfuse. One JIT for a whole test binary (compiling is the slow
+// part), and a helper that turns an llvm::Error into a testable string.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NORMFUSE_UNITTESTS_JIT_JITTESTUTILS_H
+#define NORMFUSE_UNITTESTS_JIT_JITTESTUTILS_H
+
+#include "normfuse/JIT/JIT.h"
+
+#include <gtest/gtest.h>
+
+namespace nftest {
+
+/// Held in a static on purpose: every test process then destroys a JIT with
+/// live kernels during exit, which once crashed (LLVM statics built during
+/// the first compile were gone before the engines' deinitializers ran).
+inline normfuse::jit::JIT &sharedJIT() {
+  static normfuse::jit::JIT jit;
+  return jit;
+}
+
+/// "" for success, the message otherwise.
+inline std::string errorText(llvm::Error err) {
+  if (!err)
+    return "";
+  return llvm::toString(std::move(err));
+}
+
+/// Compiles or fails the test with the JIT's message.
+inline std::shared_ptr<normfuse::jit::Kernel>
+compileOrFail(const std::string &ir, const std::string &fn) {
+  auto kernel = sharedJIT().compile(ir, fn);
+  if (!kernel) {
+    ADD_FAILURE() << llvm::toString(kernel.takeError()) << "\nIR:\n" << ir;
+    return nullptr;
+  }
+  return *kernel;
+}
+
+} // namespace nftest
+
+#endif // NORMFUSE_UNITTESTS_JIT_JITTESTUTILS_H

@@ -1,0 +1,266 @@
+//===- Reference.cpp - float64 references for JIT tests ---------*- C++ -*-===//
+//
+// Part of normfuse. See Reference.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Reference.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+using namespace nftest;
+
+namespace {
+
+uint16_t floatToHalfBits(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  uint32_t sign = (x >> 16) & 0x8000;
+  uint32_t mant = x & 0x7fffff;
+  int32_t exp = static_cast<int32_t>((x >> 23) & 0xff);
+  if (exp == 0xff)
+    return sign | 0x7c00 | (mant ? 0x200 : 0);
+  int32_t e = exp - 127 + 15;
+  if (e >= 0x1f)
+    return sign | 0x7c00;
+  if (e <= 0) {
+    if (e < -10)
+      return sign;
+    mant |= 0x800000;
+    uint32_t shift = 14 - e;
+    uint32_t half = mant >> shift;
+    uint32_t rem = mant & ((1u << shift) - 1);
+    uint32_t mid = 1u << (shift - 1);
+    if (rem > mid || (rem == mid && (half & 1)))
+      ++half;
+    return sign | half;
+  }
+  uint32_t half = (e << 10) | (mant >> 13);
+  uint32_t rem = mant & 0x1fff;
+  if (rem > 0x1000 || (rem == 0x1000 && (half & 1)))
+    ++half;
+  return sign | half;
+}
+
+float halfBitsToFloat(uint16_t h) {
+  uint32_t sign = (h & 0x8000u) << 16;
+  uint32_t exp = (h >> 10) & 0x1f;
+  uint32_t mant = h & 0x3ff;
+  uint32_t x;
+  if (exp == 0x1f) {
+    x = sign | 0x7f800000 | (mant << 13);
+  } else if (exp == 0) {
+    if (mant == 0) {
+      x = sign;
+    } else {
+      int e = -1;
+      do {
+        ++e;
+        mant <<= 1;
+      } while (!(mant & 0x400));
+      x = sign | ((127 - 15 - e) << 23) | ((mant & 0x3ff) << 13);
+    }
+  } else {
+    x = sign | ((exp + 127 - 15) << 23) | (mant << 13);
+  }
+  float f;
+  std::memcpy(&f, &x, 4);
+  return f;
+}
+
+uint16_t floatToBF16Bits(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  if (std::isnan(f))
+    return (x >> 16) | 0x40;
+  uint32_t rounding = 0x7fff + ((x >> 16) & 1);
+  return (x + rounding) >> 16;
+}
+
+float bf16BitsToFloat(uint16_t h) {
+  uint32_t x = static_cast<uint32_t>(h) << 16;
+  float f;
+  std::memcpy(&f, &x, 4);
+  return f;
+}
+
+} // namespace
+
+double nftest::roundTo(DType dtype, double v) {
+  switch (dtype) {
+  case DType::F16:
+    return halfBitsToFloat(floatToHalfBits(static_cast<float>(v)));
+  case DType::BF16:
+    return bf16BitsToFloat(floatToBF16Bits(static_cast<float>(v)));
+  case DType::F32:
+    return static_cast<float>(v);
+  case DType::F64:
+    return v;
+  }
+  return v;
+}
+
+Buffer::Buffer(DType dtype, std::vector<int64_t> shape)
+    : dtype(dtype), shape(std::move(shape)) {
+  bytes.assign(size() * normfuse::getDTypeSize(dtype), 0);
+}
+
+int64_t Buffer::size() const {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+double Buffer::get(int64_t i) const {
+  const uint8_t *p = bytes.data() + i * normfuse::getDTypeSize(dtype);
+  switch (dtype) {
+  case DType::F16: {
+    uint16_t h;
+    std::memcpy(&h, p, 2);
+    return halfBitsToFloat(h);
+  }
+  case DType::BF16: {
+    uint16_t h;
+    std::memcpy(&h, p, 2);
+    return bf16BitsToFloat(h);
+  }
+  case DType::F32: {
+    float f;
+    std::memcpy(&f, p, 4);
+    return f;
+  }
+  case DType::F64: {
+    double d;
+    std::memcpy(&d, p, 8);
+    return d;
+  }
+  }
+  return 0;
+}
+
+void Buffer::set(int64_t i, double v) {
+  uint8_t *p = bytes.data() + i * normfuse::getDTypeSize(dtype);
+  switch (dtype) {
+  case DType::F16: {
+    uint16_t h = floatToHalfBits(static_cast<float>(v));
+    std::memcpy(p, &h, 2);
+    return;
+  }
+  case DType::BF16: {
+    uint16_t h = floatToBF16Bits(static_cast<float>(v));
+    std::memcpy(p, &h, 2);
+    return;
+  }
+  case DType::F32: {
+    float f = static_cast<float>(v);
+    std::memcpy(p, &f, 4);
+    return;
+  }
+  case DType::F64:
+    std::memcpy(p, &v, 8);
+    return;
+  }
+}
+
+std::vector<double> Buffer::toDoubles() const {
+  std::vector<double> out(size());
+  for (int64_t i = 0; i < size(); ++i)
+    out[i] = get(i);
+  return out;
+}
+
+void Buffer::fillNormal(std::mt19937 &rng, double mean, double std) {
+  std::normal_distribution<double> dist(mean, std);
+  for (int64_t i = 0; i < size(); ++i)
+    set(i, dist(rng));
+}
+
+void Buffer::fill(double v) {
+  for (int64_t i = 0; i < size(); ++i)
+    set(i, v);
+}
+
+normfuse::TensorRef Buffer::ref() {
+  normfuse::TensorRef r;
+  r.data = bytes.data();
+  r.dtype = dtype;
+  r.shape = shape;
+  return r;
+}
+
+double nftest::relativeError(const std::vector<double> &out,
+                             const std::vector<double> &ref) {
+  long double num = 0, den = 0;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (std::isnan(out[i]))
+      return std::numeric_limits<double>::infinity();
+    long double d = static_cast<long double>(out[i]) - ref[i];
+    num += d * d;
+    den += static_cast<long double>(ref[i]) * ref[i];
+  }
+  if (den == 0)
+    return num == 0 ? 0.0 : std::numeric_limits<double>::infinity();
+  return static_cast<double>(std::sqrt(num / den));
+}
+
+std::string nftest::tensorType(DType dtype, const std::vector<int64_t> &shape) {
+  std::string s = "tensor<";
+  for (int64_t d : shape)
+    s += std::to_string(d) + "x";
+  return s + normfuse::getDTypeName(dtype) + ">";
+}
+
+void nftest::layerNormReference(const std::vector<double> &x, int64_t cols,
+                                const std::vector<double> *scale,
+                                const std::vector<double> *bias, double eps,
+                                std::vector<double> &y,
+                                std::vector<double> &mean,
+                                std::vector<double> &rstd) {
+  int64_t rows = static_cast<int64_t>(x.size()) / cols;
+  y.assign(x.size(), 0);
+  mean.assign(rows, 0);
+  rstd.assign(rows, 0);
+  for (int64_t r = 0; r < rows; ++r) {
+    long double s = 0;
+    for (int64_t j = 0; j < cols; ++j)
+      s += x[r * cols + j];
+    double m = static_cast<double>(s / cols);
+    long double v = 0;
+    for (int64_t j = 0; j < cols; ++j) {
+      long double d = x[r * cols + j] - m;
+      v += d * d;
+    }
+    double rs = 1.0 / std::sqrt(static_cast<double>(v / cols) + eps);
+    mean[r] = m;
+    rstd[r] = rs;
+    for (int64_t j = 0; j < cols; ++j) {
+      double t = (x[r * cols + j] - m) * rs;
+      if (scale)
+        t *= (*scale)[j];
+      if (bias)
+        t += (*bias)[j];
+      y[r * cols + j] = t;
+    }
+  }
+}
+
+void nftest::rmsNormReference(const std::vector<double> &x, int64_t cols,
+                              const std::vector<double> *scale, double eps,
+                              std::vector<double> &y,
+                              std::vector<double> &rstd) {
+  int64_t rows = static_cast<int64_t>(x.size()) / cols;
+  y.assign(x.size(), 0);
+  rstd.assign(rows, 0);
+  for (int64_t r = 0; r < rows; ++r) {
+    long double s = 0;
+    for (int64_t j = 0; j < cols; ++j)
+      s += static_cast<long double>(x[r * cols + j]) * x[r * cols + j];
+    double rs = 1.0 / std::sqrt(static_cast<double>(s / cols) + eps);
+    rstd[r] = rs;
+    for (int64_t j = 0; j < cols; ++j)
+      y[r * cols + j] = x[r * cols + j] * rs * (scale ? (*scale)[j] : 1.0);
+  }
+}
