@@ -3,6 +3,7 @@
 # FileCheck from LLVM 19.
 
 import os
+import sys
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -19,6 +20,7 @@ config.test_exec_root = os.path.join(config.nf_obj_root, "test")
 config.environment["FILECHECK_OPTS"] = "--enable-var-scope --dump-input=fail"
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%python", sys.executable))
 config.substitutions.append(("%nf_src_root", config.nf_src_root))
 config.substitutions.append(("%nf_generated_dialect_doc", config.nf_generated_dialect_doc))
 
@@ -29,5 +31,5 @@ if config.nf_have_cuda_toolkit:
     config.available_features.add("cuda-toolkit")
 
 tool_dirs = [config.nf_tools_dir, config.llvm_tools_dir]
-llvm_config.add_tool_substitutions(["nf-opt", ToolSubst("not", unresolved="fatal")], tool_dirs)
+llvm_config.add_tool_substitutions(["nf-opt", "nf-run", ToolSubst("not", unresolved="fatal")], tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)

@@ -9,7 +9,7 @@
 #ifndef NORMFUSE_UNITTESTS_JIT_REFERENCE_H
 #define NORMFUSE_UNITTESTS_JIT_REFERENCE_H
 
-#include "normfuse/JIT/Tensor.h"
+#include "normfuse/Support/Tensor.h"
 
 #include <cstdint>
 #include <random>

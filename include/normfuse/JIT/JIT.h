@@ -23,7 +23,7 @@
 #ifndef NORMFUSE_JIT_JIT_H
 #define NORMFUSE_JIT_JIT_H
 
-#include "normfuse/JIT/Tensor.h"
+#include "normfuse/Support/Tensor.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/Error.h"

@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "normfuse/JIT/Tensor.h"
+#include "normfuse/Support/Tensor.h"
 
 #include "llvm/ADT/StringSwitch.h"
 

@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef NORMFUSE_JIT_TENSOR_H
-#define NORMFUSE_JIT_TENSOR_H
+#ifndef NORMFUSE_SUPPORT_TENSOR_H
+#define NORMFUSE_SUPPORT_TENSOR_H
 
 #include "llvm/ADT/StringRef.h"
 
@@ -50,4 +50,4 @@ struct TensorRef {
 
 } // namespace normfuse
 
-#endif // NORMFUSE_JIT_TENSOR_H
+#endif // NORMFUSE_SUPPORT_TENSOR_H

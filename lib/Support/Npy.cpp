@@ -1,0 +1,215 @@
+//===- Npy.cpp - NumPy .npy files -------------------------------*- C++ -*-===//
+//
+// Part of normfuse. See Npy.h. The header is a Python dict literal; only the
+// three keys NumPy writes are understood, and anything else is an error
+// that names the file.
+//
+//===----------------------------------------------------------------------===//
+
+#include "normfuse/Support/Npy.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+#include <cstring>
+
+using namespace normfuse;
+
+static llvm::Error npyError(llvm::StringRef name, const llvm::Twine &what) {
+  return llvm::make_error<llvm::StringError>(name + ": " + what,
+                                             llvm::inconvertibleErrorCode());
+}
+
+/// The value of `key` in the header dict, up to the next top-level comma.
+static std::optional<llvm::StringRef> headerValue(llvm::StringRef header,
+                                                  llvm::StringRef key) {
+  std::string quoted = ("'" + key + "'").str();
+  size_t at = header.find(quoted);
+  if (at == llvm::StringRef::npos)
+    return std::nullopt;
+  llvm::StringRef rest = header.drop_front(at + quoted.size()).ltrim();
+  if (!rest.consume_front(":"))
+    return std::nullopt;
+  rest = rest.ltrim();
+  size_t end = rest.starts_with("(") ? rest.find(')') + 1 : rest.find(',');
+  if (end == llvm::StringRef::npos || end == 0)
+    end = rest.find('}');
+  return rest.take_front(end).trim();
+}
+
+llvm::Expected<NpyArray> normfuse::parseNpy(llvm::StringRef bytes,
+                                            llvm::StringRef name) {
+  if (!bytes.starts_with("\x93NUMPY"))
+    return npyError(name, "not a .npy file (no \\x93NUMPY magic)");
+  if (bytes.size() < 10)
+    return npyError(name, "truncated .npy header");
+  unsigned major = static_cast<uint8_t>(bytes[6]);
+  size_t headerLen, headerStart;
+  if (major == 1) {
+    headerLen =
+        static_cast<uint8_t>(bytes[8]) | (static_cast<uint8_t>(bytes[9]) << 8);
+    headerStart = 10;
+  } else if (major == 2 || major == 3) {
+    if (bytes.size() < 12)
+      return npyError(name, "truncated .npy header");
+    headerLen = 0;
+    for (int i = 0; i < 4; ++i)
+      headerLen |= static_cast<size_t>(static_cast<uint8_t>(bytes[8 + i]))
+                   << (8 * i);
+    headerStart = 12;
+  } else {
+    return npyError(name, "unsupported .npy version " + llvm::Twine(major));
+  }
+  if (bytes.size() < headerStart + headerLen)
+    return npyError(name, "truncated .npy header");
+  llvm::StringRef header = bytes.substr(headerStart, headerLen);
+
+  auto descr = headerValue(header, "descr");
+  auto fortran = headerValue(header, "fortran_order");
+  auto shapeText = headerValue(header, "shape");
+  if (!descr || !fortran || !shapeText)
+    return npyError(name, "malformed .npy header: " + header.trim());
+
+  NpyArray array;
+  llvm::StringRef d = descr->trim("'\"");
+  if (d == "<f2")
+    array.dtype = DType::F16;
+  else if (d == "<f4")
+    array.dtype = DType::F32;
+  else if (d == "<f8")
+    array.dtype = DType::F64;
+  else if (d == "<V2" || d == "|V2")
+    array.dtype = DType::BF16;
+  else if (d.starts_with(">"))
+    return npyError(name, "big-endian data ('" + d +
+                              "') is not supported; save it little-endian");
+  else
+    return npyError(name, "unsupported dtype '" + d +
+                              "' (nf-run reads <f2, <f4, <f8 and bfloat16 "
+                              "as ml_dtypes saves it, <V2)");
+  if (*fortran != "False")
+    return npyError(name, "the array is in Fortran order; save it in C order "
+                          "(numpy.ascontiguousarray)");
+
+  llvm::StringRef dims = shapeText->trim("()");
+  llvm::SmallVector<llvm::StringRef> parts;
+  dims.split(parts, ',', -1, /*KeepEmpty=*/false);
+  int64_t count = 1;
+  for (llvm::StringRef p : parts) {
+    int64_t v;
+    if (p.trim().getAsInteger(10, v) || v < 0)
+      return npyError(name, "malformed shape " + *shapeText);
+    array.shape.push_back(v);
+    count *= v;
+  }
+  size_t bytesNeeded = count * getDTypeSize(array.dtype);
+  llvm::StringRef payload = bytes.drop_front(headerStart + headerLen);
+  if (payload.size() != bytesNeeded)
+    return npyError(name, "holds " + llvm::Twine(payload.size()) +
+                              " bytes of data; shape " + *shapeText + " of " +
+                              getDTypeName(array.dtype) + " needs " +
+                              llvm::Twine(bytesNeeded));
+  array.data.assign(payload.begin(), payload.end());
+  return array;
+}
+
+llvm::Expected<NpyArray> normfuse::readNpy(llvm::StringRef path) {
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer)
+    return npyError(path, "cannot read: " + buffer.getError().message());
+  return parseNpy((*buffer)->getBuffer(), path);
+}
+
+std::string normfuse::encodeNpy(const NpyArray &array) {
+  const char *descr = "<f4";
+  switch (array.dtype) {
+  case DType::F16:
+    descr = "<f2";
+    break;
+  case DType::BF16:
+    descr = "<V2";
+    break;
+  case DType::F32:
+    descr = "<f4";
+    break;
+  case DType::F64:
+    descr = "<f8";
+    break;
+  }
+  std::string shape = "(";
+  for (int64_t d : array.shape)
+    shape += std::to_string(d) + (array.shape.size() == 1 ? "," : ", ");
+  if (array.shape.size() > 1)
+    shape.resize(shape.size() - 2);
+  shape += ")";
+  std::string header = std::string("{'descr': '") + descr +
+                       "', 'fortran_order': False, 'shape': " + shape + ", }";
+  // Magic (6) + version (2) + length (2) + header + '\n', padded to 64.
+  size_t total = 10 + header.size() + 1;
+  header.append((64 - total % 64) % 64, ' ');
+  header += '\n';
+  std::string out = "\x93NUMPY";
+  out += '\x01';
+  out += '\x00';
+  out += static_cast<char>(header.size() & 0xff);
+  out += static_cast<char>((header.size() >> 8) & 0xff);
+  out += header;
+  out.append(reinterpret_cast<const char *>(array.data.data()),
+             array.data.size());
+  return out;
+}
+
+llvm::Error normfuse::writeNpy(llvm::StringRef path, const NpyArray &array) {
+  llvm::SmallString<256> temp;
+  int fd;
+  llvm::StringRef dir = llvm::sys::path::parent_path(path);
+  llvm::SmallString<256> model(dir.empty() ? "." : dir);
+  llvm::sys::path::append(model,
+                          llvm::sys::path::filename(path) + ".tmp-%%%%%%");
+  if (auto ec = llvm::sys::fs::createUniqueFile(model, fd, temp))
+    return npyError(path, "cannot create a file next to it: " + ec.message());
+  std::string bytes = encodeNpy(array);
+  {
+    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+    os << bytes;
+    os.close();
+    if (os.has_error()) {
+      std::string message = os.error().message();
+      os.clear_error();
+      llvm::sys::fs::remove(temp);
+      return npyError(path, "cannot write: " + message);
+    }
+  }
+  if (auto ec = llvm::sys::fs::rename(temp, path)) {
+    llvm::sys::fs::remove(temp);
+    return npyError(path,
+                    "cannot move the written file into place: " + ec.message());
+  }
+  return llvm::Error::success();
+}
+
+NpyArray normfuse::convertF32ToBF16(const NpyArray &array) {
+  NpyArray out;
+  out.dtype = DType::BF16;
+  out.shape = array.shape;
+  size_t n = array.data.size() / 4;
+  out.data.resize(n * 2);
+  for (size_t i = 0; i < n; ++i) {
+    float f;
+    std::memcpy(&f, array.data.data() + 4 * i, 4);
+    uint32_t x;
+    std::memcpy(&x, &f, 4);
+    uint16_t h =
+        std::isnan(f)
+            ? static_cast<uint16_t>((x >> 16) | 0x40)
+            : static_cast<uint16_t>((x + 0x7fff + ((x >> 16) & 1)) >> 16);
+    std::memcpy(out.data.data() + 2 * i, &h, 2);
+  }
+  return out;
+}

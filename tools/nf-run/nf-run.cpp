@@ -1,0 +1,255 @@
+//===- nf-run.cpp - run one nf function on .npy files -----------*- C++ -*-===//
+//
+// Part of normfuse. Compiles one function of a .mlir file with the host JIT,
+// runs it on NumPy .npy inputs and writes .npy outputs; with --bench it
+// times the function and prints a table and a JSON line (median time, bytes
+// read and written, GB/s). Any problem is one diagnostic on stderr and exit
+// status 1; outputs are written only after a successful run, each through a
+// temporary file renamed into place.
+//
+//===----------------------------------------------------------------------===//
+
+#include "normfuse/JIT/JIT.h"
+#include "normfuse/Support/Npy.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <chrono>
+
+using namespace normfuse;
+
+static const char *kUsage = R"(usage: nf-run FILE.mlir --entry NAME [options]
+
+Runs function NAME of FILE.mlir on .npy inputs and writes .npy outputs.
+
+  --entry NAME        the function to run (required)
+  --input FILE.npy    an input, one per argument, in order
+  --output FILE.npy   where to write a result, in order; results past the
+                      last --output are computed and discarded
+  --target cpu        where to run (cpu is the only target built)
+  --bench N           time N runs after 3 warm-up runs; print the median
+                      time, the bytes read and written and GB/s (table and
+                      JSON)
+  --threads T         threads for the row loops (0: OpenMP's default)
+  --vector-width W    vector lanes of the inner loops (0: the host's)
+  --bf16-from-f32     convert f32 input files to bf16 where the function
+                      takes bf16 (otherwise bf16 is read as ml_dtypes saves
+                      it, descr '<V2')
+  --help              this text
+)";
+
+static int fail(const llvm::Twine &message) {
+  llvm::errs() << "nf-run: error: " << message << "\n";
+  return 1;
+}
+
+namespace {
+/// The command line. nf-run parses it itself: libLLVM registers global
+/// options of its own (one is called "threads").
+struct Arguments {
+  std::string inputFile, entry, target = "cpu";
+  std::vector<std::string> inputs, outputs;
+  unsigned bench = 0;
+  int threads = 0;
+  int64_t vectorWidth = 0;
+  bool bf16FromF32 = false, help = false;
+};
+} // namespace
+
+/// Parses argv; returns an error message, or "" on success.
+static std::string parseArguments(int argc, char **argv, Arguments &args) {
+  for (int i = 1; i < argc; ++i) {
+    llvm::StringRef arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      args.help = true;
+      continue;
+    }
+    if (!arg.starts_with("-")) {
+      if (!args.inputFile.empty())
+        return "more than one .mlir file: '" + args.inputFile + "' and '" +
+               arg.str() + "'";
+      args.inputFile = arg.str();
+      continue;
+    }
+    llvm::StringRef name = arg.ltrim('-'), value;
+    bool inlineValue = false;
+    if (size_t eq = name.find('='); eq != llvm::StringRef::npos) {
+      value = name.substr(eq + 1);
+      name = name.substr(0, eq);
+      inlineValue = true;
+    }
+    if (name == "bf16-from-f32") {
+      if (inlineValue)
+        return "--bf16-from-f32 takes no value";
+      args.bf16FromF32 = true;
+      continue;
+    }
+    static const char *withValue[] = {"entry",       "input", "output",
+                                      "target",      "bench", "threads",
+                                      "vector-width"};
+    if (!llvm::is_contained(withValue, name))
+      return "unknown option '" + arg.str() + "' (see --help)";
+    if (!inlineValue) {
+      if (i + 1 >= argc)
+        return "--" + name.str() + " needs a value";
+      value = argv[++i];
+    }
+    auto number = [&](auto &out, long long lo) -> std::string {
+      long long v;
+      if (value.getAsInteger(10, v) || v < lo)
+        return "--" + name.str() +
+               " needs an integer >= " + std::to_string(lo) + ", got '" +
+               value.str() + "'";
+      out = v;
+      return "";
+    };
+    std::string err;
+    if (name == "entry")
+      args.entry = value.str();
+    else if (name == "input")
+      args.inputs.push_back(value.str());
+    else if (name == "output")
+      args.outputs.push_back(value.str());
+    else if (name == "target")
+      args.target = value.str();
+    else if (name == "bench")
+      err = number(args.bench, 0);
+    else if (name == "threads")
+      err = number(args.threads, 0);
+    else
+      err = number(args.vectorWidth, 0);
+    if (!err.empty())
+      return err;
+  }
+  if (args.help)
+    return "";
+  if (args.inputFile.empty())
+    return "no .mlir file given (see --help)";
+  if (args.entry.empty())
+    return "no --entry function given";
+  return "";
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  Arguments args;
+  if (std::string err = parseArguments(argc, argv, args); !err.empty())
+    return fail(err);
+  if (args.help) {
+    llvm::outs() << kUsage;
+    return 0;
+  }
+  const std::string &entry = args.entry;
+  const std::vector<std::string> &inputs = args.inputs, &outputs = args.outputs;
+  const unsigned bench = args.bench;
+  const int threads = args.threads;
+  const std::string &target = args.target;
+
+  if (target != "cpu")
+    return fail("unknown target '" + target +
+                "': this build runs on the cpu target only");
+  jit::Options options;
+  options.vectorWidth = args.vectorWidth;
+  jit::JIT compiler(options);
+  auto kernel = compiler.compileFile(args.inputFile, entry);
+  if (!kernel)
+    return fail(llvm::toString(kernel.takeError()));
+  const jit::Signature &sig = (*kernel)->getSignature();
+
+  if (inputs.size() != sig.inputs.size())
+    return fail("@" + entry + " takes " + llvm::Twine(sig.inputs.size()) +
+                " inputs, got " + llvm::Twine(inputs.size()) +
+                " --input files");
+  if (outputs.size() > sig.outputs.size())
+    return fail("@" + entry + " has " + llvm::Twine(sig.outputs.size()) +
+                " results, got " + llvm::Twine(outputs.size()) +
+                " --output files");
+
+  std::vector<NpyArray> in;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    auto array = readNpy(inputs[i]);
+    if (!array)
+      return fail(llvm::toString(array.takeError()));
+    const jit::TensorType &want = sig.inputs[i];
+    if (args.bf16FromF32 && want.dtype == DType::BF16 &&
+        array->dtype == DType::F32)
+      *array = convertF32ToBF16(*array);
+    if (array->dtype != want.dtype)
+      return fail(inputs[i] + ": holds " + getDTypeName(array->dtype) +
+                  " data; argument #" + llvm::Twine(i) + " of @" + entry +
+                  " is " + want.str() +
+                  (want.dtype == DType::BF16 && array->dtype == DType::F32
+                       ? " (--bf16-from-f32 converts f32 files)"
+                       : ""));
+    if (array->shape != want.shape)
+      return fail(inputs[i] + ": has shape " + formatShape(array->shape) +
+                  "; argument #" + llvm::Twine(i) + " of @" + entry + " is " +
+                  want.str());
+    in.push_back(std::move(*array));
+  }
+
+  std::vector<NpyArray> out;
+  for (const jit::TensorType &t : sig.outputs) {
+    NpyArray a;
+    a.dtype = t.dtype;
+    a.shape = t.shape;
+    int64_t n = 1;
+    for (int64_t d : t.shape)
+      n *= d;
+    a.data.assign(n * getDTypeSize(t.dtype), 0);
+    out.push_back(std::move(a));
+  }
+  std::vector<TensorRef> inRefs, outRefs;
+  size_t bytes = 0;
+  for (NpyArray &a : in) {
+    inRefs.push_back(a.ref());
+    bytes += a.data.size();
+  }
+  for (NpyArray &a : out) {
+    outRefs.push_back(a.ref());
+    bytes += a.data.size();
+  }
+
+  auto runOnce = [&]() { return (*kernel)->run(inRefs, outRefs, threads); };
+  if (auto err = runOnce())
+    return fail(llvm::toString(std::move(err)));
+
+  if (bench > 0) {
+    for (int i = 0; i < 3; ++i)
+      if (auto err = runOnce())
+        return fail(llvm::toString(std::move(err)));
+    std::vector<double> seconds;
+    for (unsigned i = 0; i < bench; ++i) {
+      auto start = std::chrono::steady_clock::now();
+      if (auto err = runOnce())
+        return fail(llvm::toString(std::move(err)));
+      auto stop = std::chrono::steady_clock::now();
+      seconds.push_back(std::chrono::duration<double>(stop - start).count());
+    }
+    std::sort(seconds.begin(), seconds.end());
+    double median = seconds[seconds.size() / 2];
+    double gbps = bytes / median / 1e9;
+    llvm::outs() << "@" << entry << " on " << compiler.getTargetDescription()
+                 << ", threads "
+                 << (threads ? std::to_string(threads) : std::string("default"))
+                 << "\n";
+    llvm::outs()
+        << "  runs    median_ms       min_ms          bytes      GB/s\n";
+    llvm::outs() << llvm::format("%6u %12.4f %12.4f %14zu %9.2f\n", bench,
+                                 median * 1e3, seconds.front() * 1e3, bytes,
+                                 gbps);
+    llvm::outs() << llvm::format(
+        "{\"entry\": \"%s\", \"runs\": %u, \"median_s\": %.9g, \"min_s\": "
+        "%.9g, \"bytes\": %zu, \"gbps\": %.4f, \"threads\": %d}\n",
+        entry.c_str(), bench, median, seconds.front(), bytes, gbps, threads);
+  }
+
+  for (size_t i = 0; i < outputs.size(); ++i)
+    if (auto err = writeNpy(outputs[i], out[i]))
+      return fail(llvm::toString(std::move(err)));
+  return 0;
+}
