@@ -165,6 +165,43 @@ void cpu::emitVectorLoop(OpBuilder &b, Location loc, Value lower, Value upper,
                        });
 }
 
+/// Sums `term` over [lower, upper) in vectors of `width` lanes with
+/// `unroll` independent accumulators (so consecutive adds do not wait on
+/// each other); `upper - lower` must be a multiple of `width * unroll`.
+static Value emitVectorSum(OpBuilder &b, Location loc, Value lower, Value upper,
+                           int64_t width, int64_t unroll, Type accType,
+                           cpu::SumTerm term) {
+  Value step = b.create<arith::ConstantIndexOp>(loc, width * unroll);
+  SmallVector<Value> inits(unroll,
+                           cpu::floatConstant(b, loc, 0.0, accType, width));
+  auto loop = b.create<scf::ForOp>(
+      loc, lower, upper, step, inits,
+      [&](OpBuilder &ib, Location il, Value j, ValueRange acc) {
+        SmallVector<Value> next;
+        for (int64_t k = 0; k < unroll; ++k) {
+          Value jk =
+              k == 0 ? j
+                     : ib.create<arith::AddIOp>(
+                           il, j,
+                           ib.create<arith::ConstantIndexOp>(il, k * width));
+          next.push_back(
+              ib.create<arith::AddFOp>(il, acc[k], term(ib, il, jk, width)));
+        }
+        ib.create<scf::YieldOp>(il, next);
+      });
+  // Pairwise combination of the partial sums.
+  SmallVector<Value> partial(loop.getResults());
+  while (partial.size() > 1) {
+    SmallVector<Value> half;
+    for (size_t k = 0; k + 1 < partial.size(); k += 2)
+      half.push_back(b.create<arith::AddFOp>(loc, partial[k], partial[k + 1]));
+    if (partial.size() % 2)
+      half.push_back(partial.back());
+    partial = half;
+  }
+  return partial.front();
+}
+
 Value cpu::emitBlockedSum(OpBuilder &b, Location loc, Value n, int64_t width,
                           Type accType, SumTerm term) {
   Type f64 = b.getF64Type();
@@ -173,31 +210,40 @@ Value cpu::emitBlockedSum(OpBuilder &b, Location loc, Value n, int64_t width,
   Value total = floatConstant(b, loc, 0.0, f64, 1);
   Value tailStart = zero;
   if (width > 1) {
-    tailStart = vectorEnd(b, loc, zero, n, width);
-    int64_t blockElements = std::max(kSumBlockElements, width);
-    blockElements -= blockElements % width;
+    // Blocks of whole unrolled groups: four accumulators of `width` lanes.
+    constexpr int64_t kUnroll = 4;
+    int64_t group = width * kUnroll;
+    int64_t blockElements = std::max(kSumBlockElements, group);
+    blockElements -= blockElements % group;
+    Value blocksEnd = vectorEnd(b, loc, zero, n, blockElements);
     Value blockStep = b.create<arith::ConstantIndexOp>(loc, blockElements);
-    Value step = b.create<arith::ConstantIndexOp>(loc, width);
+    auto addToTotal = [&](OpBuilder &bb, Location bl, Value vec, Value acc) {
+      Value sum =
+          bb.create<vector::ReductionOp>(bl, vector::CombiningKind::ADD, vec);
+      return bb.create<arith::AddFOp>(bl, acc, convertFloat(bb, bl, sum, f64))
+          .getResult();
+    };
     auto blocks = b.create<scf::ForOp>(
-        loc, zero, tailStart, blockStep, ValueRange{total},
+        loc, zero, blocksEnd, blockStep, ValueRange{total},
         [&](OpBuilder &bb, Location bl, Value start, ValueRange acc) {
-          Value end = bb.create<arith::MinUIOp>(
-              bl, bb.create<arith::AddIOp>(bl, start, blockStep), tailStart);
-          Value init = floatConstant(bb, bl, 0.0, accType, width);
-          auto inner = bb.create<scf::ForOp>(
-              bl, start, end, step, ValueRange{init},
-              [&](OpBuilder &ib, Location il, Value j, ValueRange vacc) {
-                Value t = term(ib, il, j, width);
-                ib.create<scf::YieldOp>(
-                    il, ValueRange{ib.create<arith::AddFOp>(il, vacc[0], t)});
-              });
-          Value blockSum = bb.create<vector::ReductionOp>(
-              bl, vector::CombiningKind::ADD, inner.getResult(0));
-          Value wide = convertFloat(bb, bl, blockSum, f64);
-          bb.create<scf::YieldOp>(
-              bl, ValueRange{bb.create<arith::AddFOp>(bl, acc[0], wide)});
+          Value end = bb.create<arith::AddIOp>(bl, start, blockStep);
+          Value vec =
+              emitVectorSum(bb, bl, start, end, width, kUnroll, accType, term);
+          bb.create<scf::YieldOp>(bl, addToTotal(bb, bl, vec, acc[0]));
         });
     total = blocks.getResult(0);
+    // What is left after the whole blocks: unrolled groups, then single
+    // vectors, then scalars.
+    Value groupsEnd = vectorEnd(b, loc, blocksEnd, n, group);
+    total = addToTotal(b, loc,
+                       emitVectorSum(b, loc, blocksEnd, groupsEnd, width,
+                                     kUnroll, accType, term),
+                       total);
+    tailStart = vectorEnd(b, loc, groupsEnd, n, width);
+    total = addToTotal(
+        b, loc,
+        emitVectorSum(b, loc, groupsEnd, tailStart, width, 1, accType, term),
+        total);
   }
   auto tail = b.create<scf::ForOp>(
       loc, tailStart, n, one, ValueRange{total},

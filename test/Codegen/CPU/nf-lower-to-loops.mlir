@@ -9,15 +9,20 @@
 // CHECK: %[[MEAN:.+]] = memref.alloc() {alignment = 64 : i64} : memref<4x1xf32>
 // CHECK: %[[RSTD:.+]] = memref.alloc() {alignment = 64 : i64} : memref<4x1xf32>
 // CHECK: scf.parallel (%[[ROW:.+]]) =
-// First pass: the sum, vectors within blocks, blocks added in f64.
-// CHECK: scf.for {{.+}} iter_args({{.+}}) -> (f64)
-// CHECK: scf.for {{.+}} iter_args({{.+}}) -> (vector<8xf32>)
+// First pass: the sum. Blocks of 512 elements, each summed by four
+// independent vector accumulators (32 elements a step), block sums added in
+// f64; then the groups and single vectors left, then a scalar tail.
+// CHECK: scf.for {{.+}} step %[[C512:.+]] iter_args({{.+}}) -> (f64)
+// CHECK: scf.for {{.+}} iter_args({{.+}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
 // CHECK: vector.load {{.+}} : memref<4x1000xf32>, vector<8xf32>
 // CHECK: vector.reduction <add>, {{.+}} : vector<8xf32> into f32
 // CHECK: arith.extf {{.+}} : f32 to f64
-// Second pass: squared deviations from the mean.
-// CHECK: scf.for {{.+}} iter_args({{.+}}) -> (f64)
+// CHECK: scf.for {{.+}} iter_args({{.+}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
 // CHECK: scf.for {{.+}} iter_args({{.+}}) -> (vector<8xf32>)
+// CHECK: scf.for {{.+}} to %c1000 step %{{.+}} iter_args({{.+}}) -> (f64)
+// Second pass: squared deviations from the mean, the same way.
+// CHECK: scf.for {{.+}} iter_args({{.+}}) -> (f64)
+// CHECK: scf.for {{.+}} iter_args({{.+}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
 // CHECK: arith.subf
 // CHECK: arith.mulf
 // CHECK: math.sqrt
