@@ -11,11 +11,23 @@
 #ifndef NORMFUSE_LIB_CODEGEN_CPU_LOOPUTILS_H
 #define NORMFUSE_LIB_CODEGEN_CPU_LOOPUTILS_H
 
+#include "normfuse/Codegen/Passes.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/Transforms/DialectConversion.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 
 namespace mlir::nf::cpu {
+
+/// The base of the nf-to-loops patterns: a conversion pattern for `SourceOp`
+/// that carries the lowering options.
+template <typename SourceOp>
+struct LoopLoweringPattern : OpConversionPattern<SourceOp> {
+  LoopLoweringPattern(MLIRContext *ctx, const LoopLoweringOptions &options)
+      : OpConversionPattern<SourceOp>(ctx), options(options) {}
+  LoopLoweringOptions options;
+};
 
 /// The buffer holding a ranked tensor value (identity layout).
 Value getBuffer(OpBuilder &b, Location loc, Value tensor);

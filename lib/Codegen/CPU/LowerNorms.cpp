@@ -112,9 +112,8 @@ void emitNormalizeRow(OpBuilder &b, Location loc, const RowNormBuffers &r,
       });
 }
 
-struct LowerLayerNorm : OpConversionPattern<LayerNormOp> {
-  LowerLayerNorm(MLIRContext *ctx, const LoopLoweringOptions &options)
-      : OpConversionPattern<LayerNormOp>(ctx), options(options) {}
+struct LowerLayerNorm : LoopLoweringPattern<LayerNormOp> {
+  using LoopLoweringPattern::LoopLoweringPattern;
 
   LogicalResult
   matchAndRewrite(LayerNormOp op, OpAdaptor adaptor,
@@ -169,13 +168,10 @@ struct LowerLayerNorm : OpConversionPattern<LayerNormOp> {
                         toTensor(b, loc, rstdFull)});
     return success();
   }
-
-  LoopLoweringOptions options;
 };
 
-struct LowerRMSNorm : OpConversionPattern<RMSNormOp> {
-  LowerRMSNorm(MLIRContext *ctx, const LoopLoweringOptions &options)
-      : OpConversionPattern<RMSNormOp>(ctx), options(options) {}
+struct LowerRMSNorm : LoopLoweringPattern<RMSNormOp> {
+  using LoopLoweringPattern::LoopLoweringPattern;
 
   LogicalResult
   matchAndRewrite(RMSNormOp op, OpAdaptor adaptor,
@@ -217,8 +213,6 @@ struct LowerRMSNorm : OpConversionPattern<RMSNormOp> {
                        {toTensor(b, loc, r.yFull), toTensor(b, loc, rstdFull)});
     return success();
   }
-
-  LoopLoweringOptions options;
 };
 
 } // namespace

@@ -111,16 +111,15 @@ Value emitSilu(OpBuilder &b, Location loc, Value x, int64_t w) {
   return b.create<arith::DivFOp>(loc, x, denom);
 }
 
-template <typename NFOp> struct LowerUnary : OpConversionPattern<NFOp> {
-  LowerUnary(MLIRContext *ctx, const LoopLoweringOptions &options)
-      : OpConversionPattern<NFOp>(ctx), options(options) {}
+template <typename NFOp> struct LowerUnary : LoopLoweringPattern<NFOp> {
+  using LoopLoweringPattern<NFOp>::LoopLoweringPattern;
 
   LogicalResult
   matchAndRewrite(NFOp op, typename NFOp::Adaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Value result = lowerElementwise(
         rewriter, op.getLoc(), adaptor.getInput(), op.getType(),
-        options.vectorWidth,
+        this->options.vectorWidth,
         [&](OpBuilder &b, Location loc, ValueRange v, int64_t w) -> Value {
           if constexpr (std::is_same_v<NFOp, ReluOp>)
             return emitRelu(b, loc, v[0], w);
@@ -132,37 +131,31 @@ template <typename NFOp> struct LowerUnary : OpConversionPattern<NFOp> {
     rewriter.replaceOp(op, result);
     return success();
   }
-
-  LoopLoweringOptions options;
 };
 
 template <typename NFOp, typename ArithOp>
-struct LowerBinary : OpConversionPattern<NFOp> {
-  LowerBinary(MLIRContext *ctx, const LoopLoweringOptions &options)
-      : OpConversionPattern<NFOp>(ctx), options(options) {}
+struct LowerBinary : LoopLoweringPattern<NFOp> {
+  using LoopLoweringPattern<NFOp>::LoopLoweringPattern;
 
   LogicalResult
   matchAndRewrite(NFOp op, typename NFOp::Adaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Value result = lowerElementwise(
         rewriter, op.getLoc(), {adaptor.getLhs(), adaptor.getRhs()},
-        op.getType(), options.vectorWidth,
+        op.getType(), this->options.vectorWidth,
         [](OpBuilder &b, Location loc, ValueRange v, int64_t) -> Value {
           return b.create<ArithOp>(loc, v[0], v[1]);
         });
     rewriter.replaceOp(op, result);
     return success();
   }
-
-  LoopLoweringOptions options;
 };
 
 /// bias_add: the input is viewed as (outer, C, inner). Channels-last
 /// (inner == 1) runs rows of C with a vector of biases; channels-first runs
 /// rows of `inner` elements that share one bias.
-struct LowerBiasAdd : OpConversionPattern<BiasAddOp> {
-  LowerBiasAdd(MLIRContext *ctx, const LoopLoweringOptions &options)
-      : OpConversionPattern<BiasAddOp>(ctx), options(options) {}
+struct LowerBiasAdd : LoopLoweringPattern<BiasAddOp> {
+  using LoopLoweringPattern::LoopLoweringPattern;
 
   LogicalResult
   matchAndRewrite(BiasAddOp op, OpAdaptor adaptor,
@@ -229,8 +222,6 @@ struct LowerBiasAdd : OpConversionPattern<BiasAddOp> {
     rewriter.replaceOp(op, toTensor(b, loc, y));
     return success();
   }
-
-  LoopLoweringOptions options;
 };
 
 } // namespace
