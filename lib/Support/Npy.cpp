@@ -8,6 +8,7 @@
 
 #include "normfuse/Support/Npy.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -24,6 +25,15 @@ static llvm::Error npyError(llvm::StringRef name, const llvm::Twine &what) {
   return llvm::make_error<llvm::StringError>(name + ": " + what,
                                              llvm::inconvertibleErrorCode());
 }
+
+/// The .npy descr of each dtype; bf16 is what ml_dtypes writes (a 2-byte
+/// void), and '|V2' is read as bf16 too.
+static constexpr std::pair<const char *, DType> kDescrs[] = {
+    {"<f2", DType::F16},
+    {"<V2", DType::BF16},
+    {"<f4", DType::F32},
+    {"<f8", DType::F64},
+};
 
 /// The value of `key` in the header dict, up to the next top-level comma.
 static std::optional<llvm::StringRef> headerValue(llvm::StringRef header,
@@ -77,14 +87,11 @@ llvm::Expected<NpyArray> normfuse::parseNpy(llvm::StringRef bytes,
 
   NpyArray array;
   llvm::StringRef d = descr->trim("'\"");
-  if (d == "<f2")
-    array.dtype = DType::F16;
-  else if (d == "<f4")
-    array.dtype = DType::F32;
-  else if (d == "<f8")
-    array.dtype = DType::F64;
-  else if (d == "<V2" || d == "|V2")
-    array.dtype = DType::BF16;
+  const auto *known = llvm::find_if(kDescrs, [&](const auto &entry) {
+    return d == entry.first || (d == "|V2" && entry.second == DType::BF16);
+  });
+  if (known != std::end(kDescrs))
+    array.dtype = known->second;
   else if (d.starts_with(">"))
     return npyError(name, "big-endian data ('" + d +
                               "') is not supported; save it little-endian");
@@ -127,21 +134,9 @@ llvm::Expected<NpyArray> normfuse::readNpy(llvm::StringRef path) {
 }
 
 std::string normfuse::encodeNpy(const NpyArray &array) {
-  const char *descr = "<f4";
-  switch (array.dtype) {
-  case DType::F16:
-    descr = "<f2";
-    break;
-  case DType::BF16:
-    descr = "<V2";
-    break;
-  case DType::F32:
-    descr = "<f4";
-    break;
-  case DType::F64:
-    descr = "<f8";
-    break;
-  }
+  const char *descr = llvm::find_if(kDescrs, [&](const auto &entry) {
+                        return entry.second == array.dtype;
+                      })->first;
   std::string shape = "(";
   for (int64_t d : array.shape)
     shape += std::to_string(d) + (array.shape.size() == 1 ? "," : ", ");

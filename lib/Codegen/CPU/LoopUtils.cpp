@@ -134,6 +134,18 @@ void cpu::storeAs(OpBuilder &b, Location loc, Value value, Value buffer,
     b.create<memref::StoreOp>(loc, v, buffer, indices);
 }
 
+void cpu::emitParallelRows(OpBuilder &b, Location loc, Value rows,
+                           RowBody body) {
+  Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
+  Value one = b.create<arith::ConstantIndexOp>(loc, 1);
+  b.create<scf::ParallelOp>(loc, ValueRange{zero}, ValueRange{rows},
+                            ValueRange{one},
+                            [&](OpBuilder &pb, Location pl, ValueRange ivs) {
+                              body(pb, pl, ivs[0]);
+                              pb.create<scf::ReduceOp>(pl);
+                            });
+}
+
 /// The largest multiple of `width` not above `upper - lower`, added to
 /// `lower`: where the vector loop ends.
 static Value vectorEnd(OpBuilder &b, Location loc, Value lower, Value upper,

@@ -75,6 +75,12 @@ using ElementBody =
 void emitVectorLoop(OpBuilder &b, Location loc, Value lower, Value upper,
                     int64_t width, ElementBody body);
 
+/// A body run once per row: `row` is the induction variable.
+using RowBody = llvm::function_ref<void(OpBuilder &, Location, Value row)>;
+
+/// Runs `body` for rows [0, rows) as an scf.parallel loop.
+void emitParallelRows(OpBuilder &b, Location loc, Value rows, RowBody body);
+
 /// A term of a sum over elements [j, j + width), in the accumulation type.
 using SumTerm =
     llvm::function_ref<Value(OpBuilder &, Location, Value j, int64_t width)>;

@@ -29,12 +29,10 @@ namespace {
 
 /// The buffers of a trailing-axis norm viewed as rows.
 struct RowNormBuffers {
-  Value x, y;           // (rows, cols)
-  Value scale, bias;    // (cols) or null
-  Value mean, rstd;     // (rows) or null
-  Value rows, cols;     // index values
-  Value mean4d, rstd4d; // the stats buffers in their own shape
-  Value yFull;          // y in the result shape
+  Value xFull, yFull; // input and result buffers in their own shapes
+  Value x, y;         // the same viewed as (rows, cols)
+  Value scale, bias;  // (cols), or null when absent
+  Value rows, cols;   // index values
 };
 
 Value splat(OpBuilder &b, Location loc, Value scalar, int64_t width) {
@@ -61,11 +59,11 @@ RowNormBuffers prepareRowNorm(OpBuilder &b, Location loc, NormOp op,
   RowNormBuffers r;
   RankedTensorType type = op.getResult().getType();
   int64_t rank = type.getRank();
-  Value x = getBuffer(b, loc, input);
-  r.rows = getNumElements(b, loc, x, 0, axis);
-  r.cols = getNumElements(b, loc, x, axis, rank);
-  r.x = reshapeBuffer(b, loc, x, {r.rows, r.cols});
-  r.yFull = allocBuffer(b, loc, type, x);
+  r.xFull = getBuffer(b, loc, input);
+  r.rows = getNumElements(b, loc, r.xFull, 0, axis);
+  r.cols = getNumElements(b, loc, r.xFull, axis, rank);
+  r.x = reshapeBuffer(b, loc, r.xFull, {r.rows, r.cols});
+  r.yFull = allocBuffer(b, loc, type, r.xFull);
   r.y = reshapeBuffer(b, loc, r.yFull, {r.rows, r.cols});
   if (scale)
     r.scale = reshapeBuffer(b, loc, getBuffer(b, loc, scale), {r.cols});
@@ -128,20 +126,15 @@ struct LowerLayerNorm : LoopLoweringPattern<LayerNormOp> {
     RowNormBuffers r =
         prepareRowNorm(b, loc, op, adaptor.getInput(), adaptor.getScale(),
                        adaptor.getBias(), axis);
-    Value xFull = getBuffer(b, loc, adaptor.getInput());
     Value meanFull, mean, rstdFull, rstd;
     std::tie(meanFull, mean) =
-        allocStats(b, loc, op.getMean().getType(), xFull, r.rows);
+        allocStats(b, loc, op.getMean().getType(), r.xFull, r.rows);
     std::tie(rstdFull, rstd) =
-        allocStats(b, loc, op.getRstd().getType(), xFull, r.rows);
+        allocStats(b, loc, op.getRstd().getType(), r.xFull, r.rows);
 
-    Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
-    Value one = b.create<arith::ConstantIndexOp>(loc, 1);
     Value colsF = rowLengthAsFloat(b, loc, r.cols, acc);
-    b.create<scf::ParallelOp>(
-        loc, ValueRange{zero}, ValueRange{r.rows}, ValueRange{one},
-        [&](OpBuilder &pb, Location pl, ValueRange ivs) {
-          Value row = ivs[0];
+    emitParallelRows(
+        b, loc, r.rows, [&](OpBuilder &pb, Location pl, Value row) {
           Value sum = emitBlockedSum(
               pb, pl, r.cols, w, acc,
               [&](OpBuilder &sb, Location sl, Value j, int64_t width) {
@@ -161,7 +154,6 @@ struct LowerLayerNorm : LoopLoweringPattern<LayerNormOp> {
           storeAs(pb, pl, m, mean, row);
           storeAs(pb, pl, s, rstd, row);
           emitNormalizeRow(pb, pl, r, row, m, s, w, acc);
-          pb.create<scf::ReduceOp>(pl);
         });
     rewriter.replaceOp(op,
                        {toTensor(b, loc, r.yFull), toTensor(b, loc, meanFull),
@@ -185,18 +177,13 @@ struct LowerRMSNorm : LoopLoweringPattern<RMSNormOp> {
 
     RowNormBuffers r = prepareRowNorm(b, loc, op, adaptor.getInput(),
                                       adaptor.getScale(), Value(), axis);
-    Value xFull = getBuffer(b, loc, adaptor.getInput());
     Value rstdFull, rstd;
     std::tie(rstdFull, rstd) =
-        allocStats(b, loc, op.getRstd().getType(), xFull, r.rows);
+        allocStats(b, loc, op.getRstd().getType(), r.xFull, r.rows);
 
-    Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
-    Value one = b.create<arith::ConstantIndexOp>(loc, 1);
     Value colsF = rowLengthAsFloat(b, loc, r.cols, acc);
-    b.create<scf::ParallelOp>(
-        loc, ValueRange{zero}, ValueRange{r.rows}, ValueRange{one},
-        [&](OpBuilder &pb, Location pl, ValueRange ivs) {
-          Value row = ivs[0];
+    emitParallelRows(
+        b, loc, r.rows, [&](OpBuilder &pb, Location pl, Value row) {
           Value sq = emitBlockedSum(
               pb, pl, r.cols, w, acc,
               [&](OpBuilder &sb, Location sl, Value j, int64_t width) {
@@ -207,7 +194,6 @@ struct LowerRMSNorm : LoopLoweringPattern<RMSNormOp> {
               emitRstd(pb, pl, pb.create<arith::DivFOp>(pl, sq, colsF), eps);
           storeAs(pb, pl, s, rstd, row);
           emitNormalizeRow(pb, pl, r, row, Value(), s, w, acc);
-          pb.create<scf::ReduceOp>(pl);
         });
     rewriter.replaceOp(op,
                        {toTensor(b, loc, r.yFull), toTensor(b, loc, rstdFull)});

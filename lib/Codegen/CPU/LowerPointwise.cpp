@@ -175,49 +175,38 @@ struct LowerBiasAdd : LoopLoweringPattern<BiasAddOp> {
     Value channels = getNumElements(b, loc, x, axis, axis + 1);
     Value inner = getNumElements(b, loc, x, axis + 1, rank);
     Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
-    Value one = b.create<arith::ConstantIndexOp>(loc, 1);
 
     if (axis == rank - 1) {
       Value x2 = reshapeBuffer(b, loc, x, {outer, channels});
       Value y2 = reshapeBuffer(b, loc, y, {outer, channels});
-      b.create<scf::ParallelOp>(
-          loc, ValueRange{zero}, ValueRange{outer}, ValueRange{one},
-          [&](OpBuilder &pb, Location pl, ValueRange ivs) {
-            Value r = ivs[0];
-            emitVectorLoop(
-                pb, pl, zero, channels, w,
-                [&](OpBuilder &lb, Location ll, Value c, int64_t width) {
-                  Value v = lb.create<arith::AddFOp>(
-                      ll, loadAs(lb, ll, x2, {r, c}, width, acc),
-                      loadAs(lb, ll, bias, c, width, acc));
-                  storeAs(lb, ll, v, y2, {r, c});
-                });
-            pb.create<scf::ReduceOp>(pl);
-          });
+      emitParallelRows(b, loc, outer, [&](OpBuilder &pb, Location pl, Value r) {
+        emitVectorLoop(pb, pl, zero, channels, w,
+                       [&](OpBuilder &lb, Location ll, Value c, int64_t width) {
+                         Value v = lb.create<arith::AddFOp>(
+                             ll, loadAs(lb, ll, x2, {r, c}, width, acc),
+                             loadAs(lb, ll, bias, c, width, acc));
+                         storeAs(lb, ll, v, y2, {r, c});
+                       });
+      });
     } else {
       Value rows = b.createOrFold<arith::MulIOp>(loc, outer, channels);
       Value x2 = reshapeBuffer(b, loc, x, {rows, inner});
       Value y2 = reshapeBuffer(b, loc, y, {rows, inner});
-      b.create<scf::ParallelOp>(
-          loc, ValueRange{zero}, ValueRange{rows}, ValueRange{one},
-          [&](OpBuilder &pb, Location pl, ValueRange ivs) {
-            Value r = ivs[0];
-            Value c = pb.create<arith::RemUIOp>(pl, r, channels);
-            Value scalarBias = loadAs(pb, pl, bias, c, 1, acc);
-            emitVectorLoop(
-                pb, pl, zero, inner, w,
-                [&](OpBuilder &lb, Location ll, Value j, int64_t width) {
-                  Value bv = width == 1
-                                 ? scalarBias
-                                 : lb.create<vector::BroadcastOp>(
-                                         ll, widen(acc, width), scalarBias)
-                                       .getResult();
-                  Value v = lb.create<arith::AddFOp>(
-                      ll, loadAs(lb, ll, x2, {r, j}, width, acc), bv);
-                  storeAs(lb, ll, v, y2, {r, j});
-                });
-            pb.create<scf::ReduceOp>(pl);
-          });
+      emitParallelRows(b, loc, rows, [&](OpBuilder &pb, Location pl, Value r) {
+        Value c = pb.create<arith::RemUIOp>(pl, r, channels);
+        Value scalarBias = loadAs(pb, pl, bias, c, 1, acc);
+        emitVectorLoop(pb, pl, zero, inner, w,
+                       [&](OpBuilder &lb, Location ll, Value j, int64_t width) {
+                         Value bv = width == 1 ? scalarBias
+                                               : lb.create<vector::BroadcastOp>(
+                                                       ll, widen(acc, width),
+                                                       scalarBias)
+                                                     .getResult();
+                         Value v = lb.create<arith::AddFOp>(
+                             ll, loadAs(lb, ll, x2, {r, j}, width, acc), bv);
+                         storeAs(lb, ll, v, y2, {r, j});
+                       });
+      });
     }
     rewriter.replaceOp(op, toTensor(b, loc, y));
     return success();
