@@ -49,9 +49,17 @@ struct LoopLoweringOptions {
 void populateLowerPointwiseToLoopsPatterns(RewritePatternSet &patterns,
                                            const LoopLoweringOptions &options);
 
-/// Patterns lowering the forward norms (layer_norm, rms_norm) to loops.
+/// Patterns lowering the forward norms to loops.
 void populateLowerNormsToLoopsPatterns(RewritePatternSet &patterns,
                                        const LoopLoweringOptions &options);
+
+/// Patterns lowering the backward norms to loops.
+void populateLowerNormGradsToLoopsPatterns(RewritePatternSet &patterns,
+                                           const LoopLoweringOptions &options);
+
+/// Patterns lowering matmul, conv2d and the conv2d backward ops to loops.
+void populateLowerProducersToLoopsPatterns(RewritePatternSet &patterns,
+                                           const LoopLoweringOptions &options);
 
 #define GEN_PASS_REGISTRATION
 #include "normfuse/Codegen/Passes.h.inc"

@@ -27,6 +27,25 @@ using namespace mlir;
 using namespace mlir::nf;
 
 namespace {
+/// Replaces each nf.fused by the ops of its region. On the CPU the fused
+/// ops run one after the other; a kernel that keeps the producer's tiles in
+/// cache for the epilogue is the work of the fusion issue.
+void inlineFusedOps(Operation *root) {
+  SmallVector<FusedOp> fused;
+  root->walk([&](FusedOp op) { fused.push_back(op); });
+  IRRewriter rewriter(root->getContext());
+  // Post-order: inner ops first (nf.fused does not nest today, but the
+  // order keeps this right if it ever does).
+  for (FusedOp op : fused) {
+    Block &body = op.getBody().front();
+    auto yield = cast<YieldOp>(body.getTerminator());
+    SmallVector<Value> results(yield.getValues());
+    rewriter.eraseOp(yield);
+    rewriter.inlineBlockBefore(&body, op, op.getInputs());
+    rewriter.replaceOp(op, results);
+  }
+}
+
 struct NFLowerToLoopsPass
     : nf::impl::NFLowerToLoopsPassBase<NFLowerToLoopsPass> {
   using NFLowerToLoopsPassBase::NFLowerToLoopsPassBase;
@@ -39,20 +58,26 @@ struct NFLowerToLoopsPass
       return signalPassFailure();
     }
     MLIRContext *ctx = &getContext();
+    inlineFusedOps(getOperation());
     LoopLoweringOptions options;
     options.vectorWidth = vectorWidth;
     RewritePatternSet patterns(ctx);
     populateLowerPointwiseToLoopsPatterns(patterns, options);
     populateLowerNormsToLoopsPatterns(patterns, options);
+    populateLowerNormGradsToLoopsPatterns(patterns, options);
+    populateLowerProducersToLoopsPatterns(patterns, options);
 
     // Name the ops no pattern lowers, rather than the conversion's generic
-    // "failed to legalize".
+    // "failed to legalize": the lowered ops are the patterns' roots.
+    llvm::DenseSet<OperationName> lowered;
+    for (const std::unique_ptr<RewritePattern> &pattern :
+         patterns.getNativePatterns())
+      if (std::optional<OperationName> root = pattern->getRootKind())
+        lowered.insert(*root);
     bool unsupported = false;
     getOperation().walk([&](Operation *op) {
-      if (!isa<NFDialect>(op->getDialect()))
-        return;
-      if (!isa<ReluOp, GeluOp, SiluOp, AddOp, MulOp, BiasAddOp, LayerNormOp,
-               RMSNormOp>(op)) {
+      if (isa<NFDialect>(op->getDialect()) &&
+          !lowered.contains(op->getName())) {
         op->emitOpError() << "has no CPU lowering yet";
         unsupported = true;
       }
