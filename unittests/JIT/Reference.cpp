@@ -264,3 +264,165 @@ void nftest::rmsNormReference(const std::vector<double> &x, int64_t cols,
       y[r * cols + j] = x[r * cols + j] * rs * (scale ? (*scale)[j] : 1.0);
   }
 }
+
+namespace {
+/// The (image, channel) pairs of statistic k: images [m0, m1) and channels
+/// [c0, c1).
+struct StatSpan {
+  int64_t m0, m1, c0, c1;
+};
+
+StatSpan spanOf(const ChannelDims &d, int64_t groups, bool acrossImages,
+                int64_t k) {
+  int64_t size = d.c / groups;
+  if (acrossImages)
+    return {0, d.n, k * size, (k + 1) * size};
+  int64_t g = k % groups;
+  return {k / groups, k / groups + 1, g * size, (g + 1) * size};
+}
+
+int64_t numStats(const ChannelDims &d, int64_t groups, bool acrossImages) {
+  return acrossImages ? groups : d.n * groups;
+}
+
+/// Two-pass float64 mean and biased variance of each statistic.
+void channelMoments(const std::vector<double> &x, const ChannelDims &d,
+                    int64_t groups, bool acrossImages,
+                    std::vector<double> &mean, std::vector<double> &var) {
+  int64_t k = numStats(d, groups, acrossImages);
+  mean.assign(k, 0.0);
+  var.assign(k, 0.0);
+  for (int64_t i = 0; i < k; ++i) {
+    StatSpan sp = spanOf(d, groups, acrossImages, i);
+    double count = double((sp.m1 - sp.m0) * (sp.c1 - sp.c0) * d.s);
+    for (int pass = 0; pass < 2; ++pass)
+      for (int64_t m = sp.m0; m < sp.m1; ++m)
+        for (int64_t c = sp.c0; c < sp.c1; ++c)
+          for (int64_t s = 0; s < d.s; ++s) {
+            double v = x[d.at(m, c, s)];
+            if (pass == 0)
+              mean[i] += v / count;
+            else
+              var[i] += (v - mean[i]) * (v - mean[i]) / count;
+          }
+  }
+}
+
+void channelNormApply(const std::vector<double> &x, const ChannelDims &d,
+                      int64_t groups, bool acrossImages,
+                      const std::vector<double> &mean,
+                      const std::vector<double> &rstd,
+                      const std::vector<double> *scale,
+                      const std::vector<double> *bias, std::vector<double> &y) {
+  y.assign(x.size(), 0.0);
+  for (int64_t i = 0; i < numStats(d, groups, acrossImages); ++i) {
+    StatSpan sp = spanOf(d, groups, acrossImages, i);
+    for (int64_t m = sp.m0; m < sp.m1; ++m)
+      for (int64_t c = sp.c0; c < sp.c1; ++c)
+        for (int64_t s = 0; s < d.s; ++s) {
+          int64_t at = d.at(m, c, s);
+          double v = (x[at] - mean[i]) * rstd[i];
+          y[at] = v * (scale ? (*scale)[c] : 1.0) + (bias ? (*bias)[c] : 0.0);
+        }
+  }
+}
+} // namespace
+
+void nftest::groupNormReference(const std::vector<double> &x,
+                                const ChannelDims &d, int64_t groups,
+                                const std::vector<double> *scale,
+                                const std::vector<double> *bias, double eps,
+                                std::vector<double> &y,
+                                std::vector<double> &mean,
+                                std::vector<double> &rstd) {
+  std::vector<double> var;
+  channelMoments(x, d, groups, false, mean, var);
+  rstd.resize(var.size());
+  for (size_t i = 0; i < var.size(); ++i)
+    rstd[i] = 1.0 / std::sqrt(var[i] + eps);
+  channelNormApply(x, d, groups, false, mean, rstd, scale, bias, y);
+}
+
+void nftest::batchNormTrainingReference(
+    const std::vector<double> &x, const ChannelDims &d,
+    const std::vector<double> *scale, const std::vector<double> *bias,
+    double eps, double momentum, const std::vector<double> &runningMean,
+    const std::vector<double> &runningVar, std::vector<double> &y,
+    std::vector<double> &mean, std::vector<double> &rstd,
+    std::vector<double> &newRunningMean, std::vector<double> &newRunningVar) {
+  std::vector<double> var;
+  channelMoments(x, d, d.c, true, mean, var);
+  double n = double(d.n * d.s);
+  rstd.resize(d.c);
+  newRunningMean.resize(d.c);
+  newRunningVar.resize(d.c);
+  for (int64_t c = 0; c < d.c; ++c) {
+    rstd[c] = 1.0 / std::sqrt(var[c] + eps);
+    newRunningMean[c] = (1 - momentum) * runningMean[c] + momentum * mean[c];
+    newRunningVar[c] =
+        (1 - momentum) * runningVar[c] + momentum * var[c] * n / (n - 1);
+  }
+  channelNormApply(x, d, d.c, true, mean, rstd, scale, bias, y);
+}
+
+void nftest::channelNormGradReference(
+    const std::vector<double> &dy, const std::vector<double> &x,
+    const ChannelDims &d, int64_t groups, bool acrossImages,
+    const std::vector<double> &mean, const std::vector<double> &rstd,
+    const std::vector<double> *scale, std::vector<double> &dx,
+    std::vector<double> &dscale, std::vector<double> &dbias) {
+  dx.assign(x.size(), 0.0);
+  dscale.assign(d.c, 0.0);
+  dbias.assign(d.c, 0.0);
+  auto g = [&](int64_t c) { return scale ? (*scale)[c] : 1.0; };
+  for (int64_t i = 0; i < numStats(d, groups, acrossImages); ++i) {
+    StatSpan sp = spanOf(d, groups, acrossImages, i);
+    double count = double((sp.m1 - sp.m0) * (sp.c1 - sp.c0) * d.s);
+    // dL/dxhat = g * dy; dx = rstd * (dxhat - mean(dxhat) - xhat *
+    // mean(dxhat * xhat)).
+    double sumDxhat = 0, sumDxhatXhat = 0;
+    for (int64_t m = sp.m0; m < sp.m1; ++m)
+      for (int64_t c = sp.c0; c < sp.c1; ++c)
+        for (int64_t s = 0; s < d.s; ++s) {
+          int64_t at = d.at(m, c, s);
+          double xhat = (x[at] - mean[i]) * rstd[i];
+          sumDxhat += g(c) * dy[at];
+          sumDxhatXhat += g(c) * dy[at] * xhat;
+          dscale[c] += dy[at] * xhat;
+          dbias[c] += dy[at];
+        }
+    for (int64_t m = sp.m0; m < sp.m1; ++m)
+      for (int64_t c = sp.c0; c < sp.c1; ++c)
+        for (int64_t s = 0; s < d.s; ++s) {
+          int64_t at = d.at(m, c, s);
+          double xhat = (x[at] - mean[i]) * rstd[i];
+          dx[at] = rstd[i] * (g(c) * dy[at] - sumDxhat / count -
+                              xhat * sumDxhatXhat / count);
+        }
+  }
+}
+
+void nftest::rmsNormGradReference(const std::vector<double> &dy,
+                                  const std::vector<double> &x, int64_t cols,
+                                  const std::vector<double> &rstd,
+                                  const std::vector<double> *scale,
+                                  std::vector<double> &dx,
+                                  std::vector<double> &dscale) {
+  int64_t rows = cols ? x.size() / cols : 0;
+  dx.assign(x.size(), 0.0);
+  dscale.assign(cols, 0.0);
+  for (int64_t r = 0; r < rows; ++r) {
+    double sum = 0;
+    for (int64_t j = 0; j < cols; ++j) {
+      int64_t at = r * cols + j;
+      double xhat = x[at] * rstd[r];
+      sum += (scale ? (*scale)[j] : 1.0) * dy[at] * xhat;
+      dscale[j] += dy[at] * xhat;
+    }
+    for (int64_t j = 0; j < cols; ++j) {
+      int64_t at = r * cols + j;
+      double g = scale ? (*scale)[j] : 1.0;
+      dx[at] = rstd[r] * (g * dy[at] - x[at] * rstd[r] * sum / cols);
+    }
+  }
+}

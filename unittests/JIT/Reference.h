@@ -58,6 +58,51 @@ void rmsNormReference(const std::vector<double> &x, int64_t cols,
                       const std::vector<double> *scale, double eps,
                       std::vector<double> &y, std::vector<double> &rstd);
 
+/// The gradients of rms_norm over rows of `cols` elements from its saved
+/// rstd (one per row); dscale has `cols` elements.
+void rmsNormGradReference(const std::vector<double> &dy,
+                          const std::vector<double> &x, int64_t cols,
+                          const std::vector<double> &rstd,
+                          const std::vector<double> *scale,
+                          std::vector<double> &dx, std::vector<double> &dscale);
+
+/// A tensor of N images, C channels and S spatial positions, stored NCHW
+/// ((n, c, s) order) or NHWC ((n, s, c) order).
+struct ChannelDims {
+  int64_t n, c, s;
+  bool channelsLast;
+  int64_t at(int64_t ni, int64_t ci, int64_t si) const {
+    return channelsLast ? (ni * s + si) * c + ci : (ni * c + ci) * s + si;
+  }
+  int64_t size() const { return n * c * s; }
+};
+
+/// GroupNorm (InstanceNorm when groups == C): mean and rstd are (N, groups).
+void groupNormReference(const std::vector<double> &x, const ChannelDims &d,
+                        int64_t groups, const std::vector<double> *scale,
+                        const std::vector<double> *bias, double eps,
+                        std::vector<double> &y, std::vector<double> &mean,
+                        std::vector<double> &rstd);
+
+/// BatchNorm with batch statistics, as PyTorch's training mode: statistics
+/// (C); the running variance takes the unbiased batch variance.
+void batchNormTrainingReference(
+    const std::vector<double> &x, const ChannelDims &d,
+    const std::vector<double> *scale, const std::vector<double> *bias,
+    double eps, double momentum, const std::vector<double> &runningMean,
+    const std::vector<double> &runningVar, std::vector<double> &y,
+    std::vector<double> &mean, std::vector<double> &rstd,
+    std::vector<double> &newRunningMean, std::vector<double> &newRunningVar);
+
+/// The gradients of a channel norm from its saved statistics: (N, groups)
+/// for GroupNorm/InstanceNorm, or (C) when `acrossImages` (BatchNorm).
+void channelNormGradReference(
+    const std::vector<double> &dy, const std::vector<double> &x,
+    const ChannelDims &d, int64_t groups, bool acrossImages,
+    const std::vector<double> &mean, const std::vector<double> &rstd,
+    const std::vector<double> *scale, std::vector<double> &dx,
+    std::vector<double> &dscale, std::vector<double> &dbias);
+
 } // namespace nftest
 
 #endif // NORMFUSE_UNITTESTS_JIT_REFERENCE_H

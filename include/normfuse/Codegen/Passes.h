@@ -53,7 +53,12 @@ void populateLowerPointwiseToLoopsPatterns(RewritePatternSet &patterns,
 void populateLowerNormsToLoopsPatterns(RewritePatternSet &patterns,
                                        const LoopLoweringOptions &options);
 
-/// Patterns lowering the backward norms to loops.
+/// Patterns lowering the norms with per-channel statistics (group, instance,
+/// batch norm), forward and backward, and bias_add_grad to loops.
+void populateLowerChannelNormsToLoopsPatterns(
+    RewritePatternSet &patterns, const LoopLoweringOptions &options);
+
+/// Patterns lowering the backward trailing-axis norms to loops.
 void populateLowerNormGradsToLoopsPatterns(RewritePatternSet &patterns,
                                            const LoopLoweringOptions &options);
 

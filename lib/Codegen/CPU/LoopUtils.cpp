@@ -10,6 +10,7 @@
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/TypeUtilities.h"
@@ -46,6 +47,14 @@ Value cpu::toTensor(OpBuilder &b, Location loc, Value buffer) {
   return b.create<bufferization::ToTensorOp>(loc, tensorType, buffer,
                                              /*restrict=*/true,
                                              /*writable=*/true);
+}
+
+Value cpu::toTensorOf(OpBuilder &b, Location loc, Value buffer,
+                      RankedTensorType type) {
+  Value tensor = toTensor(b, loc, buffer);
+  if (tensor.getType() == type)
+    return tensor;
+  return b.create<tensor::CastOp>(loc, type, tensor);
 }
 
 Value cpu::getNumElements(OpBuilder &b, Location loc, Value buffer,
@@ -101,7 +110,7 @@ Value cpu::floatConstant(OpBuilder &b, Location loc, double value, Type type,
                                      DenseElementsAttr::get(vecType, attr));
 }
 
-static Value convertFloat(OpBuilder &b, Location loc, Value v, Type to) {
+Value cpu::convertFloat(OpBuilder &b, Location loc, Value v, Type to) {
   Type from = getElementTypeOrSelf(v.getType());
   Type target = to;
   if (auto vec = dyn_cast<VectorType>(v.getType()))
@@ -216,6 +225,12 @@ static Value emitVectorSum(OpBuilder &b, Location loc, Value lower, Value upper,
 
 Value cpu::emitBlockedSum(OpBuilder &b, Location loc, Value n, int64_t width,
                           Type accType, SumTerm term) {
+  return convertFloat(
+      b, loc, emitBlockedSumF64(b, loc, n, width, accType, term), accType);
+}
+
+Value cpu::emitBlockedSumF64(OpBuilder &b, Location loc, Value n, int64_t width,
+                             Type accType, SumTerm term) {
   Type f64 = b.getF64Type();
   Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
   Value one = b.create<arith::ConstantIndexOp>(loc, 1);
@@ -264,5 +279,26 @@ Value cpu::emitBlockedSum(OpBuilder &b, Location loc, Value n, int64_t width,
         tb.create<scf::YieldOp>(
             tl, ValueRange{tb.create<arith::AddFOp>(tl, acc[0], t)});
       });
-  return convertFloat(b, loc, tail.getResult(0), accType);
+  return tail.getResult(0);
+}
+
+Value cpu::splat(OpBuilder &b, Location loc, Value scalar, int64_t width) {
+  if (width == 1)
+    return scalar;
+  return b.create<vector::BroadcastOp>(
+      loc, VectorType::get({width}, scalar.getType()), scalar);
+}
+
+Value cpu::allocScratch(OpBuilder &b, Location loc, ArrayRef<Value> sizes,
+                        Type elementType) {
+  SmallVector<int64_t> shape;
+  SmallVector<Value> dynamicSizes;
+  for (Value size : sizes) {
+    std::optional<int64_t> c = getConstantIntValue(size);
+    shape.push_back(c ? *c : ShapedType::kDynamic);
+    if (!c)
+      dynamicSizes.push_back(size);
+  }
+  return b.create<memref::AllocOp>(loc, MemRefType::get(shape, elementType),
+                                   dynamicSizes, b.getI64IntegerAttr(64));
 }

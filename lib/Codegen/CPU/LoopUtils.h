@@ -40,6 +40,11 @@ Value allocBuffer(OpBuilder &b, Location loc, RankedTensorType type,
 /// The tensor whose contents are `buffer` (freshly written by a lowering).
 Value toTensor(OpBuilder &b, Location loc, Value buffer);
 
+/// The tensor of `buffer`, cast to `type` where the two differ only in which
+/// sizes are static.
+Value toTensorOf(OpBuilder &b, Location loc, Value buffer,
+                 RankedTensorType type);
+
 /// The product of dimensions [from, to) of `buffer`, as an index value.
 Value getNumElements(OpBuilder &b, Location loc, Value buffer, int64_t from,
                      int64_t to);
@@ -90,6 +95,21 @@ using SumTerm =
 /// the total is returned in `accType`.
 Value emitBlockedSum(OpBuilder &b, Location loc, Value n, int64_t width,
                      Type accType, SumTerm term);
+
+/// emitBlockedSum returning the f64 total.
+Value emitBlockedSumF64(OpBuilder &b, Location loc, Value n, int64_t width,
+                        Type accType, SumTerm term);
+
+/// `scalar` broadcast to `width` lanes (itself when `width` == 1).
+Value splat(OpBuilder &b, Location loc, Value scalar, int64_t width);
+
+/// Converts a float scalar or vector to element type `to`.
+Value convertFloat(OpBuilder &b, Location loc, Value v, Type to);
+
+/// A 64-byte aligned scratch buffer with the given sizes (static where they
+/// are constants); the buffer deallocation pipeline frees it.
+Value allocScratch(OpBuilder &b, Location loc, ArrayRef<Value> sizes,
+                   Type elementType);
 
 } // namespace mlir::nf::cpu
 

@@ -35,13 +35,6 @@ struct RowNormBuffers {
   Value rows, cols;   // index values
 };
 
-Value splat(OpBuilder &b, Location loc, Value scalar, int64_t width) {
-  if (width == 1)
-    return scalar;
-  return b.create<vector::BroadcastOp>(
-      loc, VectorType::get({width}, scalar.getType()), scalar);
-}
-
 /// 1 / sqrt(v + eps) in the accumulation type.
 Value emitRstd(OpBuilder &b, Location loc, Value meanOfSquares,
                double epsilon) {

@@ -1,9 +1,9 @@
 //===- LowerPointwise.cpp - pointwise nf ops to loops -----------*- C++ -*-===//
 //
-// Part of normfuse. Lowers relu, gelu, silu, add, mul and bias_add to
-// parallel loops over chunks of their flattened operands, each chunk an
-// inner vector loop with a scalar tail. Arithmetic is in f32 (f64 for f64
-// data); f16 and bf16 are converted on load and store.
+// Part of normfuse. Lowers relu, gelu, silu, their gradients, add, mul and
+// bias_add to parallel loops over chunks of their flattened operands, each
+// chunk an inner vector loop with a scalar tail. Arithmetic is in f32 (f64 for
+// f64 data); f16 and bf16 are converted on load and store.
 //
 //===----------------------------------------------------------------------===//
 
@@ -110,6 +110,92 @@ Value emitSilu(OpBuilder &b, Location loc, Value x, int64_t w) {
       b.create<arith::AddFOp>(loc, floatConstant(b, loc, 1.0, t, w), e);
   return b.create<arith::DivFOp>(loc, x, denom);
 }
+
+/// relu_grad from the forward output y: dy where y > 0, else 0. A NaN y
+/// passes dy through, as PyTorch's threshold_backward does.
+Value emitReluGrad(OpBuilder &b, Location loc, Value dy, Value y, int64_t w) {
+  Type t = getElementTypeOrSelf(y.getType());
+  Value zero = floatConstant(b, loc, 0.0, t, w);
+  Value off = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OLE, y, zero);
+  return b.create<arith::SelectOp>(loc, off, zero, dy);
+}
+
+/// gelu_grad: dy * d/dx gelu(x).
+Value emitGeluGrad(OpBuilder &b, Location loc, Value dy, Value x, int64_t w,
+                   GeluApproximation approximation) {
+  Type t = getElementTypeOrSelf(x.getType());
+  auto c = [&](double v) { return floatConstant(b, loc, v, t, w); };
+  auto mul = [&](Value l, Value r) {
+    return b.create<arith::MulFOp>(loc, l, r).getResult();
+  };
+  auto add = [&](Value l, Value r) {
+    return b.create<arith::AddFOp>(loc, l, r).getResult();
+  };
+  Value x2 = mul(x, x);
+  Value derivative;
+  if (approximation == GeluApproximation::Tanh) {
+    // u = k (x + a x^3), t = tanh(u):
+    // 0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3 a x^2)
+    const double k = std::sqrt(2.0 / M_PI), a = 0.044715;
+    Value u = mul(c(k), add(x, mul(c(a), mul(x2, x))));
+    Value th = b.create<math::TanhOp>(loc, u);
+    Value du = mul(c(k), add(c(1.0), mul(c(3.0 * a), x2)));
+    Value sech2 = b.create<arith::SubFOp>(loc, c(1.0), mul(th, th));
+    derivative =
+        add(mul(c(0.5), add(c(1.0), th)), mul(mul(c(0.5), x), mul(sech2, du)));
+  } else {
+    // Phi(x) + x phi(x), phi(x) = exp(-x^2 / 2) / sqrt(2 pi)
+    Value cdf = mul(
+        c(0.5), add(c(1.0), b.create<math::ErfOp>(loc, mul(c(M_SQRT1_2), x))));
+    Value pdf = mul(c(1.0 / std::sqrt(2.0 * M_PI)),
+                    b.create<math::ExpOp>(loc, mul(c(-0.5), x2)));
+    derivative = add(cdf, mul(x, pdf));
+  }
+  return mul(dy, derivative);
+}
+
+/// silu_grad: dy * s * (1 + x * (1 - s)), s = sigmoid(x).
+Value emitSiluGrad(OpBuilder &b, Location loc, Value dy, Value x, int64_t w) {
+  Type t = getElementTypeOrSelf(x.getType());
+  Value one = floatConstant(b, loc, 1.0, t, w);
+  Value e = b.create<math::ExpOp>(loc, b.create<arith::NegFOp>(loc, x));
+  Value s =
+      b.create<arith::DivFOp>(loc, one, b.create<arith::AddFOp>(loc, one, e));
+  Value inner = b.create<arith::AddFOp>(
+      loc, one,
+      b.create<arith::MulFOp>(loc, x, b.create<arith::SubFOp>(loc, one, s)));
+  return b.create<arith::MulFOp>(loc, dy,
+                                 b.create<arith::MulFOp>(loc, s, inner));
+}
+
+/// relu_grad, gelu_grad and silu_grad: (grad_output, forward value).
+template <typename NFOp>
+struct LowerActivationGrad : LoopLoweringPattern<NFOp> {
+  using LoopLoweringPattern<NFOp>::LoopLoweringPattern;
+
+  LogicalResult
+  matchAndRewrite(NFOp op, typename NFOp::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Value forward;
+    if constexpr (std::is_same_v<NFOp, ReluGradOp>)
+      forward = adaptor.getResult();
+    else
+      forward = adaptor.getInput();
+    Value result = lowerElementwise(
+        rewriter, op.getLoc(), {adaptor.getGradOutput(), forward}, op.getType(),
+        this->options.vectorWidth,
+        [&](OpBuilder &b, Location loc, ValueRange v, int64_t w) -> Value {
+          if constexpr (std::is_same_v<NFOp, ReluGradOp>)
+            return emitReluGrad(b, loc, v[0], v[1], w);
+          else if constexpr (std::is_same_v<NFOp, SiluGradOp>)
+            return emitSiluGrad(b, loc, v[0], v[1], w);
+          else
+            return emitGeluGrad(b, loc, v[0], v[1], w, op.getApproximate());
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
 
 template <typename NFOp> struct LowerUnary : LoopLoweringPattern<NFOp> {
   using LoopLoweringPattern<NFOp>::LoopLoweringPattern;
@@ -218,7 +304,10 @@ struct LowerBiasAdd : LoopLoweringPattern<BiasAddOp> {
 void mlir::nf::populateLowerPointwiseToLoopsPatterns(
     RewritePatternSet &patterns, const LoopLoweringOptions &options) {
   MLIRContext *ctx = patterns.getContext();
-  patterns.add<LowerUnary<ReluOp>, LowerUnary<GeluOp>, LowerUnary<SiluOp>,
-               LowerBinary<AddOp, arith::AddFOp>,
-               LowerBinary<MulOp, arith::MulFOp>, LowerBiasAdd>(ctx, options);
+  patterns
+      .add<LowerUnary<ReluOp>, LowerUnary<GeluOp>, LowerUnary<SiluOp>,
+           LowerBinary<AddOp, arith::AddFOp>, LowerBinary<MulOp, arith::MulFOp>,
+           LowerBiasAdd, LowerActivationGrad<ReluGradOp>,
+           LowerActivationGrad<GeluGradOp>, LowerActivationGrad<SiluGradOp>>(
+          ctx, options);
 }

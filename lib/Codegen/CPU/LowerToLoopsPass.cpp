@@ -64,6 +64,7 @@ struct NFLowerToLoopsPass
     RewritePatternSet patterns(ctx);
     populateLowerPointwiseToLoopsPatterns(patterns, options);
     populateLowerNormsToLoopsPatterns(patterns, options);
+    populateLowerChannelNormsToLoopsPatterns(patterns, options);
     populateLowerNormGradsToLoopsPatterns(patterns, options);
     populateLowerProducersToLoopsPatterns(patterns, options);
 

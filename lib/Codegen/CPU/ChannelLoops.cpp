@@ -1,0 +1,330 @@
+//===- ChannelLoops.cpp - loops over (N, C, spatial) tensors ----*- C++ -*-===//
+//
+// Part of normfuse. See ChannelLoops.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ChannelLoops.h"
+#include "LoopUtils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace mlir::nf;
+using namespace mlir::nf::cpu;
+
+/// Channels-last positions per parallel chunk: the chunk's partial sums stay
+/// short f32 sums, and a chunk is a few tens of KiB of data.
+static constexpr int64_t kChunkPositions = 64;
+
+/// Elements of the images one range of emitImageRanges holds (about 4 MiB
+/// of f32): every pass of a range after the first reads from cache.
+static constexpr int64_t kRangeElements = 1 << 20;
+
+Value ChannelShape::view(OpBuilder &b, Location loc, Value buffer) const {
+  if (channelsLast)
+    return reshapeBuffer(b, loc, buffer, {images, spatial, channels});
+  return reshapeBuffer(b, loc, buffer, {images, channels, spatial});
+}
+
+ChannelShape cpu::getChannelShape(OpBuilder &b, Location loc, Value buffer,
+                                  Layout layout) {
+  int64_t rank = cast<MemRefType>(buffer.getType()).getRank();
+  ChannelShape s;
+  s.channelsLast = layout == Layout::NHWC;
+  s.images = getNumElements(b, loc, buffer, 0, 1);
+  if (s.channelsLast) {
+    s.spatial = getNumElements(b, loc, buffer, 1, rank - 1);
+    s.channels = getNumElements(b, loc, buffer, rank - 1, rank);
+  } else {
+    s.channels = getNumElements(b, loc, buffer, 1, 2);
+    s.spatial = getNumElements(b, loc, buffer, 2, rank);
+  }
+  return s;
+}
+
+static Value cst(OpBuilder &b, Location loc, int64_t v) {
+  return b.create<arith::ConstantIndexOp>(loc, v);
+}
+
+/// A 2-D scf.parallel over [lo0, hi0) x [lo1, hi1).
+static void emitParallel2D(
+    OpBuilder &b, Location loc, Value lo0, Value hi0, Value lo1, Value hi1,
+    llvm::function_ref<void(OpBuilder &, Location, Value, Value)> body) {
+  Value one = cst(b, loc, 1);
+  b.create<scf::ParallelOp>(loc, ValueRange{lo0, lo1}, ValueRange{hi0, hi1},
+                            ValueRange{one, one},
+                            [&](OpBuilder &pb, Location pl, ValueRange ivs) {
+                              body(pb, pl, ivs[0], ivs[1]);
+                              pb.create<scf::ReduceOp>(pl);
+                            });
+}
+
+/// The elements of every input at (m, row, j) of its view, `width` lanes.
+static SmallVector<Value> loadInputs(OpBuilder &b, Location loc,
+                                     const ChannelLoop &loop,
+                                     ValueRange indices, int64_t width) {
+  SmallVector<Value> values;
+  for (Value input : loop.inputs)
+    values.push_back(loadAs(b, loc, input, indices, width, loop.acc));
+  return values;
+}
+
+/// The coefficients of (m, c): scalars, each splat to `width` lanes.
+static SmallVector<Value> loadScalarCoefs(OpBuilder &b, Location loc,
+                                          const ChannelLoop &loop, Value m,
+                                          Value c) {
+  SmallVector<Value> values;
+  for (Value coef : loop.coefs)
+    values.push_back(loadAs(b, loc, coef, {m, c}, 1, loop.acc));
+  return values;
+}
+
+static SmallVector<Value> splatAll(OpBuilder &b, Location loc,
+                                   ValueRange scalars, int64_t width) {
+  SmallVector<Value> values;
+  for (Value v : scalars)
+    values.push_back(splat(b, loc, v, width));
+  return values;
+}
+
+/// The coefficients of (m, c..c+width): vectors loaded from the (M, C)
+/// buffers.
+static SmallVector<Value> loadVectorCoefs(OpBuilder &b, Location loc,
+                                          const ChannelLoop &loop, Value m,
+                                          Value c, int64_t width) {
+  SmallVector<Value> values;
+  for (Value coef : loop.coefs)
+    values.push_back(loadAs(b, loc, coef, {m, c}, width, loop.acc));
+  return values;
+}
+
+/// Number of channels-last chunks of a range of `spatial` positions.
+static Value numChunks(OpBuilder &b, Location loc, Value spatial) {
+  Value size = cst(b, loc, kChunkPositions);
+  return b.createOrFold<arith::DivUIOp>(
+      loc,
+      b.createOrFold<arith::AddIOp>(loc, spatial,
+                                    cst(b, loc, kChunkPositions - 1)),
+      size);
+}
+
+/// Runs `body(m, p)` for every position p of images [lo, hi), in parallel
+/// over (image, chunk of positions).
+static void
+emitPositionChunks(OpBuilder &b, Location loc, const ChannelShape &shape,
+                   Value lo, Value hi,
+                   llvm::function_ref<void(OpBuilder &, Location, Value m,
+                                           Value t, Value chunk)>
+                       chunkStart,
+                   llvm::function_ref<void(OpBuilder &, Location, Value m,
+                                           Value t, Value chunk, Value p)>
+                       body) {
+  Value zero = cst(b, loc, 0);
+  Value chunks = numChunks(b, loc, shape.spatial);
+  Value images = b.createOrFold<arith::SubIOp>(loc, hi, lo);
+  emitParallel2D(
+      b, loc, zero, images, zero, chunks,
+      [&](OpBuilder &pb, Location pl, Value t, Value chunk) {
+        Value m = pb.create<arith::AddIOp>(pl, lo, t);
+        Value p0 =
+            pb.create<arith::MulIOp>(pl, chunk, cst(pb, pl, kChunkPositions));
+        Value p1 = pb.create<arith::MinUIOp>(
+            pl, pb.create<arith::AddIOp>(pl, p0, cst(pb, pl, kChunkPositions)),
+            shape.spatial);
+        if (chunkStart)
+          chunkStart(pb, pl, m, t, chunk);
+        pb.create<scf::ForOp>(
+            pl, p0, p1, cst(pb, pl, 1), std::nullopt,
+            [&](OpBuilder &fb, Location fl, Value p, ValueRange) {
+              body(fb, fl, m, t, chunk, p);
+              fb.create<scf::YieldOp>(fl);
+            });
+      });
+}
+
+void cpu::emitChannelSums(OpBuilder &b, Location loc, const ChannelLoop &loop,
+                          Value lo, Value hi, ArrayRef<Value> sums,
+                          ChannelFn fn) {
+  const ChannelShape &shape = loop.shape;
+  Value zero = cst(b, loc, 0);
+  if (!shape.channelsLast) {
+    // One blocked sum per row (m, c) and term.
+    emitParallel2D(
+        b, loc, lo, hi, zero, shape.channels,
+        [&](OpBuilder &pb, Location pl, Value m, Value c) {
+          SmallVector<Value> coefs = loadScalarCoefs(pb, pl, loop, m, c);
+          for (size_t k = 0; k < sums.size(); ++k) {
+            Value total = emitBlockedSumF64(
+                pb, pl, shape.spatial, loop.width, loop.acc,
+                [&](OpBuilder &sb, Location sl, Value j, int64_t w) {
+                  return fn(sb, sl, loadInputs(sb, sl, loop, {m, c, j}, w),
+                            splatAll(sb, sl, coefs, w), w)[k];
+                });
+            pb.create<memref::StoreOp>(pl, total, sums[k], ValueRange{m, c});
+          }
+        });
+    return;
+  }
+
+  // Channels-last: each chunk of positions adds its terms into its own
+  // partial row of C values, then the rows are added in f64.
+  Value images = b.createOrFold<arith::SubIOp>(loc, hi, lo);
+  Value chunks = numChunks(b, loc, shape.spatial);
+  SmallVector<Value> partials;
+  for (size_t k = 0; k < sums.size(); ++k)
+    partials.push_back(
+        allocScratch(b, loc, {images, chunks, shape.channels}, loop.acc));
+  emitPositionChunks(
+      b, loc, shape, lo, hi,
+      [&](OpBuilder &cb, Location cl, Value, Value t, Value chunk) {
+        emitVectorLoop(cb, cl, cst(cb, cl, 0), shape.channels, loop.width,
+                       [&](OpBuilder &lb, Location ll, Value c, int64_t w) {
+                         Value z = floatConstant(lb, ll, 0.0, loop.acc, w);
+                         for (Value partial : partials)
+                           storeAs(lb, ll, z, partial, {t, chunk, c});
+                       });
+      },
+      [&](OpBuilder &fb, Location fl, Value m, Value t, Value chunk, Value p) {
+        emitVectorLoop(
+            fb, fl, cst(fb, fl, 0), shape.channels, loop.width,
+            [&](OpBuilder &lb, Location ll, Value c, int64_t w) {
+              SmallVector<Value> terms =
+                  fn(lb, ll, loadInputs(lb, ll, loop, {m, p, c}, w),
+                     loadVectorCoefs(lb, ll, loop, m, c, w), w);
+              for (auto [k, partial] : llvm::enumerate(partials)) {
+                Value acc = loadAs(lb, ll, partial, {t, chunk, c}, w, loop.acc);
+                storeAs(lb, ll, lb.create<arith::AddFOp>(ll, acc, terms[k]),
+                        partial, {t, chunk, c});
+              }
+            });
+      });
+  emitParallel2D(
+      b, loc, zero, images, zero, shape.channels,
+      [&](OpBuilder &pb, Location pl, Value t, Value c) {
+        Value m = pb.create<arith::AddIOp>(pl, lo, t);
+        for (size_t k = 0; k < partials.size(); ++k) {
+          Value partial = partials[k];
+          Value init = floatConstant(pb, pl, 0.0, pb.getF64Type(), 1);
+          auto loopOp = pb.create<scf::ForOp>(
+              pl, cst(pb, pl, 0), chunks, cst(pb, pl, 1), ValueRange{init},
+              [&](OpBuilder &fb, Location fl, Value chunk, ValueRange acc) {
+                Value v =
+                    loadAs(fb, fl, partial, {t, chunk, c}, 1, fb.getF64Type());
+                fb.create<scf::YieldOp>(
+                    fl, ValueRange{fb.create<arith::AddFOp>(fl, acc[0], v)});
+              });
+          pb.create<memref::StoreOp>(pl, loopOp.getResult(0), sums[k],
+                                     ValueRange{m, c});
+        }
+      });
+}
+
+void cpu::emitChannelMap(OpBuilder &b, Location loc, const ChannelLoop &loop,
+                         Value lo, Value hi, ArrayRef<Value> outputs,
+                         ChannelFn fn) {
+  const ChannelShape &shape = loop.shape;
+  Value zero = cst(b, loc, 0);
+  auto store = [&](OpBuilder &lb, Location ll, ArrayRef<Value> values,
+                   ValueRange indices) {
+    for (auto [k, output] : llvm::enumerate(outputs))
+      storeAs(lb, ll, values[k], output, indices);
+  };
+  if (!shape.channelsLast) {
+    emitParallel2D(
+        b, loc, lo, hi, zero, shape.channels,
+        [&](OpBuilder &pb, Location pl, Value m, Value c) {
+          SmallVector<Value> coefs = loadScalarCoefs(pb, pl, loop, m, c);
+          emitVectorLoop(pb, pl, zero, shape.spatial, loop.width,
+                         [&](OpBuilder &lb, Location ll, Value j, int64_t w) {
+                           store(lb, ll,
+                                 fn(lb, ll,
+                                    loadInputs(lb, ll, loop, {m, c, j}, w),
+                                    splatAll(lb, ll, coefs, w), w),
+                                 {m, c, j});
+                         });
+        });
+    return;
+  }
+  emitPositionChunks(
+      b, loc, shape, lo, hi, nullptr,
+      [&](OpBuilder &fb, Location fl, Value m, Value, Value, Value p) {
+        emitVectorLoop(fb, fl, cst(fb, fl, 0), shape.channels, loop.width,
+                       [&](OpBuilder &lb, Location ll, Value c, int64_t w) {
+                         store(lb, ll,
+                               fn(lb, ll,
+                                  loadInputs(lb, ll, loop, {m, p, c}, w),
+                                  loadVectorCoefs(lb, ll, loop, m, c, w), w),
+                               {m, p, c});
+                       });
+      });
+}
+
+void cpu::emitImageRanges(
+    OpBuilder &b, Location loc, const ChannelShape &shape, bool together,
+    llvm::function_ref<void(OpBuilder &, Location, Value, Value)> body) {
+  Value zero = cst(b, loc, 0);
+  if (together)
+    return body(b, loc, zero, shape.images);
+  Value one = cst(b, loc, 1);
+  Value imageElements =
+      b.createOrFold<arith::MulIOp>(loc, shape.channels, shape.spatial);
+  Value perRange = b.createOrFold<arith::MaxUIOp>(
+      loc, one,
+      b.createOrFold<arith::DivUIOp>(
+          loc, cst(b, loc, kRangeElements),
+          b.createOrFold<arith::MaxUIOp>(loc, one, imageElements)));
+  b.create<scf::ForOp>(loc, zero, shape.images, perRange, std::nullopt,
+                       [&](OpBuilder &fb, Location fl, Value lo, ValueRange) {
+                         Value hi = fb.create<arith::MinUIOp>(
+                             fl, fb.create<arith::AddIOp>(fl, lo, perRange),
+                             shape.images);
+                         body(fb, fl, lo, hi);
+                         fb.create<scf::YieldOp>(fl);
+                       });
+}
+
+void cpu::emitForEach(
+    OpBuilder &b, Location loc, Value mLo, Value mHi, Value cLo, Value cHi,
+    llvm::function_ref<void(OpBuilder &, Location, Value, Value)> body) {
+  Value one = cst(b, loc, 1);
+  b.create<scf::ForOp>(loc, mLo, mHi, one, std::nullopt,
+                       [&](OpBuilder &mb, Location ml, Value m, ValueRange) {
+                         mb.create<scf::ForOp>(ml, cLo, cHi, one, std::nullopt,
+                                               [&](OpBuilder &cb, Location cl,
+                                                   Value c, ValueRange) {
+                                                 body(cb, cl, m, c);
+                                                 cb.create<scf::YieldOp>(cl);
+                                               });
+                         mb.create<scf::YieldOp>(ml);
+                       });
+}
+
+Value cpu::emitSumOver(
+    OpBuilder &b, Location loc, Value mLo, Value mHi, Value cLo, Value cHi,
+    llvm::function_ref<Value(OpBuilder &, Location, Value, Value)> term) {
+  Value one = cst(b, loc, 1);
+  Value init = floatConstant(b, loc, 0.0, b.getF64Type(), 1);
+  auto outer = b.create<scf::ForOp>(
+      loc, mLo, mHi, one, ValueRange{init},
+      [&](OpBuilder &mb, Location ml, Value m, ValueRange mAcc) {
+        auto inner = mb.create<scf::ForOp>(
+            ml, cLo, cHi, one, ValueRange{mAcc[0]},
+            [&](OpBuilder &cb, Location cl, Value c, ValueRange cAcc) {
+              Value t =
+                  convertFloat(cb, cl, term(cb, cl, m, c), cb.getF64Type());
+              cb.create<scf::YieldOp>(
+                  cl, ValueRange{cb.create<arith::AddFOp>(cl, cAcc[0], t)});
+            });
+        mb.create<scf::YieldOp>(ml, inner.getResults());
+      });
+  return outer.getResult(0);
+}
+
+Value cpu::allocChannelScratch(OpBuilder &b, Location loc,
+                               const ChannelShape &shape, Type type) {
+  return allocScratch(b, loc, {shape.images, shape.channels}, type);
+}

@@ -1,0 +1,92 @@
+//===- ChannelLoops.h - loops over (N, C, spatial) tensors ------*- C++ -*-===//
+//
+// Part of normfuse. The norms with per-channel statistics (group, instance
+// and batch norm, forward and backward) and bias_add_grad share one
+// structure: a tensor is viewed as (M, C, S) for NCHW or (M, S, C) for NHWC
+// (M images, C channels, S spatial positions), per-(image, channel) sums of
+// a few terms are taken over S, small scalar loops turn them into
+// per-(image, channel) coefficients, and one elementwise pass applies them.
+//
+// Channels-first rows of S elements are contiguous: sums are blocked row
+// sums, maps are vector loops along the row with scalar coefficients.
+// Channels-last positions hold C contiguous channels: sums and maps run
+// vector loops along C over chunks of positions, the sums of a chunk
+// accumulate in a small scratch row, and chunk sums are added in f64.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NORMFUSE_LIB_CODEGEN_CPU_CHANNELLOOPS_H
+#define NORMFUSE_LIB_CODEGEN_CPU_CHANNELLOOPS_H
+
+#include "normfuse/Dialect/NF/IR/NFOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+
+namespace mlir::nf::cpu {
+
+/// The (M, C, S) shape of a rank >= 2 tensor in a layout.
+struct ChannelShape {
+  bool channelsLast = false;
+  Value images, channels, spatial; // index values
+
+  /// The (M, C, S) or (M, S, C) view of a contiguous buffer of this shape.
+  Value view(OpBuilder &b, Location loc, Value buffer) const;
+};
+
+ChannelShape getChannelShape(OpBuilder &b, Location loc, Value buffer,
+                             Layout layout);
+
+/// Computes values (in the accumulation type, scalars or vectors of
+/// `width` lanes) from the elements of the inputs at one position and the
+/// coefficients of the position's (image, channel).
+using ChannelFn = llvm::function_ref<SmallVector<Value>(
+    OpBuilder &, Location, ValueRange inputs, ValueRange coefs, int64_t width)>;
+
+/// The operands of a channel loop.
+struct ChannelLoop {
+  ChannelShape shape;
+  SmallVector<Value> inputs; // views from ChannelShape::view
+  SmallVector<Value> coefs;  // (M, C) buffers of the accumulation type
+  Type acc;                  // f32, or f64 for f64 data
+  int64_t width = 8;         // vector lanes
+};
+
+/// For images [lo, hi): sums[k][m, c] = sum over s of fn(...)[k], with
+/// `sums` (M, C) f64 buffers. Runs in parallel over rows (channels-first)
+/// or chunks of positions (channels-last).
+void emitChannelSums(OpBuilder &b, Location loc, const ChannelLoop &loop,
+                     Value lo, Value hi, ArrayRef<Value> sums, ChannelFn fn);
+
+/// For images [lo, hi): outputs[k] at every position = fn(...)[k], with
+/// `outputs` views from ChannelShape::view.
+void emitChannelMap(OpBuilder &b, Location loc, const ChannelLoop &loop,
+                    Value lo, Value hi, ArrayRef<Value> outputs, ChannelFn fn);
+
+/// Runs `body` on consecutive ranges [lo, hi) of images. With `together`
+/// it is one range of all images (statistics across images: BatchNorm);
+/// otherwise ranges of about a megabyte of elements, so the passes of a
+/// range find its data in cache.
+void emitImageRanges(
+    OpBuilder &b, Location loc, const ChannelShape &shape, bool together,
+    llvm::function_ref<void(OpBuilder &, Location, Value lo, Value hi)> body);
+
+/// Sequential loops over images [mLo, mHi) and channels [cLo, cHi).
+void emitForEach(
+    OpBuilder &b, Location loc, Value mLo, Value mHi, Value cLo, Value cHi,
+    llvm::function_ref<void(OpBuilder &, Location, Value m, Value c)> body);
+
+/// The f64 sum of `term(m, c)` over images [mLo, mHi) and channels
+/// [cLo, cHi).
+Value emitSumOver(
+    OpBuilder &b, Location loc, Value mLo, Value mHi, Value cLo, Value cHi,
+    llvm::function_ref<Value(OpBuilder &, Location, Value m, Value c)> term);
+
+/// An (M, C) scratch buffer of `type` (freed by the buffer deallocation
+/// pipeline, as every allocation of the lowering is).
+Value allocChannelScratch(OpBuilder &b, Location loc, const ChannelShape &shape,
+                          Type type);
+
+} // namespace mlir::nf::cpu
+
+#endif // NORMFUSE_LIB_CODEGEN_CPU_CHANNELLOOPS_H

@@ -1,0 +1,626 @@
+//===- LowerChannelNorms.cpp - group/instance/batch norm to loops -*- C++ -*-=//
+//
+// Part of normfuse. The norms with per-channel statistics, forward and
+// backward, and bias_add_grad, on the channel loops of ChannelLoops.h.
+//
+// Forward: the sums of x - pivot per (image, channel), the pivot being the
+// channel's first element (so a large mean does not cost the sum its
+// precision); the group mean from them in f64; the sums of squared
+// deviations from that mean (a second pass: never E[x^2] - E[x]^2); then
+// y = (x - mean) * (rstd * scale) + bias. GroupNorm and InstanceNorm run
+// these passes on ranges of images that fit in cache; BatchNorm's
+// statistics span every image.
+//
+// Backward, with xhat = (x - mean) * rstd and n values per group:
+//   dx = rstd * (scale * dy - sum(scale * dy) / n
+//                - xhat * sum(scale * dy * xhat) / n)
+//   dscale = sum over images and positions of dy * xhat, dbias of dy.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ChannelLoops.h"
+#include "LoopUtils.h"
+#include "normfuse/Codegen/Passes.h"
+#include "normfuse/Dialect/NF/IR/NFOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+using namespace mlir;
+using namespace mlir::nf;
+using namespace mlir::nf::cpu;
+
+namespace {
+
+Value f64Const(OpBuilder &b, Location loc, double v) {
+  return floatConstant(b, loc, v, b.getF64Type(), 1);
+}
+
+Value indexToF64(OpBuilder &b, Location loc, Value index) {
+  return b.create<arith::UIToFPOp>(
+      loc, b.getF64Type(),
+      b.create<arith::IndexCastUIOp>(loc, b.getI64Type(), index));
+}
+
+/// A per-channel parameter (C) as an f64 value at `c`, or `dflt` without one.
+Value loadParam(OpBuilder &b, Location loc, Value param, Value c, double dflt) {
+  if (!param)
+    return f64Const(b, loc, dflt);
+  return loadAs(b, loc, param, c, 1, b.getF64Type());
+}
+
+/// Which values share a statistic: `groupSize` consecutive channels of one
+/// image, or of every image (`acrossImages`, BatchNorm).
+struct Grouping {
+  Value groupSize; // index
+  Value groups;    // C / groupSize
+  bool acrossImages = false;
+};
+
+/// One statistic: its owner image (0 across images), its group, and the
+/// images and channels it covers.
+struct StatRange {
+  Value owner, group, mLo, mHi, cLo, cHi;
+};
+
+/// Runs `body` for every statistic over images [lo, hi).
+void emitGroups(
+    OpBuilder &b, Location loc, const Grouping &grouping, Value lo, Value hi,
+    llvm::function_ref<void(OpBuilder &, Location, const StatRange &)> body) {
+  Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
+  Value one = b.create<arith::ConstantIndexOp>(loc, 1);
+  Value ownersLo = grouping.acrossImages ? zero : lo;
+  Value ownersHi = grouping.acrossImages ? one : hi;
+  emitForEach(b, loc, ownersLo, ownersHi, zero, grouping.groups,
+              [&](OpBuilder &gb, Location gl, Value owner, Value g) {
+                StatRange r;
+                r.owner = owner;
+                r.group = g;
+                r.mLo = grouping.acrossImages ? lo : owner;
+                r.mHi = grouping.acrossImages
+                            ? hi
+                            : gb.create<arith::AddIOp>(gl, owner, one);
+                r.cLo = gb.create<arith::MulIOp>(gl, g, grouping.groupSize);
+                r.cHi = gb.create<arith::AddIOp>(gl, r.cLo, grouping.groupSize);
+                body(gb, gl, r);
+              });
+}
+
+/// The number of values a statistic covers, as f64.
+Value countOf(OpBuilder &b, Location loc, const StatRange &r, Value spatial) {
+  Value images = b.create<arith::SubIOp>(loc, r.mHi, r.mLo);
+  Value channels = b.create<arith::SubIOp>(loc, r.cHi, r.cLo);
+  return indexToF64(
+      b, loc,
+      b.create<arith::MulIOp>(
+          loc, b.create<arith::MulIOp>(loc, images, channels), spatial));
+}
+
+Value loadF64(OpBuilder &b, Location loc, Value buffer, ValueRange indices) {
+  return loadAs(b, loc, buffer, indices, 1, b.getF64Type());
+}
+
+/// The forward statistics of one group, in f64, for the op to store.
+struct GroupStats {
+  Value mean, variance, rstd, count;
+};
+using StoreStats = llvm::function_ref<void(
+    OpBuilder &, Location, const StatRange &, const GroupStats &)>;
+
+/// The operands of a forward channel norm (buffers in their own shapes).
+struct ChannelNormForward {
+  ChannelShape shape;
+  Value x, y, scale, bias;
+  Grouping grouping;
+  double epsilon;
+  Type acc;
+  int64_t width;
+};
+
+void emitChannelNormForward(OpBuilder &b, Location loc,
+                            const ChannelNormForward &f, StoreStats store) {
+  const ChannelShape &shape = f.shape;
+  Type f64 = b.getF64Type();
+  Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
+  Value spatialF = indexToF64(b, loc, shape.spatial);
+  Value pivot = allocChannelScratch(b, loc, shape, f.acc);
+  Value mean = allocChannelScratch(b, loc, shape, f.acc);
+  Value factor = allocChannelScratch(b, loc, shape, f.acc);
+  Value shift = allocChannelScratch(b, loc, shape, f.acc);
+  Value sums = allocChannelScratch(b, loc, shape, f64);
+  Value squares = allocChannelScratch(b, loc, shape, f64);
+  ChannelLoop loop{shape, {shape.view(b, loc, f.x)}, {}, f.acc, f.width};
+  Value y = shape.view(b, loc, f.y);
+  Value x = loop.inputs[0];
+
+  emitImageRanges(
+      b, loc, shape, f.grouping.acrossImages,
+      [&](OpBuilder &rb, Location rl, Value lo, Value hi) {
+        // Pivots: the first element of each (image, channel), 0 when the
+        // image has no positions.
+        Value hasPositions = rb.create<arith::CmpIOp>(
+            rl, arith::CmpIPredicate::ugt, shape.spatial, zero);
+        emitForEach(rb, rl, lo, hi, zero, shape.channels,
+                    [&](OpBuilder &eb, Location el, Value m, Value c) {
+                      auto first = eb.create<scf::IfOp>(
+                          el, hasPositions,
+                          [&](OpBuilder &tb, Location tl) {
+                            SmallVector<Value> idx =
+                                shape.channelsLast
+                                    ? SmallVector<Value>{m, zero, c}
+                                    : SmallVector<Value>{m, c, zero};
+                            tb.create<scf::YieldOp>(
+                                tl, loadAs(tb, tl, x, idx, 1, f.acc));
+                          },
+                          [&](OpBuilder &tb, Location tl) {
+                            tb.create<scf::YieldOp>(
+                                tl, floatConstant(tb, tl, 0.0, f.acc, 1));
+                          });
+                      eb.create<memref::StoreOp>(el, first.getResult(0), pivot,
+                                                 ValueRange{m, c});
+                    });
+        loop.coefs = {pivot};
+        emitChannelSums(rb, rl, loop, lo, hi, {sums},
+                        [](OpBuilder &sb, Location sl, ValueRange in,
+                           ValueRange coef, int64_t) -> SmallVector<Value> {
+                          return {sb.create<arith::SubFOp>(sl, in[0], coef[0])};
+                        });
+        emitGroups(
+            rb, rl, f.grouping, lo, hi,
+            [&](OpBuilder &gb, Location gl, const StatRange &r) {
+              Value total = emitSumOver(
+                  gb, gl, r.mLo, r.mHi, r.cLo, r.cHi,
+                  [&](OpBuilder &tb, Location tl, Value m, Value c) {
+                    Value p = loadF64(tb, tl, pivot, {m, c});
+                    return tb
+                        .create<arith::AddFOp>(
+                            tl, tb.create<arith::MulFOp>(tl, p, spatialF),
+                            loadF64(tb, tl, sums, {m, c}))
+                        .getResult();
+                  });
+              Value mu = gb.create<arith::DivFOp>(
+                  gl, total, countOf(gb, gl, r, shape.spatial));
+              emitForEach(gb, gl, r.mLo, r.mHi, r.cLo, r.cHi,
+                          [&](OpBuilder &eb, Location el, Value m, Value c) {
+                            storeAs(eb, el, mu, mean, {m, c});
+                          });
+            });
+        loop.coefs = {mean};
+        emitChannelSums(rb, rl, loop, lo, hi, {squares},
+                        [](OpBuilder &sb, Location sl, ValueRange in,
+                           ValueRange coef, int64_t) -> SmallVector<Value> {
+                          Value d =
+                              sb.create<arith::SubFOp>(sl, in[0], coef[0]);
+                          return {sb.create<arith::MulFOp>(sl, d, d)};
+                        });
+        emitGroups(
+            rb, rl, f.grouping, lo, hi,
+            [&](OpBuilder &gb, Location gl, const StatRange &r) {
+              GroupStats s;
+              s.count = countOf(gb, gl, r, shape.spatial);
+              s.mean = loadF64(gb, gl, mean, {r.mLo, r.cLo});
+              Value sq = emitSumOver(
+                  gb, gl, r.mLo, r.mHi, r.cLo, r.cHi,
+                  [&](OpBuilder &tb, Location tl, Value m, Value c) {
+                    return loadF64(tb, tl, squares, {m, c});
+                  });
+              s.variance = gb.create<arith::DivFOp>(gl, sq, s.count);
+              s.rstd = gb.create<arith::DivFOp>(
+                  gl, f64Const(gb, gl, 1.0),
+                  gb.create<math::SqrtOp>(
+                      gl, gb.create<arith::AddFOp>(
+                              gl, s.variance, f64Const(gb, gl, f.epsilon))));
+              store(gb, gl, r, s);
+              emitForEach(gb, gl, r.mLo, r.mHi, r.cLo, r.cHi,
+                          [&](OpBuilder &eb, Location el, Value m, Value c) {
+                            Value a = eb.create<arith::MulFOp>(
+                                el, s.rstd, loadParam(eb, el, f.scale, c, 1.0));
+                            storeAs(eb, el, a, factor, {m, c});
+                            storeAs(eb, el, loadParam(eb, el, f.bias, c, 0.0),
+                                    shift, {m, c});
+                          });
+            });
+        loop.coefs = {mean, factor, shift};
+        emitChannelMap(rb, rl, loop, lo, hi, {y},
+                       [](OpBuilder &mb, Location ml, ValueRange in,
+                          ValueRange coef, int64_t) -> SmallVector<Value> {
+                         Value d = mb.create<arith::SubFOp>(ml, in[0], coef[0]);
+                         Value v = mb.create<arith::MulFOp>(ml, d, coef[1]);
+                         return {mb.create<arith::AddFOp>(ml, v, coef[2])};
+                       });
+      });
+}
+
+/// outputs[k][c] = the f64 sum over images of sums[k][m, c].
+void emitImageTotals(OpBuilder &b, Location loc, const ChannelShape &shape,
+                     ArrayRef<Value> sums, ArrayRef<Value> outputs) {
+  Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
+  Value one = b.create<arith::ConstantIndexOp>(loc, 1);
+  auto body = [&](OpBuilder &cb, Location cl, Value c, ValueRange) {
+    Value next = cb.create<arith::AddIOp>(cl, c, one);
+    for (auto [sum, output] : llvm::zip(sums, outputs)) {
+      Value buffer = sum;
+      auto term = [&](OpBuilder &tb, Location tl, Value m, Value cc) {
+        return loadF64(tb, tl, buffer, {m, cc});
+      };
+      Value total = emitSumOver(cb, cl, zero, shape.images, c, next, term);
+      storeAs(cb, cl, total, output, c);
+    }
+    cb.create<scf::YieldOp>(cl);
+  };
+  b.create<scf::ForOp>(loc, zero, shape.channels, one, std::nullopt, body);
+}
+
+/// The operands of a backward channel norm.
+struct ChannelNormBackward {
+  ChannelShape shape;
+  Value dy, x, dx, scale;
+  Value dscale, dbias; // (C) buffers
+  Grouping grouping;
+  Type acc;
+  int64_t width;
+};
+
+/// Loads the saved mean and rstd of (m, c), as f64.
+using LoadStats = llvm::function_ref<std::pair<Value, Value>(
+    OpBuilder &, Location, Value m, Value c)>;
+
+void emitChannelNormBackward(OpBuilder &b, Location loc,
+                             const ChannelNormBackward &g, LoadStats stats) {
+  const ChannelShape &shape = g.shape;
+  Type f64 = b.getF64Type();
+  Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
+  Value mean = allocChannelScratch(b, loc, shape, g.acc);
+  Value rstd = allocChannelScratch(b, loc, shape, g.acc);
+  Value p = allocChannelScratch(b, loc, shape, g.acc);
+  Value q = allocChannelScratch(b, loc, shape, g.acc);
+  Value r = allocChannelScratch(b, loc, shape, g.acc);
+  Value sumDy = allocChannelScratch(b, loc, shape, f64);
+  Value sumDyXhat = allocChannelScratch(b, loc, shape, f64);
+  ChannelLoop loop{shape,
+                   {shape.view(b, loc, g.dy), shape.view(b, loc, g.x)},
+                   {},
+                   g.acc,
+                   g.width};
+  Value dx = shape.view(b, loc, g.dx);
+
+  emitImageRanges(
+      b, loc, shape, g.grouping.acrossImages,
+      [&](OpBuilder &rb, Location rl, Value lo, Value hi) {
+        emitForEach(rb, rl, lo, hi, zero, shape.channels,
+                    [&](OpBuilder &eb, Location el, Value m, Value c) {
+                      auto [mu, rs] = stats(eb, el, m, c);
+                      storeAs(eb, el, mu, mean, {m, c});
+                      storeAs(eb, el, rs, rstd, {m, c});
+                    });
+        loop.coefs = {mean, rstd};
+        emitChannelSums(
+            rb, rl, loop, lo, hi, {sumDy, sumDyXhat},
+            [](OpBuilder &sb, Location sl, ValueRange in, ValueRange coef,
+               int64_t) -> SmallVector<Value> {
+              Value xhat = sb.create<arith::MulFOp>(
+                  sl, sb.create<arith::SubFOp>(sl, in[1], coef[0]), coef[1]);
+              return {in[0], sb.create<arith::MulFOp>(sl, in[0], xhat)};
+            });
+        emitGroups(
+            rb, rl, g.grouping, lo, hi,
+            [&](OpBuilder &gb, Location gl, const StatRange &sr) {
+              auto scaled = [&](Value sums) {
+                return emitSumOver(
+                    gb, gl, sr.mLo, sr.mHi, sr.cLo, sr.cHi,
+                    [&](OpBuilder &tb, Location tl, Value m, Value c) {
+                      return tb
+                          .create<arith::MulFOp>(
+                              tl, loadParam(tb, tl, g.scale, c, 1.0),
+                              loadF64(tb, tl, sums, {m, c}))
+                          .getResult();
+                    });
+              };
+              Value n = countOf(gb, gl, sr, shape.spatial);
+              Value meanDy = gb.create<arith::DivFOp>(gl, scaled(sumDy), n);
+              Value meanDyXhat =
+                  gb.create<arith::DivFOp>(gl, scaled(sumDyXhat), n);
+              emitForEach(gb, gl, sr.mLo, sr.mHi, sr.cLo, sr.cHi,
+                          [&](OpBuilder &eb, Location el, Value m, Value c) {
+                            Value rs = loadF64(eb, el, rstd, {m, c});
+                            Value pv = eb.create<arith::MulFOp>(
+                                el, rs, loadParam(eb, el, g.scale, c, 1.0));
+                            Value qv = eb.create<arith::MulFOp>(el, rs, meanDy);
+                            Value rv = eb.create<arith::MulFOp>(
+                                el, eb.create<arith::MulFOp>(el, rs, rs),
+                                meanDyXhat);
+                            storeAs(eb, el, pv, p, {m, c});
+                            storeAs(eb, el, qv, q, {m, c});
+                            storeAs(eb, el, rv, r, {m, c});
+                          });
+            });
+        loop.coefs = {mean, p, q, r};
+        emitChannelMap(rb, rl, loop, lo, hi, {dx},
+                       [](OpBuilder &mb, Location ml, ValueRange in,
+                          ValueRange coef, int64_t) -> SmallVector<Value> {
+                         // dx = p * dy - q - (x - mean) * r
+                         Value v = mb.create<arith::SubFOp>(
+                             ml, mb.create<arith::MulFOp>(ml, coef[1], in[0]),
+                             coef[2]);
+                         Value d = mb.create<arith::SubFOp>(ml, in[1], coef[0]);
+                         return {mb.create<arith::SubFOp>(
+                             ml, v, mb.create<arith::MulFOp>(ml, d, coef[3]))};
+                       });
+      });
+
+  // Parameter gradients: the per-(image, channel) sums added over images.
+  emitImageTotals(b, loc, shape, {sumDyXhat, sumDy}, {g.dscale, g.dbias});
+}
+
+Value channelsPerGroup(OpBuilder &b, Location loc, const ChannelShape &shape,
+                       int64_t numGroups) {
+  return b.createOrFold<arith::DivUIOp>(
+      loc, shape.channels, b.create<arith::ConstantIndexOp>(loc, numGroups));
+}
+
+/// The grouping of GroupNorm (num_groups > 0), InstanceNorm (0) and
+/// BatchNorm (acrossImages).
+Grouping makeGrouping(OpBuilder &b, Location loc, const ChannelShape &shape,
+                      int64_t numGroups, bool acrossImages) {
+  Grouping g;
+  g.acrossImages = acrossImages;
+  if (numGroups > 0) {
+    g.groups = b.create<arith::ConstantIndexOp>(loc, numGroups);
+    g.groupSize = channelsPerGroup(b, loc, shape, numGroups);
+  } else {
+    g.groups = shape.channels;
+    g.groupSize = b.create<arith::ConstantIndexOp>(loc, 1);
+  }
+  return g;
+}
+
+/// The buffers and attributes every forward channel norm has.
+template <typename NormOp>
+ChannelNormForward prepareForward(OpBuilder &b, Location loc, NormOp op,
+                                  Value input, Value scale, Value bias,
+                                  int64_t width) {
+  ChannelNormForward f;
+  RankedTensorType type = op.getResult().getType();
+  f.x = getBuffer(b, loc, input);
+  f.y = allocBuffer(b, loc, type, f.x);
+  f.shape = getChannelShape(b, loc, f.x, op.getLayout());
+  if (scale)
+    f.scale = getBuffer(b, loc, scale);
+  if (bias)
+    f.bias = getBuffer(b, loc, bias);
+  f.epsilon = op.getEpsilon().convertToDouble();
+  f.acc = getAccumulationType(type.getElementType());
+  f.width = width;
+  return f;
+}
+
+/// GroupNorm (num_groups > 0) and InstanceNorm: statistics (N, groups).
+template <typename NormOp>
+struct LowerPerImageNorm : LoopLoweringPattern<NormOp> {
+  using LoopLoweringPattern<NormOp>::LoopLoweringPattern;
+
+  LogicalResult
+  matchAndRewrite(NormOp op, typename NormOp::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    OpBuilder &b = rewriter;
+    ChannelNormForward f =
+        prepareForward(b, loc, op, adaptor.getInput(), adaptor.getScale(),
+                       adaptor.getBias(), this->options.vectorWidth);
+    int64_t numGroups = 0;
+    if constexpr (std::is_same_v<NormOp, GroupNormOp>)
+      numGroups = op.getNumGroups();
+    f.grouping = makeGrouping(b, loc, f.shape, numGroups, false);
+    Value statSize = f.grouping.groups;
+    Value mean = allocScratch(b, loc, {f.shape.images, statSize}, f.acc);
+    Value rstd = allocScratch(b, loc, {f.shape.images, statSize}, f.acc);
+    emitChannelNormForward(b, loc, f,
+                           [&](OpBuilder &sb, Location sl, const StatRange &r,
+                               const GroupStats &s) {
+                             storeAs(sb, sl, s.mean, mean, {r.owner, r.group});
+                             storeAs(sb, sl, s.rstd, rstd, {r.owner, r.group});
+                           });
+    rewriter.replaceOp(op, {toTensor(b, loc, f.y),
+                            toTensorOf(b, loc, mean, op.getMean().getType()),
+                            toTensorOf(b, loc, rstd, op.getRstd().getType())});
+    return success();
+  }
+};
+
+struct LowerBatchNormTraining : LoopLoweringPattern<BatchNormTrainingOp> {
+  using LoopLoweringPattern::LoopLoweringPattern;
+
+  LogicalResult
+  matchAndRewrite(BatchNormTrainingOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    OpBuilder &b = rewriter;
+    ChannelNormForward f =
+        prepareForward(b, loc, op, adaptor.getInput(), adaptor.getScale(),
+                       adaptor.getBias(), options.vectorWidth);
+    f.grouping = makeGrouping(b, loc, f.shape, 0, true);
+    Value runningMean = getBuffer(b, loc, adaptor.getRunningMean());
+    Value runningVar = getBuffer(b, loc, adaptor.getRunningVar());
+    SmallVector<Value> stats;
+    for (int i = 0; i < 4; ++i)
+      stats.push_back(allocScratch(b, loc, {f.shape.channels}, f.acc));
+    double momentum = op.getMomentum().convertToDouble();
+    emitChannelNormForward(
+        b, loc, f,
+        [&](OpBuilder &sb, Location sl, const StatRange &r,
+            const GroupStats &s) {
+          Value c = r.group;
+          Value keep = f64Const(sb, sl, 1.0 - momentum);
+          Value take = f64Const(sb, sl, momentum);
+          auto blend = [&](Value old, Value fresh) {
+            return sb.create<arith::AddFOp>(
+                sl, sb.create<arith::MulFOp>(sl, keep, old),
+                sb.create<arith::MulFOp>(sl, take, fresh));
+          };
+          // The running variance is unbiased: var * n / (n - 1).
+          Value unbiased = sb.create<arith::DivFOp>(
+              sl, sb.create<arith::MulFOp>(sl, s.variance, s.count),
+              sb.create<arith::SubFOp>(sl, s.count, f64Const(sb, sl, 1.0)));
+          storeAs(sb, sl, s.mean, stats[0], c);
+          storeAs(sb, sl, s.rstd, stats[1], c);
+          storeAs(sb, sl, blend(loadF64(sb, sl, runningMean, c), s.mean),
+                  stats[2], c);
+          storeAs(sb, sl, blend(loadF64(sb, sl, runningVar, c), unbiased),
+                  stats[3], c);
+        });
+    SmallVector<Value> results{toTensor(b, loc, f.y)};
+    for (auto [buffer, result] :
+         llvm::zip(stats, op->getResults().drop_front()))
+      results.push_back(
+          toTensorOf(b, loc, buffer, cast<RankedTensorType>(result.getType())));
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+
+struct LowerBatchNormInference : LoopLoweringPattern<BatchNormInferenceOp> {
+  using LoopLoweringPattern::LoopLoweringPattern;
+
+  LogicalResult
+  matchAndRewrite(BatchNormInferenceOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    OpBuilder &b = rewriter;
+    ChannelNormForward f =
+        prepareForward(b, loc, op, adaptor.getInput(), adaptor.getScale(),
+                       adaptor.getBias(), options.vectorWidth);
+    Value runningMean = getBuffer(b, loc, adaptor.getRunningMean());
+    Value runningVar = getBuffer(b, loc, adaptor.getRunningVar());
+    const ChannelShape &shape = f.shape;
+    Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
+    Value mean = allocChannelScratch(b, loc, shape, f.acc);
+    Value factor = allocChannelScratch(b, loc, shape, f.acc);
+    Value shift = allocChannelScratch(b, loc, shape, f.acc);
+    emitForEach(
+        b, loc, zero, shape.images, zero, shape.channels,
+        [&](OpBuilder &eb, Location el, Value m, Value c) {
+          Value var = loadF64(eb, el, runningVar, c);
+          Value rstd = eb.create<arith::DivFOp>(
+              el, f64Const(eb, el, 1.0),
+              eb.create<math::SqrtOp>(
+                  el, eb.create<arith::AddFOp>(el, var,
+                                               f64Const(eb, el, f.epsilon))));
+          storeAs(eb, el, loadF64(eb, el, runningMean, c), mean, {m, c});
+          storeAs(eb, el,
+                  eb.create<arith::MulFOp>(el, rstd,
+                                           loadParam(eb, el, f.scale, c, 1.0)),
+                  factor, {m, c});
+          storeAs(eb, el, loadParam(eb, el, f.bias, c, 0.0), shift, {m, c});
+        });
+    ChannelLoop loop{shape,
+                     {shape.view(b, loc, f.x)},
+                     {mean, factor, shift},
+                     f.acc,
+                     f.width};
+    emitChannelMap(b, loc, loop, zero, shape.images, {shape.view(b, loc, f.y)},
+                   [](OpBuilder &mb, Location ml, ValueRange in,
+                      ValueRange coef, int64_t) -> SmallVector<Value> {
+                     Value d = mb.create<arith::SubFOp>(ml, in[0], coef[0]);
+                     Value v = mb.create<arith::MulFOp>(ml, d, coef[1]);
+                     return {mb.create<arith::AddFOp>(ml, v, coef[2])};
+                   });
+    rewriter.replaceOp(op, toTensor(b, loc, f.y));
+    return success();
+  }
+};
+
+/// group_norm_grad, instance_norm_grad and batch_norm_grad.
+template <typename GradOp>
+struct LowerChannelNormGrad : LoopLoweringPattern<GradOp> {
+  using LoopLoweringPattern<GradOp>::LoopLoweringPattern;
+
+  LogicalResult
+  matchAndRewrite(GradOp op, typename GradOp::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    OpBuilder &b = rewriter;
+    ChannelNormBackward g;
+    g.x = getBuffer(b, loc, adaptor.getInput());
+    g.dy = getBuffer(b, loc, adaptor.getGradOutput());
+    g.dx = allocBuffer(b, loc, op.getGradInput().getType(), g.x);
+    if (adaptor.getScale())
+      g.scale = getBuffer(b, loc, adaptor.getScale());
+    g.shape = getChannelShape(b, loc, g.x, op.getLayout());
+    auto paramType = [](Value v) {
+      return cast<RankedTensorType>(v.getType()).getElementType();
+    };
+    g.dscale =
+        allocScratch(b, loc, {g.shape.channels}, paramType(op.getGradScale()));
+    g.dbias =
+        allocScratch(b, loc, {g.shape.channels}, paramType(op.getGradBias()));
+    g.acc = getAccumulationType(op.getGradInput().getType().getElementType());
+    g.width = this->options.vectorWidth;
+    int64_t numGroups = 0;
+    if constexpr (std::is_same_v<GradOp, GroupNormGradOp>)
+      numGroups = op.getNumGroups();
+    constexpr bool acrossImages = std::is_same_v<GradOp, BatchNormGradOp>;
+    g.grouping = makeGrouping(b, loc, g.shape, numGroups, acrossImages);
+    Value mean = getBuffer(b, loc, adaptor.getMean());
+    Value rstd = getBuffer(b, loc, adaptor.getRstd());
+    Value groupSize = g.grouping.groupSize;
+    emitChannelNormBackward(
+        b, loc, g,
+        [&](OpBuilder &sb, Location sl, Value m,
+            Value c) -> std::pair<Value, Value> {
+          if (acrossImages)
+            return {loadF64(sb, sl, mean, c), loadF64(sb, sl, rstd, c)};
+          Value group = sb.create<arith::DivUIOp>(sl, c, groupSize);
+          return {loadF64(sb, sl, mean, {m, group}),
+                  loadF64(sb, sl, rstd, {m, group})};
+        });
+    rewriter.replaceOp(
+        op, {toTensor(b, loc, g.dx),
+             toTensorOf(b, loc, g.dscale, op.getGradScale().getType()),
+             toTensorOf(b, loc, g.dbias, op.getGradBias().getType())});
+    return success();
+  }
+};
+
+/// bias_add_grad: the output gradient summed over all but the channel axis.
+struct LowerBiasAddGrad : LoopLoweringPattern<BiasAddGradOp> {
+  using LoopLoweringPattern::LoopLoweringPattern;
+
+  LogicalResult
+  matchAndRewrite(BiasAddGradOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    OpBuilder &b = rewriter;
+    Value dy = getBuffer(b, loc, adaptor.getGradOutput());
+    ChannelShape shape = getChannelShape(b, loc, dy, op.getLayout());
+    Type acc =
+        getAccumulationType(op.getGradOutput().getType().getElementType());
+    Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
+    Value sums = allocChannelScratch(b, loc, shape, b.getF64Type());
+    ChannelLoop loop{
+        shape, {shape.view(b, loc, dy)}, {}, acc, options.vectorWidth};
+    emitChannelSums(b, loc, loop, zero, shape.images, {sums},
+                    [](OpBuilder &, Location, ValueRange in, ValueRange,
+                       int64_t) -> SmallVector<Value> { return {in[0]}; });
+    Value grad = allocScratch(b, loc, {shape.channels},
+                              op.getGradBias().getType().getElementType());
+    emitImageTotals(b, loc, shape, {sums}, {grad});
+    rewriter.replaceOp(op,
+                       toTensorOf(b, loc, grad, op.getGradBias().getType()));
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::nf::populateLowerChannelNormsToLoopsPatterns(
+    RewritePatternSet &patterns, const LoopLoweringOptions &options) {
+  patterns.add<LowerPerImageNorm<GroupNormOp>,
+               LowerPerImageNorm<InstanceNormOp>, LowerBatchNormTraining,
+               LowerBatchNormInference, LowerChannelNormGrad<GroupNormGradOp>,
+               LowerChannelNormGrad<InstanceNormGradOp>,
+               LowerChannelNormGrad<BatchNormGradOp>, LowerBiasAddGrad>(
+      patterns.getContext(), options);
+}
