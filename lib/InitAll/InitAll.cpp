@@ -8,6 +8,7 @@
 #include "normfuse/Codegen/Passes.h"
 #include "normfuse/Codegen/Pipelines.h"
 #include "normfuse/Dialect/NF/IR/NFDialect.h"
+#include "normfuse/Dialect/NF/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
@@ -49,6 +50,7 @@ void mlir::nf::registerAllPasses() {
   // ...), bufferization passes, normfuse's passes and pipelines.
   registerTransformsPasses();
   bufferization::registerBufferizationPasses();
+  registerNFDialectTransformsPasses();
   registerNFCodegenPasses();
   registerCPUPipelines();
 }

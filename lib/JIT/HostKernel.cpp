@@ -11,6 +11,7 @@
 
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/Target/TargetMachine.h"
 
@@ -24,8 +25,27 @@ Kernel::~Kernel() = default;
 std::string TensorType::str() const {
   std::string s = "tensor<";
   for (int64_t d : shape)
-    s += std::to_string(d) + "x";
+    s += (d == kDynamic ? std::string("?") : std::to_string(d)) + "x";
   return s + getDTypeName(dtype) + ">";
+}
+
+bool TensorType::hasStaticShape() const {
+  return llvm::none_of(shape, [](int64_t d) { return d == kDynamic; });
+}
+
+bool Signature::hasStaticShapes() const {
+  auto isStatic = [](const TensorType &t) { return t.hasStaticShape(); };
+  return llvm::all_of(inputs, isStatic) && llvm::all_of(outputs, isStatic);
+}
+
+/// Prints the shape of a type as "[2, ?, 8]".
+static std::string formatDims(const std::vector<int64_t> &shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? ", " : "") + (shape[i] == TensorType::kDynamic
+                                ? std::string("?")
+                                : std::to_string(shape[i]));
+  return s + "]";
 }
 
 HostKernel::HostKernel(std::string name, Signature signature)
@@ -64,25 +84,65 @@ static llvm::Error makeError(const llvm::Twine &message) {
                                              llvm::inconvertibleErrorCode());
 }
 
-llvm::Error HostKernel::check(llvm::ArrayRef<TensorRef> buffers,
+/// Whether a buffer of shape `shape` fits `type`.
+static bool fits(const std::vector<int64_t> &shape, const TensorType &type) {
+  if (shape.size() != type.shape.size())
+    return false;
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (shape[d] < 0 ||
+        (type.shape[d] != TensorType::kDynamic && shape[d] != type.shape[d]))
+      return false;
+  return true;
+}
+
+static llvm::Error checkCount(llvm::StringRef function, size_t count,
                               const std::vector<TensorType> &types,
-                              llvm::StringRef role) const {
-  if (buffers.size() != types.size())
-    return makeError("@" + name + " takes " + llvm::Twine(types.size()) + " " +
-                     role + (types.size() == 1 ? "" : "s") + ", got " +
-                     llvm::Twine(buffers.size()));
+                              llvm::StringRef role) {
+  if (count == types.size())
+    return llvm::Error::success();
+  return makeError("@" + function + " takes " + llvm::Twine(types.size()) +
+                   " " + role + (types.size() == 1 ? "" : "s") + ", got " +
+                   llvm::Twine(count));
+}
+
+static llvm::Error checkShape(const llvm::Twine &what,
+                              const std::vector<int64_t> &shape,
+                              const TensorType &type) {
+  if (fits(shape, type))
+    return llvm::Error::success();
+  return makeError(what + " has shape " + formatShape(shape) + "; expected " +
+                   formatDims(type.shape) + " (" + type.str() + ")");
+}
+
+llvm::Error normfuse::jit::checkShapes(
+    llvm::StringRef function, llvm::ArrayRef<std::vector<int64_t>> shapes,
+    const std::vector<TensorType> &types, llvm::StringRef role) {
+  if (auto err = checkCount(function, shapes.size(), types, role))
+    return err;
+  for (size_t i = 0; i < shapes.size(); ++i)
+    if (auto err = checkShape(role + " #" + llvm::Twine(i) + " of @" + function,
+                              shapes[i], types[i]))
+      return err;
+  return llvm::Error::success();
+}
+
+llvm::Error normfuse::jit::checkBuffers(llvm::StringRef function,
+                                        llvm::ArrayRef<TensorRef> buffers,
+                                        const std::vector<TensorType> &types,
+                                        llvm::StringRef role) {
+  if (auto err = checkCount(function, buffers.size(), types, role))
+    return err;
   for (size_t i = 0; i < buffers.size(); ++i) {
     const TensorRef &b = buffers[i];
     const TensorType &t = types[i];
-    std::string what = (role + " #" + llvm::Twine(i) + " of @" + name).str();
+    std::string what =
+        (role + " #" + llvm::Twine(i) + " of @" + function).str();
     if (b.dtype != t.dtype)
       return makeError(what + " has dtype " + getDTypeName(b.dtype) +
                        "; expected " + getDTypeName(t.dtype) + " (" + t.str() +
                        ")");
-    if (b.shape != t.shape)
-      return makeError(what + " has shape " + formatShape(b.shape) +
-                       "; expected " + formatShape(t.shape) + " (" + t.str() +
-                       ")");
+    if (auto err = checkShape(what, b.shape, t))
+      return err;
     if (!b.isContiguous())
       return makeError(what + " is not contiguous (strides " +
                        formatShape(b.strides) + " for shape " +
@@ -94,12 +154,23 @@ llvm::Error HostKernel::check(llvm::ArrayRef<TensorRef> buffers,
   return llvm::Error::success();
 }
 
+llvm::Expected<std::shared_ptr<Kernel>> HostKernel::specialize(
+    llvm::ArrayRef<std::vector<int64_t>> inputShapes,
+    llvm::ArrayRef<std::vector<int64_t>> outputShapes) const {
+  if (auto err = checkShapes(name, inputShapes, signature.inputs, "input"))
+    return std::move(err);
+  if (!outputShapes.empty())
+    if (auto err = checkShapes(name, outputShapes, signature.outputs, "output"))
+      return std::move(err);
+  return std::const_pointer_cast<HostKernel>(shared_from_this());
+}
+
 llvm::Error HostKernel::run(llvm::ArrayRef<TensorRef> inputs,
                             llvm::ArrayRef<TensorRef> outputs,
                             int threads) const {
-  if (auto err = check(inputs, signature.inputs, "input"))
+  if (auto err = checkBuffers(name, inputs, signature.inputs, "input"))
     return err;
-  if (auto err = check(outputs, signature.outputs, "output"))
+  if (auto err = checkBuffers(name, outputs, signature.outputs, "output"))
     return err;
   if (threads < 0)
     return makeError("threads must be 0 (the default) or positive, got " +

@@ -25,7 +25,24 @@ class ExecutionEngine;
 
 namespace normfuse::jit {
 
-class HostKernel final : public Kernel {
+/// Checks that `buffers` match `types` (a dynamic dimension matches any
+/// size) and are contiguous with data; `role` is "input" or "output" and
+/// `function` names the function in messages.
+llvm::Error checkBuffers(llvm::StringRef function,
+                         llvm::ArrayRef<TensorRef> buffers,
+                         const std::vector<TensorType> &types,
+                         llvm::StringRef role);
+
+/// Checks that there are as many `shapes` as `types` and that each fits its
+/// type (a dynamic dimension matches any size).
+llvm::Error checkShapes(llvm::StringRef function,
+                        llvm::ArrayRef<std::vector<int64_t>> shapes,
+                        const std::vector<TensorType> &types,
+                        llvm::StringRef role);
+
+/// A compiled function with static shapes.
+class HostKernel final : public Kernel,
+                         public std::enable_shared_from_this<HostKernel> {
 public:
   using PackedFn = void (*)(void **);
   HostKernel(std::string name, Signature signature);
@@ -39,12 +56,12 @@ public:
                   llvm::ArrayRef<TensorRef> outputs,
                   int threads) const override;
 
-private:
-  /// Checks that `buffers` match `types`; `role` is "input" or "output".
-  llvm::Error check(llvm::ArrayRef<TensorRef> buffers,
-                    const std::vector<TensorType> &types,
-                    llvm::StringRef role) const;
+  /// Itself, when the shapes are those of its signature.
+  llvm::Expected<std::shared_ptr<Kernel>>
+  specialize(llvm::ArrayRef<std::vector<int64_t>> inputShapes,
+             llvm::ArrayRef<std::vector<int64_t>> outputShapes) const override;
 
+private:
   // The engine holds only a reference (llvm::function_ref) to its IR
   // transformer, and ORC runs the transformer until the engine is destroyed
   // (deinitializers are compiled then): the kernel owns the transformer and

@@ -6,10 +6,17 @@
 // the host CPU and compiled by ORC. Diagnostics on the way become the
 // returned error's message.
 //
+// A function with dynamic dimensions becomes a ShapeGenericKernel that keeps
+// the IR text; a call with new input shapes parses it again, specializes the
+// function to those shapes (specializeShapes) and compiles it as above. The
+// specialized kernels live in the same cache, keyed by the input shapes too.
+//
 //===----------------------------------------------------------------------===//
 
 #include "HostKernel.h"
 #include "normfuse/Codegen/Pipelines.h"
+#include "normfuse/Dialect/NF/IR/NFOps.h"
+#include "normfuse/Dialect/NF/Transforms/SpecializeShapes.h"
 #include "normfuse/InitAll.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -104,12 +111,10 @@ static llvm::Expected<TensorType> toTensorType(mlir::Type t,
   if (!dtype)
     return makeError(what + " has type " + typeText +
                      "; the JIT takes f16, bf16, f32 or f64 elements");
-  if (!ranked.hasStaticShape())
-    return makeError(what + " has type " + typeText +
-                     "; the JIT compiles static shapes only (dynamic "
-                     "dimensions are not supported yet)");
-  return TensorType{*dtype, std::vector<int64_t>(ranked.getShape().begin(),
-                                                 ranked.getShape().end())};
+  std::vector<int64_t> shape;
+  for (int64_t d : ranked.getShape())
+    shape.push_back(mlir::ShapedType::isDynamic(d) ? TensorType::kDynamic : d);
+  return TensorType{*dtype, std::move(shape)};
 }
 
 static llvm::Expected<Signature> getSignature(mlir::func::FuncOp fn) {
@@ -130,7 +135,9 @@ static llvm::Expected<Signature> getSignature(mlir::func::FuncOp fn) {
   return sig;
 }
 
-struct JIT::Impl {
+struct JIT::Impl : std::enable_shared_from_this<JIT::Impl> {
+  class ShapeGenericKernel;
+
   explicit Impl(Options opts) : options(opts) {
     static std::once_flag nativeTarget;
     std::call_once(nativeTarget, [] {
@@ -180,25 +187,99 @@ struct JIT::Impl {
                                                   llvm::StringRef bufferName,
                                                   llvm::StringRef function);
 
+  /// The kernel of `generic`'s function for inputs of `inputShapes`
+  /// (checked against its signature by the caller).
+  llvm::Expected<std::shared_ptr<Kernel>>
+  specialize(const ShapeGenericKernel &generic,
+             llvm::ArrayRef<std::vector<int64_t>> inputShapes,
+             llvm::ArrayRef<std::vector<int64_t>> outputShapes);
+
+  /// Parses `irText` and keeps its function `function` and what that
+  /// references. Called under `mutex`.
+  llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
+  parseFunction(llvm::StringRef irText, llvm::StringRef bufferName,
+                llvm::StringRef function,
+                const DiagnosticCollector &diagnostics);
+
+  /// Lowers `module` for the CPU and JIT-compiles its `function`. Called
+  /// under `mutex`.
+  llvm::Expected<std::shared_ptr<Kernel>>
+  lowerAndCompile(mlir::ModuleOp module, llvm::StringRef function,
+                  const Signature &signature,
+                  const DiagnosticCollector &diagnostics);
+
   Options options;
   std::string target;
   std::unique_ptr<mlir::MLIRContext> context;
   mutable std::mutex mutex;
+  /// Compiled kernels: by (IR hash, function, options, target), and for
+  /// functions with dynamic dimensions also by the shapes of the call.
   std::map<std::string, std::shared_ptr<Kernel>> cache;
+  /// The kernels of functions with dynamic dimensions, by the same key as
+  /// `cache`. They hold this Impl, so it must not hold them.
+  std::map<std::string, std::weak_ptr<Kernel>> genericKernels;
 };
 
-llvm::Expected<std::shared_ptr<Kernel>>
-JIT::Impl::compile(llvm::StringRef irText, llvm::StringRef bufferName,
-                   llvm::StringRef function) {
-  std::lock_guard<std::mutex> lock(mutex);
-  std::string key = std::to_string(llvm::xxh3_64bits(irText)) + "/" +
-                    function.str() + "/w" +
-                    std::to_string(options.vectorWidth) +
-                    (options.parallel ? "/omp/" : "/serial/") + target;
-  if (auto it = cache.find(key); it != cache.end())
-    return it->second;
+/// A function with dynamic dimensions: each call compiles (once per set of
+/// input shapes) and runs the function specialized to its shapes.
+class JIT::Impl::ShapeGenericKernel final : public Kernel {
+public:
+  ShapeGenericKernel(std::shared_ptr<Impl> impl, std::string name,
+                     Signature signature, std::string irText,
+                     std::string bufferName, std::string key,
+                     bool needsOutputShapes)
+      : Kernel(std::move(name), std::move(signature)), impl(std::move(impl)),
+        irText(std::move(irText)), bufferName(std::move(bufferName)),
+        key(std::move(key)), needsOutputShapes(needsOutputShapes) {}
 
-  DiagnosticCollector diagnostics(*context);
+  llvm::Error run(llvm::ArrayRef<TensorRef> inputs,
+                  llvm::ArrayRef<TensorRef> outputs,
+                  int threads) const override {
+    // Everything the buffers alone tell is checked before compiling.
+    if (auto err = checkBuffers(name, inputs, signature.inputs, "input"))
+      return err;
+    if (auto err = checkBuffers(name, outputs, signature.outputs, "output"))
+      return err;
+    if (threads < 0)
+      return makeError("threads must be 0 (the default) or positive, got " +
+                       llvm::Twine(threads));
+    std::vector<std::vector<int64_t>> inputShapes, outputShapes;
+    for (const TensorRef &b : inputs)
+      inputShapes.push_back(b.shape);
+    for (const TensorRef &b : outputs)
+      outputShapes.push_back(b.shape);
+    auto kernel = specialize(inputShapes, outputShapes);
+    if (!kernel)
+      return kernel.takeError();
+    return (*kernel)->run(inputs, outputs, threads);
+  }
+
+  llvm::Expected<std::shared_ptr<Kernel>>
+  specialize(llvm::ArrayRef<std::vector<int64_t>> inputShapes,
+             llvm::ArrayRef<std::vector<int64_t>> outputShapes) const override {
+    if (auto err = checkShapes(name, inputShapes, signature.inputs, "input"))
+      return std::move(err);
+    if (!outputShapes.empty())
+      if (auto err =
+              checkShapes(name, outputShapes, signature.outputs, "output"))
+        return std::move(err);
+    return impl->specialize(*this, inputShapes, outputShapes);
+  }
+
+  std::shared_ptr<Impl> impl;
+  std::string irText, bufferName;
+  /// The cache key of the request that made this kernel.
+  std::string key;
+  /// Whether some result's shape comes from the caller's output buffer
+  /// (conv2d backward ops with dynamic result dimensions): the output
+  /// shapes are then part of the cache key.
+  bool needsOutputShapes;
+};
+
+llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
+JIT::Impl::parseFunction(llvm::StringRef irText, llvm::StringRef bufferName,
+                         llvm::StringRef function,
+                         const DiagnosticCollector &diagnostics) {
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(
       llvm::MemoryBuffer::getMemBufferCopy(irText, bufferName), llvm::SMLoc());
@@ -216,37 +297,140 @@ JIT::Impl::compile(llvm::StringRef irText, llvm::StringRef bufferName,
                      (names.empty() ? std::string(" (it has none)")
                                     : " (it has " + names + ")"));
   }
-  auto signature = getSignature(fn);
-  if (!signature)
-    return signature.takeError();
-
   // Keep the requested function and what it references: other functions
   // may hold ops the CPU back end cannot lower yet.
   for (auto other :
        llvm::make_early_inc_range(module->getOps<mlir::func::FuncOp>()))
     if (other != fn && mlir::SymbolTable::symbolKnownUseEmpty(other, *module))
       other.erase();
+  return std::move(module);
+}
 
+llvm::Expected<std::shared_ptr<Kernel>>
+JIT::Impl::lowerAndCompile(mlir::ModuleOp module, llvm::StringRef function,
+                           const Signature &signature,
+                           const DiagnosticCollector &diagnostics) {
   mlir::PassManager pm(context.get());
   mlir::nf::CPUPipelineOptions pipeline;
   pipeline.vectorWidth = options.vectorWidth;
   pipeline.parallel = options.parallel;
   mlir::nf::buildCPUPipeline(pm, pipeline);
-  if (mlir::failed(pm.run(*module)))
+  if (mlir::failed(pm.run(module)))
     return makeError("lowering @" + function + " for the CPU failed:\n" +
                      diagnostics.str());
 
-  auto kernel = std::make_shared<HostKernel>(function.str(), *signature);
-  if (auto err = kernel->compile(*module))
+  auto kernel = std::make_shared<HostKernel>(function.str(), signature);
+  if (auto err = kernel->compile(module))
     return makeError(
         "JIT compilation of @" + function +
         " failed: " + llvm::toString(std::move(err)) +
         (diagnostics.str().empty() ? "" : "\n" + diagnostics.str()));
-  cache.emplace(key, kernel);
   return kernel;
 }
 
-JIT::JIT(Options options) : impl(std::make_unique<Impl>(options)) {}
+llvm::Expected<std::shared_ptr<Kernel>>
+JIT::Impl::compile(llvm::StringRef irText, llvm::StringRef bufferName,
+                   llvm::StringRef function) {
+  std::lock_guard<std::mutex> lock(mutex);
+  std::string key = std::to_string(llvm::xxh3_64bits(irText)) + "/" +
+                    function.str() + "/w" +
+                    std::to_string(options.vectorWidth) +
+                    (options.parallel ? "/omp/" : "/serial/") + target;
+  if (auto it = cache.find(key); it != cache.end())
+    return it->second;
+  if (auto it = genericKernels.find(key); it != genericKernels.end())
+    if (std::shared_ptr<Kernel> kernel = it->second.lock())
+      return kernel;
+
+  DiagnosticCollector diagnostics(*context);
+  auto module = parseFunction(irText, bufferName, function, diagnostics);
+  if (!module)
+    return module.takeError();
+  auto fn = (*module)->lookupSymbol<mlir::func::FuncOp>(function);
+  auto signature = getSignature(fn);
+  if (!signature)
+    return signature.takeError();
+
+  if (!signature->hasStaticShapes()) {
+    bool needsOutputShapes = false;
+    fn.walk([&](mlir::Operation *op) {
+      if (mlir::isa<mlir::nf::Conv2DBackpropInputOp,
+                    mlir::nf::Conv2DBackpropFilterOp>(op) &&
+          !mlir::cast<mlir::ShapedType>(op->getResult(0).getType())
+               .hasStaticShape())
+        needsOutputShapes = true;
+    });
+    auto kernel = std::make_shared<ShapeGenericKernel>(
+        shared_from_this(), function.str(), *signature, irText.str(),
+        bufferName.str(), key, needsOutputShapes);
+    for (auto it = genericKernels.begin(); it != genericKernels.end();)
+      it = it->second.expired() ? genericKernels.erase(it) : std::next(it);
+    genericKernels[key] = kernel;
+    return kernel;
+  }
+
+  auto kernel = lowerAndCompile(**module, function, *signature, diagnostics);
+  if (kernel)
+    cache.emplace(key, *kernel);
+  return kernel;
+}
+
+/// "[2, 8], [8]"
+static std::string
+formatShapeList(llvm::ArrayRef<std::vector<int64_t>> shapes) {
+  std::string s;
+  for (const std::vector<int64_t> &shape : shapes)
+    s += (s.empty() ? "" : ", ") + formatShape(shape);
+  return s;
+}
+
+llvm::Expected<std::shared_ptr<Kernel>>
+JIT::Impl::specialize(const ShapeGenericKernel &generic,
+                      llvm::ArrayRef<std::vector<int64_t>> inputShapes,
+                      llvm::ArrayRef<std::vector<int64_t>> outputShapes) {
+  const std::string &function = generic.getName();
+  std::string key = generic.key + "/inputs " + formatShapeList(inputShapes);
+  if (generic.needsOutputShapes)
+    key += "/outputs " + formatShapeList(outputShapes);
+  std::lock_guard<std::mutex> lock(mutex);
+  if (auto it = cache.find(key); it != cache.end())
+    return it->second;
+
+  DiagnosticCollector diagnostics(*context);
+  auto module =
+      parseFunction(generic.irText, generic.bufferName, function, diagnostics);
+  if (!module)
+    return module.takeError();
+  auto fn = (*module)->lookupSymbol<mlir::func::FuncOp>(function);
+  llvm::SmallVector<llvm::ArrayRef<int64_t>> argShapes(inputShapes.begin(),
+                                                       inputShapes.end());
+  llvm::SmallVector<llvm::ArrayRef<int64_t>> resultShapes;
+  if (generic.needsOutputShapes)
+    resultShapes.assign(outputShapes.begin(), outputShapes.end());
+  if (mlir::failed(mlir::nf::specializeShapes(fn, argShapes, resultShapes)))
+    return makeError("@" + function + " cannot take inputs of shapes " +
+                     formatShapeList(inputShapes) + ":\n" + diagnostics.str());
+  auto signature = getSignature(fn);
+  if (!signature)
+    return signature.takeError();
+  // Outputs of the wrong shape are an error before anything is compiled.
+  for (size_t i = 0; i < outputShapes.size(); ++i) {
+    const TensorType &t = signature->outputs[i];
+    if (outputShapes[i] != t.shape)
+      return makeError("output #" + llvm::Twine(i) + " of @" + function +
+                       " has shape " + formatShape(outputShapes[i]) +
+                       "; expected " + formatShape(t.shape) + " (" + t.str() +
+                       " for inputs of shapes " + formatShapeList(inputShapes) +
+                       ")");
+  }
+
+  auto kernel = lowerAndCompile(**module, function, *signature, diagnostics);
+  if (kernel)
+    cache.emplace(key, *kernel);
+  return kernel;
+}
+
+JIT::JIT(Options options) : impl(std::make_shared<Impl>(options)) {}
 JIT::~JIT() = default;
 
 llvm::Expected<std::shared_ptr<Kernel>> JIT::compile(llvm::StringRef irText,

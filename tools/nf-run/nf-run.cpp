@@ -5,7 +5,9 @@
 // times the function and prints a table and a JSON line (median time, bytes
 // read and written, GB/s). Any problem is one diagnostic on stderr and exit
 // status 1; outputs are written only after a successful run, each through a
-// temporary file renamed into place.
+// temporary file renamed into place. A function with dynamic dimensions is
+// compiled for the shapes of the input files, which also give the output
+// shapes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,6 +27,7 @@ using namespace normfuse;
 static const char *kUsage = R"(usage: nf-run FILE.mlir --entry NAME [options]
 
 Runs function NAME of FILE.mlir on .npy inputs and writes .npy outputs.
+Dynamic dimensions ('?') take the sizes of the input files.
 
   --entry NAME        the function to run (required)
   --input FILE.npy    an input, one per argument, in order
@@ -155,10 +158,11 @@ int main(int argc, char **argv) {
   jit::Options options;
   options.vectorWidth = args.vectorWidth;
   jit::JIT compiler(options);
-  auto kernel = compiler.compileFile(args.inputFile, entry);
-  if (!kernel)
-    return fail(llvm::toString(kernel.takeError()));
-  const jit::Signature &sig = (*kernel)->getSignature();
+  auto compiled = compiler.compileFile(args.inputFile, entry);
+  if (!compiled)
+    return fail(llvm::toString(compiled.takeError()));
+  std::shared_ptr<jit::Kernel> kernel = *compiled;
+  const jit::Signature &sig = kernel->getSignature();
 
   if (inputs.size() != sig.inputs.size())
     return fail("@" + entry + " takes " + llvm::Twine(sig.inputs.size()) +
@@ -185,15 +189,31 @@ int main(int argc, char **argv) {
                   (want.dtype == DType::BF16 && array->dtype == DType::F32
                        ? " (--bf16-from-f32 converts f32 files)"
                        : ""));
-    if (array->shape != want.shape)
+    bool fits = array->shape.size() == want.shape.size();
+    for (size_t d = 0; fits && d < want.shape.size(); ++d)
+      fits = want.shape[d] == jit::TensorType::kDynamic ||
+             want.shape[d] == array->shape[d];
+    if (!fits)
       return fail(inputs[i] + ": has shape " + formatShape(array->shape) +
                   "; argument #" + llvm::Twine(i) + " of @" + entry + " is " +
                   want.str());
     in.push_back(std::move(*array));
   }
 
+  // With dynamic dimensions, the kernel for these input shapes says the
+  // output shapes.
+  if (!sig.hasStaticShapes()) {
+    std::vector<std::vector<int64_t>> shapes;
+    for (const NpyArray &a : in)
+      shapes.push_back(a.shape);
+    auto specialized = kernel->specialize(shapes);
+    if (!specialized)
+      return fail(llvm::toString(specialized.takeError()));
+    kernel = *specialized;
+  }
+
   std::vector<NpyArray> out;
-  for (const jit::TensorType &t : sig.outputs) {
+  for (const jit::TensorType &t : kernel->getSignature().outputs) {
     NpyArray a;
     a.dtype = t.dtype;
     a.shape = t.shape;
@@ -214,7 +234,7 @@ int main(int argc, char **argv) {
     bytes += a.data.size();
   }
 
-  auto runOnce = [&]() { return (*kernel)->run(inRefs, outRefs, threads); };
+  auto runOnce = [&]() { return kernel->run(inRefs, outRefs, threads); };
   if (auto err = runOnce())
     return fail(llvm::toString(std::move(err)));
 

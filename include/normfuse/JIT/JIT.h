@@ -3,14 +3,22 @@
 // Part of normfuse. The host-facing JIT: hand it MLIR text (or a file) and a
 // function name, get a Kernel that runs on host buffers. Compilation goes
 // through the nf-cpu-pipeline and LLVM's ORC JIT for the host CPU's own
-// features, and is cached by (IR hash, function, its argument types,
-// options, target): the same request returns the same Kernel.
+// features, and is cached by (IR hash, function, options, target; the
+// argument and result types are part of the IR): the same request returns
+// the same Kernel.
+//
+// A function with dynamic dimensions (`tensor<?x768xf32>`) gives a Kernel
+// that compiles on call: each new set of input shapes specializes the
+// function to static shapes (nf-specialize-shapes), compiles it and caches
+// that kernel by (IR hash, function, input shapes, options, target);
+// `specialize` returns it, and its signature says the result shapes.
 //
 // Every wrong request or call returns an llvm::Error with a message: IR that
 // does not parse or verify, an unknown function, a signature the JIT does
-// not support, a wrong number of buffers, a wrong dtype or shape, a buffer
-// that is not contiguous. A JIT and its Kernels may be used from several
-// threads at once.
+// not support, a wrong number of buffers, a wrong dtype or shape (also:
+// inputs whose shapes disagree with each other), a buffer that is not
+// contiguous. A rejected call writes nothing. A JIT and its Kernels may be
+// used from several threads at once.
 //
 // Example:
 //   normfuse::jit::JIT jit;
@@ -36,16 +44,21 @@ namespace normfuse::jit {
 
 /// The type of one argument or result of a compiled function.
 struct TensorType {
+  /// The size of a dynamic dimension (`?` in the IR) in `shape`.
+  static constexpr int64_t kDynamic = -1;
   DType dtype;
   std::vector<int64_t> shape;
-  /// "tensor<4x8xf32>"
+  /// "tensor<4x8xf32>", "tensor<?x8xf32>"
   std::string str() const;
+  bool hasStaticShape() const;
 };
 
 /// What a Kernel takes (the function's arguments) and writes (its results).
 struct Signature {
   std::vector<TensorType> inputs;
   std::vector<TensorType> outputs;
+  /// Whether no input or output has a dynamic dimension.
+  bool hasStaticShapes() const;
 };
 
 struct Options {
@@ -57,7 +70,9 @@ struct Options {
 };
 
 /// A compiled function. Run it with input buffers matching
-/// `getSignature().inputs` and output buffers matching `.outputs`.
+/// `getSignature().inputs` and output buffers matching `.outputs`; a
+/// dynamic dimension matches any size, and the output shapes must be those
+/// the input shapes give (see `specialize`).
 class Kernel {
 public:
   virtual ~Kernel();
@@ -65,10 +80,23 @@ public:
   const std::string &getName() const { return name; }
   /// Runs the kernel; `threads` > 0 sets the number of threads for this
   /// call, 0 keeps the OpenMP default. Nothing is written when an error is
-  /// returned.
+  /// returned. With dynamic dimensions, the first call with new input
+  /// shapes compiles (see `specialize`).
   virtual llvm::Error run(llvm::ArrayRef<TensorRef> inputs,
                           llvm::ArrayRef<TensorRef> outputs,
                           int threads = 0) const = 0;
+  /// The kernel for inputs of `inputShapes`: one with static shapes whose
+  /// signature gives the output shapes. A kernel with static shapes returns
+  /// itself (when the shapes are its own); one with dynamic dimensions
+  /// returns the kernel compiled for these shapes (compiling it on first
+  /// use, cached by its JIT, which such a kernel keeps alive). `outputShapes`
+  /// may be empty; it is needed only for results whose shape the inputs do
+  /// not determine (`nf.conv2d_backprop_*` with dynamic result dimensions).
+  /// Inputs whose shapes disagree (with the function or with each other)
+  /// are an error.
+  virtual llvm::Expected<std::shared_ptr<Kernel>>
+  specialize(llvm::ArrayRef<std::vector<int64_t>> inputShapes,
+             llvm::ArrayRef<std::vector<int64_t>> outputShapes = {}) const = 0;
 
 protected:
   Kernel(std::string name, Signature signature)
@@ -95,12 +123,16 @@ public:
   /// The host target kernels are compiled for, e.g.
   /// "x86_64-pc-linux-gnu skylake-avx512, vector width 16".
   std::string getTargetDescription() const;
-  /// How many kernels the cache holds.
+  /// How many compiled kernels the cache holds: one per function with
+  /// static shapes, one per set of input shapes of a function with dynamic
+  /// dimensions.
   size_t getCacheSize() const;
 
 private:
   struct Impl;
-  std::unique_ptr<Impl> impl;
+  /// Shared with the Kernels of functions with dynamic dimensions, which
+  /// compile on call.
+  std::shared_ptr<Impl> impl;
 };
 
 } // namespace normfuse::jit

@@ -32,14 +32,10 @@ static LogicalResult verifySameElementType(Operation *op, Value a,
 // MatmulOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult MatmulOp::verify() {
+FailureOr<SmallVector<int64_t>> MatmulOp::inferResultShape() {
   if (failed(verifyMinRank(*this, getLhs(), "lhs", 2, "..., M, K")) ||
-      failed(verifyMinRank(*this, getRhs(), "rhs", 2, "..., K, N")) ||
-      failed(verifySameElementType(*this, getLhs(), "lhs", getRhs(), "rhs")) ||
-      failed(verifyResultElementType(*this, getResult(), "result",
-                                     getElementTypeOrSelf(getLhs()))))
+      failed(verifyMinRank(*this, getRhs(), "rhs", 2, "..., K, N")))
     return failure();
-
   ArrayRef<int64_t> lhs = shapeOf(getLhs()), rhs = shapeOf(getRhs());
   ArrayRef<int64_t> lhsBatch = lhs.drop_back(2), rhsBatch = rhs.drop_back(2);
   if (!lhsBatch.empty() && !rhsBatch.empty() &&
@@ -58,9 +54,22 @@ LogicalResult MatmulOp::verify() {
     return emitOpError() << "contraction dimensions differ: lhs has K = "
                          << lhsK << ", rhs has K = " << rhsK;
 
-  SmallVector<int64_t> expected(lhsBatch.empty() ? rhsBatch : lhsBatch);
-  expected.append({m, n});
-  return verifyShape(*this, getResult(), "result", expected, "batch..., M, N");
+  SmallVector<int64_t> shape(lhsBatch.empty() ? rhsBatch : lhsBatch);
+  shape.append({m, n});
+  return shape;
+}
+
+LogicalResult MatmulOp::verify() {
+  if (failed(verifyMinRank(*this, getLhs(), "lhs", 2, "..., M, K")) ||
+      failed(verifyMinRank(*this, getRhs(), "rhs", 2, "..., K, N")) ||
+      failed(verifySameElementType(*this, getLhs(), "lhs", getRhs(), "rhs")) ||
+      failed(verifyResultElementType(*this, getResult(), "result",
+                                     getElementTypeOrSelf(getLhs()))))
+    return failure();
+  FailureOr<SmallVector<int64_t>> shape = inferResultShape();
+  if (failed(shape))
+    return failure();
+  return verifyShape(*this, getResult(), "result", *shape, "batch..., M, N");
 }
 
 //===----------------------------------------------------------------------===//
@@ -173,9 +182,13 @@ inferConv2DShape(Operation *op, const ConvAttrs &a, Value inputV,
   return SmallVector<int64_t>{n, out[0], out[1], o};
 }
 
+FailureOr<SmallVector<int64_t>> Conv2DOp::inferResultShape() {
+  return inferConv2DShape(*this, getConvAttrs(*this), getInput(), "input",
+                          getFilter(), "filter");
+}
+
 LogicalResult Conv2DOp::verify() {
-  auto shape = inferConv2DShape(*this, getConvAttrs(*this), getInput(), "input",
-                                getFilter(), "filter");
+  FailureOr<SmallVector<int64_t>> shape = inferResultShape();
   if (failed(shape) ||
       failed(verifySameElementType(*this, getFilter(), "filter", getInput(),
                                    "input")) ||

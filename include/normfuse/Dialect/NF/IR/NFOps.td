@@ -427,6 +427,11 @@ def NF_MatmulOp : NF_Op<"matmul", [Pure, NF_ProducerTrait]> {
     $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
   }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The result shape the operands' shapes give (`batch..., M, N`; dynamic
+    /// where they are). Emits an error and fails where they disagree.
+    ::mlir::FailureOr<::llvm::SmallVector<int64_t>> inferResultShape();
+  }];
 }
 
 class NF_ConvOp<string mnemonic, list<Trait> traits = []>
@@ -458,6 +463,12 @@ def NF_Conv2DOp : NF_ConvOp<"conv2d", [NF_ProducerTrait]> {
   let assemblyFormat = [{
     $input `,` $filter attr-dict `:` type($input) `,` type($filter) `->`
     type($result)
+  }];
+  let extraClassDeclaration = [{
+    /// The result shape the shape rule above gives for the operands' shapes
+    /// (dynamic where they are). Emits an error and fails where the
+    /// operands and attributes do not fit together.
+    ::mlir::FailureOr<::llvm::SmallVector<int64_t>> inferResultShape();
   }];
 }
 

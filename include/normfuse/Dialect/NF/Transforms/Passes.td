@@ -1,0 +1,44 @@
+//===- Passes.td - nf dialect transforms -------------------*- tablegen -*-===//
+//
+// Part of normfuse. Passes that rewrite nf IR without lowering it:
+// nf-specialize-shapes turns a function with dynamic dimensions into one
+// with the static shapes of a call (what the JIT does for each new shape).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NORMFUSE_DIALECT_NF_TRANSFORMS_PASSES_TD
+#define NORMFUSE_DIALECT_NF_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def NFSpecializeShapesPass : Pass<"nf-specialize-shapes", "ModuleOp"> {
+  let summary = "Give a function's dynamic dimensions the sizes of a call";
+  let description = [{
+    Rewrites the arguments of `function` to the static `shapes` (one per
+    argument, e.g. `shapes=4x768,768,768`), then gives every value in its
+    body the static type the nf shape rules derive from its operands: op by
+    op, through `nf.fused` bodies and `tensor.cast`, up to the function's
+    result types. A shape that disagrees with a static dimension of the
+    argument, or with another argument (the rewritten function must
+    verify), is an error; so is an op outside the nf dialect whose results
+    stay dynamic.
+
+    `nf.conv2d_backprop_input` and `nf.conv2d_backprop_filter` name the
+    shape they compute in their result type: dimensions their operands do
+    not determine are taken from `result-shapes` (one per function result,
+    like the caller's output buffers) where the op's result is returned.
+
+    Other functions of the module are left alone.
+  }];
+  let options = [
+    Option<"function", "function", "std::string", /*default=*/"\"\"",
+           "The function to specialize">,
+    ListOption<"shapes", "shapes", "std::string",
+               "The shape of each argument, as 4x768 (comma-separated)">,
+    ListOption<"resultShapes", "result-shapes", "std::string",
+               "The shape of each result, for results whose shape the "
+               "arguments do not determine">
+  ];
+}
+
+#endif // NORMFUSE_DIALECT_NF_TRANSFORMS_PASSES_TD
