@@ -8,8 +8,10 @@
 
 #include "baselines.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 void nfbench::parallelCopy(const void *src, void *dst, size_t bytes) {
   const size_t chunk = 1 << 20;
@@ -84,5 +86,139 @@ void nfbench::unfusedRMSNorm(const float *x, const float *scale, float *y,
   });
   elementwise(rows, cols, [&](int64_t, int64_t j, int64_t i) { // 5: * scale
     y[i] = s.normalized[i] * scale[j];
+  });
+}
+
+/// out[n, g] = mean over positions and the group's channels of in: one
+/// reduction pass over an (N, S, C) tensor, per-channel sums along each
+/// image, then per group.
+static void groupMeanNHWC(const float *in, double *out, int64_t n, int64_t s,
+                          int64_t c, int64_t groups) {
+  int64_t per = c / groups;
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < n; ++i) {
+    std::vector<float> acc(c, 0.0f);
+    for (int64_t p = 0; p < s; ++p) {
+      const float *row = in + (i * s + p) * c;
+#pragma omp simd
+      for (int64_t j = 0; j < c; ++j)
+        acc[j] += row[j];
+    }
+    for (int64_t g = 0; g < groups; ++g) {
+      double sum = 0;
+      for (int64_t j = g * per; j < (g + 1) * per; ++j)
+        sum += acc[j];
+      out[i * groups + g] = sum / double(s * per);
+    }
+  }
+}
+
+/// out[i] = f(image, position, channel, i) over an (N, S, C) tensor.
+template <typename F>
+static void elementwiseNHWC(int64_t n, int64_t s, int64_t c, F f) {
+#pragma omp parallel for schedule(static) collapse(2)
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t p = 0; p < s; ++p) {
+      int64_t base = (i * s + p) * c;
+#pragma omp simd
+      for (int64_t j = 0; j < c; ++j)
+        f(i, j, base + j);
+    }
+}
+
+/// out[j] = sum over rows of in[r, j] (rows of `cols`): a column reduction
+/// pass, parallel over column blocks.
+static void columnSum(const float *a, const float *b, float *out, int64_t rows,
+                      int64_t cols) {
+  const int64_t block = 256;
+#pragma omp parallel for schedule(static)
+  for (int64_t j0 = 0; j0 < cols; j0 += block) {
+    int64_t j1 = std::min(cols, j0 + block);
+    std::vector<float> acc(j1 - j0, 0.0f);
+    for (int64_t r = 0; r < rows; ++r) {
+#pragma omp simd
+      for (int64_t j = j0; j < j1; ++j)
+        acc[j - j0] += b ? a[r * cols + j] * b[r * cols + j] : a[r * cols + j];
+    }
+    for (int64_t j = j0; j < j1; ++j)
+      out[j] = acc[j - j0];
+  }
+}
+
+void nfbench::unfusedGroupNormNHWC(const float *x, const float *scale,
+                                   const float *bias, float *y, int64_t n,
+                                   int64_t s, int64_t c, int64_t groups,
+                                   float eps, BigScratch &t) {
+  int64_t per = c / groups;
+  groupMeanNHWC(x, t.stat0, n, s, c, groups); // 1: group mean
+  elementwiseNHWC(n, s, c, [&](int64_t i, int64_t j, int64_t k) { // 2: x - mean
+    t.t0[k] = x[k] - float(t.stat0[i * groups + j / per]);
+  });
+  elementwiseNHWC(n, s, c, [&](int64_t, int64_t, int64_t k) { // 3: square
+    t.t1[k] = t.t0[k] * t.t0[k];
+  });
+  groupMeanNHWC(t.t1, t.stat1, n, s, c, groups); // 4: group variance
+  for (int64_t k = 0; k < n * groups; ++k)       // 5: rsqrt
+    t.stat1[k] = 1.0 / std::sqrt(t.stat1[k] + eps);
+  elementwiseNHWC(n, s, c, [&](int64_t i, int64_t j, int64_t k) { // 6: * rstd
+    t.t2[k] = t.t0[k] * float(t.stat1[i * groups + j / per]);
+  });
+  elementwiseNHWC(n, s, c, [&](int64_t, int64_t j, int64_t k) { // 7: * scale
+    t.t3[k] = t.t2[k] * scale[j];
+  });
+  elementwiseNHWC(n, s, c, [&](int64_t, int64_t j, int64_t k) { // 8: + bias
+    y[k] = t.t3[k] + bias[j];
+  });
+}
+
+void nfbench::unfusedGroupNormGradNHWC(const float *dy, const float *x,
+                                       const float *mean, const float *rstd,
+                                       const float *scale, float *dx,
+                                       float *dscale, float *dbias, int64_t n,
+                                       int64_t s, int64_t c, int64_t groups,
+                                       BigScratch &t) {
+  int64_t per = c / groups;
+  elementwiseNHWC(n, s, c, [&](int64_t i, int64_t j, int64_t k) { // 1: xhat
+    int64_t g = i * groups + j / per;
+    t.t0[k] = (x[k] - mean[g]) * rstd[g];
+  });
+  elementwiseNHWC(n, s, c, [&](int64_t, int64_t j, int64_t k) { // 2: g * dy
+    t.t1[k] = dy[k] * scale[j];
+  });
+  elementwiseNHWC(n, s, c, [&](int64_t, int64_t, int64_t k) { // 3: g dy xhat
+    t.t2[k] = t.t1[k] * t.t0[k];
+  });
+  groupMeanNHWC(t.t1, t.stat0, n, s, c, groups); // 4: mean(g dy)
+  groupMeanNHWC(t.t2, t.stat1, n, s, c, groups); // 5: mean(g dy xhat)
+  columnSum(dy, t.t0, dscale, n * s, c);         // 6: dscale
+  columnSum(dy, nullptr, dbias, n * s, c);       // 7: dbias
+  elementwiseNHWC(n, s, c, [&](int64_t i, int64_t j, int64_t k) { // 8: dx
+    int64_t g = i * groups + j / per;
+    dx[k] =
+        rstd[g] * (t.t1[k] - float(t.stat0[g]) - t.t0[k] * float(t.stat1[g]));
+  });
+}
+
+void nfbench::unfusedLayerNormGrad(const float *dy, const float *x,
+                                   const float *mean, const float *rstd,
+                                   const float *scale, float *dx, float *dscale,
+                                   float *dbias, int64_t rows, int64_t cols,
+                                   BigScratch &t) {
+  elementwise(rows, cols, [&](int64_t r, int64_t, int64_t i) { // 1: xhat
+    t.t0[i] = (x[i] - mean[r]) * rstd[r];
+  });
+  elementwise(rows, cols, [&](int64_t, int64_t j, int64_t i) { // 2: g * dy
+    t.t1[i] = dy[i] * scale[j];
+  });
+  elementwise(rows, cols, [&](int64_t, int64_t, int64_t i) { // 3: g dy xhat
+    t.t2[i] = t.t1[i] * t.t0[i];
+  });
+  std::vector<float> a(rows), b(rows);
+  rowMean(t.t1, a.data(), rows, cols);       // 4: mean(g dy)
+  rowMean(t.t2, b.data(), rows, cols);       // 5: mean(g dy xhat)
+  columnSum(dy, t.t0, dscale, rows, cols);   // 6: dscale
+  columnSum(dy, nullptr, dbias, rows, cols); // 7: dbias
+  elementwise(rows, cols, [&](int64_t r, int64_t, int64_t i) { // 8: dx
+    dx[i] = rstd[r] * (t.t1[i] - a[r] - t.t0[i] * b[r]);
   });
 }

@@ -3,7 +3,8 @@
 // Part of normfuse's benchmarks. A parallel copy of the same bytes (the
 // memory-bandwidth ceiling) and LayerNorm / RMSNorm run as separate passes
 // over memory, the way an eager framework runs the decomposed ops (mean,
-// subtract, square, mean, rsqrt, multiply, scale, shift).
+// subtract, square, mean, rsqrt, multiply, scale, shift), and likewise
+// GroupNorm (channels-last) and the backward of GroupNorm and LayerNorm.
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,6 +36,36 @@ void unfusedLayerNorm(const float *x, const float *scale, const float *bias,
 /// tensor (square, mean, multiply by rstd, scale) plus a per-row rsqrt.
 void unfusedRMSNorm(const float *x, const float *scale, float *y, int64_t rows,
                     int64_t cols, float eps, Scratch &s);
+
+/// Scratch tensors for the group-norm and backward baselines (each the size
+/// of the input) and per-statistic arrays.
+struct BigScratch {
+  float *t0, *t1, *t2, *t3;
+  double *stat0, *stat1;
+};
+
+/// GroupNorm over an (N, S, C) channels-last tensor with `groups` groups, as
+/// separate passes: group mean, subtract, square, group mean, rsqrt,
+/// multiply by rstd, scale, shift.
+void unfusedGroupNormNHWC(const float *x, const float *scale, const float *bias,
+                          float *y, int64_t n, int64_t s, int64_t c,
+                          int64_t groups, float eps, BigScratch &t);
+
+/// GroupNorm's backward over (N, S, C) from the saved (N, groups) mean and
+/// rstd, as separate passes: xhat, scale * dy, their product, the two group
+/// sums, the two parameter-gradient reductions and dx.
+void unfusedGroupNormGradNHWC(const float *dy, const float *x,
+                              const float *mean, const float *rstd,
+                              const float *scale, float *dx, float *dscale,
+                              float *dbias, int64_t n, int64_t s, int64_t c,
+                              int64_t groups, BigScratch &t);
+
+/// LayerNorm's backward over rows, as separate passes: xhat, scale * dy,
+/// their product, the two row sums, the two column reductions and dx.
+void unfusedLayerNormGrad(const float *dy, const float *x, const float *mean,
+                          const float *rstd, const float *scale, float *dx,
+                          float *dscale, float *dbias, int64_t rows,
+                          int64_t cols, BigScratch &t);
 
 } // namespace nfbench
 

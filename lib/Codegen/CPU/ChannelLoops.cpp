@@ -137,6 +137,8 @@ emitPositionChunks(OpBuilder &b, Location loc, const ChannelShape &shape,
             shape.spatial);
         if (chunkStart)
           chunkStart(pb, pl, m, t, chunk);
+        if (!body)
+          return;
         pb.create<scf::ForOp>(
             pl, p0, p1, cst(pb, pl, 1), std::nullopt,
             [&](OpBuilder &fb, Location fl, Value p, ValueRange) {
@@ -220,6 +222,188 @@ void cpu::emitChannelSums(OpBuilder &b, Location loc, const ChannelLoop &loop,
           pb.create<memref::StoreOp>(pl, loopOp.getResult(0), sums[k],
                                      ValueRange{m, c});
         }
+      });
+}
+
+/// The f64 value of an index.
+static Value indexToF64(OpBuilder &b, Location loc, Value index) {
+  return b.create<arith::UIToFPOp>(
+      loc, b.getF64Type(),
+      b.create<arith::IndexCastUIOp>(loc, b.getI64Type(), index));
+}
+
+/// The corrected two-pass result from n, the first pass's mean m' (f64) and
+/// the sums of d = x - m' and d^2: {mean, M2}.
+static std::pair<Value, Value> correctedMoments(OpBuilder &b, Location loc,
+                                                Value n, Value center,
+                                                Value sumD, Value sumD2) {
+  Value meanD = b.create<arith::DivFOp>(loc, sumD, n);
+  Value mean = b.create<arith::AddFOp>(loc, center, meanD);
+  Value m2 = b.create<arith::SubFOp>(loc, sumD2,
+                                     b.create<arith::MulFOp>(loc, sumD, meanD));
+  return {mean, m2};
+}
+
+void cpu::emitChannelMoments(OpBuilder &b, Location loc,
+                             const ChannelLoop &loop, Value lo, Value hi,
+                             Value mean, Value m2) {
+  const ChannelShape &shape = loop.shape;
+  Type f64 = b.getF64Type();
+  Value zero = cst(b, loc, 0);
+  Value x = loop.inputs[0];
+  if (!shape.channelsLast) {
+    // Three blocked sums over a row that stays in cache.
+    emitParallel2D(
+        b, loc, lo, hi, zero, shape.channels,
+        [&](OpBuilder &pb, Location pl, Value m, Value c) {
+          Value n = indexToF64(pb, pl, shape.spatial);
+          auto load = [&](OpBuilder &sb, Location sl, Value j, int64_t w) {
+            return loadAs(sb, sl, x, {m, c, j}, w, loop.acc);
+          };
+          Value sum =
+              emitBlockedSumF64(pb, pl, shape.spatial, loop.width, loop.acc,
+                                [&](OpBuilder &sb, Location sl, Value j,
+                                    int64_t w) { return load(sb, sl, j, w); });
+          Value center = convertFloat(
+              pb, pl, pb.create<arith::DivFOp>(pl, sum, n), loop.acc);
+          auto dev = [&](OpBuilder &sb, Location sl, Value j, int64_t w) {
+            return sb
+                .create<arith::SubFOp>(sl, load(sb, sl, j, w),
+                                       splat(sb, sl, center, w))
+                .getResult();
+          };
+          Value sumD =
+              emitBlockedSumF64(pb, pl, shape.spatial, loop.width, loop.acc,
+                                [&](OpBuilder &sb, Location sl, Value j,
+                                    int64_t w) { return dev(sb, sl, j, w); });
+          Value sumD2 = emitBlockedSumF64(
+              pb, pl, shape.spatial, loop.width, loop.acc,
+              [&](OpBuilder &sb, Location sl, Value j, int64_t w) {
+                Value d = dev(sb, sl, j, w);
+                return sb.create<arith::MulFOp>(sl, d, d).getResult();
+              });
+          auto [mu, sq] = correctedMoments(
+              pb, pl, n, convertFloat(pb, pl, center, f64), sumD, sumD2);
+          pb.create<memref::StoreOp>(pl, mu, mean, ValueRange{m, c});
+          pb.create<memref::StoreOp>(pl, sq, m2, ValueRange{m, c});
+        });
+    return;
+  }
+
+  // Channels-last: per chunk, rows of C sums of x (then turned into the
+  // chunk's means), of d and of d^2.
+  Value images = b.createOrFold<arith::SubIOp>(loc, hi, lo);
+  Value chunks = numChunks(b, loc, shape.spatial);
+  Value centers =
+      allocScratch(b, loc, {images, chunks, shape.channels}, loop.acc);
+  Value sumsD =
+      allocScratch(b, loc, {images, chunks, shape.channels}, loop.acc);
+  Value sumsD2 =
+      allocScratch(b, loc, {images, chunks, shape.channels}, loop.acc);
+  Value chunkSize = cst(b, loc, kChunkPositions);
+  auto chunkLength = [&](OpBuilder &cb, Location cl, Value chunk) {
+    Value p0 = cb.create<arith::MulIOp>(cl, chunk, chunkSize);
+    Value p1 = cb.create<arith::MinUIOp>(
+        cl, cb.create<arith::AddIOp>(cl, p0, chunkSize), shape.spatial);
+    return cb.create<arith::SubIOp>(cl, p1, p0).getResult();
+  };
+  auto forChannels = [&](OpBuilder &fb, Location fl, ElementBody body) {
+    emitVectorLoop(fb, fl, cst(fb, fl, 0), shape.channels, loop.width, body);
+  };
+  auto addTo = [&](OpBuilder &lb, Location ll, Value row, ValueRange at,
+                   Value v, int64_t w) {
+    Value old = loadAs(lb, ll, row, at, w, loop.acc);
+    storeAs(lb, ll, lb.create<arith::AddFOp>(ll, old, v), row, at);
+  };
+  Value one = cst(b, loc, 1);
+  emitPositionChunks(
+      b, loc, shape, lo, hi,
+      [&](OpBuilder &cb, Location cl, Value m, Value t, Value chunk) {
+        Value p0 = cb.create<arith::MulIOp>(cl, chunk, chunkSize);
+        Value p1 = cb.create<arith::AddIOp>(cl, p0, chunkLength(cb, cl, chunk));
+        forChannels(cb, cl,
+                    [&](OpBuilder &lb, Location ll, Value c, int64_t w) {
+                      Value z = floatConstant(lb, ll, 0.0, loop.acc, w);
+                      for (Value row : {centers, sumsD, sumsD2})
+                        storeAs(lb, ll, z, row, {t, chunk, c});
+                    });
+        // First pass over the chunk: the sums of x, then their means.
+        cb.create<scf::ForOp>(
+            cl, p0, p1, one, std::nullopt,
+            [&](OpBuilder &fb, Location fl, Value p, ValueRange) {
+              forChannels(fb, fl,
+                          [&](OpBuilder &lb, Location ll, Value c, int64_t w) {
+                            addTo(lb, ll, centers, {t, chunk, c},
+                                  loadAs(lb, ll, x, {m, p, c}, w, loop.acc), w);
+                          });
+              fb.create<scf::YieldOp>(fl);
+            });
+        Value inverse = cb.create<arith::DivFOp>(
+            cl, floatConstant(cb, cl, 1.0, loop.acc, 1),
+            cb.create<arith::UIToFPOp>(
+                cl, loop.acc,
+                cb.create<arith::IndexCastUIOp>(cl, cb.getI64Type(),
+                                                chunkLength(cb, cl, chunk))));
+        forChannels(
+            cb, cl, [&](OpBuilder &lb, Location ll, Value c, int64_t w) {
+              Value s = loadAs(lb, ll, centers, {t, chunk, c}, w, loop.acc);
+              storeAs(
+                  lb, ll,
+                  lb.create<arith::MulFOp>(ll, s, splat(lb, ll, inverse, w)),
+                  centers, {t, chunk, c});
+            });
+        // Second pass, from cache: the sums of d and d^2.
+        cb.create<scf::ForOp>(
+            cl, p0, p1, one, std::nullopt,
+            [&](OpBuilder &fb, Location fl, Value p, ValueRange) {
+              forChannels(
+                  fb, fl, [&](OpBuilder &lb, Location ll, Value c, int64_t w) {
+                    Value d = lb.create<arith::SubFOp>(
+                        ll, loadAs(lb, ll, x, {m, p, c}, w, loop.acc),
+                        loadAs(lb, ll, centers, {t, chunk, c}, w, loop.acc));
+                    addTo(lb, ll, sumsD, {t, chunk, c}, d, w);
+                    addTo(lb, ll, sumsD2, {t, chunk, c},
+                          lb.create<arith::MulFOp>(ll, d, d), w);
+                  });
+              fb.create<scf::YieldOp>(fl);
+            });
+      },
+      /*body=*/nullptr);
+
+  // Chan's combination of the chunks of each (image, channel), in f64:
+  // delta = mean_k - mean, mean += delta * n_k / n, and
+  // M2 += M2_k + delta^2 * n_prev * n_k / n.
+  emitParallel2D(
+      b, loc, zero, images, zero, shape.channels,
+      [&](OpBuilder &pb, Location pl, Value t, Value c) {
+        Value zeroF = floatConstant(pb, pl, 0.0, f64, 1);
+        auto combine = pb.create<scf::ForOp>(
+            pl, cst(pb, pl, 0), chunks, cst(pb, pl, 1),
+            ValueRange{zeroF, zeroF, zeroF},
+            [&](OpBuilder &fb, Location fl, Value chunk, ValueRange acc) {
+              Value nk = indexToF64(fb, fl, chunkLength(fb, fl, chunk));
+              auto at = [&](Value row) {
+                return loadAs(fb, fl, row, {t, chunk, c}, 1, f64);
+              };
+              auto [meanK, m2K] = correctedMoments(fb, fl, nk, at(centers),
+                                                   at(sumsD), at(sumsD2));
+              Value n = fb.create<arith::AddFOp>(fl, acc[0], nk);
+              Value delta = fb.create<arith::SubFOp>(fl, meanK, acc[1]);
+              Value weight = fb.create<arith::DivFOp>(fl, nk, n);
+              Value mu = fb.create<arith::AddFOp>(
+                  fl, acc[1], fb.create<arith::MulFOp>(fl, delta, weight));
+              Value cross = fb.create<arith::MulFOp>(
+                  fl, fb.create<arith::MulFOp>(fl, delta, delta),
+                  fb.create<arith::MulFOp>(fl, acc[0], weight));
+              Value sq = fb.create<arith::AddFOp>(
+                  fl, acc[2], fb.create<arith::AddFOp>(fl, m2K, cross));
+              fb.create<scf::YieldOp>(fl, ValueRange{n, mu, sq});
+            });
+        Value m = pb.create<arith::AddIOp>(pl, lo, t);
+        pb.create<memref::StoreOp>(pl, combine.getResult(1), mean,
+                                   ValueRange{m, c});
+        pb.create<memref::StoreOp>(pl, combine.getResult(2), m2,
+                                   ValueRange{m, c});
       });
 }
 

@@ -58,6 +58,16 @@ struct ChannelLoop {
 void emitChannelSums(OpBuilder &b, Location loc, const ChannelLoop &loop,
                      Value lo, Value hi, ArrayRef<Value> sums, ChannelFn fn);
 
+/// For images [lo, hi): the mean and the sum of squared deviations from it
+/// (M2) of input 0 over S per (m, c), into (M, C) f64 buffers. Each row
+/// (channels-first) or chunk of positions (channels-last) is read again
+/// while in cache for the corrected two-pass algorithm: with m' the first
+/// pass's mean, d = x - m', mean = m' + sum(d) / n and
+/// M2 = sum(d^2) - sum(d)^2 / n. Chunks combine by Chan's formula in f64.
+/// The tensor is read from memory once.
+void emitChannelMoments(OpBuilder &b, Location loc, const ChannelLoop &loop,
+                        Value lo, Value hi, Value mean, Value m2);
+
 /// For images [lo, hi): outputs[k] at every position = fn(...)[k], with
 /// `outputs` views from ChannelShape::view.
 void emitChannelMap(OpBuilder &b, Location loc, const ChannelLoop &loop,

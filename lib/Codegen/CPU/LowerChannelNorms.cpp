@@ -3,13 +3,13 @@
 // Part of normfuse. The norms with per-channel statistics, forward and
 // backward, and bias_add_grad, on the channel loops of ChannelLoops.h.
 //
-// Forward: the sums of x - pivot per (image, channel), the pivot being the
-// channel's first element (so a large mean does not cost the sum its
-// precision); the group mean from them in f64; the sums of squared
-// deviations from that mean (a second pass: never E[x^2] - E[x]^2); then
-// y = (x - mean) * (rstd * scale) + bias. GroupNorm and InstanceNorm run
-// these passes on ranges of images that fit in cache; BatchNorm's
-// statistics span every image.
+// Forward: the mean and M2 of each (image, channel) by the corrected
+// two-pass algorithm on rows or chunks that are in cache (so the tensor is
+// read once for them, and never as E[x^2] - E[x]^2), the group's in f64 by
+// Chan's combination, then y = (x - mean) * (rstd * scale) + bias.
+// GroupNorm and InstanceNorm work on ranges of images that fit in cache, so
+// the normalizing pass rereads from cache; BatchNorm's statistics span
+// every image.
 //
 // Backward, with xhat = (x - mean) * rstd and n values per group:
 //   dx = rstd * (scale * dy - sum(scale * dy) / n
@@ -124,90 +124,49 @@ void emitChannelNormForward(OpBuilder &b, Location loc,
                             const ChannelNormForward &f, StoreStats store) {
   const ChannelShape &shape = f.shape;
   Type f64 = b.getF64Type();
-  Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
   Value spatialF = indexToF64(b, loc, shape.spatial);
-  Value pivot = allocChannelScratch(b, loc, shape, f.acc);
   Value mean = allocChannelScratch(b, loc, shape, f.acc);
   Value factor = allocChannelScratch(b, loc, shape, f.acc);
   Value shift = allocChannelScratch(b, loc, shape, f.acc);
-  Value sums = allocChannelScratch(b, loc, shape, f64);
-  Value squares = allocChannelScratch(b, loc, shape, f64);
+  Value channelMean = allocChannelScratch(b, loc, shape, f64);
+  Value channelM2 = allocChannelScratch(b, loc, shape, f64);
   ChannelLoop loop{shape, {shape.view(b, loc, f.x)}, {}, f.acc, f.width};
   Value y = shape.view(b, loc, f.y);
-  Value x = loop.inputs[0];
 
   emitImageRanges(
       b, loc, shape, f.grouping.acrossImages,
       [&](OpBuilder &rb, Location rl, Value lo, Value hi) {
-        // Pivots: the first element of each (image, channel), 0 when the
-        // image has no positions.
-        Value hasPositions = rb.create<arith::CmpIOp>(
-            rl, arith::CmpIPredicate::ugt, shape.spatial, zero);
-        emitForEach(rb, rl, lo, hi, zero, shape.channels,
-                    [&](OpBuilder &eb, Location el, Value m, Value c) {
-                      auto first = eb.create<scf::IfOp>(
-                          el, hasPositions,
-                          [&](OpBuilder &tb, Location tl) {
-                            SmallVector<Value> idx =
-                                shape.channelsLast
-                                    ? SmallVector<Value>{m, zero, c}
-                                    : SmallVector<Value>{m, c, zero};
-                            tb.create<scf::YieldOp>(
-                                tl, loadAs(tb, tl, x, idx, 1, f.acc));
-                          },
-                          [&](OpBuilder &tb, Location tl) {
-                            tb.create<scf::YieldOp>(
-                                tl, floatConstant(tb, tl, 0.0, f.acc, 1));
-                          });
-                      eb.create<memref::StoreOp>(el, first.getResult(0), pivot,
-                                                 ValueRange{m, c});
-                    });
-        loop.coefs = {pivot};
-        emitChannelSums(rb, rl, loop, lo, hi, {sums},
-                        [](OpBuilder &sb, Location sl, ValueRange in,
-                           ValueRange coef, int64_t) -> SmallVector<Value> {
-                          return {sb.create<arith::SubFOp>(sl, in[0], coef[0])};
-                        });
-        emitGroups(
-            rb, rl, f.grouping, lo, hi,
-            [&](OpBuilder &gb, Location gl, const StatRange &r) {
-              Value total = emitSumOver(
-                  gb, gl, r.mLo, r.mHi, r.cLo, r.cHi,
-                  [&](OpBuilder &tb, Location tl, Value m, Value c) {
-                    Value p = loadF64(tb, tl, pivot, {m, c});
-                    return tb
-                        .create<arith::AddFOp>(
-                            tl, tb.create<arith::MulFOp>(tl, p, spatialF),
-                            loadF64(tb, tl, sums, {m, c}))
-                        .getResult();
-                  });
-              Value mu = gb.create<arith::DivFOp>(
-                  gl, total, countOf(gb, gl, r, shape.spatial));
-              emitForEach(gb, gl, r.mLo, r.mHi, r.cLo, r.cHi,
-                          [&](OpBuilder &eb, Location el, Value m, Value c) {
-                            storeAs(eb, el, mu, mean, {m, c});
-                          });
-            });
-        loop.coefs = {mean};
-        emitChannelSums(rb, rl, loop, lo, hi, {squares},
-                        [](OpBuilder &sb, Location sl, ValueRange in,
-                           ValueRange coef, int64_t) -> SmallVector<Value> {
-                          Value d =
-                              sb.create<arith::SubFOp>(sl, in[0], coef[0]);
-                          return {sb.create<arith::MulFOp>(sl, d, d)};
-                        });
+        emitChannelMoments(rb, rl, loop, lo, hi, channelMean, channelM2);
+        // A group's moments from its channels' (each of S values):
+        // mean = the channels' average, M2 = sum(M2_c) +
+        // S * sum((mean_c - mean)^2).
         emitGroups(
             rb, rl, f.grouping, lo, hi,
             [&](OpBuilder &gb, Location gl, const StatRange &r) {
               GroupStats s;
               s.count = countOf(gb, gl, r, shape.spatial);
-              s.mean = loadF64(gb, gl, mean, {r.mLo, r.cLo});
-              Value sq = emitSumOver(
-                  gb, gl, r.mLo, r.mHi, r.cLo, r.cHi,
-                  [&](OpBuilder &tb, Location tl, Value m, Value c) {
-                    return loadF64(tb, tl, squares, {m, c});
+              Value channels = gb.create<arith::DivFOp>(gl, s.count, spatialF);
+              auto sumOf = [&](auto term) {
+                return emitSumOver(gb, gl, r.mLo, r.mHi, r.cLo, r.cHi, term);
+              };
+              s.mean = gb.create<arith::DivFOp>(
+                  gl, sumOf([&](OpBuilder &tb, Location tl, Value m, Value c) {
+                    return loadF64(tb, tl, channelMean, {m, c});
+                  }),
+                  channels);
+              Value within =
+                  sumOf([&](OpBuilder &tb, Location tl, Value m, Value c) {
+                    return loadF64(tb, tl, channelM2, {m, c});
                   });
-              s.variance = gb.create<arith::DivFOp>(gl, sq, s.count);
+              Value between =
+                  sumOf([&](OpBuilder &tb, Location tl, Value m, Value c) {
+                    Value d = tb.create<arith::SubFOp>(
+                        tl, loadF64(tb, tl, channelMean, {m, c}), s.mean);
+                    return tb.create<arith::MulFOp>(tl, d, d).getResult();
+                  });
+              Value m2 = gb.create<arith::AddFOp>(
+                  gl, within, gb.create<arith::MulFOp>(gl, between, spatialF));
+              s.variance = gb.create<arith::DivFOp>(gl, m2, s.count);
               s.rstd = gb.create<arith::DivFOp>(
                   gl, f64Const(gb, gl, 1.0),
                   gb.create<math::SqrtOp>(
@@ -218,6 +177,7 @@ void emitChannelNormForward(OpBuilder &b, Location loc,
                           [&](OpBuilder &eb, Location el, Value m, Value c) {
                             Value a = eb.create<arith::MulFOp>(
                                 el, s.rstd, loadParam(eb, el, f.scale, c, 1.0));
+                            storeAs(eb, el, s.mean, mean, {m, c});
                             storeAs(eb, el, a, factor, {m, c});
                             storeAs(eb, el, loadParam(eb, el, f.bias, c, 0.0),
                                     shift, {m, c});
