@@ -68,14 +68,14 @@ func.func @unranked(%x: tensor<*xf32>) -> tensor<*xf32> {
 
 TEST(JITErrorsTest, OpsWithoutACPULoweringAreNamed) {
   std::string ir = R"mlir(
-func.func @conv(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32> {
-  %0 = nf.conv2d %x, %w : tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32> -> tensor<1x4x6x6xf32>
-  return %0 : tensor<1x4x6x6xf32>
+func.func @bn_grad(%dy: tensor<2x3x4x4xf32>, %x: tensor<2x3x4x4xf32>, %m: tensor<3xf32>, %r: tensor<3xf32>) -> tensor<2x3x4x4xf32> {
+  %dx, %ds, %db = nf.batch_norm_grad %dy, %x, %m, %r : (tensor<2x3x4x4xf32>, tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>)
+  return %dx : tensor<2x3x4x4xf32>
 }
 )mlir";
-  EXPECT_EQ(compileError(ir, "conv"),
-            "lowering @conv for the CPU failed:\n<ir>:3:8: 'nf.conv2d' op has "
-            "no CPU lowering yet");
+  EXPECT_EQ(compileError(ir, "bn_grad"),
+            "lowering @bn_grad for the CPU failed:\n<ir>:3:19: "
+            "'nf.batch_norm_grad' op has no CPU lowering yet");
 }
 
 TEST(JITErrorsTest, MissingFileIsAnError) {

@@ -106,8 +106,8 @@ func.func @bias_add_nhwc(%x: tensor<2x5x5x64xbf16>, %b: tensor<64xbf16>) -> tens
 
 // -----
 
-func.func @conv_has_no_lowering_yet(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32> {
-  // expected-error @+1 {{'nf.conv2d' op has no CPU lowering yet}}
-  %0 = nf.conv2d %x, %w : tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32> -> tensor<1x4x6x6xf32>
-  return %0 : tensor<1x4x6x6xf32>
+func.func @batch_norm_grad_has_no_lowering_yet(%dy: tensor<2x3x4x4xf32>, %x: tensor<2x3x4x4xf32>, %m: tensor<3xf32>, %r: tensor<3xf32>) -> tensor<2x3x4x4xf32> {
+  // expected-error @+1 {{'nf.batch_norm_grad' op has no CPU lowering yet}}
+  %dx, %ds, %db = nf.batch_norm_grad %dy, %x, %m, %r : (tensor<2x3x4x4xf32>, tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>)
+  return %dx : tensor<2x3x4x4xf32>
 }

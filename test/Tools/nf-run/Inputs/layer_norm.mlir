@@ -8,7 +8,7 @@ func.func @gelu_bf16(%x: tensor<2x8xbf16>) -> tensor<2x8xbf16> {
   return %0 : tensor<2x8xbf16>
 }
 
-func.func @conv(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32> {
-  %0 = nf.conv2d %x, %w : tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32> -> tensor<1x4x6x6xf32>
-  return %0 : tensor<1x4x6x6xf32>
+func.func @bn_grad(%dy: tensor<2x3x4x4xf32>, %x: tensor<2x3x4x4xf32>, %m: tensor<3xf32>, %r: tensor<3xf32>) -> tensor<2x3x4x4xf32> {
+  %dx, %ds, %db = nf.batch_norm_grad %dy, %x, %m, %r : (tensor<2x3x4x4xf32>, tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>)
+  return %dx : tensor<2x3x4x4xf32>
 }

@@ -1,0 +1,330 @@
+// matmul and the conv ops become parallel loops over the rows of their
+// results: vectors along the contiguous dimension with a scalar tail,
+// multiply-adds in f32 (f16/bf16 widened on load, narrowed on the final
+// store), padding clipped by index ranges rather than loaded.
+// RUN: nf-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(nf-lower-to-loops{vector-width=8}))' | FileCheck %s
+
+// Each output row keeps 4 vectors of 8 columns in registers over the whole
+// k loop (a row of lhs scales rows of rhs); then single vectors, then
+// scalar columns (45 = 32 + 8 + 5).
+// CHECK-LABEL: func.func @matmul_rows_in_registers
+// CHECK-SAME: (%[[A:.+]]: tensor<7x33xf32>, %[[B:.+]]: tensor<33x45xf32>)
+// CHECK: %[[AB:.+]] = bufferization.to_memref %[[A]] read_only : memref<7x33xf32>
+// CHECK: %[[BB:.+]] = bufferization.to_memref %[[B]] read_only : memref<33x45xf32>
+// CHECK: %[[A3:.+]] = memref.reinterpret_cast %[[AB]] {{.+}} sizes: [1, 7, 33]
+// CHECK: %[[B3:.+]] = memref.reinterpret_cast %[[BB]] {{.+}} sizes: [1, 33, 45]
+// CHECK: %[[OUT:.+]] = memref.alloc() {alignment = 64 : i64} : memref<7x45xf32>
+// CHECK: %[[O3:.+]] = memref.reinterpret_cast %[[OUT]] {{.+}} sizes: [1, 7, 45]
+// CHECK: scf.parallel (%[[ROW:.+]]) =
+// CHECK: %[[M:.+]] = arith.remui %[[ROW]]
+// CHECK: %[[BATCH:.+]] = arith.divui %[[ROW]]
+// CHECK: scf.for %[[J:.+]] = {{.+}} step %c32
+// CHECK: scf.for %[[K:.+]] = {{.+}} iter_args({{.+}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
+// CHECK: %[[L:.+]] = memref.load %[[A3]][%{{.+}}, %[[M]], %[[K]]] : memref<1x7x33xf32>
+// CHECK: %[[LV:.+]] = vector.broadcast %[[L]] : f32 to vector<8xf32>
+// CHECK: %[[R:.+]] = vector.load %[[B3]][%{{.+}}, %[[K]], %[[J]]] : memref<1x33x45xf32>, vector<8xf32>
+// CHECK: math.fma %[[LV]], %[[R]], %{{.+}} : vector<8xf32>
+// CHECK-COUNT-3: math.fma {{.+}} : vector<8xf32>
+// CHECK: vector.store %{{.+}}, %[[O3]][%[[BATCH]], %[[M]], %[[J]]] : memref<1x7x45xf32>, vector<8xf32>
+// CHECK: scf.for {{.+}} step %c8
+// CHECK: iter_args({{.+}}) -> (vector<8xf32>)
+// CHECK: scf.for {{.+}} to %c45 step %c1
+// CHECK: iter_args({{.+}}) -> (f32)
+// CHECK: math.fma {{.+}} : f32
+// CHECK: memref.store {{.+}} : memref<1x7x45xf32>
+// CHECK: scf.reduce
+// CHECK: bufferization.to_tensor %[[OUT]] restrict writable
+// CHECK-NOT: nf.matmul
+func.func @matmul_rows_in_registers(%a: tensor<7x33xf32>, %b: tensor<33x45xf32>) -> tensor<7x45xf32> {
+  %0 = nf.matmul %a, %b : tensor<7x33xf32>, tensor<33x45xf32> -> tensor<7x45xf32>
+  return %0 : tensor<7x45xf32>
+}
+
+// -----
+
+// transpose_rhs: rows of both operands are contiguous in k, so each result
+// element is a blocked dot product; f16 operands accumulate in f32 and
+// give an f32 result.
+// CHECK-LABEL: func.func @matmul_transpose_rhs_dot
+// CHECK: %[[OUT:.+]] = memref.alloc() {{.+}} : memref<4x5xf32>
+// CHECK: scf.parallel
+// CHECK: scf.for %[[N:.+]] = {{.+}} to %c5
+// CHECK: scf.for {{.+}} iter_args({{.+}}) -> (f64)
+// CHECK: vector.load {{.+}} : memref<1x4x64xf16>, vector<8xf16>
+// CHECK: arith.extf {{.+}} : vector<8xf16> to vector<8xf32>
+// CHECK: vector.load {{.+}}, %[[N]], {{.+}} : memref<1x5x64xf16>, vector<8xf16>
+// CHECK: arith.mulf {{.+}} : vector<8xf32>
+// CHECK: vector.reduction <add>, {{.+}} : vector<8xf32> into f32
+// CHECK: memref.store %{{.+}}, %{{.+}}[%{{.+}}, %{{.+}}, %[[N]]] : memref<1x4x5xf32>
+func.func @matmul_transpose_rhs_dot(%a: tensor<4x64xf16>, %b: tensor<5x64xf16>) -> tensor<4x5xf32> {
+  %0 = nf.matmul %a, %b {transpose_rhs} : tensor<4x64xf16>, tensor<5x64xf16> -> tensor<4x5xf32>
+  return %0 : tensor<4x5xf32>
+}
+
+// -----
+
+// Both transposed: the lhs column is strided, so its lanes are loaded one
+// by one into a vector; the rhs row is a vector load.
+// CHECK-LABEL: func.func @matmul_transpose_both
+// CHECK: scf.parallel (%[[ROW:.+]]) =
+// CHECK: %[[M:.+]] = arith.remui %[[ROW]]
+// CHECK: %[[E0:.+]] = memref.load %{{.+}}[%{{.+}}, %{{.+}}, %[[M]]] : memref<1x64x4xf32>
+// CHECK-COUNT-7: memref.load %{{.+}}[%{{.+}}, %{{.+}}, %[[M]]] : memref<1x64x4xf32>
+// CHECK: %[[LV:.+]] = vector.from_elements %[[E0]], {{.+}} : vector<8xf32>
+// CHECK: %[[RV:.+]] = vector.load {{.+}} : memref<1x5x64xf32>, vector<8xf32>
+// CHECK: arith.mulf %[[LV]], %[[RV]] : vector<8xf32>
+func.func @matmul_transpose_both(%a: tensor<64x4xf32>, %b: tensor<5x64xf32>) -> tensor<4x5xf32> {
+  %0 = nf.matmul %a, %b {transpose_lhs, transpose_rhs} : tensor<64x4xf32>, tensor<5x64xf32> -> tensor<4x5xf32>
+  return %0 : tensor<4x5xf32>
+}
+
+// -----
+
+// A weight without batch dimensions is shared: the batch dimensions of lhs
+// flatten to 6 and rhs is read at batch 0. bf16 results are narrowed once,
+// on the store.
+// CHECK-LABEL: func.func @matmul_shared_weight
+// CHECK: %[[A3:.+]] = memref.reinterpret_cast {{.+}} sizes: [6, 4, 16]
+// CHECK: %[[B3:.+]] = memref.reinterpret_cast {{.+}} sizes: [1, 16, 8]
+// CHECK: %[[O3:.+]] = memref.reinterpret_cast {{.+}} sizes: [6, 4, 8]
+// CHECK: scf.parallel (%[[ROW:.+]]) = ({{.+}}) to (%c24)
+// CHECK: %[[M:.+]] = arith.remui %[[ROW]]
+// CHECK: %[[BATCH:.+]] = arith.divui %[[ROW]]
+// CHECK: memref.load %[[A3]][%[[BATCH]], %[[M]], %{{.+}}] : memref<6x4x16xbf16>
+// CHECK: vector.load %[[B3]][%[[ZERO:.+]], %{{.+}}, %{{.+}}] : memref<1x16x8xbf16>, vector<8xbf16>
+// CHECK: arith.extf {{.+}} : vector<8xbf16> to vector<8xf32>
+// CHECK: %[[NARROW:.+]] = arith.truncf {{.+}} : vector<8xf32> to vector<8xbf16>
+// CHECK: vector.store %[[NARROW]], %[[O3]][%[[BATCH]], %[[M]], %{{.+}}] : memref<6x4x8xbf16>, vector<8xbf16>
+func.func @matmul_shared_weight(%a: tensor<2x3x4x16xbf16>, %b: tensor<16x8xbf16>) -> tensor<2x3x4x8xbf16> {
+  %0 = nf.matmul %a, %b : tensor<2x3x4x16xbf16>, tensor<16x8xbf16> -> tensor<2x3x4x8xbf16>
+  return %0 : tensor<2x3x4x8xbf16>
+}
+
+// -----
+
+// Dynamic M and N come from the operands' buffers.
+// CHECK-LABEL: func.func @matmul_dynamic
+// CHECK: %[[AB:.+]] = bufferization.to_memref {{.+}} : memref<?x16xf32>
+// CHECK: %[[BB:.+]] = bufferization.to_memref {{.+}} : memref<16x?xf32>
+// CHECK: %[[M:.+]] = memref.dim %[[AB]], %c0
+// CHECK: %[[N:.+]] = memref.dim %[[BB]], %c1
+// CHECK: memref.alloc(%[[M]], %[[N]]) {alignment = 64 : i64} : memref<?x?xf32>
+// CHECK: scf.parallel
+// CHECK: arith.remui %{{.+}}, %[[M]]
+func.func @matmul_dynamic(%a: tensor<?x16xf32>, %b: tensor<16x?xf32>) -> tensor<?x?xf32> {
+  %0 = nf.matmul %a, %b : tensor<?x16xf32>, tensor<16x?xf32> -> tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}
+
+// -----
+
+// NCHW conv with an f16 result: rows (n, o, oh) accumulate in f32 in a
+// scratch slot (64 slots, one per parallel chunk of rows), in tiles of
+// 1024; each filter tap adds a scaled span of an input row (stride 1:
+// vector loads), clipped to the input; the row is narrowed on the store.
+// CHECK-LABEL: func.func @conv_nchw_f16_scratch
+// CHECK: %[[X:.+]] = bufferization.to_memref {{.+}} : memref<2x3x16x16xf16>
+// CHECK: %[[W:.+]] = bufferization.to_memref {{.+}} : memref<4x3x3x3xf16>
+// CHECK: %[[Y:.+]] = memref.alloc() {{.+}} : memref<2x4x16x16xf16>
+// CHECK: %[[S:.+]] = memref.alloc() {alignment = 64 : i64} : memref<64x1024xf32>
+// CHECK: scf.parallel (%[[SLOT:.+]]) = ({{.+}}) to (%c64
+// CHECK: scf.for %[[ROW:.+]] = {{.+}} to {{.+}} step %c1
+// CHECK: %[[OH:.+]] = arith.remui %[[ROW]], %c16
+// CHECK: scf.for %[[T:.+]] = {{.+}} step %c1024
+// CHECK: vector.store %{{.+}}, %[[S]][%[[SLOT]], %{{.+}}] : memref<64x1024xf32>, vector<8xf32>
+// CHECK: memref.store %{{.+}}, %[[S]][%[[SLOT]], %{{.+}}] : memref<64x1024xf32>
+// CHECK: scf.for %[[C:.+]] =
+// CHECK: scf.for %[[KH:.+]] =
+// CHECK: scf.for %[[KW:.+]] =
+// CHECK: %[[WV:.+]] = memref.load %[[W]][%{{.+}}, %[[C]], %[[KH]], %[[KW]]] : memref<4x3x3x3xf16>
+// CHECK: %[[WF:.+]] = arith.extf %[[WV]] : f16 to f32
+// CHECK: scf.for %[[OW:.+]] = {{.+}} step %c8
+// CHECK: %[[IW:.+]] = arith.addi %[[OW]],
+// CHECK: %[[XV:.+]] = vector.load %[[X]][%{{.+}}, %[[C]], %{{.+}}, %[[IW]]] : memref<2x3x16x16xf16>, vector<8xf16>
+// CHECK: %[[XF:.+]] = arith.extf %[[XV]] : vector<8xf16> to vector<8xf32>
+// CHECK: %[[WS:.+]] = vector.broadcast %[[WF]] : f32 to vector<8xf32>
+// CHECK: %[[AT:.+]] = arith.subi %[[OW]], %[[T]]
+// CHECK: %[[ACC:.+]] = vector.load %[[S]][%[[SLOT]], %[[AT]]] : memref<64x1024xf32>, vector<8xf32>
+// CHECK: %[[SUM:.+]] = math.fma %[[WS]], %[[XF]], %[[ACC]] : vector<8xf32>
+// CHECK: vector.store %[[SUM]], %[[S]][%[[SLOT]], %[[AT]]] : memref<64x1024xf32>, vector<8xf32>
+// CHECK: vector.load %[[S]][%[[SLOT]], %{{.+}}] : memref<64x1024xf32>, vector<8xf32>
+// CHECK: %[[NARROW:.+]] = arith.truncf {{.+}} : vector<8xf32> to vector<8xf16>
+// CHECK: vector.store %[[NARROW]], %[[Y]][%{{.+}}, %{{.+}}, %[[OH]], %{{.+}}] : memref<2x4x16x16xf16>, vector<8xf16>
+func.func @conv_nchw_f16_scratch(%x: tensor<2x3x16x16xf16>, %w: tensor<4x3x3x3xf16>) -> tensor<2x4x16x16xf16> {
+  %0 = nf.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>} : tensor<2x3x16x16xf16>, tensor<4x3x3x3xf16> -> tensor<2x4x16x16xf16>
+  return %0 : tensor<2x4x16x16xf16>
+}
+
+// -----
+
+// An f32 result accumulates in place, one parallel iteration per row
+// (n, o, oh), with no scratch. Stride 2 along w: the input span is
+// strided, so it is read element by element.
+// CHECK-LABEL: func.func @conv_nchw_stride2_in_place
+// CHECK: %[[X:.+]] = bufferization.to_memref {{.+}} : memref<1x3x16x16xf32>
+// CHECK: %[[Y:.+]] = memref.alloc() {{.+}} : memref<1x4x8x9xf32>
+// CHECK-NOT: memref.alloc
+// CHECK: scf.parallel (%{{.+}}) = ({{.+}}) to (%c32)
+// CHECK: vector.store %{{.+}}, %[[Y]]
+// CHECK: memref.load {{.+}} : memref<4x3x3x3xf32>
+// CHECK-NOT: vector.load
+// CHECK: scf.for %[[OW:.+]] = {{.+}} step %c1
+// CHECK: %[[S:.+]] = arith.muli %[[OW]], %c2
+// CHECK: %[[IW:.+]] = arith.addi %[[S]],
+// CHECK: %[[XV:.+]] = memref.load %[[X]][%{{.+}}, %{{.+}}, %{{.+}}, %[[IW]]] : memref<1x3x16x16xf32>
+// CHECK: %[[ACC:.+]] = memref.load %[[Y]][%{{.+}}, %{{.+}}, %{{.+}}, %[[OW]]] : memref<1x4x8x9xf32>
+// CHECK: %[[SUM:.+]] = math.fma %{{.+}}, %[[XV]], %[[ACC]] : f32
+// CHECK: memref.store %[[SUM]], %[[Y]][%{{.+}}, %{{.+}}, %{{.+}}, %[[OW]]] : memref<1x4x8x9xf32>
+func.func @conv_nchw_stride2_in_place(%x: tensor<1x3x16x16xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x8x9xf32> {
+  %0 = nf.conv2d %x, %w {strides = array<i64: 2, 2>, padding = array<i64: 0, 1, 2, 1>} : tensor<1x3x16x16xf32>, tensor<4x3x3x3xf32> -> tensor<1x4x8x9xf32>
+  return %0 : tensor<1x4x8x9xf32>
+}
+
+// -----
+
+// NHWC conv: rows (n, oh, ow) of O outputs, each a sum over the window's
+// rows kh of one dot product: with dilation 1 along w, the clipped window
+// row (kw, c) is one contiguous span of input and filter.
+// CHECK-LABEL: func.func @conv_nhwc_spans
+// CHECK: %[[X3:.+]] = memref.reinterpret_cast {{.+}} sizes: [1, 8, 128]
+// CHECK: %[[W3:.+]] = memref.reinterpret_cast {{.+}} sizes: [32, 3, 48]
+// CHECK: scf.parallel (%{{.+}}) = ({{.+}}) to (%c36)
+// CHECK: scf.for %[[O:.+]] = {{.+}} to %c32
+// CHECK: scf.for %[[KH:.+]] = {{.+}} iter_args({{.+}}) -> (f32)
+// CHECK-NOT: iter_args({{.+}}) -> (f32)
+// CHECK: scf.for {{.+}} iter_args({{.+}}) -> (f64)
+// CHECK: vector.load %[[X3]]{{.+}} : memref<1x8x128xf32>, vector<8xf32>
+// CHECK: vector.load %[[W3]][%[[O]], %[[KH]], %{{.+}}] : memref<32x3x48xf32>, vector<8xf32>
+// CHECK: memref.store {{.+}} : memref<1x6x6x32xf32>
+func.func @conv_nhwc_spans(%x: tensor<1x8x8x16xf32>, %w: tensor<32x3x3x16xf32>) -> tensor<1x6x6x32xf32> {
+  %0 = nf.conv2d %x, %w {layout = #nf.layout<nhwc>} : tensor<1x8x8x16xf32>, tensor<32x3x3x16xf32> -> tensor<1x6x6x32xf32>
+  return %0 : tensor<1x6x6x32xf32>
+}
+
+// -----
+
+// Dilated along w: one dot product of C channels per tap (kh, kw).
+// CHECK-LABEL: func.func @conv_nhwc_dilated
+// CHECK: scf.for %[[KH:.+]] = {{.+}} iter_args({{.+}}) -> (f32)
+// CHECK: scf.for %[[KW:.+]] = {{.+}} iter_args({{.+}}) -> (f32)
+// CHECK: arith.muli %[[KW]], %c16
+// CHECK: vector.load {{.+}} : memref<32x3x48xf32>, vector<8xf32>
+func.func @conv_nhwc_dilated(%x: tensor<1x8x8x16xf32>, %w: tensor<32x3x3x16xf32>) -> tensor<1x4x4x32xf32> {
+  %0 = nf.conv2d %x, %w {layout = #nf.layout<nhwc>, dilations = array<i64: 2, 2>} : tensor<1x8x8x16xf32>, tensor<32x3x3x16xf32> -> tensor<1x4x4x32xf32>
+  return %0 : tensor<1x4x4x32xf32>
+}
+
+// -----
+
+// A dynamic batch comes from the input's buffer.
+// CHECK-LABEL: func.func @conv_dynamic_batch
+// CHECK: %[[X:.+]] = bufferization.to_memref {{.+}} : memref<?x3x8x8xf32>
+// CHECK: %[[N:.+]] = memref.dim %[[X]], %c0
+// CHECK: memref.alloc(%[[N]]) {alignment = 64 : i64} : memref<?x4x6x6xf32>
+// CHECK: %[[NO:.+]] = arith.muli %[[N]], %c4
+// CHECK: %[[ROWS:.+]] = arith.muli %[[NO]], %c6
+// CHECK: scf.parallel (%{{.+}}) = ({{.+}}) to (%[[ROWS]])
+func.func @conv_dynamic_batch(%x: tensor<?x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<?x4x6x6xf32> {
+  %0 = nf.conv2d %x, %w : tensor<?x3x8x8xf32>, tensor<4x3x3x3xf32> -> tensor<?x4x6x6xf32>
+  return %0 : tensor<?x4x6x6xf32>
+}
+
+// -----
+
+// dx gathers into rows (n, c, ih): a filter row kh contributes only where
+// ih + pad - kh is a multiple of the stride (then oh is the quotient), and
+// dy's span is added to every second element of the dx row.
+// CHECK-LABEL: func.func @backprop_input_nchw_stride2
+// CHECK: %[[DY:.+]] = bufferization.to_memref {{.+}} : memref<1x4x8x8xf32>
+// CHECK: %[[DX:.+]] = memref.alloc() {{.+}} : memref<1x3x16x16xf32>
+// CHECK: scf.parallel (%{{.+}}) = ({{.+}}) to (%c48)
+// CHECK: scf.for %[[KH:.+]] =
+// CHECK: %[[T:.+]] = arith.subi %{{.+}}, %[[KH]]
+// CHECK: %[[REM:.+]] = arith.remui %[[T]], %c2
+// CHECK: %[[DIV:.+]] = arith.cmpi eq, %[[REM]], %c0
+// CHECK: scf.if %[[DIV]] {
+// CHECK: %[[OH:.+]] = arith.divui %[[T]], %c2
+// CHECK: scf.for %[[O:.+]] = {{.+}} to %c4
+// CHECK: scf.for %[[KW:.+]] = {{.+}} to %c3
+// CHECK: memref.load %{{.+}}[%[[O]], %{{.+}}, %[[KH]], %[[KW]]] : memref<4x3x3x3xf32>
+// CHECK: scf.for %[[OW:.+]] = {{.+}} step %c1
+// CHECK: %[[S:.+]] = arith.muli %[[OW]], %c2
+// CHECK: %[[IW:.+]] = arith.addi %[[S]],
+// CHECK: %[[G:.+]] = memref.load %[[DY]][%{{.+}}, %[[O]], %[[OH]], %[[OW]]] : memref<1x4x8x8xf32>
+// CHECK: %[[ACC:.+]] = memref.load %[[DX]][%{{.+}}, %{{.+}}, %{{.+}}, %[[IW]]] : memref<1x3x16x16xf32>
+// CHECK: %[[SUM:.+]] = math.fma %{{.+}}, %[[G]], %[[ACC]] : f32
+// CHECK: memref.store %[[SUM]], %[[DX]][%{{.+}}, %{{.+}}, %{{.+}}, %[[IW]]]
+func.func @backprop_input_nchw_stride2(%dy: tensor<1x4x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x3x16x16xf32> {
+  %0 = nf.conv2d_backprop_input %dy, %w {strides = array<i64: 2, 2>, padding = array<i64: 1, 0, 1, 0>} : tensor<1x4x8x8xf32>, tensor<4x3x3x3xf32> -> tensor<1x3x16x16xf32>
+  return %0 : tensor<1x3x16x16xf32>
+}
+
+// -----
+
+// NHWC dx: rows (n, ih, iw) of channels; each tap (kh, kw) and output
+// channel o adds dy[n, oh, ow, o] times a filter row of channels.
+// CHECK-LABEL: func.func @backprop_input_nhwc
+// CHECK: %[[DY:.+]] = bufferization.to_memref {{.+}} : memref<1x6x6x8xbf16>
+// CHECK: %[[W:.+]] = bufferization.to_memref {{.+}} : memref<8x3x3x16xbf16>
+// CHECK: %[[S:.+]] = memref.alloc() {alignment = 64 : i64} : memref<64x1024xf32>
+// CHECK: scf.for {{.+}} step %c1024
+// CHECK: memref.store %{{.+}}, %[[S]]
+// CHECK: scf.for %[[KH:.+]] =
+// CHECK-NOT: scf.if
+// CHECK: scf.for %[[KW:.+]] =
+// CHECK: scf.for %[[O:.+]] = {{.+}} to %c8
+// CHECK: %[[G:.+]] = memref.load %[[DY]][%{{.+}}, %{{.+}}, %{{.+}}, %[[O]]] : memref<1x6x6x8xbf16>
+// CHECK: %[[GF:.+]] = arith.extf %[[G]] : bf16 to f32
+// CHECK: %[[WV:.+]] = vector.load %[[W]][%[[O]], %[[KH]], %[[KW]], %{{.+}}] : memref<8x3x3x16xbf16>, vector<8xbf16>
+// CHECK: %[[WF:.+]] = arith.extf %[[WV]] : vector<8xbf16> to vector<8xf32>
+// CHECK: %[[GS:.+]] = vector.broadcast %[[GF]] : f32 to vector<8xf32>
+// CHECK: math.fma %[[GS]], %[[WF]], %{{.+}} : vector<8xf32>
+// CHECK: arith.truncf {{.+}} : vector<8xf32> to vector<8xbf16>
+func.func @backprop_input_nhwc(%dy: tensor<1x6x6x8xbf16>, %w: tensor<8x3x3x16xbf16>) -> tensor<1x8x8x16xbf16> {
+  %0 = nf.conv2d_backprop_input %dy, %w {layout = #nf.layout<nhwc>} : tensor<1x6x6x8xbf16>, tensor<8x3x3x16xbf16> -> tensor<1x8x8x16xbf16>
+  return %0 : tensor<1x8x8x16xbf16>
+}
+
+// -----
+
+// NCHW dW: rows (o, c, kh); each element kw is a sum over n and the oh
+// whose input row exists of dot products along ow (stride 1: vectors).
+// CHECK-LABEL: func.func @backprop_filter_nchw
+// CHECK: %[[X:.+]] = bufferization.to_memref {{.+}} : memref<2x3x16x16xf32>
+// CHECK: %[[DY:.+]] = bufferization.to_memref {{.+}} : memref<2x4x16x16xf32>
+// CHECK: %[[DW:.+]] = memref.alloc() {{.+}} : memref<4x3x3x3xf32>
+// CHECK: scf.parallel (%{{.+}}) = ({{.+}}) to (%c36)
+// CHECK: scf.for %[[KW:.+]] = {{.+}} to %c3
+// CHECK: %[[SUM:.+]] = scf.for %[[N:.+]] = {{.+}} to %c2 {{.+}} iter_args({{.+}}) -> (f32)
+// CHECK: scf.for %[[OH:.+]] = {{.+}} iter_args({{.+}}) -> (f32)
+// CHECK: vector.load %[[DY]][%[[N]], %{{.+}}, %[[OH]], %{{.+}}] : memref<2x4x16x16xf32>, vector<8xf32>
+// CHECK: vector.load %[[X]][%[[N]], %{{.+}}, %{{.+}}, %{{.+}}] : memref<2x3x16x16xf32>, vector<8xf32>
+// CHECK: memref.store %[[SUM]], %[[DW]][%{{.+}}, %{{.+}}, %{{.+}}, %[[KW]]] : memref<4x3x3x3xf32>
+func.func @backprop_filter_nchw(%x: tensor<2x3x16x16xf32>, %dy: tensor<2x4x16x16xf32>) -> tensor<4x3x3x3xf32> {
+  %0 = nf.conv2d_backprop_filter %x, %dy {padding = array<i64: 1, 1, 1, 1>} : tensor<2x3x16x16xf32>, tensor<2x4x16x16xf32> -> tensor<4x3x3x3xf32>
+  return %0 : tensor<4x3x3x3xf32>
+}
+
+// -----
+
+// NHWC dW with f16 data and an f32 result: rows (o, kh, kw) of channels
+// accumulate in place; each (n, oh, ow) adds dy[n, oh, ow, o] times an
+// input row of channels.
+// CHECK-LABEL: func.func @backprop_filter_nhwc
+// CHECK: %[[X:.+]] = bufferization.to_memref {{.+}} : memref<2x8x8x16xf16>
+// CHECK: %[[DY:.+]] = bufferization.to_memref {{.+}} : memref<2x6x6x8xf16>
+// CHECK: %[[DW:.+]] = memref.alloc() {{.+}} : memref<8x3x3x16xf32>
+// CHECK-NOT: memref.alloc
+// CHECK: scf.parallel (%{{.+}}) = ({{.+}}) to (%c72)
+// CHECK: scf.for %[[N:.+]] = {{.+}} to %c2
+// CHECK: scf.for %[[OH:.+]] =
+// CHECK: scf.for %[[OW:.+]] =
+// CHECK: %[[G:.+]] = memref.load %[[DY]][%[[N]], %[[OH]], %[[OW]], %{{.+}}] : memref<2x6x6x8xf16>
+// CHECK: vector.load %[[X]][%[[N]], %{{.+}}, %{{.+}}, %{{.+}}] : memref<2x8x8x16xf16>, vector<8xf16>
+// CHECK: %[[ACC:.+]] = vector.load %[[DW]]{{.+}} : memref<8x3x3x16xf32>, vector<8xf32>
+// CHECK: %[[SUM:.+]] = math.fma %{{.+}}, %{{.+}}, %[[ACC]] : vector<8xf32>
+// CHECK: vector.store %[[SUM]], %[[DW]]
+func.func @backprop_filter_nhwc(%x: tensor<2x8x8x16xf16>, %dy: tensor<2x6x6x8xf16>) -> tensor<8x3x3x16xf32> {
+  %0 = nf.conv2d_backprop_filter %x, %dy {layout = #nf.layout<nhwc>} : tensor<2x8x8x16xf16>, tensor<2x6x6x8xf16> -> tensor<8x3x3x16xf32>
+  return %0 : tensor<8x3x3x16xf32>
+}
