@@ -103,11 +103,3 @@ func.func @bias_add_nhwc(%x: tensor<2x5x5x64xbf16>, %b: tensor<64xbf16>) -> tens
   %0 = nf.bias_add %x, %b {layout = #nf.layout<nhwc>} : tensor<2x5x5x64xbf16>, tensor<64xbf16>
   return %0 : tensor<2x5x5x64xbf16>
 }
-
-// -----
-
-func.func @batch_norm_grad_has_no_lowering_yet(%dy: tensor<2x3x4x4xf32>, %x: tensor<2x3x4x4xf32>, %m: tensor<3xf32>, %r: tensor<3xf32>) -> tensor<2x3x4x4xf32> {
-  // expected-error @+1 {{'nf.batch_norm_grad' op has no CPU lowering yet}}
-  %dx, %ds, %db = nf.batch_norm_grad %dy, %x, %m, %r : (tensor<2x3x4x4xf32>, tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>)
-  return %dx : tensor<2x3x4x4xf32>
-}
