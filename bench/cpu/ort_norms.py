@@ -368,7 +368,7 @@ def cpp_results(path):
     with open(path) as f:
         js = json.load(f)
     return ({(r["op"], r["dtype"], r["rows"], r["cols"]): r
-             for r in js["results"]}, js)
+             for r in js["results"] if "rows" in r}, js)
 
 
 def cpu_model():
