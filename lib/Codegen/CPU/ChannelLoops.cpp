@@ -225,13 +225,6 @@ void cpu::emitChannelSums(OpBuilder &b, Location loc, const ChannelLoop &loop,
       });
 }
 
-/// The f64 value of an index.
-static Value indexToF64(OpBuilder &b, Location loc, Value index) {
-  return b.create<arith::UIToFPOp>(
-      loc, b.getF64Type(),
-      b.create<arith::IndexCastUIOp>(loc, b.getI64Type(), index));
-}
-
 /// The corrected two-pass result from n, the first pass's mean m' (f64) and
 /// the sums of d = x - m' and d^2: {mean, M2}.
 static std::pair<Value, Value> correctedMoments(OpBuilder &b, Location loc,
@@ -256,7 +249,7 @@ void cpu::emitChannelMoments(OpBuilder &b, Location loc,
     emitParallel2D(
         b, loc, lo, hi, zero, shape.channels,
         [&](OpBuilder &pb, Location pl, Value m, Value c) {
-          Value n = indexToF64(pb, pl, shape.spatial);
+          Value n = indexToFloat(pb, pl, shape.spatial, f64);
           auto load = [&](OpBuilder &sb, Location sl, Value j, int64_t w) {
             return loadAs(sb, sl, x, {m, c, j}, w, loop.acc);
           };
@@ -340,10 +333,7 @@ void cpu::emitChannelMoments(OpBuilder &b, Location loc,
             });
         Value inverse = cb.create<arith::DivFOp>(
             cl, floatConstant(cb, cl, 1.0, loop.acc, 1),
-            cb.create<arith::UIToFPOp>(
-                cl, loop.acc,
-                cb.create<arith::IndexCastUIOp>(cl, cb.getI64Type(),
-                                                chunkLength(cb, cl, chunk))));
+            indexToFloat(cb, cl, chunkLength(cb, cl, chunk), loop.acc));
         forChannels(
             cb, cl, [&](OpBuilder &lb, Location ll, Value c, int64_t w) {
               Value s = loadAs(lb, ll, centers, {t, chunk, c}, w, loop.acc);
@@ -381,7 +371,7 @@ void cpu::emitChannelMoments(OpBuilder &b, Location loc,
             pl, cst(pb, pl, 0), chunks, cst(pb, pl, 1),
             ValueRange{zeroF, zeroF, zeroF},
             [&](OpBuilder &fb, Location fl, Value chunk, ValueRange acc) {
-              Value nk = indexToF64(fb, fl, chunkLength(fb, fl, chunk));
+              Value nk = indexToFloat(fb, fl, chunkLength(fb, fl, chunk), f64);
               auto at = [&](Value row) {
                 return loadAs(fb, fl, row, {t, chunk, c}, 1, f64);
               };

@@ -282,6 +282,11 @@ Value cpu::emitBlockedSumF64(OpBuilder &b, Location loc, Value n, int64_t width,
   return tail.getResult(0);
 }
 
+Value cpu::indexToFloat(OpBuilder &b, Location loc, Value index, Type type) {
+  return b.create<arith::UIToFPOp>(
+      loc, type, b.create<arith::IndexCastUIOp>(loc, b.getI64Type(), index));
+}
+
 Value cpu::splat(OpBuilder &b, Location loc, Value scalar, int64_t width) {
   if (width == 1)
     return scalar;

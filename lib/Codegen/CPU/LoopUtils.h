@@ -103,6 +103,9 @@ Value emitBlockedSumF64(OpBuilder &b, Location loc, Value n, int64_t width,
 /// `scalar` broadcast to `width` lanes (itself when `width` == 1).
 Value splat(OpBuilder &b, Location loc, Value scalar, int64_t width);
 
+/// An index value as a float of `type` (f32 or f64).
+Value indexToFloat(OpBuilder &b, Location loc, Value index, Type type);
+
 /// Converts a float scalar or vector to element type `to`.
 Value convertFloat(OpBuilder &b, Location loc, Value v, Type to);
 

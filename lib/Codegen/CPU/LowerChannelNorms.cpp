@@ -40,9 +40,7 @@ Value f64Const(OpBuilder &b, Location loc, double v) {
 }
 
 Value indexToF64(OpBuilder &b, Location loc, Value index) {
-  return b.create<arith::UIToFPOp>(
-      loc, b.getF64Type(),
-      b.create<arith::IndexCastUIOp>(loc, b.getI64Type(), index));
+  return indexToFloat(b, loc, index, b.getF64Type());
 }
 
 /// A per-channel parameter (C) as an f64 value at `c`, or `dflt` without one.

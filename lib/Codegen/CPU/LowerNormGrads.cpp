@@ -99,8 +99,7 @@ std::tuple<Value, Value, Value> emitRowGrad(OpBuilder &b, Location loc,
   Value partialScale = allocScratch(b, loc, {chunks, g.cols}, g.acc);
   Value partialBias =
       withBias ? allocScratch(b, loc, {chunks, g.cols}, g.acc) : Value();
-  Value colsF = b.create<arith::UIToFPOp>(
-      loc, g.acc, b.create<arith::IndexCastUIOp>(loc, b.getI64Type(), g.cols));
+  Value colsF = indexToFloat(b, loc, g.cols, g.acc);
 
   emitParallelRows(b, loc, chunks, [&](OpBuilder &pb, Location pl, Value k) {
     emitVectorLoop(pb, pl, zero, g.cols, g.width,

@@ -74,12 +74,6 @@ std::pair<Value, Value> allocStats(OpBuilder &b, Location loc,
   return {full, reshapeBuffer(b, loc, full, {rows})};
 }
 
-/// The row length as a float of the accumulation type.
-Value rowLengthAsFloat(OpBuilder &b, Location loc, Value cols, Type acc) {
-  return b.create<arith::UIToFPOp>(
-      loc, acc, b.create<arith::IndexCastUIOp>(loc, b.getI64Type(), cols));
-}
-
 /// Writes y[r, :] = ((x[r, :] - mean) * rstd) * scale + bias, where `mean`
 /// may be null (RMSNorm).
 void emitNormalizeRow(OpBuilder &b, Location loc, const RowNormBuffers &r,
@@ -125,7 +119,7 @@ struct LowerLayerNorm : LoopLoweringPattern<LayerNormOp> {
     std::tie(rstdFull, rstd) =
         allocStats(b, loc, op.getRstd().getType(), r.xFull, r.rows);
 
-    Value colsF = rowLengthAsFloat(b, loc, r.cols, acc);
+    Value colsF = indexToFloat(b, loc, r.cols, acc);
     emitParallelRows(
         b, loc, r.rows, [&](OpBuilder &pb, Location pl, Value row) {
           Value sum = emitBlockedSum(
@@ -174,7 +168,7 @@ struct LowerRMSNorm : LoopLoweringPattern<RMSNormOp> {
     std::tie(rstdFull, rstd) =
         allocStats(b, loc, op.getRstd().getType(), r.xFull, r.rows);
 
-    Value colsF = rowLengthAsFloat(b, loc, r.cols, acc);
+    Value colsF = indexToFloat(b, loc, r.cols, acc);
     emitParallelRows(
         b, loc, r.rows, [&](OpBuilder &pb, Location pl, Value row) {
           Value sq = emitBlockedSum(

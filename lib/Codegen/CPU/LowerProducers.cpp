@@ -183,13 +183,6 @@ void ifDivisible(OpBuilder &b, Location loc, Value t, int64_t stride,
   });
 }
 
-Value splat(OpBuilder &b, Location loc, Value scalar, int64_t width) {
-  if (width == 1)
-    return scalar;
-  return b.create<vector::BroadcastOp>(
-      loc, VectorType::get({width}, scalar.getType()), scalar);
-}
-
 /// The sum over j in [0, n) of `term`, accumulated in `acc`: vectors of
 /// `width` lanes where the term's elements are contiguous (width > 1).
 Value emitDot(OpBuilder &b, Location loc, Value n, int64_t width, Type acc,
