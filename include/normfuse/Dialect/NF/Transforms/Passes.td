@@ -41,4 +41,20 @@ def NFSpecializeShapesPass : Pass<"nf-specialize-shapes", "ModuleOp"> {
   ];
 }
 
+def NFRaisePass : Pass<"nf-raise", "func::FuncOp"> {
+  let summary = "Raise decomposed chains (TOSA, arith/math, nf.add/mul) to nf ops";
+  let description = [{
+    Recognizes what frameworks hand a compiler as chains of primitive ops and
+    replaces each chain by the nf op it computes: GELU in its tanh and erf
+    forms, SiLU, ReLU, bias-add, LayerNorm, RMSNorm and GroupNorm (see
+    `normfuse/Dialect/NF/Transforms/Patterns.h` for the spellings each
+    family accepts). A chain is raised only when none of its intermediate
+    values has a user outside it, and constants must match within the
+    rounding of their element type. `nf-test-raise-patterns` runs one
+    family alone.
+  }];
+  let dependentDialects = ["nf::NFDialect", "tensor::TensorDialect",
+                           "tosa::TosaDialect"];
+}
+
 #endif // NORMFUSE_DIALECT_NF_TRANSFORMS_PASSES_TD
