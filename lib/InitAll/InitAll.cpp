@@ -8,6 +8,7 @@
 #include "normfuse/Codegen/Passes.h"
 #include "normfuse/Codegen/Pipelines.h"
 #include "normfuse/Dialect/NF/IR/NFDialect.h"
+#include "normfuse/Dialect/NF/Transforms/FusePipeline.h"
 #include "normfuse/Dialect/NF/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -51,6 +52,7 @@ void mlir::nf::registerAllPasses() {
   registerTransformsPasses();
   bufferization::registerBufferizationPasses();
   registerNFDialectTransformsPasses();
+  registerFusePipeline();
   registerNFCodegenPasses();
   registerCPUPipelines();
 }

@@ -14,6 +14,7 @@
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
 namespace mlir::nf::test {
+void registerTestFusionPass();
 void registerTestRaisePatternsPass();
 } // namespace mlir::nf::test
 
@@ -21,6 +22,7 @@ int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   mlir::nf::registerAllDialects(registry);
   mlir::nf::registerAllPasses();
+  mlir::nf::test::registerTestFusionPass();
   mlir::nf::test::registerTestRaisePatternsPass();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "normfuse optimizer driver\n", registry));

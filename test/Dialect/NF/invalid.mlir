@@ -523,7 +523,7 @@ func.func @conv2d_backprop_filter_wrong_output_channels(%x: tensor<1x3x8x8xf32>,
 // -----
 
 func.func @fused_without_producer(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
-  // expected-error @+1 {{'nf.fused' op body must hold exactly one producer (nf.matmul, nf.conv2d or a forward norm), found 0}}
+  // expected-error @+1 {{'nf.fused' op body must hold exactly one producer (nf.matmul, nf.conv2d, a forward norm or nf.bias_add_grad), found 0}}
   %0 = nf.fused (%x) : (tensor<4x8xf32>) -> tensor<4x8xf32> {
   ^bb0(%a: tensor<4x8xf32>):
     %1 = nf.relu %a : tensor<4x8xf32>
@@ -535,7 +535,7 @@ func.func @fused_without_producer(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // -----
 
 func.func @fused_with_two_producers(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
-  // expected-error @+1 {{'nf.fused' op body must hold exactly one producer (nf.matmul, nf.conv2d or a forward norm), found 2}}
+  // expected-error @+1 {{'nf.fused' op body must hold exactly one producer (nf.matmul, nf.conv2d, a forward norm or nf.bias_add_grad), found 2}}
   %0 = nf.fused (%x) : (tensor<4x4xf32>) -> tensor<4x4xf32> {
   ^bb0(%a: tensor<4x4xf32>):
     %1 = nf.matmul %a, %a : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
@@ -547,15 +547,16 @@ func.func @fused_with_two_producers(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
 
 // -----
 
-func.func @fused_holding_a_reduction(%x: tensor<4x4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{'nf.fused' op body holds 'nf.bias_add_grad', which is neither a producer nor a pointwise nf op}}
-  %0 = nf.fused (%x) : (tensor<4x4xf32>) -> tensor<4xf32> {
-  ^bb0(%a: tensor<4x4xf32>):
+// A backward norm is neither a producer nor pointwise: it cannot be fused.
+func.func @fused_holding_a_norm_gradient(%x: tensor<4x4xf32>, %m: tensor<4x1xf32>, %r: tensor<4x1xf32>) -> tensor<4x4xf32> {
+  // expected-error @+1 {{'nf.fused' op body holds 'nf.layer_norm_grad', which is neither a producer nor a pointwise nf op}}
+  %0 = nf.fused (%x, %m, %r) : (tensor<4x4xf32>, tensor<4x1xf32>, tensor<4x1xf32>) -> tensor<4x4xf32> {
+  ^bb0(%a: tensor<4x4xf32>, %mean: tensor<4x1xf32>, %rstd: tensor<4x1xf32>):
     %1 = nf.matmul %a, %a : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
-    %2 = nf.bias_add_grad %1 {layout = #nf.layout<nchw>} : tensor<4x4xf32> -> tensor<4xf32>
-    nf.yield %2 : tensor<4xf32>
+    %dx, %ds, %db = nf.layer_norm_grad %1, %a, %mean, %rstd {axis = 1 : i64} : (tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x1xf32>, tensor<4x1xf32>) -> (tensor<4x4xf32>, tensor<4xf32>, tensor<4xf32>)
+    nf.yield %dx : tensor<4x4xf32>
   }
-  return %0 : tensor<4xf32>
+  return %0 : tensor<4x4xf32>
 }
 
 // -----

@@ -53,7 +53,8 @@ LogicalResult FusedOp::verifyRegions() {
   }
   if (numProducers != 1)
     return emitOpError() << "body must hold exactly one producer (nf.matmul, "
-                            "nf.conv2d or a forward norm), found "
+                            "nf.conv2d, a forward norm or nf.bias_add_grad), "
+                            "found "
                          << numProducers;
 
   // The producer must reach a yielded value: otherwise it is dead code that

@@ -354,7 +354,7 @@ def NF_BiasAddOp : NF_Op<"bias_add",
 // Pointwise backward ops
 //===----------------------------------------------------------------------===//
 
-def NF_ReluGradOp : NF_Op<"relu_grad", [Pure, Elementwise,
+def NF_ReluGradOp : NF_Op<"relu_grad", [Pure, Elementwise, NF_PointwiseTrait,
                                         SameOperandsAndResultType]> {
   let summary = "ReLU gradient from the forward output";
   let description = [{
@@ -366,7 +366,7 @@ def NF_ReluGradOp : NF_Op<"relu_grad", [Pure, Elementwise,
   let assemblyFormat = "$grad_output `,` $result attr-dict `:` type($grad_input)";
 }
 
-def NF_GeluGradOp : NF_Op<"gelu_grad", [Pure, Elementwise,
+def NF_GeluGradOp : NF_Op<"gelu_grad", [Pure, Elementwise, NF_PointwiseTrait,
                                         SameOperandsAndResultType]> {
   let summary = "GELU gradient from the forward input";
   let arguments = (ins NF_Tensor:$grad_output, NF_Tensor:$input,
@@ -375,7 +375,7 @@ def NF_GeluGradOp : NF_Op<"gelu_grad", [Pure, Elementwise,
   let assemblyFormat = "$grad_output `,` $input attr-dict `:` type($grad_input)";
 }
 
-def NF_SiluGradOp : NF_Op<"silu_grad", [Pure, Elementwise,
+def NF_SiluGradOp : NF_Op<"silu_grad", [Pure, Elementwise, NF_PointwiseTrait,
                                         SameOperandsAndResultType]> {
   let summary = "SiLU gradient from the forward input";
   let description = [{
@@ -386,7 +386,7 @@ def NF_SiluGradOp : NF_Op<"silu_grad", [Pure, Elementwise,
   let assemblyFormat = "$grad_output `,` $input attr-dict `:` type($grad_input)";
 }
 
-def NF_BiasAddGradOp : NF_Op<"bias_add_grad", [Pure]> {
+def NF_BiasAddGradOp : NF_Op<"bias_add_grad", [Pure, NF_ProducerTrait]> {
   let summary = "bias gradient: the output gradient summed per channel";
   let description = [{
     Sums `grad_output` over every dimension but the channel axis (`layout`
@@ -515,10 +515,12 @@ def NF_FusedOp : NF_Op<"fused", [IsolatedFromAbove, RecursiveMemoryEffects,
                                  SingleBlock]> {
   let summary = "a producer with its pointwise prologue and epilogue, one kernel";
   let description = [{
-    Holds exactly one producer (`nf.matmul`, `nf.conv2d` or a forward norm)
-    and any number of pointwise nf ops (`nf.bias_add`, `nf.relu`,
-    `nf.gelu`, `nf.silu`, `nf.add`, `nf.mul`) before it (a prologue, such as
-    the residual add in front of a LayerNorm) and after it (the epilogue).
+    Holds exactly one producer (`nf.matmul`, `nf.conv2d`, a forward norm,
+    or `nf.bias_add_grad`, a reduction) and any number of pointwise nf ops
+    (`nf.bias_add`, `nf.relu`, `nf.gelu`, `nf.silu`, `nf.add`, `nf.mul` and
+    the activation gradients) before it (a prologue, such as the residual
+    add in front of a LayerNorm, or the GELU gradient whose result the bias
+    gradient sums) and after it (the epilogue).
     The region is isolated from above: its block arguments are the
     `inputs`, in order, and `nf.yield` returns the `results`. Code
     generation emits the whole region as one kernel.

@@ -57,4 +57,40 @@ def NFRaisePass : Pass<"nf-raise", "func::FuncOp"> {
                            "tosa::TosaDialect"];
 }
 
+def NFFusePass : Pass<"nf-fuse", "func::FuncOp"> {
+  let summary = "Group each producer with its pointwise prologue and epilogue into nf.fused";
+  let description = [{
+    Wraps each producer (`nf.matmul`, `nf.conv2d`, a forward norm,
+    `nf.bias_add_grad`) and the chain of pointwise nf ops that consume its
+    first result (bias_add, relu, gelu, silu, a residual add or multiply)
+    into one `nf.fused` op, which code generation emits as one kernel. A
+    norm also takes the pointwise op that computes its input when the norm
+    is that op's only user (the residual add in front of a LayerNorm), and
+    `nf.bias_add_grad` takes the activation gradient that computes its
+    input (yielding that gradient to its other users).
+
+    An epilogue chain stops at a value with more than one user (nothing is
+    duplicated, no intermediate is lost), and a group never moves a value
+    after one of its users. The policy is normfuse's default control
+    function (`getDefaultControlFusionFn` in Patterns.h);
+    `nf-test-fusion` runs the driver with other control functions.
+  }];
+  let dependentDialects = ["nf::NFDialect"];
+}
+
+def NFKernelGraphPass : Pass<"nf-kernel-graph", "ModuleOp"> {
+  let summary = "Report each function's kernel count and write its kernel graph as DOT";
+  let description = [{
+    Prints `nf-kernel-graph: @NAME: N kernels` on stderr for each function
+    (each `nf.fused` op and each other compute op is a kernel; constants,
+    reshapes and casts are not) and, with `dot=FILE`, writes the graph of
+    kernels as Graphviz DOT (render with `dot -Tsvg FILE -o FILE.svg`).
+    Leaves the IR unchanged: run it before and after `nf-fuse-pipeline`.
+  }];
+  let options = [
+    Option<"dotFile", "dot", "std::string", /*default=*/"\"\"",
+           "Write the DOT graph to this file">
+  ];
+}
+
 #endif // NORMFUSE_DIALECT_NF_TRANSFORMS_PASSES_TD

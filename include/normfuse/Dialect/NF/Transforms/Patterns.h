@@ -15,6 +15,8 @@
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 
+#include <functional>
+
 namespace mlir::nf {
 
 //===----------------------------------------------------------------------===//
@@ -46,6 +48,45 @@ LogicalResult populateRaisePatternFamily(RewritePatternSet &patterns,
                                          llvm::StringRef name);
 /// Every raising family (what nf-raise runs).
 void populateRaisePatterns(RewritePatternSet &patterns);
+
+//===----------------------------------------------------------------------===//
+// Fusion
+//===----------------------------------------------------------------------===//
+
+/// Decides whether the op on one side of `use` joins the fused group on the
+/// other side (as Linalg's ControlFusionFn does). For an epilogue candidate,
+/// `use.getOwner()` is the pointwise consumer and `use.get()` the group's
+/// current value; for a prologue candidate, `use.getOwner()` is the group's
+/// producer and `use.get()` the candidate's result. The driver asks only
+/// about fusions that are legal (see fuseProducerGroups); the function
+/// picks among them.
+using ControlFusionFn = std::function<bool(OpOperand &use)>;
+
+/// normfuse's policy: every legal epilogue, except that a residual add (an
+/// nf.add or nf.mul of two tensors) whose only user is a norm is left to
+/// that norm's prologue; a norm's prologue only when the norm is its only
+/// user (else the sum must be written anyway, and the norm gains nothing);
+/// the activation gradient in front of nf.bias_add_grad always (dy is
+/// written either way, and the bias gradient then needs no second read).
+ControlFusionFn getDefaultControlFusionFn();
+
+/// Groups each producer (nf.matmul, nf.conv2d, a forward norm,
+/// nf.bias_add_grad) in `root` with the chain of pointwise nf ops that
+/// consume its first result, and a norm (or nf.bias_add_grad) with the
+/// pointwise op that computes its first operand, into one nf.fused op each.
+/// Legality, whatever `control` says:
+///  - an epilogue chain follows a value with exactly one use, so an
+///    intermediate needed elsewhere ends the chain and nothing is
+///    duplicated;
+///  - a prologue op with other users is computed once, inside the group,
+///    and its value is yielded to them;
+///  - an op joins at most one group, in its own block;
+///  - the nf.fused op takes the place of the group's last op, so a group
+///    shrinks (last epilogue op first) until every outside user of its
+///    values comes after that place.
+/// A producer left alone is not wrapped. Returns the number of groups.
+unsigned fuseProducerGroups(Operation *root, RewriterBase &rewriter,
+                            const ControlFusionFn &control);
 
 } // namespace mlir::nf
 
