@@ -33,6 +33,7 @@ struct Family {
 // pattern (none of the activation patterns can match inside a norm chain,
 // but keeping the big chains first makes that independent of them).
 const Family kFamilies[] = {
+    {"producers", nf::populateRaiseProducerPatterns},
     {"layer-norm", nf::populateRaiseLayerNormPatterns},
     {"rms-norm", nf::populateRaiseRMSNormPatterns},
     {"group-norm", nf::populateRaiseGroupNormPatterns},

@@ -23,6 +23,9 @@ namespace mlir::nf {
 // Raising
 //===----------------------------------------------------------------------===//
 
+/// nf.matmul from tosa.matmul; nf.conv2d (nhwc) + nf.bias_add from
+/// tosa.conv2d. Float only.
+void populateRaiseProducerPatterns(RewritePatternSet &patterns);
 /// relu from max(x, 0): tosa.maximum, tosa.clamp [0, +inf], arith.maximumf.
 void populateRaiseReluPatterns(RewritePatternSet &patterns);
 /// bias_add from a broadcasting add of a per-channel vector.
