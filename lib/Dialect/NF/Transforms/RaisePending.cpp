@@ -14,6 +14,3 @@ void nf::populateRaiseBiasAddPatterns(RewritePatternSet &) {}
 void nf::populateRaiseGeluTanhPatterns(RewritePatternSet &) {}
 void nf::populateRaiseGeluErfPatterns(RewritePatternSet &) {}
 void nf::populateRaiseSiluPatterns(RewritePatternSet &) {}
-void nf::populateRaiseLayerNormPatterns(RewritePatternSet &) {}
-void nf::populateRaiseRMSNormPatterns(RewritePatternSet &) {}
-void nf::populateRaiseGroupNormPatterns(RewritePatternSet &) {}

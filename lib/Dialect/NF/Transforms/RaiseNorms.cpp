@@ -1,0 +1,651 @@
+//===- RaiseNorms.cpp - mean/variance chains -> nf norms --------*- C++ -*-===//
+//
+// Part of normfuse. Frameworks hand LayerNorm, RMSNorm and GroupNorm over
+// decomposed: tosa.reduce_sum per axis times 1/N for each mean, a subtract,
+// a square, a second mean, `+ eps`, an rsqrt (or 1/sqrt) and multiplies,
+// with elementwise arith/math ops on tensors in places. These patterns find
+// such chains, read the axes, epsilon and affine parameters off them, and
+// replace them by one nf.layer_norm, nf.rms_norm or nf.group_norm.
+//
+// A chain is raised only when it computes exactly the norm: float tensors
+// of static shape, 1/N equal to the reciprocal of the number of reduced
+// elements (to the rounding of the element type), the variance over the
+// same axes as the mean, and no value inside the chain used outside it,
+// except the mean and rstd, which the nf op returns too. The nf ops
+// accumulate their statistics in f32 (f64 for f64) also for f16 and bf16
+// inputs, where the chain rounds every step to 16 bits: the raised op
+// differs from the chain only by that rounding, in its favour.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ChainMatchers.h"
+#include "normfuse/Dialect/NF/IR/NFOps.h"
+#include "normfuse/Dialect/NF/Transforms/Patterns.h"
+
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/Sequence.h"
+#include "llvm/ADT/SmallPtrSet.h"
+
+#include <cmath>
+#include <optional>
+
+using namespace mlir;
+using namespace mlir::nf;
+using namespace mlir::nf::chain;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Pieces of a chain
+//===----------------------------------------------------------------------===//
+
+/// `v`'s type if it is a statically shaped tensor of an element type the nf
+/// norms take (f16, bf16, f32, f64), else null.
+RankedTensorType normTensorType(Value v) {
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  if (!type || !type.hasStaticShape())
+    return nullptr;
+  Type element = type.getElementType();
+  if (!element.isF16() && !element.isBF16() && !element.isF32() &&
+      !element.isF64())
+    return nullptr;
+  return type;
+}
+
+/// The source of the reshape (tosa.reshape, tensor.reshape, expand_shape or
+/// collapse_shape: all row-major) that defines `v`, or null.
+Value reshapeSource(Value v) {
+  Operation *op = v.getDefiningOp();
+  if (isa_and_nonnull<tosa::ReshapeOp, tensor::ReshapeOp, tensor::ExpandShapeOp,
+                      tensor::CollapseShapeOp>(op))
+    return op->getOperand(0);
+  return nullptr;
+}
+
+/// Whether `v` is a splat constant equal to `expected` rounded to its
+/// element type: within one unit in the last place, tighter than
+/// isSplatNear's 1e-4 for f32, which cannot tell 1/N from 1/(N+1) for a
+/// large N.
+bool isSplatRounded(Value v, double expected) {
+  std::optional<double> value = splatValue(v);
+  auto element = dyn_cast<FloatType>(getElementTypeOrSelf(v.getType()));
+  if (!value || !element)
+    return false;
+  double ulp = std::ldexp(1.0, 1 - int(element.getFPMantissaWidth()));
+  return std::abs(*value - expected) <= ulp * std::abs(expected);
+}
+
+/// mean(source) over `axes`: one tosa.reduce_sum per axis (in any order),
+/// then a multiply by 1/N or an arith.divf by N, N the number of elements
+/// reduced. The result keeps the reduced axes as ones.
+struct Mean {
+  Value source;
+  SmallVector<int64_t> axes; // ascending
+  SmallVector<Operation *> ops;
+};
+
+std::optional<Mean> matchMean(Value v) {
+  Operation *scaling = v.getDefiningOp();
+  Arith kind = classify(scaling);
+  Value sum, factor;
+  auto takeSum = [&](Value s, Value c) {
+    // The factor must not broadcast the sum to a larger shape.
+    if (s.getType() != v.getType() || !splatValue(c))
+      return false;
+    sum = s;
+    factor = c;
+    return true;
+  };
+  if (!(kind == Arith::Mul && matchOperands(scaling, takeSum)) &&
+      !(kind == Arith::Div &&
+        takeSum(scaling->getOperand(0), scaling->getOperand(1))))
+    return std::nullopt;
+
+  Mean mean;
+  mean.ops.push_back(scaling);
+  Value current = sum;
+  while (auto reduce = current.getDefiningOp<tosa::ReduceSumOp>()) {
+    mean.axes.push_back(reduce.getAxis());
+    mean.ops.push_back(reduce);
+    current = reduce.getInput();
+  }
+  RankedTensorType type = normTensorType(current);
+  if (mean.axes.empty() || !type)
+    return std::nullopt;
+  llvm::sort(mean.axes);
+  if (std::adjacent_find(mean.axes.begin(), mean.axes.end()) != mean.axes.end())
+    return std::nullopt; // an axis summed twice: not a mean
+  int64_t count = 1;
+  for (int64_t axis : mean.axes)
+    count *= type.getDimSize(axis);
+  if (count == 0)
+    return std::nullopt; // the mean of nothing
+  double expected = kind == Arith::Mul ? 1.0 / double(count) : double(count);
+  if (!isSplatRounded(factor, expected))
+    return std::nullopt;
+  mean.source = current;
+  return mean;
+}
+
+/// The `a` of a * a or pow(a, 2), with the op in `square`; else null.
+Value matchSquare(Value v, Operation *&square) {
+  square = v.getDefiningOp();
+  Arith kind = classify(square);
+  if (kind == Arith::Mul && square->getOperand(0) == square->getOperand(1))
+    return square->getOperand(0);
+  if (kind == Arith::Pow && square->getOperand(0).getType() == v.getType() &&
+      isSplatRounded(square->getOperand(1), 2.0))
+    return square->getOperand(0);
+  return nullptr;
+}
+
+/// The `v` of sqrt(v) (math.sqrt or pow(v, 0.5)), its op added to `ops`.
+Value matchSqrt(Value s, SmallVectorImpl<Operation *> &ops) {
+  Operation *op = s.getDefiningOp();
+  Arith kind = classify(op);
+  if (kind != Arith::Sqrt &&
+      !(kind == Arith::Pow && op->getOperand(0).getType() == s.getType() &&
+        isSplatRounded(op->getOperand(1), 0.5)))
+    return nullptr;
+  ops.push_back(op);
+  return op->getOperand(0);
+}
+
+/// rstd = 1 / sqrt(variance + epsilon), spelled rsqrt(v), pow(v, -0.5),
+/// reciprocal(sqrt(v)) or divf(1, sqrt(v)), epsilon a positive splat.
+struct Rstd {
+  Value variance;
+  double epsilon;
+  SmallVector<Operation *> ops;
+};
+
+std::optional<Rstd> matchRstd(Value r) {
+  Rstd rstd;
+  Value radicand;
+  Operation *op = r.getDefiningOp();
+  switch (classify(op)) {
+  case Arith::Rsqrt:
+    radicand = op->getOperand(0);
+    break;
+  case Arith::Pow:
+    if (op->getOperand(0).getType() == r.getType() &&
+        isSplatRounded(op->getOperand(1), -0.5))
+      radicand = op->getOperand(0);
+    break;
+  case Arith::Reciprocal:
+    radicand = matchSqrt(op->getOperand(0), rstd.ops);
+    break;
+  case Arith::Div:
+    if (op->getOperand(1).getType() == r.getType() &&
+        isSplatRounded(op->getOperand(0), 1.0))
+      radicand = matchSqrt(op->getOperand(1), rstd.ops);
+    break;
+  default:
+    break;
+  }
+  Operation *add = radicand ? definedBy(radicand, Arith::Add) : nullptr;
+  if (!add)
+    return std::nullopt;
+  rstd.ops.append({op, add});
+  bool matched = matchOperands(add, [&](Value variance, Value eps) {
+    std::optional<double> value = splatValue(eps);
+    if (variance.getType() != radicand.getType() || !value ||
+        !std::isfinite(*value) || *value <= 0.0)
+      return false;
+    rstd.variance = variance;
+    rstd.epsilon = *value;
+    return true;
+  });
+  if (!matched)
+    return std::nullopt;
+  return rstd;
+}
+
+/// The normalizing multiply `of * rstd(mean(of^2))` (RMSNorm; LayerNorm
+/// with `of` = x - mean(x)), optionally with a scale folded into the rstd:
+/// `of * (rstd * scale)`.
+struct NormCore {
+  Value input;
+  SmallVector<int64_t> axes;
+  double epsilon = 0.0;
+  Value mean, rstd;  // the chain's statistics (no mean for RMSNorm)
+  Value foldedScale; // the scale of of * (rstd * scale)
+  SmallVector<Operation *> ops;
+};
+
+/// Matches `r` as rstd(mean(of^2)) or rstd(mean(of^2)) * scale.
+bool matchNormalizer(Value r, Value of, NormCore &core) {
+  std::optional<Rstd> rstd = matchRstd(r);
+  if (rstd) {
+    core.rstd = r;
+  } else if (Operation *mul = definedBy(r, Arith::Mul)) {
+    matchOperands(mul, [&](Value inner, Value scale) {
+      rstd = matchRstd(inner);
+      if (!rstd)
+        return false;
+      core.rstd = inner;
+      core.foldedScale = scale;
+      core.ops.push_back(mul);
+      return true;
+    });
+  }
+  if (!rstd)
+    return false;
+  std::optional<Mean> variance = matchMean(rstd->variance);
+  Operation *square;
+  if (!variance || matchSquare(variance->source, square) != of)
+    return false;
+  core.axes = variance->axes;
+  core.epsilon = rstd->epsilon;
+  core.ops.append(rstd->ops);
+  core.ops.append(variance->ops);
+  core.ops.push_back(square);
+  return true;
+}
+
+/// `normalized * r` at `root` (in either order), `r` matched by
+/// matchNormalizer and the rest by `complete`, which sets core.input.
+std::optional<NormCore>
+matchNormalizingMul(Operation *root,
+                    llvm::function_ref<bool(Value, NormCore &)> complete) {
+  if (classify(root) != Arith::Mul)
+    return std::nullopt;
+  Type type = root->getResult(0).getType();
+  std::optional<NormCore> result;
+  matchOperands(root, [&](Value normalized, Value r) {
+    NormCore core;
+    if (normalized.getType() != type || !matchNormalizer(r, normalized, core) ||
+        !complete(normalized, core))
+      return false;
+    core.ops.push_back(root);
+    result = std::move(core);
+    return true;
+  });
+  return result;
+}
+
+/// x * rstd(mean(x^2)) at `root`.
+std::optional<NormCore> matchRMSCore(Operation *root) {
+  return matchNormalizingMul(root, [](Value x, NormCore &core) {
+    core.input = x;
+    return true;
+  });
+}
+
+/// (x - mean(x)) * rstd(mean((x - mean(x))^2)) at `root`, both means over
+/// the same axes.
+std::optional<NormCore> matchLayerNormCore(Operation *root) {
+  return matchNormalizingMul(root, [](Value centered, NormCore &core) {
+    Operation *sub = definedBy(centered, Arith::Sub);
+    if (!sub)
+      return false;
+    Value x = sub->getOperand(0);
+    std::optional<Mean> mean = matchMean(sub->getOperand(1));
+    if (x.getType() != centered.getType() || !mean || mean->source != x ||
+        core.axes != mean->axes)
+      return false;
+    core.input = x;
+    core.mean = sub->getOperand(1);
+    core.ops.append(mean->ops);
+    core.ops.push_back(sub);
+    return true;
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// Whole norms: core, affine parameters, uses
+//===----------------------------------------------------------------------===//
+
+/// A norm chain ending at `root`, ready to be replaced.
+struct NormMatch {
+  Operation *root = nullptr;
+  Value input;
+  SmallVector<Operation *> ops; // every op of the chain, root included
+  double epsilon = 0.0;
+  Value mean, rstd;  // the chain's statistics, which the nf op also returns
+  Value scale, bias; // as the chain has them, broadcast against the input
+  /// What a scale or bias must look like in the chain (the input's rank,
+  /// ones where it broadcasts) and what the nf op takes.
+  SmallVector<int64_t> paramBroadcast, paramShape;
+  int64_t axis = 0;      // layer_norm, rms_norm
+  int64_t numGroups = 0; // group_norm
+  Layout layout = Layout::NCHW;
+};
+
+/// Whether `p` can be a scale or bias of `m`: its shape, padded with
+/// leading ones to the input's rank (numpy broadcasting, as TOSA does),
+/// is m.paramBroadcast, and its element type is the input's or f32.
+bool isParam(Value p, const NormMatch &m) {
+  RankedTensorType type = normTensorType(p);
+  size_t rank = m.paramBroadcast.size();
+  if (!type || size_t(type.getRank()) > rank)
+    return false;
+  SmallVector<int64_t> padded(rank - type.getRank(), 1);
+  llvm::append_range(padded, type.getShape());
+  Type element = type.getElementType();
+  return padded == m.paramBroadcast &&
+         (element == getElementTypeOrSelf(m.input) || element.isF32());
+}
+
+using InnerMatcher = llvm::function_ref<std::optional<NormMatch>(Operation *)>;
+
+/// `inner [* scale] [+ bias]` ending at `op`, `inner` what `matchInner`
+/// accepts. `stage` says what may still be peeled off: 0 a bias or a
+/// scale, 1 a scale, 2 nothing.
+std::optional<NormMatch> matchAffine(Operation *op, unsigned stage,
+                                     InnerMatcher matchInner) {
+  if (op->getNumResults() != 1)
+    return std::nullopt;
+  Type type = op->getResult(0).getType();
+  std::optional<NormMatch> result;
+  auto peel = [&](Arith kind, unsigned next, bool isBias) {
+    if (classify(op) != kind)
+      return false;
+    return matchOperands(op, [&](Value in, Value param) {
+      Operation *inOp = in.getDefiningOp();
+      if (in.getType() != type || !inOp)
+        return false;
+      std::optional<NormMatch> m = matchAffine(inOp, next, matchInner);
+      if (!m)
+        return false;
+      Value &slot = isBias ? m->bias : m->scale;
+      if (slot || !isParam(param, *m))
+        return false;
+      slot = param;
+      m->ops.push_back(op);
+      m->root = op;
+      result = std::move(m);
+      return true;
+    });
+  };
+  if (stage == 0 && peel(Arith::Add, 1, /*isBias=*/true))
+    return result;
+  if (stage <= 1 && peel(Arith::Mul, 2, /*isBias=*/false))
+    return result;
+  return matchInner(op);
+}
+
+/// Whether `user` comes after `root` in root's block (at any depth), so
+/// that a value the nf op defines in root's place dominates it.
+bool isAfter(Operation *user, Operation *root) {
+  Operation *ancestor = root->getBlock()->findAncestorOpInBlock(*user);
+  return ancestor && root->isBeforeInBlock(ancestor);
+}
+
+/// Whether the chain may be replaced: no value inside it is used outside,
+/// except its mean and rstd where the nf op's statistics (of the
+/// accumulation type) can take the outside uses.
+bool usesAllowReplacement(const NormMatch &m) {
+  llvm::SmallPtrSet<Operation *, 16> inside(m.ops.begin(), m.ops.end());
+  Type acc = getAccumulationType(getElementTypeOrSelf(m.input));
+  for (Operation *op : m.ops) {
+    if (op == m.root)
+      continue;
+    for (OpOperand &use : op->getUses()) {
+      Operation *user = use.getOwner();
+      if (inside.contains(user))
+        continue;
+      Value v = use.get();
+      bool exported = (v == m.mean || v == m.rstd) &&
+                      getElementTypeOrSelf(v) == acc && isAfter(user, m.root);
+      if (!exported)
+        return false;
+    }
+  }
+  return true;
+}
+
+/// Where `axes` start if they are the trailing axes of a tensor of rank
+/// `rank`, else nullopt.
+std::optional<int64_t> trailingAxis(ArrayRef<int64_t> axes, int64_t rank) {
+  int64_t first = rank - int64_t(axes.size());
+  if (!llvm::equal(axes, llvm::seq<int64_t>(first, rank)))
+    return std::nullopt;
+  return first;
+}
+
+/// The norm over trailing axes that `core` (if any) computes.
+std::optional<NormMatch> trailingNorm(Operation *root,
+                                      std::optional<NormCore> core) {
+  if (!core)
+    return std::nullopt;
+  auto type = cast<RankedTensorType>(core->input.getType());
+  std::optional<int64_t> axis = trailingAxis(core->axes, type.getRank());
+  if (!axis)
+    return std::nullopt;
+  NormMatch m;
+  m.root = root;
+  m.input = core->input;
+  m.ops = std::move(core->ops);
+  m.epsilon = core->epsilon;
+  m.mean = core->mean;
+  m.rstd = core->rstd;
+  m.axis = *axis;
+  m.paramShape.assign(type.getShape().begin() + *axis, type.getShape().end());
+  m.paramBroadcast.assign(*axis, 1);
+  llvm::append_range(m.paramBroadcast, m.paramShape);
+  if (core->foldedScale && !isParam(core->foldedScale, m))
+    return std::nullopt;
+  m.scale = core->foldedScale;
+  return m;
+}
+
+/// The layout and group count of a GroupNorm of `x` computed as a
+/// LayerNorm-style chain over `axes` of `grouped`, a reshape of x.
+/// Sufficient conditions, from row-major order within one sample:
+/// - nchw: x = (N, C, S...), grouped = (N, G, R...), G divides C, axes
+///   [2, rank): each row of `grouped` holds C/G consecutive channels
+///   (also the (N, G, C/G * H * W) form);
+/// - nhwc: x = (N, S..., C), grouped = (N, S'..., G, C/G), axes all but 0
+///   and the G axis: the last two axes split the channel axis.
+std::optional<std::pair<Layout, int64_t>> groupLayout(ArrayRef<int64_t> x,
+                                                      ArrayRef<int64_t> grouped,
+                                                      ArrayRef<int64_t> axes) {
+  int64_t rank = grouped.size();
+  if (x.size() < 2 || rank < 3 || grouped[0] != x[0] ||
+      llvm::is_contained(grouped, 0))
+    return std::nullopt;
+  if (llvm::equal(axes, llvm::seq<int64_t>(2, rank)) && x[1] % grouped[1] == 0)
+    return std::make_pair(Layout::NCHW, grouped[1]);
+  SmallVector<int64_t> nhwcAxes = llvm::to_vector(llvm::seq<int64_t>(1, rank));
+  nhwcAxes.erase(nhwcAxes.end() - 2);
+  if (axes == ArrayRef<int64_t>(nhwcAxes) &&
+      grouped[rank - 2] * grouped[rank - 1] == x.back())
+    return std::make_pair(Layout::NHWC, grouped[rank - 2]);
+  return std::nullopt;
+}
+
+/// reshape(LayerNorm chain over the group axes of reshape(x)) to x's type.
+std::optional<NormMatch> matchGroupNormInner(Operation *back) {
+  Value normalized = reshapeSource(back->getResult(0));
+  Operation *coreRoot = normalized ? normalized.getDefiningOp() : nullptr;
+  std::optional<NormCore> core =
+      coreRoot ? matchLayerNormCore(coreRoot) : std::nullopt;
+  if (!core || core->foldedScale)
+    return std::nullopt;
+  Value x = reshapeSource(core->input);
+  RankedTensorType type = x ? normTensorType(x) : nullptr;
+  if (!type || back->getResult(0).getType() != type)
+    return std::nullopt;
+  ArrayRef<int64_t> shape = type.getShape();
+  auto layout = groupLayout(
+      shape, cast<RankedTensorType>(core->input.getType()).getShape(),
+      core->axes);
+  if (!layout)
+    return std::nullopt;
+  NormMatch m;
+  m.root = back;
+  m.input = x;
+  m.ops = std::move(core->ops);
+  m.ops.push_back(back);
+  m.epsilon = core->epsilon;
+  m.mean = core->mean;
+  m.rstd = core->rstd;
+  std::tie(m.layout, m.numGroups) = *layout;
+  int64_t channelAxis = getChannelAxis(m.layout, shape.size());
+  m.paramShape = {shape[channelAxis]};
+  m.paramBroadcast.assign(shape.size(), 1);
+  m.paramBroadcast[channelAxis] = shape[channelAxis];
+  return m;
+}
+
+enum class NormKind { Layer, RMS, Group };
+
+/// The whole norm of `kind` ending at `root`, with its affine parameters,
+/// if its values are used only as usesAllowReplacement allows.
+std::optional<NormMatch> matchNorm(NormKind kind, Operation *root) {
+  std::optional<NormMatch> m;
+  switch (kind) {
+  case NormKind::Layer:
+    m = matchAffine(root, /*stage=*/0, [](Operation *op) {
+      return trailingNorm(op, matchLayerNormCore(op));
+    });
+    break;
+  case NormKind::RMS: // no bias
+    m = matchAffine(root, /*stage=*/1, [](Operation *op) {
+      return trailingNorm(op, matchRMSCore(op));
+    });
+    break;
+  case NormKind::Group:
+    m = matchAffine(root, /*stage=*/0, matchGroupNormInner);
+    break;
+  }
+  if (!m || !usesAllowReplacement(*m))
+    return std::nullopt;
+  return m;
+}
+
+/// Whether a larger norm chain that contains `root` ends at root's only
+/// user: then that chain is raised as a whole, not this part of it (a
+/// LayerNorm without the scale that follows, the LayerNorm inside a
+/// GroupNorm), whatever order the driver visits the ops in.
+bool extendsIntoUser(Operation *root) {
+  if (!root->getResult(0).hasOneUse())
+    return false;
+  Operation *user = *root->getUsers().begin();
+  for (NormKind kind : {NormKind::Layer, NormKind::RMS, NormKind::Group})
+    if (std::optional<NormMatch> m = matchNorm(kind, user);
+        m && llvm::is_contained(m->ops, root))
+      return true;
+  return false;
+}
+
+//===----------------------------------------------------------------------===//
+// Rewriting
+//===----------------------------------------------------------------------===//
+
+/// `p` with shape `shape`: its own value, the source of the reshape that
+/// broadcast it, or a new tosa.reshape.
+Value reshapeParam(PatternRewriter &rewriter, Location loc, Value p,
+                   ArrayRef<int64_t> shape) {
+  if (!p)
+    return p;
+  auto hasShape = [&](Value v) {
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    return type && type.getShape() == shape;
+  };
+  if (hasShape(p))
+    return p;
+  if (Value source = reshapeSource(p); source && hasShape(source))
+    return source;
+  return rewriter.create<tosa::ReshapeOp>(
+      loc, RankedTensorType::get(shape, getElementTypeOrSelf(p)), p,
+      rewriter.getDenseI64ArrayAttr(shape));
+}
+
+/// Hands the outside uses of the chain's mean and rstd to the nf op's.
+void exportStatistics(PatternRewriter &rewriter, const NormMatch &m, Value mean,
+                      Value rstd) {
+  llvm::SmallPtrSet<Operation *, 16> inside(m.ops.begin(), m.ops.end());
+  auto isOutside = [&](OpOperand &use) {
+    return !inside.contains(use.getOwner());
+  };
+  for (auto [chainValue, nfValue] : {std::pair(m.mean, mean), {m.rstd, rstd}}) {
+    if (!chainValue || !nfValue ||
+        llvm::none_of(chainValue.getUses(), isOutside))
+      continue;
+    auto type = cast<RankedTensorType>(chainValue.getType());
+    if (nfValue.getType() != type)
+      nfValue = rewriter.create<tosa::ReshapeOp>(
+          m.root->getLoc(), type, nfValue,
+          rewriter.getDenseI64ArrayAttr(type.getShape()));
+    rewriter.replaceUsesWithIf(chainValue, nfValue, isOutside);
+  }
+}
+
+/// The nf op for `m`, built in `root`'s place; returns its y, mean and
+/// rstd (no mean for RMSNorm).
+std::tuple<Value, Value, Value> createNorm(PatternRewriter &rewriter,
+                                           NormKind kind, const NormMatch &m) {
+  Location loc = m.root->getLoc();
+  Value scale = reshapeParam(rewriter, loc, m.scale, m.paramShape);
+  Value bias = reshapeParam(rewriter, loc, m.bias, m.paramShape);
+  auto type = cast<RankedTensorType>(m.root->getResult(0).getType());
+  Type acc = getAccumulationType(type.getElementType());
+  FloatAttr epsilon = rewriter.getF64FloatAttr(m.epsilon);
+  if (kind == NormKind::Group) {
+    auto stats = RankedTensorType::get({type.getDimSize(0), m.numGroups}, acc);
+    auto norm = rewriter.create<GroupNormOp>(
+        loc, type, stats, stats, m.input, scale, bias,
+        rewriter.getI64IntegerAttr(m.numGroups), epsilon,
+        LayoutAttr::get(rewriter.getContext(), m.layout));
+    return {norm.getResult(), norm.getMean(), norm.getRstd()};
+  }
+  // input.shape[:axis] followed by ones.
+  SmallVector<int64_t> statShape(type.getShape().take_front(m.axis));
+  statShape.append(type.getRank() - m.axis, 1);
+  auto stats = RankedTensorType::get(statShape, acc);
+  IntegerAttr axis = rewriter.getI64IntegerAttr(m.axis);
+  if (kind == NormKind::RMS) {
+    auto norm = rewriter.create<RMSNormOp>(loc, type, stats, m.input, scale,
+                                           axis, epsilon);
+    return {norm.getResult(), Value(), norm.getRstd()};
+  }
+  auto norm = rewriter.create<LayerNormOp>(loc, type, stats, stats, m.input,
+                                           scale, bias, axis, epsilon);
+  return {norm.getResult(), norm.getMean(), norm.getRstd()};
+}
+
+/// Raises the norm chain of one kind that ends at an op.
+struct RaiseNorm : RewritePattern {
+  RaiseNorm(MLIRContext *context, NormKind kind, PatternBenefit benefit)
+      : RewritePattern(MatchAnyOpTypeTag(), benefit, context), kind(kind) {}
+
+  LogicalResult matchAndRewrite(Operation *op,
+                                PatternRewriter &rewriter) const override {
+    std::optional<NormMatch> m = matchNorm(kind, op);
+    if (!m)
+      return rewriter.notifyMatchFailure(op, "no norm chain ends here");
+    if (extendsIntoUser(op))
+      return rewriter.notifyMatchFailure(op, "a larger chain ends at the user");
+    auto [result, mean, rstd] = createNorm(rewriter, kind, *m);
+    exportStatistics(rewriter, *m, mean, rstd);
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+
+  NormKind kind;
+};
+
+} // namespace
+
+// LayerNorm goes before RMSNorm on the same root: the LayerNorm multiply
+// (x - mean) * rstd is also an RMSNorm of x - mean.
+void nf::populateRaiseLayerNormPatterns(RewritePatternSet &patterns) {
+  patterns.add<RaiseNorm>(patterns.getContext(), NormKind::Layer,
+                          /*benefit=*/2);
+}
+
+void nf::populateRaiseRMSNormPatterns(RewritePatternSet &patterns) {
+  patterns.add<RaiseNorm>(patterns.getContext(), NormKind::RMS,
+                          /*benefit=*/1);
+}
+
+void nf::populateRaiseGroupNormPatterns(RewritePatternSet &patterns) {
+  patterns.add<RaiseNorm>(patterns.getContext(), NormKind::Group,
+                          /*benefit=*/2);
+}
