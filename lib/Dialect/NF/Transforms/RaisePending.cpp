@@ -11,8 +11,6 @@
 using namespace mlir;
 
 void nf::populateRaiseBiasAddPatterns(RewritePatternSet &) {}
-void nf::populateRaiseGeluTanhPatterns(RewritePatternSet &) {}
-void nf::populateRaiseGeluErfPatterns(RewritePatternSet &) {}
 void nf::populateRaiseSiluPatterns(RewritePatternSet &) {}
 void nf::populateRaiseLayerNormPatterns(RewritePatternSet &) {}
 void nf::populateRaiseRMSNormPatterns(RewritePatternSet &) {}
