@@ -10,7 +10,6 @@
 
 using namespace mlir;
 
-void nf::populateRaiseBiasAddPatterns(RewritePatternSet &) {}
 void nf::populateRaiseLayerNormPatterns(RewritePatternSet &) {}
 void nf::populateRaiseRMSNormPatterns(RewritePatternSet &) {}
 void nf::populateRaiseGroupNormPatterns(RewritePatternSet &) {}
