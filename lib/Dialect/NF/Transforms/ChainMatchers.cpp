@@ -121,3 +121,9 @@ bool nf::chain::usesStayInside(llvm::ArrayRef<Operation *> interior,
         return false;
   return true;
 }
+
+bool nf::chain::isNFFloatTensor(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor && isa<Float16Type, BFloat16Type, Float32Type, Float64Type>(
+                       tensor.getElementType());
+}

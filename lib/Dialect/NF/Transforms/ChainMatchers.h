@@ -67,6 +67,10 @@ bool matchOperands(Operation *op, llvm::function_ref<bool(Value, Value)> fn);
 /// op still needs.
 bool usesStayInside(llvm::ArrayRef<Operation *> interior, Operation *root);
 
+/// Whether `type` is a ranked tensor of an element type that nf ops take
+/// (f16, bf16, f32, f64): classify() accepts any float, nf ops do not.
+bool isNFFloatTensor(Type type);
+
 } // namespace mlir::nf::chain
 
 #endif // NORMFUSE_LIB_DIALECT_NF_TRANSFORMS_CHAINMATCHERS_H
