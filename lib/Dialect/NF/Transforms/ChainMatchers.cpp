@@ -127,3 +127,12 @@ bool nf::chain::isNFFloatTensor(Type type) {
   return tensor && isa<Float16Type, BFloat16Type, Float32Type, Float64Type>(
                        tensor.getElementType());
 }
+
+bool nf::chain::isSplatRounded(Value v, double expected) {
+  std::optional<double> value = splatValue(v);
+  auto element = dyn_cast<FloatType>(getElementTypeOrSelf(v.getType()));
+  if (!value || !element)
+    return false;
+  double ulp = std::ldexp(1.0, 1 - int(element.getFPMantissaWidth()));
+  return std::abs(*value - expected) <= ulp * std::abs(expected);
+}

@@ -71,6 +71,12 @@ bool usesStayInside(llvm::ArrayRef<Operation *> interior, Operation *root);
 /// (f16, bf16, f32, f64): classify() accepts any float, nf ops do not.
 bool isNFFloatTensor(Type type);
 
+/// Whether `v` is a splat constant equal to `expected` to within one unit
+/// in the last place of its element type: tighter than isSplatNear's 1e-4
+/// for f32, which cannot tell 1/N from 1/(N+1) for a large N, nor an
+/// exponent of 3 from 3.0003.
+bool isSplatRounded(Value v, double expected);
+
 } // namespace mlir::nf::chain
 
 #endif // NORMFUSE_LIB_DIALECT_NF_TRANSFORMS_CHAINMATCHERS_H

@@ -65,7 +65,7 @@ bool isScaledCube(Value v, Value x, double coefficient, Interior &interior) {
     if (leaf == x) {
       ++powers;
     } else if (pow && pow->getOperand(0) == x &&
-               isSplatNear(pow->getOperand(1), 3.0)) {
+               isSplatRounded(pow->getOperand(1), 3.0)) {
       powers += 3;
       ops.push_back(pow);
     } else if (!scaled && isSplatNear(leaf, coefficient)) {

@@ -66,19 +66,6 @@ Value reshapeSource(Value v) {
   return nullptr;
 }
 
-/// Whether `v` is a splat constant equal to `expected` rounded to its
-/// element type: within one unit in the last place, tighter than
-/// isSplatNear's 1e-4 for f32, which cannot tell 1/N from 1/(N+1) for a
-/// large N.
-bool isSplatRounded(Value v, double expected) {
-  std::optional<double> value = splatValue(v);
-  auto element = dyn_cast<FloatType>(getElementTypeOrSelf(v.getType()));
-  if (!value || !element)
-    return false;
-  double ulp = std::ldexp(1.0, 1 - int(element.getFPMantissaWidth()));
-  return std::abs(*value - expected) <= ulp * std::abs(expected);
-}
-
 /// mean(source) over `axes`: one tosa.reduce_sum per axis (in any order),
 /// then a multiply by 1/N or an arith.divf by N, N the number of elements
 /// reduced. The result keeps the reduced axes as ones.

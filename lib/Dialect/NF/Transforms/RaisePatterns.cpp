@@ -28,10 +28,12 @@ struct Family {
   void (*populate)(RewritePatternSet &);
 };
 
-// Order matters only for the greedy driver's first sweep: the norms go
-// first so a LayerNorm's own arithmetic is not taken apart by a smaller
-// pattern (none of the activation patterns can match inside a norm chain,
-// but keeping the big chains first makes that independent of them).
+// The order here does not decide what is raised. Where two families can
+// match the same root op (a LayerNorm's final "+ shift" is also a
+// broadcast add), the norm patterns have the higher benefit, so the larger
+// chain wins. Inside a chain, every family reads ops dialect-neutrally (an
+// inner add already raised to nf.add still matches), so the order in which
+// the greedy driver visits ops does not change the result either.
 const Family kFamilies[] = {
     {"producers", nf::populateRaiseProducerPatterns},
     {"layer-norm", nf::populateRaiseLayerNormPatterns},
@@ -42,6 +44,7 @@ const Family kFamilies[] = {
     {"silu", nf::populateRaiseSiluPatterns},
     {"relu", nf::populateRaiseReluPatterns},
     {"bias-add", nf::populateRaiseBiasAddPatterns},
+    {"residual-add", nf::populateRaiseResidualAddPatterns},
 };
 
 struct NFRaisePass : nf::impl::NFRaisePassBase<NFRaisePass> {

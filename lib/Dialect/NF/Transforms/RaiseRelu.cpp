@@ -30,7 +30,8 @@ struct RaiseMaxZero : RewritePattern {
 
   LogicalResult matchAndRewrite(Operation *op,
                                 PatternRewriter &rewriter) const override {
-    if (classify(op) != Arith::Max)
+    if (classify(op) != Arith::Max ||
+        !isNFFloatTensor(op->getResult(0).getType()))
       return failure();
     Value input;
     Type type = op->getResult(0).getType();
@@ -57,9 +58,9 @@ struct RaiseClampToRelu : OpRewritePattern<tosa::ClampOp> {
   LogicalResult matchAndRewrite(tosa::ClampOp clamp,
                                 PatternRewriter &rewriter) const override {
     auto type = dyn_cast<RankedTensorType>(clamp.getType());
-    auto element = type ? dyn_cast<FloatType>(type.getElementType()) : nullptr;
-    if (!element || clamp.getInput().getType() != type)
-      return rewriter.notifyMatchFailure(clamp, "not a float clamp");
+    if (!type || !isNFFloatTensor(type) || clamp.getInput().getType() != type)
+      return rewriter.notifyMatchFailure(clamp, "not an nf float clamp");
+    auto element = cast<FloatType>(type.getElementType());
     if (!clamp.getMinFp().isZero())
       return rewriter.notifyMatchFailure(clamp, "lower bound is not 0");
     APFloat largest = APFloat::getLargest(element.getFloatSemantics());

@@ -30,6 +30,9 @@ void populateRaiseProducerPatterns(RewritePatternSet &patterns);
 void populateRaiseReluPatterns(RewritePatternSet &patterns);
 /// bias_add from a broadcasting add of a per-channel vector.
 void populateRaiseBiasAddPatterns(RewritePatternSet &patterns);
+/// nf.add from an add of two tensors of the result's type (a residual
+/// connection), not of a constant or a reshaped or broadcast vector.
+void populateRaiseResidualAddPatterns(RewritePatternSet &patterns);
 /// gelu (tanh form) from 0.5*x*(1+tanh(sqrt(2/pi)*(x+0.044715*x^3))).
 void populateRaiseGeluTanhPatterns(RewritePatternSet &patterns);
 /// gelu (exact form) from 0.5*x*(1+erf(x/sqrt(2))) and x*Phi(x).
