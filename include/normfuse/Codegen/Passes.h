@@ -13,12 +13,21 @@
 
 namespace mlir {
 class RewritePatternSet;
+namespace affine {
+class AffineDialect;
+} // namespace affine
 namespace arith {
 class ArithDialect;
 } // namespace arith
 namespace bufferization {
 class BufferizationDialect;
 } // namespace bufferization
+namespace index {
+class IndexDialect;
+} // namespace index
+namespace linalg {
+class LinalgDialect;
+} // namespace linalg
 namespace math {
 class MathDialect;
 } // namespace math
@@ -28,6 +37,9 @@ class MemRefDialect;
 namespace scf {
 class SCFDialect;
 } // namespace scf
+namespace tensor {
+class TensorDialect;
+} // namespace tensor
 namespace vector {
 class VectorDialect;
 } // namespace vector

@@ -4,7 +4,9 @@
 // path: nf-lower-to-loops turns nf ops into scf/vector loops over buffers,
 // nf-expand-math rewrites transcendental functions as vectorizable
 // polynomials; the nf-cpu-pipeline (Pipelines.h) strings them together with
-// bufferization and the conversion to the LLVM dialect.
+// bufferization and the conversion to the LLVM dialect. TOSA ops beside the
+// nf ops take upstream's route: nf-lower-tosa-to-linalg before
+// bufferization, nf-lower-linalg-to-loops after it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -55,6 +57,53 @@ def NFExpandMathPass : Pass<"nf-expand-math"> {
     "::mlir::arith::ArithDialect",
     "::mlir::math::MathDialect",
     "::mlir::vector::VectorDialect"
+  ];
+}
+
+def NFLowerTosaToLinalgPass : Pass<"nf-lower-tosa-to-linalg", "func::FuncOp"> {
+  let summary = "Lower TOSA ops and arith/math ops on tensors to linalg";
+  let description = [{
+    Runs upstream's tosa-make-broadcastable, tosa-to-linalg-named,
+    tosa-to-linalg, tosa-to-arith, tosa-to-tensor and
+    convert-elementwise-to-linalg on a function that holds a TOSA op or an
+    elementwise arith/math op on tensors, leaving linalg, tensor and arith
+    ops on tensors for one-shot bufferization. A function without such ops
+    is left untouched (the greedy rewrites among these passes would fold
+    nf ops too). No canonicalization: nf ops must reach nf-lower-to-loops
+    unchanged.
+
+    The tensor arguments of a lowered function are marked
+    `bufferization.writable = false`: linalg ops may name an input as their
+    output, and bufferization must copy it rather than write the caller's
+    buffer.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::index::IndexDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
+def NFLowerLinalgToLoopsPass : Pass<"nf-lower-linalg-to-loops", "func::FuncOp"> {
+  let summary = "Lower linalg ops on buffers to parallel loops";
+  let description = [{
+    Runs upstream's convert-linalg-to-parallel-loops on a function that holds
+    a linalg op: parallel dimensions become `scf.parallel` (which the CPU
+    pipeline hands to OpenMP), reductions `scf.for`. A function without
+    linalg ops is left untouched (the upstream pass folds and reorders
+    constants everywhere).
+  }];
+  let dependentDialects = [
+    "::mlir::affine::AffineDialect",
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect"
   ];
 }
 

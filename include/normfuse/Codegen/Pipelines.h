@@ -1,10 +1,12 @@
 //===- Pipelines.h - normfuse's pass pipelines ------------------*- C++ -*-===//
 //
 // Part of normfuse. The CPU pipeline takes a module of functions on tensors
-// of nf ops to the LLVM dialect, ready for translation and the ORC JIT:
-//   nf-lower-to-loops -> one-shot bufferization (function results become
-//   out-parameters) -> buffer deallocation -> OpenMP for the row loops ->
-//   nf-expand-math -> conversion to the LLVM dialect.
+// of nf ops, TOSA ops and elementwise arith/math ops to the LLVM dialect,
+// ready for translation and the ORC JIT:
+//   TOSA and tensor arith/math to linalg on tensors -> nf-lower-to-loops ->
+//   one-shot bufferization (function results become out-parameters) ->
+//   linalg to parallel loops -> buffer deallocation -> OpenMP for the
+//   parallel loops -> nf-expand-math -> conversion to the LLVM dialect.
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,12 +32,14 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
       llvm::cl::init(true)};
 };
 
-/// Lowers nf ops to loops and bufferizes: a function returning tensors
-/// becomes a function writing its results into trailing memref arguments.
+/// Lowers nf and TOSA ops to loops and bufferizes: a function returning
+/// tensors becomes a function writing its results into trailing memref
+/// arguments.
 void buildCPUBufferizationPipeline(OpPassManager &pm,
                                    const CPUPipelineOptions &options);
 
-/// The whole CPU pipeline, from nf ops on tensors to the LLVM dialect.
+/// The whole CPU pipeline, from nf and TOSA ops on tensors to the LLVM
+/// dialect.
 void buildCPUPipeline(OpPassManager &pm, const CPUPipelineOptions &options);
 
 /// Registers `nf-cpu-bufferize` and `nf-cpu-pipeline` with the pass

@@ -1,7 +1,10 @@
 //===- Pipelines.cpp - normfuse's pass pipelines ----------------*- C++ -*-===//
 //
 // Part of normfuse. See Pipelines.h. Each conversion is named one by one
-// (no mlir/Conversion/Passes.h umbrella).
+// (no mlir/Conversion/Passes.h umbrella). TOSA ops, and elementwise arith
+// and math ops on tensors, go through upstream's linalg lowering: linalg on
+// tensors before bufferization, parallel loops after it. Both steps skip a
+// function of nf ops alone, which compiles as it did without them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,6 +28,7 @@
 #include "mlir/Dialect/Bufferization/Transforms/OneShotAnalysis.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
@@ -33,6 +37,7 @@ using namespace mlir;
 
 void nf::buildCPUBufferizationPipeline(OpPassManager &pm,
                                        const CPUPipelineOptions &options) {
+  pm.addNestedPass<func::FuncOp>(createNFLowerTosaToLinalgPass());
   NFLowerToLoopsPassOptions loops;
   loops.vectorWidth = options.vectorWidth;
   // No canonicalization before bufferization: it would fold loads from
@@ -50,6 +55,9 @@ void nf::buildCPUBufferizationPipeline(OpPassManager &pm,
   bufferization::BufferResultsToOutParamsOpts outParams;
   outParams.hoistStaticAllocs = true;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  // Parallel dimensions of linalg ops become scf.parallel, which
+  // scf-to-openmp then runs on several threads like the nf row loops.
+  pm.addNestedPass<func::FuncOp>(createNFLowerLinalgToLoopsPass());
   bufferization::buildBufferDeallocationPipeline(
       pm, bufferization::BufferDeallocationPipelineOptions());
   pm.addPass(createCanonicalizerPass());
@@ -58,6 +66,10 @@ void nf::buildCPUBufferizationPipeline(OpPassManager &pm,
 void nf::buildCPUPipeline(OpPassManager &pm,
                           const CPUPipelineOptions &options) {
   buildCPUBufferizationPipeline(pm, options);
+  // The reshapes TOSA ops leave (memref.expand_shape, collapse_shape)
+  // become reinterpret_casts the LLVM conversion takes. nf loops have none,
+  // and the IR is canonical here: their functions come out unchanged.
+  pm.addPass(memref::createExpandStridedMetadataPass());
   if (options.parallel) {
     pm.addPass(createConvertSCFToOpenMPPass());
     // scf-to-openmp wraps each loop body in memref.alloca_scope; the bodies

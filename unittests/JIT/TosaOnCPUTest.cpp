@@ -1,0 +1,499 @@
+//===- TosaOnCPUTest.cpp - TOSA functions through the CPU JIT ---*- C++ -*-===//
+//
+// Part of normfuse. Runs functions written in TOSA ops (the decomposed
+// GELU, SiLU, LayerNorm, GroupNorm, bias-add and ReLU chains that normfuse
+// raises to nf ops, softmax, transpose, matmul, casts), arith/math ops on
+// tensors, and a function mixing TOSA and nf ops through the same JIT as nf
+// functions, and compares with float64 references computed here. Outputs are
+// poisoned with NaN first, so an element left unwritten fails the test.
+//
+// Tolerances (relative L2 error against float64 on the rounded inputs):
+// f32 1e-5 (every op rounds to f32; tanh, erf and exp are polynomial
+// approximations; measured at most 2.4e-7, softmax 1.6e-6); f16 1e-3
+// (every op of a chain rounds to f16; measured at most 3.7e-4).
+//
+//===----------------------------------------------------------------------===//
+
+#include "JITTestUtils.h"
+#include "Reference.h"
+
+#include <cmath>
+#include <cstdio>
+#include <functional>
+
+using namespace nftest;
+
+namespace {
+
+double tolerance(DType dtype) { return dtype == DType::F16 ? 1e-3 : 1e-5; }
+
+/// The IR of `text` for one element type and input shape: {T} is the input
+/// tensor type, {E} its element type, {C} the same rank of 1s (constants),
+/// {S} the input with its last dimension 1 (row statistics), {V} a 1-D
+/// tensor of the last dimension, {R} the rank-1s with the last dimension
+/// (a reshaped {V}), and {RS} the shape of {R} as a new_shape array.
+std::string instantiate(std::string text, DType dtype,
+                        const std::vector<int64_t> &shape) {
+  std::vector<int64_t> ones(shape.size(), 1), rows = shape, row = ones;
+  rows.back() = 1;
+  row.back() = shape.back();
+  std::string rowShape;
+  for (int64_t d : row)
+    rowShape += (rowShape.empty() ? "" : ", ") + std::to_string(d);
+  const std::pair<std::string, std::string> substitutions[] = {
+      {"{T}", tensorType(dtype, shape)},
+      {"{E}", normfuse::getDTypeName(dtype)},
+      {"{C}", tensorType(dtype, ones)},
+      {"{S}", tensorType(dtype, rows)},
+      {"{V}", tensorType(dtype, {shape.back()})},
+      {"{RS}", rowShape},
+      {"{R}", tensorType(dtype, row)},
+  };
+  for (const auto &[key, value] : substitutions)
+    for (size_t at = text.find(key); at != std::string::npos;
+         at = text.find(key, at + value.size()))
+      text.replace(at, key.size(), value);
+  return text;
+}
+
+std::string shapeName(const std::vector<int64_t> &shape) {
+  std::string name;
+  for (int64_t d : shape)
+    name += (name.empty() ? "" : "x") + std::to_string(d);
+  return name;
+}
+
+double geluTanh(double x) {
+  return 0.5 * x *
+         (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
+}
+double geluErf(double x) {
+  return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
+}
+double silu(double x) { return x / (1.0 + std::exp(-x)); }
+double relu(double x) { return x > 0 ? x : 0.0; }
+
+/// A pointwise activation written as a chain of TOSA ops on %x.
+struct ChainCase {
+  std::string name;
+  std::string ir; // func.func @f(%x: {T}) -> {T}
+  std::function<double(double)> ref;
+};
+
+std::vector<ChainCase> chains() {
+  return {
+      {"geluTanh", R"(
+func.func @f(%x: {T}) -> {T} {
+  %half = "tosa.const"() <{value = dense<0.5> : {C}}> : () -> {C}
+  %one = "tosa.const"() <{value = dense<1.0> : {C}}> : () -> {C}
+  %three = "tosa.const"() <{value = dense<3.0> : {C}}> : () -> {C}
+  %c = "tosa.const"() <{value = dense<0.044715> : {C}}> : () -> {C}
+  %k = "tosa.const"() <{value = dense<0.7978845608028654> : {C}}> : () -> {C}
+  %x3 = tosa.pow %x, %three : ({T}, {C}) -> {T}
+  %cx3 = tosa.mul %x3, %c {shift = 0 : i8} : ({T}, {C}) -> {T}
+  %inner = tosa.add %x, %cx3 : ({T}, {T}) -> {T}
+  %scaled = tosa.mul %inner, %k {shift = 0 : i8} : ({T}, {C}) -> {T}
+  %t = tosa.tanh %scaled : ({T}) -> {T}
+  %t1 = tosa.add %t, %one : ({T}, {C}) -> {T}
+  %hx = tosa.mul %x, %half {shift = 0 : i8} : ({T}, {C}) -> {T}
+  %y = tosa.mul %hx, %t1 {shift = 0 : i8} : ({T}, {T}) -> {T}
+  return %y : {T}
+}
+)",
+       geluTanh},
+      {"geluErf", R"(
+func.func @f(%x: {T}) -> {T} {
+  %half = "tosa.const"() <{value = dense<0.5> : {C}}> : () -> {C}
+  %one = "tosa.const"() <{value = dense<1.0> : {C}}> : () -> {C}
+  %rsqrt2 = "tosa.const"() <{value = dense<0.7071067811865476> : {C}}> : () -> {C}
+  %xs = tosa.mul %x, %rsqrt2 {shift = 0 : i8} : ({T}, {C}) -> {T}
+  %e = tosa.erf %xs : ({T}) -> {T}
+  %e1 = tosa.add %e, %one : ({T}, {C}) -> {T}
+  %hx = tosa.mul %x, %half {shift = 0 : i8} : ({T}, {C}) -> {T}
+  %y = tosa.mul %hx, %e1 {shift = 0 : i8} : ({T}, {T}) -> {T}
+  return %y : {T}
+}
+)",
+       geluErf},
+      {"silu", R"(
+func.func @f(%x: {T}) -> {T} {
+  %s = tosa.sigmoid %x : ({T}) -> {T}
+  %y = tosa.mul %x, %s {shift = 0 : i8} : ({T}, {T}) -> {T}
+  return %y : {T}
+}
+)",
+       silu},
+      {"siluExpReciprocal", R"(
+func.func @f(%x: {T}) -> {T} {
+  %one = "tosa.const"() <{value = dense<1.0> : {C}}> : () -> {C}
+  %n = tosa.negate %x : ({T}) -> {T}
+  %e = tosa.exp %n : ({T}) -> {T}
+  %d = tosa.add %e, %one : ({T}, {C}) -> {T}
+  %r = tosa.reciprocal %d : ({T}) -> {T}
+  %y = tosa.mul %x, %r {shift = 0 : i8} : ({T}, {T}) -> {T}
+  return %y : {T}
+}
+)",
+       silu},
+      {"reluClamp", R"(
+func.func @f(%x: {T}) -> {T} {
+  %y = tosa.clamp %x {min_fp = 0.0 : f32, max_fp = 3.4028235e+38 : f32, min_int = 0 : i64, max_int = 2147483647 : i64} : ({T}) -> {T}
+  return %y : {T}
+}
+)",
+       relu},
+      {"reluMaximum", R"(
+func.func @f(%x: {T}) -> {T} {
+  %zero = "tosa.const"() <{value = dense<0.0> : {C}}> : () -> {C}
+  %y = tosa.maximum %x, %zero : ({T}, {C}) -> {T}
+  return %y : {T}
+}
+)",
+       relu},
+      {"tanhOfArithOnTensors", R"(
+func.func @f(%x: {T}) -> {T} {
+  %0 = arith.mulf %x, %x : {T}
+  %1 = math.tanh %0 : {T}
+  %y = arith.addf %1, %x : {T}
+  return %y : {T}
+}
+)",
+       [](double x) { return std::tanh(x * x) + x; }},
+  };
+}
+
+using ChainParam = std::tuple<int, DType, std::vector<int64_t>>;
+
+class TosaChainTest : public testing::TestWithParam<ChainParam> {};
+
+TEST_P(TosaChainTest, MatchesFloat64Reference) {
+  auto [index, dtype, shape] = GetParam();
+  ChainCase c = chains()[index];
+  std::string ir = instantiate(c.ir, dtype, shape);
+  auto kernel = compileOrFail(ir, "f");
+  ASSERT_TRUE(kernel);
+  std::mt19937 rng(7);
+  Buffer x(dtype, shape), y(dtype, shape);
+  x.fillNormal(rng, 0.0, 3.0);
+  Buffer before = x;
+  y.fill(std::nan(""));
+  ASSERT_EQ(errorText(kernel->run({x.ref()}, {y.ref()})), "");
+  std::vector<double> ref = x.toDoubles();
+  for (double &v : ref)
+    v = c.ref(v);
+  EXPECT_LE(relativeError(y.toDoubles(), ref), tolerance(dtype)) << ir;
+  // linalg ops may name an input as their output: the caller's input must
+  // still be intact.
+  EXPECT_EQ(x.bytes, before.bytes);
+}
+
+std::string chainName(const testing::TestParamInfo<ChainParam> &info) {
+  auto [index, dtype, shape] = info.param;
+  return chains()[index].name + "_" + normfuse::getDTypeName(dtype) + "_" +
+         shapeName(shape);
+}
+
+const std::vector<int64_t> kRows = {4, 768};
+const std::vector<int64_t> kImages = {2, 16, 64};
+const std::vector<int64_t> kOdd = {3, 7, 1537};
+
+INSTANTIATE_TEST_SUITE_P(
+    F32, TosaChainTest,
+    testing::Combine(testing::Range(0, 7), testing::Values(DType::F32),
+                     testing::Values(kRows, kImages, kOdd)),
+    chainName);
+INSTANTIATE_TEST_SUITE_P(F16, TosaChainTest,
+                         testing::Combine(testing::Range(0, 7),
+                                          testing::Values(DType::F16),
+                                          testing::Values(kRows, kOdd)),
+                         chainName);
+
+/// Runs a norm kernel (x, scale, bias) -> y on a scale of N(1, 0.5) and a
+/// bias of N(0, 1) values, with y poisoned first; "" or the error.
+std::string runNorm(normfuse::jit::Kernel &kernel, std::mt19937 &rng, Buffer &x,
+                    Buffer &scale, Buffer &bias, Buffer &y) {
+  scale.fillNormal(rng, 1.0, 0.5);
+  bias.fillNormal(rng);
+  y.fill(std::nan(""));
+  return errorText(kernel.run({x.ref(), scale.ref(), bias.ref()}, {y.ref()}));
+}
+
+/// LayerNorm over the last axis as a framework exports it: mean and
+/// variance by reduce_sum times 1/N, rsqrt, then a scale reshaped from 1-D
+/// and a bias given with leading 1s.
+const char *kLayerNormChain = R"(
+func.func @ln(%x: {T}, %scale: {V}, %bias: {R}) -> {T} {
+  %invn = "tosa.const"() <{value = dense<INV_N> : {C}}> : () -> {C}
+  %eps = "tosa.const"() <{value = dense<1.0e-5> : {C}}> : () -> {C}
+  %sum = tosa.reduce_sum %x {axis = LAST : i32} : ({T}) -> {S}
+  %mean = tosa.mul %sum, %invn {shift = 0 : i8} : ({S}, {C}) -> {S}
+  %d = tosa.sub %x, %mean : ({T}, {S}) -> {T}
+  %d2 = tosa.mul %d, %d {shift = 0 : i8} : ({T}, {T}) -> {T}
+  %ss = tosa.reduce_sum %d2 {axis = LAST : i32} : ({T}) -> {S}
+  %var = tosa.mul %ss, %invn {shift = 0 : i8} : ({S}, {C}) -> {S}
+  %ve = tosa.add %var, %eps : ({S}, {C}) -> {S}
+  %rstd = tosa.rsqrt %ve : ({S}) -> {S}
+  %n = tosa.mul %d, %rstd {shift = 0 : i8} : ({T}, {S}) -> {T}
+  %s = tosa.reshape %scale {new_shape = array<i64: {RS}>} : ({V}) -> {R}
+  %ns = tosa.mul %n, %s {shift = 0 : i8} : ({T}, {R}) -> {T}
+  %y = tosa.add %ns, %bias : ({T}, {R}) -> {T}
+  return %y : {T}
+}
+)";
+
+class TosaLayerNormTest : public testing::TestWithParam<std::vector<int64_t>> {
+};
+
+TEST_P(TosaLayerNormTest, MatchesFloat64Reference) {
+  const std::vector<int64_t> &shape = GetParam();
+  int64_t cols = shape.back();
+  std::string ir = instantiate(kLayerNormChain, DType::F32, shape);
+  auto replace = [&](const std::string &key, const std::string &value) {
+    for (size_t at = ir.find(key); at != std::string::npos; at = ir.find(key))
+      ir.replace(at, key.size(), value);
+  };
+  char invN[32];
+  std::snprintf(invN, sizeof(invN), "%.17g", 1.0 / cols);
+  replace("INV_N", invN);
+  replace("LAST", std::to_string(shape.size() - 1));
+  auto kernel = compileOrFail(ir, "ln");
+  ASSERT_TRUE(kernel);
+
+  std::mt19937 rng(3);
+  std::vector<int64_t> row(shape.size(), 1);
+  row.back() = cols;
+  Buffer x(DType::F32, shape), scale(DType::F32, {cols}), bias(DType::F32, row),
+      y(DType::F32, shape);
+  x.fillNormal(rng, 0.5, 2.0);
+  ASSERT_EQ(runNorm(*kernel, rng, x, scale, bias, y), "");
+
+  std::vector<double> s = scale.toDoubles(), b = bias.toDoubles();
+  std::vector<double> ref, mean, rstd;
+  layerNormReference(x.toDoubles(), cols, &s, &b, 1e-5, ref, mean, rstd);
+  EXPECT_LE(relativeError(y.toDoubles(), ref), tolerance(DType::F32)) << ir;
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, TosaLayerNormTest,
+                         testing::Values(kRows, kImages, kOdd),
+                         [](const auto &info) {
+                           return shapeName(info.param);
+                         });
+
+/// GroupNorm on NCHW as a framework exports it: x reshaped to (N, G,
+/// C/G * H * W), statistics over the last axis, reshaped back, then a
+/// per-channel scale and bias reshaped from 1-D to (1, C, 1, 1).
+TEST(TosaGroupNormTest, ReshapeToGroupsMatchesFloat64Reference) {
+  const int64_t n = 2, c = 6, h = 5, w = 7, groups = 3;
+  const int64_t perGroup = c / groups * h * w;
+  std::string ir = R"(
+func.func @gn(%x: tensor<2x6x5x7xf32>, %scale: tensor<6xf32>, %bias: tensor<6xf32>) -> tensor<2x6x5x7xf32> {
+  %invn = "tosa.const"() <{value = dense<0.014285714285714285> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+  %eps = "tosa.const"() <{value = dense<1.0e-5> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+  %g = tosa.reshape %x {new_shape = array<i64: 2, 3, 70>} : (tensor<2x6x5x7xf32>) -> tensor<2x3x70xf32>
+  %sum = tosa.reduce_sum %g {axis = 2 : i32} : (tensor<2x3x70xf32>) -> tensor<2x3x1xf32>
+  %mean = tosa.mul %sum, %invn {shift = 0 : i8} : (tensor<2x3x1xf32>, tensor<1x1x1xf32>) -> tensor<2x3x1xf32>
+  %d = tosa.sub %g, %mean : (tensor<2x3x70xf32>, tensor<2x3x1xf32>) -> tensor<2x3x70xf32>
+  %d2 = tosa.mul %d, %d {shift = 0 : i8} : (tensor<2x3x70xf32>, tensor<2x3x70xf32>) -> tensor<2x3x70xf32>
+  %ss = tosa.reduce_sum %d2 {axis = 2 : i32} : (tensor<2x3x70xf32>) -> tensor<2x3x1xf32>
+  %var = tosa.mul %ss, %invn {shift = 0 : i8} : (tensor<2x3x1xf32>, tensor<1x1x1xf32>) -> tensor<2x3x1xf32>
+  %ve = tosa.add %var, %eps : (tensor<2x3x1xf32>, tensor<1x1x1xf32>) -> tensor<2x3x1xf32>
+  %rstd = tosa.rsqrt %ve : (tensor<2x3x1xf32>) -> tensor<2x3x1xf32>
+  %ng = tosa.mul %d, %rstd {shift = 0 : i8} : (tensor<2x3x70xf32>, tensor<2x3x1xf32>) -> tensor<2x3x70xf32>
+  %nx = tosa.reshape %ng {new_shape = array<i64: 2, 6, 5, 7>} : (tensor<2x3x70xf32>) -> tensor<2x6x5x7xf32>
+  %s = tosa.reshape %scale {new_shape = array<i64: 1, 6, 1, 1>} : (tensor<6xf32>) -> tensor<1x6x1x1xf32>
+  %b = tosa.reshape %bias {new_shape = array<i64: 1, 6, 1, 1>} : (tensor<6xf32>) -> tensor<1x6x1x1xf32>
+  %ns = tosa.mul %nx, %s {shift = 0 : i8} : (tensor<2x6x5x7xf32>, tensor<1x6x1x1xf32>) -> tensor<2x6x5x7xf32>
+  %y = tosa.add %ns, %b : (tensor<2x6x5x7xf32>, tensor<1x6x1x1xf32>) -> tensor<2x6x5x7xf32>
+  return %y : tensor<2x6x5x7xf32>
+}
+)";
+  ASSERT_EQ(perGroup, 70); // the constant 1/70 above
+  auto kernel = compileOrFail(ir, "gn");
+  ASSERT_TRUE(kernel);
+  std::mt19937 rng(15);
+  Buffer x(DType::F32, {n, c, h, w}), scale(DType::F32, {c}),
+      bias(DType::F32, {c}), y(DType::F32, {n, c, h, w});
+  x.fillNormal(rng, -1.0, 2.0);
+  ASSERT_EQ(runNorm(*kernel, rng, x, scale, bias, y), "");
+  std::vector<double> s = scale.toDoubles(), b = bias.toDoubles();
+  std::vector<double> ref, mean, rstd;
+  groupNormReference(x.toDoubles(), ChannelDims{n, c, h * w, false}, groups, &s,
+                     &b, 1e-5, ref, mean, rstd);
+  EXPECT_LE(relativeError(y.toDoubles(), ref), tolerance(DType::F32)) << ir;
+}
+
+TEST(TosaBiasAddTest, ReshapedOneDimensionalBiasBroadcastsOverRows) {
+  std::vector<int64_t> shape = kOdd;
+  std::string ir = instantiate(R"(
+func.func @bias_add(%x: {T}, %b: {V}) -> {T} {
+  %b3 = tosa.reshape %b {new_shape = array<i64: {RS}>} : ({V}) -> {R}
+  %y = tosa.add %x, %b3 : ({T}, {R}) -> {T}
+  return %y : {T}
+}
+)",
+                               DType::F32, shape);
+  auto kernel = compileOrFail(ir, "bias_add");
+  ASSERT_TRUE(kernel);
+  std::mt19937 rng(5);
+  Buffer x(DType::F32, shape), b(DType::F32, {shape.back()}),
+      y(DType::F32, shape);
+  x.fillNormal(rng);
+  b.fillNormal(rng);
+  y.fill(std::nan(""));
+  ASSERT_EQ(errorText(kernel->run({x.ref(), b.ref()}, {y.ref()})), "");
+  std::vector<double> ref = x.toDoubles();
+  for (int64_t i = 0; i < x.size(); ++i)
+    ref[i] += b.get(i % shape.back());
+  EXPECT_LE(relativeError(y.toDoubles(), ref), tolerance(DType::F32)) << ir;
+}
+
+TEST(TosaBiasAddTest, RankOneBiasIsBroadcastWithoutReshape) {
+  std::string ir = R"(
+func.func @bias_add(%x: tensor<4x768xf32>, %b: tensor<768xf32>) -> tensor<4x768xf32> {
+  %y = tosa.add %x, %b : (tensor<4x768xf32>, tensor<768xf32>) -> tensor<4x768xf32>
+  return %y : tensor<4x768xf32>
+}
+)";
+  auto kernel = compileOrFail(ir, "bias_add");
+  ASSERT_TRUE(kernel);
+  std::mt19937 rng(6);
+  Buffer x(DType::F32, {4, 768}), b(DType::F32, {768}), y(DType::F32, {4, 768});
+  x.fillNormal(rng);
+  b.fillNormal(rng);
+  y.fill(std::nan(""));
+  ASSERT_EQ(errorText(kernel->run({x.ref(), b.ref()}, {y.ref()})), "");
+  std::vector<double> ref = x.toDoubles();
+  for (int64_t i = 0; i < x.size(); ++i)
+    ref[i] += b.get(i % 768);
+  EXPECT_LE(relativeError(y.toDoubles(), ref), tolerance(DType::F32)) << ir;
+}
+
+/// A TOSA residual add feeding nf.layer_norm, whose output a TOSA tanh
+/// takes: the mixed functions the raising tests compare against.
+TEST(TosaMixedWithNFTest, TosaAddFeedsLayerNormFeedsTosaTanh) {
+  const int64_t rows = 3, cols = 1537;
+  std::string t = tensorType(DType::F32, {rows, cols});
+  std::string p = tensorType(DType::F32, {cols});
+  std::string st = tensorType(DType::F32, {rows, 1});
+  std::string ir =
+      "func.func @mixed(%x: " + t + ", %r: " + t + ", %s: " + p + ") -> (" + t +
+      ", " + st + ") {\n  %sum = tosa.add %x, %r : (" + t + ", " + t + ") -> " +
+      t + "\n  %y, %m, %rstd = nf.layer_norm %sum scale %s " +
+      "{axis = 1 : i64} : (" + t + ", " + p + ") -> (" + t + ", " + st + ", " +
+      st + ")\n  %z = tosa.tanh %y : (" + t + ") -> " + t +
+      "\n  return %z, %rstd : " + t + ", " + st + "\n}\n";
+  auto kernel = compileOrFail(ir, "mixed");
+  ASSERT_TRUE(kernel);
+  std::mt19937 rng(9);
+  Buffer x(DType::F32, {rows, cols}), r(DType::F32, {rows, cols}),
+      s(DType::F32, {cols}), z(DType::F32, {rows, cols}),
+      rstd(DType::F32, {rows, 1});
+  x.fillNormal(rng);
+  r.fillNormal(rng, 1.0, 0.5);
+  s.fillNormal(rng, 1.0, 0.5);
+  z.fill(std::nan(""));
+  rstd.fill(std::nan(""));
+  ASSERT_EQ(errorText(kernel->run({x.ref(), r.ref(), s.ref()},
+                                  {z.ref(), rstd.ref()})),
+            "");
+  std::vector<double> sum(rows * cols), scale = s.toDoubles();
+  for (int64_t i = 0; i < rows * cols; ++i)
+    sum[i] = x.get(i) + r.get(i);
+  std::vector<double> ref, mean, refRstd;
+  layerNormReference(sum, cols, &scale, nullptr, 1e-5, ref, mean, refRstd);
+  for (double &v : ref)
+    v = std::tanh(v);
+  EXPECT_LE(relativeError(z.toDoubles(), ref), 1e-5) << ir;
+  EXPECT_LE(relativeError(rstd.toDoubles(), refRstd), 1e-5) << ir;
+}
+
+/// Softmax over the last axis: reduce_max, sub, exp, reduce_sum,
+/// reciprocal, mul.
+TEST(TosaSoftmaxTest, MatchesFloat64Reference) {
+  std::vector<int64_t> shape = kOdd;
+  std::string ir = instantiate(R"(
+func.func @softmax(%x: {T}) -> {T} {
+  %max = tosa.reduce_max %x {axis = 2 : i32} : ({T}) -> {S}
+  %d = tosa.sub %x, %max : ({T}, {S}) -> {T}
+  %e = tosa.exp %d : ({T}) -> {T}
+  %sum = tosa.reduce_sum %e {axis = 2 : i32} : ({T}) -> {S}
+  %inv = tosa.reciprocal %sum : ({S}) -> {S}
+  %y = tosa.mul %e, %inv {shift = 0 : i8} : ({T}, {S}) -> {T}
+  return %y : {T}
+}
+)",
+                               DType::F32, shape);
+  auto kernel = compileOrFail(ir, "softmax");
+  ASSERT_TRUE(kernel);
+  std::mt19937 rng(10);
+  Buffer x(DType::F32, shape), y(DType::F32, shape);
+  x.fillNormal(rng, 0.0, 4.0);
+  y.fill(std::nan(""));
+  ASSERT_EQ(errorText(kernel->run({x.ref()}, {y.ref()})), "");
+  int64_t cols = shape.back();
+  std::vector<double> in = x.toDoubles(), ref(in.size());
+  for (int64_t row = 0; row < x.size() / cols; ++row) {
+    double max = -INFINITY, sum = 0.0;
+    for (int64_t i = 0; i < cols; ++i)
+      max = std::max(max, in[row * cols + i]);
+    for (int64_t i = 0; i < cols; ++i)
+      sum += ref[row * cols + i] = std::exp(in[row * cols + i] - max);
+    for (int64_t i = 0; i < cols; ++i)
+      ref[row * cols + i] /= sum;
+  }
+  EXPECT_LE(relativeError(y.toDoubles(), ref), tolerance(DType::F32)) << ir;
+}
+
+TEST(TosaLayoutTest, TransposeThenCastToF16) {
+  std::string ir = R"(
+func.func @transpose_cast(%x: tensor<3x5x7xf32>) -> tensor<7x3x5xf16> {
+  %perm = "tosa.const"() <{value = dense<[2, 0, 1]> : tensor<3xi32>}> : () -> tensor<3xi32>
+  %t = tosa.transpose %x, %perm : (tensor<3x5x7xf32>, tensor<3xi32>) -> tensor<7x3x5xf32>
+  %h = tosa.cast %t : (tensor<7x3x5xf32>) -> tensor<7x3x5xf16>
+  return %h : tensor<7x3x5xf16>
+}
+)";
+  auto kernel = compileOrFail(ir, "transpose_cast");
+  ASSERT_TRUE(kernel);
+  std::mt19937 rng(12);
+  Buffer x(DType::F32, {3, 5, 7}), y(DType::F16, {7, 3, 5});
+  x.fillNormal(rng);
+  y.fill(std::nan(""));
+  ASSERT_EQ(errorText(kernel->run({x.ref()}, {y.ref()})), "");
+  std::vector<double> ref(y.size());
+  for (int64_t a = 0; a < 3; ++a)
+    for (int64_t b = 0; b < 5; ++b)
+      for (int64_t c = 0; c < 7; ++c)
+        ref[(c * 3 + a) * 5 + b] =
+            roundTo(DType::F16, x.get((a * 5 + b) * 7 + c));
+  EXPECT_EQ(y.toDoubles(), ref);
+}
+
+TEST(TosaMatmulTest, BatchedMatmulMatchesFloat64Reference) {
+  const int64_t batch = 2, m = 5, k = 33, n = 7;
+  std::string a = tensorType(DType::F32, {batch, m, k});
+  std::string b = tensorType(DType::F32, {batch, k, n});
+  std::string c = tensorType(DType::F32, {batch, m, n});
+  std::string ir = "func.func @mm(%a: " + a + ", %b: " + b + ") -> " + c +
+                   " {\n  %0 = tosa.matmul %a, %b : (" + a + ", " + b +
+                   ") -> " + c + "\n  return %0 : " + c + "\n}\n";
+  auto kernel = compileOrFail(ir, "mm");
+  ASSERT_TRUE(kernel);
+  std::mt19937 rng(14);
+  Buffer lhs(DType::F32, {batch, m, k}), rhs(DType::F32, {batch, k, n}),
+      out(DType::F32, {batch, m, n});
+  lhs.fillNormal(rng);
+  rhs.fillNormal(rng);
+  out.fill(std::nan(""));
+  ASSERT_EQ(errorText(kernel->run({lhs.ref(), rhs.ref()}, {out.ref()})), "");
+  std::vector<double> ref(out.size(), 0.0);
+  for (int64_t p = 0; p < batch; ++p)
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j)
+        for (int64_t l = 0; l < k; ++l)
+          ref[(p * m + i) * n + j] +=
+              lhs.get((p * m + i) * k + l) * rhs.get((p * k + l) * n + j);
+  EXPECT_LE(relativeError(out.toDoubles(), ref), tolerance(DType::F32)) << ir;
+}
+
+} // namespace
