@@ -28,6 +28,13 @@ def NFLowerToLoopsPass : Pass<"nf-lower-to-loops", "func::FuncOp"> {
     computed in two passes over the row (never E[x^2] - E[x]^2). f16 and bf16
     data are loaded and stored as such and extended to f32 for arithmetic.
 
+    An `nf.fused` whose body is a forward norm (layer, rms, group or
+    instance norm) with pointwise ops before and after it, or a matmul with
+    pointwise ops after it, becomes the producer's one loop nest: the ops
+    before it run on its input as it is loaded, those after it on its result
+    before it is stored, and no intermediate tensor is written. Any other
+    `nf.fused` is inlined and its ops lowered one after the other.
+
     An nf op this pass cannot lower yet is reported as an error.
   }];
   let dependentDialects = [

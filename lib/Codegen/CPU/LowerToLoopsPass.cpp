@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "PointwiseChain.h"
 #include "normfuse/Codegen/Passes.h"
 #include "normfuse/Dialect/NF/IR/NFDialect.h"
 #include "normfuse/Dialect/NF/IR/NFOps.h"
@@ -27,16 +28,18 @@ using namespace mlir;
 using namespace mlir::nf;
 
 namespace {
-/// Replaces each nf.fused by the ops of its region. On the CPU the fused
-/// ops run one after the other; a kernel that keeps the producer's tiles in
-/// cache for the epilogue is the work of the fusion issue.
-void inlineFusedOps(Operation *root) {
+/// Lowers each nf.fused whose body is a norm with a pointwise prologue and
+/// epilogue to one loop nest (LowerFused.cpp), and replaces every other one
+/// by the ops of its region, which then run one after the other.
+void lowerFusedOps(Operation *root, const LoopLoweringOptions &options) {
   SmallVector<FusedOp> fused;
   root->walk([&](FusedOp op) { fused.push_back(op); });
   IRRewriter rewriter(root->getContext());
   // Post-order: inner ops first (nf.fused does not nest today, but the
   // order keeps this right if it ever does).
   for (FusedOp op : fused) {
+    if (succeeded(cpu::lowerFusedToLoops(rewriter, op, options)))
+      continue;
     Block &body = op.getBody().front();
     auto yield = cast<YieldOp>(body.getTerminator());
     SmallVector<Value> results(yield.getValues());
@@ -58,9 +61,9 @@ struct NFLowerToLoopsPass
       return signalPassFailure();
     }
     MLIRContext *ctx = &getContext();
-    inlineFusedOps(getOperation());
     LoopLoweringOptions options;
     options.vectorWidth = vectorWidth;
+    lowerFusedOps(getOperation(), options);
     RewritePatternSet patterns(ctx);
     populateLowerPointwiseToLoopsPatterns(patterns, options);
     populateLowerNormsToLoopsPatterns(patterns, options);
