@@ -5,7 +5,8 @@
 // nf.fused (one kernel) and once as plain ops (one loop nest per op, each
 // result stored). Both run on the same random data; their outputs must
 // agree. Bodies the fused lowering does not handle (it inlines them; here
-// a value squared, nf.mul %v, %v) are checked the same way.
+// a value squared, nf.mul %v, %v) are checked the same way, and one body
+// on a dynamic row count runs with two row counts.
 //
 // Tolerances (relative L2 between the two modules):
 // - f32: 1e-6. Both compute the same f32 operations in the same order; the
@@ -388,4 +389,51 @@ INSTANTIATE_TEST_SUITE_P(Combinations, FusedNormTest,
                                                           DType::F16)),
                          fusedCaseName);
 
+/// A fused body on a tensor with a dynamic row count: residual add, then
+/// layer_norm, bias, gelu; the same kernel runs two row counts.
+TEST(FusedDynamicShapeTest, ResidualLayerNormBiasGeluMatchesUnfused) {
+  const std::string x = "tensor<?x40xf16>", c = "tensor<40xf16>",
+                    st = "tensor<?x1xf32>";
+  const std::string body =
+      "    %h = nf.add %A0, %A1 : " + x +
+      "\n    %n:3 = nf.layer_norm %h {axis = 1 : i64} : (" + x + ") -> (" + x +
+      ", " + st + ", " + st + ")\n    %b = nf.bias_add %n#0, %A2 {layout = " +
+      "#nf.layout<nhwc>} : " + x + ", " + c + "\n    %g = nf.gelu %b : " + x +
+      "\n";
+  const std::string sig = "(%a0: " + x + ", %a1: " + x + ", %a2: " + c +
+                          ") -> (" + x + ", " + st + ")";
+  std::string unfused = "func.func @unfused" + sig + " {\n" +
+                        replaceAll(body, "%A", "%a") +
+                        "    return %g, %n#2 : " + x + ", " + st + "\n}\n";
+  std::string fused =
+      "func.func @fused" + sig + " {\n  %f:2 = nf.fused (%a0, " +
+      "%a1, %a2) : (" + x + ", " + x + ", " + c + ") -> (" + x + ", " + st +
+      ") {\n  ^bb0(%b0: " + x + ", %b1: " + x + ", %b2: " + c + "):\n" +
+      replaceAll(body, "%A", "%b") + "    nf.yield %g, %n#2 : " + x + ", " +
+      st + "\n  }\n  return %f#0, %f#1 : " + x + ", " + st + "\n}\n";
+  auto fusedKernel = compileOrFail(fused, "fused");
+  auto unfusedKernel = compileOrFail(unfused, "unfused");
+  ASSERT_TRUE(fusedKernel && unfusedKernel);
+  std::mt19937 rng(3);
+  for (int64_t rows : {5, 17}) {
+    Buffer a(DType::F16, {rows, 40}), r(DType::F16, {rows, 40}),
+        bias(DType::F16, {40});
+    for (Buffer *buffer : {&a, &r, &bias})
+      buffer->fillNormal(rng);
+    std::vector<Buffer> outs;
+    for (auto *kernel : {&fusedKernel, &unfusedKernel}) {
+      outs.emplace_back(DType::F16, std::vector<int64_t>{rows, 40});
+      outs.emplace_back(DType::F32, std::vector<int64_t>{rows, 1});
+      Buffer &y = outs[outs.size() - 2], &rstd = outs.back();
+      y.fill(std::nan(""));
+      rstd.fill(std::nan(""));
+      ASSERT_EQ(errorText((*kernel)->run({a.ref(), r.ref(), bias.ref()},
+                                         {y.ref(), rstd.ref()})),
+                "");
+    }
+    // f16 with an epilogue (bias, gelu): 2e-3, as above.
+    EXPECT_LE(relativeError(outs[0].toDoubles(), outs[2].toDoubles()), 2e-3);
+    EXPECT_LE(relativeError(outs[1].toDoubles(), outs[3].toDoubles()), 1e-6);
+  }
+}
 } // namespace
