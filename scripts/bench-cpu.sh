@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # CPU benchmark of the norms: builds, then runs nf-bench-cpu-norms with
 # ${NF_BENCH_THREADS:-2} threads on 128 MiB tensors and writes
-# bench/results/cpu-norms-<date>-<host>.json.
+# bench/results/cpu-norms-<date>-<host>.json, and nf-bench-cpu-fused (fused
+# norm kernels against their unfused ops), bench/results/cpu-fused-*.json.
 #
 # Then ONNX Runtime as a peer: bench/cpu/ort_norms.py runs the same cases
 # (and GroupNorm / BatchNorm / InstanceNorm, NCHW) with the same thread count
@@ -23,6 +24,13 @@ out="$root/bench/results/cpu-norms-$stamp.json"
 "$build/bench/cpu/nf-bench-cpu-norms" --threads "${NF_BENCH_THREADS:-2}" \
   --runs "${NF_BENCH_RUNS:-15}" --json "$out"
 echo "wrote ${out#$root/}"
+
+# nf.fused kernels (prologue/epilogue in the norm's loop nest) against the
+# same ops unfused: bench/results/cpu-fused-<date>-<host>.json.
+fused_out="$root/bench/results/cpu-fused-$stamp.json"
+"$build/bench/cpu/nf-bench-cpu-fused" --threads "${NF_BENCH_THREADS:-2}" \
+  --runs "${NF_BENCH_RUNS:-15}" --json "$fused_out"
+echo "wrote ${fused_out#$root/}"
 
 [ "${NF_BENCH_ORT:-1}" = 0 ] && exit 0
 has_ort() { "$1" -c 'import onnxruntime, onnx, numpy' 2>/dev/null; }

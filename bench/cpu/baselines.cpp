@@ -11,7 +11,39 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <ctime>
+#include <fstream>
+#include <sstream>
 #include <vector>
+
+std::string nfbench::cpuModel() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("model name", 0) == 0)
+      return line.substr(line.find(':') + 2);
+  return "unknown";
+}
+
+std::string nfbench::shapeText(const std::vector<int64_t> &shape) {
+  std::string s;
+  for (int64_t d : shape)
+    s += (s.empty() ? "" : "x") + std::to_string(d);
+  return s;
+}
+
+std::string nfbench::jsonHeader(const std::string &benchmark, int threads,
+                                int runs, const std::string &target) {
+  std::time_t now = std::time(nullptr);
+  char date[32];
+  std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
+  std::ostringstream js;
+  js << "{\n  \"benchmark\": \"" << benchmark << "\",\n  \"date\": \"" << date
+     << "\",\n  \"cpu\": \"" << cpuModel() << "\",\n  \"target\": \"" << target
+     << "\",\n  \"threads\": " << threads << ",\n  \"runs\": " << runs
+     << ",\n  \"results\": [\n";
+  return js.str();
+}
 
 void nfbench::parallelCopy(const void *src, void *dst, size_t bytes) {
   const size_t chunk = 1 << 20;

@@ -13,8 +13,21 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 namespace nfbench {
+
+/// The CPU's model name from /proc/cpuinfo ("unknown" without one).
+std::string cpuModel();
+
+/// "2x64x64x256"
+std::string shapeText(const std::vector<int64_t> &shape);
+
+/// The opening of a benchmark's JSON file, up to the "results" array: the
+/// benchmark, the date (UTC), the CPU, the JIT's target, threads and runs.
+std::string jsonHeader(const std::string &benchmark, int threads, int runs,
+                       const std::string &target);
 
 /// Copies `bytes` from `src` to `dst` on the current OpenMP threads.
 void parallelCopy(const void *src, void *dst, size_t bytes);

@@ -192,15 +192,6 @@ double rowZeroError(const Case &c, const std::vector<uint8_t> &x,
   return worst / norm;
 }
 
-std::string cpuModel() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("model name", 0) == 0)
-      return line.substr(line.find(':') + 2);
-  return "unknown";
-}
-
 /// A kernel timed against the copy of the same bytes (alternately, in the
 /// same process), and against its unfused baseline when there is one.
 struct Timing {
@@ -224,13 +215,6 @@ struct Timing {
   }
 };
 
-std::string shapeText(const std::vector<int64_t> &shape) {
-  std::string s;
-  for (int64_t d : shape)
-    s += (s.empty() ? "" : "x") + std::to_string(d);
-  return s;
-}
-
 void print(const Result &r) {
   std::string unfused = "-";
   if (r.unfusedSeconds > 0) {
@@ -242,7 +226,7 @@ void print(const Result &r) {
   std::printf("%-16s %-5s %-4s %-16s %8.2f ms %6.2f GB/s | copy %6.2f GB/s "
               "| %4.2f of copy | unfused %-12s | err %.1e\n",
               r.op.c_str(), r.layout.c_str(), getDTypeName(r.dtype),
-              shapeText(r.shape).c_str(), r.fusedSeconds * 1e3,
+              nfbench::shapeText(r.shape).c_str(), r.fusedSeconds * 1e3,
               r.bytes / r.fusedSeconds / 1e9, r.bytes / r.copySeconds / 1e9,
               r.copySeconds / r.fusedSeconds, unfused.c_str(), r.maxRowError);
   std::fflush(stdout);
@@ -250,19 +234,13 @@ void print(const Result &r) {
 
 std::string toJSON(const std::vector<Result> &results, int threads, int runs,
                    const std::string &target) {
-  std::time_t now = std::time(nullptr);
-  char date[32];
-  std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
   std::ostringstream js;
-  js << "{\n  \"benchmark\": \"nf-bench-cpu-norms\",\n  \"date\": \"" << date
-     << "\",\n  \"cpu\": \"" << cpuModel() << "\",\n  \"target\": \"" << target
-     << "\",\n  \"threads\": " << threads << ",\n  \"runs\": " << runs
-     << ",\n  \"results\": [\n";
+  js << nfbench::jsonHeader("nf-bench-cpu-norms", threads, runs, target);
   for (size_t i = 0; i < results.size(); ++i) {
     const Result &r = results[i];
     js << "    {\"op\": \"" << r.op << "\", \"layout\": \"" << r.layout
        << "\", \"dtype\": \"" << getDTypeName(r.dtype) << "\", \"shape\": \""
-       << shapeText(r.shape) << "\"";
+       << nfbench::shapeText(r.shape) << "\"";
     if (r.layout == "rows")
       js << ", \"rows\": " << r.shape[0] << ", \"cols\": " << r.shape[1];
     js << ", \"bytes\": " << r.bytes

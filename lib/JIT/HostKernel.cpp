@@ -15,6 +15,9 @@
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/Target/TargetMachine.h"
 
+#include "mlir/ExecutionEngine/CRunnerUtils.h"
+
+#include <cstring>
 #include <omp.h>
 
 using namespace normfuse;
@@ -48,6 +51,22 @@ static std::string formatDims(const std::vector<int64_t> &shape) {
   return s + "]";
 }
 
+/// f32 -> bf16, round to nearest even, NaN kept a (quiet) NaN: what LLVM
+/// calls for arithmetic on bf16 scalars where the CPU has no bf16
+/// instructions (compiler-rt's __truncsfbf2, which libgcc lacks).
+static __bf16 truncateFloatToBFloat16(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  uint16_t result;
+  if ((bits & 0x7fffffffu) > 0x7f800000u)
+    result = uint16_t((bits >> 16) | 0x40u);
+  else
+    result = uint16_t((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
+  __bf16 out;
+  std::memcpy(&out, &result, sizeof out);
+  return out;
+}
+
 HostKernel::HostKernel(std::string name, Signature signature)
     : Kernel(std::move(name), std::move(signature)) {}
 
@@ -70,6 +89,17 @@ llvm::Error HostKernel::compile(mlir::ModuleOp module) {
   if (!created)
     return created.takeError();
   engine = std::move(*created);
+  engine->registerSymbols([](llvm::orc::MangleAndInterner interner) {
+    llvm::orc::SymbolMap symbols;
+    symbols[interner("__truncsfbf2")] = {
+        llvm::orc::ExecutorAddr::fromPtr(&truncateFloatToBFloat16),
+        llvm::JITSymbolFlags::Exported};
+    // A copy between strided views (e.g. into a padded buffer).
+    symbols[interner("memrefCopy")] = {
+        llvm::orc::ExecutorAddr::fromPtr(&memrefCopy),
+        llvm::JITSymbolFlags::Exported};
+    return symbols;
+  });
   auto packed = engine->lookupPacked(name);
   if (!packed)
     return packed.takeError();

@@ -16,6 +16,7 @@
 #include "HostKernel.h"
 #include "normfuse/Codegen/Pipelines.h"
 #include "normfuse/Dialect/NF/IR/NFOps.h"
+#include "normfuse/Dialect/NF/Transforms/FusePipeline.h"
 #include "normfuse/Dialect/NF/Transforms/SpecializeShapes.h"
 #include "normfuse/InitAll.h"
 
@@ -314,6 +315,8 @@ JIT::Impl::lowerAndCompile(mlir::ModuleOp module, llvm::StringRef function,
   mlir::nf::CPUPipelineOptions pipeline;
   pipeline.vectorWidth = options.vectorWidth;
   pipeline.parallel = options.parallel;
+  if (options.fuse)
+    mlir::nf::buildFusePipeline(pm);
   mlir::nf::buildCPUPipeline(pm, pipeline);
   if (mlir::failed(pm.run(module)))
     return makeError("lowering @" + function + " for the CPU failed:\n" +
@@ -335,7 +338,8 @@ JIT::Impl::compile(llvm::StringRef irText, llvm::StringRef bufferName,
   std::string key = std::to_string(llvm::xxh3_64bits(irText)) + "/" +
                     function.str() + "/w" +
                     std::to_string(options.vectorWidth) +
-                    (options.parallel ? "/omp/" : "/serial/") + target;
+                    (options.parallel ? "/omp/" : "/serial/") +
+                    (options.fuse ? "fused/" : "") + target;
   if (auto it = cache.find(key); it != cache.end())
     return it->second;
   if (auto it = genericKernels.find(key); it != genericKernels.end())
@@ -450,7 +454,8 @@ JIT::compileFile(llvm::StringRef path, llvm::StringRef function) {
 std::string JIT::getTargetDescription() const {
   return impl->target + ", vector width " +
          std::to_string(impl->options.vectorWidth) +
-         (impl->options.parallel ? ", OpenMP rows" : ", one thread");
+         (impl->options.parallel ? ", OpenMP rows" : ", one thread") +
+         (impl->options.fuse ? ", fused" : "");
 }
 
 size_t JIT::getCacheSize() const {

@@ -39,6 +39,10 @@ Dynamic dimensions ('?') take the sizes of the input files.
                       JSON)
   --threads T         threads for the row loops (0: OpenMP's default)
   --vector-width W    vector lanes of the inner loops (0: the host's)
+  --fuse              raise decomposed chains to nf ops and fuse each
+                      producer with its pointwise neighbours first
+                      (nf-fuse-pipeline); without it the function runs op
+                      by op as written
   --bf16-from-f32     convert f32 input files to bf16 where the function
                       takes bf16 (otherwise bf16 is read as ml_dtypes saves
                       it, descr '<V2')
@@ -59,7 +63,7 @@ struct Arguments {
   unsigned bench = 0;
   int threads = 0;
   int64_t vectorWidth = 0;
-  bool bf16FromF32 = false, help = false;
+  bool bf16FromF32 = false, fuse = false, help = false;
 };
 } // namespace
 
@@ -85,10 +89,10 @@ static std::string parseArguments(int argc, char **argv, Arguments &args) {
       name = name.substr(0, eq);
       inlineValue = true;
     }
-    if (name == "bf16-from-f32") {
+    if (name == "bf16-from-f32" || name == "fuse") {
       if (inlineValue)
-        return "--bf16-from-f32 takes no value";
-      args.bf16FromF32 = true;
+        return "--" + name.str() + " takes no value";
+      (name == "fuse" ? args.fuse : args.bf16FromF32) = true;
       continue;
     }
     static const char *withValue[] = {"entry",       "input", "output",
@@ -157,6 +161,7 @@ int main(int argc, char **argv) {
                 "': this build runs on the cpu target only");
   jit::Options options;
   options.vectorWidth = args.vectorWidth;
+  options.fuse = args.fuse;
   jit::JIT compiler(options);
   auto compiled = compiler.compileFile(args.inputFile, entry);
   if (!compiled)

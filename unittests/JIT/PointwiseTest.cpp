@@ -250,3 +250,45 @@ INSTANTIATE_TEST_SUITE_P(
                      testing::Values("nchw", "nhwc")));
 
 } // namespace
+
+/// Folding turns `bias_add %x, zeros` into %x itself, and a function may
+/// return one value twice: each output buffer still gets its own copy
+/// (this used to crash the bufferization of results into out-parameters).
+TEST(ReturnedValuesTest, AnArgumentReturnedAfterFoldingIsCopiedOut) {
+  auto kernel =
+      compileOrFail("func.func @f(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, "
+                    "tensor<2x3xf32>) {\n"
+                    "  %z = arith.constant dense<0.0> : tensor<3xf32>\n"
+                    "  %y = nf.bias_add %x, %z {layout = #nf.layout<nhwc>} : "
+                    "tensor<2x3xf32>, tensor<3xf32>\n"
+                    "  %r = nf.relu %x : tensor<2x3xf32>\n"
+                    "  %s = nf.relu %r : tensor<2x3xf32>\n"
+                    "  return %y, %s : tensor<2x3xf32>, tensor<2x3xf32>\n}\n",
+                    "f");
+  ASSERT_TRUE(kernel);
+  Buffer x(DType::F32, {2, 3}), y(DType::F32, {2, 3}), s(DType::F32, {2, 3});
+  for (int64_t i = 0; i < 6; ++i)
+    x.set(i, double(i) - 2.5);
+  ASSERT_EQ(errorText(kernel->run({x.ref()}, {y.ref(), s.ref()})), "");
+  for (int64_t i = 0; i < 6; ++i) {
+    EXPECT_EQ(y.get(i), double(i) - 2.5) << i;
+    EXPECT_EQ(s.get(i), std::max(double(i) - 2.5, 0.0)) << i;
+  }
+}
+
+TEST(ReturnedValuesTest, OneValueReturnedTwiceFillsBothOutputs) {
+  auto kernel = compileOrFail(
+      "func.func @f(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {\n"
+      "  %r = nf.relu %x : tensor<4xf32>\n"
+      "  return %r, %r : tensor<4xf32>, tensor<4xf32>\n}\n",
+      "f");
+  ASSERT_TRUE(kernel);
+  Buffer x(DType::F32, {4}), a(DType::F32, {4}), b(DType::F32, {4});
+  for (int64_t i = 0; i < 4; ++i)
+    x.set(i, double(i) - 1.5);
+  ASSERT_EQ(errorText(kernel->run({x.ref()}, {a.ref(), b.ref()})), "");
+  for (int64_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(a.get(i), std::max(double(i) - 1.5, 0.0)) << i;
+    EXPECT_EQ(b.get(i), std::max(double(i) - 1.5, 0.0)) << i;
+  }
+}

@@ -30,6 +30,13 @@ def NFLowerToLoopsPass : Pass<"nf-lower-to-loops", "func::FuncOp"> {
     computed in two passes over the row (never E[x^2] - E[x]^2). f16 and bf16
     data are loaded and stored as such and extended to f32 for arithmetic.
 
+    An `nf.fused` whose body is a forward norm (layer, rms, group or
+    instance norm) with pointwise ops before and after it, or a matmul with
+    pointwise ops after it, becomes the producer's one loop nest: the ops
+    before it run on its input as it is loaded, those after it on its result
+    before it is stored, and no intermediate tensor is written. Any other
+    `nf.fused` is inlined and its ops lowered one after the other.
+
     An nf op this pass cannot lower yet is reported as an error.
   }];
   let dependentDialects = [
@@ -90,13 +97,14 @@ def NFLowerTosaToLinalgPass : Pass<"nf-lower-tosa-to-linalg", "func::FuncOp"> {
 }
 
 def NFLowerLinalgToLoopsPass : Pass<"nf-lower-linalg-to-loops", "func::FuncOp"> {
-  let summary = "Lower linalg ops on buffers to parallel loops";
+  let summary = "Lower linalg ops on buffers to loops";
   let description = [{
-    Runs upstream's convert-linalg-to-parallel-loops on a function that holds
-    a linalg op: parallel dimensions become `scf.parallel` (which the CPU
-    pipeline hands to OpenMP), reductions `scf.for`. A function without
-    linalg ops is left untouched (the upstream pass folds and reorders
-    constants everywhere).
+    Rewrites each linalg op on buffers as loops: its parallel dimensions as
+    one `scf.parallel` (which the CPU pipeline hands to OpenMP), its
+    reductions as `scf.for` inside. Convolutions become sequential loops:
+    LLVM 19's OpenMP translation crashes on them as parallel loops. Only
+    the linalg ops are rewritten: the rest of the function is left as it
+    is.
   }];
   let dependentDialects = [
     "::mlir::affine::AffineDialect",

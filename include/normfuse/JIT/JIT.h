@@ -67,6 +67,11 @@ struct Options {
   int64_t vectorWidth = 0;
   /// Run row loops on several threads (OpenMP).
   bool parallel = true;
+  /// Run nf-fuse-pipeline first: decomposed chains (TOSA, arith/math on
+  /// tensors) are raised to nf ops and each producer is fused with its
+  /// pointwise neighbours, so the function runs as fewer, fused kernels.
+  /// Off, the function runs op by op as written.
+  bool fuse = false;
 };
 
 /// A compiled function. Run it with input buffers matching

@@ -6,6 +6,7 @@
 
 #include "ChannelLoops.h"
 #include "LoopUtils.h"
+#include "PointwiseChain.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -25,9 +26,13 @@ static constexpr int64_t kChunkPositions = 64;
 static constexpr int64_t kRangeElements = 1 << 20;
 
 Value ChannelShape::view(OpBuilder &b, Location loc, Value buffer) const {
+  return reshapeBuffer(b, loc, buffer, viewSizes());
+}
+
+SmallVector<Value, 3> ChannelShape::viewSizes() const {
   if (channelsLast)
-    return reshapeBuffer(b, loc, buffer, {images, spatial, channels});
-  return reshapeBuffer(b, loc, buffer, {images, channels, spatial});
+    return {images, spatial, channels};
+  return {images, channels, spatial};
 }
 
 ChannelShape cpu::getChannelShape(OpBuilder &b, Location loc, Value buffer,
@@ -63,13 +68,22 @@ static void emitParallel2D(
                             });
 }
 
+/// Input `k` at `indices` of its view, `width` lanes, through the prologue.
+static Value loadInput(OpBuilder &b, Location loc, const ChannelLoop &loop,
+                       unsigned k, ValueRange indices, int64_t width) {
+  Value v = loadAs(b, loc, loop.inputs[k], indices, width, loop.acc);
+  if (k == 0 && loop.prologue)
+    v = loop.prologue->apply(b, loc, v, indices, width);
+  return v;
+}
+
 /// The elements of every input at (m, row, j) of its view, `width` lanes.
 static SmallVector<Value> loadInputs(OpBuilder &b, Location loc,
                                      const ChannelLoop &loop,
                                      ValueRange indices, int64_t width) {
   SmallVector<Value> values;
-  for (Value input : loop.inputs)
-    values.push_back(loadAs(b, loc, input, indices, width, loop.acc));
+  for (unsigned k = 0; k < loop.inputs.size(); ++k)
+    values.push_back(loadInput(b, loc, loop, k, indices, width));
   return values;
 }
 
@@ -243,7 +257,6 @@ void cpu::emitChannelMoments(OpBuilder &b, Location loc,
   const ChannelShape &shape = loop.shape;
   Type f64 = b.getF64Type();
   Value zero = cst(b, loc, 0);
-  Value x = loop.inputs[0];
   if (!shape.channelsLast) {
     // Three blocked sums over a row that stays in cache.
     emitParallel2D(
@@ -251,7 +264,7 @@ void cpu::emitChannelMoments(OpBuilder &b, Location loc,
         [&](OpBuilder &pb, Location pl, Value m, Value c) {
           Value n = indexToFloat(pb, pl, shape.spatial, f64);
           auto load = [&](OpBuilder &sb, Location sl, Value j, int64_t w) {
-            return loadAs(sb, sl, x, {m, c, j}, w, loop.acc);
+            return loadInput(sb, sl, loop, 0, {m, c, j}, w);
           };
           Value sum =
               emitBlockedSumF64(pb, pl, shape.spatial, loop.width, loop.acc,
@@ -327,7 +340,7 @@ void cpu::emitChannelMoments(OpBuilder &b, Location loc,
               forChannels(fb, fl,
                           [&](OpBuilder &lb, Location ll, Value c, int64_t w) {
                             addTo(lb, ll, centers, {t, chunk, c},
-                                  loadAs(lb, ll, x, {m, p, c}, w, loop.acc), w);
+                                  loadInput(lb, ll, loop, 0, {m, p, c}, w), w);
                           });
               fb.create<scf::YieldOp>(fl);
             });
@@ -349,7 +362,7 @@ void cpu::emitChannelMoments(OpBuilder &b, Location loc,
               forChannels(
                   fb, fl, [&](OpBuilder &lb, Location ll, Value c, int64_t w) {
                     Value d = lb.create<arith::SubFOp>(
-                        ll, loadAs(lb, ll, x, {m, p, c}, w, loop.acc),
+                        ll, loadInput(lb, ll, loop, 0, {m, p, c}, w),
                         loadAs(lb, ll, centers, {t, chunk, c}, w, loop.acc));
                     addTo(lb, ll, sumsD, {t, chunk, c}, d, w);
                     addTo(lb, ll, sumsD2, {t, chunk, c},
@@ -403,9 +416,13 @@ void cpu::emitChannelMap(OpBuilder &b, Location loc, const ChannelLoop &loop,
   const ChannelShape &shape = loop.shape;
   Value zero = cst(b, loc, 0);
   auto store = [&](OpBuilder &lb, Location ll, ArrayRef<Value> values,
-                   ValueRange indices) {
-    for (auto [k, output] : llvm::enumerate(outputs))
-      storeAs(lb, ll, values[k], output, indices);
+                   ValueRange indices, int64_t w) {
+    for (auto [k, output] : llvm::enumerate(outputs)) {
+      Value v = values[k];
+      if (loop.epilogue)
+        v = loop.epilogue->apply(lb, ll, v, indices, w);
+      storeAs(lb, ll, v, output, indices);
+    }
   };
   if (!shape.channelsLast) {
     emitParallel2D(
@@ -418,7 +435,7 @@ void cpu::emitChannelMap(OpBuilder &b, Location loc, const ChannelLoop &loop,
                                  fn(lb, ll,
                                     loadInputs(lb, ll, loop, {m, c, j}, w),
                                     splatAll(lb, ll, coefs, w), w),
-                                 {m, c, j});
+                                 {m, c, j}, w);
                          });
         });
     return;
@@ -432,7 +449,7 @@ void cpu::emitChannelMap(OpBuilder &b, Location loc, const ChannelLoop &loop,
                                fn(lb, ll,
                                   loadInputs(lb, ll, loop, {m, p, c}, w),
                                   loadVectorCoefs(lb, ll, loop, m, c, w), w),
-                               {m, p, c});
+                               {m, p, c}, w);
                        });
       });
 }

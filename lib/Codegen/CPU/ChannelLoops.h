@@ -25,6 +25,8 @@
 
 namespace mlir::nf::cpu {
 
+class PointwiseChain;
+
 /// The (M, C, S) shape of a rank >= 2 tensor in a layout.
 struct ChannelShape {
   bool channelsLast = false;
@@ -32,6 +34,9 @@ struct ChannelShape {
 
   /// The (M, C, S) or (M, S, C) view of a contiguous buffer of this shape.
   Value view(OpBuilder &b, Location loc, Value buffer) const;
+  /// The sizes of that view, and which of its dimensions is the channel.
+  SmallVector<Value, 3> viewSizes() const;
+  unsigned channelDim() const { return channelsLast ? 2 : 1; }
 };
 
 ChannelShape getChannelShape(OpBuilder &b, Location loc, Value buffer,
@@ -50,6 +55,11 @@ struct ChannelLoop {
   SmallVector<Value> coefs;  // (M, C) buffers of the accumulation type
   Type acc;                  // f32, or f64 for f64 data
   int64_t width = 8;         // vector lanes
+  /// The pointwise ops of an nf.fused body, bound to the view (null: none):
+  /// the prologue computes input 0 from what is loaded, the epilogue runs on
+  /// every value emitChannelMap stores.
+  const PointwiseChain *prologue = nullptr;
+  const PointwiseChain *epilogue = nullptr;
 };
 
 /// For images [lo, hi): sums[k][m, c] = sum over s of fn(...)[k], with

@@ -20,6 +20,7 @@
 
 #include "ChannelLoops.h"
 #include "LoopUtils.h"
+#include "PointwiseChain.h"
 #include "normfuse/Codegen/Passes.h"
 #include "normfuse/Dialect/NF/IR/NFOps.h"
 
@@ -116,6 +117,7 @@ struct ChannelNormForward {
   double epsilon;
   Type acc;
   int64_t width;
+  NormFusion fusion; // an nf.fused body's prologue and epilogue
 };
 
 void emitChannelNormForward(OpBuilder &b, Location loc,
@@ -130,6 +132,16 @@ void emitChannelNormForward(OpBuilder &b, Location loc,
   Value channelM2 = allocChannelScratch(b, loc, shape, f64);
   ChannelLoop loop{shape, {shape.view(b, loc, f.x)}, {}, f.acc, f.width};
   Value y = shape.view(b, loc, f.y);
+  PointwiseChain prologue, epilogue;
+  for (auto [chain, from, to] :
+       {std::make_tuple(&prologue, f.fusion.prologue, &loop.prologue),
+        std::make_tuple(&epilogue, f.fusion.epilogue, &loop.epilogue)}) {
+    if (!from)
+      continue;
+    *chain = *from;
+    chain->bind(b, loc, shape.viewSizes(), shape.channelDim());
+    *to = chain;
+  }
 
   emitImageRanges(
       b, loc, shape, f.grouping.acrossImages,
@@ -363,11 +375,20 @@ struct LowerPerImageNorm : LoopLoweringPattern<NormOp> {
   LogicalResult
   matchAndRewrite(NormOp op, typename NormOp::Adaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op, emit(rewriter, op, adaptor.getInput(),
+                                adaptor.getScale(), adaptor.getBias(),
+                                this->options.vectorWidth, NormFusion()));
+    return success();
+  }
+
+  /// The loops, from the operands' tensors (see emitPerImageNormLoops).
+  static SmallVector<Value> emit(OpBuilder &b, NormOp op, Value input,
+                                 Value scale, Value bias, int64_t width,
+                                 const NormFusion &fusion) {
     Location loc = op.getLoc();
-    OpBuilder &b = rewriter;
     ChannelNormForward f =
-        prepareForward(b, loc, op, adaptor.getInput(), adaptor.getScale(),
-                       adaptor.getBias(), this->options.vectorWidth);
+        prepareForward(b, loc, op, input, scale, bias, width);
+    f.fusion = fusion;
     int64_t numGroups = 0;
     if constexpr (std::is_same_v<NormOp, GroupNormOp>)
       numGroups = op.getNumGroups();
@@ -381,10 +402,9 @@ struct LowerPerImageNorm : LoopLoweringPattern<NormOp> {
                              storeAs(sb, sl, s.mean, mean, {r.owner, r.group});
                              storeAs(sb, sl, s.rstd, rstd, {r.owner, r.group});
                            });
-    rewriter.replaceOp(op, {toTensor(b, loc, f.y),
-                            toTensorOf(b, loc, mean, op.getMean().getType()),
-                            toTensorOf(b, loc, rstd, op.getRstd().getType())});
-    return success();
+    return {toTensor(b, loc, f.y),
+            toTensorOf(b, loc, mean, op.getMean().getType()),
+            toTensorOf(b, loc, rstd, op.getRstd().getType())};
   }
 };
 
@@ -572,6 +592,17 @@ struct LowerBiasAddGrad : LoopLoweringPattern<BiasAddGradOp> {
 };
 
 } // namespace
+
+SmallVector<Value> cpu::emitPerImageNormLoops(OpBuilder &b, Operation *op,
+                                              Value input, Value scale,
+                                              Value bias, int64_t width,
+                                              const NormFusion &fusion) {
+  if (auto groupNorm = dyn_cast<GroupNormOp>(op))
+    return LowerPerImageNorm<GroupNormOp>::emit(b, groupNorm, input, scale,
+                                                bias, width, fusion);
+  return LowerPerImageNorm<InstanceNormOp>::emit(
+      b, cast<InstanceNormOp>(op), input, scale, bias, width, fusion);
+}
 
 void mlir::nf::populateLowerChannelNormsToLoopsPatterns(
     RewritePatternSet &patterns, const LoopLoweringOptions &options) {

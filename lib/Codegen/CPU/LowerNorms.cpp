@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "LoopUtils.h"
+#include "PointwiseChain.h"
 #include "normfuse/Codegen/Passes.h"
 #include "normfuse/Dialect/NF/IR/NFOps.h"
 
@@ -33,7 +34,16 @@ struct RowNormBuffers {
   Value x, y;         // the same viewed as (rows, cols)
   Value scale, bias;  // (cols), or null when absent
   Value rows, cols;   // index values
+  PointwiseChain prologue,
+      epilogue; // of an nf.fused body, bound to (rows, cols)
 };
+
+/// x[row, j..j+w), through the prologue of a fused body.
+Value loadRowInput(OpBuilder &b, Location loc, const RowNormBuffers &r,
+                   Value row, Value j, int64_t w, Type acc) {
+  return r.prologue.apply(b, loc, loadAs(b, loc, r.x, {row, j}, w, acc),
+                          {row, j}, w);
+}
 
 /// 1 / sqrt(v + eps) in the accumulation type.
 Value emitRstd(OpBuilder &b, Location loc, Value meanOfSquares,
@@ -48,7 +58,7 @@ Value emitRstd(OpBuilder &b, Location loc, Value meanOfSquares,
 template <typename NormOp>
 RowNormBuffers prepareRowNorm(OpBuilder &b, Location loc, NormOp op,
                               Value input, Value scale, Value bias,
-                              int64_t axis) {
+                              int64_t axis, const NormFusion &fusion) {
   RowNormBuffers r;
   RankedTensorType type = op.getResult().getType();
   int64_t rank = type.getRank();
@@ -62,6 +72,13 @@ RowNormBuffers prepareRowNorm(OpBuilder &b, Location loc, NormOp op,
     r.scale = reshapeBuffer(b, loc, getBuffer(b, loc, scale), {r.cols});
   if (bias)
     r.bias = reshapeBuffer(b, loc, getBuffer(b, loc, bias), {r.cols});
+  for (auto [chain, from] : {std::make_pair(&r.prologue, fusion.prologue),
+                             std::make_pair(&r.epilogue, fusion.epilogue)}) {
+    if (!from)
+      continue;
+    *chain = *from;
+    chain->bind(b, loc, {r.rows, r.cols}, /*channelDim=*/1);
+  }
   return r;
 }
 
@@ -83,7 +100,7 @@ void emitNormalizeRow(OpBuilder &b, Location loc, const RowNormBuffers &r,
   emitVectorLoop(
       b, loc, zero, r.cols, width,
       [&](OpBuilder &lb, Location ll, Value j, int64_t w) {
-        Value v = loadAs(lb, ll, r.x, {row, j}, w, acc);
+        Value v = loadRowInput(lb, ll, r, row, j, w, acc);
         if (mean)
           v = lb.create<arith::SubFOp>(ll, v, splat(lb, ll, mean, w));
         v = lb.create<arith::MulFOp>(ll, v, splat(lb, ll, rstd, w));
@@ -93,7 +110,8 @@ void emitNormalizeRow(OpBuilder &b, Location loc, const RowNormBuffers &r,
         if (r.bias)
           v = lb.create<arith::AddFOp>(ll, v,
                                        loadAs(lb, ll, r.bias, j, w, acc));
-        storeAs(lb, ll, v, r.y, {row, j});
+        storeAs(lb, ll, r.epilogue.apply(lb, ll, v, {row, j}, w), r.y,
+                {row, j});
       });
 }
 
@@ -103,16 +121,23 @@ struct LowerLayerNorm : LoopLoweringPattern<LayerNormOp> {
   LogicalResult
   matchAndRewrite(LayerNormOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op, emit(rewriter, op, adaptor.getInput(),
+                                adaptor.getScale(), adaptor.getBias(),
+                                options.vectorWidth, NormFusion()));
+    return success();
+  }
+
+  /// The loops, from the operands' tensors (see emitLayerNormLoops).
+  static SmallVector<Value> emit(OpBuilder &b, LayerNormOp op, Value input,
+                                 Value scale, Value bias, int64_t w,
+                                 const NormFusion &fusion) {
     Location loc = op.getLoc();
-    OpBuilder &b = rewriter;
     int64_t axis = op.getAxisAttr().getInt();
     Type acc = getAccumulationType(op.getResult().getType().getElementType());
-    int64_t w = options.vectorWidth;
     double eps = op.getEpsilon().convertToDouble();
 
     RowNormBuffers r =
-        prepareRowNorm(b, loc, op, adaptor.getInput(), adaptor.getScale(),
-                       adaptor.getBias(), axis);
+        prepareRowNorm(b, loc, op, input, scale, bias, axis, fusion);
     Value meanFull, mean, rstdFull, rstd;
     std::tie(meanFull, mean) =
         allocStats(b, loc, op.getMean().getType(), r.xFull, r.rows);
@@ -125,14 +150,14 @@ struct LowerLayerNorm : LoopLoweringPattern<LayerNormOp> {
           Value sum = emitBlockedSum(
               pb, pl, r.cols, w, acc,
               [&](OpBuilder &sb, Location sl, Value j, int64_t width) {
-                return loadAs(sb, sl, r.x, {row, j}, width, acc);
+                return loadRowInput(sb, sl, r, row, j, width, acc);
               });
           Value m = pb.create<arith::DivFOp>(pl, sum, colsF);
           Value sq = emitBlockedSum(
               pb, pl, r.cols, w, acc,
               [&](OpBuilder &sb, Location sl, Value j, int64_t width) {
                 Value d = sb.create<arith::SubFOp>(
-                    sl, loadAs(sb, sl, r.x, {row, j}, width, acc),
+                    sl, loadRowInput(sb, sl, r, row, j, width, acc),
                     splat(sb, sl, m, width));
                 return sb.create<arith::MulFOp>(sl, d, d).getResult();
               });
@@ -142,10 +167,8 @@ struct LowerLayerNorm : LoopLoweringPattern<LayerNormOp> {
           storeAs(pb, pl, s, rstd, row);
           emitNormalizeRow(pb, pl, r, row, m, s, w, acc);
         });
-    rewriter.replaceOp(op,
-                       {toTensor(b, loc, r.yFull), toTensor(b, loc, meanFull),
-                        toTensor(b, loc, rstdFull)});
-    return success();
+    return {toTensor(b, loc, r.yFull), toTensor(b, loc, meanFull),
+            toTensor(b, loc, rstdFull)};
   }
 };
 
@@ -155,15 +178,23 @@ struct LowerRMSNorm : LoopLoweringPattern<RMSNormOp> {
   LogicalResult
   matchAndRewrite(RMSNormOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op, emit(rewriter, op, adaptor.getInput(),
+                                adaptor.getScale(), options.vectorWidth,
+                                NormFusion()));
+    return success();
+  }
+
+  /// The loops, from the operands' tensors (see emitRMSNormLoops).
+  static SmallVector<Value> emit(OpBuilder &b, RMSNormOp op, Value input,
+                                 Value scale, int64_t w,
+                                 const NormFusion &fusion) {
     Location loc = op.getLoc();
-    OpBuilder &b = rewriter;
     int64_t axis = op.getAxisAttr().getInt();
     Type acc = getAccumulationType(op.getResult().getType().getElementType());
-    int64_t w = options.vectorWidth;
     double eps = op.getEpsilon().convertToDouble();
 
-    RowNormBuffers r = prepareRowNorm(b, loc, op, adaptor.getInput(),
-                                      adaptor.getScale(), Value(), axis);
+    RowNormBuffers r =
+        prepareRowNorm(b, loc, op, input, scale, Value(), axis, fusion);
     Value rstdFull, rstd;
     std::tie(rstdFull, rstd) =
         allocStats(b, loc, op.getRstd().getType(), r.xFull, r.rows);
@@ -174,7 +205,7 @@ struct LowerRMSNorm : LoopLoweringPattern<RMSNormOp> {
           Value sq = emitBlockedSum(
               pb, pl, r.cols, w, acc,
               [&](OpBuilder &sb, Location sl, Value j, int64_t width) {
-                Value v = loadAs(sb, sl, r.x, {row, j}, width, acc);
+                Value v = loadRowInput(sb, sl, r, row, j, width, acc);
                 return sb.create<arith::MulFOp>(sl, v, v).getResult();
               });
           Value s =
@@ -182,13 +213,25 @@ struct LowerRMSNorm : LoopLoweringPattern<RMSNormOp> {
           storeAs(pb, pl, s, rstd, row);
           emitNormalizeRow(pb, pl, r, row, Value(), s, w, acc);
         });
-    rewriter.replaceOp(op,
-                       {toTensor(b, loc, r.yFull), toTensor(b, loc, rstdFull)});
-    return success();
+    return {toTensor(b, loc, r.yFull), toTensor(b, loc, rstdFull)};
   }
 };
 
 } // namespace
+
+SmallVector<Value> cpu::emitLayerNormLoops(OpBuilder &b, LayerNormOp op,
+                                           Value input, Value scale, Value bias,
+                                           int64_t width,
+                                           const NormFusion &fusion) {
+  return LowerLayerNorm::emit(b, op, input, scale, bias, width, fusion);
+}
+
+SmallVector<Value> cpu::emitRMSNormLoops(OpBuilder &b, RMSNormOp op,
+                                         Value input, Value scale,
+                                         int64_t width,
+                                         const NormFusion &fusion) {
+  return LowerRMSNorm::emit(b, op, input, scale, width, fusion);
+}
 
 void mlir::nf::populateLowerNormsToLoopsPatterns(
     RewritePatternSet &patterns, const LoopLoweringOptions &options) {

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "LoopUtils.h"
+#include "PointwiseChain.h"
 #include "normfuse/Codegen/Passes.h"
 #include "normfuse/Dialect/NF/IR/NFOps.h"
 
@@ -72,14 +73,16 @@ Value lowerElementwise(OpBuilder &b, Location loc, ValueRange operands,
   return toTensor(b, loc, result);
 }
 
-Value emitRelu(OpBuilder &b, Location loc, Value x, int64_t w) {
+} // namespace
+
+Value cpu::emitRelu(OpBuilder &b, Location loc, Value x, int64_t w) {
   // maximumf propagates NaN, as PyTorch's relu does.
   Type t = getElementTypeOrSelf(x.getType());
   return b.create<arith::MaximumFOp>(loc, x, floatConstant(b, loc, 0, t, w));
 }
 
-Value emitGelu(OpBuilder &b, Location loc, Value x, int64_t w,
-               GeluApproximation approximation) {
+Value cpu::emitGelu(OpBuilder &b, Location loc, Value x, int64_t w,
+                    GeluApproximation approximation) {
   Type t = getElementTypeOrSelf(x.getType());
   auto c = [&](double v) { return floatConstant(b, loc, v, t, w); };
   Value cdfArg;
@@ -102,7 +105,7 @@ Value emitGelu(OpBuilder &b, Location loc, Value x, int64_t w,
                                  b.create<arith::AddFOp>(loc, c(1.0), special));
 }
 
-Value emitSilu(OpBuilder &b, Location loc, Value x, int64_t w) {
+Value cpu::emitSilu(OpBuilder &b, Location loc, Value x, int64_t w) {
   // x * sigmoid(x) = x / (1 + exp(-x))
   Type t = getElementTypeOrSelf(x.getType());
   Value e = b.create<math::ExpOp>(loc, b.create<arith::NegFOp>(loc, x));
@@ -110,6 +113,8 @@ Value emitSilu(OpBuilder &b, Location loc, Value x, int64_t w) {
       b.create<arith::AddFOp>(loc, floatConstant(b, loc, 1.0, t, w), e);
   return b.create<arith::DivFOp>(loc, x, denom);
 }
+
+namespace {
 
 /// relu_grad from the forward output y: dy where y > 0, else 0. A NaN y
 /// passes dy through, as PyTorch's threshold_backward does.

@@ -23,6 +23,9 @@
 //   row oh = (ih + pad - kh * dilation) / stride is whole and in range, so
 //   the parallel rows never write to the same element.
 //
+// An nf.fused matmul runs its pointwise epilogue (PointwiseChain.h) on the
+// sums in registers before the store.
+//
 // Padding never turns into loads: every window is clipped to the input by
 // index ranges computed per row, and strided spans are walked element by
 // element (only stride 1 spans are vectorized).
@@ -30,6 +33,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "LoopUtils.h"
+#include "PointwiseChain.h"
 #include "normfuse/Codegen/Passes.h"
 #include "normfuse/Dialect/NF/IR/NFOps.h"
 
@@ -382,15 +386,23 @@ struct LowerMatmul : LoopLoweringPattern<MatmulOp> {
   LogicalResult
   matchAndRewrite(MatmulOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op, emit(rewriter, op, adaptor.getLhs(),
+                                adaptor.getRhs(), options.vectorWidth,
+                                /*epilogue=*/nullptr));
+    return success();
+  }
+
+  /// The loops, from the operands' tensors; `epilogue` (may be null) runs
+  /// on each output vector before it is stored. Returns the result tensor.
+  static Value emit(OpBuilder &b, MatmulOp op, Value lhsTensor, Value rhsTensor,
+                    int64_t w, const PointwiseChain *epilogue) {
     Location loc = op.getLoc();
-    OpBuilder &b = rewriter;
     RankedTensorType type = op.getType();
     Type acc = getAccumulationType(getElementTypeOrSelf(op.getLhs()));
-    int64_t w = options.vectorWidth;
     bool tl = op.getTransposeLhs(), tr = op.getTransposeRhs();
 
-    Value lhsFull = getBuffer(b, loc, adaptor.getLhs());
-    Value rhsFull = getBuffer(b, loc, adaptor.getRhs());
+    Value lhsFull = getBuffer(b, loc, lhsTensor);
+    Value rhsFull = getBuffer(b, loc, rhsTensor);
     MatrixView lhs = viewAsBatchedMatrix(b, loc, lhsFull);
     MatrixView rhs = viewAsBatchedMatrix(b, loc, rhsFull);
     Value m = tl ? lhs.cols : lhs.rows;
@@ -406,6 +418,11 @@ struct LowerMatmul : LoopLoweringPattern<MatmulOp> {
     sizes.append({m, n});
     Value outFull = allocResult(b, loc, type, sizes);
     Value out = reshapeBuffer(b, loc, outFull, {batch, m, n});
+    PointwiseChain chain;
+    if (epilogue) {
+      chain = *epilogue;
+      chain.bind(b, loc, {batch, m, n}, /*channelDim=*/2);
+    }
 
     Value zero = idx(b, loc, 0);
     Value rows = b.createOrFold<arith::MulIOp>(loc, batch, m);
@@ -444,7 +461,10 @@ struct LowerMatmul : LoopLoweringPattern<MatmulOp> {
                     kb.create<scf::YieldOp>(kl, next);
                   });
               for (int64_t i = 0; i < count; ++i)
-                storeAs(cb, cl, loop.getResult(i), out, {bi, mi, cols[i]});
+                storeAs(cb, cl,
+                        chain.apply(cb, cl, loop.getResult(i),
+                                    {bi, mi, cols[i]}, width),
+                        out, {bi, mi, cols[i]});
             });
         return;
       }
@@ -471,11 +491,11 @@ struct LowerMatmul : LoopLoweringPattern<MatmulOp> {
               Value r = loadAs(sb, sl, rhs.buffer, {rb, ni, kk}, width, acc);
               return sb.create<arith::MulFOp>(sl, a, r).getResult();
             });
-        storeAs(nb, nl, sum, out, {bi, mi, ni});
+        storeAs(nb, nl, chain.apply(nb, nl, sum, {bi, mi, ni}, 1), out,
+                {bi, mi, ni});
       });
     });
-    rewriter.replaceOp(op, toTensor(b, loc, outFull));
-    return success();
+    return toTensor(b, loc, outFull);
   }
 };
 
@@ -1074,6 +1094,11 @@ struct LowerConv2DBackpropFilter : LoopLoweringPattern<Conv2DBackpropFilterOp> {
 };
 
 } // namespace
+
+Value cpu::emitMatmulLoops(OpBuilder &b, MatmulOp op, Value lhs, Value rhs,
+                           int64_t width, const PointwiseChain *epilogue) {
+  return LowerMatmul::emit(b, op, lhs, rhs, width, epilogue);
+}
 
 void mlir::nf::populateLowerProducersToLoopsPatterns(
     RewritePatternSet &patterns, const LoopLoweringOptions &options) {

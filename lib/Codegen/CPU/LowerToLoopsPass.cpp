@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "PointwiseChain.h"
 #include "normfuse/Codegen/Passes.h"
 #include "normfuse/Dialect/NF/IR/NFDialect.h"
 #include "normfuse/Dialect/NF/IR/NFOps.h"
@@ -27,16 +28,18 @@ using namespace mlir;
 using namespace mlir::nf;
 
 namespace {
-/// Replaces each nf.fused by the ops of its region. On the CPU the fused
-/// ops run one after the other; a kernel that keeps the producer's tiles in
-/// cache for the epilogue is the work of the fusion issue.
-void inlineFusedOps(Operation *root) {
+/// Lowers each nf.fused whose body is a norm with a pointwise prologue and
+/// epilogue to one loop nest (LowerFused.cpp), and replaces every other one
+/// by the ops of its region, which then run one after the other.
+void lowerFusedOps(Operation *root, const LoopLoweringOptions &options) {
   SmallVector<FusedOp> fused;
   root->walk([&](FusedOp op) { fused.push_back(op); });
   IRRewriter rewriter(root->getContext());
   // Post-order: inner ops first (nf.fused does not nest today, but the
   // order keeps this right if it ever does).
   for (FusedOp op : fused) {
+    if (succeeded(cpu::lowerFusedToLoops(rewriter, op, options)))
+      continue;
     Block &body = op.getBody().front();
     auto yield = cast<YieldOp>(body.getTerminator());
     SmallVector<Value> results(yield.getValues());
@@ -44,6 +47,27 @@ void inlineFusedOps(Operation *root) {
     rewriter.inlineBlockBefore(&body, op, op.getInputs());
     rewriter.replaceOp(op, results);
   }
+}
+
+/// Gives each returned value a buffer of its own: an argument returned as
+/// it is (what folding makes of `bias_add %x, zeros`) or a value returned
+/// twice becomes a copy. Results become out-parameters after
+/// bufferization, and an out-parameter cannot alias an input or another
+/// out-parameter (buffer-results-to-out-params crashes on the former).
+void copyAliasedResults(func::FuncOp function) {
+  function.walk([](func::ReturnOp ret) {
+    llvm::SmallPtrSet<Value, 8> seen;
+    OpBuilder builder(ret);
+    for (OpOperand &operand : ret->getOpOperands()) {
+      Value value = operand.get();
+      auto type = dyn_cast<RankedTensorType>(value.getType());
+      bool aliased = isa<BlockArgument>(value) || !seen.insert(value).second;
+      if (!type || !aliased)
+        continue;
+      operand.set(builder.create<bufferization::AllocTensorOp>(
+          ret.getLoc(), type, ValueRange{}, /*copy=*/value));
+    }
+  });
 }
 
 struct NFLowerToLoopsPass
@@ -58,9 +82,9 @@ struct NFLowerToLoopsPass
       return signalPassFailure();
     }
     MLIRContext *ctx = &getContext();
-    inlineFusedOps(getOperation());
     LoopLoweringOptions options;
     options.vectorWidth = vectorWidth;
+    lowerFusedOps(getOperation(), options);
     RewritePatternSet patterns(ctx);
     populateLowerPointwiseToLoopsPatterns(patterns, options);
     populateLowerNormsToLoopsPatterns(patterns, options);
@@ -94,7 +118,8 @@ struct NFLowerToLoopsPass
         tensor::TensorDialect, vector::VectorDialect, func::FuncDialect>();
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(patterns))))
-      signalPassFailure();
+      return signalPassFailure();
+    copyAliasedResults(getOperation());
   }
 };
 } // namespace

@@ -11,6 +11,7 @@
 #include "normfuse/Codegen/Pipelines.h"
 #include "normfuse/Codegen/Passes.h"
 
+#include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
 #include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVMPass.h"
@@ -55,8 +56,9 @@ void nf::buildCPUBufferizationPipeline(OpPassManager &pm,
   bufferization::BufferResultsToOutParamsOpts outParams;
   outParams.hoistStaticAllocs = true;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
-  // Parallel dimensions of linalg ops become scf.parallel, which
-  // scf-to-openmp then runs on several threads like the nf row loops.
+  // Linalg ops whose loops are all parallel become scf.parallel, which
+  // scf-to-openmp then runs on several threads like the nf row loops; the
+  // ones that reduce become sequential loops.
   pm.addNestedPass<func::FuncOp>(createNFLowerLinalgToLoopsPass());
   bufferization::buildBufferDeallocationPipeline(
       pm, bufferization::BufferDeallocationPipelineOptions());
@@ -70,6 +72,9 @@ void nf::buildCPUPipeline(OpPassManager &pm,
   // become reinterpret_casts the LLVM conversion takes. nf loops have none,
   // and the IR is canonical here: their functions come out unchanged.
   pm.addPass(memref::createExpandStridedMetadataPass());
+  // The index arithmetic of linalg convolutions' loops (and of the
+  // reinterpret_casts above) is affine.apply.
+  pm.addPass(createLowerAffinePass());
   if (options.parallel) {
     pm.addPass(createConvertSCFToOpenMPPass());
     // scf-to-openmp wraps each loop body in memref.alloca_scope; the bodies

@@ -9,9 +9,9 @@
 // CHECK-LABEL: func.func @broadcast_add
 // CHECK-SAME: (%[[X:.+]]: memref<4x8xf32>, %[[B:.+]]: memref<1x8xf32>, %[[Y:.+]]: memref<4x8xf32>)
 // CHECK-NOT: linalg.
-// CHECK: scf.parallel (%[[I:.+]], %[[J:.+]]) = (%[[C0:.+]], %{{.+}}) to (%{{.+}}, %{{.+}})
+// CHECK: scf.parallel (%[[I:.+]], %[[J:.+]]) = (%{{.+}}, %{{.+}}) to (%{{.+}}, %{{.+}})
 // CHECK: %[[XV:.+]] = memref.load %[[X]][%[[I]], %[[J]]]
-// CHECK: %[[BV:.+]] = memref.load %[[B]][%[[C0]], %[[J]]]
+// CHECK: %[[BV:.+]] = memref.load %[[B]][%{{.+}}, %[[J]]]
 // CHECK: %[[S:.+]] = arith.addf %[[XV]], %[[BV]]
 // CHECK: memref.store %[[S]], %[[Y]][%[[I]], %[[J]]]
 // CHECK-NOT: linalg.

@@ -1,0 +1,197 @@
+//===- LowerFused.cpp - an nf.fused body as one loop nest -------*- C++ -*-===//
+//
+// Part of normfuse. Lowers an nf.fused whose body is a forward norm with
+// pointwise ops around it, or a matmul with pointwise ops after it, to the
+// producer's own loops. For a norm: the ops in front of the
+// norm (the prologue, such as a residual add) run on every element of x as
+// the norm loads it, in both the statistics and the normalizing passes, so
+// x is never written; the ops after it (the epilogue: bias_add, relu, gelu,
+// silu, add, mul) run on y in registers before it is stored, so only the
+// body's final values reach memory. The norm's statistics are written when
+// the body yields them.
+//
+// The prologue rounds every result to the storage type, as the unfused ops
+// would by storing it, so the norm sees the same input; the epilogue keeps
+// f32 between its steps (at least as accurate as the unfused ops).
+//
+// A matmul applies its epilogue to each output vector after its k loop,
+// while the sums are in registers.
+//
+// A body of any other form (a conv2d, a prologue in front of a matmul, a
+// value used twice) is left alone: the pass then inlines it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "PointwiseChain.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "nf-lower-fused"
+
+using namespace mlir;
+using namespace mlir::nf;
+using namespace mlir::nf::cpu;
+
+namespace {
+
+/// A fused body matched as prologue -> norm -> epilogue, or matmul ->
+/// epilogue.
+struct FusedNorm {
+  Operation *norm = nullptr; // the producer
+  Value source; // the outer tensor the prologue starts from (or x itself)
+  PointwiseChain prologue, epilogue;
+  Value result; // the body value yielded as the norm's (epilogued) y
+};
+
+/// The value the fused op's lowering reads for body value `v`: the fused
+/// op's input for a block argument, null for anything else.
+Value outerValue(FusedOp op, Value v) {
+  auto arg = dyn_cast<BlockArgument>(v);
+  if (!arg || arg.getOwner() != &op.getBody().front())
+    return Value();
+  return op.getInputs()[arg.getArgNumber()];
+}
+
+/// The operand of a pointwise body op that carries the chain from `op`'s
+/// side: the input of a unary op or bias_add, the operand of add/mul that
+/// another body op computes (the lhs when both are arguments).
+Value chainedOperand(Operation *op) {
+  return llvm::TypeSwitch<Operation *, Value>(op)
+      .Case<ReluOp, GeluOp, SiluOp, BiasAddOp>(
+          [](auto unary) { return unary.getInput(); })
+      .Case<AddOp, MulOp>([](auto binary) -> Value {
+        Value lhs = binary.getLhs(), rhs = binary.getRhs();
+        return isa<BlockArgument>(lhs) && !isa<BlockArgument>(rhs) ? rhs : lhs;
+      })
+      .Default([](Operation *) { return Value(); });
+}
+
+FailureOr<FusedNorm> matchFusedNorm(FusedOp op) {
+  FusedNorm m;
+  m.norm = op.getProducer();
+  if (!isa_and_nonnull<LayerNormOp, RMSNormOp, GroupNormOp, InstanceNormOp,
+                       MatmulOp>(m.norm))
+    return failure();
+  Block &body = op.getBody().front();
+  auto outer = [&](Value v) { return outerValue(op, v); };
+
+  // Prologue: walk back from x while a body op computes it for the norm
+  // alone. A matmul reads its operands as they are.
+  Value x = m.norm->getOperand(0);
+  size_t matched = 1;
+  if (isa<MatmulOp>(m.norm) && !outer(m.norm->getOperand(1)))
+    return failure();
+  while (Operation *def = x.getDefiningOp()) {
+    if (isa<MatmulOp>(m.norm))
+      return failure();
+    Value chained = chainedOperand(def);
+    if (!chained || !x.hasOneUse())
+      return failure();
+    FailureOr<PointwiseChain::Step> step =
+        PointwiseChain::stepFor(def, chained, outer);
+    if (failed(step))
+      return failure();
+    m.prologue.prepend(*step);
+    x = chained;
+    ++matched;
+  }
+  m.source = outer(x);
+  if (!m.source)
+    return failure();
+
+  // Epilogue: walk forward from y while its one user is a pointwise op.
+  Value y = m.norm->getResult(0);
+  while (y.hasOneUse() && !isa<YieldOp>(*y.getUsers().begin())) {
+    Operation *user = *y.getUsers().begin();
+    FailureOr<PointwiseChain::Step> step =
+        PointwiseChain::stepFor(user, y, outer);
+    if (failed(step) || user->getNumResults() != 1)
+      return failure();
+    m.epilogue.append(*step);
+    y = user->getResult(0);
+    ++matched;
+  }
+  m.result = y;
+
+  // Nothing else in the body, and only y and the norm's statistics leave it.
+  if (matched + 1 != body.getOperations().size())
+    return failure();
+  for (Value v : body.getTerminator()->getOperands())
+    if (v != m.result && v.getDefiningOp() != m.norm)
+      return failure();
+  for (Operation *user : y.getUsers())
+    if (!isa<YieldOp>(user))
+      return failure();
+
+  // bias_add needs its channel to be one dimension of the producer's view:
+  // the columns of a row norm over the last axis alone or of a matmul, or
+  // the channel axis of a channel norm.
+  auto type = cast<RankedTensorType>(m.norm->getResult(0).getType());
+  int64_t rank = type.getRank();
+  int64_t channelAxis = llvm::TypeSwitch<Operation *, int64_t>(m.norm)
+                            .Case<LayerNormOp, RMSNormOp>([&](auto norm) {
+                              int64_t axis = norm.getAxis();
+                              return axis == rank - 1 ? axis : -1;
+                            })
+                            .Case<GroupNormOp, InstanceNormOp>([&](auto norm) {
+                              return getChannelAxis(norm.getLayout(), rank);
+                            })
+                            .Case([&](MatmulOp) { return rank - 1; });
+  for (PointwiseChain *chain : {&m.prologue, &m.epilogue})
+    if (chain->hasBias() &&
+        (channelAxis < 0 || !chain->biasOnlyOnAxis(channelAxis)))
+      return failure();
+  m.prologue.roundEachStepTo(type.getElementType());
+  return m;
+}
+
+} // namespace
+
+LogicalResult cpu::lowerFusedToLoops(RewriterBase &rewriter, FusedOp op,
+                                     const LoopLoweringOptions &options) {
+  FailureOr<FusedNorm> m = matchFusedNorm(op);
+  if (failed(m)) {
+    LLVM_DEBUG(llvm::dbgs() << "nf.fused at " << op.getLoc()
+                            << ": not a norm with a pointwise prologue and "
+                               "epilogue; inlined\n");
+    return failure();
+  }
+  LLVM_DEBUG(llvm::dbgs() << "nf.fused at " << op.getLoc() << ": "
+                          << m->norm->getName() << " with "
+                          << m->prologue.size() << " prologue and "
+                          << m->epilogue.size() << " epilogue ops\n");
+  rewriter.setInsertionPoint(op);
+  NormFusion fusion{&m->prologue, &m->epilogue};
+  auto outer = [&](Value v) { return v ? outerValue(op, v) : Value(); };
+  int64_t width = options.vectorWidth;
+  SmallVector<Value> results =
+      llvm::TypeSwitch<Operation *, SmallVector<Value>>(m->norm)
+          .Case([&](LayerNormOp ln) {
+            return emitLayerNormLoops(rewriter, ln, m->source,
+                                      outer(ln.getScale()), outer(ln.getBias()),
+                                      width, fusion);
+          })
+          .Case([&](RMSNormOp rms) {
+            return emitRMSNormLoops(rewriter, rms, m->source,
+                                    outer(rms.getScale()), width, fusion);
+          })
+          .Case<GroupNormOp, InstanceNormOp>([&](auto norm) {
+            return emitPerImageNormLoops(rewriter, norm, m->source,
+                                         outer(norm.getScale()),
+                                         outer(norm.getBias()), width, fusion);
+          })
+          .Case([&](MatmulOp mm) {
+            return SmallVector<Value>{emitMatmulLoops(rewriter, mm, m->source,
+                                                      outer(mm.getRhs()), width,
+                                                      &m->epilogue)};
+          });
+
+  SmallVector<Value> replacements;
+  for (Value v : op.getBody().front().getTerminator()->getOperands())
+    replacements.push_back(v == m->result
+                               ? results[0]
+                               : results[cast<OpResult>(v).getResultNumber()]);
+  rewriter.replaceOp(op, replacements);
+  return success();
+}
