@@ -106,7 +106,8 @@ Value splat(OpBuilder &b, Location loc, Value scalar, int64_t width);
 /// An index value as a float of `type` (f32 or f64).
 Value indexToFloat(OpBuilder &b, Location loc, Value index, Type type);
 
-/// Converts a float scalar or vector to element type `to`.
+/// Converts a float scalar or vector to element type `to`; f32 to bf16
+/// rounds to nearest even in integer arithmetic (which vectorizes).
 Value convertFloat(OpBuilder &b, Location loc, Value v, Type to);
 
 /// A 64-byte aligned scratch buffer with the given sizes (static where they
