@@ -33,8 +33,17 @@
 // CHECK: vector.store {{.+}}, %[[SD]]
 // CHECK: arith.mulf %[[D]], %[[D]] : vector<4xf32>
 // CHECK: vector.store {{.+}}, %[[SD2]]
-// Chan's combination of the chunks, in f64.
+// Chan's combination of the chunks, in f64 vectors along C; a chunk's
+// weights are scalars, the same for every channel.
 // CHECK: scf.parallel
+// CHECK: scf.for {{.+}} iter_args({{.+}}) -> (f64, vector<4xf64>, vector<4xf64>)
+// CHECK: %[[N:.+]] = arith.addf %{{.+}}, %{{.+}} : f64
+// CHECK: %[[WEIGHT:.+]] = arith.divf %{{.+}}, %[[N]] : f64
+// CHECK: vector.load %[[SX]]{{.+}} : memref<?x1x6xf32>, vector<4xf32>
+// CHECK: arith.extf {{.+}} : vector<4xf32> to vector<4xf64>
+// CHECK: vector.broadcast %[[WEIGHT]] : f64 to vector<4xf64>
+// CHECK: vector.store {{.+}} : memref<2x6xf64>, vector<4xf64>
+// The channels past the last whole vector, one by one.
 // CHECK: scf.for {{.+}} iter_args({{.+}}) -> (f64, f64, f64)
 // CHECK: memref.load %[[SX]]{{.+}} : memref<?x1x6xf32>
 // CHECK: arith.extf {{.+}} : f32 to f64
