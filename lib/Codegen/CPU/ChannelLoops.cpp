@@ -20,6 +20,10 @@ using namespace mlir::nf::cpu;
 /// short f32 sums, and a chunk is a few tens of KiB of data.
 static constexpr int64_t kChunkPositions = 64;
 
+/// Vectors of channels whose sums over a chunk's positions the second
+/// moments pass keeps in registers at once.
+static constexpr int64_t kMomentsUnroll = 4;
+
 /// Channels per parallel iteration of the combination of chunk moments.
 static constexpr int64_t kCombineChannels = 32;
 
@@ -319,9 +323,8 @@ void cpu::emitChannelMoments(OpBuilder &b, Location loc,
         Value p1 = cb.create<arith::AddIOp>(cl, p0, chunkLength(cb, cl, chunk));
         forChannels(cb, cl,
                     [&](OpBuilder &lb, Location ll, Value c, int64_t w) {
-                      Value z = floatConstant(lb, ll, 0.0, loop.acc, w);
-                      for (Value row : {centers, sumsD, sumsD2})
-                        storeAs(lb, ll, z, row, {t, chunk, c});
+                      storeAs(lb, ll, floatConstant(lb, ll, 0.0, loop.acc, w),
+                              centers, {t, chunk, c});
                     });
         // First pass over the chunk: the sums of x, then their means.
         cb.create<scf::ForOp>(
@@ -334,31 +337,35 @@ void cpu::emitChannelMoments(OpBuilder &b, Location loc,
                           });
               fb.create<scf::YieldOp>(fl);
             });
+        // Second pass, from cache, one block of channels at a time over
+        // all positions of the chunk: the chunk's means, then the sums of
+        // d = x - mean and of d^2 in registers (in position order, as the
+        // first pass adds). Wide blocks give the adds independent chains.
         Value inverse = cb.create<arith::DivFOp>(
             cl, floatConstant(cb, cl, 1.0, loop.acc, 1),
             indexToFloat(cb, cl, chunkLength(cb, cl, chunk), loop.acc));
-        forChannels(
-            cb, cl, [&](OpBuilder &lb, Location ll, Value c, int64_t w) {
-              Value s = loadAs(lb, ll, centers, {t, chunk, c}, w, loop.acc);
-              storeAs(
-                  lb, ll,
-                  lb.create<arith::MulFOp>(ll, s, splat(lb, ll, inverse, w)),
-                  centers, {t, chunk, c});
-            });
-        // Second pass, from cache: the sums of d and d^2.
-        cb.create<scf::ForOp>(
-            cl, p0, p1, one, std::nullopt,
-            [&](OpBuilder &fb, Location fl, Value p, ValueRange) {
-              forChannels(
-                  fb, fl, [&](OpBuilder &lb, Location ll, Value c, int64_t w) {
-                    Value d = lb.create<arith::SubFOp>(
-                        ll, loadAs(lb, ll, x, {m, p, c}, w, loop.acc),
-                        loadAs(lb, ll, centers, {t, chunk, c}, w, loop.acc));
-                    addTo(lb, ll, sumsD, {t, chunk, c}, d, w);
-                    addTo(lb, ll, sumsD2, {t, chunk, c},
-                          lb.create<arith::MulFOp>(ll, d, d), w);
+        emitWideVectorLoop(
+            cb, cl, cst(cb, cl, 0), shape.channels, kMomentsUnroll * loop.width,
+            loop.width, [&](OpBuilder &lb, Location ll, Value c, int64_t w) {
+              Value center = lb.create<arith::MulFOp>(
+                  ll, loadAs(lb, ll, centers, {t, chunk, c}, w, loop.acc),
+                  splat(lb, ll, inverse, w));
+              storeAs(lb, ll, center, centers, {t, chunk, c});
+              Value z = floatConstant(lb, ll, 0.0, loop.acc, w);
+              auto sums = lb.create<scf::ForOp>(
+                  ll, p0, p1, one, ValueRange{z, z},
+                  [&](OpBuilder &fb, Location fl, Value p, ValueRange acc) {
+                    Value d = fb.create<arith::SubFOp>(
+                        fl, loadAs(fb, fl, x, {m, p, c}, w, loop.acc), center);
+                    fb.create<scf::YieldOp>(
+                        fl,
+                        ValueRange{fb.create<arith::AddFOp>(fl, acc[0], d),
+                                   fb.create<arith::AddFOp>(
+                                       fl, acc[1],
+                                       fb.create<arith::MulFOp>(fl, d, d))});
                   });
-              fb.create<scf::YieldOp>(fl);
+              storeAs(lb, ll, sums.getResult(0), sumsD, {t, chunk, c});
+              storeAs(lb, ll, sums.getResult(1), sumsD2, {t, chunk, c});
             });
       },
       /*body=*/nullptr);

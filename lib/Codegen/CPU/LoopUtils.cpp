@@ -228,6 +228,22 @@ void cpu::emitVectorLoop(OpBuilder &b, Location loc, Value lower, Value upper,
                        });
 }
 
+void cpu::emitWideVectorLoop(OpBuilder &b, Location loc, Value lower,
+                             Value upper, int64_t wide, int64_t width,
+                             ElementBody body) {
+  if (wide > width && width > 1) {
+    Value wideEnd = vectorEnd(b, loc, lower, upper, wide);
+    b.create<scf::ForOp>(
+        loc, lower, wideEnd, b.create<arith::ConstantIndexOp>(loc, wide),
+        std::nullopt, [&](OpBuilder &nb, Location nloc, Value j, ValueRange) {
+          body(nb, nloc, j, wide);
+          nb.create<scf::YieldOp>(nloc);
+        });
+    lower = wideEnd;
+  }
+  emitVectorLoop(b, loc, lower, upper, width, body);
+}
+
 /// Sums `term` over [lower, upper) in vectors of `width` lanes with
 /// `unroll` independent accumulators (so consecutive adds do not wait on
 /// each other); `upper - lower` must be a multiple of `width * unroll`.

@@ -80,6 +80,11 @@ using ElementBody =
 void emitVectorLoop(OpBuilder &b, Location loc, Value lower, Value upper,
                     int64_t width, ElementBody body);
 
+/// Visits [lower, upper) in vectors of `wide` lanes, then of `width`
+/// lanes, then element by element.
+void emitWideVectorLoop(OpBuilder &b, Location loc, Value lower, Value upper,
+                        int64_t wide, int64_t width, ElementBody body);
+
 /// A body run once per row: `row` is the induction variable.
 using RowBody = llvm::function_ref<void(OpBuilder &, Location, Value row)>;
 
