@@ -8,6 +8,7 @@
 // ops). Prints a table and writes JSON with the machine and the date.
 //
 //   nf-bench-cpu-norms [--threads T] [--mib M] [--runs R] [--json FILE]
+//                      [--only OP] [--dtype f32|f16|bf16]
 //
 //===----------------------------------------------------------------------===//
 
@@ -349,7 +350,7 @@ TensorRef refOf(void *data, DType dtype, std::vector<int64_t> shape) {
 /// backward of LayerNorm and RMSNorm.
 bool runChannelAndBackwardCases(
     jit::JIT &compiler, Timing &timing, int64_t mib,
-    const std::function<bool(const std::string &)> &wanted,
+    const std::function<bool(const std::string &, DType)> &wanted,
     std::vector<Result> &results, void (*report)(const Result &)) {
   std::mt19937 rng(2);
   const int64_t hw = 64 * 64, c = 256, groups = 32;
@@ -364,8 +365,8 @@ bool runChannelAndBackwardCases(
 
   // GroupNorm forward, f32 (with the unfused baseline) and f16.
   for (DType dtype : {DType::F32, DType::F16}) {
-    if (!wanted("group_norm"))
-      break;
+    if (!wanted("group_norm", dtype))
+      continue;
     int64_t n = mib * (1 << 20) / (getDTypeSize(dtype) * hw * c);
     std::vector<int64_t> shape{n, 64, 64, c};
     std::string x = typeOf(dtype, shape), p = typeOf(DType::F32, {c}),
@@ -421,7 +422,7 @@ bool runChannelAndBackwardCases(
   }
 
   // GroupNorm backward, f32.
-  if (wanted("group_norm_grad")) {
+  if (wanted("group_norm_grad", DType::F32)) {
     int64_t n = mib * (1 << 20) / (4 * hw * c);
     std::vector<int64_t> shape{n, 64, 64, c};
     std::string x = typeOf(DType::F32, shape), p = typeOf(DType::F32, {c}),
@@ -473,7 +474,7 @@ bool runChannelAndBackwardCases(
   // LayerNorm and RMSNorm backward, f32, rows of 1024: a row is one group
   // of one image with 1024 channels, so the GroupNorm check applies.
   for (std::string op : {"layer_norm_grad", "rms_norm_grad"}) {
-    if (!wanted(op))
+    if (!wanted(op, DType::F32))
       continue;
     bool ln = op == "layer_norm_grad";
     const int64_t cols = 1024, rows = mib * (1 << 20) / (4 * cols);
@@ -551,7 +552,7 @@ bool runChannelAndBackwardCases(
 int main(int argc, char **argv) {
   int threads = 2, runs = 10;
   int64_t mib = 128;
-  std::string jsonPath, only;
+  std::string jsonPath, only, onlyDType;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -572,9 +573,12 @@ int main(int argc, char **argv) {
       jsonPath = next();
     else if (a == "--only")
       only = next();
+    else if (a == "--dtype")
+      onlyDType = next();
     else {
       std::fprintf(stderr, "usage: nf-bench-cpu-norms [--threads T] [--mib M] "
-                           "[--runs R] [--json FILE] [--only OP]\n");
+                           "[--runs R] [--json FILE] [--only OP] "
+                           "[--dtype f32|f16|bf16]\n");
       return 1;
     }
   }
@@ -586,8 +590,9 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "nf-bench-cpu-norms: %s\n", message.c_str());
     return 1;
   };
-  auto wanted = [&](const std::string &op) {
-    return only.empty() || only == op;
+  auto wanted = [&](const std::string &op, DType dtype) {
+    return (only.empty() || only == op) &&
+           (onlyDType.empty() || onlyDType == getDTypeName(dtype));
   };
 
   std::vector<Case> cases;
@@ -606,7 +611,7 @@ int main(int argc, char **argv) {
 
   std::mt19937 rng(1);
   for (const Case &c : cases) {
-    if (!wanted(c.op))
+    if (!wanted(c.op, c.dtype))
       continue;
     auto kernel = compiler.compile(irFor(c), "k");
     if (!kernel)

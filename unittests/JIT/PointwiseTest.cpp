@@ -214,6 +214,61 @@ INSTANTIATE_TEST_SUITE_P(
     testing::Combine(testing::Values(DType::F32, DType::F16, DType::BF16),
                      testing::Values(1, 1000, 40003)));
 
+/// A bf16 product whose exact f32 value rounds to `expected` bits.
+struct BF16Product {
+  uint16_t a, b, expected;
+  const char *what;
+};
+
+// nf.mul on bf16 computes a * b in f32 (exactly: 8-bit mantissas) and
+// rounds once to bf16, so these pin the bits of the f32 -> bf16 rounding.
+TEST(BF16RoundingTest, ProductsRoundToNearestEvenBitExactly) {
+  const std::vector<BF16Product> cases = {
+      // 1.5 * (1 + 2^-7) = 0x3FC18000: a tie, kept bits odd: up.
+      {0x3FC0, 0x3F81, 0x3FC2, "tie rounds up to even"},
+      // 1.5 * (1 + 3 * 2^-7) = 0x3FC48000: a tie, kept bits even: down.
+      {0x3FC0, 0x3F83, 0x3FC4, "tie rounds down to even"},
+      // (1 + 2^-7)^2 = 0x3F820200 (below the half): down.
+      {0x3F81, 0x3F81, 0x3F82, "below half rounds down"},
+      // (2 - 2^-7) * (1 + 2^-7) = 2 - 2^-14 = 0x3FFFFE00: up into the
+      // exponent, 2.0.
+      {0x3FFF, 0x3F81, 0x4000, "carry into the exponent"},
+      // The largest finite bf16 times (1 + 2^-7): up to infinity.
+      {0x7F7F, 0x3F81, 0x7F80, "carry into infinity"},
+      {0xBFC0, 0x3F81, 0xBFC2, "negative tie rounds up in magnitude"},
+      {0x7F80, 0x3F80, 0x7F80, "infinity"},
+      {0xFF80, 0x3F80, 0xFF80, "negative infinity"},
+      // inf * 0 is the x86 default NaN, 0xFFC00000: every NaN is 0x7FC0.
+      {0x7F80, 0x0000, 0x7FC0, "new NaN"},
+      {0x7FC1, 0x3F80, 0x7FC0, "NaN with a payload"},
+      {0xFFFF, 0x3F80, 0x7FC0, "negative NaN, all mantissa bits"},
+  };
+  // Each case fills a whole vector of 8 lanes, then once more in the
+  // scalar tail.
+  const int64_t k = cases.size(), n = 9 * k;
+  std::string t = tensorType(DType::BF16, {n});
+  auto kernel = compileOrFail("func.func @m(%a: " + t + ", %b: " + t + ") -> " +
+                                  t + " {\n  %0 = nf.mul %a, %b : " + t +
+                                  "\n  return %0 : " + t + "\n}\n",
+                              "m");
+  ASSERT_TRUE(kernel);
+  Buffer a(DType::BF16, {n}), b(DType::BF16, {n}), y(DType::BF16, {n});
+  auto caseOf = [&](int64_t i) { return i < 8 * k ? i / 8 : i - 8 * k; };
+  auto bits = [](Buffer &buffer, int64_t i) {
+    return reinterpret_cast<uint16_t *>(buffer.bytes.data()) + i;
+  };
+  for (int64_t i = 0; i < n; ++i) {
+    *bits(a, i) = cases[caseOf(i)].a;
+    *bits(b, i) = cases[caseOf(i)].b;
+  }
+  ASSERT_EQ(errorText(kernel->run({a.ref(), b.ref()}, {y.ref()})), "");
+  for (int64_t i = 0; i < n; ++i) {
+    const BF16Product &c = cases[caseOf(i)];
+    EXPECT_EQ(*bits(y, i), c.expected) << c.what << " at element " << i
+                                       << ": got 0x" << std::hex << *bits(y, i);
+  }
+}
+
 class BiasAddTest
     : public testing::TestWithParam<std::tuple<DType, std::string>> {};
 

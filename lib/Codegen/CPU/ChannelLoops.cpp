@@ -21,6 +21,13 @@ using namespace mlir::nf::cpu;
 /// short f32 sums, and a chunk is a few tens of KiB of data.
 static constexpr int64_t kChunkPositions = 64;
 
+/// Vectors of channels whose sums over a chunk's positions the second
+/// moments pass keeps in registers at once.
+static constexpr int64_t kMomentsUnroll = 4;
+
+/// Channels per parallel iteration of the combination of chunk moments.
+static constexpr int64_t kCombineChannels = 32;
+
 /// Elements of the images one range of emitImageRanges holds (about 4 MiB
 /// of f32): every pass of a range after the first reads from cache.
 static constexpr int64_t kRangeElements = 1 << 20;
@@ -329,9 +336,8 @@ void cpu::emitChannelMoments(OpBuilder &b, Location loc,
         Value p1 = cb.create<arith::AddIOp>(cl, p0, chunkLength(cb, cl, chunk));
         forChannels(cb, cl,
                     [&](OpBuilder &lb, Location ll, Value c, int64_t w) {
-                      Value z = floatConstant(lb, ll, 0.0, loop.acc, w);
-                      for (Value row : {centers, sumsD, sumsD2})
-                        storeAs(lb, ll, z, row, {t, chunk, c});
+                      storeAs(lb, ll, floatConstant(lb, ll, 0.0, loop.acc, w),
+                              centers, {t, chunk, c});
                     });
         // First pass over the chunk: the sums of x, then their means.
         cb.create<scf::ForOp>(
@@ -344,69 +350,91 @@ void cpu::emitChannelMoments(OpBuilder &b, Location loc,
                           });
               fb.create<scf::YieldOp>(fl);
             });
+        // Second pass, from cache, one block of channels at a time over
+        // all positions of the chunk: the chunk's means, then the sums of
+        // d = x - mean and of d^2 in registers (in position order, as the
+        // first pass adds). Wide blocks give the adds independent chains.
         Value inverse = cb.create<arith::DivFOp>(
             cl, floatConstant(cb, cl, 1.0, loop.acc, 1),
             indexToFloat(cb, cl, chunkLength(cb, cl, chunk), loop.acc));
-        forChannels(
-            cb, cl, [&](OpBuilder &lb, Location ll, Value c, int64_t w) {
-              Value s = loadAs(lb, ll, centers, {t, chunk, c}, w, loop.acc);
-              storeAs(
-                  lb, ll,
-                  lb.create<arith::MulFOp>(ll, s, splat(lb, ll, inverse, w)),
-                  centers, {t, chunk, c});
-            });
-        // Second pass, from cache: the sums of d and d^2.
-        cb.create<scf::ForOp>(
-            cl, p0, p1, one, std::nullopt,
-            [&](OpBuilder &fb, Location fl, Value p, ValueRange) {
-              forChannels(
-                  fb, fl, [&](OpBuilder &lb, Location ll, Value c, int64_t w) {
-                    Value d = lb.create<arith::SubFOp>(
-                        ll, loadInput(lb, ll, loop, 0, {m, p, c}, w),
-                        loadAs(lb, ll, centers, {t, chunk, c}, w, loop.acc));
-                    addTo(lb, ll, sumsD, {t, chunk, c}, d, w);
-                    addTo(lb, ll, sumsD2, {t, chunk, c},
-                          lb.create<arith::MulFOp>(ll, d, d), w);
+        emitWideVectorLoop(
+            cb, cl, cst(cb, cl, 0), shape.channels, kMomentsUnroll * loop.width,
+            loop.width, [&](OpBuilder &lb, Location ll, Value c, int64_t w) {
+              Value center = lb.create<arith::MulFOp>(
+                  ll, loadAs(lb, ll, centers, {t, chunk, c}, w, loop.acc),
+                  splat(lb, ll, inverse, w));
+              storeAs(lb, ll, center, centers, {t, chunk, c});
+              Value z = floatConstant(lb, ll, 0.0, loop.acc, w);
+              auto sums = lb.create<scf::ForOp>(
+                  ll, p0, p1, one, ValueRange{z, z},
+                  [&](OpBuilder &fb, Location fl, Value p, ValueRange acc) {
+                    Value d = fb.create<arith::SubFOp>(
+                        fl, loadInput(fb, fl, loop, 0, {m, p, c}, w), center);
+                    fb.create<scf::YieldOp>(
+                        fl,
+                        ValueRange{fb.create<arith::AddFOp>(fl, acc[0], d),
+                                   fb.create<arith::AddFOp>(
+                                       fl, acc[1],
+                                       fb.create<arith::MulFOp>(fl, d, d))});
                   });
-              fb.create<scf::YieldOp>(fl);
+              storeAs(lb, ll, sums.getResult(0), sumsD, {t, chunk, c});
+              storeAs(lb, ll, sums.getResult(1), sumsD2, {t, chunk, c});
             });
       },
       /*body=*/nullptr);
 
   // Chan's combination of the chunks of each (image, channel), in f64:
   // delta = mean_k - mean, mean += delta * n_k / n, and
-  // M2 += M2_k + delta^2 * n_prev * n_k / n.
+  // M2 += M2_k + delta^2 * n_prev * n_k / n. Vectors along C, in blocks of
+  // channels run in parallel; the weights depend only on the chunk.
+  Value blockSize = cst(b, loc, kCombineChannels);
+  Value blocks = b.createOrFold<arith::DivUIOp>(
+      loc,
+      b.createOrFold<arith::AddIOp>(loc, shape.channels,
+                                    cst(b, loc, kCombineChannels - 1)),
+      blockSize);
   emitParallel2D(
-      b, loc, zero, images, zero, shape.channels,
-      [&](OpBuilder &pb, Location pl, Value t, Value c) {
-        Value zeroF = floatConstant(pb, pl, 0.0, f64, 1);
-        auto combine = pb.create<scf::ForOp>(
-            pl, cst(pb, pl, 0), chunks, cst(pb, pl, 1),
-            ValueRange{zeroF, zeroF, zeroF},
-            [&](OpBuilder &fb, Location fl, Value chunk, ValueRange acc) {
-              Value nk = indexToFloat(fb, fl, chunkLength(fb, fl, chunk), f64);
-              auto at = [&](Value row) {
-                return loadAs(fb, fl, row, {t, chunk, c}, 1, f64);
-              };
-              auto [meanK, m2K] = correctedMoments(fb, fl, nk, at(centers),
-                                                   at(sumsD), at(sumsD2));
-              Value n = fb.create<arith::AddFOp>(fl, acc[0], nk);
-              Value delta = fb.create<arith::SubFOp>(fl, meanK, acc[1]);
-              Value weight = fb.create<arith::DivFOp>(fl, nk, n);
-              Value mu = fb.create<arith::AddFOp>(
-                  fl, acc[1], fb.create<arith::MulFOp>(fl, delta, weight));
-              Value cross = fb.create<arith::MulFOp>(
-                  fl, fb.create<arith::MulFOp>(fl, delta, delta),
-                  fb.create<arith::MulFOp>(fl, acc[0], weight));
-              Value sq = fb.create<arith::AddFOp>(
-                  fl, acc[2], fb.create<arith::AddFOp>(fl, m2K, cross));
-              fb.create<scf::YieldOp>(fl, ValueRange{n, mu, sq});
-            });
+      b, loc, zero, images, zero, blocks,
+      [&](OpBuilder &pb, Location pl, Value t, Value block) {
+        Value c0 = pb.create<arith::MulIOp>(pl, block, blockSize);
+        Value c1 = pb.create<arith::MinUIOp>(
+            pl, pb.create<arith::AddIOp>(pl, c0, blockSize), shape.channels);
         Value m = pb.create<arith::AddIOp>(pl, lo, t);
-        pb.create<memref::StoreOp>(pl, combine.getResult(1), mean,
-                                   ValueRange{m, c});
-        pb.create<memref::StoreOp>(pl, combine.getResult(2), m2,
-                                   ValueRange{m, c});
+        emitVectorLoop(
+            pb, pl, c0, c1, loop.width,
+            [&](OpBuilder &vb, Location vl, Value c, int64_t w) {
+              Value zeros = floatConstant(vb, vl, 0.0, f64, w);
+              auto combine = vb.create<scf::ForOp>(
+                  vl, cst(vb, vl, 0), chunks, cst(vb, vl, 1),
+                  ValueRange{floatConstant(vb, vl, 0.0, f64, 1), zeros, zeros},
+                  [&](OpBuilder &fb, Location fl, Value chunk, ValueRange acc) {
+                    Value nk =
+                        indexToFloat(fb, fl, chunkLength(fb, fl, chunk), f64);
+                    Value n = fb.create<arith::AddFOp>(fl, acc[0], nk);
+                    Value weight = fb.create<arith::DivFOp>(fl, nk, n);
+                    Value crossWeight =
+                        fb.create<arith::MulFOp>(fl, acc[0], weight);
+                    auto at = [&](Value row) {
+                      return loadAs(fb, fl, row, {t, chunk, c}, w, f64);
+                    };
+                    auto [meanK, m2K] =
+                        correctedMoments(fb, fl, splat(fb, fl, nk, w),
+                                         at(centers), at(sumsD), at(sumsD2));
+                    Value delta = fb.create<arith::SubFOp>(fl, meanK, acc[1]);
+                    Value mu = fb.create<arith::AddFOp>(
+                        fl, acc[1],
+                        fb.create<arith::MulFOp>(fl, delta,
+                                                 splat(fb, fl, weight, w)));
+                    Value cross = fb.create<arith::MulFOp>(
+                        fl, fb.create<arith::MulFOp>(fl, delta, delta),
+                        splat(fb, fl, crossWeight, w));
+                    Value sq = fb.create<arith::AddFOp>(
+                        fl, acc[2], fb.create<arith::AddFOp>(fl, m2K, cross));
+                    fb.create<scf::YieldOp>(fl, ValueRange{n, mu, sq});
+                  });
+              storeAs(vb, vl, combine.getResult(1), mean, {m, c});
+              storeAs(vb, vl, combine.getResult(2), m2, {m, c});
+            });
       });
 }
 

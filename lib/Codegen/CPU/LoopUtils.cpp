@@ -110,13 +110,55 @@ Value cpu::floatConstant(OpBuilder &b, Location loc, double value, Type type,
                                      DenseElementsAttr::get(vecType, attr));
 }
 
+/// `element` in the shape of `like` (a scalar or a vector).
+static Type shapedLike(Type like, Type element) {
+  if (auto vec = dyn_cast<VectorType>(like))
+    return VectorType::get(vec.getShape(), element);
+  return element;
+}
+
+/// A scalar or splat-vector integer constant of `type`.
+static Value intConstant(OpBuilder &b, Location loc, int64_t value, Type type) {
+  auto attr = b.getIntegerAttr(getElementTypeOrSelf(type), value);
+  if (auto vec = dyn_cast<VectorType>(type))
+    return b.create<arith::ConstantOp>(loc, DenseElementsAttr::get(vec, attr));
+  return b.create<arith::ConstantOp>(loc, attr);
+}
+
+/// Rounds f32 `v` (a scalar or a vector) to bf16, to nearest even, in
+/// integer arithmetic: the results of arith.truncf's expansion (every NaN
+/// becomes the quiet NaN 0x7FC0), but with the NaN case chosen on the f32
+/// bits before rounding. Choosing it after rounding, as that expansion
+/// does, leaves LLVM a select of bf16 vectors, which it splits into scalar
+/// selects and 2-byte stores on x86 without AVX512-BF16.
+static Value truncF32ToBF16(OpBuilder &b, Location loc, Value v) {
+  Type i32 = shapedLike(v.getType(), b.getI32Type());
+  auto c = [&](int64_t value) { return intConstant(b, loc, value, i32); };
+  // A NaN becomes 0x7FC00000 first, which then rounds to 0x7FC0.
+  Value isNaN = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNO, v, v);
+  Value bits = b.create<arith::SelectOp>(
+      loc, isNaN, c(0x7FC00000), b.create<arith::BitcastOp>(loc, i32, v));
+  // Adding 0x7FFF plus the lowest kept bit rounds the dropped 16 bits to
+  // nearest even; a carry out of the mantissa correctly raises the exponent
+  // (up to infinity).
+  Value lowestKept = b.create<arith::AndIOp>(
+      loc, b.create<arith::ShRUIOp>(loc, bits, c(16)), c(1));
+  Value rounded = b.create<arith::AddIOp>(
+      loc, bits, b.create<arith::AddIOp>(loc, lowestKept, c(0x7FFF)));
+  Value high =
+      b.create<arith::TruncIOp>(loc, shapedLike(i32, b.getI16Type()),
+                                b.create<arith::ShRUIOp>(loc, rounded, c(16)));
+  return b.create<arith::BitcastOp>(loc, shapedLike(i32, b.getBF16Type()),
+                                    high);
+}
+
 Value cpu::convertFloat(OpBuilder &b, Location loc, Value v, Type to) {
   Type from = getElementTypeOrSelf(v.getType());
-  Type target = to;
-  if (auto vec = dyn_cast<VectorType>(v.getType()))
-    target = VectorType::get(vec.getShape(), to);
+  Type target = shapedLike(v.getType(), to);
   if (from == to)
     return v;
+  if (from.isF32() && to.isBF16())
+    return truncF32ToBF16(b, loc, v);
   if (from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth())
     return b.create<arith::ExtFOp>(loc, target, v);
   return b.create<arith::TruncFOp>(loc, target, v);
@@ -184,6 +226,22 @@ void cpu::emitVectorLoop(OpBuilder &b, Location loc, Value lower, Value upper,
                          body(nb, nloc, j, 1);
                          nb.create<scf::YieldOp>(nloc);
                        });
+}
+
+void cpu::emitWideVectorLoop(OpBuilder &b, Location loc, Value lower,
+                             Value upper, int64_t wide, int64_t width,
+                             ElementBody body) {
+  if (wide > width && width > 1) {
+    Value wideEnd = vectorEnd(b, loc, lower, upper, wide);
+    b.create<scf::ForOp>(
+        loc, lower, wideEnd, b.create<arith::ConstantIndexOp>(loc, wide),
+        std::nullopt, [&](OpBuilder &nb, Location nloc, Value j, ValueRange) {
+          body(nb, nloc, j, wide);
+          nb.create<scf::YieldOp>(nloc);
+        });
+    lower = wideEnd;
+  }
+  emitVectorLoop(b, loc, lower, upper, width, body);
 }
 
 /// Sums `term` over [lower, upper) in vectors of `width` lanes with

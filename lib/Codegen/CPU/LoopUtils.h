@@ -80,6 +80,11 @@ using ElementBody =
 void emitVectorLoop(OpBuilder &b, Location loc, Value lower, Value upper,
                     int64_t width, ElementBody body);
 
+/// Visits [lower, upper) in vectors of `wide` lanes, then of `width`
+/// lanes, then element by element.
+void emitWideVectorLoop(OpBuilder &b, Location loc, Value lower, Value upper,
+                        int64_t wide, int64_t width, ElementBody body);
+
 /// A body run once per row: `row` is the induction variable.
 using RowBody = llvm::function_ref<void(OpBuilder &, Location, Value row)>;
 
@@ -106,7 +111,8 @@ Value splat(OpBuilder &b, Location loc, Value scalar, int64_t width);
 /// An index value as a float of `type` (f32 or f64).
 Value indexToFloat(OpBuilder &b, Location loc, Value index, Type type);
 
-/// Converts a float scalar or vector to element type `to`.
+/// Converts a float scalar or vector to element type `to`; f32 to bf16
+/// rounds to nearest even in integer arithmetic (which vectorizes).
 Value convertFloat(OpBuilder &b, Location loc, Value v, Type to);
 
 /// A 64-byte aligned scratch buffer with the given sizes (static where they

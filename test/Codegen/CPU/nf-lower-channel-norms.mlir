@@ -22,19 +22,35 @@
 // CHECK: vector.load %[[SX]]
 // CHECK: arith.addf {{.+}} : vector<4xf32>
 // CHECK: vector.store {{.+}}, %[[SX]]
-// Turned into the chunk's means by one reciprocal.
+// Second pass over the chunk (from cache), 4 vectors of channels at a time
+// over all its positions: the chunk's means by one reciprocal, then the
+// sums of d = x - mean and of d^2 in registers, stored once.
 // CHECK: %[[INV:.+]] = arith.divf %{{.+}}, %{{.+}} : f32
-// CHECK: arith.mulf {{.+}} : vector<4xf32>
-// CHECK: vector.store {{.+}}, %[[SX]]
-// Second pass over the chunk (from cache): d = x - mean, sums of d and d^2.
-// CHECK: vector.load %[[X]]
-// CHECK-NEXT: vector.load %[[SX]]
-// CHECK-NEXT: %[[D:.+]] = arith.subf {{.+}} : vector<4xf32>
-// CHECK: vector.store {{.+}}, %[[SD]]
-// CHECK: arith.mulf %[[D]], %[[D]] : vector<4xf32>
-// CHECK: vector.store {{.+}}, %[[SD2]]
-// Chan's combination of the chunks, in f64.
+// CHECK: scf.for %[[C:.+]] = %{{.+}} to %{{.+}} step %c16
+// CHECK: %[[SUM:.+]] = vector.load %[[SX]]{{.+}} : memref<?x1x6xf32>, vector<16xf32>
+// CHECK: %[[INVS:.+]] = vector.broadcast %[[INV]] : f32 to vector<16xf32>
+// CHECK: %[[MEAN:.+]] = arith.mulf %[[SUM]], %[[INVS]] : vector<16xf32>
+// CHECK: vector.store %[[MEAN]], %[[SX]]
+// CHECK: %[[SUMS:.+]]:2 = scf.for {{.+}} iter_args(%[[AD:.+]] = %{{.+}}, %[[AD2:.+]] = %{{.+}}) -> (vector<16xf32>, vector<16xf32>)
+// CHECK-NEXT: %[[XV:.+]] = vector.load %[[X]]{{.+}}, %[[C]]] : memref<2x35x6xf32>, vector<16xf32>
+// CHECK-NEXT: %[[D:.+]] = arith.subf %[[XV]], %[[MEAN]] : vector<16xf32>
+// CHECK-NEXT: %[[ND:.+]] = arith.addf %[[AD]], %[[D]] : vector<16xf32>
+// CHECK-NEXT: %[[D2:.+]] = arith.mulf %[[D]], %[[D]] : vector<16xf32>
+// CHECK-NEXT: %[[ND2:.+]] = arith.addf %[[AD2]], %[[D2]] : vector<16xf32>
+// CHECK-NEXT: scf.yield %[[ND]], %[[ND2]]
+// CHECK: vector.store %[[SUMS]]#0, %[[SD]]
+// CHECK-NEXT: vector.store %[[SUMS]]#1, %[[SD2]]
+// Chan's combination of the chunks, in f64 vectors along C; a chunk's
+// weights are scalars, the same for every channel.
 // CHECK: scf.parallel
+// CHECK: scf.for {{.+}} iter_args({{.+}}) -> (f64, vector<4xf64>, vector<4xf64>)
+// CHECK: %[[N:.+]] = arith.addf %{{.+}}, %{{.+}} : f64
+// CHECK: %[[WEIGHT:.+]] = arith.divf %{{.+}}, %[[N]] : f64
+// CHECK: vector.load %[[SX]]{{.+}} : memref<?x1x6xf32>, vector<4xf32>
+// CHECK: arith.extf {{.+}} : vector<4xf32> to vector<4xf64>
+// CHECK: vector.broadcast %[[WEIGHT]] : f64 to vector<4xf64>
+// CHECK: vector.store {{.+}} : memref<2x6xf64>, vector<4xf64>
+// The channels past the last whole vector, one by one.
 // CHECK: scf.for {{.+}} iter_args({{.+}}) -> (f64, f64, f64)
 // CHECK: memref.load %[[SX]]{{.+}} : memref<?x1x6xf32>
 // CHECK: arith.extf {{.+}} : f32 to f64

@@ -93,7 +93,7 @@ func.func @matmul_transpose_both(%a: tensor<64x4xf32>, %b: tensor<5x64xf32>) -> 
 // CHECK: memref.load %[[A3]][%[[BATCH]], %[[M]], %{{.+}}] : memref<6x4x16xbf16>
 // CHECK: vector.load %[[B3]][%[[ZERO:.+]], %{{.+}}, %{{.+}}] : memref<1x16x8xbf16>, vector<8xbf16>
 // CHECK: arith.extf {{.+}} : vector<8xbf16> to vector<8xf32>
-// CHECK: %[[NARROW:.+]] = arith.truncf {{.+}} : vector<8xf32> to vector<8xbf16>
+// CHECK: %[[NARROW:.+]] = arith.bitcast {{.+}} : vector<8xi16> to vector<8xbf16>
 // CHECK: vector.store %[[NARROW]], %[[O3]][%[[BATCH]], %[[M]], %{{.+}}] : memref<6x4x8xbf16>, vector<8xbf16>
 func.func @matmul_shared_weight(%a: tensor<2x3x4x16xbf16>, %b: tensor<16x8xbf16>) -> tensor<2x3x4x8xbf16> {
   %0 = nf.matmul %a, %b : tensor<2x3x4x16xbf16>, tensor<16x8xbf16> -> tensor<2x3x4x8xbf16>
@@ -279,7 +279,7 @@ func.func @backprop_input_nchw_stride2(%dy: tensor<1x4x8x8xf32>, %w: tensor<4x3x
 // CHECK: %[[WF:.+]] = arith.extf %[[WV]] : vector<8xbf16> to vector<8xf32>
 // CHECK: %[[GS:.+]] = vector.broadcast %[[GF]] : f32 to vector<8xf32>
 // CHECK: math.fma %[[GS]], %[[WF]], %{{.+}} : vector<8xf32>
-// CHECK: arith.truncf {{.+}} : vector<8xf32> to vector<8xbf16>
+// CHECK: arith.bitcast {{.+}} : vector<8xi16> to vector<8xbf16>
 func.func @backprop_input_nhwc(%dy: tensor<1x6x6x8xbf16>, %w: tensor<8x3x3x16xbf16>) -> tensor<1x8x8x16xbf16> {
   %0 = nf.conv2d_backprop_input %dy, %w {layout = #nf.layout<nhwc>} : tensor<1x6x6x8xbf16>, tensor<8x3x3x16xbf16> -> tensor<1x8x8x16xbf16>
   return %0 : tensor<1x8x8x16xbf16>

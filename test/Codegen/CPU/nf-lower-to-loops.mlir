@@ -103,3 +103,34 @@ func.func @bias_add_nhwc(%x: tensor<2x5x5x64xbf16>, %b: tensor<64xbf16>) -> tens
   %0 = nf.bias_add %x, %b {layout = #nf.layout<nhwc>} : tensor<2x5x5x64xbf16>, tensor<64xbf16>
   return %0 : tensor<2x5x5x64xbf16>
 }
+
+// -----
+
+// bf16 results round to nearest even in integer arithmetic. A NaN becomes
+// the quiet NaN on the f32 bits, before rounding: no select of bf16 values
+// (which LLVM scalarizes on x86 without AVX512-BF16).
+// CHECK-LABEL: func.func @relu_bf16_rounding
+// CHECK: scf.for
+// CHECK: %[[Y:.+]] = arith.maximumf {{.+}} : vector<8xf32>
+// CHECK: %[[NAN:.+]] = arith.cmpf uno, %[[Y]], %[[Y]] : vector<8xf32>
+// CHECK: %[[QNAN:.+]] = arith.constant dense<2143289344> : vector<8xi32>
+// CHECK: %[[BITS:.+]] = arith.bitcast %[[Y]] : vector<8xf32> to vector<8xi32>
+// CHECK: %[[SEL:.+]] = arith.select %[[NAN]], %[[QNAN]], %[[BITS]] : vector<8xi1>, vector<8xi32>
+// CHECK: %[[C16:.+]] = arith.constant dense<16> : vector<8xi32>
+// CHECK: %[[KEPT:.+]] = arith.shrui %[[SEL]], %[[C16]]
+// CHECK: %[[C1:.+]] = arith.constant dense<1> : vector<8xi32>
+// CHECK: %[[LSB:.+]] = arith.andi %[[KEPT]], %[[C1]]
+// CHECK: %[[C7FFF:.+]] = arith.constant dense<32767> : vector<8xi32>
+// CHECK: %[[BIAS:.+]] = arith.addi %[[LSB]], %[[C7FFF]]
+// CHECK: %[[SUM:.+]] = arith.addi %[[SEL]], %[[BIAS]]
+// CHECK: %[[HIGH:.+]] = arith.shrui %[[SUM]], %{{.+}} : vector<8xi32>
+// CHECK: %[[NARROW:.+]] = arith.trunci %[[HIGH]] : vector<8xi32> to vector<8xi16>
+// CHECK: %[[R:.+]] = arith.bitcast %[[NARROW]] : vector<8xi16> to vector<8xbf16>
+// CHECK-NOT: arith.select
+// CHECK: vector.store %[[R]]
+// CHECK-NOT: arith.truncf
+// CHECK: return
+func.func @relu_bf16_rounding(%x: tensor<64xbf16>) -> tensor<64xbf16> {
+  %0 = nf.relu %x : tensor<64xbf16>
+  return %0 : tensor<64xbf16>
+}
