@@ -37,8 +37,19 @@ using normfuse::getDTypeName;
 namespace {
 
 /// The producer; Matmul and MatmulT (transpose_rhs) multiply a (M, 24)
-/// input by a weight into the case's (M, N) shape.
-enum class Norm { Layer, RMS, Group, Instance, Matmul, MatmulT };
+/// input by a weight into the case's (M, N) shape; Conv and ConvNCHW
+/// convolve a 5-channel input with a 3x3 filter (padding 1) into the case's
+/// shape (N, H, W, O), resp. (N, O, H, W).
+enum class Norm {
+  Layer,
+  RMS,
+  Group,
+  Instance,
+  Matmul,
+  MatmulT,
+  Conv,
+  ConvNCHW
+};
 
 struct FusedCase {
   const char *name;
@@ -61,7 +72,8 @@ std::string join(const std::vector<std::string> &parts) {
 
 int64_t channels(const FusedCase &c) {
   bool last =
-      c.channelsLast || (c.norm != Norm::Group && c.norm != Norm::Instance);
+      c.channelsLast || (c.norm != Norm::Group && c.norm != Norm::Instance &&
+                         c.norm != Norm::ConvNCHW);
   return last ? c.shape.back() : c.shape[1];
 }
 
@@ -80,8 +92,11 @@ Body makeBody(const FusedCase &c, std::mt19937 &rng) {
   std::string f32Param = tensorType(DType::F32, {c.shape.back()});
   std::string bias = tensorType(c.dtype, {channels(c)});
   bool matmul = c.norm == Norm::Matmul || c.norm == Norm::MatmulT;
+  bool conv = c.norm == Norm::Conv || c.norm == Norm::ConvNCHW;
   std::string layout =
-      c.channelsLast || (c.norm != Norm::Group && c.norm != Norm::Instance)
+      channels(c) == c.shape.back() && c.norm != Norm::ConvNCHW &&
+              (c.channelsLast ||
+               (c.norm != Norm::Group && c.norm != Norm::Instance))
           ? "#nf.layout<nhwc>"
           : "#nf.layout<nchw>";
   auto arg = [&](const std::string &type, DType dtype,
@@ -115,9 +130,13 @@ Body makeBody(const FusedCase &c, std::mt19937 &rng) {
     return r;
   };
 
-  const int64_t k = 24;
+  const int64_t k = 24, inChannels = 5;
   std::vector<int64_t> inShape =
       matmul ? std::vector<int64_t>{c.shape[0], k} : c.shape;
+  if (c.norm == Norm::Conv)
+    inShape.back() = inChannels;
+  else if (c.norm == Norm::ConvNCHW)
+    inShape[1] = inChannels;
   std::string v = arg(tensorType(c.dtype, inShape), c.dtype, inShape);
   shape = inShape;
   for (const std::string &op : c.prologue)
@@ -168,6 +187,21 @@ Body makeBody(const FusedCase &c, std::mt19937 &rng) {
     numResults = 1;
     break;
   }
+  case Norm::Conv:
+  case Norm::ConvNCHW: {
+    bool nhwc = c.norm == Norm::Conv;
+    int64_t o = channels(c);
+    std::vector<int64_t> wShape =
+        nhwc ? std::vector<int64_t>{o, 3, 3, inChannels}
+             : std::vector<int64_t>{o, inChannels, 3, 3};
+    std::string w = tensorType(c.dtype, wShape);
+    b.ops.push_back("%n:1 = nf.conv2d " + v + ", " + arg(w, c.dtype, wShape) +
+                    " {layout = " + layout +
+                    ", padding = array<i64: 1, 1, 1, 1>} : " +
+                    tensorType(c.dtype, inShape) + ", " + w + " -> " + x);
+    numResults = 1;
+    break;
+  }
   }
   std::string st = tensorType(DType::F32, statShape);
   std::vector<std::string> normTypes{x}, operandTypes;
@@ -178,7 +212,7 @@ Body makeBody(const FusedCase &c, std::mt19937 &rng) {
   for (size_t i = b.argTypes.size() - (numResults == 2 ? 1 : 2);
        i < b.argTypes.size(); ++i)
     operandTypes.push_back(b.argTypes[i]);
-  if (!matmul)
+  if (!matmul && !conv)
     b.ops.push_back("%n:" + std::to_string(numResults) + " = " + norm + " : (" +
                     join(operandTypes) + ") -> (" + join(normTypes) + ")");
   v = "%n#0";
@@ -372,9 +406,28 @@ const FusedCase kCases[] = {
      {},
      {"bias_add", "relu", "add"}},
     {"MatmulTransposedSilu", Norm::MatmulT, false, {6, 40}, {}, {"silu"}},
+    // NHWC conv epilogues (the UNet's conv + bias + residual).
+    {"ConvNHWCBiasSilu",
+     Norm::Conv,
+     true,
+     {2, 6, 5, 8},
+     {},
+     {"bias_add", "silu"}},
+    {"ConvNHWCBiasResidual",
+     Norm::Conv,
+     true,
+     {2, 6, 5, 8},
+     {},
+     {"bias_add", "add"}},
     // Bodies the fused lowering leaves to inlining: they must still work.
     {"InlinedLayerNormSquare", Norm::Layer, false, {4, 40}, {}, {"square"}},
     {"InlinedAddMatmulGelu", Norm::Matmul, false, {6, 40}, {"add"}, {"gelu"}},
+    {"InlinedConvNCHWBiasRelu",
+     Norm::ConvNCHW,
+     false,
+     {2, 8, 6, 5},
+     {},
+     {"bias_add", "relu"}},
     {"InlinedSquareGroupNorm",
      Norm::Group,
      true,

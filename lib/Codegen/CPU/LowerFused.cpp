@@ -1,8 +1,8 @@
 //===- LowerFused.cpp - an nf.fused body as one loop nest -------*- C++ -*-===//
 //
 // Part of normfuse. Lowers an nf.fused whose body is a forward norm with
-// pointwise ops around it, or a matmul with pointwise ops after it, to the
-// producer's own loops. For a norm: the ops in front of the
+// pointwise ops around it, or a matmul or an NHWC conv2d with pointwise ops
+// after it, to the producer's own loops. For a norm: the ops in front of the
 // norm (the prologue, such as a residual add) run on every element of x as
 // the norm loads it, in both the statistics and the normalizing passes, so
 // x is never written; the ops after it (the epilogue: bias_add, relu, gelu,
@@ -15,10 +15,11 @@
 // f32 between its steps (at least as accurate as the unfused ops).
 //
 // A matmul applies its epilogue to each output vector after its k loop,
-// while the sums are in registers.
+// while the sums are in registers; an NHWC conv2d to each output after its
+// window's dot product.
 //
-// A body of any other form (a conv2d, a prologue in front of a matmul, a
-// value used twice) is left alone: the pass then inlines it.
+// A body of any other form (an NCHW conv2d, a prologue in front of a
+// producer, a value used twice) is left alone: the pass then inlines it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -71,19 +72,25 @@ FailureOr<FusedNorm> matchFusedNorm(FusedOp op) {
   FusedNorm m;
   m.norm = op.getProducer();
   if (!isa_and_nonnull<LayerNormOp, RMSNormOp, GroupNormOp, InstanceNormOp,
-                       MatmulOp>(m.norm))
+                       MatmulOp, Conv2DOp>(m.norm))
     return failure();
+  // A conv's epilogue runs where NHWC outputs are stored one by one; the
+  // NCHW loops accumulate rows in scratch first.
+  if (auto conv = dyn_cast<Conv2DOp>(m.norm);
+      conv && conv.getLayout() != Layout::NHWC)
+    return failure();
+  bool producer = isa<MatmulOp, Conv2DOp>(m.norm);
   Block &body = op.getBody().front();
   auto outer = [&](Value v) { return outerValue(op, v); };
 
   // Prologue: walk back from x while a body op computes it for the norm
-  // alone. A matmul reads its operands as they are.
+  // alone. A matmul or conv reads its operands as they are.
   Value x = m.norm->getOperand(0);
   size_t matched = 1;
-  if (isa<MatmulOp>(m.norm) && !outer(m.norm->getOperand(1)))
+  if (producer && !outer(m.norm->getOperand(1)))
     return failure();
   while (Operation *def = x.getDefiningOp()) {
-    if (isa<MatmulOp>(m.norm))
+    if (producer)
       return failure();
     Value chained = chainedOperand(def);
     if (!chained || !x.hasOneUse())
@@ -129,15 +136,15 @@ FailureOr<FusedNorm> matchFusedNorm(FusedOp op) {
   // the channel axis of a channel norm.
   auto type = cast<RankedTensorType>(m.norm->getResult(0).getType());
   int64_t rank = type.getRank();
-  int64_t channelAxis = llvm::TypeSwitch<Operation *, int64_t>(m.norm)
-                            .Case<LayerNormOp, RMSNormOp>([&](auto norm) {
-                              int64_t axis = norm.getAxis();
-                              return axis == rank - 1 ? axis : -1;
-                            })
-                            .Case<GroupNormOp, InstanceNormOp>([&](auto norm) {
-                              return getChannelAxis(norm.getLayout(), rank);
-                            })
-                            .Case([&](MatmulOp) { return rank - 1; });
+  int64_t channelAxis =
+      llvm::TypeSwitch<Operation *, int64_t>(m.norm)
+          .Case<LayerNormOp, RMSNormOp>([&](auto norm) {
+            int64_t axis = norm.getAxis();
+            return axis == rank - 1 ? axis : -1;
+          })
+          .Case<GroupNormOp, InstanceNormOp>(
+              [&](auto norm) { return getChannelAxis(norm.getLayout(), rank); })
+          .Case<MatmulOp, Conv2DOp>([&](auto) { return rank - 1; });
   for (PointwiseChain *chain : {&m.prologue, &m.epilogue})
     if (chain->hasBias() &&
         (channelAxis < 0 || !chain->biasOnlyOnAxis(channelAxis)))
@@ -185,6 +192,11 @@ LogicalResult cpu::lowerFusedToLoops(RewriterBase &rewriter, FusedOp op,
             return SmallVector<Value>{emitMatmulLoops(rewriter, mm, m->source,
                                                       outer(mm.getRhs()), width,
                                                       &m->epilogue)};
+          })
+          .Case([&](Conv2DOp conv) {
+            return SmallVector<Value>{emitConv2DLoops(rewriter, conv, m->source,
+                                                      outer(conv.getFilter()),
+                                                      width, &m->epilogue)};
           });
 
   SmallVector<Value> replacements;

@@ -585,13 +585,21 @@ struct LowerConv2D : LoopLoweringPattern<Conv2DOp> {
   LogicalResult
   matchAndRewrite(Conv2DOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op, emit(rewriter, op, adaptor.getInput(),
+                                adaptor.getFilter(), options.vectorWidth,
+                                /*epilogue=*/nullptr));
+    return success();
+  }
+
+  /// The loops, from the operands' tensors; `epilogue` (may be null; NHWC
+  /// only) runs on each output before it is stored. Returns the result.
+  static Value emit(OpBuilder &b, Conv2DOp op, Value input, Value filter,
+                    int64_t vw, const PointwiseChain *epilogue) {
     Location loc = op.getLoc();
-    OpBuilder &b = rewriter;
     ConvParams p = ConvParams::get(op);
     Type acc = getAccumulationType(getElementTypeOrSelf(op.getInput()));
-    int64_t vw = options.vectorWidth;
-    Value x = getBuffer(b, loc, adaptor.getInput());
-    Value w = getBuffer(b, loc, adaptor.getFilter());
+    Value x = getBuffer(b, loc, input);
+    Value w = getBuffer(b, loc, filter);
     ConvSizes s = convForwardSizes(b, loc, p, x, w, op.getType());
     Value y =
         allocResult(b, loc, op.getType(), activationSizes(p, s.n, s.o, s.out));
@@ -599,6 +607,12 @@ struct LowerConv2D : LoopLoweringPattern<Conv2DOp> {
     int64_t sh = p.stride[0], sw = p.stride[1];
     int64_t dh = p.dilation[0], dw = p.dilation[1];
 
+    assert((!epilogue || !p.nchw) && "a conv epilogue needs NHWC");
+    PointwiseChain chain;
+    if (epilogue) {
+      chain = *epilogue;
+      chain.bind(b, loc, {s.n, s.out[0], s.out[1], s.o}, /*channelDim=*/3);
+    }
     if (p.nchw) {
       // Rows (n, o, oh) of OW outputs; the filter taps (c, kh, kw) each
       // add a scaled span of an input row.
@@ -729,12 +743,12 @@ struct LowerConv2D : LoopLoweringPattern<Conv2DOp> {
                               return kb.create<arith::AddFOp>(kl, sumW, d);
                             });
                       });
-                  storeAs(ob, ol, sum, y, {n, oh, ow, o});
+                  storeAs(ob, ol, chain.apply(ob, ol, sum, {n, oh, ow, o}, 1),
+                          y, {n, oh, ow, o});
                 });
           });
     }
-    rewriter.replaceOp(op, toTensor(b, loc, y));
-    return success();
+    return toTensor(b, loc, y);
   }
 };
 
@@ -1098,6 +1112,11 @@ struct LowerConv2DBackpropFilter : LoopLoweringPattern<Conv2DBackpropFilterOp> {
 Value cpu::emitMatmulLoops(OpBuilder &b, MatmulOp op, Value lhs, Value rhs,
                            int64_t width, const PointwiseChain *epilogue) {
   return LowerMatmul::emit(b, op, lhs, rhs, width, epilogue);
+}
+
+Value cpu::emitConv2DLoops(OpBuilder &b, Conv2DOp op, Value input, Value filter,
+                           int64_t width, const PointwiseChain *epilogue) {
+  return LowerConv2D::emit(b, op, input, filter, width, epilogue);
 }
 
 void mlir::nf::populateLowerProducersToLoopsPatterns(

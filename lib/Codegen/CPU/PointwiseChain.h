@@ -116,11 +116,15 @@ SmallVector<Value> emitPerImageNormLoops(OpBuilder &b, Operation *op,
 Value emitMatmulLoops(OpBuilder &b, MatmulOp op, Value lhs, Value rhs,
                       int64_t width, const PointwiseChain *epilogue);
 
+/// conv2d (NHWC only when `epilogue` is set), as emitMatmulLoops.
+Value emitConv2DLoops(OpBuilder &b, Conv2DOp op, Value input, Value filter,
+                      int64_t width, const PointwiseChain *epilogue);
+
 /// Lowers `op` to one loop nest where its body is a forward norm (layer,
 /// rms, group or instance norm) with pointwise ops before and after it, or
-/// a matmul with pointwise ops after it, that the producer's loops can
-/// apply in registers. Fails without changing anything otherwise (the
-/// caller then inlines the body).
+/// a matmul or an NHWC conv2d with pointwise ops after it, that the
+/// producer's loops can apply in registers. Fails without changing anything
+/// otherwise (the caller then inlines the body).
 LogicalResult lowerFusedToLoops(RewriterBase &rewriter, FusedOp op,
                                 const LoopLoweringOptions &options);
 

@@ -1,5 +1,5 @@
 // On the CPU an nf.fused whose body is a forward norm with pointwise ops
-// around it, or a matmul with pointwise ops after it, lowers to the
+// around it, or a matmul or NHWC conv2d with pointwise ops after it, lowers to the
 // producer's one loop nest: the prologue runs on x as it is loaded, the
 // epilogue on y before it is stored, and no intermediate tensor gets a
 // buffer. Any other body is inlined, its ops lowered one after the other.
@@ -207,4 +207,33 @@ func.func @bias_not_on_the_columns_inlined(%x: tensor<2x3x8xf32>, %c: tensor<8xf
     nf.yield %2 : tensor<2x3x8xf32>
   }
   return %0 : tensor<2x3x8xf32>
+}
+
+// -----
+
+// NHWC conv2d + bias + relu: applied to each output after its window's dot
+// product; the only buffer is the result.
+// CHECK-LABEL: func.func @conv_nhwc_bias_relu
+// CHECK-SAME: %[[C:[^:]+]]: tensor<8xf32>)
+// CHECK: %[[Y:.+]] = memref.alloc() {alignment = 64 : i64} : memref<1x4x4x8xf32>
+// CHECK-NOT: memref.alloc
+// CHECK: %[[CB:.+]] = bufferization.to_memref %[[C]] read_only
+// CHECK: scf.parallel
+// CHECK: %[[SUM:.+]] = scf.for
+// CHECK: %[[BIAS:.+]] = memref.load %[[CB]][%[[O:.+]]] : memref<8xf32>
+// CHECK-NEXT: %[[B:.+]] = arith.addf %[[SUM]], %[[BIAS]] : f32
+// CHECK: %[[R:.+]] = arith.maximumf %[[B]]
+// CHECK-NEXT: memref.store %[[R]], %[[Y]][%{{.+}}, %{{.+}}, %{{.+}}, %[[O]]]
+// CHECK-NOT: scf.parallel
+// CHECK: %[[T:.+]] = bufferization.to_tensor %[[Y]]
+// CHECK: return %[[T]]
+func.func @conv_nhwc_bias_relu(%x: tensor<1x4x4x3xf32>, %w: tensor<8x3x3x3xf32>, %c: tensor<8xf32>) -> tensor<1x4x4x8xf32> {
+  %0 = nf.fused (%x, %w, %c) : (tensor<1x4x4x3xf32>, tensor<8x3x3x3xf32>, tensor<8xf32>) -> tensor<1x4x4x8xf32> {
+  ^bb0(%a: tensor<1x4x4x3xf32>, %k: tensor<8x3x3x3xf32>, %bias: tensor<8xf32>):
+    %1 = nf.conv2d %a, %k {layout = #nf.layout<nhwc>, padding = array<i64: 1, 1, 1, 1>} : tensor<1x4x4x3xf32>, tensor<8x3x3x3xf32> -> tensor<1x4x4x8xf32>
+    %2 = nf.bias_add %1, %bias {layout = #nf.layout<nhwc>} : tensor<1x4x4x8xf32>, tensor<8xf32>
+    %3 = nf.relu %2 : tensor<1x4x4x8xf32>
+    nf.yield %3 : tensor<1x4x4x8xf32>
+  }
+  return %0 : tensor<1x4x4x8xf32>
 }
