@@ -184,8 +184,12 @@ void cpu::emitChannelSums(OpBuilder &b, Location loc, const ChannelLoop &loop,
             Value total = emitBlockedSumF64(
                 pb, pl, shape.spatial, loop.width, loop.acc,
                 [&](OpBuilder &sb, Location sl, Value j, int64_t w) {
-                  return fn(sb, sl, loadInputs(sb, sl, loop, {m, c, j}, w),
-                            splatAll(sb, sl, coefs, w), w)[k];
+                  Value term =
+                      fn(sb, sl, loadInputs(sb, sl, loop, {m, c, j}, w),
+                         splatAll(sb, sl, coefs, w), w)[k];
+                  if (k == 0 && loop.termOutput)
+                    storeAs(sb, sl, term, loop.termOutput, {m, c, j});
+                  return term;
                 });
             pb.create<memref::StoreOp>(pl, total, sums[k], ValueRange{m, c});
           }
@@ -218,6 +222,8 @@ void cpu::emitChannelSums(OpBuilder &b, Location loc, const ChannelLoop &loop,
               SmallVector<Value> terms =
                   fn(lb, ll, loadInputs(lb, ll, loop, {m, p, c}, w),
                      loadVectorCoefs(lb, ll, loop, m, c, w), w);
+              if (loop.termOutput)
+                storeAs(lb, ll, terms[0], loop.termOutput, {m, p, c});
               for (auto [k, partial] : llvm::enumerate(partials)) {
                 Value acc = loadAs(lb, ll, partial, {t, chunk, c}, w, loop.acc);
                 storeAs(lb, ll, lb.create<arith::AddFOp>(ll, acc, terms[k]),

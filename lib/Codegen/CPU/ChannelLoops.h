@@ -60,6 +60,10 @@ struct ChannelLoop {
   /// every value emitChannelMap stores.
   const PointwiseChain *prologue = nullptr;
   const PointwiseChain *epilogue = nullptr;
+  /// A view like the inputs' (null: none): emitChannelSums also stores its
+  /// first term there, element by element (a fused body's value that is
+  /// both summed and written out).
+  Value termOutput;
 };
 
 /// For images [lo, hi): sums[k][m, c] = sum over s of fn(...)[k], with

@@ -569,29 +569,60 @@ struct LowerBiasAddGrad : LoopLoweringPattern<BiasAddGradOp> {
   LogicalResult
   matchAndRewrite(BiasAddGradOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op, emit(rewriter, op, adaptor.getGradOutput(), nullptr,
+                                nullptr, options.vectorWidth));
+    return success();
+  }
+
+  /// See emitBiasAddGradLoops.
+  static SmallVector<Value> emit(OpBuilder &b, BiasAddGradOp op,
+                                 Value gradOutput, Operation *activationGrad,
+                                 Value activationInput, int64_t width) {
     Location loc = op.getLoc();
-    OpBuilder &b = rewriter;
-    Value dy = getBuffer(b, loc, adaptor.getGradOutput());
+    Value dy = getBuffer(b, loc, gradOutput);
     ChannelShape shape = getChannelShape(b, loc, dy, op.getLayout());
     Type acc =
         getAccumulationType(op.getGradOutput().getType().getElementType());
     Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
     Value sums = allocChannelScratch(b, loc, shape, b.getF64Type());
-    ChannelLoop loop{
-        shape, {shape.view(b, loc, dy)}, {}, acc, options.vectorWidth};
-    emitChannelSums(b, loc, loop, zero, shape.images, {sums},
-                    [](OpBuilder &, Location, ValueRange in, ValueRange,
-                       int64_t) -> SmallVector<Value> { return {in[0]}; });
+    ChannelLoop loop{shape, {shape.view(b, loc, dy)}, {}, acc, width};
+    Value activation;
+    if (activationGrad) {
+      Value x = getBuffer(b, loc, activationInput);
+      loop.inputs.push_back(shape.view(b, loc, x));
+      activation = allocBuffer(
+          b, loc,
+          cast<RankedTensorType>(activationGrad->getResult(0).getType()), dy);
+      loop.termOutput = shape.view(b, loc, activation);
+    }
+    emitChannelSums(
+        b, loc, loop, zero, shape.images, {sums},
+        [&](OpBuilder &fb, Location fl, ValueRange in, ValueRange,
+            int64_t w) -> SmallVector<Value> {
+          if (!activationGrad)
+            return {in[0]};
+          return {emitActivationGrad(fb, fl, activationGrad, in[0], in[1], w)};
+        });
     Value grad = allocScratch(b, loc, {shape.channels},
                               op.getGradBias().getType().getElementType());
     emitImageTotals(b, loc, shape, {sums}, {grad});
-    rewriter.replaceOp(op,
-                       toTensorOf(b, loc, grad, op.getGradBias().getType()));
-    return success();
+    Value db = toTensorOf(b, loc, grad, op.getGradBias().getType());
+    if (!activationGrad)
+      return {db};
+    return {toTensor(b, loc, activation), db};
   }
 };
 
 } // namespace
+
+SmallVector<Value> cpu::emitBiasAddGradLoops(OpBuilder &b, BiasAddGradOp op,
+                                             Value gradOutput,
+                                             Operation *activationGrad,
+                                             Value activationInput,
+                                             int64_t width) {
+  return LowerBiasAddGrad::emit(b, op, gradOutput, activationGrad,
+                                activationInput, width);
+}
 
 SmallVector<Value> cpu::emitPerImageNormLoops(OpBuilder &b, Operation *op,
                                               Value input, Value scale,

@@ -18,6 +18,10 @@
 // while the sums are in registers; an NHWC conv2d to each output after its
 // window's dot product.
 //
+// A backward body, an activation gradient summed by nf.bias_add_grad, is
+// one pass over dy and x that writes the activation gradient and adds it
+// into the bias gradient.
+//
 // A body of any other form (an NCHW conv2d, a prologue in front of a
 // producer, a value used twice) is left alone: the pass then inlines it.
 //
@@ -153,10 +157,40 @@ FailureOr<FusedNorm> matchFusedNorm(FusedOp op) {
   return m;
 }
 
+/// A backward body: relu_grad, gelu_grad or silu_grad of two fused-op
+/// inputs, whose result nf.bias_add_grad sums (the activation gradient may
+/// also be yielded). One pass over dy and x computes the activation
+/// gradient, writes it and adds it into the bias gradient.
+LogicalResult lowerActivationBiasGrad(RewriterBase &rewriter, FusedOp op,
+                                      const LoopLoweringOptions &options) {
+  auto grad = dyn_cast_or_null<BiasAddGradOp>(op.getProducer());
+  Block &body = op.getBody().front();
+  if (!grad || body.getOperations().size() != 3)
+    return failure();
+  Operation *activation = grad.getGradOutput().getDefiningOp();
+  if (!isa_and_nonnull<ReluGradOp, GeluGradOp, SiluGradOp>(activation))
+    return failure();
+  Value dy = outerValue(op, activation->getOperand(0));
+  Value x = outerValue(op, activation->getOperand(1));
+  if (!dy || !x)
+    return failure();
+  rewriter.setInsertionPoint(op);
+  SmallVector<Value> results = emitBiasAddGradLoops(
+      rewriter, grad, dy, activation, x, options.vectorWidth);
+  SmallVector<Value> replacements;
+  for (Value v : body.getTerminator()->getOperands())
+    replacements.push_back(v.getDefiningOp() == activation ? results[0]
+                                                           : results[1]);
+  rewriter.replaceOp(op, replacements);
+  return success();
+}
+
 } // namespace
 
 LogicalResult cpu::lowerFusedToLoops(RewriterBase &rewriter, FusedOp op,
                                      const LoopLoweringOptions &options) {
+  if (succeeded(lowerActivationBiasGrad(rewriter, op, options)))
+    return success();
   FailureOr<FusedNorm> m = matchFusedNorm(op);
   if (failed(m)) {
     LLVM_DEBUG(llvm::dbgs() << "nf.fused at " << op.getLoc()

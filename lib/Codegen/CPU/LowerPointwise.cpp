@@ -114,11 +114,10 @@ Value cpu::emitSilu(OpBuilder &b, Location loc, Value x, int64_t w) {
   return b.create<arith::DivFOp>(loc, x, denom);
 }
 
-namespace {
-
 /// relu_grad from the forward output y: dy where y > 0, else 0. A NaN y
 /// passes dy through, as PyTorch's threshold_backward does.
-Value emitReluGrad(OpBuilder &b, Location loc, Value dy, Value y, int64_t w) {
+Value cpu::emitReluGrad(OpBuilder &b, Location loc, Value dy, Value y,
+                        int64_t w) {
   Type t = getElementTypeOrSelf(y.getType());
   Value zero = floatConstant(b, loc, 0.0, t, w);
   Value off = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OLE, y, zero);
@@ -126,8 +125,8 @@ Value emitReluGrad(OpBuilder &b, Location loc, Value dy, Value y, int64_t w) {
 }
 
 /// gelu_grad: dy * d/dx gelu(x).
-Value emitGeluGrad(OpBuilder &b, Location loc, Value dy, Value x, int64_t w,
-                   GeluApproximation approximation) {
+Value cpu::emitGeluGrad(OpBuilder &b, Location loc, Value dy, Value x,
+                        int64_t w, GeluApproximation approximation) {
   Type t = getElementTypeOrSelf(x.getType());
   auto c = [&](double v) { return floatConstant(b, loc, v, t, w); };
   auto mul = [&](Value l, Value r) {
@@ -160,7 +159,8 @@ Value emitGeluGrad(OpBuilder &b, Location loc, Value dy, Value x, int64_t w,
 }
 
 /// silu_grad: dy * s * (1 + x * (1 - s)), s = sigmoid(x).
-Value emitSiluGrad(OpBuilder &b, Location loc, Value dy, Value x, int64_t w) {
+Value cpu::emitSiluGrad(OpBuilder &b, Location loc, Value dy, Value x,
+                        int64_t w) {
   Type t = getElementTypeOrSelf(x.getType());
   Value one = floatConstant(b, loc, 1.0, t, w);
   Value e = b.create<math::ExpOp>(loc, b.create<arith::NegFOp>(loc, x));
@@ -172,6 +172,17 @@ Value emitSiluGrad(OpBuilder &b, Location loc, Value dy, Value x, int64_t w) {
   return b.create<arith::MulFOp>(loc, dy,
                                  b.create<arith::MulFOp>(loc, s, inner));
 }
+
+Value cpu::emitActivationGrad(OpBuilder &b, Location loc, Operation *op,
+                              Value dy, Value x, int64_t w) {
+  if (isa<ReluGradOp>(op))
+    return emitReluGrad(b, loc, dy, x, w);
+  if (auto gelu = dyn_cast<GeluGradOp>(op))
+    return emitGeluGrad(b, loc, dy, x, w, gelu.getApproximate());
+  return emitSiluGrad(b, loc, dy, x, w);
+}
+
+namespace {
 
 /// relu_grad, gelu_grad and silu_grad: (grad_output, forward value).
 template <typename NFOp>

@@ -29,6 +29,17 @@ Value emitRelu(OpBuilder &b, Location loc, Value x, int64_t width);
 Value emitGelu(OpBuilder &b, Location loc, Value x, int64_t width,
                GeluApproximation approximation);
 Value emitSilu(OpBuilder &b, Location loc, Value x, int64_t width);
+/// relu_grad (from the forward output), gelu_grad and silu_grad (from the
+/// forward input) of `dy` at `x`, as their lowerings compute them.
+Value emitReluGrad(OpBuilder &b, Location loc, Value dy, Value y,
+                   int64_t width);
+Value emitGeluGrad(OpBuilder &b, Location loc, Value dy, Value x, int64_t width,
+                   GeluApproximation approximation);
+Value emitSiluGrad(OpBuilder &b, Location loc, Value dy, Value x,
+                   int64_t width);
+/// The one of the three `op` (relu_grad, gelu_grad or silu_grad) is.
+Value emitActivationGrad(OpBuilder &b, Location loc, Operation *op, Value dy,
+                         Value x, int64_t width);
 
 /// Pointwise ops applied one after another to the elements of one tensor.
 class PointwiseChain {
@@ -115,6 +126,16 @@ SmallVector<Value> emitPerImageNormLoops(OpBuilder &b, Operation *op,
 /// result tensor.
 Value emitMatmulLoops(OpBuilder &b, MatmulOp op, Value lhs, Value rhs,
                       int64_t width, const PointwiseChain *epilogue);
+
+/// bias_add_grad of `gradOutput`; with `activationGrad` (relu_grad,
+/// gelu_grad or silu_grad of the body, whose result the bias gradient
+/// sums), its value is computed from `gradOutput` and `activationInput` in
+/// the same pass, written out and summed. Returns {grad_bias} or
+/// {activation gradient, grad_bias}.
+SmallVector<Value> emitBiasAddGradLoops(OpBuilder &b, BiasAddGradOp op,
+                                        Value gradOutput,
+                                        Operation *activationGrad,
+                                        Value activationInput, int64_t width);
 
 /// conv2d (NHWC only when `epilogue` is set), as emitMatmulLoops.
 Value emitConv2DLoops(OpBuilder &b, Conv2DOp op, Value input, Value filter,

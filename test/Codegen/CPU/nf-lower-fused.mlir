@@ -1,5 +1,6 @@
 // On the CPU an nf.fused whose body is a forward norm with pointwise ops
-// around it, or a matmul or NHWC conv2d with pointwise ops after it, lowers to the
+// around it, a matmul or NHWC conv2d with pointwise ops after it, or an
+// activation gradient summed by bias_add_grad, lowers to the
 // producer's one loop nest: the prologue runs on x as it is loaded, the
 // epilogue on y before it is stored, and no intermediate tensor gets a
 // buffer. Any other body is inlined, its ops lowered one after the other.
@@ -236,4 +237,33 @@ func.func @conv_nhwc_bias_relu(%x: tensor<1x4x4x3xf32>, %w: tensor<8x3x3x3xf32>,
     nf.yield %3 : tensor<1x4x4x8xf32>
   }
   return %0 : tensor<1x4x4x8xf32>
+}
+
+// -----
+
+// Backward: the GELU gradient is computed once per element, stored to its
+// result and added into the bias gradient's partial sums in the same loop;
+// dy is not read a second time.
+// CHECK-LABEL: func.func @gelu_grad_with_bias_grad
+// CHECK: %[[DG:.+]] = memref.alloc() {alignment = 64 : i64} : memref<4x6xf32>
+// CHECK: %[[DGV:.+]] = memref.reinterpret_cast %[[DG]]
+// CHECK: %[[PART:.+]] = memref.alloc() {alignment = 64 : i64} : memref<4x1x6xf32>
+// CHECK: scf.parallel
+// CHECK: math.erf
+// CHECK: vector.store %[[G:.+]], %[[DGV]]
+// CHECK-NEXT: %[[P:.+]] = vector.load %[[PART]]
+// CHECK-NEXT: %[[S:.+]] = arith.addf %[[P]], %[[G]] : vector<4xf32>
+// CHECK-NEXT: vector.store %[[S]], %[[PART]]
+// CHECK: %[[DB:.+]] = memref.alloc() {alignment = 64 : i64} : memref<6xf32>
+// CHECK: %[[DBT:.+]] = bufferization.to_tensor %[[DB]]
+// CHECK: %[[DGT:.+]] = bufferization.to_tensor %[[DG]]
+// CHECK: return %[[DGT]], %[[DBT]]
+func.func @gelu_grad_with_bias_grad(%dy: tensor<4x6xf32>, %x: tensor<4x6xf32>) -> (tensor<4x6xf32>, tensor<6xf32>) {
+  %0:2 = nf.fused (%dy, %x) : (tensor<4x6xf32>, tensor<4x6xf32>) -> (tensor<4x6xf32>, tensor<6xf32>) {
+  ^bb0(%a: tensor<4x6xf32>, %b: tensor<4x6xf32>):
+    %dg = nf.gelu_grad %a, %b : tensor<4x6xf32>
+    %db = nf.bias_add_grad %dg {layout = #nf.layout<nhwc>} : tensor<4x6xf32> -> tensor<6xf32>
+    nf.yield %dg, %db : tensor<4x6xf32>, tensor<6xf32>
+  }
+  return %0#0, %0#1 : tensor<4x6xf32>, tensor<6xf32>
 }
