@@ -98,6 +98,9 @@ struct Case {
   std::vector<std::string> ops;
   std::string result;
   int64_t movedTensors; // full-size tensors the fused kernel reads + writes
+  /// A second, small f32 result (e.g. a bias gradient), if not empty.
+  std::string extraResult = {};
+  std::vector<int64_t> extraShape = {};
 };
 
 std::string replaceAll(std::string s, const std::string &from,
@@ -116,22 +119,29 @@ std::string moduleFor(const Case &c, bool fused) {
     blockArgs.push_back("%b" + std::to_string(i) + ": " + types.back());
   }
   std::string y = typeOf(c.dtype, c.shape);
+  std::string last = c.result;
+  if (!c.extraResult.empty()) {
+    y += ", " + typeOf(DType::F32, c.extraShape);
+    last += ", " + c.extraResult;
+  }
+  std::string resultTypes = c.extraResult.empty() ? y : "(" + y + ")";
   std::string s = "func.func @k(";
   for (size_t i = 0; i < types.size(); ++i)
     s += (i ? ", " : "") + args[i] + ": " + types[i];
-  s += ") -> " + y + " {\n";
-  const std::string &last = c.result;
+  s += ") -> " + resultTypes + " {\n";
   if (!fused) {
     for (const std::string &op : c.ops)
       s += "  " + replaceAll(op, "%A", "%a") + "\n";
     return s + "  return " + last + " : " + y + "\n}\n";
   }
-  s += "  %r = nf.fused (" + join(args) + ") : (" + join(types) + ") -> " + y +
-       " {\n  ^bb0(" + join(blockArgs) + "):\n";
+  bool two = !c.extraResult.empty();
+  s += std::string("  %r") + (two ? ":2" : "") + " = nf.fused (" + join(args) +
+       ") : (" + join(types) + ") -> " + resultTypes + " {\n  ^bb0(" +
+       join(blockArgs) + "):\n";
   for (const std::string &op : c.ops)
     s += "    " + replaceAll(op, "%A", "%b") + "\n";
-  return s + "    nf.yield " + last + " : " + y + "\n  }\n  return %r : " + y +
-         "\n}\n";
+  return s + "    nf.yield " + last + " : " + y + "\n  }\n  return " +
+         (two ? "%r#0, %r#1" : "%r") + " : " + y + "\n}\n";
 }
 
 std::vector<Case> makeCases(int64_t mib) {
@@ -201,6 +211,20 @@ std::vector<Case> makeCases(int64_t mib) {
         "%v = nf.gelu %b {approximate = #nf.approximation<tanh>} : " + y},
        "%v",
        1});
+  // Backward of an MLP layer's bias + GELU: the GELU gradient (needed by
+  // the matmul backward) and the bias gradient; reads dy and x, writes dx.
+  cases.push_back({"gelu_grad_bias_grad",
+                   DType::F32,
+                   {rows, cols},
+                   {{rows, cols}, {rows, cols}},
+                   rowTypes,
+                   {"%g = nf.gelu_grad %A0, %A1 : " + x,
+                    "%db = nf.bias_add_grad %g {layout = #nf.layout<nhwc>} : " +
+                        x + " -> " + p},
+                   "%g",
+                   3,
+                   "%db",
+                   {cols}});
   return cases;
 }
 
@@ -209,7 +233,7 @@ struct Result {
   std::vector<int64_t> shape;
   size_t bytes;
   Times fused, unfused, copy;
-  double maxDifference = 0; // |fused - unfused| over the output
+  double maxDifference = 0; // |fused - unfused| over the outputs
 };
 
 void print(const Result &r) {
@@ -311,16 +335,28 @@ int main(int argc, char **argv) {
     for (int64_t d : c.shape)
       elements *= d;
     std::vector<float> yFused(elements), yUnfused(elements);
-    TensorRef fusedOut{yFused.data(), DType::F32, c.shape, {}};
-    TensorRef unfusedOut{yUnfused.data(), DType::F32, c.shape, {}};
+    std::vector<TensorRef> fusedOut{
+        TensorRef{yFused.data(), DType::F32, c.shape, {}}};
+    std::vector<TensorRef> unfusedOut{
+        TensorRef{yUnfused.data(), DType::F32, c.shape, {}}};
+    int64_t extraElements = 1;
+    for (int64_t d : c.extraShape)
+      extraElements *= d;
+    std::vector<float> extraFused(extraElements), extraUnfused(extraElements);
+    if (!c.extraResult.empty()) {
+      fusedOut.push_back(
+          TensorRef{extraFused.data(), DType::F32, c.extraShape, {}});
+      unfusedOut.push_back(
+          TensorRef{extraUnfused.data(), DType::F32, c.extraShape, {}});
+    }
     Result r;
     r.name = c.name;
     r.shape = c.shape;
     r.bytes = size_t(c.movedTensors * elements * 4);
     std::vector<uint8_t> src(r.bytes / 2, 1), dst(r.bytes / 2, 0);
     std::string error;
-    auto runKernel = [&](jit::Kernel &k, TensorRef out) {
-      if (auto err = k.run(ins, {out}, threads))
+    auto runKernel = [&](jit::Kernel &k, const std::vector<TensorRef> &out) {
+      if (auto err = k.run(ins, out, threads))
         error = llvm::toString(std::move(err));
     };
     std::vector<Times> t = timeRounds(
@@ -339,6 +375,9 @@ int main(int argc, char **argv) {
     for (int64_t i = 0; i < elements; ++i)
       r.maxDifference =
           std::max<double>(r.maxDifference, std::fabs(yFused[i] - yUnfused[i]));
+    for (size_t i = 0; i < extraFused.size() && !c.extraResult.empty(); ++i)
+      r.maxDifference = std::max<double>(
+          r.maxDifference, std::fabs(extraFused[i] - extraUnfused[i]));
     results.push_back(r);
     print(r);
   }

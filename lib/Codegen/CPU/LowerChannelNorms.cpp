@@ -581,6 +581,15 @@ struct LowerBiasAddGrad : LoopLoweringPattern<BiasAddGradOp> {
     Location loc = op.getLoc();
     Value dy = getBuffer(b, loc, gradOutput);
     ChannelShape shape = getChannelShape(b, loc, dy, op.getLayout());
+    if (shape.channelsLast) {
+      // The sum runs over every position of every image alike: one image of
+      // N*S positions (the same memory) gives chunks of positions to the
+      // threads, and partial sums of (chunks, C) rather than one row of C
+      // per image (for a (rows, C) matmul gradient: a row per row).
+      shape.spatial =
+          b.createOrFold<arith::MulIOp>(loc, shape.images, shape.spatial);
+      shape.images = b.create<arith::ConstantIndexOp>(loc, 1);
+    }
     Type acc =
         getAccumulationType(op.getGradOutput().getType().getElementType());
     Value zero = b.create<arith::ConstantIndexOp>(loc, 0);

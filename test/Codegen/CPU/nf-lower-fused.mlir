@@ -247,7 +247,7 @@ func.func @conv_nhwc_bias_relu(%x: tensor<1x4x4x3xf32>, %w: tensor<8x3x3x3xf32>,
 // CHECK-LABEL: func.func @gelu_grad_with_bias_grad
 // CHECK: %[[DG:.+]] = memref.alloc() {alignment = 64 : i64} : memref<4x6xf32>
 // CHECK: %[[DGV:.+]] = memref.reinterpret_cast %[[DG]]
-// CHECK: %[[PART:.+]] = memref.alloc() {alignment = 64 : i64} : memref<4x1x6xf32>
+// CHECK: %[[PART:.+]] = memref.alloc() {alignment = 64 : i64} : memref<1x1x6xf32>
 // CHECK: scf.parallel
 // CHECK: math.erf
 // CHECK: vector.store %[[G:.+]], %[[DGV]]
