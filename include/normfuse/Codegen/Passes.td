@@ -42,6 +42,7 @@ def NFLowerToLoopsPass : Pass<"nf-lower-to-loops", "func::FuncOp"> {
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::bufferization::BufferizationDialect",
+    "::mlir::LLVM::LLVMDialect",
     "::mlir::math::MathDialect",
     "::mlir::memref::MemRefDialect",
     "::mlir::scf::SCFDialect",
@@ -116,3 +117,20 @@ def NFLowerLinalgToLoopsPass : Pass<"nf-lower-linalg-to-loops", "func::FuncOp"> 
 }
 
 #endif // NORMFUSE_CODEGEN_PASSES_TD
+
+def NFAlignStreamingStoresPass : Pass<"nf-align-streaming-stores"> {
+  let summary = "State the alignment of nf's non-temporal vector stores";
+  let description = [{
+    The nf loop lowering emits a non-temporal vector store only at an
+    address that is a multiple of 16 bytes (it checks the outputs' base
+    pointers at run time and emits them only for rows of whole vectors of
+    a multiple of 16 bytes: see StreamingStores in
+    lib/Codegen/CPU/LoopUtils.h). The memref-to-LLVM conversion gives every
+    store the alignment of its element type, and x86 then splits an
+    under-aligned non-temporal vector store into 8-byte ones, which are
+    slower than plain stores. This pass, run on the LLVM dialect, sets the
+    alignment of each non-temporal `llvm.store` of a vector of a multiple
+    of 16 bytes to 16. Non-temporal vector stores from any other source
+    must satisfy the same rule.
+  }];
+}

@@ -123,18 +123,18 @@ static SmallVector<Value> loadVectorCoefs(OpBuilder &b, Location loc,
   return values;
 }
 
-/// Number of channels-last chunks of a range of `spatial` positions.
-static Value numChunks(OpBuilder &b, Location loc, Value spatial) {
-  Value size = cst(b, loc, kChunkPositions);
+/// Number of channels-last chunks of `size` positions of a range of
+/// `spatial` positions.
+static Value numChunks(OpBuilder &b, Location loc, Value spatial,
+                       int64_t size = kChunkPositions) {
   return b.createOrFold<arith::DivUIOp>(
-      loc,
-      b.createOrFold<arith::AddIOp>(loc, spatial,
-                                    cst(b, loc, kChunkPositions - 1)),
-      size);
+      loc, b.createOrFold<arith::AddIOp>(loc, spatial, cst(b, loc, size - 1)),
+      cst(b, loc, size));
 }
 
 /// Runs `body(m, p)` for every position p of images [lo, hi), in parallel
-/// over (image, chunk of positions).
+/// over (image, chunk of `chunkPositions` positions); `streaming` closes
+/// each chunk.
 static void
 emitPositionChunks(OpBuilder &b, Location loc, const ChannelShape &shape,
                    Value lo, Value hi,
@@ -143,18 +143,20 @@ emitPositionChunks(OpBuilder &b, Location loc, const ChannelShape &shape,
                        chunkStart,
                    llvm::function_ref<void(OpBuilder &, Location, Value m,
                                            Value t, Value chunk, Value p)>
-                       body) {
+                       body,
+                   int64_t chunkPositions = kChunkPositions,
+                   const StreamingStores &streaming = {}) {
   Value zero = cst(b, loc, 0);
-  Value chunks = numChunks(b, loc, shape.spatial);
+  Value chunks = numChunks(b, loc, shape.spatial, chunkPositions);
   Value images = b.createOrFold<arith::SubIOp>(loc, hi, lo);
   emitParallel2D(
       b, loc, zero, images, zero, chunks,
       [&](OpBuilder &pb, Location pl, Value t, Value chunk) {
         Value m = pb.create<arith::AddIOp>(pl, lo, t);
         Value p0 =
-            pb.create<arith::MulIOp>(pl, chunk, cst(pb, pl, kChunkPositions));
+            pb.create<arith::MulIOp>(pl, chunk, cst(pb, pl, chunkPositions));
         Value p1 = pb.create<arith::MinUIOp>(
-            pl, pb.create<arith::AddIOp>(pl, p0, cst(pb, pl, kChunkPositions)),
+            pl, pb.create<arith::AddIOp>(pl, p0, cst(pb, pl, chunkPositions)),
             shape.spatial);
         if (chunkStart)
           chunkStart(pb, pl, m, t, chunk);
@@ -166,6 +168,7 @@ emitPositionChunks(OpBuilder &b, Location loc, const ChannelShape &shape,
               body(fb, fl, m, t, chunk, p);
               fb.create<scf::YieldOp>(fl);
             });
+        streaming.fence(pb, pl);
       });
 }
 
@@ -450,12 +453,12 @@ void cpu::emitChannelMap(OpBuilder &b, Location loc, const ChannelLoop &loop,
   const ChannelShape &shape = loop.shape;
   Value zero = cst(b, loc, 0);
   auto store = [&](OpBuilder &lb, Location ll, ArrayRef<Value> values,
-                   ValueRange indices, int64_t w) {
+                   ValueRange indices, int64_t w, bool streaming) {
     for (auto [k, output] : llvm::enumerate(outputs)) {
       Value v = values[k];
       if (loop.epilogue)
         v = loop.epilogue->apply(lb, ll, v, indices, w);
-      storeAs(lb, ll, v, output, indices);
+      storeAs(lb, ll, v, output, indices, streaming);
     }
   };
   if (!shape.channelsLast) {
@@ -469,23 +472,29 @@ void cpu::emitChannelMap(OpBuilder &b, Location loc, const ChannelLoop &loop,
                                  fn(lb, ll,
                                     loadInputs(lb, ll, loop, {m, c, j}, w),
                                     splatAll(lb, ll, coefs, w), w),
-                                 {m, c, j}, w);
+                                 {m, c, j}, w, /*streaming=*/false);
                          });
         });
     return;
   }
-  emitPositionChunks(
-      b, loc, shape, lo, hi, nullptr,
-      [&](OpBuilder &fb, Location fl, Value m, Value, Value, Value p) {
-        emitVectorLoop(fb, fl, cst(fb, fl, 0), shape.channels, loop.width,
-                       [&](OpBuilder &lb, Location ll, Value c, int64_t w) {
-                         store(lb, ll,
-                               fn(lb, ll,
-                                  loadInputs(lb, ll, loop, {m, p, c}, w),
-                                  loadVectorCoefs(lb, ll, loop, m, c, w), w),
-                               {m, p, c}, w);
-                       });
-      });
+  // Channels-last outputs are written around the caches where they
+  // qualify (see StreamingStores), in chunks of at least 64 KiB.
+  auto map = [&](OpBuilder &sb, Location sl, const StreamingStores &streaming) {
+    emitPositionChunks(
+        sb, sl, shape, lo, hi, nullptr,
+        [&](OpBuilder &fb, Location fl, Value m, Value, Value, Value p) {
+          emitVectorLoop(fb, fl, cst(fb, fl, 0), shape.channels, loop.width,
+                         [&](OpBuilder &lb, Location ll, Value c, int64_t w) {
+                           store(lb, ll,
+                                 fn(lb, ll,
+                                    loadInputs(lb, ll, loop, {m, p, c}, w),
+                                    loadVectorCoefs(lb, ll, loop, m, c, w), w),
+                                 {m, p, c}, w, streaming.enabled);
+                         });
+        },
+        std::max(kChunkPositions, streaming.rowsPerIteration), streaming);
+  };
+  emitStreamingVersions(b, loc, outputs, shape.channels, loop.width, map);
 }
 
 void cpu::emitImageRanges(

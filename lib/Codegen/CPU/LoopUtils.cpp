@@ -8,6 +8,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -21,6 +22,10 @@ using namespace mlir::nf;
 /// Vectors accumulate over this many elements before their sum is added to
 /// the f64 total: the f32 error of a block stays that of a short sum.
 static constexpr int64_t kSumBlockElements = 512;
+
+/// Bytes a parallel iteration with streaming stores should write: enough
+/// that its closing fence costs little.
+static constexpr int64_t kStreamingIterationBytes = 64 << 10;
 
 Value cpu::getBuffer(OpBuilder &b, Location loc, Value tensor) {
   auto type = cast<RankedTensorType>(tensor.getType());
@@ -176,25 +181,102 @@ Value cpu::loadAs(OpBuilder &b, Location loc, Value buffer, ValueRange indices,
 }
 
 void cpu::storeAs(OpBuilder &b, Location loc, Value value, Value buffer,
-                  ValueRange indices) {
+                  ValueRange indices, bool streaming) {
   Type element = cast<MemRefType>(buffer.getType()).getElementType();
   Value v = convertFloat(b, loc, value, element);
   if (isa<VectorType>(v.getType()))
-    b.create<vector::StoreOp>(loc, v, buffer, indices);
+    b.create<vector::StoreOp>(loc, v, buffer, indices,
+                              streaming ? b.getBoolAttr(true) : BoolAttr());
   else
     b.create<memref::StoreOp>(loc, v, buffer, indices);
 }
 
-void cpu::emitParallelRows(OpBuilder &b, Location loc, Value rows,
-                           RowBody body) {
+void cpu::StreamingStores::fence(OpBuilder &b, Location loc) const {
+  if (enabled)
+    b.create<LLVM::FenceOp>(loc, LLVM::AtomicOrdering::seq_cst);
+}
+
+void cpu::emitStreamingVersions(
+    OpBuilder &b, Location loc, ArrayRef<Value> outputs, Value rowElements,
+    int64_t width,
+    llvm::function_ref<void(OpBuilder &, Location, const StreamingStores &)>
+        body) {
+  StreamingStores streaming;
+  SmallVector<std::pair<Value, int64_t>> alignments; // output, vector bytes
+  std::optional<int64_t> row = getConstantIntValue(rowElements);
+  int64_t bytes = 0, rowBytes = 0;
+  bool qualifies = width > 1 && row && *row > 0 && *row % width == 0;
+  for (Value output : outputs) {
+    auto type = cast<MemRefType>(output.getType());
+    int64_t elementBytes = type.getElementTypeBitWidth() / 8;
+    if (!qualifies || !type.hasStaticShape() || elementBytes == 0) {
+      qualifies = false;
+      break;
+    }
+    bytes += type.getNumElements() * elementBytes;
+    rowBytes = std::max(rowBytes, *row * elementBytes);
+    if ((width * elementBytes) % kStreamingAlignment != 0)
+      qualifies = false;
+    alignments.push_back({output, kStreamingAlignment});
+  }
+  if (!qualifies || bytes < kStreamingStoreBytes)
+    return body(b, loc, StreamingStores());
+
+  streaming.enabled = true;
+  streaming.rowsPerIteration = std::max<int64_t>(
+      1, llvm::divideCeil(kStreamingIterationBytes, rowBytes));
+  Value aligned;
+  for (auto [output, alignment] : alignments) {
+    Value address =
+        b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, output);
+    Value offset = b.create<arith::RemUIOp>(
+        loc, address, b.create<arith::ConstantIndexOp>(loc, alignment));
+    Value ok =
+        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, offset,
+                                b.create<arith::ConstantIndexOp>(loc, 0));
+    aligned = aligned ? b.create<arith::AndIOp>(loc, aligned, ok) : ok;
+  }
+  b.create<scf::IfOp>(
+      loc, aligned,
+      [&](OpBuilder &tb, Location tl) {
+        body(tb, tl, streaming);
+        tb.create<scf::YieldOp>(tl);
+      },
+      [&](OpBuilder &eb, Location el) {
+        body(eb, el, StreamingStores());
+        eb.create<scf::YieldOp>(el);
+      });
+}
+
+void cpu::emitParallelRows(OpBuilder &b, Location loc, Value rows, RowBody body,
+                           const StreamingStores &streaming) {
   Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
   Value one = b.create<arith::ConstantIndexOp>(loc, 1);
-  b.create<scf::ParallelOp>(loc, ValueRange{zero}, ValueRange{rows},
-                            ValueRange{one},
-                            [&](OpBuilder &pb, Location pl, ValueRange ivs) {
-                              body(pb, pl, ivs[0]);
-                              pb.create<scf::ReduceOp>(pl);
-                            });
+  if (!streaming.enabled) {
+    b.create<scf::ParallelOp>(loc, ValueRange{zero}, ValueRange{rows},
+                              ValueRange{one},
+                              [&](OpBuilder &pb, Location pl, ValueRange ivs) {
+                                body(pb, pl, ivs[0]);
+                                pb.create<scf::ReduceOp>(pl);
+                              });
+    return;
+  }
+  Value block =
+      b.create<arith::ConstantIndexOp>(loc, streaming.rowsPerIteration);
+  b.create<scf::ParallelOp>(
+      loc, ValueRange{zero}, ValueRange{rows}, ValueRange{block},
+      [&](OpBuilder &pb, Location pl, ValueRange ivs) {
+        Value end = pb.create<arith::MinUIOp>(
+            pl, pb.create<arith::AddIOp>(pl, ivs[0], block), rows);
+        pb.create<scf::ForOp>(
+            pl, ivs[0], end, one, std::nullopt,
+            [&](OpBuilder &fb, Location fl, Value row, ValueRange) {
+              body(fb, fl, row);
+              fb.create<scf::YieldOp>(fl);
+            });
+        streaming.fence(pb, pl);
+        pb.create<scf::ReduceOp>(pl);
+      });
 }
 
 /// The largest multiple of `width` not above `upper - lower`, added to

@@ -66,9 +66,53 @@ Value loadAs(OpBuilder &b, Location loc, Value buffer, ValueRange indices,
              int64_t width, Type accType);
 
 /// Truncates (or extends) `value` to the buffer's element type and stores
-/// it at `indices`.
+/// it at `indices`; a vector store is non-temporal when `streaming` (see
+/// StreamingStores).
 void storeAs(OpBuilder &b, Location loc, Value value, Value buffer,
-             ValueRange indices);
+             ValueRange indices, bool streaming = false);
+
+/// The alignment, in bytes, of every non-temporal vector store the nf
+/// loops emit: what malloc and NumPy guarantee (a large malloc block is
+/// 16 bytes past a page boundary, so never 32-byte aligned).
+constexpr int64_t kStreamingAlignment = 16;
+
+/// Outputs larger than this many bytes are written with non-temporal
+/// stores when their layout allows (see emitStreamingVersions).
+constexpr int64_t kStreamingStoreBytes = int64_t(16) << 20;
+
+/// Non-temporal ("streaming") stores of a loop nest's outputs. An output
+/// too large to stay in cache for its next reader is better written around
+/// the caches: a plain store first reads the line it writes, a streaming
+/// store does not, which saves a third of an elementwise pass's memory
+/// traffic. A streaming store is emitted only for a full vector at an
+/// address that is a multiple of kStreamingAlignment (nf-align-streaming-
+/// stores gives it that alignment on the LLVM dialect; an under-aligned
+/// one becomes 8-byte stores on x86, slower than plain ones), and each
+/// parallel iteration ends with a fence (the stores are weakly ordered),
+/// so an iteration should write a few tens of KiB.
+struct StreamingStores {
+  bool enabled = false;
+  /// Rows of the outputs' innermost extent that make up one parallel
+  /// iteration of the recommended size.
+  int64_t rowsPerIteration = 1;
+
+  /// At the end of a parallel iteration: orders its streaming stores
+  /// before the loop's join.
+  void fence(OpBuilder &b, Location loc) const;
+};
+
+/// Emits `body` with streaming stores for `outputs` where they qualify, and
+/// with plain ones where not: when the outputs have static shapes, hold at
+/// least kStreamingStoreBytes together, and their innermost contiguous rows
+/// of `rowElements` elements are whole vectors of `width` lanes (of a
+/// multiple of kStreamingAlignment bytes), `body` is emitted twice under an
+/// scf.if on the run-time alignment of the outputs' base pointers;
+/// otherwise once with streaming disabled.
+void emitStreamingVersions(
+    OpBuilder &b, Location loc, ArrayRef<Value> outputs, Value rowElements,
+    int64_t width,
+    llvm::function_ref<void(OpBuilder &, Location, const StreamingStores &)>
+        body);
 
 /// A loop body over elements [j, j + width): `width` is the vector width
 /// for the main loop and 1 for the tail.
@@ -88,8 +132,11 @@ void emitWideVectorLoop(OpBuilder &b, Location loc, Value lower, Value upper,
 /// A body run once per row: `row` is the induction variable.
 using RowBody = llvm::function_ref<void(OpBuilder &, Location, Value row)>;
 
-/// Runs `body` for rows [0, rows) as an scf.parallel loop.
-void emitParallelRows(OpBuilder &b, Location loc, Value rows, RowBody body);
+/// Runs `body` for rows [0, rows) as an scf.parallel loop: one row per
+/// iteration, or blocks of `streaming.rowsPerIteration` rows when
+/// streaming stores are enabled.
+void emitParallelRows(OpBuilder &b, Location loc, Value rows, RowBody body,
+                      const StreamingStores &streaming = {});
 
 /// A term of a sum over elements [j, j + width), in the accumulation type.
 using SumTerm =

@@ -95,7 +95,7 @@ std::pair<Value, Value> allocStats(OpBuilder &b, Location loc,
 /// may be null (RMSNorm).
 void emitNormalizeRow(OpBuilder &b, Location loc, const RowNormBuffers &r,
                       Value row, Value mean, Value rstd, int64_t width,
-                      Type acc) {
+                      Type acc, const StreamingStores &streaming) {
   Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
   emitVectorLoop(
       b, loc, zero, r.cols, width,
@@ -110,8 +110,27 @@ void emitNormalizeRow(OpBuilder &b, Location loc, const RowNormBuffers &r,
         if (r.bias)
           v = lb.create<arith::AddFOp>(ll, v,
                                        loadAs(lb, ll, r.bias, j, w, acc));
-        storeAs(lb, ll, r.epilogue.apply(lb, ll, v, {row, j}, w), r.y,
-                {row, j});
+        storeAs(lb, ll, r.epilogue.apply(lb, ll, v, {row, j}, w), r.y, {row, j},
+                streaming.enabled);
+      });
+}
+
+/// Runs `body` for every row, in parallel, with the streaming stores `y`
+/// qualifies for (see emitStreamingVersions).
+void emitNormRows(OpBuilder &b, Location loc, const RowNormBuffers &r,
+                  int64_t width,
+                  llvm::function_ref<void(OpBuilder &, Location, Value row,
+                                          const StreamingStores &)>
+                      body) {
+  emitStreamingVersions(
+      b, loc, {r.y}, r.cols, width,
+      [&](OpBuilder &sb, Location sl, const StreamingStores &streaming) {
+        emitParallelRows(
+            sb, sl, r.rows,
+            [&](OpBuilder &pb, Location pl, Value row) {
+              body(pb, pl, row, streaming);
+            },
+            streaming);
       });
 }
 
@@ -145,28 +164,29 @@ struct LowerLayerNorm : LoopLoweringPattern<LayerNormOp> {
         allocStats(b, loc, op.getRstd().getType(), r.xFull, r.rows);
 
     Value colsF = indexToFloat(b, loc, r.cols, acc);
-    emitParallelRows(
-        b, loc, r.rows, [&](OpBuilder &pb, Location pl, Value row) {
-          Value sum = emitBlockedSum(
-              pb, pl, r.cols, w, acc,
-              [&](OpBuilder &sb, Location sl, Value j, int64_t width) {
-                return loadRowInput(sb, sl, r, row, j, width, acc);
-              });
-          Value m = pb.create<arith::DivFOp>(pl, sum, colsF);
-          Value sq = emitBlockedSum(
-              pb, pl, r.cols, w, acc,
-              [&](OpBuilder &sb, Location sl, Value j, int64_t width) {
-                Value d = sb.create<arith::SubFOp>(
-                    sl, loadRowInput(sb, sl, r, row, j, width, acc),
-                    splat(sb, sl, m, width));
-                return sb.create<arith::MulFOp>(sl, d, d).getResult();
-              });
-          Value var = pb.create<arith::DivFOp>(pl, sq, colsF);
-          Value s = emitRstd(pb, pl, var, eps);
-          storeAs(pb, pl, m, mean, row);
-          storeAs(pb, pl, s, rstd, row);
-          emitNormalizeRow(pb, pl, r, row, m, s, w, acc);
-        });
+    emitNormRows(b, loc, r, w,
+                 [&](OpBuilder &pb, Location pl, Value row,
+                     const StreamingStores &streaming) {
+                   Value sum = emitBlockedSum(
+                       pb, pl, r.cols, w, acc,
+                       [&](OpBuilder &sb, Location sl, Value j, int64_t width) {
+                         return loadRowInput(sb, sl, r, row, j, width, acc);
+                       });
+                   Value m = pb.create<arith::DivFOp>(pl, sum, colsF);
+                   Value sq = emitBlockedSum(
+                       pb, pl, r.cols, w, acc,
+                       [&](OpBuilder &sb, Location sl, Value j, int64_t width) {
+                         Value d = sb.create<arith::SubFOp>(
+                             sl, loadRowInput(sb, sl, r, row, j, width, acc),
+                             splat(sb, sl, m, width));
+                         return sb.create<arith::MulFOp>(sl, d, d).getResult();
+                       });
+                   Value var = pb.create<arith::DivFOp>(pl, sq, colsF);
+                   Value s = emitRstd(pb, pl, var, eps);
+                   storeAs(pb, pl, m, mean, row);
+                   storeAs(pb, pl, s, rstd, row);
+                   emitNormalizeRow(pb, pl, r, row, m, s, w, acc, streaming);
+                 });
     return {toTensor(b, loc, r.yFull), toTensor(b, loc, meanFull),
             toTensor(b, loc, rstdFull)};
   }
@@ -200,8 +220,10 @@ struct LowerRMSNorm : LoopLoweringPattern<RMSNormOp> {
         allocStats(b, loc, op.getRstd().getType(), r.xFull, r.rows);
 
     Value colsF = indexToFloat(b, loc, r.cols, acc);
-    emitParallelRows(
-        b, loc, r.rows, [&](OpBuilder &pb, Location pl, Value row) {
+    emitNormRows(
+        b, loc, r, w,
+        [&](OpBuilder &pb, Location pl, Value row,
+            const StreamingStores &streaming) {
           Value sq = emitBlockedSum(
               pb, pl, r.cols, w, acc,
               [&](OpBuilder &sb, Location sl, Value j, int64_t width) {
@@ -211,7 +233,7 @@ struct LowerRMSNorm : LoopLoweringPattern<RMSNormOp> {
           Value s =
               emitRstd(pb, pl, pb.create<arith::DivFOp>(pl, sq, colsF), eps);
           storeAs(pb, pl, s, rstd, row);
-          emitNormalizeRow(pb, pl, r, row, Value(), s, w, acc);
+          emitNormalizeRow(pb, pl, r, row, Value(), s, w, acc, streaming);
         });
     return {toTensor(b, loc, r.yFull), toTensor(b, loc, rstdFull)};
   }

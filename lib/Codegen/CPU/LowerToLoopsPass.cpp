@@ -12,6 +12,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -70,9 +71,32 @@ void copyAliasedResults(func::FuncOp function) {
   });
 }
 
+/// llvm.fence declares no memory effects, and the buffer deallocation
+/// pipeline rejects ops of unknown effects. The fences that close loops of
+/// streaming stores (LoopUtils.h) order every earlier access to memory
+/// before every later one: to that pipeline, they read and write.
+struct FenceMemoryEffects
+    : MemoryEffectOpInterface::ExternalModel<FenceMemoryEffects,
+                                             LLVM::FenceOp> {
+  void
+  getEffects(Operation *,
+             SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+                 &effects) const {
+    effects.emplace_back(MemoryEffects::Read::get());
+    effects.emplace_back(MemoryEffects::Write::get());
+  }
+};
+
 struct NFLowerToLoopsPass
     : nf::impl::NFLowerToLoopsPassBase<NFLowerToLoopsPass> {
   using NFLowerToLoopsPassBase::NFLowerToLoopsPassBase;
+
+  void getDependentDialects(DialectRegistry &registry) const override {
+    NFLowerToLoopsPassBase::getDependentDialects(registry);
+    registry.addExtension(+[](MLIRContext *ctx, LLVM::LLVMDialect *) {
+      LLVM::FenceOp::attachInterface<FenceMemoryEffects>(*ctx);
+    });
+  }
 
   void runOnOperation() override {
     if (vectorWidth < 1) {
@@ -112,6 +136,8 @@ struct NFLowerToLoopsPass
 
     ConversionTarget target(*ctx);
     target.addIllegalDialect<NFDialect>();
+    // LLVM: the fences closing parallel iterations with streaming stores.
+    target.addLegalOp<LLVM::FenceOp>();
     target.addLegalDialect<
         arith::ArithDialect, bufferization::BufferizationDialect,
         math::MathDialect, memref::MemRefDialect, scf::SCFDialect,

@@ -95,6 +95,7 @@ void nf::buildCPUPipeline(OpPassManager &pm,
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createNFAlignStreamingStoresPass());
   pm.addPass(createCanonicalizerPass());
 }
 

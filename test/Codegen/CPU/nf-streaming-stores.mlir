@@ -1,0 +1,98 @@
+// Outputs of at least 16 MiB whose rows are whole vectors are written with
+// non-temporal vector stores when their base pointer is 16-byte aligned at
+// run time (an scf.if picks that version or the plain one); each parallel
+// iteration of the streaming version writes about 64 KiB and ends with a
+// fence. Smaller outputs, and rows that end in a partial vector, keep
+// plain stores only.
+// RUN: nf-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(nf-lower-to-loops{vector-width=8}))' | FileCheck %s
+
+// 4096 rows of 1024 f32: 16 MiB, 16 rows (64 KiB) per parallel iteration.
+// CHECK-LABEL: func.func @layer_norm_16_mib
+// CHECK: %[[Y:.+]] = memref.alloc() {alignment = 64 : i64} : memref<4096x1024xf32>
+// CHECK: %[[YV:.+]] = memref.reinterpret_cast %[[Y]]
+// CHECK: %[[PTR:.+]] = memref.extract_aligned_pointer_as_index %[[YV]]
+// CHECK: %[[C16:.+]] = arith.constant 16 : index
+// CHECK: %[[REM:.+]] = arith.remui %[[PTR]], %[[C16]] : index
+// CHECK: %[[OK:.+]] = arith.cmpi eq, %[[REM]], %{{.+}} : index
+// CHECK: scf.if %[[OK]] {
+// CHECK: %[[BLOCK:.+]] = arith.constant 16 : index
+// CHECK: scf.parallel (%[[R0:.+]]) = (%{{.+}}) to (%{{.+}}) step (%[[BLOCK]])
+// CHECK: scf.for %[[ROW:.+]] = %[[R0]] to
+// CHECK: vector.store %{{.+}}, %[[YV]][%[[ROW]], %{{.+}}] {nontemporal = true} : memref<4096x1024xf32>, vector<8xf32>
+// The scalar tail of a row (empty here) stores plainly.
+// CHECK: memref.store %{{.+}}, %[[YV]][%[[ROW]], %{{.+}}] : memref<4096x1024xf32>
+// CHECK: llvm.fence seq_cst
+// CHECK: scf.reduce
+// CHECK: } else {
+// CHECK: scf.parallel (%{{.+}}) = (%{{.+}}) to (%{{.+}}) step (%{{.+}})
+// CHECK-NOT: nontemporal
+// CHECK-NOT: llvm.fence
+// CHECK: return
+func.func @layer_norm_16_mib(%x: tensor<4096x1024xf32>)
+    -> (tensor<4096x1024xf32>, tensor<4096x1xf32>, tensor<4096x1xf32>) {
+  %y, %m, %r = nf.layer_norm %x {axis = 1 : i64}
+      : (tensor<4096x1024xf32>) -> (tensor<4096x1024xf32>, tensor<4096x1xf32>, tensor<4096x1xf32>)
+  return %y, %m, %r : tensor<4096x1024xf32>, tensor<4096x1xf32>, tensor<4096x1xf32>
+}
+
+// -----
+
+// One row fewer: just under 16 MiB.
+// CHECK-LABEL: func.func @layer_norm_under_16_mib
+// CHECK-NOT: extract_aligned_pointer
+// CHECK-NOT: nontemporal
+// CHECK: return
+func.func @layer_norm_under_16_mib(%x: tensor<4095x1024xf32>)
+    -> (tensor<4095x1024xf32>, tensor<4095x1xf32>, tensor<4095x1xf32>) {
+  %y, %m, %r = nf.layer_norm %x {axis = 1 : i64}
+      : (tensor<4095x1024xf32>) -> (tensor<4095x1024xf32>, tensor<4095x1xf32>, tensor<4095x1xf32>)
+  return %y, %m, %r : tensor<4095x1024xf32>, tensor<4095x1xf32>, tensor<4095x1xf32>
+}
+
+// -----
+
+// Rows of 1028 f32 (not whole vectors of 8): the vector stores of a row
+// after the first would not be aligned.
+// CHECK-LABEL: func.func @rms_norm_rows_of_partial_vectors
+// CHECK-NOT: nontemporal
+// CHECK: return
+func.func @rms_norm_rows_of_partial_vectors(%x: tensor<4096x1028xf32>)
+    -> (tensor<4096x1028xf32>, tensor<4096x1xf32>) {
+  %y, %r = nf.rms_norm %x {axis = 1 : i64}
+      : (tensor<4096x1028xf32>) -> (tensor<4096x1028xf32>, tensor<4096x1xf32>)
+  return %y, %r : tensor<4096x1028xf32>, tensor<4096x1xf32>
+}
+
+// -----
+
+// Dynamic shapes: the size is unknown at compile time.
+// CHECK-LABEL: func.func @layer_norm_dynamic_rows
+// CHECK-NOT: nontemporal
+// CHECK: return
+func.func @layer_norm_dynamic_rows(%x: tensor<?x1024xf32>)
+    -> (tensor<?x1024xf32>, tensor<?x1xf32>, tensor<?x1xf32>) {
+  %y, %m, %r = nf.layer_norm %x {axis = 1 : i64}
+      : (tensor<?x1024xf32>) -> (tensor<?x1024xf32>, tensor<?x1xf32>, tensor<?x1xf32>)
+  return %y, %m, %r : tensor<?x1024xf32>, tensor<?x1xf32>, tensor<?x1xf32>
+}
+
+// -----
+
+// GroupNorm NHWC on 8 x 64 x 64 x 256 f16 (16 MiB): the map pass writes
+// chunks of 128 positions (64 KiB) around the cache.
+// CHECK-LABEL: func.func @group_norm_nhwc_16_mib
+// CHECK: memref.extract_aligned_pointer_as_index
+// CHECK: scf.if
+// CHECK: arith.constant 128 : index
+// CHECK: scf.parallel
+// CHECK: vector.store {{.+}} {nontemporal = true} : memref<8x4096x256xf16>, vector<8xf16>
+// CHECK: llvm.fence seq_cst
+// CHECK: } else {
+// CHECK-NOT: nontemporal
+// CHECK: return
+func.func @group_norm_nhwc_16_mib(%x: tensor<8x64x64x256xf16>)
+    -> (tensor<8x64x64x256xf16>, tensor<8x32xf32>, tensor<8x32xf32>) {
+  %y, %m, %r = nf.group_norm %x {num_groups = 32 : i64, layout = #nf.layout<nhwc>}
+      : (tensor<8x64x64x256xf16>) -> (tensor<8x64x64x256xf16>, tensor<8x32xf32>, tensor<8x32xf32>)
+  return %y, %m, %r : tensor<8x64x64x256xf16>, tensor<8x32xf32>, tensor<8x32xf32>
+}
