@@ -167,7 +167,14 @@ INSTANTIATE_TEST_SUITE_P(
         ChannelCase{DType::F32, false, 2, 7, 3, 5, 0},
         ChannelCase{DType::F32, true, 2, 7, 3, 5, 0},
         ChannelCase{DType::F32, true, 2, 33, 1, 1, 0},
-        ChannelCase{DType::F16, false, 3, 16, 17, 9, 0}),
+        ChannelCase{DType::F16, false, 3, 16, 17, 9, 0},
+        // From 8 images on, each thread normalizes whole images.
+        ChannelCase{DType::F32, true, 9, 32, 9, 11, 8},
+        ChannelCase{DType::F32, false, 9, 32, 9, 11, 8},
+        ChannelCase{DType::F32, true, 8, 64, 32, 32, 32, 100.0, 0.01},
+        ChannelCase{DType::F16, true, 8, 64, 16, 16, 32},
+        ChannelCase{DType::BF16, false, 8, 64, 16, 16, 32},
+        ChannelCase{DType::F32, true, 8, 7, 3, 5, 0}),
     caseName);
 
 class BatchNormTest : public testing::TestWithParam<ChannelCase> {};

@@ -9,6 +9,7 @@
 #include "PointwiseChain.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -62,11 +63,17 @@ static Value cst(OpBuilder &b, Location loc, int64_t v) {
   return b.create<arith::ConstantIndexOp>(loc, v);
 }
 
-/// A 2-D scf.parallel over [lo0, hi0) x [lo1, hi1).
+/// A 2-D scf.parallel over [lo0, hi0) x [lo1, hi1), or two nested scf.for
+/// loops when `sequential` (the loops of a single thread).
 static void emitParallel2D(
     OpBuilder &b, Location loc, Value lo0, Value hi0, Value lo1, Value hi1,
-    llvm::function_ref<void(OpBuilder &, Location, Value, Value)> body) {
+    llvm::function_ref<void(OpBuilder &, Location, Value, Value)> body,
+    bool sequential) {
   Value one = cst(b, loc, 1);
+  if (sequential) {
+    emitForEach(b, loc, lo0, hi0, lo1, hi1, body);
+    return;
+  }
   b.create<scf::ParallelOp>(loc, ValueRange{lo0, lo1}, ValueRange{hi0, hi1},
                             ValueRange{one, one},
                             [&](OpBuilder &pb, Location pl, ValueRange ivs) {
@@ -144,7 +151,7 @@ emitPositionChunks(OpBuilder &b, Location loc, const ChannelShape &shape,
                    llvm::function_ref<void(OpBuilder &, Location, Value m,
                                            Value t, Value chunk, Value p)>
                        body,
-                   int64_t chunkPositions = kChunkPositions,
+                   bool sequential, int64_t chunkPositions = kChunkPositions,
                    const StreamingStores &streaming = {}) {
   Value zero = cst(b, loc, 0);
   Value chunks = numChunks(b, loc, shape.spatial, chunkPositions);
@@ -169,7 +176,8 @@ emitPositionChunks(OpBuilder &b, Location loc, const ChannelShape &shape,
               fb.create<scf::YieldOp>(fl);
             });
         streaming.fence(pb, pl);
-      });
+      },
+      sequential);
 }
 
 void cpu::emitChannelSums(OpBuilder &b, Location loc, const ChannelLoop &loop,
@@ -196,7 +204,8 @@ void cpu::emitChannelSums(OpBuilder &b, Location loc, const ChannelLoop &loop,
                 });
             pb.create<memref::StoreOp>(pl, total, sums[k], ValueRange{m, c});
           }
-        });
+        },
+        loop.sequential);
     return;
   }
 
@@ -233,7 +242,8 @@ void cpu::emitChannelSums(OpBuilder &b, Location loc, const ChannelLoop &loop,
                         partial, {t, chunk, c});
               }
             });
-      });
+      },
+      loop.sequential);
   emitParallel2D(
       b, loc, zero, images, zero, shape.channels,
       [&](OpBuilder &pb, Location pl, Value t, Value c) {
@@ -252,7 +262,8 @@ void cpu::emitChannelSums(OpBuilder &b, Location loc, const ChannelLoop &loop,
           pb.create<memref::StoreOp>(pl, loopOp.getResult(0), sums[k],
                                      ValueRange{m, c});
         }
-      });
+      },
+      loop.sequential);
 }
 
 /// The corrected two-pass result from n, the first pass's mean m' (f64) and
@@ -308,7 +319,8 @@ void cpu::emitChannelMoments(OpBuilder &b, Location loc,
               pb, pl, n, convertFloat(pb, pl, center, f64), sumD, sumD2);
           pb.create<memref::StoreOp>(pl, mu, mean, ValueRange{m, c});
           pb.create<memref::StoreOp>(pl, sq, m2, ValueRange{m, c});
-        });
+        },
+        loop.sequential);
     return;
   }
 
@@ -382,15 +394,13 @@ void cpu::emitChannelMoments(OpBuilder &b, Location loc,
                     fb.create<scf::YieldOp>(
                         fl,
                         ValueRange{fb.create<arith::AddFOp>(fl, acc[0], d),
-                                   fb.create<arith::AddFOp>(
-                                       fl, acc[1],
-                                       fb.create<arith::MulFOp>(fl, d, d))});
+                                   fb.create<math::FmaOp>(fl, d, d, acc[1])});
                   });
               storeAs(lb, ll, sums.getResult(0), sumsD, {t, chunk, c});
               storeAs(lb, ll, sums.getResult(1), sumsD2, {t, chunk, c});
             });
       },
-      /*body=*/nullptr);
+      /*body=*/nullptr, loop.sequential);
 
   // Chan's combination of the chunks of each (image, channel), in f64:
   // delta = mean_k - mean, mean += delta * n_k / n, and
@@ -444,7 +454,8 @@ void cpu::emitChannelMoments(OpBuilder &b, Location loc,
               storeAs(vb, vl, combine.getResult(1), mean, {m, c});
               storeAs(vb, vl, combine.getResult(2), m2, {m, c});
             });
-      });
+      },
+      loop.sequential);
 }
 
 void cpu::emitChannelMap(OpBuilder &b, Location loc, const ChannelLoop &loop,
@@ -474,7 +485,8 @@ void cpu::emitChannelMap(OpBuilder &b, Location loc, const ChannelLoop &loop,
                                     splatAll(lb, ll, coefs, w), w),
                                  {m, c, j}, w, /*streaming=*/false);
                          });
-        });
+        },
+        loop.sequential);
     return;
   }
   // Channels-last outputs are written around the caches where they
@@ -492,7 +504,8 @@ void cpu::emitChannelMap(OpBuilder &b, Location loc, const ChannelLoop &loop,
                                  {m, p, c}, w, streaming.enabled);
                          });
         },
-        std::max(kChunkPositions, streaming.rowsPerIteration), streaming);
+        loop.sequential, std::max(kChunkPositions, streaming.rowsPerIteration),
+        streaming);
   };
   emitStreamingVersions(b, loc, outputs, shape.channels, loop.width, map);
 }
@@ -519,6 +532,18 @@ void cpu::emitImageRanges(
                          body(fb, fl, lo, hi);
                          fb.create<scf::YieldOp>(fl);
                        });
+}
+
+void cpu::emitParallelImages(
+    OpBuilder &b, Location loc, const ChannelShape &shape,
+    llvm::function_ref<void(OpBuilder &, Location, Value, Value)> body) {
+  Value zero = cst(b, loc, 0), one = cst(b, loc, 1);
+  b.create<scf::ParallelOp>(
+      loc, ValueRange{zero}, ValueRange{shape.images}, ValueRange{one},
+      [&](OpBuilder &pb, Location pl, ValueRange ivs) {
+        body(pb, pl, ivs[0], pb.create<arith::AddIOp>(pl, ivs[0], one));
+        pb.create<scf::ReduceOp>(pl);
+      });
 }
 
 void cpu::emitForEach(

@@ -60,6 +60,9 @@ struct ChannelLoop {
   /// every value emitChannelMap stores.
   const PointwiseChain *prologue = nullptr;
   const PointwiseChain *epilogue = nullptr;
+  /// Loops run on the calling thread (in a parallel loop over images)
+  /// instead of in parallel.
+  bool sequential = false;
   /// A view like the inputs' (null: none): emitChannelSums also stores its
   /// first term there, element by element (a fused body's value that is
   /// both summed and written out).
@@ -93,6 +96,13 @@ void emitChannelMap(OpBuilder &b, Location loc, const ChannelLoop &loop,
 /// range find its data in cache.
 void emitImageRanges(
     OpBuilder &b, Location loc, const ChannelShape &shape, bool together,
+    llvm::function_ref<void(OpBuilder &, Location, Value lo, Value hi)> body);
+
+/// Runs `body` on the range [m, m + 1) of each image m, as the iterations
+/// of a parallel loop over images (the loops of `body` must then be
+/// sequential: ChannelLoop::sequential).
+void emitParallelImages(
+    OpBuilder &b, Location loc, const ChannelShape &shape,
     llvm::function_ref<void(OpBuilder &, Location, Value lo, Value hi)> body);
 
 /// Sequential loops over images [mLo, mHi) and channels [cLo, cHi).

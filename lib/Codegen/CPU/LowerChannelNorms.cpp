@@ -8,8 +8,10 @@
 // read once for them, and never as E[x^2] - E[x]^2), the group's in f64 by
 // Chan's combination, then y = (x - mean) * (rstd * scale) + bias.
 // GroupNorm and InstanceNorm work on ranges of images that fit in cache, so
-// the normalizing pass rereads from cache; BatchNorm's statistics span
-// every image.
+// the normalizing pass rereads from cache: with at least kParallelImagesMin
+// images, one image per iteration of a parallel loop whose passes run on
+// its thread; with fewer, ranges one after the other, each pass parallel.
+// BatchNorm's statistics span every image.
 //
 // Backward, with xhat = (x - mean) * rstd and n values per group:
 //   dx = rstd * (scale * dy - sum(scale * dy) / n
@@ -28,6 +30,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Transforms/DialectConversion.h"
 
 using namespace mlir;
@@ -35,6 +38,11 @@ using namespace mlir::nf;
 using namespace mlir::nf::cpu;
 
 namespace {
+
+/// Images (a static count) from which a forward GroupNorm or InstanceNorm
+/// gives each thread whole images. Below it the passes over an image are
+/// parallel, so that one image or a few still use every thread.
+constexpr int64_t kParallelImagesMin = 8;
 
 Value f64Const(OpBuilder &b, Location loc, double v) {
   return floatConstant(b, loc, v, b.getF64Type(), 1);
@@ -143,65 +151,71 @@ void emitChannelNormForward(OpBuilder &b, Location loc,
     *to = chain;
   }
 
-  emitImageRanges(
-      b, loc, shape, f.grouping.acrossImages,
-      [&](OpBuilder &rb, Location rl, Value lo, Value hi) {
-        emitChannelMoments(rb, rl, loop, lo, hi, channelMean, channelM2);
-        // A group's moments from its channels' (each of S values):
-        // mean = the channels' average, M2 = sum(M2_c) +
-        // S * sum((mean_c - mean)^2).
-        emitGroups(
-            rb, rl, f.grouping, lo, hi,
-            [&](OpBuilder &gb, Location gl, const StatRange &r) {
-              GroupStats s;
-              s.count = countOf(gb, gl, r, shape.spatial);
-              Value channels = gb.create<arith::DivFOp>(gl, s.count, spatialF);
-              auto sumOf = [&](auto term) {
-                return emitSumOver(gb, gl, r.mLo, r.mHi, r.cLo, r.cHi, term);
-              };
-              s.mean = gb.create<arith::DivFOp>(
-                  gl, sumOf([&](OpBuilder &tb, Location tl, Value m, Value c) {
-                    return loadF64(tb, tl, channelMean, {m, c});
-                  }),
-                  channels);
-              Value within =
-                  sumOf([&](OpBuilder &tb, Location tl, Value m, Value c) {
-                    return loadF64(tb, tl, channelM2, {m, c});
-                  });
-              Value between =
-                  sumOf([&](OpBuilder &tb, Location tl, Value m, Value c) {
-                    Value d = tb.create<arith::SubFOp>(
-                        tl, loadF64(tb, tl, channelMean, {m, c}), s.mean);
-                    return tb.create<arith::MulFOp>(tl, d, d).getResult();
-                  });
-              Value m2 = gb.create<arith::AddFOp>(
-                  gl, within, gb.create<arith::MulFOp>(gl, between, spatialF));
-              s.variance = gb.create<arith::DivFOp>(gl, m2, s.count);
-              s.rstd = gb.create<arith::DivFOp>(
-                  gl, f64Const(gb, gl, 1.0),
-                  gb.create<math::SqrtOp>(
-                      gl, gb.create<arith::AddFOp>(
-                              gl, s.variance, f64Const(gb, gl, f.epsilon))));
-              store(gb, gl, r, s);
-              emitForEach(gb, gl, r.mLo, r.mHi, r.cLo, r.cHi,
-                          [&](OpBuilder &eb, Location el, Value m, Value c) {
-                            Value a = eb.create<arith::MulFOp>(
-                                el, s.rstd, loadParam(eb, el, f.scale, c, 1.0));
-                            storeAs(eb, el, s.mean, mean, {m, c});
-                            storeAs(eb, el, a, factor, {m, c});
-                            storeAs(eb, el, loadParam(eb, el, f.bias, c, 0.0),
-                                    shift, {m, c});
-                          });
-            });
-        loop.coefs = {mean, factor, shift};
-        emitChannelMap(rb, rl, loop, lo, hi, {y},
-                       [](OpBuilder &mb, Location ml, ValueRange in,
-                          ValueRange coef, int64_t) -> SmallVector<Value> {
-                         Value d = mb.create<arith::SubFOp>(ml, in[0], coef[0]);
-                         Value v = mb.create<arith::MulFOp>(ml, d, coef[1]);
-                         return {mb.create<arith::AddFOp>(ml, v, coef[2])};
-                       });
-      });
+  auto range = [&](OpBuilder &rb, Location rl, Value lo, Value hi) {
+    emitChannelMoments(rb, rl, loop, lo, hi, channelMean, channelM2);
+    // A group's moments from its channels' (each of S values):
+    // mean = the channels' average, M2 = sum(M2_c) +
+    // S * sum((mean_c - mean)^2).
+    emitGroups(
+        rb, rl, f.grouping, lo, hi,
+        [&](OpBuilder &gb, Location gl, const StatRange &r) {
+          GroupStats s;
+          s.count = countOf(gb, gl, r, shape.spatial);
+          Value channels = gb.create<arith::DivFOp>(gl, s.count, spatialF);
+          auto sumOf = [&](auto term) {
+            return emitSumOver(gb, gl, r.mLo, r.mHi, r.cLo, r.cHi, term);
+          };
+          s.mean = gb.create<arith::DivFOp>(
+              gl, sumOf([&](OpBuilder &tb, Location tl, Value m, Value c) {
+                return loadF64(tb, tl, channelMean, {m, c});
+              }),
+              channels);
+          Value within =
+              sumOf([&](OpBuilder &tb, Location tl, Value m, Value c) {
+                return loadF64(tb, tl, channelM2, {m, c});
+              });
+          Value between =
+              sumOf([&](OpBuilder &tb, Location tl, Value m, Value c) {
+                Value d = tb.create<arith::SubFOp>(
+                    tl, loadF64(tb, tl, channelMean, {m, c}), s.mean);
+                return tb.create<arith::MulFOp>(tl, d, d).getResult();
+              });
+          Value m2 = gb.create<arith::AddFOp>(
+              gl, within, gb.create<arith::MulFOp>(gl, between, spatialF));
+          s.variance = gb.create<arith::DivFOp>(gl, m2, s.count);
+          s.rstd = gb.create<arith::DivFOp>(
+              gl, f64Const(gb, gl, 1.0),
+              gb.create<math::SqrtOp>(
+                  gl, gb.create<arith::AddFOp>(gl, s.variance,
+                                               f64Const(gb, gl, f.epsilon))));
+          store(gb, gl, r, s);
+          emitForEach(gb, gl, r.mLo, r.mHi, r.cLo, r.cHi,
+                      [&](OpBuilder &eb, Location el, Value m, Value c) {
+                        Value a = eb.create<arith::MulFOp>(
+                            el, s.rstd, loadParam(eb, el, f.scale, c, 1.0));
+                        storeAs(eb, el, s.mean, mean, {m, c});
+                        storeAs(eb, el, a, factor, {m, c});
+                        storeAs(eb, el, loadParam(eb, el, f.bias, c, 0.0),
+                                shift, {m, c});
+                      });
+        });
+    loop.coefs = {mean, factor, shift};
+    emitChannelMap(rb, rl, loop, lo, hi, {y},
+                   [](OpBuilder &mb, Location ml, ValueRange in,
+                      ValueRange coef, int64_t) -> SmallVector<Value> {
+                     Value d = mb.create<arith::SubFOp>(ml, in[0], coef[0]);
+                     return {mb.create<math::FmaOp>(ml, d, coef[1], coef[2])};
+                   });
+  };
+  // With enough images, each thread takes whole images: no fork and join
+  // per pass, and one thread's reads overlap another's writes.
+  std::optional<int64_t> images = getConstantIntValue(shape.images);
+  if (!f.grouping.acrossImages && images && *images >= kParallelImagesMin) {
+    loop.sequential = true;
+    emitParallelImages(b, loc, shape, range);
+  } else {
+    emitImageRanges(b, loc, shape, f.grouping.acrossImages, range);
+  }
 }
 
 /// outputs[k][c] = the f64 sum over images of sums[k][m, c].

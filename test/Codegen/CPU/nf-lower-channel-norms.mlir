@@ -35,8 +35,7 @@
 // CHECK-NEXT: %[[XV:.+]] = vector.load %[[X]]{{.+}}, %[[C]]] : memref<2x35x6xf32>, vector<16xf32>
 // CHECK-NEXT: %[[D:.+]] = arith.subf %[[XV]], %[[MEAN]] : vector<16xf32>
 // CHECK-NEXT: %[[ND:.+]] = arith.addf %[[AD]], %[[D]] : vector<16xf32>
-// CHECK-NEXT: %[[D2:.+]] = arith.mulf %[[D]], %[[D]] : vector<16xf32>
-// CHECK-NEXT: %[[ND2:.+]] = arith.addf %[[AD2]], %[[D2]] : vector<16xf32>
+// CHECK-NEXT: %[[ND2:.+]] = math.fma %[[D]], %[[D]], %[[AD2]] : vector<16xf32>
 // CHECK-NEXT: scf.yield %[[ND]], %[[ND2]]
 // CHECK: vector.store %[[SUMS]]#0, %[[SD]]
 // CHECK-NEXT: vector.store %[[SUMS]]#1, %[[SD2]]
@@ -57,12 +56,11 @@
 // Group moments from the channels': sum of M2s plus S * sum of squared
 // deviations of the channel means; rstd = 1 / sqrt(var + eps), in f64.
 // CHECK: math.sqrt {{.+}} : f64
-// The normalizing pass: (x - mean) * (rstd * scale) + bias.
+// The normalizing pass: fma(x - mean, rstd * scale, bias).
 // CHECK: scf.parallel
 // CHECK: vector.load %[[X]]{{.+}} : memref<2x35x6xf32>, vector<4xf32>
 // CHECK: arith.subf
-// CHECK-NEXT: arith.mulf
-// CHECK-NEXT: arith.addf
+// CHECK-NEXT: math.fma
 // CHECK-NEXT: vector.store {{.+}} : memref<2x35x6xf32>, vector<4xf32>
 func.func @group_norm_nhwc(%x: tensor<2x5x7x6xf32>, %s: tensor<6xf32>, %b: tensor<6xf32>) -> (tensor<2x5x7x6xf32>, tensor<2x3xf32>, tensor<2x3xf32>) {
   %y, %m, %r = nf.group_norm %x scale %s bias %b {layout = #nf.layout<nhwc>, num_groups = 3 : i64} : (tensor<2x5x7x6xf32>, tensor<6xf32>, tensor<6xf32>) -> (tensor<2x5x7x6xf32>, tensor<2x3xf32>, tensor<2x3xf32>)
@@ -107,4 +105,40 @@ func.func @instance_norm_nchw(%x: tensor<2x6x5x7xbf16>) -> (tensor<2x6x5x7xbf16>
 func.func @batch_norm_training(%x: tensor<2x6x5x7xf32>, %rm: tensor<6xf32>, %rv: tensor<6xf32>) -> (tensor<2x6x5x7xf32>, tensor<6xf32>, tensor<6xf32>, tensor<6xf32>, tensor<6xf32>) {
   %y, %m, %r, %nm, %nv = nf.batch_norm_training %x running(%rm, %rv) {momentum = 0.25} : (tensor<2x6x5x7xf32>, tensor<6xf32>, tensor<6xf32>) -> (tensor<2x6x5x7xf32>, tensor<6xf32>, tensor<6xf32>, tensor<6xf32>, tensor<6xf32>)
   return %y, %m, %r, %nm, %nv : tensor<2x6x5x7xf32>, tensor<6xf32>, tensor<6xf32>, tensor<6xf32>, tensor<6xf32>
+}
+
+// -----
+
+// From 8 images on, each thread takes whole images: one parallel loop over
+// images, and every pass over an image (moments, their combination, the
+// normalizing map) a sequential loop inside it.
+// CHECK-LABEL: func.func @group_norm_nhwc_8_images
+// CHECK: scf.parallel (%[[M:.+]]) = (%{{.+}}) to (%c8{{(_[0-9]+)?}}) step (%{{.+}}) {
+// CHECK-NOT: scf.parallel
+// CHECK: vector.load {{.+}} : memref<8x35x8xf32>, vector<4xf32>
+// CHECK-NOT: scf.parallel
+// CHECK: math.sqrt {{.+}} : f64
+// CHECK-NOT: scf.parallel
+// CHECK: math.fma
+// CHECK-NEXT: vector.store {{.+}} : memref<8x35x8xf32>, vector<4xf32>
+// CHECK-NOT: scf.parallel
+// CHECK: return
+func.func @group_norm_nhwc_8_images(%x: tensor<8x5x7x8xf32>) -> (tensor<8x5x7x8xf32>, tensor<8x2xf32>, tensor<8x2xf32>) {
+  %y, %m, %r = nf.group_norm %x {layout = #nf.layout<nhwc>, num_groups = 2 : i64} : (tensor<8x5x7x8xf32>) -> (tensor<8x5x7x8xf32>, tensor<8x2xf32>, tensor<8x2xf32>)
+  return %y, %m, %r : tensor<8x5x7x8xf32>, tensor<8x2xf32>, tensor<8x2xf32>
+}
+
+// -----
+
+// With 7 images, ranges of images one after the other, each pass a
+// parallel loop.
+// CHECK-LABEL: func.func @group_norm_nhwc_7_images
+// CHECK: scf.for %{{.+}} = %{{.+}} to %c7{{(_[0-9]+)?}} step
+// CHECK: scf.parallel
+// CHECK: scf.parallel
+// CHECK: scf.parallel
+// CHECK: return
+func.func @group_norm_nhwc_7_images(%x: tensor<7x5x7x8xf32>) -> (tensor<7x5x7x8xf32>, tensor<7x2xf32>, tensor<7x2xf32>) {
+  %y, %m, %r = nf.group_norm %x {layout = #nf.layout<nhwc>, num_groups = 2 : i64} : (tensor<7x5x7x8xf32>) -> (tensor<7x5x7x8xf32>, tensor<7x2xf32>, tensor<7x2xf32>)
+  return %y, %m, %r : tensor<7x5x7x8xf32>, tensor<7x2xf32>, tensor<7x2xf32>
 }

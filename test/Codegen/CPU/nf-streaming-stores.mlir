@@ -78,13 +78,15 @@ func.func @layer_norm_dynamic_rows(%x: tensor<?x1024xf32>)
 
 // -----
 
-// GroupNorm NHWC on 8 x 64 x 64 x 256 f16 (16 MiB): the map pass writes
-// chunks of 128 positions (64 KiB) around the cache.
+// GroupNorm NHWC on 8 x 64 x 64 x 256 f16 (16 MiB), one image per thread:
+// each image's map pass writes chunks of 128 positions (64 KiB) around the
+// cache.
 // CHECK-LABEL: func.func @group_norm_nhwc_16_mib
+// CHECK: scf.parallel (%[[M:.+]]) = (%{{.+}}) to (%c8{{(_[0-9]+)?}})
 // CHECK: memref.extract_aligned_pointer_as_index
 // CHECK: scf.if
-// CHECK: arith.constant 128 : index
-// CHECK: scf.parallel
+// CHECK: %[[CHUNK:.+]] = arith.constant 128 : index
+// CHECK: scf.for %{{.+}} = %{{.+}} to %[[CHUNKS:.+]] step
 // CHECK: vector.store {{.+}} {nontemporal = true} : memref<8x4096x256xf16>, vector<8xf16>
 // CHECK: llvm.fence seq_cst
 // CHECK: } else {
