@@ -132,11 +132,19 @@ TEST_P(RMSNormTest, MatchesFloat64Reference) {
 std::vector<NormCase> shapes() {
   std::vector<NormCase> cases;
   for (DType dtype : {DType::F32, DType::F16, DType::BF16})
-    for (auto [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{
-             {1, 1}, {3, 1}, {5, 3}, {2, 7}, {4, 1000}, {3, 1537}, {2, 5121}})
+    for (auto [rows, cols] :
+         std::vector<std::pair<int64_t, int64_t>>{{1, 1},
+                                                  {3, 1},
+                                                  {5, 3},
+                                                  {2, 7},
+                                                  {2, 17},
+                                                  {4, 1000},
+                                                  {3, 1537},
+                                                  {2, 5121}})
       cases.push_back({dtype, rows, cols});
   cases.push_back({DType::F32, 1, int64_t(1) << 20});
   cases.push_back({DType::F16, 1, int64_t(1) << 20});
+  cases.push_back({DType::BF16, 1, int64_t(1) << 20});
   cases.push_back({DType::F64, 3, 1537});
   return cases;
 }

@@ -66,7 +66,7 @@ struct ChannelLoop {
   /// A view like the inputs' (null: none): emitChannelSums also stores its
   /// first term there, element by element (a fused body's value that is
   /// both summed and written out).
-  Value termOutput;
+  Value termOutput = nullptr;
 };
 
 /// For images [lo, hi): sums[k][m, c] = sum over s of fn(...)[k], with

@@ -130,13 +130,7 @@ static Value intConstant(OpBuilder &b, Location loc, int64_t value, Type type) {
   return b.create<arith::ConstantOp>(loc, attr);
 }
 
-/// Rounds f32 `v` (a scalar or a vector) to bf16, to nearest even, in
-/// integer arithmetic: the results of arith.truncf's expansion (every NaN
-/// becomes the quiet NaN 0x7FC0), but with the NaN case chosen on the f32
-/// bits before rounding. Choosing it after rounding, as that expansion
-/// does, leaves LLVM a select of bf16 vectors, which it splits into scalar
-/// selects and 2-byte stores on x86 without AVX512-BF16.
-static Value truncF32ToBF16(OpBuilder &b, Location loc, Value v) {
+Value cpu::roundedBF16Words(OpBuilder &b, Location loc, Value v) {
   Type i32 = shapedLike(v.getType(), b.getI32Type());
   auto c = [&](int64_t value) { return intConstant(b, loc, value, i32); };
   // A NaN becomes 0x7FC00000 first, which then rounds to 0x7FC0.
@@ -145,14 +139,28 @@ static Value truncF32ToBF16(OpBuilder &b, Location loc, Value v) {
       loc, isNaN, c(0x7FC00000), b.create<arith::BitcastOp>(loc, i32, v));
   // Adding 0x7FFF plus the lowest kept bit rounds the dropped 16 bits to
   // nearest even; a carry out of the mantissa correctly raises the exponent
-  // (up to infinity).
-  Value lowestKept = b.create<arith::AndIOp>(
-      loc, b.create<arith::ShRUIOp>(loc, bits, c(16)), c(1));
-  Value rounded = b.create<arith::AddIOp>(
-      loc, bits, b.create<arith::AddIOp>(loc, lowestKept, c(0x7FFF)));
-  Value high =
-      b.create<arith::TruncIOp>(loc, shapedLike(i32, b.getI16Type()),
-                                b.create<arith::ShRUIOp>(loc, rounded, c(16)));
+  // (up to infinity). Written as 0x8000, less one where that bit is clear:
+  // a compare gives the -1 without the shift that extracting the bit takes.
+  Value keptBitClear = b.create<arith::CmpIOp>(
+      loc, arith::CmpIPredicate::eq,
+      b.create<arith::AndIOp>(loc, bits, c(0x10000)), c(0));
+  Value minusOne = b.create<arith::ExtSIOp>(loc, i32, keptBitClear);
+  return b.create<arith::AddIOp>(
+      loc, b.create<arith::AddIOp>(loc, bits, c(0x8000)), minusOne);
+}
+
+/// Rounds f32 `v` (a scalar or a vector) to bf16, to nearest even, in
+/// integer arithmetic: the results of arith.truncf's expansion (every NaN
+/// becomes the quiet NaN 0x7FC0), but with the NaN case chosen on the f32
+/// bits before rounding. Choosing it after rounding, as that expansion
+/// does, leaves LLVM a select of bf16 vectors, which it splits into scalar
+/// selects and 2-byte stores on x86 without AVX512-BF16.
+static Value truncF32ToBF16(OpBuilder &b, Location loc, Value v) {
+  Value rounded = cpu::roundedBF16Words(b, loc, v);
+  Type i32 = rounded.getType();
+  Value high = b.create<arith::TruncIOp>(
+      loc, shapedLike(i32, b.getI16Type()),
+      b.create<arith::ShRUIOp>(loc, rounded, intConstant(b, loc, 16, i32)));
   return b.create<arith::BitcastOp>(loc, shapedLike(i32, b.getBF16Type()),
                                     high);
 }
@@ -384,9 +392,13 @@ Value cpu::emitBlockedSumF64(OpBuilder &b, Location loc, Value n, int64_t width,
     blockElements -= blockElements % group;
     Value blocksEnd = vectorEnd(b, loc, zero, n, blockElements);
     Value blockStep = b.create<arith::ConstantIndexOp>(loc, blockElements);
+    // The lanes of a block's sum are added in any order (a tree, not a
+    // chain of `width` dependent adds): they are partial sums of a few
+    // dozen terms each, and their order does not change the error bound.
     auto addToTotal = [&](OpBuilder &bb, Location bl, Value vec, Value acc) {
-      Value sum =
-          bb.create<vector::ReductionOp>(bl, vector::CombiningKind::ADD, vec);
+      Value sum = bb.create<vector::ReductionOp>(
+          bl, getElementTypeOrSelf(vec.getType()), vector::CombiningKind::ADD,
+          vec, Value(), arith::FastMathFlags::reassoc);
       return bb.create<arith::AddFOp>(bl, acc, convertFloat(bb, bl, sum, f64))
           .getResult();
     };

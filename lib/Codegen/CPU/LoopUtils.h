@@ -162,6 +162,11 @@ Value indexToFloat(OpBuilder &b, Location loc, Value index, Type type);
 /// rounds to nearest even in integer arithmetic (which vectorizes).
 Value convertFloat(OpBuilder &b, Location loc, Value v, Type to);
 
+/// The 32-bit words whose upper halves are f32 `v` (a scalar or a vector)
+/// rounded to bf16: to nearest even, every NaN to 0x7FC0 (the bits of
+/// arith.truncf). The lower halves are not zero.
+Value roundedBF16Words(OpBuilder &b, Location loc, Value v);
+
 /// A 64-byte aligned scratch buffer with the given sizes (static where they
 /// are constants); the buffer deallocation pipeline frees it.
 Value allocScratch(OpBuilder &b, Location loc, ArrayRef<Value> sizes,

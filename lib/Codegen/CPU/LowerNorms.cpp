@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "BF16Pairs.h"
 #include "LoopUtils.h"
 #include "PointwiseChain.h"
 #include "normfuse/Codegen/Passes.h"
@@ -36,6 +37,10 @@ struct RowNormBuffers {
   Value rows, cols;   // index values
   PointwiseChain prologue,
       epilogue; // of an nf.fused body, bound to (rows, cols)
+  /// bf16 rows normalized as even and odd lanes (BF16Pairs.h), with the
+  /// scale and bias copied in pair layout; null without them.
+  bool bf16Pairs = false;
+  Value scalePairs, biasPairs;
 };
 
 /// x[row, j..j+w), through the prologue of a fused body.
@@ -43,6 +48,57 @@ Value loadRowInput(OpBuilder &b, Location loc, const RowNormBuffers &r,
                    Value row, Value j, int64_t w, Type acc) {
   return r.prologue.apply(b, loc, loadAs(b, loc, r.x, {row, j}, w, acc),
                           {row, j}, w);
+}
+
+/// The lanes of a scalar (1) or vector value.
+int64_t lanesOf(Value v) {
+  auto type = dyn_cast<VectorType>(v.getType());
+  return type ? type.getNumElements() : 1;
+}
+
+/// The blocked sum (emitBlockedSum) of term(x) over the elements x of row
+/// `row` (through the prologue); bf16 pair rows are read a pair of lanes at
+/// a time.
+Value emitRowSum(
+    OpBuilder &b, Location loc, const RowNormBuffers &r, Value row,
+    int64_t width, Type acc,
+    llvm::function_ref<Value(OpBuilder &, Location, Value x)> term) {
+  if (!r.bf16Pairs)
+    return emitBlockedSum(
+        b, loc, r.cols, width, acc,
+        [&](OpBuilder &sb, Location sl, Value j, int64_t w) {
+          return term(sb, sl, loadRowInput(sb, sl, r, row, j, w, acc));
+        });
+  // Word k holds elements 2k and 2k + 1; an odd last element comes after.
+  Value two = b.create<arith::ConstantIndexOp>(loc, 2);
+  Value words = b.create<arith::DivUIOp>(loc, r.cols, two);
+  Value sum = emitBlockedSum(
+      b, loc, words, width, acc,
+      [&](OpBuilder &sb, Location sl, Value k, int64_t w) {
+        Value j = sb.create<arith::MulIOp>(sl, k, two);
+        if (w > 1) {
+          auto [even, odd] = loadBF16Pairs(sb, sl, r.x, {row, j}, w);
+          return sb
+              .create<arith::AddFOp>(sl, term(sb, sl, even), term(sb, sl, odd))
+              .getResult();
+        }
+        Value next = sb.create<arith::AddIOp>(
+            sl, j, sb.create<arith::ConstantIndexOp>(sl, 1));
+        return sb
+            .create<arith::AddFOp>(
+                sl, term(sb, sl, loadAs(sb, sl, r.x, {row, j}, 1, acc)),
+                term(sb, sl, loadAs(sb, sl, r.x, {row, next}, 1, acc)))
+            .getResult();
+      });
+  Value last = b.create<arith::MulIOp>(loc, words, two);
+  Value zero = floatConstant(b, loc, 0.0, acc, 1);
+  auto odd = b.create<scf::ForOp>(
+      loc, last, r.cols, b.create<arith::ConstantIndexOp>(loc, 1),
+      ValueRange{zero}, [&](OpBuilder &fb, Location fl, Value j, ValueRange) {
+        fb.create<scf::YieldOp>(
+            fl, term(fb, fl, loadAs(fb, fl, r.x, {row, j}, 1, acc)));
+      });
+  return b.create<arith::AddFOp>(loc, sum, odd.getResult(0));
 }
 
 /// 1 / sqrt(v + eps) in the accumulation type.
@@ -58,7 +114,8 @@ Value emitRstd(OpBuilder &b, Location loc, Value meanOfSquares,
 template <typename NormOp>
 RowNormBuffers prepareRowNorm(OpBuilder &b, Location loc, NormOp op,
                               Value input, Value scale, Value bias,
-                              int64_t axis, const NormFusion &fusion) {
+                              int64_t axis, int64_t width,
+                              const NormFusion &fusion) {
   RowNormBuffers r;
   RankedTensorType type = op.getResult().getType();
   int64_t rank = type.getRank();
@@ -79,6 +136,17 @@ RowNormBuffers prepareRowNorm(OpBuilder &b, Location loc, NormOp op,
     *chain = *from;
     chain->bind(b, loc, {r.rows, r.cols}, /*channelDim=*/1);
   }
+  // bf16 in and out, nothing fused (a fused body's operands would need the
+  // pair layout too): rows by even and odd lanes.
+  r.bf16Pairs = width > 1 && type.getElementType().isBF16() &&
+                getElementTypeOrSelf(input.getType()).isBF16() &&
+                r.prologue.empty() && r.epilogue.empty();
+  if (r.bf16Pairs) {
+    if (r.scale)
+      r.scalePairs = copyInPairLayout(b, loc, r.scale, r.cols, width);
+    if (r.bias)
+      r.biasPairs = copyInPairLayout(b, loc, r.bias, r.cols, width);
+  }
   return r;
 }
 
@@ -96,23 +164,52 @@ std::pair<Value, Value> allocStats(OpBuilder &b, Location loc,
 void emitNormalizeRow(OpBuilder &b, Location loc, const RowNormBuffers &r,
                       Value row, Value mean, Value rstd, int64_t width,
                       Type acc, const StreamingStores &streaming) {
+  // v normalized, scaled and shifted; the scale and bias of its lanes are
+  // at `at` of `scale` and `bias`.
+  auto normalize = [&](OpBuilder &lb, Location ll, Value v, Value scale,
+                       Value bias, Value at, int64_t w) -> Value {
+    if (mean)
+      v = lb.create<arith::SubFOp>(ll, v, splat(lb, ll, mean, w));
+    v = lb.create<arith::MulFOp>(ll, v, splat(lb, ll, rstd, w));
+    if (scale && bias)
+      return lb.create<math::FmaOp>(ll, v, loadAs(lb, ll, scale, at, w, acc),
+                                    loadAs(lb, ll, bias, at, w, acc));
+    if (scale)
+      v = lb.create<arith::MulFOp>(ll, v, loadAs(lb, ll, scale, at, w, acc));
+    if (bias)
+      v = lb.create<arith::AddFOp>(ll, v, loadAs(lb, ll, bias, at, w, acc));
+    return v;
+  };
   Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
-  emitVectorLoop(
-      b, loc, zero, r.cols, width,
-      [&](OpBuilder &lb, Location ll, Value j, int64_t w) {
-        Value v = loadRowInput(lb, ll, r, row, j, w, acc);
-        if (mean)
-          v = lb.create<arith::SubFOp>(ll, v, splat(lb, ll, mean, w));
-        v = lb.create<arith::MulFOp>(ll, v, splat(lb, ll, rstd, w));
-        if (r.scale)
-          v = lb.create<arith::MulFOp>(ll, v,
-                                       loadAs(lb, ll, r.scale, j, w, acc));
-        if (r.bias)
-          v = lb.create<arith::AddFOp>(ll, v,
-                                       loadAs(lb, ll, r.bias, j, w, acc));
-        storeAs(lb, ll, r.epilogue.apply(lb, ll, v, {row, j}, w), r.y, {row, j},
-                streaming.enabled);
-      });
+  if (r.bf16Pairs) {
+    emitVectorLoop(
+        b, loc, zero, r.cols, 2 * width,
+        [&](OpBuilder &lb, Location ll, Value j, int64_t w) {
+          if (w == 1) {
+            Value v = loadAs(lb, ll, r.x, {row, j}, 1, acc);
+            storeAs(lb, ll, normalize(lb, ll, v, r.scale, r.bias, j, 1), r.y,
+                    {row, j});
+            return;
+          }
+          auto [even, odd] = loadBF16Pairs(lb, ll, r.x, {row, j}, width);
+          Value oddAt = lb.create<arith::AddIOp>(
+              ll, j, lb.create<arith::ConstantIndexOp>(ll, width));
+          storeBF16Pairs(
+              lb, ll,
+              normalize(lb, ll, even, r.scalePairs, r.biasPairs, j, width),
+              normalize(lb, ll, odd, r.scalePairs, r.biasPairs, oddAt, width),
+              r.y, {row, j}, streaming.enabled);
+        });
+    return;
+  }
+  emitWideVectorLoop(b, loc, zero, r.cols, 2 * width, width,
+                     [&](OpBuilder &lb, Location ll, Value j, int64_t w) {
+                       Value v = normalize(
+                           lb, ll, loadRowInput(lb, ll, r, row, j, w, acc),
+                           r.scale, r.bias, j, w);
+                       storeAs(lb, ll, r.epilogue.apply(lb, ll, v, {row, j}, w),
+                               r.y, {row, j}, streaming.enabled);
+                     });
 }
 
 /// Runs `body` for every row, in parallel, with the streaming stores `y`
@@ -156,7 +253,7 @@ struct LowerLayerNorm : LoopLoweringPattern<LayerNormOp> {
     double eps = op.getEpsilon().convertToDouble();
 
     RowNormBuffers r =
-        prepareRowNorm(b, loc, op, input, scale, bias, axis, fusion);
+        prepareRowNorm(b, loc, op, input, scale, bias, axis, w, fusion);
     Value meanFull, mean, rstdFull, rstd;
     std::tie(meanFull, mean) =
         allocStats(b, loc, op.getMean().getType(), r.xFull, r.rows);
@@ -167,19 +264,16 @@ struct LowerLayerNorm : LoopLoweringPattern<LayerNormOp> {
     emitNormRows(b, loc, r, w,
                  [&](OpBuilder &pb, Location pl, Value row,
                      const StreamingStores &streaming) {
-                   Value sum = emitBlockedSum(
-                       pb, pl, r.cols, w, acc,
-                       [&](OpBuilder &sb, Location sl, Value j, int64_t width) {
-                         return loadRowInput(sb, sl, r, row, j, width, acc);
-                       });
+                   Value sum = emitRowSum(
+                       pb, pl, r, row, w, acc,
+                       [](OpBuilder &, Location, Value x) { return x; });
                    Value m = pb.create<arith::DivFOp>(pl, sum, colsF);
-                   Value sq = emitBlockedSum(
-                       pb, pl, r.cols, w, acc,
-                       [&](OpBuilder &sb, Location sl, Value j, int64_t width) {
+                   Value sq = emitRowSum(
+                       pb, pl, r, row, w, acc,
+                       [&](OpBuilder &sb, Location sl, Value x) -> Value {
                          Value d = sb.create<arith::SubFOp>(
-                             sl, loadRowInput(sb, sl, r, row, j, width, acc),
-                             splat(sb, sl, m, width));
-                         return sb.create<arith::MulFOp>(sl, d, d).getResult();
+                             sl, x, splat(sb, sl, m, lanesOf(x)));
+                         return sb.create<arith::MulFOp>(sl, d, d);
                        });
                    Value var = pb.create<arith::DivFOp>(pl, sq, colsF);
                    Value s = emitRstd(pb, pl, var, eps);
@@ -214,7 +308,7 @@ struct LowerRMSNorm : LoopLoweringPattern<RMSNormOp> {
     double eps = op.getEpsilon().convertToDouble();
 
     RowNormBuffers r =
-        prepareRowNorm(b, loc, op, input, scale, Value(), axis, fusion);
+        prepareRowNorm(b, loc, op, input, scale, Value(), axis, w, fusion);
     Value rstdFull, rstd;
     std::tie(rstdFull, rstd) =
         allocStats(b, loc, op.getRstd().getType(), r.xFull, r.rows);
@@ -224,12 +318,11 @@ struct LowerRMSNorm : LoopLoweringPattern<RMSNormOp> {
         b, loc, r, w,
         [&](OpBuilder &pb, Location pl, Value row,
             const StreamingStores &streaming) {
-          Value sq = emitBlockedSum(
-              pb, pl, r.cols, w, acc,
-              [&](OpBuilder &sb, Location sl, Value j, int64_t width) {
-                Value v = loadRowInput(sb, sl, r, row, j, width, acc);
-                return sb.create<arith::MulFOp>(sl, v, v).getResult();
-              });
+          Value sq =
+              emitRowSum(pb, pl, r, row, w, acc,
+                         [](OpBuilder &sb, Location sl, Value x) -> Value {
+                           return sb.create<arith::MulFOp>(sl, x, x);
+                         });
           Value s =
               emitRstd(pb, pl, pb.create<arith::DivFOp>(pl, sq, colsF), eps);
           storeAs(pb, pl, s, rstd, row);

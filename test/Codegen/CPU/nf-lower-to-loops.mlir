@@ -116,13 +116,16 @@ func.func @bias_add_nhwc(%x: tensor<2x5x5x64xbf16>, %b: tensor<64xbf16>) -> tens
 // CHECK: %[[QNAN:.+]] = arith.constant dense<2143289344> : vector<8xi32>
 // CHECK: %[[BITS:.+]] = arith.bitcast %[[Y]] : vector<8xf32> to vector<8xi32>
 // CHECK: %[[SEL:.+]] = arith.select %[[NAN]], %[[QNAN]], %[[BITS]] : vector<8xi1>, vector<8xi32>
-// CHECK: %[[C16:.+]] = arith.constant dense<16> : vector<8xi32>
-// CHECK: %[[KEPT:.+]] = arith.shrui %[[SEL]], %[[C16]]
-// CHECK: %[[C1:.+]] = arith.constant dense<1> : vector<8xi32>
-// CHECK: %[[LSB:.+]] = arith.andi %[[KEPT]], %[[C1]]
-// CHECK: %[[C7FFF:.+]] = arith.constant dense<32767> : vector<8xi32>
-// CHECK: %[[BIAS:.+]] = arith.addi %[[LSB]], %[[C7FFF]]
-// CHECK: %[[SUM:.+]] = arith.addi %[[SEL]], %[[BIAS]]
+// Adding 0x7FFF plus the lowest kept bit (bit 16), as 0x8000 less one
+// where that bit is clear.
+// CHECK: %[[BIT16:.+]] = arith.constant dense<65536> : vector<8xi32>
+// CHECK: %[[KEPT:.+]] = arith.andi %[[SEL]], %[[BIT16]]
+// CHECK: %[[ZERO:.+]] = arith.constant dense<0> : vector<8xi32>
+// CHECK: %[[CLEAR:.+]] = arith.cmpi eq, %[[KEPT]], %[[ZERO]] : vector<8xi32>
+// CHECK: %[[MINUS:.+]] = arith.extsi %[[CLEAR]] : vector<8xi1> to vector<8xi32>
+// CHECK: %[[C8000:.+]] = arith.constant dense<32768> : vector<8xi32>
+// CHECK: %[[HALF:.+]] = arith.addi %[[SEL]], %[[C8000]]
+// CHECK: %[[SUM:.+]] = arith.addi %[[HALF]], %[[MINUS]]
 // CHECK: %[[HIGH:.+]] = arith.shrui %[[SUM]], %{{.+}} : vector<8xi32>
 // CHECK: %[[NARROW:.+]] = arith.trunci %[[HIGH]] : vector<8xi32> to vector<8xi16>
 // CHECK: %[[R:.+]] = arith.bitcast %[[NARROW]] : vector<8xi16> to vector<8xbf16>
