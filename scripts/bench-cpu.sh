@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # CPU benchmark of the norms: builds, then runs nf-bench-cpu-norms with
 # ${NF_BENCH_THREADS:-2} threads on 128 MiB tensors and writes
-# bench/results/cpu-norms-<date>-<host>.json, and nf-bench-cpu-fused (fused
-# norm kernels against their unfused ops), bench/results/cpu-fused-*.json.
+# bench/results/cpu-norms-<date>-<host>.json, nf-bench-cpu-fused (fused
+# norm kernels against their unfused ops), bench/results/cpu-fused-*.json,
+# and nf-bench-cpu-examples (examples/ unfused and fused),
+# bench/results/cpu-examples-*.json.
 #
 # Then ONNX Runtime as a peer: bench/cpu/ort_norms.py runs the same cases
 # (and GroupNorm / BatchNorm / InstanceNorm, NCHW) with the same thread count
@@ -31,6 +33,13 @@ fused_out="$root/bench/results/cpu-fused-$stamp.json"
 "$build/bench/cpu/nf-bench-cpu-fused" --threads "${NF_BENCH_THREADS:-2}" \
   --runs "${NF_BENCH_RUNS:-15}" --json "$fused_out"
 echo "wrote ${fused_out#$root/}"
+
+# The shipped examples as written and through nf-fuse-pipeline, in
+# alternating calls: bench/results/cpu-examples-<date>-<host>.json.
+examples_out="$root/bench/results/cpu-examples-$stamp.json"
+"$build/bench/cpu/nf-bench-cpu-examples" --threads "${NF_BENCH_THREADS:-2}" \
+  --pairs "${NF_BENCH_PAIRS:-31}" --json "$examples_out"
+echo "wrote ${examples_out#$root/}"
 
 [ "${NF_BENCH_ORT:-1}" = 0 ] && exit 0
 has_ort() { "$1" -c 'import onnxruntime, onnx, numpy' 2>/dev/null; }

@@ -9,6 +9,7 @@
 #include "baselines.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <ctime>
@@ -45,16 +46,62 @@ std::string nfbench::jsonHeader(const std::string &benchmark, int threads,
   return js.str();
 }
 
-void nfbench::parallelCopy(const void *src, void *dst, size_t bytes) {
+std::vector<std::vector<double>>
+nfbench::timeInTurn(int runs, const std::vector<std::function<void()>> &fns) {
+  for (int i = 0; i < 2; ++i)
+    for (const auto &fn : fns)
+      fn();
+  std::vector<std::vector<double>> t(fns.size());
+  for (int i = 0; i < runs; ++i)
+    for (size_t k = 0; k < fns.size(); ++k) {
+      auto start = std::chrono::steady_clock::now();
+      fns[k]();
+      t[k].push_back(std::chrono::duration<double>(
+                         std::chrono::steady_clock::now() - start)
+                         .count());
+    }
+  return t;
+}
+
+/// Runs `copy(to, from, n)` on chunks of 1 MiB of [0, bytes), in parallel.
+template <typename Copy>
+static void copyInChunks(const void *src, void *dst, size_t bytes, Copy copy) {
   const size_t chunk = 1 << 20;
   int64_t chunks = (bytes + chunk - 1) / chunk;
 #pragma omp parallel for schedule(static)
   for (int64_t c = 0; c < chunks; ++c) {
     size_t begin = c * chunk;
     size_t n = begin + chunk > bytes ? bytes - begin : chunk;
-    std::memcpy(static_cast<char *>(dst) + begin,
-                static_cast<const char *>(src) + begin, n);
+    copy(static_cast<char *>(dst) + begin,
+         static_cast<const char *>(src) + begin, n);
   }
+}
+
+void nfbench::parallelCopy(const void *src, void *dst, size_t bytes) {
+  copyInChunks(src, dst, bytes, [](char *to, const char *from, size_t n) {
+    std::memcpy(to, from, n);
+  });
+}
+
+void nfbench::parallelStreamingCopy(const void *src, void *dst, size_t bytes) {
+#if defined(__x86_64__)
+  if (reinterpret_cast<uintptr_t>(dst) % 16 != 0)
+    return parallelCopy(src, dst, bytes);
+  copyInChunks(src, dst, bytes, [](char *to, const char *from, size_t n) {
+    typedef long long Vec __attribute__((vector_size(16), aligned(1)));
+    typedef long long AlignedVec __attribute__((vector_size(16)));
+    size_t vectors = n / 16;
+    for (size_t i = 0; i < vectors; ++i) {
+      Vec v = *reinterpret_cast<const Vec *>(from + 16 * i);
+      __builtin_nontemporal_store(static_cast<AlignedVec>(v),
+                                  reinterpret_cast<AlignedVec *>(to + 16 * i));
+    }
+    std::memcpy(to + 16 * vectors, from + 16 * vectors, n - 16 * vectors);
+    __builtin_ia32_sfence();
+  });
+#else
+  parallelCopy(src, dst, bytes);
+#endif
 }
 
 /// mean[r] = sum(in[r, :]) / cols: one pass that reads the tensor, a

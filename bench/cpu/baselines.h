@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -29,8 +30,20 @@ std::string shapeText(const std::vector<int64_t> &shape);
 std::string jsonHeader(const std::string &benchmark, int threads, int runs,
                        const std::string &target);
 
+/// Runs the functions in turn, two rounds of warm-up then `runs` timed
+/// rounds, so that all see the same machine conditions; returns each one's
+/// run times in seconds.
+std::vector<std::vector<double>>
+timeInTurn(int runs, const std::vector<std::function<void()>> &fns);
+
 /// Copies `bytes` from `src` to `dst` on the current OpenMP threads.
 void parallelCopy(const void *src, void *dst, size_t bytes);
+
+/// parallelCopy with non-temporal (streaming) stores where `dst` is 16-byte
+/// aligned, as a copy tuned for large buffers writes: a plain store first
+/// reads the line it writes, a streaming store does not. On x86 only
+/// (elsewhere, parallelCopy).
+void parallelStreamingCopy(const void *src, void *dst, size_t bytes);
 
 /// Scratch buffers the unfused baselines write between passes.
 struct Scratch {

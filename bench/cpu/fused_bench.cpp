@@ -49,26 +49,11 @@ Times summarize(std::vector<double> t) {
   return {t[t.size() / 2], t.front(), t.back()};
 }
 
-double seconds(const std::function<void()> &fn) {
-  auto start = std::chrono::steady_clock::now();
-  fn();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-      .count();
-}
-
-/// Times the functions in turn (`runs` rounds after two of warm-up), so all
-/// see the same machine conditions.
+/// Times the functions in turn (see nfbench::timeInTurn).
 std::vector<Times> timeRounds(int runs,
                               const std::vector<std::function<void()>> &fns) {
-  for (int i = 0; i < 2; ++i)
-    for (const auto &fn : fns)
-      fn();
-  std::vector<std::vector<double>> t(fns.size());
-  for (int i = 0; i < runs; ++i)
-    for (size_t k = 0; k < fns.size(); ++k)
-      t[k].push_back(seconds(fns[k]));
   std::vector<Times> out;
-  for (auto &v : t)
+  for (auto &v : nfbench::timeInTurn(runs, fns))
     out.push_back(summarize(v));
   return out;
 }

@@ -1,11 +1,13 @@
 //===- norm_bench.cpp - normfuse's CPU norms against the copy ceiling ----===//
 //
 // Part of normfuse's benchmarks. For each case, in one process and with the
-// same thread count: a parallel copy of the same bytes the kernel moves
-// (the memory-bandwidth ceiling) timed alternately with the JIT-compiled
-// nf kernel, and for f32
-// the same computation as separate passes (an eager framework's unfused
-// ops). Prints a table and writes JSON with the machine and the date.
+// same thread count: the JIT-compiled nf kernel, a parallel copy of the
+// same bytes the kernel moves (memcpy: the memory-bandwidth ceiling the
+// fraction of copy is taken against) and the same copy with non-temporal
+// stores (a copy tuned for large buffers; the kernels write outputs of 16
+// MiB or more that way), timed in turn; and for f32 the same computation
+// as separate passes (an eager framework's unfused ops). Prints a table and
+// writes JSON with the machine and the date.
 //
 //   nf-bench-cpu-norms [--threads T] [--mib M] [--runs R] [--json FILE]
 //                      [--only OP] [--dtype f32|f16|bf16]
@@ -48,49 +50,13 @@ struct Result {
   std::vector<int64_t> shape;
   size_t bytes;
   double fusedSeconds = 0, copySeconds = 0, unfusedSeconds = 0;
-  double maxRowError = 0; // of a slice of the output, against float64
+  double streamingCopySeconds = 0; // the copy with non-temporal stores
+  double maxRowError = 0;          // of a slice of the output, against float64
 };
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
-}
-
-/// Times `a` and `b` alternately (`runs` times each, after warm-up), so both
-/// see the same machine conditions; returns their medians.
-std::pair<double, double> timePair(int runs, const std::function<void()> &a,
-                                   const std::function<void()> &b) {
-  auto once = [](const std::function<void()> &fn) {
-    auto start = std::chrono::steady_clock::now();
-    fn();
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                         start)
-        .count();
-  };
-  for (int i = 0; i < 2; ++i) {
-    a();
-    b();
-  }
-  std::vector<double> ta, tb;
-  for (int i = 0; i < runs; ++i) {
-    ta.push_back(once(a));
-    tb.push_back(once(b));
-  }
-  return {median(ta), median(tb)};
-}
-
-double timeIt(int runs, const std::function<void()> &fn) {
-  for (int i = 0; i < 2; ++i)
-    fn();
-  std::vector<double> t;
-  for (int i = 0; i < runs; ++i) {
-    auto start = std::chrono::steady_clock::now();
-    fn();
-    t.push_back(
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-            .count());
-  }
-  return median(t);
 }
 
 std::string typeOf(DType dtype, std::vector<int64_t> shape) {
@@ -204,15 +170,21 @@ struct Timing {
             const std::function<void()> &unfused) {
     // The copy moves the same number of bytes: half read, half written.
     std::vector<uint8_t> src(r.bytes / 2, 1), dst(r.bytes / 2, 0);
-    std::tie(r.fusedSeconds, r.copySeconds) = timePair(
+    std::vector<std::vector<double>> t = nfbench::timeInTurn(
         runs,
-        [&] {
-          if (auto err = kernel.run(ins, outs, threads))
-            error = llvm::toString(std::move(err));
-        },
-        [&] { nfbench::parallelCopy(src.data(), dst.data(), r.bytes / 2); });
+        {[&] {
+           if (auto err = kernel.run(ins, outs, threads))
+             error = llvm::toString(std::move(err));
+         },
+         [&] { nfbench::parallelCopy(src.data(), dst.data(), r.bytes / 2); },
+         [&] {
+           nfbench::parallelStreamingCopy(src.data(), dst.data(), r.bytes / 2);
+         }});
+    r.fusedSeconds = median(t[0]);
+    r.copySeconds = median(t[1]);
+    r.streamingCopySeconds = median(t[2]);
     if (unfused)
-      r.unfusedSeconds = timeIt(runs, unfused);
+      r.unfusedSeconds = median(nfbench::timeInTurn(runs, {unfused})[0]);
   }
 };
 
@@ -224,12 +196,15 @@ void print(const Result &r) {
                   r.unfusedSeconds / r.fusedSeconds);
     unfused = buf;
   }
-  std::printf("%-16s %-5s %-4s %-16s %8.2f ms %6.2f GB/s | copy %6.2f GB/s "
-              "| %4.2f of copy | unfused %-12s | err %.1e\n",
-              r.op.c_str(), r.layout.c_str(), getDTypeName(r.dtype),
-              nfbench::shapeText(r.shape).c_str(), r.fusedSeconds * 1e3,
-              r.bytes / r.fusedSeconds / 1e9, r.bytes / r.copySeconds / 1e9,
-              r.copySeconds / r.fusedSeconds, unfused.c_str(), r.maxRowError);
+  std::printf(
+      "%-16s %-5s %-4s %-16s %8.2f ms %6.2f GB/s | copy %6.2f GB/s "
+      "| %4.2f of copy | streaming copy %6.2f GB/s, %4.2f of it "
+      "| unfused %-12s | err %.1e\n",
+      r.op.c_str(), r.layout.c_str(), getDTypeName(r.dtype),
+      nfbench::shapeText(r.shape).c_str(), r.fusedSeconds * 1e3,
+      r.bytes / r.fusedSeconds / 1e9, r.bytes / r.copySeconds / 1e9,
+      r.copySeconds / r.fusedSeconds, r.bytes / r.streamingCopySeconds / 1e9,
+      r.streamingCopySeconds / r.fusedSeconds, unfused.c_str(), r.maxRowError);
   std::fflush(stdout);
 }
 
@@ -250,7 +225,11 @@ std::string toJSON(const std::vector<Result> &results, int threads, int runs,
        << ", \"fused_gbps\": " << r.bytes / r.fusedSeconds / 1e9
        << ", \"copy_gbps\": " << r.bytes / r.copySeconds / 1e9
        << ", \"fraction_of_copy\": " << r.copySeconds / r.fusedSeconds
-       << ", \"unfused_median_s\": ";
+       << ", \"streaming_copy_median_s\": " << r.streamingCopySeconds
+       << ", \"streaming_copy_gbps\": "
+       << r.bytes / r.streamingCopySeconds / 1e9
+       << ", \"fraction_of_streaming_copy\": "
+       << r.streamingCopySeconds / r.fusedSeconds << ", \"unfused_median_s\": ";
     if (r.unfusedSeconds > 0)
       js << r.unfusedSeconds
          << ", \"speedup_vs_unfused\": " << r.unfusedSeconds / r.fusedSeconds;
