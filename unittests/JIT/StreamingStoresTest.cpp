@@ -1,18 +1,20 @@
 //===- StreamingStoresTest.cpp - large outputs written around the cache ---===//
 //
-// Part of normfuse. Outputs of at least 16 MiB whose rows are whole vectors
-// are written with non-temporal stores when their base address is 16-byte
-// aligned, and with plain stores otherwise (StreamingStores in
-// lib/Codegen/CPU/LoopUtils.h). Both paths run here, on the same inputs,
-// with the output placed at a 32-byte boundary, 16 bytes past one (where
-// large malloc blocks start) and 4 bytes past one (plain stores): the
-// results must be the same bits, and match the float64 reference.
+// Part of normfuse. Norm and pointwise outputs of at least 16 MiB whose
+// rows are whole vectors are written with non-temporal stores when their
+// base address is 16-byte aligned, and with plain stores otherwise
+// (StreamingStores in lib/Codegen/CPU/LoopUtils.h). Both paths run here,
+// on the same inputs, with the output placed at a 32-byte boundary, 16
+// bytes past one (where large malloc blocks start) and one element past
+// one (plain stores): the results must be the same bits, and match the
+// float64 reference.
 //
 //===----------------------------------------------------------------------===//
 
 #include "JITTestUtils.h"
 #include "Reference.h"
 
+#include <cmath>
 #include <cstring>
 
 using namespace nftest;
@@ -160,6 +162,24 @@ TEST(StreamingStoresTest, GroupNormNHWCF16WritesTheSameBitsAtEveryAlignment) {
       *kernel, {in.ref(), scale.ref(), bias.ref()}, DType::F16, {n, h, w, c},
       {Buffer(DType::F32, {n, groups}), Buffer(DType::F32, {n, groups})}, ry,
       1e-3);
+}
+
+TEST(StreamingStoresTest, SiluF32WritesTheSameBitsAtEveryAlignment) {
+  const int64_t n = (int64_t(1) << 22) + 3; // 16 MiB and an odd tail
+  std::string x = tensorType(DType::F32, {n});
+  std::string ir = "func.func @silu(%x: " + x + ") -> " + x +
+                   " {\n"
+                   "  %y = nf.silu %x : " +
+                   x + "\n  return %y : " + x + "\n}\n";
+  auto kernel = compileOrFail(ir, "silu");
+  ASSERT_TRUE(kernel);
+  std::mt19937 rng(10);
+  Buffer in(DType::F32, {n});
+  in.fillNormal(rng);
+  std::vector<double> ry;
+  for (double v : in.toDoubles())
+    ry.push_back(v / (1.0 + std::exp(-v)));
+  expectSameBitsAtOffsets(*kernel, {in.ref()}, DType::F32, {n}, {}, ry, 1e-5);
 }
 
 } // namespace

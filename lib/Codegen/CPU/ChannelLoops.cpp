@@ -507,7 +507,8 @@ void cpu::emitChannelMap(OpBuilder &b, Location loc, const ChannelLoop &loop,
         loop.sequential, std::max(kChunkPositions, streaming.rowsPerIteration),
         streaming);
   };
-  emitStreamingVersions(b, loc, outputs, shape.channels, loop.width, map);
+  emitStreamingVersions(b, loc, outputs, shape.channels, loop.width,
+                        loop.outputsReturned, map);
 }
 
 void cpu::emitImageRanges(

@@ -60,6 +60,9 @@ struct ChannelLoop {
   /// every value emitChannelMap stores.
   const PointwiseChain *prologue = nullptr;
   const PointwiseChain *epilogue = nullptr;
+  /// Whether emitChannelMap's outputs are returned by the function (they
+  /// may then be streamed; see emitStreamingVersions).
+  bool outputsReturned = false;
   /// Loops run on the calling thread (in a parallel loop over images)
   /// instead of in parallel.
   bool sequential = false;

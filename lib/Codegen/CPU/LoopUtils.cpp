@@ -8,6 +8,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -204,16 +205,22 @@ void cpu::StreamingStores::fence(OpBuilder &b, Location loc) const {
     b.create<LLVM::FenceOp>(loc, LLVM::AtomicOrdering::seq_cst);
 }
 
+bool cpu::isFunctionResult(Value v) {
+  return llvm::any_of(
+      v.getUsers(), [](Operation *user) { return isa<func::ReturnOp>(user); });
+}
+
 void cpu::emitStreamingVersions(
     OpBuilder &b, Location loc, ArrayRef<Value> outputs, Value rowElements,
-    int64_t width,
+    int64_t width, bool returned,
     llvm::function_ref<void(OpBuilder &, Location, const StreamingStores &)>
         body) {
   StreamingStores streaming;
   SmallVector<std::pair<Value, int64_t>> alignments; // output, vector bytes
   std::optional<int64_t> row = getConstantIntValue(rowElements);
   int64_t bytes = 0, rowBytes = 0;
-  bool qualifies = width > 1 && row && *row > 0 && *row % width == 0;
+  bool qualifies =
+      returned && width > 1 && row && *row > 0 && *row % width == 0;
   for (Value output : outputs) {
     auto type = cast<MemRefType>(output.getType());
     int64_t elementBytes = type.getElementTypeBitWidth() / 8;

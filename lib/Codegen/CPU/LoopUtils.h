@@ -101,8 +101,14 @@ struct StreamingStores {
   void fence(OpBuilder &b, Location loc) const;
 };
 
+/// Whether `v` is returned by its function (used by a func.return).
+bool isFunctionResult(Value v);
+
 /// Emits `body` with streaming stores for `outputs` where they qualify, and
-/// with plain ones where not: when the outputs have static shapes, hold at
+/// with plain ones where not: when the outputs are `returned` by the
+/// function (an intermediate is read soon by the next kernel, and its
+/// freshly allocated pages are in cache from being zeroed: streaming stores
+/// measured slower there), have static shapes, hold at
 /// least kStreamingStoreBytes together, and their innermost contiguous rows
 /// of `rowElements` elements are whole vectors of `width` lanes (of a
 /// multiple of kStreamingAlignment bytes), `body` is emitted twice under an
@@ -110,7 +116,7 @@ struct StreamingStores {
 /// otherwise once with streaming disabled.
 void emitStreamingVersions(
     OpBuilder &b, Location loc, ArrayRef<Value> outputs, Value rowElements,
-    int64_t width,
+    int64_t width, bool returned,
     llvm::function_ref<void(OpBuilder &, Location, const StreamingStores &)>
         body);
 

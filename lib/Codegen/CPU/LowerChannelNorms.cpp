@@ -125,7 +125,8 @@ struct ChannelNormForward {
   double epsilon;
   Type acc;
   int64_t width;
-  NormFusion fusion; // an nf.fused body's prologue and epilogue
+  NormFusion fusion;     // an nf.fused body's prologue and epilogue
+  bool returned = false; // whether y is returned by the function
 };
 
 void emitChannelNormForward(OpBuilder &b, Location loc,
@@ -139,6 +140,7 @@ void emitChannelNormForward(OpBuilder &b, Location loc,
   Value channelMean = allocChannelScratch(b, loc, shape, f64);
   Value channelM2 = allocChannelScratch(b, loc, shape, f64);
   ChannelLoop loop{shape, {shape.view(b, loc, f.x)}, {}, f.acc, f.width};
+  loop.outputsReturned = f.returned || f.fusion.returned;
   Value y = shape.view(b, loc, f.y);
   PointwiseChain prologue, epilogue;
   for (auto [chain, from, to] :
@@ -246,6 +248,7 @@ struct ChannelNormBackward {
   Grouping grouping;
   Type acc;
   int64_t width;
+  bool returned = false; // whether dx is returned by the function
 };
 
 /// Loads the saved mean and rstd of (m, c), as f64.
@@ -269,6 +272,7 @@ void emitChannelNormBackward(OpBuilder &b, Location loc,
                    {},
                    g.acc,
                    g.width};
+  loop.outputsReturned = g.returned;
   Value dx = shape.view(b, loc, g.dx);
 
   emitImageRanges(
@@ -403,6 +407,7 @@ struct LowerPerImageNorm : LoopLoweringPattern<NormOp> {
     ChannelNormForward f =
         prepareForward(b, loc, op, input, scale, bias, width);
     f.fusion = fusion;
+    f.returned = isFunctionResult(op.getResult());
     int64_t numGroups = 0;
     if constexpr (std::is_same_v<NormOp, GroupNormOp>)
       numGroups = op.getNumGroups();
@@ -512,6 +517,7 @@ struct LowerBatchNormInference : LoopLoweringPattern<BatchNormInferenceOp> {
                      {mean, factor, shift},
                      f.acc,
                      f.width};
+    loop.outputsReturned = isFunctionResult(op.getResult());
     emitChannelMap(b, loc, loop, zero, shape.images, {shape.view(b, loc, f.y)},
                    [](OpBuilder &mb, Location ml, ValueRange in,
                       ValueRange coef, int64_t) -> SmallVector<Value> {
@@ -538,6 +544,7 @@ struct LowerChannelNormGrad : LoopLoweringPattern<GradOp> {
     g.x = getBuffer(b, loc, adaptor.getInput());
     g.dy = getBuffer(b, loc, adaptor.getGradOutput());
     g.dx = allocBuffer(b, loc, op.getGradInput().getType(), g.x);
+    g.returned = isFunctionResult(op.getGradInput());
     if (adaptor.getScale())
       g.scale = getBuffer(b, loc, adaptor.getScale());
     g.shape = getChannelShape(b, loc, g.x, op.getLayout());

@@ -27,6 +27,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "LoopUtils.h"
 #include "PointwiseChain.h"
 
 #include "llvm/ADT/TypeSwitch.h"
@@ -203,7 +204,8 @@ LogicalResult cpu::lowerFusedToLoops(RewriterBase &rewriter, FusedOp op,
                           << m->prologue.size() << " prologue and "
                           << m->epilogue.size() << " epilogue ops\n");
   rewriter.setInsertionPoint(op);
-  NormFusion fusion{&m->prologue, &m->epilogue};
+  NormFusion fusion{&m->prologue, &m->epilogue,
+                    isFunctionResult(op->getResult(0))};
   auto outer = [&](Value v) { return v ? outerValue(op, v) : Value(); };
   int64_t width = options.vectorWidth;
   SmallVector<Value> results =

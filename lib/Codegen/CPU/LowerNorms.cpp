@@ -41,6 +41,8 @@ struct RowNormBuffers {
   /// scale and bias copied in pair layout; null without them.
   bool bf16Pairs = false;
   Value scalePairs, biasPairs;
+  /// Whether y is returned by the function (it may then be streamed).
+  bool returned = false;
 };
 
 /// x[row, j..j+w), through the prologue of a fused body.
@@ -138,6 +140,7 @@ RowNormBuffers prepareRowNorm(OpBuilder &b, Location loc, NormOp op,
   }
   // bf16 in and out, nothing fused (a fused body's operands would need the
   // pair layout too): rows by even and odd lanes.
+  r.returned = fusion.returned || isFunctionResult(op.getResult());
   r.bf16Pairs = width > 1 && type.getElementType().isBF16() &&
                 getElementTypeOrSelf(input.getType()).isBF16() &&
                 r.prologue.empty() && r.epilogue.empty();
@@ -220,7 +223,7 @@ void emitNormRows(OpBuilder &b, Location loc, const RowNormBuffers &r,
                                           const StreamingStores &)>
                       body) {
   emitStreamingVersions(
-      b, loc, {r.y}, r.cols, width,
+      b, loc, {r.y}, r.cols, width, r.returned,
       [&](OpBuilder &sb, Location sl, const StreamingStores &streaming) {
         emitParallelRows(
             sb, sl, r.rows,

@@ -37,10 +37,12 @@ using PointwiseFn =
     llvm::function_ref<Value(OpBuilder &, Location, ValueRange, int64_t width)>;
 
 /// Emits `result[i] = fn(operands[i]...)` over all elements of same-shape
-/// operands, as parallel chunks of vector loops; returns the result tensor.
+/// operands, as parallel chunks of vector loops, for the op result
+/// `originalResult`; returns the result tensor.
 Value lowerElementwise(OpBuilder &b, Location loc, ValueRange operands,
-                       RankedTensorType resultType, int64_t vectorWidth,
+                       Value originalResult, int64_t vectorWidth,
                        PointwiseFn fn) {
+  auto resultType = cast<RankedTensorType>(originalResult.getType());
   Type acc = getAccumulationType(resultType.getElementType());
   SmallVector<Value> buffers;
   for (Value operand : operands)
@@ -56,19 +58,30 @@ Value lowerElementwise(OpBuilder &b, Location loc, ValueRange operands,
 
   Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
   Value chunk = b.create<arith::ConstantIndexOp>(loc, kChunkElements);
-  b.create<scf::ParallelOp>(
-      loc, ValueRange{zero}, ValueRange{n}, ValueRange{chunk},
-      [&](OpBuilder &pb, Location pl, ValueRange ivs) {
-        Value end = pb.create<arith::MinUIOp>(
-            pl, pb.create<arith::AddIOp>(pl, ivs[0], chunk), n);
-        emitVectorLoop(pb, pl, ivs[0], end, vectorWidth,
-                       [&](OpBuilder &lb, Location ll, Value j, int64_t w) {
-                         SmallVector<Value> values;
-                         for (Value buffer : flat)
-                           values.push_back(loadAs(lb, ll, buffer, j, w, acc));
-                         storeAs(lb, ll, fn(lb, ll, values, w), flatResult, j);
-                       });
-        pb.create<scf::ReduceOp>(pl);
+  // Every chunk starts at a multiple of kChunkElements, so its vector
+  // stores are aligned like rows of that many elements: a large result is
+  // written around the caches (see StreamingStores).
+  emitStreamingVersions(
+      b, loc, {flatResult}, chunk, vectorWidth,
+      isFunctionResult(originalResult),
+      [&](OpBuilder &sb, Location sl, const StreamingStores &streaming) {
+        sb.create<scf::ParallelOp>(
+            sl, ValueRange{zero}, ValueRange{n}, ValueRange{chunk},
+            [&](OpBuilder &pb, Location pl, ValueRange ivs) {
+              Value end = pb.create<arith::MinUIOp>(
+                  pl, pb.create<arith::AddIOp>(pl, ivs[0], chunk), n);
+              emitVectorLoop(
+                  pb, pl, ivs[0], end, vectorWidth,
+                  [&](OpBuilder &lb, Location ll, Value j, int64_t w) {
+                    SmallVector<Value> values;
+                    for (Value buffer : flat)
+                      values.push_back(loadAs(lb, ll, buffer, j, w, acc));
+                    storeAs(lb, ll, fn(lb, ll, values, w), flatResult, j,
+                            streaming.enabled);
+                  });
+              streaming.fence(pb, pl);
+              pb.create<scf::ReduceOp>(pl);
+            });
       });
   return toTensor(b, loc, result);
 }
@@ -198,8 +211,8 @@ struct LowerActivationGrad : LoopLoweringPattern<NFOp> {
     else
       forward = adaptor.getInput();
     Value result = lowerElementwise(
-        rewriter, op.getLoc(), {adaptor.getGradOutput(), forward}, op.getType(),
-        this->options.vectorWidth,
+        rewriter, op.getLoc(), {adaptor.getGradOutput(), forward},
+        op.getResult(), this->options.vectorWidth,
         [&](OpBuilder &b, Location loc, ValueRange v, int64_t w) -> Value {
           if constexpr (std::is_same_v<NFOp, ReluGradOp>)
             return emitReluGrad(b, loc, v[0], v[1], w);
@@ -220,7 +233,7 @@ template <typename NFOp> struct LowerUnary : LoopLoweringPattern<NFOp> {
   matchAndRewrite(NFOp op, typename NFOp::Adaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Value result = lowerElementwise(
-        rewriter, op.getLoc(), adaptor.getInput(), op.getType(),
+        rewriter, op.getLoc(), adaptor.getInput(), op.getResult(),
         this->options.vectorWidth,
         [&](OpBuilder &b, Location loc, ValueRange v, int64_t w) -> Value {
           if constexpr (std::is_same_v<NFOp, ReluOp>)
@@ -244,7 +257,7 @@ struct LowerBinary : LoopLoweringPattern<NFOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Value result = lowerElementwise(
         rewriter, op.getLoc(), {adaptor.getLhs(), adaptor.getRhs()},
-        op.getType(), this->options.vectorWidth,
+        op.getResult(), this->options.vectorWidth,
         [](OpBuilder &b, Location loc, ValueRange v, int64_t) -> Value {
           return b.create<ArithOp>(loc, v[0], v[1]);
         });

@@ -104,6 +104,8 @@ private:
 struct NormFusion {
   const PointwiseChain *prologue = nullptr;
   const PointwiseChain *epilogue = nullptr;
+  /// Whether the nf.fused's result is returned by the function.
+  bool returned = false;
 };
 
 /// The loops of a forward norm, from its operands' tensors; return the

@@ -98,3 +98,64 @@ func.func @group_norm_nhwc_16_mib(%x: tensor<8x64x64x256xf16>)
       : (tensor<8x64x64x256xf16>) -> (tensor<8x64x64x256xf16>, tensor<8x32xf32>, tensor<8x32xf32>)
   return %y, %m, %r : tensor<8x64x64x256xf16>, tensor<8x32xf32>, tensor<8x32xf32>
 }
+
+// -----
+
+// Pointwise ops: chunks of 16384 elements (64 KiB of f32) start at
+// multiples of 16384, so every chunk's vector stores are aligned; a result
+// of 16 MiB or more is written around the cache, a fence closing each chunk.
+// CHECK-LABEL: func.func @gelu_16_mib
+// CHECK: %[[Y:.+]] = memref.reinterpret_cast %alloc
+// CHECK: %[[CHUNK:.+]] = arith.constant 16384 : index
+// CHECK: memref.extract_aligned_pointer_as_index %[[Y]]
+// CHECK: scf.if
+// CHECK: scf.parallel (%{{.+}}) = (%{{.+}}) to (%{{.+}}) step (%[[CHUNK]])
+// CHECK: vector.store %{{.+}}, %[[Y]][%{{.+}}] {nontemporal = true} : memref<4194304xf32>, vector<8xf32>
+// CHECK: llvm.fence seq_cst
+// CHECK: } else {
+// CHECK-NOT: nontemporal
+// CHECK: return
+func.func @gelu_16_mib(%x: tensor<4096x1024xf32>) -> tensor<4096x1024xf32> {
+  %y = nf.gelu %x {approximate = #nf.approximation<tanh>} : tensor<4096x1024xf32>
+  return %y : tensor<4096x1024xf32>
+}
+
+// -----
+
+// An odd element count: the vector stores are aligned all the same, the
+// last element is stored plainly.
+// CHECK-LABEL: func.func @relu_odd_16_mib
+// CHECK: vector.store {{.+}} {nontemporal = true} : memref<4194307xf32>, vector<8xf32>
+// CHECK: memref.store {{.+}} : memref<4194307xf32>
+// CHECK: llvm.fence seq_cst
+func.func @relu_odd_16_mib(%x: tensor<4194307xf32>) -> tensor<4194307xf32> {
+  %y = nf.relu %x : tensor<4194307xf32>
+  return %y : tensor<4194307xf32>
+}
+
+// -----
+
+// 8 MiB: plain stores.
+// CHECK-LABEL: func.func @silu_8_mib
+// CHECK-NOT: nontemporal
+// CHECK: return
+func.func @silu_8_mib(%x: tensor<2048x1024xf32>) -> tensor<2048x1024xf32> {
+  %y = nf.silu %x : tensor<2048x1024xf32>
+  return %y : tensor<2048x1024xf32>
+}
+
+// -----
+
+// Only what the function returns is streamed: the relu's result is read
+// back right away by the gelu (and its buffer, freshly allocated, is in
+// cache from being zeroed), so its stores stay plain.
+// CHECK-LABEL: func.func @intermediate_stays_cached
+// CHECK: arith.maximumf
+// CHECK-NOT: nontemporal
+// CHECK: math.tanh
+// CHECK: vector.store {{.+}} {nontemporal = true}
+func.func @intermediate_stays_cached(%x: tensor<4096x1024xf32>) -> tensor<4096x1024xf32> {
+  %r = nf.relu %x : tensor<4096x1024xf32>
+  %y = nf.gelu %r {approximate = #nf.approximation<tanh>} : tensor<4096x1024xf32>
+  return %y : tensor<4096x1024xf32>
+}
