@@ -216,7 +216,6 @@ void cpu::emitStreamingVersions(
     llvm::function_ref<void(OpBuilder &, Location, const StreamingStores &)>
         body) {
   StreamingStores streaming;
-  SmallVector<std::pair<Value, int64_t>> alignments; // output, vector bytes
   std::optional<int64_t> row = getConstantIntValue(rowElements);
   int64_t bytes = 0, rowBytes = 0;
   bool qualifies =
@@ -232,7 +231,6 @@ void cpu::emitStreamingVersions(
     rowBytes = std::max(rowBytes, *row * elementBytes);
     if ((width * elementBytes) % kStreamingAlignment != 0)
       qualifies = false;
-    alignments.push_back({output, kStreamingAlignment});
   }
   if (!qualifies || bytes < kStreamingStoreBytes)
     return body(b, loc, StreamingStores());
@@ -240,14 +238,23 @@ void cpu::emitStreamingVersions(
   streaming.enabled = true;
   streaming.rowsPerIteration = std::max<int64_t>(
       1, llvm::divideCeil(kStreamingIterationBytes, rowBytes));
+  // Each output's first element (its base pointer plus its offset) on a
+  // kStreamingAlignment boundary.
   Value aligned;
-  for (auto [output, alignment] : alignments) {
-    Value address =
-        b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, output);
-    Value offset = b.create<arith::RemUIOp>(
-        loc, address, b.create<arith::ConstantIndexOp>(loc, alignment));
+  for (Value output : outputs) {
+    auto type = cast<MemRefType>(output.getType());
+    Value base = b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, output);
+    Value offset =
+        b.create<memref::ExtractStridedMetadataOp>(loc, output).getOffset();
+    Value first = b.create<arith::AddIOp>(
+        loc, base,
+        b.create<arith::MulIOp>(loc, offset,
+                                b.create<arith::ConstantIndexOp>(
+                                    loc, type.getElementTypeBitWidth() / 8)));
+    Value misalignment = b.create<arith::RemUIOp>(
+        loc, first, b.create<arith::ConstantIndexOp>(loc, kStreamingAlignment));
     Value ok =
-        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, offset,
+        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, misalignment,
                                 b.create<arith::ConstantIndexOp>(loc, 0));
     aligned = aligned ? b.create<arith::AndIOp>(loc, aligned, ok) : ok;
   }

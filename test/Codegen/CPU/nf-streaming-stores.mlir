@@ -10,9 +10,14 @@
 // CHECK-LABEL: func.func @layer_norm_16_mib
 // CHECK: %[[Y:.+]] = memref.alloc() {alignment = 64 : i64} : memref<4096x1024xf32>
 // CHECK: %[[YV:.+]] = memref.reinterpret_cast %[[Y]]
+// The address of the first element: base pointer + offset * 4 bytes.
 // CHECK: %[[PTR:.+]] = memref.extract_aligned_pointer_as_index %[[YV]]
+// CHECK: %{{.+}}, %[[OFF:.+]], %{{.+}}, %{{.+}} = memref.extract_strided_metadata %[[YV]]
+// CHECK: %[[C4:.+]] = arith.constant 4 : index
+// CHECK: %[[BYTES:.+]] = arith.muli %[[OFF]], %[[C4]] : index
+// CHECK: %[[FIRST:.+]] = arith.addi %[[PTR]], %[[BYTES]] : index
 // CHECK: %[[C16:.+]] = arith.constant 16 : index
-// CHECK: %[[REM:.+]] = arith.remui %[[PTR]], %[[C16]] : index
+// CHECK: %[[REM:.+]] = arith.remui %[[FIRST]], %[[C16]] : index
 // CHECK: %[[OK:.+]] = arith.cmpi eq, %[[REM]], %{{.+}} : index
 // CHECK: scf.if %[[OK]] {
 // CHECK: %[[BLOCK:.+]] = arith.constant 16 : index
