@@ -130,7 +130,7 @@ def NFAlignStreamingStoresPass : Pass<"nf-align-streaming-stores"> {
     under-aligned non-temporal vector store into 8-byte ones, which are
     slower than plain stores. This pass, run on the LLVM dialect, sets the
     alignment of each non-temporal `llvm.store` of a vector of a multiple
-    of 16 bytes to 16. Non-temporal vector stores from any other source
-    must satisfy the same rule.
+    of 16 bytes to 16, in the functions that lowering marked with the unit
+    attribute `nf.streaming_stores`; other functions are left alone.
   }];
 }

@@ -46,6 +46,9 @@ struct NFAlignStreamingStoresPass
     : nf::impl::NFAlignStreamingStoresPassBase<NFAlignStreamingStoresPass> {
   void runOnOperation() override {
     getOperation()->walk([](LLVM::StoreOp store) {
+      auto function = store->getParentOfType<LLVM::LLVMFuncOp>();
+      if (!function || !function->hasAttr("nf.streaming_stores"))
+        return;
       auto type = dyn_cast<VectorType>(store.getValue().getType());
       if (!store.getNontemporal() || !type || !type.hasStaticShape())
         return;

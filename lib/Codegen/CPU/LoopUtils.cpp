@@ -235,6 +235,20 @@ void cpu::emitStreamingVersions(
   if (!qualifies || bytes < kStreamingStoreBytes)
     return body(b, loc, StreamingStores());
 
+  // The function is marked for nf-align-streaming-stores. It is found from
+  // the outputs, which were built before the loops: the loop being built
+  // here may be in an operation not yet created (a builder's body), whose
+  // regions have no parent yet.
+  for (Region *region = Value(outputs.front()).getParentRegion(); region;) {
+    Operation *parent = region->getParentOp();
+    if (!parent)
+      break;
+    if (isa<func::FuncOp>(parent)) {
+      parent->setAttr(kStreamingStoresAttr, b.getUnitAttr());
+      break;
+    }
+    region = parent->getParentRegion();
+  }
   streaming.enabled = true;
   streaming.rowsPerIteration = std::max<int64_t>(
       1, llvm::divideCeil(kStreamingIterationBytes, rowBytes));

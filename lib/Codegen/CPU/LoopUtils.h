@@ -76,6 +76,10 @@ void storeAs(OpBuilder &b, Location loc, Value value, Value buffer,
 /// 16 bytes past a page boundary, so never 32-byte aligned).
 constexpr int64_t kStreamingAlignment = 16;
 
+/// The unit attribute on a function whose loops use streaming stores: what
+/// nf-align-streaming-stores looks for.
+constexpr llvm::StringLiteral kStreamingStoresAttr = "nf.streaming_stores";
+
 /// Outputs larger than this many bytes are written with non-temporal
 /// stores when their layout allows (see emitStreamingVersions).
 constexpr int64_t kStreamingStoreBytes = int64_t(16) << 20;

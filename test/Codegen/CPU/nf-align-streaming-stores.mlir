@@ -1,11 +1,12 @@
 // nf-align-streaming-stores gives each non-temporal store of a vector of a
 // multiple of 16 bytes the 16-byte alignment the nf loops guarantee for
-// them; other stores keep the alignment they had.
+// them, in the functions marked nf.streaming_stores; other stores, and
+// unmarked functions, keep the alignment they had.
 // RUN: nf-opt %s --nf-align-streaming-stores | FileCheck %s
 
 // CHECK-LABEL: llvm.func @stores
 llvm.func @stores(%p: !llvm.ptr, %v8: vector<8xf32>, %h8: vector<8xf16>,
-                  %h4: vector<4xf16>, %s: f32) {
+                  %h4: vector<4xf16>, %s: f32) attributes {nf.streaming_stores} {
   // CHECK: llvm.store %{{.+}}, %{{.+}} {alignment = 16 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
   llvm.store %v8, %p {alignment = 4 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
   // CHECK: llvm.store %{{.+}}, %{{.+}} {alignment = 16 : i64, nontemporal} : vector<8xf16>, !llvm.ptr
@@ -18,5 +19,14 @@ llvm.func @stores(%p: !llvm.ptr, %v8: vector<8xf32>, %h8: vector<8xf16>,
   llvm.store %v8, %p {alignment = 4 : i64} : vector<8xf32>, !llvm.ptr
   // CHECK: llvm.store %{{.+}}, %{{.+}} {alignment = 4 : i64, nontemporal} : f32, !llvm.ptr
   llvm.store %s, %p {alignment = 4 : i64, nontemporal} : f32, !llvm.ptr
+  llvm.return
+}
+
+// A function the nf loops did not mark: its non-temporal stores keep their
+// alignment.
+// CHECK-LABEL: llvm.func @unmarked
+llvm.func @unmarked(%p: !llvm.ptr, %v8: vector<8xf32>) {
+  // CHECK: llvm.store %{{.+}}, %{{.+}} {alignment = 4 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
+  llvm.store %v8, %p {alignment = 4 : i64, nontemporal} : vector<8xf32>, !llvm.ptr
   llvm.return
 }

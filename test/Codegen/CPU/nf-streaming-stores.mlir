@@ -7,7 +7,9 @@
 // RUN: nf-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(nf-lower-to-loops{vector-width=8}))' | FileCheck %s
 
 // 4096 rows of 1024 f32: 16 MiB, 16 rows (64 KiB) per parallel iteration.
+// The function is marked for nf-align-streaming-stores.
 // CHECK-LABEL: func.func @layer_norm_16_mib
+// CHECK-SAME: attributes {nf.streaming_stores}
 // CHECK: %[[Y:.+]] = memref.alloc() {alignment = 64 : i64} : memref<4096x1024xf32>
 // CHECK: %[[YV:.+]] = memref.reinterpret_cast %[[Y]]
 // The address of the first element: base pointer + offset * 4 bytes.
@@ -44,6 +46,7 @@ func.func @layer_norm_16_mib(%x: tensor<4096x1024xf32>)
 
 // One row fewer: just under 16 MiB.
 // CHECK-LABEL: func.func @layer_norm_under_16_mib
+// CHECK-NOT: nf.streaming_stores
 // CHECK-NOT: extract_aligned_pointer
 // CHECK-NOT: nontemporal
 // CHECK: return
