@@ -138,9 +138,9 @@ RowNormBuffers prepareRowNorm(OpBuilder &b, Location loc, NormOp op,
     *chain = *from;
     chain->bind(b, loc, {r.rows, r.cols}, /*channelDim=*/1);
   }
+  r.returned = fusion.returned || isFunctionResult(op.getResult());
   // bf16 in and out, nothing fused (a fused body's operands would need the
   // pair layout too): rows by even and odd lanes.
-  r.returned = fusion.returned || isFunctionResult(op.getResult());
   r.bf16Pairs = width > 1 && type.getElementType().isBF16() &&
                 getElementTypeOrSelf(input.getType()).isBF16() &&
                 r.prologue.empty() && r.epilogue.empty();
