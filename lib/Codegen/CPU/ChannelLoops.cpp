@@ -458,6 +458,29 @@ void cpu::emitChannelMoments(OpBuilder &b, Location loc,
       loop.sequential);
 }
 
+/// Cache lines of the next image's position `p` (in input 0), fetched
+/// while this thread writes the current image: its moments pass then reads
+/// them from cache, and reads and writes of memory overlap.
+static void prefetchNextImage(OpBuilder &b, Location loc,
+                              const ChannelLoop &loop, Value m, Value p) {
+  const ChannelShape &shape = loop.shape;
+  Value input = loop.inputs[0];
+  int64_t elementBytes =
+      cast<MemRefType>(input.getType()).getElementTypeBitWidth() / 8;
+  Value last = b.create<arith::SubIOp>(loc, shape.images, cst(b, loc, 1));
+  Value next = b.create<arith::MinUIOp>(
+      loc, b.create<arith::AddIOp>(loc, m, cst(b, loc, 1)), last);
+  b.create<scf::ForOp>(
+      loc, cst(b, loc, 0), shape.channels,
+      cst(b, loc, std::max<int64_t>(1, 64 / elementBytes)), std::nullopt,
+      [&](OpBuilder &fb, Location fl, Value c, ValueRange) {
+        fb.create<memref::PrefetchOp>(fl, input, ValueRange{next, p, c},
+                                      /*isWrite=*/false, /*localityHint=*/3,
+                                      /*isDataCache=*/true);
+        fb.create<scf::YieldOp>(fl);
+      });
+}
+
 void cpu::emitChannelMap(OpBuilder &b, Location loc, const ChannelLoop &loop,
                          Value lo, Value hi, ArrayRef<Value> outputs,
                          ChannelFn fn) {
@@ -495,6 +518,8 @@ void cpu::emitChannelMap(OpBuilder &b, Location loc, const ChannelLoop &loop,
     emitPositionChunks(
         sb, sl, shape, lo, hi, nullptr,
         [&](OpBuilder &fb, Location fl, Value m, Value, Value, Value p) {
+          if (loop.sequential)
+            prefetchNextImage(fb, fl, loop, m, p);
           emitVectorLoop(fb, fl, cst(fb, fl, 0), shape.channels, loop.width,
                          [&](OpBuilder &lb, Location ll, Value c, int64_t w) {
                            store(lb, ll,

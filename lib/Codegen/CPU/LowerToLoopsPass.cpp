@@ -87,6 +87,25 @@ struct FenceMemoryEffects
   }
 };
 
+/// The caches, as a resource: memref.prefetch (which declares no memory
+/// effects either) reads its memref and writes the caches, which keeps it
+/// alive without ordering it against the stores of the loop nest.
+struct CacheResource : SideEffects::Resource::Base<CacheResource> {
+  StringRef getName() final { return "nf.caches"; }
+};
+
+struct PrefetchEffects
+    : MemoryEffectOpInterface::ExternalModel<PrefetchEffects,
+                                             memref::PrefetchOp> {
+  void
+  getEffects(Operation *op,
+             SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+                 &effects) const {
+    effects.emplace_back(MemoryEffects::Read::get(), &op->getOpOperand(0));
+    effects.emplace_back(MemoryEffects::Write::get(), CacheResource::get());
+  }
+};
+
 struct NFLowerToLoopsPass
     : nf::impl::NFLowerToLoopsPassBase<NFLowerToLoopsPass> {
   using NFLowerToLoopsPassBase::NFLowerToLoopsPassBase;
@@ -95,6 +114,9 @@ struct NFLowerToLoopsPass
     NFLowerToLoopsPassBase::getDependentDialects(registry);
     registry.addExtension(+[](MLIRContext *ctx, LLVM::LLVMDialect *) {
       LLVM::FenceOp::attachInterface<FenceMemoryEffects>(*ctx);
+    });
+    registry.addExtension(+[](MLIRContext *ctx, memref::MemRefDialect *) {
+      memref::PrefetchOp::attachInterface<PrefetchEffects>(*ctx);
     });
   }
 

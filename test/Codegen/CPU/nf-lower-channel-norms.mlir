@@ -119,6 +119,10 @@ func.func @batch_norm_training(%x: tensor<2x6x5x7xf32>, %rm: tensor<6xf32>, %rv:
 // CHECK-NOT: scf.parallel
 // CHECK: math.sqrt {{.+}} : f64
 // CHECK-NOT: scf.parallel
+// While it normalizes position p of image m, the thread prefetches position
+// p of image min(m + 1, 7), one line (16 f32) at a time.
+// CHECK: scf.for %[[C:.+]] = %{{.+}} to %c8{{(_[0-9]+)?}} step %c16
+// CHECK-NEXT: memref.prefetch %{{.+}}[%{{.+}}, %{{.+}}, %[[C]]], read, locality<3>, data : memref<8x35x8xf32>
 // CHECK: math.fma
 // CHECK-NEXT: vector.store {{.+}} : memref<8x35x8xf32>, vector<4xf32>
 // CHECK-NOT: scf.parallel
@@ -137,6 +141,7 @@ func.func @group_norm_nhwc_8_images(%x: tensor<8x5x7x8xf32>) -> (tensor<8x5x7x8x
 // CHECK: scf.parallel
 // CHECK: scf.parallel
 // CHECK: scf.parallel
+// CHECK-NOT: memref.prefetch
 // CHECK: return
 func.func @group_norm_nhwc_7_images(%x: tensor<7x5x7x8xf32>) -> (tensor<7x5x7x8xf32>, tensor<7x2xf32>, tensor<7x2xf32>) {
   %y, %m, %r = nf.group_norm %x {layout = #nf.layout<nhwc>, num_groups = 2 : i64} : (tensor<7x5x7x8xf32>) -> (tensor<7x5x7x8xf32>, tensor<7x2xf32>, tensor<7x2xf32>)
