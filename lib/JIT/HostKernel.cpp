@@ -237,8 +237,13 @@ llvm::Error HostKernel::run(llvm::ArrayRef<TensorRef> inputs,
         push(s);
     }
   }
+  // The thread count is the calling thread's OpenMP setting: set it for
+  // this call only.
+  int previousThreads = omp_get_max_threads();
   if (threads > 0)
     omp_set_num_threads(threads);
   fn(args.data());
+  if (threads > 0)
+    omp_set_num_threads(previousThreads);
   return llvm::Error::success();
 }

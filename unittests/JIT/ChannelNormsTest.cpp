@@ -177,6 +177,59 @@ INSTANTIATE_TEST_SUITE_P(
         ChannelCase{DType::F32, true, 8, 7, 3, 5, 0}),
     caseName);
 
+// Channels-last GroupNorm of 8 images or more cuts the images into one
+// slice per thread and pipelines each slice (the next image's moments
+// follow the normalizing pass chunk by chunk). 11 images of 13x11
+// positions (chunks of 64, 64 and 15) and 40 channels (a block of 32 and
+// a tail): the slices are uneven for 2, 3 and 4 threads, one image each
+// for 16. Each image is computed the same way in every slicing, so the
+// results are the same bits for every thread count, and match float64.
+TEST(GroupNormPipelinedTest, SameBitsForEveryThreadCount) {
+  const int64_t n = 11, h = 13, w = 11, c = 40, groups = 8;
+  std::string x = tensorType(DType::F32, {n, h, w, c});
+  std::string p = tensorType(DType::F32, {c});
+  std::string st = tensorType(DType::F32, {n, groups});
+  std::string op = "nf.group_norm %a0 scale %a1 bias %a2 {num_groups = 8 : "
+                   "i64, layout = #nf.layout<nhwc>}" +
+                   functional({x, p, p}, {x, st, st});
+  auto kernel = compileOrFail(makeFunc("gn", {x, p, p}, {x, st, st}, op), "gn");
+  ASSERT_TRUE(kernel);
+
+  std::mt19937 rng(23);
+  Buffer in(DType::F32, {n, h, w, c}), scale(DType::F32, {c}),
+      bias(DType::F32, {c});
+  in.fillNormal(rng, 3.0, 2.0);
+  scale.fillNormal(rng, 1.0, 0.5);
+  bias.fillNormal(rng);
+  std::vector<double> ry, rmean, rrstd, s = scale.toDoubles(),
+                                        b = bias.toDoubles();
+  groupNormReference(in.toDoubles(), {n, c, h * w, true}, groups, &s, &b, 1e-5,
+                     ry, rmean, rrstd);
+
+  std::vector<double> first[3];
+  for (int threads : {1, 2, 3, 4, 16}) {
+    SCOPED_TRACE("threads = " + std::to_string(threads));
+    Buffer y(DType::F32, {n, h, w, c}), mean(DType::F32, {n, groups}),
+        rstd(DType::F32, {n, groups});
+    poison({&y, &mean, &rstd});
+    ASSERT_EQ(
+        errorText(kernel->run({in.ref(), scale.ref(), bias.ref()},
+                              {y.ref(), mean.ref(), rstd.ref()}, threads)),
+        "");
+    EXPECT_LE(relativeError(y.toDoubles(), ry), 1e-5);
+    EXPECT_LE(relativeError(mean.toDoubles(), rmean), 1e-5);
+    EXPECT_LE(relativeError(rstd.toDoubles(), rrstd), 1e-5);
+    std::vector<double> results[3] = {y.toDoubles(), mean.toDoubles(),
+                                      rstd.toDoubles()};
+    for (int k = 0; k < 3; ++k) {
+      if (threads == 1)
+        first[k] = results[k];
+      else
+        EXPECT_EQ(results[k], first[k]) << "result " << k;
+    }
+  }
+}
+
 class BatchNormTest : public testing::TestWithParam<ChannelCase> {};
 
 TEST_P(BatchNormTest, TrainingMatchesPyTorchSemantics) {

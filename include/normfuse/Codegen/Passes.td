@@ -15,7 +15,7 @@
 
 include "mlir/Pass/PassBase.td"
 
-def NFLowerToLoopsPass : Pass<"nf-lower-to-loops", "func::FuncOp"> {
+def NFLowerToLoopsPass : Pass<"nf-lower-to-loops", "ModuleOp"> {
   let summary = "Lower nf ops to parallel loops over buffers";
   let description = [{
     Rewrites every nf op of a function on tensors as loops over its
@@ -37,11 +37,17 @@ def NFLowerToLoopsPass : Pass<"nf-lower-to-loops", "func::FuncOp"> {
     before it is stored, and no intermediate tensor is written. Any other
     `nf.fused` is inlined and its ops lowered one after the other.
 
+    Channels-last GroupNorm and InstanceNorm of many images cut the images
+    into one slice per thread, which takes a call to the OpenMP runtime's
+    `omp_get_max_threads`; the pass declares it in the module (and removes
+    the declaration if nothing calls it), so it runs on modules.
+
     An nf op this pass cannot lower yet is reported as an error.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::bufferization::BufferizationDialect",
+    "::mlir::func::FuncDialect",
     "::mlir::LLVM::LLVMDialect",
     "::mlir::math::MathDialect",
     "::mlir::memref::MemRefDialect",

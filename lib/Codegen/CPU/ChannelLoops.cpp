@@ -9,6 +9,7 @@
 #include "PointwiseChain.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -140,19 +141,20 @@ static Value numChunks(OpBuilder &b, Location loc, Value spatial,
 }
 
 /// Runs `body(m, p)` for every position p of images [lo, hi), in parallel
-/// over (image, chunk of `chunkPositions` positions); `streaming` closes
-/// each chunk.
-static void
-emitPositionChunks(OpBuilder &b, Location loc, const ChannelShape &shape,
-                   Value lo, Value hi,
-                   llvm::function_ref<void(OpBuilder &, Location, Value m,
-                                           Value t, Value chunk)>
-                       chunkStart,
-                   llvm::function_ref<void(OpBuilder &, Location, Value m,
-                                           Value t, Value chunk, Value p)>
-                       body,
-                   bool sequential, int64_t chunkPositions = kChunkPositions,
-                   const StreamingStores &streaming = {}) {
+/// over (image, chunk of `chunkPositions` positions), then `chunkEnd` on the
+/// chunk's positions [p0, p1); `streaming` closes each chunk.
+static void emitPositionChunks(
+    OpBuilder &b, Location loc, const ChannelShape &shape, Value lo, Value hi,
+    llvm::function_ref<void(OpBuilder &, Location, Value m, Value t,
+                            Value chunk)>
+        chunkStart,
+    llvm::function_ref<void(OpBuilder &, Location, Value m, Value t,
+                            Value chunk, Value p)>
+        body,
+    bool sequential, int64_t chunkPositions = kChunkPositions,
+    const StreamingStores &streaming = {},
+    llvm::function_ref<void(OpBuilder &, Location, Value p0, Value p1)>
+        chunkEnd = nullptr) {
   Value zero = cst(b, loc, 0);
   Value chunks = numChunks(b, loc, shape.spatial, chunkPositions);
   Value images = b.createOrFold<arith::SubIOp>(loc, hi, lo);
@@ -175,6 +177,8 @@ emitPositionChunks(OpBuilder &b, Location loc, const ChannelShape &shape,
               body(fb, fl, m, t, chunk, p);
               fb.create<scf::YieldOp>(fl);
             });
+        if (chunkEnd)
+          chunkEnd(pb, pl, p0, p1);
         streaming.fence(pb, pl);
       },
       sequential);
@@ -278,6 +282,151 @@ static std::pair<Value, Value> correctedMoments(OpBuilder &b, Location loc,
   return {mean, m2};
 }
 
+namespace {
+/// The channels-last moments of chunks of positions: (slots, chunks, C)
+/// rows of each chunk's mean and of the sums of d = x - mean and of d^2.
+/// A slot is an image's place in a range of images, or one of the two
+/// buffers of the pipelined mode.
+struct ChunkMoments {
+  Value centers, sumsD, sumsD2;
+};
+} // namespace
+
+static ChunkMoments allocChunkMoments(OpBuilder &b, Location loc,
+                                      const ChannelLoop &loop, Value slots) {
+  const ChannelShape &shape = loop.shape;
+  Value chunks = numChunks(b, loc, shape.spatial);
+  auto alloc = [&] {
+    return allocScratch(b, loc, {slots, chunks, shape.channels}, loop.acc);
+  };
+  ChunkMoments rows;
+  rows.centers = alloc();
+  rows.sumsD = alloc();
+  rows.sumsD2 = alloc();
+  return rows;
+}
+
+/// The number of positions of channels-last chunk `chunk`.
+static Value chunkLength(OpBuilder &b, Location loc, const ChannelShape &shape,
+                         Value chunk) {
+  Value size = cst(b, loc, kChunkPositions);
+  Value p0 = b.create<arith::MulIOp>(loc, chunk, size);
+  Value p1 = b.create<arith::MinUIOp>(
+      loc, b.create<arith::AddIOp>(loc, p0, size), shape.spatial);
+  return b.create<arith::SubIOp>(loc, p1, p0);
+}
+
+/// The moments of chunk `chunk` of image m into `slot` of `rows`: one block
+/// of channels at a time over all positions of the chunk, the sums in
+/// registers: first the sums of x (in position order), then the chunk's
+/// means, then from cache the sums of d = x - mean and of d^2. Wide blocks
+/// give the adds independent chains.
+static void emitChunkMoments(OpBuilder &b, Location loc,
+                             const ChannelLoop &loop, Value m, Value slot,
+                             Value chunk, const ChunkMoments &rows) {
+  const ChannelShape &shape = loop.shape;
+  Value one = cst(b, loc, 1);
+  Value p0 = b.create<arith::MulIOp>(loc, chunk, cst(b, loc, kChunkPositions));
+  Value length = chunkLength(b, loc, shape, chunk);
+  Value p1 = b.create<arith::AddIOp>(loc, p0, length);
+  Value inverse =
+      b.create<arith::DivFOp>(loc, floatConstant(b, loc, 1.0, loop.acc, 1),
+                              indexToFloat(b, loc, length, loop.acc));
+  emitWideVectorLoop(
+      b, loc, cst(b, loc, 0), shape.channels, kMomentsUnroll * loop.width,
+      loop.width, [&](OpBuilder &lb, Location ll, Value c, int64_t w) {
+        Value z = floatConstant(lb, ll, 0.0, loop.acc, w);
+        auto sumX = lb.create<scf::ForOp>(
+            ll, p0, p1, one, ValueRange{z},
+            [&](OpBuilder &fb, Location fl, Value p, ValueRange acc) {
+              Value x = loadInput(fb, fl, loop, 0, {m, p, c}, w);
+              fb.create<scf::YieldOp>(
+                  fl, ValueRange{fb.create<arith::AddFOp>(fl, acc[0], x)});
+            });
+        Value center = lb.create<arith::MulFOp>(ll, sumX.getResult(0),
+                                                splat(lb, ll, inverse, w));
+        storeAs(lb, ll, center, rows.centers, {slot, chunk, c});
+        auto sums = lb.create<scf::ForOp>(
+            ll, p0, p1, one, ValueRange{z, z},
+            [&](OpBuilder &fb, Location fl, Value p, ValueRange acc) {
+              Value d = fb.create<arith::SubFOp>(
+                  fl, loadInput(fb, fl, loop, 0, {m, p, c}, w), center);
+              fb.create<scf::YieldOp>(
+                  fl, ValueRange{fb.create<arith::AddFOp>(fl, acc[0], d),
+                                 fb.create<math::FmaOp>(fl, d, d, acc[1])});
+            });
+        storeAs(lb, ll, sums.getResult(0), rows.sumsD, {slot, chunk, c});
+        storeAs(lb, ll, sums.getResult(1), rows.sumsD2, {slot, chunk, c});
+      });
+}
+
+/// Chan's combination of the chunks of each (image, channel) of images
+/// [lo, hi), image m's chunks in slot `slot0 + m - lo` of `rows`, in f64:
+/// delta = mean_k - mean, mean += delta * n_k / n, and
+/// M2 += M2_k + delta^2 * n_prev * n_k / n. Vectors along C, in blocks of
+/// channels run in parallel; the weights depend only on the chunk.
+static void emitCombineChunks(OpBuilder &b, Location loc,
+                              const ChannelLoop &loop, Value lo, Value hi,
+                              Value slot0, const ChunkMoments &rows, Value mean,
+                              Value m2) {
+  const ChannelShape &shape = loop.shape;
+  Type f64 = b.getF64Type();
+  Value zero = cst(b, loc, 0);
+  Value images = b.createOrFold<arith::SubIOp>(loc, hi, lo);
+  Value chunks = numChunks(b, loc, shape.spatial);
+  Value blockSize = cst(b, loc, kCombineChannels);
+  Value blocks = b.createOrFold<arith::DivUIOp>(
+      loc,
+      b.createOrFold<arith::AddIOp>(loc, shape.channels,
+                                    cst(b, loc, kCombineChannels - 1)),
+      blockSize);
+  emitParallel2D(
+      b, loc, zero, images, zero, blocks,
+      [&](OpBuilder &pb, Location pl, Value t, Value block) {
+        Value c0 = pb.create<arith::MulIOp>(pl, block, blockSize);
+        Value c1 = pb.create<arith::MinUIOp>(
+            pl, pb.create<arith::AddIOp>(pl, c0, blockSize), shape.channels);
+        Value m = pb.create<arith::AddIOp>(pl, lo, t);
+        Value slot = pb.createOrFold<arith::AddIOp>(pl, slot0, t);
+        emitVectorLoop(
+            pb, pl, c0, c1, loop.width,
+            [&](OpBuilder &vb, Location vl, Value c, int64_t w) {
+              Value zeros = floatConstant(vb, vl, 0.0, f64, w);
+              auto combine = vb.create<scf::ForOp>(
+                  vl, cst(vb, vl, 0), chunks, cst(vb, vl, 1),
+                  ValueRange{floatConstant(vb, vl, 0.0, f64, 1), zeros, zeros},
+                  [&](OpBuilder &fb, Location fl, Value chunk, ValueRange acc) {
+                    Value nk = indexToFloat(
+                        fb, fl, chunkLength(fb, fl, shape, chunk), f64);
+                    Value n = fb.create<arith::AddFOp>(fl, acc[0], nk);
+                    Value weight = fb.create<arith::DivFOp>(fl, nk, n);
+                    Value crossWeight =
+                        fb.create<arith::MulFOp>(fl, acc[0], weight);
+                    auto at = [&](Value row) {
+                      return loadAs(fb, fl, row, {slot, chunk, c}, w, f64);
+                    };
+                    auto [meanK, m2K] = correctedMoments(
+                        fb, fl, splat(fb, fl, nk, w), at(rows.centers),
+                        at(rows.sumsD), at(rows.sumsD2));
+                    Value delta = fb.create<arith::SubFOp>(fl, meanK, acc[1]);
+                    Value mu = fb.create<arith::AddFOp>(
+                        fl, acc[1],
+                        fb.create<arith::MulFOp>(fl, delta,
+                                                 splat(fb, fl, weight, w)));
+                    Value cross = fb.create<arith::MulFOp>(
+                        fl, fb.create<arith::MulFOp>(fl, delta, delta),
+                        splat(fb, fl, crossWeight, w));
+                    Value sq = fb.create<arith::AddFOp>(
+                        fl, acc[2], fb.create<arith::AddFOp>(fl, m2K, cross));
+                    fb.create<scf::YieldOp>(fl, ValueRange{n, mu, sq});
+                  });
+              storeAs(vb, vl, combine.getResult(1), mean, {m, c});
+              storeAs(vb, vl, combine.getResult(2), m2, {m, c});
+            });
+      },
+      loop.sequential);
+}
+
 void cpu::emitChannelMoments(OpBuilder &b, Location loc,
                              const ChannelLoop &loop, Value lo, Value hi,
                              Value mean, Value m2) {
@@ -324,152 +473,39 @@ void cpu::emitChannelMoments(OpBuilder &b, Location loc,
     return;
   }
 
-  // Channels-last: per chunk, rows of C sums of x (then turned into the
-  // chunk's means), of d and of d^2.
+  // Channels-last: per chunk, rows of C means of x and sums of d and d^2,
+  // then their combination.
   Value images = b.createOrFold<arith::SubIOp>(loc, hi, lo);
-  Value chunks = numChunks(b, loc, shape.spatial);
-  Value centers =
-      allocScratch(b, loc, {images, chunks, shape.channels}, loop.acc);
-  Value sumsD =
-      allocScratch(b, loc, {images, chunks, shape.channels}, loop.acc);
-  Value sumsD2 =
-      allocScratch(b, loc, {images, chunks, shape.channels}, loop.acc);
-  Value chunkSize = cst(b, loc, kChunkPositions);
-  auto chunkLength = [&](OpBuilder &cb, Location cl, Value chunk) {
-    Value p0 = cb.create<arith::MulIOp>(cl, chunk, chunkSize);
-    Value p1 = cb.create<arith::MinUIOp>(
-        cl, cb.create<arith::AddIOp>(cl, p0, chunkSize), shape.spatial);
-    return cb.create<arith::SubIOp>(cl, p1, p0).getResult();
-  };
-  auto forChannels = [&](OpBuilder &fb, Location fl, ElementBody body) {
-    emitVectorLoop(fb, fl, cst(fb, fl, 0), shape.channels, loop.width, body);
-  };
-  auto addTo = [&](OpBuilder &lb, Location ll, Value row, ValueRange at,
-                   Value v, int64_t w) {
-    Value old = loadAs(lb, ll, row, at, w, loop.acc);
-    storeAs(lb, ll, lb.create<arith::AddFOp>(ll, old, v), row, at);
-  };
-  Value one = cst(b, loc, 1);
+  ChunkMoments rows = allocChunkMoments(b, loc, loop, images);
   emitPositionChunks(
       b, loc, shape, lo, hi,
       [&](OpBuilder &cb, Location cl, Value m, Value t, Value chunk) {
-        Value p0 = cb.create<arith::MulIOp>(cl, chunk, chunkSize);
-        Value p1 = cb.create<arith::AddIOp>(cl, p0, chunkLength(cb, cl, chunk));
-        forChannels(cb, cl,
-                    [&](OpBuilder &lb, Location ll, Value c, int64_t w) {
-                      storeAs(lb, ll, floatConstant(lb, ll, 0.0, loop.acc, w),
-                              centers, {t, chunk, c});
-                    });
-        // First pass over the chunk: the sums of x, then their means.
-        cb.create<scf::ForOp>(
-            cl, p0, p1, one, std::nullopt,
-            [&](OpBuilder &fb, Location fl, Value p, ValueRange) {
-              forChannels(fb, fl,
-                          [&](OpBuilder &lb, Location ll, Value c, int64_t w) {
-                            addTo(lb, ll, centers, {t, chunk, c},
-                                  loadInput(lb, ll, loop, 0, {m, p, c}, w), w);
-                          });
-              fb.create<scf::YieldOp>(fl);
-            });
-        // Second pass, from cache, one block of channels at a time over
-        // all positions of the chunk: the chunk's means, then the sums of
-        // d = x - mean and of d^2 in registers (in position order, as the
-        // first pass adds). Wide blocks give the adds independent chains.
-        Value inverse = cb.create<arith::DivFOp>(
-            cl, floatConstant(cb, cl, 1.0, loop.acc, 1),
-            indexToFloat(cb, cl, chunkLength(cb, cl, chunk), loop.acc));
-        emitWideVectorLoop(
-            cb, cl, cst(cb, cl, 0), shape.channels, kMomentsUnroll * loop.width,
-            loop.width, [&](OpBuilder &lb, Location ll, Value c, int64_t w) {
-              Value center = lb.create<arith::MulFOp>(
-                  ll, loadAs(lb, ll, centers, {t, chunk, c}, w, loop.acc),
-                  splat(lb, ll, inverse, w));
-              storeAs(lb, ll, center, centers, {t, chunk, c});
-              Value z = floatConstant(lb, ll, 0.0, loop.acc, w);
-              auto sums = lb.create<scf::ForOp>(
-                  ll, p0, p1, one, ValueRange{z, z},
-                  [&](OpBuilder &fb, Location fl, Value p, ValueRange acc) {
-                    Value d = fb.create<arith::SubFOp>(
-                        fl, loadInput(fb, fl, loop, 0, {m, p, c}, w), center);
-                    fb.create<scf::YieldOp>(
-                        fl,
-                        ValueRange{fb.create<arith::AddFOp>(fl, acc[0], d),
-                                   fb.create<math::FmaOp>(fl, d, d, acc[1])});
-                  });
-              storeAs(lb, ll, sums.getResult(0), sumsD, {t, chunk, c});
-              storeAs(lb, ll, sums.getResult(1), sumsD2, {t, chunk, c});
-            });
+        emitChunkMoments(cb, cl, loop, m, t, chunk, rows);
       },
       /*body=*/nullptr, loop.sequential);
-
-  // Chan's combination of the chunks of each (image, channel), in f64:
-  // delta = mean_k - mean, mean += delta * n_k / n, and
-  // M2 += M2_k + delta^2 * n_prev * n_k / n. Vectors along C, in blocks of
-  // channels run in parallel; the weights depend only on the chunk.
-  Value blockSize = cst(b, loc, kCombineChannels);
-  Value blocks = b.createOrFold<arith::DivUIOp>(
-      loc,
-      b.createOrFold<arith::AddIOp>(loc, shape.channels,
-                                    cst(b, loc, kCombineChannels - 1)),
-      blockSize);
-  emitParallel2D(
-      b, loc, zero, images, zero, blocks,
-      [&](OpBuilder &pb, Location pl, Value t, Value block) {
-        Value c0 = pb.create<arith::MulIOp>(pl, block, blockSize);
-        Value c1 = pb.create<arith::MinUIOp>(
-            pl, pb.create<arith::AddIOp>(pl, c0, blockSize), shape.channels);
-        Value m = pb.create<arith::AddIOp>(pl, lo, t);
-        emitVectorLoop(
-            pb, pl, c0, c1, loop.width,
-            [&](OpBuilder &vb, Location vl, Value c, int64_t w) {
-              Value zeros = floatConstant(vb, vl, 0.0, f64, w);
-              auto combine = vb.create<scf::ForOp>(
-                  vl, cst(vb, vl, 0), chunks, cst(vb, vl, 1),
-                  ValueRange{floatConstant(vb, vl, 0.0, f64, 1), zeros, zeros},
-                  [&](OpBuilder &fb, Location fl, Value chunk, ValueRange acc) {
-                    Value nk =
-                        indexToFloat(fb, fl, chunkLength(fb, fl, chunk), f64);
-                    Value n = fb.create<arith::AddFOp>(fl, acc[0], nk);
-                    Value weight = fb.create<arith::DivFOp>(fl, nk, n);
-                    Value crossWeight =
-                        fb.create<arith::MulFOp>(fl, acc[0], weight);
-                    auto at = [&](Value row) {
-                      return loadAs(fb, fl, row, {t, chunk, c}, w, f64);
-                    };
-                    auto [meanK, m2K] =
-                        correctedMoments(fb, fl, splat(fb, fl, nk, w),
-                                         at(centers), at(sumsD), at(sumsD2));
-                    Value delta = fb.create<arith::SubFOp>(fl, meanK, acc[1]);
-                    Value mu = fb.create<arith::AddFOp>(
-                        fl, acc[1],
-                        fb.create<arith::MulFOp>(fl, delta,
-                                                 splat(fb, fl, weight, w)));
-                    Value cross = fb.create<arith::MulFOp>(
-                        fl, fb.create<arith::MulFOp>(fl, delta, delta),
-                        splat(fb, fl, crossWeight, w));
-                    Value sq = fb.create<arith::AddFOp>(
-                        fl, acc[2], fb.create<arith::AddFOp>(fl, m2K, cross));
-                    fb.create<scf::YieldOp>(fl, ValueRange{n, mu, sq});
-                  });
-              storeAs(vb, vl, combine.getResult(1), mean, {m, c});
-              storeAs(vb, vl, combine.getResult(2), m2, {m, c});
-            });
-      },
-      loop.sequential);
+  emitCombineChunks(b, loc, loop, lo, hi, zero, rows, mean, m2);
 }
 
-/// Cache lines of the next image's position `p` (in input 0), fetched
-/// while this thread writes the current image: its moments pass then reads
-/// them from cache, and reads and writes of memory overlap.
-static void prefetchNextImage(OpBuilder &b, Location loc,
-                              const ChannelLoop &loop, Value m, Value p) {
+namespace {
+/// What the map of image m does besides in the pipelined mode: it
+/// prefetches the positions it visits of image `next`, and after each chunk
+/// of positions [p0, p1) runs `afterChunk`.
+struct MapPipeline {
+  Value next;
+  llvm::function_ref<void(OpBuilder &, Location, Value p0, Value p1)>
+      afterChunk;
+};
+} // namespace
+
+/// Cache lines of position `p` of image `next` (in input 0), fetched while
+/// this thread writes the current image: the moments of the next image
+/// then read them from cache, and reads and writes of memory overlap.
+static void prefetchPosition(OpBuilder &b, Location loc,
+                             const ChannelLoop &loop, Value next, Value p) {
   const ChannelShape &shape = loop.shape;
   Value input = loop.inputs[0];
   int64_t elementBytes =
       cast<MemRefType>(input.getType()).getElementTypeBitWidth() / 8;
-  Value last = b.create<arith::SubIOp>(loc, shape.images, cst(b, loc, 1));
-  Value next = b.create<arith::MinUIOp>(
-      loc, b.create<arith::AddIOp>(loc, m, cst(b, loc, 1)), last);
   b.create<scf::ForOp>(
       loc, cst(b, loc, 0), shape.channels,
       cst(b, loc, std::max<int64_t>(1, 64 / elementBytes)), std::nullopt,
@@ -481,9 +517,12 @@ static void prefetchNextImage(OpBuilder &b, Location loc,
       });
 }
 
-void cpu::emitChannelMap(OpBuilder &b, Location loc, const ChannelLoop &loop,
-                         Value lo, Value hi, ArrayRef<Value> outputs,
-                         ChannelFn fn) {
+/// emitChannelMap, with the additions of the pipelined mode where
+/// `pipeline` is given (channels-last only).
+static void emitChannelMapImpl(OpBuilder &b, Location loc,
+                               const ChannelLoop &loop, Value lo, Value hi,
+                               ArrayRef<Value> outputs, ChannelFn fn,
+                               const MapPipeline *pipeline) {
   const ChannelShape &shape = loop.shape;
   Value zero = cst(b, loc, 0);
   auto store = [&](OpBuilder &lb, Location ll, ArrayRef<Value> values,
@@ -513,13 +552,18 @@ void cpu::emitChannelMap(OpBuilder &b, Location loc, const ChannelLoop &loop,
     return;
   }
   // Channels-last outputs are written around the caches where they
-  // qualify (see StreamingStores), in chunks of at least 64 KiB.
+  // qualify (see StreamingStores), in chunks of at least 64 KiB; in the
+  // pipelined mode, chunks of whole moments chunks.
   auto map = [&](OpBuilder &sb, Location sl, const StreamingStores &streaming) {
+    int64_t chunkPositions =
+        std::max(kChunkPositions, streaming.rowsPerIteration);
+    if (pipeline)
+      chunkPositions = llvm::alignTo(chunkPositions, kChunkPositions);
     emitPositionChunks(
         sb, sl, shape, lo, hi, nullptr,
         [&](OpBuilder &fb, Location fl, Value m, Value, Value, Value p) {
-          if (loop.sequential)
-            prefetchNextImage(fb, fl, loop, m, p);
+          if (pipeline)
+            prefetchPosition(fb, fl, loop, pipeline->next, p);
           emitVectorLoop(fb, fl, cst(fb, fl, 0), shape.channels, loop.width,
                          [&](OpBuilder &lb, Location ll, Value c, int64_t w) {
                            store(lb, ll,
@@ -529,11 +573,94 @@ void cpu::emitChannelMap(OpBuilder &b, Location loc, const ChannelLoop &loop,
                                  {m, p, c}, w, streaming.enabled);
                          });
         },
-        loop.sequential, std::max(kChunkPositions, streaming.rowsPerIteration),
-        streaming);
+        loop.sequential, chunkPositions, streaming,
+        pipeline ? pipeline->afterChunk : nullptr);
   };
   emitStreamingVersions(b, loc, outputs, shape.channels, loop.width,
                         loop.outputsReturned, map);
+}
+
+void cpu::emitChannelMap(OpBuilder &b, Location loc, const ChannelLoop &loop,
+                         Value lo, Value hi, ArrayRef<Value> outputs,
+                         ChannelFn fn) {
+  emitChannelMapImpl(b, loc, loop, lo, hi, outputs, fn, nullptr);
+}
+
+void cpu::emitPipelinedImages(
+    OpBuilder &b, Location loc, const ChannelLoop &loop, Value mean, Value m2,
+    llvm::function_ref<void(OpBuilder &, Location, Value m)> coefsOf,
+    ArrayRef<Value> outputs, ChannelFn fn) {
+  assert(loop.shape.channelsLast && "the pipelined mode is channels-last");
+  ChannelLoop seq = loop;
+  seq.sequential = true;
+  const ChannelShape &shape = loop.shape;
+  Value zero = cst(b, loc, 0), one = cst(b, loc, 1);
+  // One slice of consecutive images per thread, at most one per image.
+  Value threads = b.create<arith::IndexCastOp>(
+      loc, b.getIndexType(),
+      b.create<func::CallOp>(loc, kMaxThreadsFunction,
+                             TypeRange{b.getI32Type()}, ValueRange{})
+          .getResult(0));
+  Value slices = b.create<arith::MinUIOp>(
+      loc, b.create<arith::MaxSIOp>(loc, threads, one), shape.images);
+  b.create<scf::ParallelOp>(
+      loc, ValueRange{zero}, ValueRange{slices}, ValueRange{one},
+      [&](OpBuilder &pb, Location pl, ValueRange ivs) {
+        auto bound = [&](Value s) {
+          return pb.create<arith::DivUIOp>(
+              pl, pb.create<arith::MulIOp>(pl, s, shape.images), slices);
+        };
+        Value lo = bound(ivs[0]);
+        Value hi = bound(pb.create<arith::AddIOp>(pl, ivs[0], one));
+        ChunkMoments rows = allocChunkMoments(pb, pl, seq, cst(pb, pl, 2));
+        // The moments of the slice's first image, into slot 0.
+        pb.create<scf::ForOp>(
+            pl, zero, numChunks(pb, pl, shape.spatial), one, std::nullopt,
+            [&](OpBuilder &fb, Location fl, Value chunk, ValueRange) {
+              emitChunkMoments(fb, fl, seq, lo, zero, chunk, rows);
+              fb.create<scf::YieldOp>(fl);
+            });
+        pb.create<scf::ForOp>(
+            pl, lo, hi, one, std::nullopt,
+            [&](OpBuilder &ib, Location il, Value m, ValueRange) {
+              Value slot = ib.create<arith::AndIOp>(
+                  il, ib.create<arith::SubIOp>(il, m, lo), one);
+              Value after = ib.create<arith::AddIOp>(il, m, one);
+              emitCombineChunks(ib, il, seq, m, after, slot, rows, mean, m2);
+              coefsOf(ib, il, m);
+              Value nextSlot = ib.create<arith::XOrIOp>(il, slot, one);
+              Value hasNext = ib.create<arith::CmpIOp>(
+                  il, arith::CmpIPredicate::ult, after, hi);
+              // The last image of a slice prefetches itself (in cache).
+              Value next = ib.create<arith::SelectOp>(il, hasNext, after, m);
+              auto nextMoments = [&](OpBuilder &cb, Location cl, Value p0,
+                                     Value p1) {
+                Value size = cst(cb, cl, kChunkPositions);
+                Value first = cb.create<arith::DivUIOp>(cl, p0, size);
+                Value last = cb.create<arith::DivUIOp>(
+                    cl,
+                    cb.create<arith::AddIOp>(cl, p1,
+                                             cst(cb, cl, kChunkPositions - 1)),
+                    size);
+                cb.create<scf::IfOp>(
+                    cl, hasNext, [&](OpBuilder &tb, Location tl) {
+                      tb.create<scf::ForOp>(
+                          tl, first, last, cst(tb, tl, 1), std::nullopt,
+                          [&](OpBuilder &fb, Location fl, Value chunk,
+                              ValueRange) {
+                            emitChunkMoments(fb, fl, seq, after, nextSlot,
+                                             chunk, rows);
+                            fb.create<scf::YieldOp>(fl);
+                          });
+                      tb.create<scf::YieldOp>(tl);
+                    });
+              };
+              MapPipeline pipeline{next, nextMoments};
+              emitChannelMapImpl(ib, il, seq, m, after, outputs, fn, &pipeline);
+              ib.create<scf::YieldOp>(il);
+            });
+        pb.create<scf::ReduceOp>(pl);
+      });
 }
 
 void cpu::emitImageRanges(

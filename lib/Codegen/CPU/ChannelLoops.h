@@ -93,6 +93,22 @@ void emitChannelMoments(OpBuilder &b, Location loc, const ChannelLoop &loop,
 void emitChannelMap(OpBuilder &b, Location loc, const ChannelLoop &loop,
                     Value lo, Value hi, ArrayRef<Value> outputs, ChannelFn fn);
 
+/// A channels-last forward norm of many images (statistics per image), in
+/// one pass over memory with reads and writes overlapped: the images are
+/// cut into one slice of consecutive images per thread (omp_get_max_threads
+/// of them, at most one per image). A thread takes the moments of its
+/// slice's first image; then for each image m, the chunks' moments combine
+/// into rows m of `mean` and `m2` (as emitChannelMoments), `coefsOf(m)`
+/// fills rows m of `loop.coefs`, and the map of m writes `outputs` = fn(...)
+/// (as emitChannelMap), each chunk of positions followed by the moments of
+/// the same positions of image m + 1, which the map prefetches. The next
+/// image is thus read from memory while this one is written, and its
+/// moments computed while the stores drain.
+void emitPipelinedImages(
+    OpBuilder &b, Location loc, const ChannelLoop &loop, Value mean, Value m2,
+    llvm::function_ref<void(OpBuilder &, Location, Value m)> coefsOf,
+    ArrayRef<Value> outputs, ChannelFn fn);
+
 /// Runs `body` on consecutive ranges [lo, hi) of images. With `together`
 /// it is one range of all images (statistics across images: BatchNorm);
 /// otherwise ranges of about a megabyte of elements, so the passes of a

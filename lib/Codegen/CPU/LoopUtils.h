@@ -182,6 +182,12 @@ Value roundedBF16Words(OpBuilder &b, Location loc, Value v);
 Value allocScratch(OpBuilder &b, Location loc, ArrayRef<Value> sizes,
                    Type elementType);
 
+/// The OpenMP runtime's `int omp_get_max_threads(void)`: the number of
+/// threads the next parallel loop gets. nf-lower-to-loops declares it in the
+/// module while lowering and removes the declaration if unused.
+inline constexpr llvm::StringLiteral kMaxThreadsFunction =
+    "omp_get_max_threads";
+
 } // namespace mlir::nf::cpu
 
 #endif // NORMFUSE_LIB_CODEGEN_CPU_LOOPUTILS_H

@@ -9,8 +9,11 @@
 // Chan's combination, then y = (x - mean) * (rstd * scale) + bias.
 // GroupNorm and InstanceNorm work on ranges of images that fit in cache, so
 // the normalizing pass rereads from cache: with at least kParallelImagesMin
-// images, one image per iteration of a parallel loop whose passes run on
-// its thread; with fewer, ranges one after the other, each pass parallel.
+// images, each thread takes whole images (channels-first: one per iteration
+// of a parallel loop; channels-last: a slice of consecutive images,
+// pipelined so that the next image's moments follow the normalizing pass
+// chunk by chunk); with fewer, ranges one after the other, each pass
+// parallel.
 // BatchNorm's statistics span every image.
 //
 // Backward, with xhat = (x - mean) * rstd and n values per group:
@@ -153,8 +156,8 @@ void emitChannelNormForward(OpBuilder &b, Location loc,
     *to = chain;
   }
 
-  auto range = [&](OpBuilder &rb, Location rl, Value lo, Value hi) {
-    emitChannelMoments(rb, rl, loop, lo, hi, channelMean, channelM2);
+  // The coefficients of images [lo, hi) from their channels' moments.
+  auto coefsOf = [&](OpBuilder &rb, Location rl, Value lo, Value hi) {
     // A group's moments from its channels' (each of S values):
     // mean = the channels' average, M2 = sum(M2_c) +
     // S * sum((mean_c - mean)^2).
@@ -201,18 +204,34 @@ void emitChannelNormForward(OpBuilder &b, Location loc,
                                 shift, {m, c});
                       });
         });
-    loop.coefs = {mean, factor, shift};
-    emitChannelMap(rb, rl, loop, lo, hi, {y},
-                   [](OpBuilder &mb, Location ml, ValueRange in,
+  };
+  loop.coefs = {mean, factor, shift};
+  auto normalize = [](OpBuilder &mb, Location ml, ValueRange in,
                       ValueRange coef, int64_t) -> SmallVector<Value> {
-                     Value d = mb.create<arith::SubFOp>(ml, in[0], coef[0]);
-                     return {mb.create<math::FmaOp>(ml, d, coef[1], coef[2])};
-                   });
+    Value d = mb.create<arith::SubFOp>(ml, in[0], coef[0]);
+    return {mb.create<math::FmaOp>(ml, d, coef[1], coef[2])};
+  };
+  auto range = [&](OpBuilder &rb, Location rl, Value lo, Value hi) {
+    emitChannelMoments(rb, rl, loop, lo, hi, channelMean, channelM2);
+    coefsOf(rb, rl, lo, hi);
+    emitChannelMap(rb, rl, loop, lo, hi, {y}, normalize);
   };
   // With enough images, each thread takes whole images: no fork and join
-  // per pass, and one thread's reads overlap another's writes.
+  // per pass, and (channels-last) one image is read while the one before
+  // is written.
   std::optional<int64_t> images = getConstantIntValue(shape.images);
   if (!f.grouping.acrossImages && images && *images >= kParallelImagesMin) {
+    if (shape.channelsLast) {
+      emitPipelinedImages(
+          b, loc, loop, channelMean, channelM2,
+          [&](OpBuilder &cb, Location cl, Value m) {
+            coefsOf(cb, cl, m,
+                    cb.create<arith::AddIOp>(
+                        cl, m, cb.create<arith::ConstantIndexOp>(cl, 1)));
+          },
+          {y}, normalize);
+      return;
+    }
     loop.sequential = true;
     emitParallelImages(b, loc, shape, range);
   } else {

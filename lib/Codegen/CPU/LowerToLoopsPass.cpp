@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "LoopUtils.h"
 #include "PointwiseChain.h"
 #include "normfuse/Codegen/Passes.h"
 #include "normfuse/Dialect/NF/IR/NFDialect.h"
@@ -120,17 +121,49 @@ struct NFLowerToLoopsPass
     });
   }
 
+  /// The declaration of the OpenMP runtime's omp_get_max_threads that the
+  /// lowering may call (cpu::kMaxThreadsFunction), added unless the module
+  /// has it (`added` says which); null after an error.
+  func::FuncOp declareMaxThreads(ModuleOp module, bool &added) {
+    OpBuilder b(module.getContext());
+    auto type = b.getFunctionType({}, {b.getI32Type()});
+    added = false;
+    Operation *existing =
+        SymbolTable::lookupSymbolIn(module, cpu::kMaxThreadsFunction);
+    if (existing) {
+      auto function = dyn_cast<func::FuncOp>(existing);
+      if (!function || function.getFunctionType() != type) {
+        existing->emitError()
+            << "nf-lower-to-loops: '" << cpu::kMaxThreadsFunction
+            << "' is the OpenMP runtime's, of type " << type;
+        return nullptr;
+      }
+      return function;
+    }
+    b.setInsertionPointToStart(module.getBody());
+    auto function =
+        b.create<func::FuncOp>(module.getLoc(), cpu::kMaxThreadsFunction, type);
+    function.setPrivate();
+    added = true;
+    return function;
+  }
+
   void runOnOperation() override {
+    ModuleOp module = getOperation();
     if (vectorWidth < 1) {
-      getOperation().emitError() << "nf-lower-to-loops: vector-width must be "
-                                    "at least 1, got "
-                                 << static_cast<int64_t>(vectorWidth);
+      module.emitError() << "nf-lower-to-loops: vector-width must be "
+                            "at least 1, got "
+                         << static_cast<int64_t>(vectorWidth);
       return signalPassFailure();
     }
+    bool added = false;
+    func::FuncOp maxThreads = declareMaxThreads(module, added);
+    if (!maxThreads)
+      return signalPassFailure();
     MLIRContext *ctx = &getContext();
     LoopLoweringOptions options;
     options.vectorWidth = vectorWidth;
-    lowerFusedOps(getOperation(), options);
+    lowerFusedOps(module, options);
     RewritePatternSet patterns(ctx);
     populateLowerPointwiseToLoopsPatterns(patterns, options);
     populateLowerNormsToLoopsPatterns(patterns, options);
@@ -164,10 +197,11 @@ struct NFLowerToLoopsPass
         arith::ArithDialect, bufferization::BufferizationDialect,
         math::MathDialect, memref::MemRefDialect, scf::SCFDialect,
         tensor::TensorDialect, vector::VectorDialect, func::FuncDialect>();
-    if (failed(applyPartialConversion(getOperation(), target,
-                                      std::move(patterns))))
+    if (failed(applyPartialConversion(module, target, std::move(patterns))))
       return signalPassFailure();
-    copyAliasedResults(getOperation());
+    module.walk([](func::FuncOp function) { copyAliasedResults(function); });
+    if (added && SymbolTable::symbolKnownUseEmpty(maxThreads, module))
+      maxThreads.erase();
   }
 };
 } // namespace

@@ -43,7 +43,7 @@ void nf::buildCPUBufferizationPipeline(OpPassManager &pm,
   loops.vectorWidth = options.vectorWidth;
   // No canonicalization before bufferization: it would fold loads from
   // to_memref back into tensor.extract inside the loops.
-  pm.addNestedPass<func::FuncOp>(createNFLowerToLoopsPass(loops));
+  pm.addPass(createNFLowerToLoopsPass(loops));
 
   bufferization::OneShotBufferizationOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;

@@ -3,7 +3,7 @@
 // shifted left by 16, the odd ones the words with the low half cleared;
 // the results, rounded, merge back into words (BF16Pairs.h). The scale and
 // bias are first copied with each block of 16 in even-then-odd order.
-// RUN: nf-opt %s --pass-pipeline='builtin.module(func.func(nf-lower-to-loops{vector-width=8}))' | FileCheck %s
+// RUN: nf-opt %s --pass-pipeline='builtin.module(nf-lower-to-loops{vector-width=8})' | FileCheck %s
 
 // CHECK-LABEL: func.func @layer_norm_bf16
 // The scale's copy in pair layout: evens at 16k, odds at 16k + 8, then the

@@ -4,7 +4,7 @@
 // fit in cache. Channels-last moments run vector loops along C over chunks
 // of 64 positions into scratch rows; channels-first ones are blocked row
 // sums.
-// RUN: nf-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(nf-lower-to-loops{vector-width=4}))' | FileCheck %s
+// RUN: nf-opt %s -split-input-file --pass-pipeline='builtin.module(nf-lower-to-loops{vector-width=4})' | FileCheck %s
 
 // CHECK-LABEL: func.func @group_norm_nhwc
 // Per-(image, channel) coefficients and f64 moments, allocated once.
@@ -12,22 +12,21 @@
 // CHECK-COUNT-2: memref.alloc() {alignment = 64 : i64} : memref<2x6xf64>
 // Ranges of images: 2^20 / (6 * 35) = 4993 images per range.
 // CHECK: scf.for %{{.+}} = %{{.+}} to %c2 step %c4993{{(_[0-9]+)?}} {
-// Per chunk of positions, scratch rows of C sums: of x, of d, of d^2.
+// Per chunk of positions, scratch rows of C values: the chunk's means, the
+// sums of d and of d^2.
 // CHECK: %[[SX:.+]] = memref.alloc(%{{.+}}) {alignment = 64 : i64} : memref<?x1x6xf32>
 // CHECK: %[[SD:.+]] = memref.alloc(%{{.+}}) {alignment = 64 : i64} : memref<?x1x6xf32>
 // CHECK: %[[SD2:.+]] = memref.alloc(%{{.+}}) {alignment = 64 : i64} : memref<?x1x6xf32>
 // CHECK: scf.parallel
-// First pass over the chunk: the sums of x.
-// CHECK: vector.load %[[X:.+]][%{{.+}}, %{{.+}}, %{{.+}}] : memref<2x35x6xf32>, vector<4xf32>
-// CHECK: vector.load %[[SX]]
-// CHECK: arith.addf {{.+}} : vector<4xf32>
-// CHECK: vector.store {{.+}}, %[[SX]]
-// Second pass over the chunk (from cache), 4 vectors of channels at a time
-// over all its positions: the chunk's means by one reciprocal, then the
-// sums of d = x - mean and of d^2 in registers, stored once.
+// Per chunk, 4 vectors of channels at a time over all its positions, in
+// registers: first the sums of x, the chunk's means by one reciprocal, then
+// (from cache) the sums of d = x - mean and of d^2, each stored once.
 // CHECK: %[[INV:.+]] = arith.divf %{{.+}}, %{{.+}} : f32
 // CHECK: scf.for %[[C:.+]] = %{{.+}} to %{{.+}} step %c16
-// CHECK: %[[SUM:.+]] = vector.load %[[SX]]{{.+}} : memref<?x1x6xf32>, vector<16xf32>
+// CHECK: %[[SUM:.+]] = scf.for {{.+}} iter_args(%[[AX:.+]] = %{{.+}}) -> (vector<16xf32>)
+// CHECK-NEXT: %[[X0:.+]] = vector.load %[[X:.+]][%{{.+}}, %{{.+}}, %[[C]]] : memref<2x35x6xf32>, vector<16xf32>
+// CHECK-NEXT: %[[NX:.+]] = arith.addf %[[AX]], %[[X0]] : vector<16xf32>
+// CHECK-NEXT: scf.yield %[[NX]]
 // CHECK: %[[INVS:.+]] = vector.broadcast %[[INV]] : f32 to vector<16xf32>
 // CHECK: %[[MEAN:.+]] = arith.mulf %[[SUM]], %[[INVS]] : vector<16xf32>
 // CHECK: vector.store %[[MEAN]], %[[SX]]
@@ -109,22 +108,50 @@ func.func @batch_norm_training(%x: tensor<2x6x5x7xf32>, %rm: tensor<6xf32>, %rv:
 
 // -----
 
-// From 8 images on, each thread takes whole images: one parallel loop over
-// images, and every pass over an image (moments, their combination, the
-// normalizing map) a sequential loop inside it.
+// From 8 images on (channels-last), each thread takes a slice of
+// consecutive images, pipelined: min(omp_get_max_threads(), 8) slices of
+// a parallel loop, the images [s * 8 / slices, (s + 1) * 8 / slices) of
+// slice s, two slots of chunk moments per slice. The pass declares the
+// runtime function in the module.
+// CHECK: func.func private @omp_get_max_threads() -> i32
 // CHECK-LABEL: func.func @group_norm_nhwc_8_images
-// CHECK: scf.parallel (%[[M:.+]]) = (%{{.+}}) to (%c8{{(_[0-9]+)?}}) step (%{{.+}}) {
+// CHECK: %[[T:.+]] = call @omp_get_max_threads() : () -> i32
+// CHECK: %[[TI:.+]] = arith.index_cast %[[T]] : i32 to index
+// CHECK: %[[T1:.+]] = arith.maxsi %[[TI]], %[[ONE:c1(_[0-9]+)?]] : index
+// CHECK: %[[SLICES:.+]] = arith.minui %[[T1]], %c8 : index
+// CHECK: scf.parallel (%[[S:.+]]) = (%{{.+}}) to (%[[SLICES]]) step (%{{.+}}) {
+// CHECK-NEXT: %[[LO0:.+]] = arith.muli %[[S]], %c8
+// CHECK-NEXT: %[[LO:.+]] = arith.divui %[[LO0]], %[[SLICES]]
+// CHECK-NEXT: %[[S1:.+]] = arith.addi %[[S]], %[[ONE]]
+// CHECK-NEXT: %[[HI0:.+]] = arith.muli %[[S1]], %c8
+// CHECK-NEXT: %[[HI:.+]] = arith.divui %[[HI0]], %[[SLICES]]
+// CHECK: memref.alloc() {alignment = 64 : i64} : memref<2x1x8xf32>
 // CHECK-NOT: scf.parallel
-// CHECK: vector.load {{.+}} : memref<8x35x8xf32>, vector<4xf32>
+// The moments of the slice's first image, into slot 0.
+// CHECK: vector.load %[[X:.+]][%[[LO]], %{{.+}}, %{{.+}}] : memref<8x35x8xf32>, vector<4xf32>
+// Then per image m of the slice: its chunks' moments (slot (m - lo) & 1)
+// combined, its group statistics, ...
+// CHECK: scf.for %[[M:.+]] = %[[LO]] to %[[HI]] step
+// CHECK-NEXT: %[[REL:.+]] = arith.subi %[[M]], %[[LO]] : index
+// CHECK-NEXT: %[[SLOT:.+]] = arith.andi %[[REL]], %[[ONE]] : index
+// CHECK-NEXT: %[[NEXT:.+]] = arith.addi %[[M]], %[[ONE]] : index
 // CHECK-NOT: scf.parallel
 // CHECK: math.sqrt {{.+}} : f64
+// ... then its normalizing map, which prefetches position p of image m + 1
+// (m itself for the slice's last image), one line (16 f32) at a time, ...
+// CHECK: %[[OTHER:.+]] = arith.xori %[[SLOT]], %[[ONE]] : index
+// CHECK-NEXT: %[[HAS:.+]] = arith.cmpi ult, %[[NEXT]], %[[HI]] : index
+// CHECK-NEXT: %[[PF:.+]] = arith.select %[[HAS]], %[[NEXT]], %[[M]] : index
 // CHECK-NOT: scf.parallel
-// While it normalizes position p of image m, the thread prefetches position
-// p of image min(m + 1, 7), one line (16 f32) at a time.
 // CHECK: scf.for %[[C:.+]] = %{{.+}} to %c8{{(_[0-9]+)?}} step %c16
-// CHECK-NEXT: memref.prefetch %{{.+}}[%{{.+}}, %{{.+}}, %[[C]]], read, locality<3>, data : memref<8x35x8xf32>
+// CHECK-NEXT: memref.prefetch %[[X]][%[[PF]], %{{.+}}, %[[C]]], read, locality<3>, data : memref<8x35x8xf32>
 // CHECK: math.fma
 // CHECK-NEXT: vector.store {{.+}} : memref<8x35x8xf32>, vector<4xf32>
+// ... and after each chunk of positions, the moments of the same chunks of
+// image m + 1 into the other slot, if the slice has it.
+// CHECK: scf.if %[[HAS]] {
+// CHECK: vector.load %[[X]][%[[NEXT]], %{{.+}}, %{{.+}}] : memref<8x35x8xf32>, vector<4xf32>
+// CHECK: vector.store %{{.+}}, %{{.+}}[%[[OTHER]], %{{.+}}, %{{.+}}] : memref<2x1x8xf32>, vector<4xf32>
 // CHECK-NOT: scf.parallel
 // CHECK: return
 func.func @group_norm_nhwc_8_images(%x: tensor<8x5x7x8xf32>) -> (tensor<8x5x7x8xf32>, tensor<8x2xf32>, tensor<8x2xf32>) {
@@ -135,13 +162,16 @@ func.func @group_norm_nhwc_8_images(%x: tensor<8x5x7x8xf32>) -> (tensor<8x5x7x8x
 // -----
 
 // With 7 images, ranges of images one after the other, each pass a
-// parallel loop.
+// parallel loop; nothing calls omp_get_max_threads, and the pass leaves
+// no declaration of it.
+// CHECK-NOT: omp_get_max_threads
 // CHECK-LABEL: func.func @group_norm_nhwc_7_images
 // CHECK: scf.for %{{.+}} = %{{.+}} to %c7{{(_[0-9]+)?}} step
 // CHECK: scf.parallel
 // CHECK: scf.parallel
 // CHECK: scf.parallel
 // CHECK-NOT: memref.prefetch
+// CHECK-NOT: omp_get_max_threads
 // CHECK: return
 func.func @group_norm_nhwc_7_images(%x: tensor<7x5x7x8xf32>) -> (tensor<7x5x7x8xf32>, tensor<7x2xf32>, tensor<7x2xf32>) {
   %y, %m, %r = nf.group_norm %x {layout = #nf.layout<nhwc>, num_groups = 2 : i64} : (tensor<7x5x7x8xf32>) -> (tensor<7x5x7x8xf32>, tensor<7x2xf32>, tensor<7x2xf32>)

@@ -4,7 +4,7 @@
 // producer's one loop nest: the prologue runs on x as it is loaded, the
 // epilogue on y before it is stored, and no intermediate tensor gets a
 // buffer. Any other body is inlined, its ops lowered one after the other.
-// RUN: nf-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(nf-lower-to-loops{vector-width=4}))' | FileCheck %s
+// RUN: nf-opt %s -split-input-file --pass-pipeline='builtin.module(nf-lower-to-loops{vector-width=4})' | FileCheck %s
 
 // The store of y comes after the gelu math on the normalized value, in the
 // one scf.parallel; the only buffers are y, mean and rstd.

@@ -3,7 +3,7 @@
 // into its own scratch row while it sums a row, and the parameter
 // gradients are the f64 sums of the 64 rows. relu_grad selects from the
 // forward output.
-// RUN: nf-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(nf-lower-to-loops{vector-width=4}))' | FileCheck %s
+// RUN: nf-opt %s -split-input-file --pass-pipeline='builtin.module(nf-lower-to-loops{vector-width=4})' | FileCheck %s
 
 // CHECK-LABEL: func.func @layer_norm_grad
 // CHECK: %[[DX:.+]] = memref.alloc() {alignment = 64 : i64} : memref<300x40xf32>

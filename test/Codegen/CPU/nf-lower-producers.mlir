@@ -2,7 +2,7 @@
 // results: vectors along the contiguous dimension with a scalar tail,
 // multiply-adds in f32 (f16/bf16 widened on load, narrowed on the final
 // store), padding clipped by index ranges rather than loaded.
-// RUN: nf-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(nf-lower-to-loops{vector-width=8}))' | FileCheck %s
+// RUN: nf-opt %s -split-input-file --pass-pipeline='builtin.module(nf-lower-to-loops{vector-width=8})' | FileCheck %s
 
 // Each output row keeps 4 vectors of 8 columns in registers over the whole
 // k loop (a row of lhs scales rows of rhs); then single vectors, then

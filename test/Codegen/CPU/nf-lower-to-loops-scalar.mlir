@@ -1,6 +1,6 @@
 // vector-width=1 emits scalar loops only; a width below 1 is an error.
-// RUN: nf-opt %s --pass-pipeline='builtin.module(func.func(nf-lower-to-loops{vector-width=1}))' | FileCheck %s
-// RUN: not nf-opt %s --pass-pipeline='builtin.module(func.func(nf-lower-to-loops{vector-width=0}))' 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: nf-opt %s --pass-pipeline='builtin.module(nf-lower-to-loops{vector-width=1})' | FileCheck %s
+// RUN: not nf-opt %s --pass-pipeline='builtin.module(nf-lower-to-loops{vector-width=0})' 2>&1 | FileCheck %s --check-prefix=BAD
 // BAD: error: nf-lower-to-loops: vector-width must be at least 1, got 0
 
 // CHECK-LABEL: func.func @relu_scalar

@@ -1,6 +1,6 @@
 // nf ops become loops over buffers: parallel rows, vector bodies with a
 // scalar tail, blocked sums with f64 block totals, two variance passes.
-// RUN: nf-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(nf-lower-to-loops{vector-width=8}))' -verify-diagnostics | FileCheck %s
+// RUN: nf-opt %s -split-input-file --pass-pipeline='builtin.module(nf-lower-to-loops{vector-width=8})' -verify-diagnostics | FileCheck %s
 
 // CHECK-LABEL: func.func @layer_norm_rows
 // CHECK-SAME: (%[[X:.+]]: tensor<4x1000xf32>)

@@ -4,7 +4,7 @@
 // iteration of the streaming version writes about 64 KiB and ends with a
 // fence. Smaller outputs, and rows that end in a partial vector, keep
 // plain stores only.
-// RUN: nf-opt %s -split-input-file --pass-pipeline='builtin.module(func.func(nf-lower-to-loops{vector-width=8}))' | FileCheck %s
+// RUN: nf-opt %s -split-input-file --pass-pipeline='builtin.module(nf-lower-to-loops{vector-width=8})' | FileCheck %s
 
 // 4096 rows of 1024 f32: 16 MiB, 16 rows (64 KiB) per parallel iteration.
 // The function is marked for nf-align-streaming-stores.
@@ -86,16 +86,21 @@ func.func @layer_norm_dynamic_rows(%x: tensor<?x1024xf32>)
 
 // -----
 
-// GroupNorm NHWC on 8 x 64 x 64 x 256 f16 (16 MiB), one image per thread:
-// each image's map pass writes chunks of 128 positions (64 KiB) around the
-// cache.
+// GroupNorm NHWC on 8 x 64 x 64 x 256 f16 (16 MiB), slices of images per
+// thread, pipelined: each image's map pass writes chunks of 128 positions
+// (64 KiB) around the cache, each followed by the next image's moments of
+// those positions and then a fence, so the stores drain while the moments
+// are computed.
 // CHECK-LABEL: func.func @group_norm_nhwc_16_mib
-// CHECK: scf.parallel (%[[M:.+]]) = (%{{.+}}) to (%c8{{(_[0-9]+)?}})
+// CHECK: scf.parallel
+// CHECK: %[[HAS:.+]] = arith.cmpi ult
 // CHECK: memref.extract_aligned_pointer_as_index
 // CHECK: scf.if
 // CHECK: %[[CHUNK:.+]] = arith.constant 128 : index
 // CHECK: scf.for %{{.+}} = %{{.+}} to %[[CHUNKS:.+]] step
 // CHECK: vector.store {{.+}} {nontemporal = true} : memref<8x4096x256xf16>, vector<8xf16>
+// CHECK: scf.if %[[HAS]] {
+// CHECK: math.fma
 // CHECK: llvm.fence seq_cst
 // CHECK: } else {
 // CHECK-NOT: nontemporal
