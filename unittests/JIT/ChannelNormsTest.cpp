@@ -230,6 +230,69 @@ TEST(GroupNormPipelinedTest, SameBitsForEveryThreadCount) {
   }
 }
 
+// In the pipelined mode a chunk after the first is summed in one pass
+// around the previous chunk's mean, and falls back to the two passes of
+// the other modes when that center is more than a standard deviation from
+// the chunk's mean. Here each chunk of 64 positions is centred on +50 or
+// -50 in turn (std 0.5), so every chunk falls back: each image of an
+// 8-image run (pipelined) is then the same bits as that image alone (one
+// image: chunks in parallel, always two passes).
+TEST(GroupNormPipelinedTest, ChunkMeansFarApartTakeTwoPasses) {
+  const int64_t n = 8, h = 13, w = 11, c = 40, groups = 8, hw = h * w;
+  auto compile = [&](int64_t images) {
+    std::string x = tensorType(DType::F32, {images, h, w, c});
+    std::string p = tensorType(DType::F32, {c});
+    std::string st = tensorType(DType::F32, {images, groups});
+    std::string op = "nf.group_norm %a0 scale %a1 bias %a2 {num_groups = 8 : "
+                     "i64, layout = #nf.layout<nhwc>}" +
+                     functional({x, p, p}, {x, st, st});
+    return compileOrFail(makeFunc("gn", {x, p, p}, {x, st, st}, op), "gn");
+  };
+  auto all = compile(n), one = compile(1);
+  ASSERT_TRUE(all && one);
+
+  std::mt19937 rng(29);
+  std::normal_distribution<double> noise(0.0, 0.5);
+  Buffer in(DType::F32, {n, h, w, c}), scale(DType::F32, {c}),
+      bias(DType::F32, {c});
+  for (int64_t i = 0; i < in.size(); ++i) {
+    int64_t position = (i / c) % hw;
+    in.set(i, ((position / 64) % 2 ? 50.0 : -50.0) + noise(rng));
+  }
+  scale.fillNormal(rng, 1.0, 0.5);
+  bias.fillNormal(rng);
+  Buffer y(DType::F32, {n, h, w, c}), mean(DType::F32, {n, groups}),
+      rstd(DType::F32, {n, groups});
+  poison({&y, &mean, &rstd});
+  ASSERT_EQ(errorText(all->run({in.ref(), scale.ref(), bias.ref()},
+                               {y.ref(), mean.ref(), rstd.ref()})),
+            "");
+  std::vector<double> ry, rmean, rrstd, s = scale.toDoubles(),
+                                        b = bias.toDoubles();
+  groupNormReference(in.toDoubles(), {n, c, hw, true}, groups, &s, &b, 1e-5, ry,
+                     rmean, rrstd);
+  EXPECT_LE(relativeError(y.toDoubles(), ry), 1e-5);
+
+  for (int64_t m = 0; m < n; ++m) {
+    SCOPED_TRACE("image " + std::to_string(m));
+    Buffer image(DType::F32, {1, h, w, c}), ym(DType::F32, {1, h, w, c}),
+        meanM(DType::F32, {1, groups}), rstdM(DType::F32, {1, groups});
+    for (int64_t i = 0; i < image.size(); ++i)
+      image.set(i, in.get(m * image.size() + i));
+    poison({&ym, &meanM, &rstdM});
+    ASSERT_EQ(errorText(one->run({image.ref(), scale.ref(), bias.ref()},
+                                 {ym.ref(), meanM.ref(), rstdM.ref()})),
+              "");
+    int64_t diffs = 0;
+    for (int64_t i = 0; i < ym.size(); ++i)
+      diffs += ym.get(i) != y.get(m * ym.size() + i);
+    for (int64_t g = 0; g < groups; ++g)
+      diffs += (meanM.get(g) != mean.get(m * groups + g)) +
+               (rstdM.get(g) != rstd.get(m * groups + g));
+    EXPECT_EQ(diffs, 0);
+  }
+}
+
 class BatchNormTest : public testing::TestWithParam<ChannelCase> {};
 
 TEST_P(BatchNormTest, TrainingMatchesPyTorchSemantics) {

@@ -316,47 +316,115 @@ static Value chunkLength(OpBuilder &b, Location loc, const ChannelShape &shape,
   return b.create<arith::SubIOp>(loc, p1, p0);
 }
 
-/// The moments of chunk `chunk` of image m into `slot` of `rows`: one block
-/// of channels at a time over all positions of the chunk, the sums in
-/// registers: first the sums of x (in position order), then the chunk's
-/// means, then from cache the sums of d = x - mean and of d^2. Wide blocks
-/// give the adds independent chains.
+/// The moments of chunk `chunk` of image m into `slot` of `rows`, one block
+/// of channels at a time over all positions of the chunk with the sums in
+/// registers (wide blocks give the adds independent chains). Two passes:
+/// the sums of x (in position order) and the chunk's means, then from
+/// cache the sums of d = x - mean and of d^2.
+///
+/// With `inOrder` (the chunks of an image come one after the other into
+/// the same slot), a chunk after the first takes the previous chunk's mean
+/// as its center and makes one pass, for the sums of d and d^2 around it.
+/// Its block keeps them when the center is within one standard deviation
+/// of the chunk's mean, 2 sum(d)^2 <= n sum(d^2) in every lane: the
+/// correction sum(d)^2 / n then cancels at most half of sum(d^2), so M2
+/// loses at most one bit to it. Otherwise the block makes the two passes.
 static void emitChunkMoments(OpBuilder &b, Location loc,
                              const ChannelLoop &loop, Value m, Value slot,
-                             Value chunk, const ChunkMoments &rows) {
+                             Value chunk, const ChunkMoments &rows,
+                             bool inOrder = false) {
   const ChannelShape &shape = loop.shape;
+  Type acc = loop.acc;
   Value one = cst(b, loc, 1);
   Value p0 = b.create<arith::MulIOp>(loc, chunk, cst(b, loc, kChunkPositions));
   Value length = chunkLength(b, loc, shape, chunk);
   Value p1 = b.create<arith::AddIOp>(loc, p0, length);
+  Value n = indexToFloat(b, loc, length, acc);
   Value inverse =
-      b.create<arith::DivFOp>(loc, floatConstant(b, loc, 1.0, loop.acc, 1),
-                              indexToFloat(b, loc, length, loop.acc));
-  emitWideVectorLoop(
-      b, loc, cst(b, loc, 0), shape.channels, kMomentsUnroll * loop.width,
-      loop.width, [&](OpBuilder &lb, Location ll, Value c, int64_t w) {
-        Value z = floatConstant(lb, ll, 0.0, loop.acc, w);
-        auto sumX = lb.create<scf::ForOp>(
-            ll, p0, p1, one, ValueRange{z},
-            [&](OpBuilder &fb, Location fl, Value p, ValueRange acc) {
-              Value x = loadInput(fb, fl, loop, 0, {m, p, c}, w);
-              fb.create<scf::YieldOp>(
-                  fl, ValueRange{fb.create<arith::AddFOp>(fl, acc[0], x)});
-            });
-        Value center = lb.create<arith::MulFOp>(ll, sumX.getResult(0),
-                                                splat(lb, ll, inverse, w));
-        storeAs(lb, ll, center, rows.centers, {slot, chunk, c});
-        auto sums = lb.create<scf::ForOp>(
-            ll, p0, p1, one, ValueRange{z, z},
-            [&](OpBuilder &fb, Location fl, Value p, ValueRange acc) {
-              Value d = fb.create<arith::SubFOp>(
-                  fl, loadInput(fb, fl, loop, 0, {m, p, c}, w), center);
-              fb.create<scf::YieldOp>(
-                  fl, ValueRange{fb.create<arith::AddFOp>(fl, acc[0], d),
-                                 fb.create<math::FmaOp>(fl, d, d, acc[1])});
-            });
-        storeAs(lb, ll, sums.getResult(0), rows.sumsD, {slot, chunk, c});
-        storeAs(lb, ll, sums.getResult(1), rows.sumsD2, {slot, chunk, c});
+      b.create<arith::DivFOp>(loc, floatConstant(b, loc, 1.0, acc, 1), n);
+  auto store = [&](OpBuilder &lb, Location ll, Value c, Value center,
+                   Value sumD, Value sumD2) {
+    storeAs(lb, ll, center, rows.centers, {slot, chunk, c});
+    storeAs(lb, ll, sumD, rows.sumsD, {slot, chunk, c});
+    storeAs(lb, ll, sumD2, rows.sumsD2, {slot, chunk, c});
+  };
+  // The sums of d = x - center and of d^2 over the chunk.
+  auto sumsAround = [&](OpBuilder &lb, Location ll, Value c, int64_t w,
+                        Value center) {
+    Value z = floatConstant(lb, ll, 0.0, acc, w);
+    auto sums = lb.create<scf::ForOp>(
+        ll, p0, p1, one, ValueRange{z, z},
+        [&](OpBuilder &fb, Location fl, Value p, ValueRange sum) {
+          Value d = fb.create<arith::SubFOp>(
+              fl, loadInput(fb, fl, loop, 0, {m, p, c}, w), center);
+          fb.create<scf::YieldOp>(
+              fl, ValueRange{fb.create<arith::AddFOp>(fl, sum[0], d),
+                             fb.create<math::FmaOp>(fl, d, d, sum[1])});
+        });
+    return std::make_pair(sums.getResult(0), sums.getResult(1));
+  };
+  auto twoPasses = [&](OpBuilder &lb, Location ll, Value c, int64_t w) {
+    Value z = floatConstant(lb, ll, 0.0, acc, w);
+    auto sumX = lb.create<scf::ForOp>(
+        ll, p0, p1, one, ValueRange{z},
+        [&](OpBuilder &fb, Location fl, Value p, ValueRange sum) {
+          Value x = loadInput(fb, fl, loop, 0, {m, p, c}, w);
+          fb.create<scf::YieldOp>(
+              fl, ValueRange{fb.create<arith::AddFOp>(fl, sum[0], x)});
+        });
+    Value center = lb.create<arith::MulFOp>(ll, sumX.getResult(0),
+                                            splat(lb, ll, inverse, w));
+    auto [sumD, sumD2] = sumsAround(lb, ll, c, w, center);
+    store(lb, ll, c, center, sumD, sumD2);
+  };
+  auto forBlocks = [&](OpBuilder &fb, Location fl, ElementBody body) {
+    emitWideVectorLoop(fb, fl, cst(fb, fl, 0), shape.channels,
+                       kMomentsUnroll * loop.width, loop.width, body);
+  };
+  if (!inOrder)
+    return forBlocks(b, loc, twoPasses);
+
+  auto onePass = [&](OpBuilder &lb, Location ll, Value c, int64_t w) {
+    Value prev = lb.create<arith::SubIOp>(ll, chunk, one);
+    Value prevInverse = lb.create<arith::DivFOp>(
+        ll, floatConstant(lb, ll, 1.0, acc, 1),
+        indexToFloat(lb, ll, chunkLength(lb, ll, shape, prev), acc));
+    Value center = lb.create<math::FmaOp>(
+        ll, loadAs(lb, ll, rows.sumsD, {slot, prev, c}, w, acc),
+        splat(lb, ll, prevInverse, w),
+        loadAs(lb, ll, rows.centers, {slot, prev, c}, w, acc));
+    auto [sumD, sumD2] = sumsAround(lb, ll, c, w, center);
+    Value twice =
+        lb.create<arith::MulFOp>(ll, lb.create<arith::MulFOp>(ll, sumD, sumD),
+                                 floatConstant(lb, ll, 2.0, acc, w));
+    Value bound = lb.create<arith::MulFOp>(ll, sumD2, splat(lb, ll, n, w));
+    Value kept =
+        lb.create<arith::CmpFOp>(ll, arith::CmpFPredicate::OLE, twice, bound);
+    if (w > 1)
+      kept =
+          lb.create<vector::ReductionOp>(ll, vector::CombiningKind::AND, kept);
+    lb.create<scf::IfOp>(
+        ll, kept,
+        [&](OpBuilder &tb, Location tl) {
+          store(tb, tl, c, center, sumD, sumD2);
+          tb.create<scf::YieldOp>(tl);
+        },
+        [&](OpBuilder &eb, Location el) {
+          twoPasses(eb, el, c, w);
+          eb.create<scf::YieldOp>(el);
+        });
+  };
+  Value first = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, chunk,
+                                        cst(b, loc, 0));
+  b.create<scf::IfOp>(
+      loc, first,
+      [&](OpBuilder &tb, Location tl) {
+        forBlocks(tb, tl, twoPasses);
+        tb.create<scf::YieldOp>(tl);
+      },
+      [&](OpBuilder &eb, Location el) {
+        forBlocks(eb, el, onePass);
+        eb.create<scf::YieldOp>(el);
       });
 }
 
@@ -617,7 +685,8 @@ void cpu::emitPipelinedImages(
         pb.create<scf::ForOp>(
             pl, zero, numChunks(pb, pl, shape.spatial), one, std::nullopt,
             [&](OpBuilder &fb, Location fl, Value chunk, ValueRange) {
-              emitChunkMoments(fb, fl, seq, lo, zero, chunk, rows);
+              emitChunkMoments(fb, fl, seq, lo, zero, chunk, rows,
+                               /*inOrder=*/true);
               fb.create<scf::YieldOp>(fl);
             });
         pb.create<scf::ForOp>(
@@ -649,7 +718,7 @@ void cpu::emitPipelinedImages(
                           [&](OpBuilder &fb, Location fl, Value chunk,
                               ValueRange) {
                             emitChunkMoments(fb, fl, seq, after, nextSlot,
-                                             chunk, rows);
+                                             chunk, rows, /*inOrder=*/true);
                             fb.create<scf::YieldOp>(fl);
                           });
                       tb.create<scf::YieldOp>(tl);

@@ -103,7 +103,10 @@ void emitChannelMap(OpBuilder &b, Location loc, const ChannelLoop &loop,
 /// (as emitChannelMap), each chunk of positions followed by the moments of
 /// the same positions of image m + 1, which the map prefetches. The next
 /// image is thus read from memory while this one is written, and its
-/// moments computed while the stores drain.
+/// moments computed while the stores drain. As the chunks of an image come
+/// in order, a chunk after the first is summed in one pass around the
+/// previous chunk's mean where that center is within one standard
+/// deviation of the chunk's mean (else in two passes).
 void emitPipelinedImages(
     OpBuilder &b, Location loc, const ChannelLoop &loop, Value mean, Value m2,
     llvm::function_ref<void(OpBuilder &, Location, Value m)> coefsOf,

@@ -29,14 +29,14 @@
 // CHECK-NEXT: scf.yield %[[NX]]
 // CHECK: %[[INVS:.+]] = vector.broadcast %[[INV]] : f32 to vector<16xf32>
 // CHECK: %[[MEAN:.+]] = arith.mulf %[[SUM]], %[[INVS]] : vector<16xf32>
-// CHECK: vector.store %[[MEAN]], %[[SX]]
 // CHECK: %[[SUMS:.+]]:2 = scf.for {{.+}} iter_args(%[[AD:.+]] = %{{.+}}, %[[AD2:.+]] = %{{.+}}) -> (vector<16xf32>, vector<16xf32>)
 // CHECK-NEXT: %[[XV:.+]] = vector.load %[[X]]{{.+}}, %[[C]]] : memref<2x35x6xf32>, vector<16xf32>
 // CHECK-NEXT: %[[D:.+]] = arith.subf %[[XV]], %[[MEAN]] : vector<16xf32>
 // CHECK-NEXT: %[[ND:.+]] = arith.addf %[[AD]], %[[D]] : vector<16xf32>
 // CHECK-NEXT: %[[ND2:.+]] = math.fma %[[D]], %[[D]], %[[AD2]] : vector<16xf32>
 // CHECK-NEXT: scf.yield %[[ND]], %[[ND2]]
-// CHECK: vector.store %[[SUMS]]#0, %[[SD]]
+// CHECK: vector.store %[[MEAN]], %[[SX]]
+// CHECK-NEXT: vector.store %[[SUMS]]#0, %[[SD]]
 // CHECK-NEXT: vector.store %[[SUMS]]#1, %[[SD2]]
 // Chan's combination of the chunks, in f64 vectors along C; a chunk's
 // weights are scalars, the same for every channel.
@@ -127,8 +127,37 @@ func.func @batch_norm_training(%x: tensor<2x6x5x7xf32>, %rm: tensor<6xf32>, %rv:
 // CHECK-NEXT: %[[HI:.+]] = arith.divui %[[HI0]], %[[SLICES]]
 // CHECK: memref.alloc() {alignment = 64 : i64} : memref<2x1x8xf32>
 // CHECK-NOT: scf.parallel
-// The moments of the slice's first image, into slot 0.
-// CHECK: vector.load %[[X:.+]][%[[LO]], %{{.+}}, %{{.+}}] : memref<8x35x8xf32>, vector<4xf32>
+// The moments of the slice's first image, into slot 0, chunks in order:
+// chunk 0 by two passes; a later chunk by one pass around the previous
+// chunk's mean (its center + sum(d) / n), kept if 2 sum(d)^2 <= n sum(d^2)
+// in every lane, else by two passes.
+// CHECK: %[[FIRST:.+]] = arith.cmpi eq, %[[CHUNK:.+]], %c0{{.*}} : index
+// CHECK-NEXT: scf.if %[[FIRST]] {
+// CHECK: vector.load %[[X:.+]][%[[LO]], %{{.+}}, %{{.+}}] : memref<8x35x8xf32>, vector<16xf32>
+// CHECK: } else {
+// CHECK: %[[PREV:.+]] = arith.subi %[[CHUNK]], %{{.+}} : index
+// CHECK: %[[PSUM:.+]] = vector.load %[[SD:.+]][%c0{{.*}}, %[[PREV]], %{{.+}}] : memref<2x1x8xf32>, vector<16xf32>
+// CHECK-NEXT: %[[PINV:.+]] = vector.broadcast
+// CHECK-NEXT: %[[PCENTER:.+]] = vector.load %[[SX:.+]][%c0{{.*}}, %[[PREV]], %{{.+}}] : memref<2x1x8xf32>, vector<16xf32>
+// CHECK-NEXT: %[[CENTER:.+]] = math.fma %[[PSUM]], %[[PINV]], %[[PCENTER]] : vector<16xf32>
+// CHECK: %[[SUMS:.+]]:2 = scf.for
+// CHECK-NEXT: vector.load %[[X]][%[[LO]], %{{.+}}, %{{.+}}]
+// CHECK-NEXT: arith.subf %{{.+}}, %[[CENTER]] : vector<16xf32>
+// CHECK: %[[SQ:.+]] = arith.mulf %[[SUMS]]#0, %[[SUMS]]#0 : vector<16xf32>
+// CHECK-NEXT: %[[TWO:.+]] = arith.constant dense<2.000000e+00> : vector<16xf32>
+// CHECK-NEXT: %[[TWICE:.+]] = arith.mulf %[[SQ]], %[[TWO]] : vector<16xf32>
+// CHECK-NEXT: %[[N:.+]] = vector.broadcast
+// CHECK-NEXT: %[[BOUND:.+]] = arith.mulf %[[SUMS]]#1, %[[N]] : vector<16xf32>
+// CHECK-NEXT: %[[OK:.+]] = arith.cmpf ole, %[[TWICE]], %[[BOUND]] : vector<16xf32>
+// CHECK-NEXT: %[[ALL:.+]] = vector.reduction <and>, %[[OK]] : vector<16xi1> into i1
+// CHECK-NEXT: scf.if %[[ALL]] {
+// CHECK-NEXT: vector.store %[[CENTER]], %[[SX]]
+// CHECK-NEXT: vector.store %[[SUMS]]#0, %[[SD]]
+// CHECK: } else {
+// CHECK-NEXT: arith.constant
+// CHECK-NEXT: scf.for
+// CHECK-NEXT: vector.load %[[X]]
+// CHECK-NEXT: arith.addf
 // Then per image m of the slice: its chunks' moments (slot (m - lo) & 1)
 // combined, its group statistics, ...
 // CHECK: scf.for %[[M:.+]] = %[[LO]] to %[[HI]] step
