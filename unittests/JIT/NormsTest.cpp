@@ -160,6 +160,116 @@ INSTANTIATE_TEST_SUITE_P(MeanShifted, LayerNormTest,
                                                   0.01}),
                          caseName);
 
+// LayerNorm sums a row in one pass around the mean of its first 16
+// elements, and makes a second pass around the mean when that center is
+// more than a standard deviation away. Rows 0 and 1 start with 16 elements
+// at +1000 and -1000 (std about 16, so a single pass around them would
+// lose about 12 bits of the variance to cancellation); row 2 is ordinary.
+TEST(LayerNormCenterTest, RowsStartingFarFromTheirMeanMatchFloat64) {
+  const int64_t rows = 3, cols = 65536;
+  std::string x = tensorType(DType::F32, {rows, cols});
+  std::string st = tensorType(DType::F32, {rows, 1});
+  std::string ir =
+      "func.func @ln(%x: " + x + ") -> (" + x + ", " + st + ", " + st +
+      ") {\n  %y, %m, %r = nf.layer_norm %x {axis = 1 : i64}"
+      " : (" +
+      x + ") -> (" + x + ", " + st + ", " + st +
+      ")\n  return %y, %m, %r : " + x + ", " + st + ", " + st + "\n}\n";
+  auto kernel = compileOrFail(ir, "ln");
+  ASSERT_TRUE(kernel);
+  std::mt19937 rng(7);
+  std::normal_distribution<double> normal;
+  Buffer in(DType::F32, {rows, cols});
+  for (int64_t j = 0; j < cols; ++j) {
+    in.set(j, j < 16 ? 1000.0 : 0.01 * normal(rng));
+    in.set(cols + j, j < 16 ? -1000.0 : 5.0 + normal(rng));
+    in.set(2 * cols + j, normal(rng));
+  }
+  Buffer y(DType::F32, {rows, cols}), mean(DType::F32, {rows, 1}),
+      rstd(DType::F32, {rows, 1});
+  for (Buffer *out : {&y, &mean, &rstd})
+    out->fill(std::nan(""));
+  ASSERT_EQ(
+      errorText(kernel->run({in.ref()}, {y.ref(), mean.ref(), rstd.ref()})),
+      "");
+  std::vector<double> ry, rmean, rrstd;
+  layerNormReference(in.toDoubles(), cols, nullptr, nullptr, 1e-5, ry, rmean,
+                     rrstd);
+  EXPECT_LE(relativeError(y.toDoubles(), ry), 1e-5);
+  EXPECT_LE(relativeError(mean.toDoubles(), rmean), 1e-5);
+  for (int64_t r = 0; r < rows; ++r)
+    EXPECT_NEAR(rstd.get(r), rrstd[r], 1e-6 * rrstd[r]) << "row " << r;
+}
+
+// bf16 rows round without the NaN case where no result can be a NaN (the
+// scale, bias, variance and rstd all finite), and with it elsewhere: every
+// NaN result is the canonical 0x7FC0 either way. Rows of 40 (two blocks of
+// 16 and a tail of 8): a constant row, an ordinary one, one with a NaN, one
+// with an infinity, and one whose deviations overflow f32 (3.3e38 and 39
+// times -3.3e38: x - mean = inf, the variance inf, rstd 0, inf * 0 = NaN);
+// with scale[3] = +inf, then with a finite scale.
+TEST(BF16LayerNormTest, NaNResultsAreTheCanonicalNaN) {
+  const int64_t rows = 5, cols = 40;
+  std::string x = tensorType(DType::BF16, {rows, cols});
+  std::string p = tensorType(DType::F32, {cols});
+  std::string st = tensorType(DType::F32, {rows, 1});
+  std::string ir = "func.func @ln(%x: " + x + ", %s: " + p + ", %b: " + p +
+                   ") -> " + x +
+                   " {\n  %y, %m, %r = nf.layer_norm %x scale %s bias %b "
+                   "{axis = 1 : i64} : (" +
+                   x + ", " + p + ", " + p + ") -> (" + x + ", " + st + ", " +
+                   st + ")\n  return %y : " + x + "\n}\n";
+  auto kernel = compileOrFail(ir, "ln");
+  ASSERT_TRUE(kernel);
+  std::mt19937 rng(13);
+  Buffer in(DType::BF16, {rows, cols}), scale(DType::F32, {cols}),
+      bias(DType::F32, {cols});
+  in.fillNormal(rng);
+  for (int64_t j = 0; j < cols; ++j)
+    in.set(j, 0.0);
+  in.set(2 * cols + 5, std::nan(""));
+  in.set(3 * cols + 20, INFINITY);
+  for (int64_t j = 0; j < cols; ++j)
+    in.set(4 * cols + j, j == 0 ? 3.3e38 : -3.3e38);
+  scale.fill(1.0);
+  bias.fill(0.25);
+  auto bits = [](Buffer &b, int64_t i) {
+    return static_cast<const uint16_t *>(b.ref().data)[i];
+  };
+  for (double scale3 : {double(INFINITY), 1.0}) {
+    SCOPED_TRACE("scale[3] = " + std::to_string(scale3));
+    scale.set(3, scale3);
+    Buffer y(DType::BF16, {rows, cols});
+    y.fill(-1.0);
+    ASSERT_EQ(
+        errorText(kernel->run({in.ref(), scale.ref(), bias.ref()}, {y.ref()})),
+        "");
+    std::vector<double> ry, rmean, rrstd, s = scale.toDoubles(),
+                                          b = bias.toDoubles();
+    layerNormReference(in.toDoubles(), cols, &s, &b, 1e-5, ry, rmean, rrstd);
+    for (int64_t j = 0; j < cols; ++j) {
+      // Row 0: (x - mean) = 0, so y = bias, and 0 * inf = NaN at column 3.
+      EXPECT_EQ(bits(y, j), j == 3 && scale3 != 1.0 ? 0x7FC0 : 0x3E80)
+          << "row 0, column " << j;
+      // Row 1: infinities at column 3 with the sign of x - mean.
+      double expected = ry[cols + j];
+      if (std::isinf(expected))
+        EXPECT_EQ(bits(y, cols + j), expected > 0 ? 0x7F80 : 0xFF80)
+            << "row 1, column " << j;
+      else
+        EXPECT_NEAR(y.get(cols + j), expected, 1e-2 * std::abs(expected))
+            << "row 1, column " << j;
+      // Rows 2 and 3: a NaN or an infinity in x makes every result NaN.
+      EXPECT_EQ(bits(y, 2 * cols + j), 0x7FC0) << "row 2, column " << j;
+      EXPECT_EQ(bits(y, 3 * cols + j), 0x7FC0) << "row 3, column " << j;
+    }
+    EXPECT_EQ(bits(y, 4 * cols), 0x7FC0) << "row 4, column 0";
+    for (int64_t i = 0; i < rows * cols; ++i)
+      if (std::isnan(y.get(i)))
+        EXPECT_EQ(bits(y, i), 0x7FC0) << "element " << i;
+  }
+}
+
 TEST(LayerNormAxisTest, NormalizesOverEveryTrailingDimension) {
   // axis = 1 of a (2, 3, 5) tensor: rows of 15 elements.
   std::string x = tensorType(DType::F32, {2, 3, 5});

@@ -40,9 +40,10 @@ std::pair<Value, Value> cpu::loadBF16Pairs(OpBuilder &b, Location loc,
 }
 
 void cpu::storeBF16Pairs(OpBuilder &b, Location loc, Value even, Value odd,
-                         Value buffer, ValueRange indices, bool streaming) {
-  Value evenWords = roundedBF16Words(b, loc, even);
-  Value oddWords = roundedBF16Words(b, loc, odd);
+                         Value buffer, ValueRange indices, bool streaming,
+                         bool noNaN) {
+  Value evenWords = roundedBF16Words(b, loc, even, noNaN);
+  Value oddWords = roundedBF16Words(b, loc, odd, noNaN);
   auto words = cast<VectorType>(evenWords.getType());
   Value low =
       b.create<arith::ShRUIOp>(loc, evenWords, wordConstant(b, loc, 16, words));

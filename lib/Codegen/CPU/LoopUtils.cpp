@@ -131,13 +131,18 @@ static Value intConstant(OpBuilder &b, Location loc, int64_t value, Type type) {
   return b.create<arith::ConstantOp>(loc, attr);
 }
 
-Value cpu::roundedBF16Words(OpBuilder &b, Location loc, Value v) {
+Value cpu::roundedBF16Words(OpBuilder &b, Location loc, Value v, bool noNaN) {
   Type i32 = shapedLike(v.getType(), b.getI32Type());
   auto c = [&](int64_t value) { return intConstant(b, loc, value, i32); };
   // A NaN becomes 0x7FC00000 first, which then rounds to 0x7FC0.
-  Value isNaN = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNO, v, v);
-  Value bits = b.create<arith::SelectOp>(
-      loc, isNaN, c(0x7FC00000), b.create<arith::BitcastOp>(loc, i32, v));
+  Value isNaN, quietNaN;
+  if (!noNaN) {
+    isNaN = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNO, v, v);
+    quietNaN = c(0x7FC00000);
+  }
+  Value bits = b.create<arith::BitcastOp>(loc, i32, v);
+  if (!noNaN)
+    bits = b.create<arith::SelectOp>(loc, isNaN, quietNaN, bits);
   // Adding 0x7FFF plus the lowest kept bit rounds the dropped 16 bits to
   // nearest even; a carry out of the mantissa correctly raises the exponent
   // (up to infinity). Written as 0x8000, less one where that bit is clear:
@@ -362,14 +367,17 @@ void cpu::emitWideVectorLoop(OpBuilder &b, Location loc, Value lower,
   emitVectorLoop(b, loc, lower, upper, width, body);
 }
 
-/// Sums `term` over [lower, upper) in vectors of `width` lanes with
-/// `unroll` independent accumulators (so consecutive adds do not wait on
-/// each other); `upper - lower` must be a multiple of `width * unroll`.
-static Value emitVectorSum(OpBuilder &b, Location loc, Value lower, Value upper,
-                           int64_t width, int64_t unroll, Type accType,
-                           cpu::SumTerm term) {
+/// Sums each of the `count` terms of `terms` over [lower, upper) in vectors
+/// of `width` lanes with `unroll` independent accumulators per term (so
+/// consecutive adds do not wait on each other); `upper - lower` must be a
+/// multiple of `width * unroll`.
+static SmallVector<Value> emitVectorSums(OpBuilder &b, Location loc,
+                                         Value lower, Value upper,
+                                         int64_t width, int64_t unroll,
+                                         Type accType, unsigned count,
+                                         cpu::SumTerms terms) {
   Value step = b.create<arith::ConstantIndexOp>(loc, width * unroll);
-  SmallVector<Value> inits(unroll,
+  SmallVector<Value> inits(unroll * count,
                            cpu::floatConstant(b, loc, 0.0, accType, width));
   auto loop = b.create<scf::ForOp>(
       loc, lower, upper, step, inits,
@@ -381,22 +389,33 @@ static Value emitVectorSum(OpBuilder &b, Location loc, Value lower, Value upper,
                      : ib.create<arith::AddIOp>(
                            il, j,
                            ib.create<arith::ConstantIndexOp>(il, k * width));
-          next.push_back(
-              ib.create<arith::AddFOp>(il, acc[k], term(ib, il, jk, width)));
+          SmallVector<Value> t = terms(ib, il, jk, width);
+          assert(t.size() == count && "one value per term");
+          // contract: a term that is a product may fuse into an fma.
+          for (unsigned i = 0; i < count; ++i)
+            next.push_back(ib.create<arith::AddFOp>(
+                il, acc[k * count + i], t[i], arith::FastMathFlags::contract));
         }
         ib.create<scf::YieldOp>(il, next);
       });
-  // Pairwise combination of the partial sums.
-  SmallVector<Value> partial(loop.getResults());
-  while (partial.size() > 1) {
-    SmallVector<Value> half;
-    for (size_t k = 0; k + 1 < partial.size(); k += 2)
-      half.push_back(b.create<arith::AddFOp>(loc, partial[k], partial[k + 1]));
-    if (partial.size() % 2)
-      half.push_back(partial.back());
-    partial = half;
+  // Per term, pairwise combination of the partial sums.
+  SmallVector<Value> sums;
+  for (unsigned i = 0; i < count; ++i) {
+    SmallVector<Value> partial;
+    for (int64_t k = 0; k < unroll; ++k)
+      partial.push_back(loop.getResult(k * count + i));
+    while (partial.size() > 1) {
+      SmallVector<Value> half;
+      for (size_t k = 0; k + 1 < partial.size(); k += 2)
+        half.push_back(
+            b.create<arith::AddFOp>(loc, partial[k], partial[k + 1]));
+      if (partial.size() % 2)
+        half.push_back(partial.back());
+      partial = half;
+    }
+    sums.push_back(partial.front());
   }
-  return partial.front();
+  return sums;
 }
 
 Value cpu::emitBlockedSum(OpBuilder &b, Location loc, Value n, int64_t width,
@@ -407,13 +426,24 @@ Value cpu::emitBlockedSum(OpBuilder &b, Location loc, Value n, int64_t width,
 
 Value cpu::emitBlockedSumF64(OpBuilder &b, Location loc, Value n, int64_t width,
                              Type accType, SumTerm term) {
+  return emitBlockedSumsF64(
+      b, loc, n, width, accType, 1,
+      [&](OpBuilder &tb, Location tl, Value j, int64_t w) {
+        return SmallVector<Value>{term(tb, tl, j, w)};
+      })[0];
+}
+
+SmallVector<Value> cpu::emitBlockedSumsF64(OpBuilder &b, Location loc, Value n,
+                                           int64_t width, Type accType,
+                                           unsigned count, SumTerms terms) {
   Type f64 = b.getF64Type();
   Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
   Value one = b.create<arith::ConstantIndexOp>(loc, 1);
-  Value total = floatConstant(b, loc, 0.0, f64, 1);
+  SmallVector<Value> totals(count, floatConstant(b, loc, 0.0, f64, 1));
   Value tailStart = zero;
   if (width > 1) {
-    // Blocks of whole unrolled groups: four accumulators of `width` lanes.
+    // Blocks of whole unrolled groups: four accumulators of `width` lanes
+    // per term.
     constexpr int64_t kUnroll = 4;
     int64_t group = width * kUnroll;
     int64_t blockElements = std::max(kSumBlockElements, group);
@@ -423,43 +453,51 @@ Value cpu::emitBlockedSumF64(OpBuilder &b, Location loc, Value n, int64_t width,
     // The lanes of a block's sum are added in any order (a tree, not a
     // chain of `width` dependent adds): they are partial sums of a few
     // dozen terms each, and their order does not change the error bound.
-    auto addToTotal = [&](OpBuilder &bb, Location bl, Value vec, Value acc) {
-      Value sum = bb.create<vector::ReductionOp>(
-          bl, getElementTypeOrSelf(vec.getType()), vector::CombiningKind::ADD,
-          vec, Value(), arith::FastMathFlags::reassoc);
-      return bb.create<arith::AddFOp>(bl, acc, convertFloat(bb, bl, sum, f64))
-          .getResult();
+    auto addToTotals = [&](OpBuilder &bb, Location bl, ArrayRef<Value> vecs,
+                           ValueRange acc) {
+      SmallVector<Value> next;
+      for (auto [vec, total] : llvm::zip(vecs, acc)) {
+        Value sum = bb.create<vector::ReductionOp>(
+            bl, getElementTypeOrSelf(vec.getType()), vector::CombiningKind::ADD,
+            vec, Value(), arith::FastMathFlags::reassoc);
+        next.push_back(bb.create<arith::AddFOp>(
+            bl, total, convertFloat(bb, bl, sum, f64)));
+      }
+      return next;
     };
     auto blocks = b.create<scf::ForOp>(
-        loc, zero, blocksEnd, blockStep, ValueRange{total},
+        loc, zero, blocksEnd, blockStep, totals,
         [&](OpBuilder &bb, Location bl, Value start, ValueRange acc) {
           Value end = bb.create<arith::AddIOp>(bl, start, blockStep);
-          Value vec =
-              emitVectorSum(bb, bl, start, end, width, kUnroll, accType, term);
-          bb.create<scf::YieldOp>(bl, addToTotal(bb, bl, vec, acc[0]));
+          SmallVector<Value> vecs = emitVectorSums(
+              bb, bl, start, end, width, kUnroll, accType, count, terms);
+          bb.create<scf::YieldOp>(bl, addToTotals(bb, bl, vecs, acc));
         });
-    total = blocks.getResult(0);
+    totals = blocks.getResults();
     // What is left after the whole blocks: unrolled groups, then single
     // vectors, then scalars.
     Value groupsEnd = vectorEnd(b, loc, blocksEnd, n, group);
-    total = addToTotal(b, loc,
-                       emitVectorSum(b, loc, blocksEnd, groupsEnd, width,
-                                     kUnroll, accType, term),
-                       total);
+    totals = addToTotals(b, loc,
+                         emitVectorSums(b, loc, blocksEnd, groupsEnd, width,
+                                        kUnroll, accType, count, terms),
+                         totals);
     tailStart = vectorEnd(b, loc, groupsEnd, n, width);
-    total = addToTotal(
-        b, loc,
-        emitVectorSum(b, loc, groupsEnd, tailStart, width, 1, accType, term),
-        total);
+    totals = addToTotals(b, loc,
+                         emitVectorSums(b, loc, groupsEnd, tailStart, width, 1,
+                                        accType, count, terms),
+                         totals);
   }
   auto tail = b.create<scf::ForOp>(
-      loc, tailStart, n, one, ValueRange{total},
+      loc, tailStart, n, one, totals,
       [&](OpBuilder &tb, Location tl, Value j, ValueRange acc) {
-        Value t = convertFloat(tb, tl, term(tb, tl, j, 1), f64);
-        tb.create<scf::YieldOp>(
-            tl, ValueRange{tb.create<arith::AddFOp>(tl, acc[0], t)});
+        SmallVector<Value> t = terms(tb, tl, j, 1);
+        SmallVector<Value> next;
+        for (unsigned i = 0; i < count; ++i)
+          next.push_back(tb.create<arith::AddFOp>(
+              tl, acc[i], convertFloat(tb, tl, t[i], f64)));
+        tb.create<scf::YieldOp>(tl, next);
       });
-  return tail.getResult(0);
+  return tail.getResults();
 }
 
 Value cpu::indexToFloat(OpBuilder &b, Location loc, Value index, Type type) {

@@ -162,6 +162,17 @@ Value emitBlockedSum(OpBuilder &b, Location loc, Value n, int64_t width,
 Value emitBlockedSumF64(OpBuilder &b, Location loc, Value n, int64_t width,
                         Type accType, SumTerm term);
 
+/// Several terms of a sum over elements [j, j + width), in the
+/// accumulation type: always the same number of values.
+using SumTerms = llvm::function_ref<SmallVector<Value>(OpBuilder &, Location,
+                                                       Value j, int64_t width)>;
+
+/// The f64 totals of `count` sums taken in one loop, each as
+/// emitBlockedSumF64 takes it.
+SmallVector<Value> emitBlockedSumsF64(OpBuilder &b, Location loc, Value n,
+                                      int64_t width, Type accType,
+                                      unsigned count, SumTerms terms);
+
 /// `scalar` broadcast to `width` lanes (itself when `width` == 1).
 Value splat(OpBuilder &b, Location loc, Value scalar, int64_t width);
 
@@ -174,8 +185,9 @@ Value convertFloat(OpBuilder &b, Location loc, Value v, Type to);
 
 /// The 32-bit words whose upper halves are f32 `v` (a scalar or a vector)
 /// rounded to bf16: to nearest even, every NaN to 0x7FC0 (the bits of
-/// arith.truncf). The lower halves are not zero.
-Value roundedBF16Words(OpBuilder &b, Location loc, Value v);
+/// arith.truncf). The lower halves are not zero. With `noNaN` (the caller
+/// knows `v` holds no NaN) the NaN case is left out.
+Value roundedBF16Words(OpBuilder &b, Location loc, Value v, bool noNaN = false);
 
 /// A 64-byte aligned scratch buffer with the given sizes (static where they
 /// are constants); the buffer deallocation pipeline frees it.

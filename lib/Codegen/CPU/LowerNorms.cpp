@@ -41,6 +41,9 @@ struct RowNormBuffers {
   /// scale and bias copied in pair layout; null without them.
   bool bf16Pairs = false;
   Value scalePairs, biasPairs;
+  /// With bf16Pairs: whether the scale and bias (where given) hold no NaN
+  /// or infinity (i1).
+  Value paramsFinite;
   /// Whether y is returned by the function (it may then be streamed).
   bool returned = false;
 };
@@ -58,49 +61,145 @@ int64_t lanesOf(Value v) {
   return type ? type.getNumElements() : 1;
 }
 
-/// The blocked sum (emitBlockedSum) of term(x) over the elements x of row
-/// `row` (through the prologue); bf16 pair rows are read a pair of lanes at
-/// a time.
-Value emitRowSum(
-    OpBuilder &b, Location loc, const RowNormBuffers &r, Value row,
-    int64_t width, Type acc,
-    llvm::function_ref<Value(OpBuilder &, Location, Value x)> term) {
+/// The terms of row sums at an element or vector x of a row.
+using RowTerms =
+    llvm::function_ref<SmallVector<Value>(OpBuilder &, Location, Value x)>;
+
+/// The blocked sums (emitBlockedSumsF64) of the `count` terms of `terms(x)`
+/// over the elements x of row `row` (through the prologue), taken in one
+/// loop, as f64 totals; bf16 pair rows are read a pair of lanes at a time.
+SmallVector<Value> emitRowSums(OpBuilder &b, Location loc,
+                               const RowNormBuffers &r, Value row,
+                               int64_t width, Type acc, unsigned count,
+                               RowTerms terms) {
   if (!r.bf16Pairs)
-    return emitBlockedSum(
-        b, loc, r.cols, width, acc,
+    return emitBlockedSumsF64(
+        b, loc, r.cols, width, acc, count,
         [&](OpBuilder &sb, Location sl, Value j, int64_t w) {
-          return term(sb, sl, loadRowInput(sb, sl, r, row, j, w, acc));
+          return terms(sb, sl, loadRowInput(sb, sl, r, row, j, w, acc));
         });
+  // The terms of two values, added term by term (a product may contract
+  // into an fma).
+  auto pairTerms = [&](OpBuilder &sb, Location sl, Value a, Value c) {
+    SmallVector<Value> sums = terms(sb, sl, a), other = terms(sb, sl, c);
+    for (unsigned i = 0; i < count; ++i)
+      sums[i] = sb.create<arith::AddFOp>(sl, sums[i], other[i],
+                                         arith::FastMathFlags::contract);
+    return sums;
+  };
   // Word k holds elements 2k and 2k + 1; an odd last element comes after.
   Value two = b.create<arith::ConstantIndexOp>(loc, 2);
   Value words = b.create<arith::DivUIOp>(loc, r.cols, two);
-  Value sum = emitBlockedSum(
-      b, loc, words, width, acc,
+  SmallVector<Value> sums = emitBlockedSumsF64(
+      b, loc, words, width, acc, count,
       [&](OpBuilder &sb, Location sl, Value k, int64_t w) {
         Value j = sb.create<arith::MulIOp>(sl, k, two);
         if (w > 1) {
           auto [even, odd] = loadBF16Pairs(sb, sl, r.x, {row, j}, w);
-          return sb
-              .create<arith::AddFOp>(sl, term(sb, sl, even), term(sb, sl, odd))
-              .getResult();
+          return pairTerms(sb, sl, even, odd);
         }
         Value next = sb.create<arith::AddIOp>(
             sl, j, sb.create<arith::ConstantIndexOp>(sl, 1));
-        return sb
-            .create<arith::AddFOp>(
-                sl, term(sb, sl, loadAs(sb, sl, r.x, {row, j}, 1, acc)),
-                term(sb, sl, loadAs(sb, sl, r.x, {row, next}, 1, acc)))
-            .getResult();
+        return pairTerms(sb, sl, loadAs(sb, sl, r.x, {row, j}, 1, acc),
+                         loadAs(sb, sl, r.x, {row, next}, 1, acc));
       });
   Value last = b.create<arith::MulIOp>(loc, words, two);
-  Value zero = floatConstant(b, loc, 0.0, acc, 1);
   auto odd = b.create<scf::ForOp>(
-      loc, last, r.cols, b.create<arith::ConstantIndexOp>(loc, 1),
-      ValueRange{zero}, [&](OpBuilder &fb, Location fl, Value j, ValueRange) {
-        fb.create<scf::YieldOp>(
-            fl, term(fb, fl, loadAs(fb, fl, r.x, {row, j}, 1, acc)));
+      loc, last, r.cols, b.create<arith::ConstantIndexOp>(loc, 1), sums,
+      [&](OpBuilder &fb, Location fl, Value j, ValueRange total) {
+        SmallVector<Value> t =
+            terms(fb, fl, loadAs(fb, fl, r.x, {row, j}, 1, acc));
+        SmallVector<Value> next;
+        for (unsigned i = 0; i < count; ++i)
+          next.push_back(fb.create<arith::AddFOp>(
+              fl, total[i], convertFloat(fb, fl, t[i], fb.getF64Type())));
+        fb.create<scf::YieldOp>(fl, next);
       });
-  return b.create<arith::AddFOp>(loc, sum, odd.getResult(0));
+  return odd.getResults();
+}
+
+/// The sum of term(x) over row `row` (emitRowSums), in `acc`.
+Value emitRowSum(
+    OpBuilder &b, Location loc, const RowNormBuffers &r, Value row,
+    int64_t width, Type acc,
+    llvm::function_ref<Value(OpBuilder &, Location, Value x)> term) {
+  Value total = emitRowSums(b, loc, r, row, width, acc, 1,
+                            [&](OpBuilder &sb, Location sl, Value x) {
+                              return SmallVector<Value>{term(sb, sl, x)};
+                            })[0];
+  return convertFloat(b, loc, total, acc);
+}
+
+/// Elements the center of a LayerNorm row averages: its first ones.
+constexpr int64_t kCenterElements = 16;
+
+/// The mean and variance of row `row` (in `acc`). One pass sums d = x - K
+/// and d^2 around K, the mean of the row's first kCenterElements elements:
+/// mean = K + sum(d) / n and M2 = sum(d^2) - sum(d)^2 / n (in f64). They
+/// are kept when K lies within a standard deviation of the mean,
+/// 2 sum(d)^2 <= n sum(d^2): the correction then cancels at most half of
+/// sum(d^2), so M2 loses at most one bit to it. Otherwise (and for a row
+/// with a NaN or an infinity) a second pass sums (x - mean)^2 around the
+/// mean. Never E[x^2] - E[x]^2.
+std::pair<Value, Value> emitRowMoments(OpBuilder &b, Location loc,
+                                       const RowNormBuffers &r, Value row,
+                                       int64_t width, Type acc) {
+  Type f64 = b.getF64Type();
+  Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
+  Value one = b.create<arith::ConstantIndexOp>(loc, 1);
+  Value first = b.create<arith::MinUIOp>(
+      loc, r.cols, b.create<arith::ConstantIndexOp>(loc, kCenterElements));
+  auto firstSum = b.create<scf::ForOp>(
+      loc, zero, first, one, ValueRange{floatConstant(b, loc, 0.0, acc, 1)},
+      [&](OpBuilder &fb, Location fl, Value j, ValueRange sum) {
+        Value x = loadRowInput(fb, fl, r, row, j, 1, acc);
+        fb.create<scf::YieldOp>(
+            fl, ValueRange{fb.create<arith::AddFOp>(fl, sum[0], x)});
+      });
+  Value center = b.create<arith::DivFOp>(loc, firstSum.getResult(0),
+                                         indexToFloat(b, loc, first, acc));
+  SmallVector<Value> sums = emitRowSums(
+      b, loc, r, row, width, acc, 2, [&](OpBuilder &sb, Location sl, Value x) {
+        Value d =
+            sb.create<arith::SubFOp>(sl, x, splat(sb, sl, center, lanesOf(x)));
+        return SmallVector<Value>{
+            d,
+            sb.create<arith::MulFOp>(sl, d, d, arith::FastMathFlags::contract)};
+      });
+  Value sumD = sums[0], sumD2 = sums[1];
+  Value n = indexToFloat(b, loc, r.cols, f64);
+  Value meanD = b.create<arith::DivFOp>(loc, sumD, n);
+  Value mean = convertFloat(
+      b, loc,
+      b.create<arith::AddFOp>(loc, convertFloat(b, loc, center, f64), meanD),
+      acc);
+  Value twice =
+      b.create<arith::MulFOp>(loc, b.create<arith::MulFOp>(loc, sumD, sumD),
+                              floatConstant(b, loc, 2.0, f64, 1));
+  Value kept = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OLE, twice,
+                                       b.create<arith::MulFOp>(loc, n, sumD2));
+  auto variance = b.create<scf::IfOp>(
+      loc, kept,
+      [&](OpBuilder &tb, Location tl) {
+        Value m2 = tb.create<arith::SubFOp>(
+            tl, sumD2, tb.create<arith::MulFOp>(tl, sumD, meanD));
+        tb.create<scf::YieldOp>(
+            tl, convertFloat(tb, tl, tb.create<arith::DivFOp>(tl, m2, n), acc));
+      },
+      [&](OpBuilder &eb, Location el) {
+        Value sq =
+            emitRowSum(eb, el, r, row, width, acc,
+                       [&](OpBuilder &sb, Location sl, Value x) -> Value {
+                         Value d = sb.create<arith::SubFOp>(
+                             sl, x, splat(sb, sl, mean, lanesOf(x)));
+                         return sb.create<arith::MulFOp>(sl, d, d);
+                       });
+        eb.create<scf::YieldOp>(
+            el,
+            eb.create<arith::DivFOp>(el, sq, indexToFloat(eb, el, r.cols, acc))
+                .getResult());
+      });
+  return {mean, variance.getResult(0)};
 }
 
 /// 1 / sqrt(v + eps) in the accumulation type.
@@ -111,6 +210,33 @@ Value emitRstd(OpBuilder &b, Location loc, Value meanOfSquares,
                                       floatConstant(b, loc, epsilon, t, 1));
   return b.create<arith::DivFOp>(loc, floatConstant(b, loc, 1.0, t, 1),
                                  b.create<math::SqrtOp>(loc, sum));
+}
+
+/// Whether `v` is neither a NaN nor an infinity (v - v is 0 then, and NaN
+/// otherwise).
+Value isFinite(OpBuilder &b, Location loc, Value v) {
+  return b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OEQ,
+                                 b.create<arith::SubFOp>(loc, v, v),
+                                 floatConstant(b, loc, 0.0, v.getType(), 1));
+}
+
+/// Whether every element of the (n) buffer `param` is finite: the sum of
+/// v - v over them is 0 then, and NaN otherwise.
+Value allFinite(OpBuilder &b, Location loc, Value param, Value n) {
+  Type f32 = b.getF32Type();
+  auto sum = b.create<scf::ForOp>(
+      loc, b.create<arith::ConstantIndexOp>(loc, 0), n,
+      b.create<arith::ConstantIndexOp>(loc, 1),
+      ValueRange{floatConstant(b, loc, 0.0, f32, 1)},
+      [&](OpBuilder &fb, Location fl, Value j, ValueRange acc) {
+        Value v = loadAs(fb, fl, param, j, 1, f32);
+        fb.create<scf::YieldOp>(
+            fl, ValueRange{fb.create<arith::AddFOp>(
+                    fl, acc[0], fb.create<arith::SubFOp>(fl, v, v))});
+      });
+  return b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OEQ,
+                                 sum.getResult(0),
+                                 floatConstant(b, loc, 0.0, f32, 1));
 }
 
 template <typename NormOp>
@@ -145,10 +271,15 @@ RowNormBuffers prepareRowNorm(OpBuilder &b, Location loc, NormOp op,
                 getElementTypeOrSelf(input.getType()).isBF16() &&
                 r.prologue.empty() && r.epilogue.empty();
   if (r.bf16Pairs) {
-    if (r.scale)
-      r.scalePairs = copyInPairLayout(b, loc, r.scale, r.cols, width);
-    if (r.bias)
-      r.biasPairs = copyInPairLayout(b, loc, r.bias, r.cols, width);
+    r.paramsFinite = b.create<arith::ConstantIntOp>(loc, 1, 1);
+    for (auto [param, copy] : {std::make_pair(r.scale, &r.scalePairs),
+                               std::make_pair(r.bias, &r.biasPairs)}) {
+      if (!param)
+        continue;
+      *copy = copyInPairLayout(b, loc, param, r.cols, width);
+      r.paramsFinite = b.create<arith::AndIOp>(
+          loc, r.paramsFinite, allFinite(b, loc, param, r.cols));
+    }
   }
   return r;
 }
@@ -163,10 +294,18 @@ std::pair<Value, Value> allocStats(OpBuilder &b, Location loc,
 }
 
 /// Writes y[r, :] = ((x[r, :] - mean) * rstd) * scale + bias, where `mean`
-/// may be null (RMSNorm).
+/// may be null (RMSNorm) and `meanSquare` is the mean of (x - mean)^2.
+///
+/// bf16 pair rows leave out the NaN case of the rounding where no result
+/// can be a NaN: when the parameters, meanSquare and rstd are finite. Then
+/// every x - mean is finite (its square sums to a finite value), and so is
+/// (x - mean) * rstd (at most sqrt(n) in magnitude); scaling and shifting by
+/// finite values can overflow to an infinity, which rounds as it should,
+/// but not make a NaN.
 void emitNormalizeRow(OpBuilder &b, Location loc, const RowNormBuffers &r,
-                      Value row, Value mean, Value rstd, int64_t width,
-                      Type acc, const StreamingStores &streaming) {
+                      Value row, Value mean, Value meanSquare, Value rstd,
+                      int64_t width, Type acc,
+                      const StreamingStores &streaming) {
   // v normalized, scaled and shifted; the scale and bias of its lanes are
   // at `at` of `scale` and `bias`.
   auto normalize = [&](OpBuilder &lb, Location ll, Value v, Value scale,
@@ -185,23 +324,39 @@ void emitNormalizeRow(OpBuilder &b, Location loc, const RowNormBuffers &r,
   };
   Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
   if (r.bf16Pairs) {
-    emitVectorLoop(
-        b, loc, zero, r.cols, 2 * width,
-        [&](OpBuilder &lb, Location ll, Value j, int64_t w) {
-          if (w == 1) {
-            Value v = loadAs(lb, ll, r.x, {row, j}, 1, acc);
-            storeAs(lb, ll, normalize(lb, ll, v, r.scale, r.bias, j, 1), r.y,
-                    {row, j});
-            return;
-          }
-          auto [even, odd] = loadBF16Pairs(lb, ll, r.x, {row, j}, width);
-          Value oddAt = lb.create<arith::AddIOp>(
-              ll, j, lb.create<arith::ConstantIndexOp>(ll, width));
-          storeBF16Pairs(
-              lb, ll,
-              normalize(lb, ll, even, r.scalePairs, r.biasPairs, j, width),
-              normalize(lb, ll, odd, r.scalePairs, r.biasPairs, oddAt, width),
-              r.y, {row, j}, streaming.enabled);
+    auto rowLoop = [&](OpBuilder &rb, Location rl, bool noNaN) {
+      emitVectorLoop(
+          rb, rl, zero, r.cols, 2 * width,
+          [&](OpBuilder &lb, Location ll, Value j, int64_t w) {
+            if (w == 1) {
+              Value v = loadAs(lb, ll, r.x, {row, j}, 1, acc);
+              storeAs(lb, ll, normalize(lb, ll, v, r.scale, r.bias, j, 1), r.y,
+                      {row, j});
+              return;
+            }
+            auto [even, odd] = loadBF16Pairs(lb, ll, r.x, {row, j}, width);
+            Value oddAt = lb.create<arith::AddIOp>(
+                ll, j, lb.create<arith::ConstantIndexOp>(ll, width));
+            storeBF16Pairs(
+                lb, ll,
+                normalize(lb, ll, even, r.scalePairs, r.biasPairs, j, width),
+                normalize(lb, ll, odd, r.scalePairs, r.biasPairs, oddAt, width),
+                r.y, {row, j}, streaming.enabled, noNaN);
+          });
+    };
+    Value finite = b.create<arith::AndIOp>(
+        loc, r.paramsFinite,
+        b.create<arith::AndIOp>(loc, isFinite(b, loc, meanSquare),
+                                isFinite(b, loc, rstd)));
+    b.create<scf::IfOp>(
+        loc, finite,
+        [&](OpBuilder &tb, Location tl) {
+          rowLoop(tb, tl, /*noNaN=*/true);
+          tb.create<scf::YieldOp>(tl);
+        },
+        [&](OpBuilder &eb, Location el) {
+          rowLoop(eb, el, /*noNaN=*/false);
+          eb.create<scf::YieldOp>(el);
         });
     return;
   }
@@ -263,26 +418,15 @@ struct LowerLayerNorm : LoopLoweringPattern<LayerNormOp> {
     std::tie(rstdFull, rstd) =
         allocStats(b, loc, op.getRstd().getType(), r.xFull, r.rows);
 
-    Value colsF = indexToFloat(b, loc, r.cols, acc);
     emitNormRows(b, loc, r, w,
                  [&](OpBuilder &pb, Location pl, Value row,
                      const StreamingStores &streaming) {
-                   Value sum = emitRowSum(
-                       pb, pl, r, row, w, acc,
-                       [](OpBuilder &, Location, Value x) { return x; });
-                   Value m = pb.create<arith::DivFOp>(pl, sum, colsF);
-                   Value sq = emitRowSum(
-                       pb, pl, r, row, w, acc,
-                       [&](OpBuilder &sb, Location sl, Value x) -> Value {
-                         Value d = sb.create<arith::SubFOp>(
-                             sl, x, splat(sb, sl, m, lanesOf(x)));
-                         return sb.create<arith::MulFOp>(sl, d, d);
-                       });
-                   Value var = pb.create<arith::DivFOp>(pl, sq, colsF);
+                   auto [m, var] = emitRowMoments(pb, pl, r, row, w, acc);
                    Value s = emitRstd(pb, pl, var, eps);
                    storeAs(pb, pl, m, mean, row);
                    storeAs(pb, pl, s, rstd, row);
-                   emitNormalizeRow(pb, pl, r, row, m, s, w, acc, streaming);
+                   emitNormalizeRow(pb, pl, r, row, m, var, s, w, acc,
+                                    streaming);
                  });
     return {toTensor(b, loc, r.yFull), toTensor(b, loc, meanFull),
             toTensor(b, loc, rstdFull)};
@@ -317,20 +461,20 @@ struct LowerRMSNorm : LoopLoweringPattern<RMSNormOp> {
         allocStats(b, loc, op.getRstd().getType(), r.xFull, r.rows);
 
     Value colsF = indexToFloat(b, loc, r.cols, acc);
-    emitNormRows(
-        b, loc, r, w,
-        [&](OpBuilder &pb, Location pl, Value row,
-            const StreamingStores &streaming) {
-          Value sq =
-              emitRowSum(pb, pl, r, row, w, acc,
-                         [](OpBuilder &sb, Location sl, Value x) -> Value {
-                           return sb.create<arith::MulFOp>(sl, x, x);
-                         });
-          Value s =
-              emitRstd(pb, pl, pb.create<arith::DivFOp>(pl, sq, colsF), eps);
-          storeAs(pb, pl, s, rstd, row);
-          emitNormalizeRow(pb, pl, r, row, Value(), s, w, acc, streaming);
-        });
+    emitNormRows(b, loc, r, w,
+                 [&](OpBuilder &pb, Location pl, Value row,
+                     const StreamingStores &streaming) {
+                   Value sq = emitRowSum(
+                       pb, pl, r, row, w, acc,
+                       [](OpBuilder &sb, Location sl, Value x) -> Value {
+                         return sb.create<arith::MulFOp>(sl, x, x);
+                       });
+                   Value meanSquare = pb.create<arith::DivFOp>(pl, sq, colsF);
+                   Value s = emitRstd(pb, pl, meanSquare, eps);
+                   storeAs(pb, pl, s, rstd, row);
+                   emitNormalizeRow(pb, pl, r, row, Value(), meanSquare, s, w,
+                                    acc, streaming);
+                 });
     return {toTensor(b, loc, r.yFull), toTensor(b, loc, rstdFull)};
   }
 };

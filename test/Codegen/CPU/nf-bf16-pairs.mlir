@@ -17,7 +17,14 @@
 // CHECK: %[[SO:.+]] = vector.shuffle %[[SV]], %[[SV]] [1, 3, 5, 7, 9, 11, 13, 15]
 // CHECK: vector.store %[[SO]], %[[SP]][%[[KO]]]
 // CHECK: scf.for
+// Whether the scale is finite: the sum of v - v over it is 0.
+// CHECK: %[[SF:.+]] = scf.for {{.+}} -> (f32)
+// CHECK: %[[SD:.+]] = arith.subf %[[S:.+]], %[[S]] : f32
+// CHECK: %[[SOK:.+]] = arith.cmpf oeq, %[[SF]], %{{.+}} : f32
+// CHECK: %[[PF1:.+]] = arith.andi %{{.+}}, %[[SOK]] : i1
 // CHECK: %[[BP:.+]] = memref.alloc() {alignment = 64 : i64} : memref<40xf32>
+// CHECK: %[[BOK:.+]] = arith.cmpf oeq
+// CHECK: %[[PF:.+]] = arith.andi %[[PF1]], %[[BOK]] : i1
 // The sums read words: element 2k and 2k + 1 from word k.
 // CHECK: scf.parallel (%[[ROW:.+]]) =
 // CHECK: %[[RAW:.+]] = vector.load %[[X:.+]][%[[ROW]], %{{.+}}] : memref<4x40xbf16>, vector<16xbf16>
@@ -26,9 +33,32 @@
 // CHECK: %[[OB:.+]] = arith.andi %[[W]], %{{.+}} : vector<8xi32>
 // CHECK: %[[E:.+]] = arith.bitcast %[[EB]] : vector<8xi32> to vector<8xf32>
 // CHECK: %[[O:.+]] = arith.bitcast %[[OB]] : vector<8xi32> to vector<8xf32>
-// CHECK: arith.addf %[[E]], %[[O]] : vector<8xf32>
-// The normalizing pass, 16 elements a step: the even lanes with the scale
-// and bias at j, the odd ones at j + 8.
+// Each lane's d = x - center, even and odd added up.
+// CHECK: %[[DE:.+]] = arith.subf %[[E]], %{{.+}} : vector<8xf32>
+// CHECK: %[[DO:.+]] = arith.subf %[[O]], %{{.+}} : vector<8xf32>
+// CHECK: arith.addf %[[DE]], %[[DO]] fastmath<contract> : vector<8xf32>
+// The normalizing pass leaves out the NaN case of the rounding when the
+// parameters, the variance and rstd are finite (v - v == 0).
+// CHECK: %[[VD:.+]] = arith.subf %[[VAR:.+]], %[[VAR]] : f32
+// CHECK-NEXT: %[[Z1:.+]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT: %[[VOK:.+]] = arith.cmpf oeq, %[[VD]], %[[Z1]] : f32
+// CHECK-NEXT: %[[RD:.+]] = arith.subf %[[RS:.+]], %[[RS]] : f32
+// CHECK-NEXT: %[[Z2:.+]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT: %[[ROK:.+]] = arith.cmpf oeq, %[[RD]], %[[Z2]] : f32
+// CHECK-NEXT: %[[BOTH:.+]] = arith.andi %[[VOK]], %[[ROK]] : i1
+// CHECK-NEXT: %[[FIN:.+]] = arith.andi %[[PF]], %[[BOTH]] : i1
+// CHECK-NEXT: scf.if %[[FIN]] {
+// 16 elements a step: the even lanes with the scale and bias at j, the odd
+// ones at j + 8; each lane rounded to nearest even in its word, no NaN
+// case; the even results' upper halves shifted down, the odd ones' kept.
+// CHECK: scf.for %[[JF:.+]] = %{{.+}} to %{{.+}} step %c16
+// CHECK: math.fma
+// CHECK: math.fma
+// CHECK-NOT: arith.cmpf uno
+// CHECK: arith.cmpi eq
+// CHECK: vector.store %{{.+}}, %{{.+}}[%[[ROW]], %[[JF]]] : memref<4x40xbf16>, vector<16xbf16>
+// CHECK: } else {
+// The same where a result may be a NaN:
 // CHECK: scf.for %[[J:.+]] = %{{.+}} to %{{.+}} step %c16
 // CHECK: vector.load %[[X]][%[[ROW]], %[[J]]] : memref<4x40xbf16>, vector<16xbf16>
 // CHECK: %[[JO:.+]] = arith.addi %[[J]], %c8
@@ -38,8 +68,7 @@
 // CHECK: vector.load %[[SP]][%[[JO]]] : memref<40xf32>, vector<8xf32>
 // CHECK: vector.load %[[BP]][%[[JO]]] : memref<40xf32>, vector<8xf32>
 // CHECK: math.fma
-// Each lane rounded to nearest even in its word (NaN first made 0x7FC00000),
-// then the even results' upper halves shifted down and the odd ones' kept.
+// each lane rounded to nearest even in its word (NaN first made 0x7FC00000).
 // CHECK: arith.cmpf uno
 // CHECK: arith.select
 // CHECK: arith.cmpi eq

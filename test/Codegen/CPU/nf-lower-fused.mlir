@@ -102,7 +102,7 @@ func.func @layer_norm_bias_relu(%x: tensor<3x8xf32>, %c: tensor<8xf32>) -> (tens
 // CHECK: %[[SUM:.+]] = arith.addf %[[XE]], %[[RE]] : vector<4xf32>
 // CHECK: %[[H:.+]] = arith.truncf %[[SUM]] : vector<4xf32> to vector<4xf16>
 // CHECK: %[[HE:.+]] = arith.extf %[[H]] : vector<4xf16> to vector<4xf32>
-// CHECK: arith.addf %{{.+}}, %[[HE]] : vector<4xf32>
+// CHECK: arith.subf %[[HE]], %{{.+}} : vector<4xf32>
 // CHECK-NOT: scf.parallel
 // CHECK: return
 func.func @residual_layer_norm(%x: tensor<3x8xf16>, %r: tensor<3x8xf16>) -> tensor<3x8xf16> {

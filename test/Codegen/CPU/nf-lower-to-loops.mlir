@@ -1,5 +1,6 @@
 // nf ops become loops over buffers: parallel rows, vector bodies with a
-// scalar tail, blocked sums with f64 block totals, two variance passes.
+// scalar tail, blocked sums with f64 block totals, a variance pass around a
+// center checked against the row's spread.
 // RUN: nf-opt %s -split-input-file --pass-pipeline='builtin.module(nf-lower-to-loops{vector-width=8})' -verify-diagnostics | FileCheck %s
 
 // CHECK-LABEL: func.func @layer_norm_rows
@@ -9,22 +10,52 @@
 // CHECK: %[[MEAN:.+]] = memref.alloc() {alignment = 64 : i64} : memref<4x1xf32>
 // CHECK: %[[RSTD:.+]] = memref.alloc() {alignment = 64 : i64} : memref<4x1xf32>
 // CHECK: scf.parallel (%[[ROW:.+]]) =
-// First pass: the sum. Blocks of 512 elements, each summed by four
-// independent vector accumulators (32 elements a step), block sums added in
-// f64; then the groups and single vectors left, then a scalar tail.
-// CHECK: scf.for {{.+}} step %[[C512:.+]] iter_args({{.+}}) -> (f64)
-// CHECK: scf.for {{.+}} iter_args({{.+}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
-// CHECK: vector.load {{.+}} : memref<4x1000xf32>, vector<8xf32>
+// The center K: the mean of the row's first 16 elements.
+// CHECK: %[[FIRST:.+]] = arith.minui %c1000, %c16 : index
+// CHECK: %[[FSUM:.+]] = scf.for %{{.+}} = %{{.+}} to %[[FIRST]] step %{{.+}} iter_args(%{{.+}}) -> (f32)
+// CHECK: %[[K:.+]] = arith.divf %[[FSUM]], %{{.+}} : f32
+// One pass: the sums of d = x - K and of d^2 (d * d may contract into an
+// fma). Blocks of 512 elements, each summed by four independent vector
+// accumulators per sum (32 elements a step), block sums added in f64; then
+// the groups and single vectors left, then a scalar tail.
+// CHECK: scf.for {{.+}} step %[[C512:.+]] iter_args({{.+}}) -> (f64, f64)
+// CHECK: scf.for {{.+}} iter_args({{.+}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
+// CHECK-NEXT: %[[XV:.+]] = vector.load {{.+}} : memref<4x1000xf32>, vector<8xf32>
+// CHECK-NEXT: %[[KV:.+]] = vector.broadcast %[[K]] : f32 to vector<8xf32>
+// CHECK-NEXT: %[[D:.+]] = arith.subf %[[XV]], %[[KV]] : vector<8xf32>
+// CHECK-NEXT: %[[D2:.+]] = arith.mulf %[[D]], %[[D]] fastmath<contract> : vector<8xf32>
+// CHECK-NEXT: arith.addf %{{.+}}, %[[D]] fastmath<contract> : vector<8xf32>
+// CHECK-NEXT: arith.addf %{{.+}}, %[[D2]] fastmath<contract> : vector<8xf32>
 // CHECK: vector.reduction <add>, {{.+}} : vector<8xf32> into f32
 // CHECK: arith.extf {{.+}} : f32 to f64
+// CHECK: scf.for {{.+}} iter_args({{.+}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
+// CHECK: scf.for {{.+}} iter_args({{.+}}) -> (vector<8xf32>, vector<8xf32>)
+// CHECK: %[[SUMS:.+]]:2 = scf.for {{.+}} to %c1000 step %{{.+}} iter_args({{.+}}) -> (f64, f64)
+// mean = K + sum(d) / n, in f64. The one pass is kept if
+// 2 sum(d)^2 <= n sum(d^2): var = (sum(d^2) - sum(d) * sum(d) / n) / n.
+// CHECK: %[[N:.+]] = arith.uitofp %{{.+}} : i64 to f64
+// CHECK-NEXT: %[[MD:.+]] = arith.divf %[[SUMS]]#0, %[[N]] : f64
+// CHECK-NEXT: %[[KD:.+]] = arith.extf %[[K]] : f32 to f64
+// CHECK-NEXT: %[[M64:.+]] = arith.addf %[[KD]], %[[MD]] : f64
+// CHECK-NEXT: %[[M:.+]] = arith.truncf %[[M64]] : f64 to f32
+// CHECK-NEXT: %[[SQ:.+]] = arith.mulf %[[SUMS]]#0, %[[SUMS]]#0 : f64
+// CHECK-NEXT: %[[TWO:.+]] = arith.constant 2.000000e+00 : f64
+// CHECK-NEXT: %[[TWICE:.+]] = arith.mulf %[[SQ]], %[[TWO]] : f64
+// CHECK-NEXT: %[[BOUND:.+]] = arith.mulf %[[N]], %[[SUMS]]#1 : f64
+// CHECK-NEXT: %[[KEPT:.+]] = arith.cmpf ole, %[[TWICE]], %[[BOUND]] : f64
+// CHECK-NEXT: %[[VAR:.+]] = scf.if %[[KEPT]] -> (f32) {
+// CHECK-NEXT: %[[CORR:.+]] = arith.mulf %[[SUMS]]#0, %[[MD]] : f64
+// CHECK-NEXT: %[[M2:.+]] = arith.subf %[[SUMS]]#1, %[[CORR]] : f64
+// CHECK-NEXT: %[[V64:.+]] = arith.divf %[[M2]], %[[N]] : f64
+// CHECK-NEXT: %[[V:.+]] = arith.truncf %[[V64]] : f64 to f32
+// CHECK-NEXT: scf.yield %[[V]] : f32
+// Otherwise a second pass: squared deviations from the mean, the same way.
+// CHECK-NEXT: } else {
 // CHECK: scf.for {{.+}} iter_args({{.+}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
-// CHECK: scf.for {{.+}} iter_args({{.+}}) -> (vector<8xf32>)
-// CHECK: scf.for {{.+}} to %c1000 step %{{.+}} iter_args({{.+}}) -> (f64)
-// Second pass: squared deviations from the mean, the same way.
-// CHECK: scf.for {{.+}} iter_args({{.+}}) -> (f64)
-// CHECK: scf.for {{.+}} iter_args({{.+}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
-// CHECK: arith.subf
-// CHECK: arith.mulf
+// CHECK-NEXT: vector.load
+// CHECK-NEXT: %[[MV:.+]] = vector.broadcast %[[M]] : f32 to vector<8xf32>
+// CHECK-NEXT: arith.subf %{{.+}}, %[[MV]]
+// CHECK-NEXT: arith.mulf
 // CHECK: math.sqrt
 // CHECK: memref.store {{.+}} : memref<4xf32>
 // CHECK: memref.store {{.+}} : memref<4xf32>
