@@ -39,20 +39,31 @@
 // CHECK: arith.addf %[[DE]], %[[DO]] fastmath<contract> : vector<8xf32>
 // The normalizing pass leaves out the NaN case of the rounding when the
 // parameters, the variance and rstd are finite (v - v == 0).
+// The row's statistics stored, then -mean * rstd.
+// CHECK: memref.store %[[MEAN:.+]], %{{.+}}[%[[ROW]]] : memref<4xf32>
+// CHECK-NEXT: memref.store %[[RS:.+]], %{{.+}}[%[[ROW]]] : memref<4xf32>
+// CHECK-NEXT: %[[MR:.+]] = arith.mulf %[[MEAN]], %[[RS]] : f32
+// CHECK-NEXT: %[[SH:.+]] = arith.negf %[[MR]] : f32
 // CHECK: %[[VD:.+]] = arith.subf %[[VAR:.+]], %[[VAR]] : f32
 // CHECK-NEXT: %[[Z1:.+]] = arith.constant 0.000000e+00 : f32
 // CHECK-NEXT: %[[VOK:.+]] = arith.cmpf oeq, %[[VD]], %[[Z1]] : f32
-// CHECK-NEXT: %[[RD:.+]] = arith.subf %[[RS:.+]], %[[RS]] : f32
+// CHECK-NEXT: %[[RD:.+]] = arith.subf %[[RS]], %[[RS]] : f32
 // CHECK-NEXT: %[[Z2:.+]] = arith.constant 0.000000e+00 : f32
 // CHECK-NEXT: %[[ROK:.+]] = arith.cmpf oeq, %[[RD]], %[[Z2]] : f32
 // CHECK-NEXT: %[[BOTH:.+]] = arith.andi %[[VOK]], %[[ROK]] : i1
 // CHECK-NEXT: %[[FIN:.+]] = arith.andi %[[PF]], %[[BOTH]] : i1
 // CHECK-NEXT: scf.if %[[FIN]] {
-// 16 elements a step: the even lanes with the scale and bias at j, the odd
-// ones at j + 8; each lane rounded to nearest even in its word, no NaN
-// case; the even results' upper halves shifted down, the odd ones' kept.
+// 16 elements a step: (x - mean) * rstd as fma(x, rstd, -mean * rstd),
+// then the even lanes with the scale and bias at j, the odd ones at j + 8;
+// each lane rounded to nearest even in its word, no NaN case; the even
+// results' upper halves shifted down, the odd ones' kept.
 // CHECK: scf.for %[[JF:.+]] = %{{.+}} to %{{.+}} step %c16
-// CHECK: math.fma
+// CHECK: %[[RV:.+]] = vector.broadcast %[[RS]] : f32 to vector<8xf32>
+// CHECK-NEXT: %[[SHV:.+]] = vector.broadcast %[[SH]] : f32 to vector<8xf32>
+// CHECK-NEXT: %[[T:.+]] = math.fma %{{.+}}, %[[RV]], %[[SHV]] : vector<8xf32>
+// CHECK-NEXT: %[[SC:.+]] = vector.load %[[SP]][%[[JF]]] : memref<40xf32>, vector<8xf32>
+// CHECK-NEXT: %[[BI:.+]] = vector.load %[[BP]][%[[JF]]] : memref<40xf32>, vector<8xf32>
+// CHECK-NEXT: math.fma %[[T]], %[[SC]], %[[BI]] : vector<8xf32>
 // CHECK: math.fma
 // CHECK-NOT: arith.cmpf uno
 // CHECK: arith.cmpi eq
