@@ -100,6 +100,12 @@ std::vector<MatmulCase> matmulCases() {
       {"sharedRhsTransposed", {{4, 6, 33}, {17, 33}, false, true}},
       {"sharedLhs", {{6, 33}, {3, 33, 10}}},
       {"sharedLhsTransposed", {{33, 6}, {3, 33, 10}, true, false}},
+      // M = 101: two parallel chunks of 48 rows in groups of 3, then 5 rows
+      // (a group and two single rows); N = 79: two blocks of 32 columns,
+      // then one vector and 7 scalar columns; the rhs is shared by the
+      // batch.
+      {"rowGroupsAndColumnBlocks", {{2, 101, 9}, {9, 79}}},
+      {"rowGroupsTransposeLhs", {{2, 9, 101}, {9, 79}, true, false}},
   };
 }
 
@@ -211,6 +217,16 @@ std::vector<ConvCase> convCases() {
       // Rows of 1030 channels: two accumulation tiles (NHWC rows of C).
       {"wideChannels",
        {1, 1030, 2, 3, 3, 2, 2, {false, {1, 1}, {0, 1, 1, 0}, {1, 1}}}},
+      // NHWC register tiles: 19 whole windows per row (six tiles of 3
+      // positions and one single), 11 output channels (two tiles of 4 and
+      // three single channels), windows of 3 * 13 = 39 elements (four
+      // vectors and a tail of 7).
+      {"registerTileLeftovers",
+       {2, 13, 11, 6, 21, 3, 3, {false, {1, 1}, {1, 1, 1, 1}, {1, 1}}}},
+      // Dilated along w: 12 whole windows, each three spans of 5 channels
+      // (scalar tails only), 6 channels (a tile of 4 and two singles).
+      {"dilatedRegisterTiles",
+       {1, 5, 6, 7, 16, 3, 3, {false, {1, 1}, {2, 2, 2, 2}, {2, 2}}}},
   };
 }
 
@@ -329,7 +345,7 @@ INSTANTIATE_TEST_SUITE_P(
 // the f32 scratch and the narrowing store, including rows of two tiles.
 INSTANTIATE_TEST_SUITE_P(
     SixteenBit, ConvTest,
-    testing::Combine(testing::Values(0, 1, 7, 8), testing::Bool(),
+    testing::Combine(testing::Values(0, 1, 7, 8, 9), testing::Bool(),
                      testing::Values(DType::F16, DType::BF16)),
     convName);
 

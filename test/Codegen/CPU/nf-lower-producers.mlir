@@ -4,9 +4,12 @@
 // store), padding clipped by index ranges rather than loaded.
 // RUN: nf-opt %s -split-input-file --pass-pipeline='builtin.module(nf-lower-to-loops{vector-width=8})' | FileCheck %s
 
-// Each output row keeps 4 vectors of 8 columns in registers over the whole
-// k loop (a row of lhs scales rows of rhs); then single vectors, then
-// scalar columns (45 = 32 + 8 + 5).
+// A parallel iteration takes up to 48 rows by 32 columns (here 7 x 45:
+// two iterations, the second with 13 columns). Blocks of 3 rows by 4
+// vectors of 8 columns keep their 12 sums in registers over the whole k
+// loop: each rhs vector loaded is used by 3 rows, each lhs element by the
+// 32 columns. Leftover rows (7 = 2 * 3 + 1) take one row at a time, and
+// leftover columns single vectors, then scalars (13 = 8 + 5).
 // CHECK-LABEL: func.func @matmul_rows_in_registers
 // CHECK-SAME: (%[[A:.+]]: tensor<7x33xf32>, %[[B:.+]]: tensor<33x45xf32>)
 // CHECK: %[[AB:.+]] = bufferization.to_memref %[[A]] read_only : memref<7x33xf32>
@@ -15,21 +18,35 @@
 // CHECK: %[[B3:.+]] = memref.reinterpret_cast %[[BB]] {{.+}} sizes: [1, 33, 45]
 // CHECK: %[[OUT:.+]] = memref.alloc() {alignment = 64 : i64} : memref<7x45xf32>
 // CHECK: %[[O3:.+]] = memref.reinterpret_cast %[[OUT]] {{.+}} sizes: [1, 7, 45]
-// CHECK: scf.parallel (%[[ROW:.+]]) =
-// CHECK: %[[M:.+]] = arith.remui %[[ROW]]
-// CHECK: %[[BATCH:.+]] = arith.divui %[[ROW]]
-// CHECK: scf.for %[[J:.+]] = {{.+}} step %c32
-// CHECK: scf.for %[[K:.+]] = {{.+}} iter_args({{.+}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
-// CHECK: %[[L:.+]] = memref.load %[[A3]][%{{.+}}, %[[M]], %[[K]]] : memref<1x7x33xf32>
-// CHECK: %[[LV:.+]] = vector.broadcast %[[L]] : f32 to vector<8xf32>
+// CHECK: scf.parallel (%[[IT:.+]]) = (%{{.+}}) to (%c2{{.*}})
+// CHECK: %[[CHUNK:.+]] = arith.remui %[[IT]]
+// CHECK: %[[BLOCK:.+]] = arith.remui
+// CHECK: %[[BATCH:.+]] = arith.divui
+// CHECK: %[[J0:.+]] = arith.muli %[[BLOCK]], %c32
+// CHECK: %[[M0:.+]] = arith.muli %[[CHUNK]], %c48
+// CHECK: scf.for %[[J:.+]] = %[[J0]] to %{{.+}} step %c32
+// CHECK: scf.for %[[M:.+]] = %[[M0]] to %{{.+}} step %c3{{(_[0-9]+)?}} {
+// CHECK: %[[M1:.+]] = arith.addi %[[M]], %c1
+// CHECK: %[[M2:.+]] = arith.addi %[[M]], %c2
+// CHECK: scf.for %[[K:.+]] = {{.+}} iter_args({{.+}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
+// CHECK: %[[L0:.+]] = memref.load %[[A3]][%{{.+}}, %[[M]], %[[K]]] : memref<1x7x33xf32>
+// CHECK: %[[LV0:.+]] = vector.broadcast %[[L0]] : f32 to vector<8xf32>
+// CHECK: memref.load %[[A3]][%{{.+}}, %[[M1]], %[[K]]] : memref<1x7x33xf32>
+// CHECK: memref.load %[[A3]][%{{.+}}, %[[M2]], %[[K]]] : memref<1x7x33xf32>
 // CHECK: %[[R:.+]] = vector.load %[[B3]][%{{.+}}, %[[K]], %[[J]]] : memref<1x33x45xf32>, vector<8xf32>
-// CHECK: math.fma %[[LV]], %[[R]], %{{.+}} : vector<8xf32>
-// CHECK-COUNT-3: math.fma {{.+}} : vector<8xf32>
+// CHECK: math.fma %[[LV0]], %[[R]], %{{.+}} : vector<8xf32>
+// CHECK-COUNT-11: math.fma {{.+}} : vector<8xf32>
+// CHECK-NOT: math.fma
+// CHECK: scf.yield
 // CHECK: vector.store %{{.+}}, %[[O3]][%[[BATCH]], %[[M]], %[[J]]] : memref<1x7x45xf32>, vector<8xf32>
+// CHECK-COUNT-11: vector.store
+// CHECK: scf.for {{.+}} step %c1
+// CHECK: iter_args({{.+}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
 // CHECK: scf.for {{.+}} step %c8
-// CHECK: iter_args({{.+}}) -> (vector<8xf32>)
-// CHECK: scf.for {{.+}} to %c45 step %c1
-// CHECK: iter_args({{.+}}) -> (f32)
+// CHECK: scf.for {{.+}} step %c3
+// CHECK: iter_args({{.+}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>)
+// CHECK: scf.for {{.+}} to %{{.+}} step %c1
+// CHECK: iter_args({{.+}}) -> (f32, f32, f32)
 // CHECK: math.fma {{.+}} : f32
 // CHECK: memref.store {{.+}} : memref<1x7x45xf32>
 // CHECK: scf.reduce
@@ -81,15 +98,16 @@ func.func @matmul_transpose_both(%a: tensor<64x4xf32>, %b: tensor<5x64xf32>) -> 
 // -----
 
 // A weight without batch dimensions is shared: the batch dimensions of lhs
-// flatten to 6 and rhs is read at batch 0. bf16 results are narrowed once,
-// on the store.
+// flatten to 6 (one parallel iteration each) and rhs is read at batch 0.
+// bf16 results are narrowed once, on the store.
 // CHECK-LABEL: func.func @matmul_shared_weight
 // CHECK: %[[A3:.+]] = memref.reinterpret_cast {{.+}} sizes: [6, 4, 16]
 // CHECK: %[[B3:.+]] = memref.reinterpret_cast {{.+}} sizes: [1, 16, 8]
 // CHECK: %[[O3:.+]] = memref.reinterpret_cast {{.+}} sizes: [6, 4, 8]
-// CHECK: scf.parallel (%[[ROW:.+]]) = ({{.+}}) to (%c24)
-// CHECK: %[[M:.+]] = arith.remui %[[ROW]]
-// CHECK: %[[BATCH:.+]] = arith.divui %[[ROW]]
+// CHECK: scf.parallel (%[[IT:.+]]) = ({{.+}}) to (%c6{{.*}})
+// CHECK: arith.divui %[[IT]]
+// CHECK: %[[BATCH:.+]] = arith.divui
+// CHECK: scf.for %[[M:.+]] = {{.+}} step %c3{{(_[0-9]+)?}} {
 // CHECK: memref.load %[[A3]][%[[BATCH]], %[[M]], %{{.+}}] : memref<6x4x16xbf16>
 // CHECK: vector.load %[[B3]][%[[ZERO:.+]], %{{.+}}, %{{.+}}] : memref<1x16x8xbf16>, vector<8xbf16>
 // CHECK: arith.extf {{.+}} : vector<8xbf16> to vector<8xf32>
@@ -109,8 +127,13 @@ func.func @matmul_shared_weight(%a: tensor<2x3x4x16xbf16>, %b: tensor<16x8xbf16>
 // CHECK: %[[M:.+]] = memref.dim %[[AB]], %c0
 // CHECK: %[[N:.+]] = memref.dim %[[BB]], %c1
 // CHECK: memref.alloc(%[[M]], %[[N]]) {alignment = 64 : i64} : memref<?x?xf32>
+// CHECK: %[[NP:.+]] = arith.addi %[[N]], %c31
+// CHECK: %[[BLOCKS:.+]] = arith.divui %[[NP]], %c32
+// CHECK: %[[MP:.+]] = arith.addi %[[M]], %c47
+// CHECK: %[[CHUNKS:.+]] = arith.divui %[[MP]], %c48
 // CHECK: scf.parallel
-// CHECK: arith.remui %{{.+}}, %[[M]]
+// CHECK: arith.remui %{{.+}}, %[[CHUNKS]]
+// CHECK: arith.remui %{{.+}}, %[[BLOCKS]]
 func.func @matmul_dynamic(%a: tensor<?x16xf32>, %b: tensor<16x?xf32>) -> tensor<?x?xf32> {
   %0 = nf.matmul %a, %b : tensor<?x16xf32>, tensor<16x?xf32> -> tensor<?x?xf32>
   return %0 : tensor<?x?xf32>
@@ -182,20 +205,38 @@ func.func @conv_nchw_stride2_in_place(%x: tensor<1x3x16x16xf32>, %w: tensor<4x3x
 
 // -----
 
-// NHWC conv: rows (n, oh, ow) of O outputs, each a sum over the window's
-// rows kh of one dot product: with dilation 1 along w, the clipped window
-// row (kw, c) is one contiguous span of input and filter.
+// NHWC conv: one parallel iteration per (n, oh, chunk of 32 output
+// channels). Positions whose window lies wholly in the input (all 6 here:
+// no padding, so no one-at-a-time loop for clipped windows) are computed in
+// tiles of 3 positions x 4 channels: 12 vector accumulators over the whole
+// window, one span of kw * c = 48 elements per kh (dilation 1 along w),
+// each input vector used for 4 channels and each filter vector for 3
+// positions; the lanes are added once at the end, with the scalar tails.
 // CHECK-LABEL: func.func @conv_nhwc_spans
 // CHECK: %[[X3:.+]] = memref.reinterpret_cast {{.+}} sizes: [1, 8, 128]
 // CHECK: %[[W3:.+]] = memref.reinterpret_cast {{.+}} sizes: [32, 3, 48]
-// CHECK: scf.parallel (%{{.+}}) = ({{.+}}) to (%c36)
-// CHECK: scf.for %[[O:.+]] = {{.+}} to %c32
-// CHECK: scf.for %[[KH:.+]] = {{.+}} iter_args({{.+}}) -> (f32)
-// CHECK-NOT: iter_args({{.+}}) -> (f32)
-// CHECK: scf.for {{.+}} iter_args({{.+}}) -> (f64)
-// CHECK: vector.load %[[X3]]{{.+}} : memref<1x8x128xf32>, vector<8xf32>
-// CHECK: vector.load %[[W3]][%[[O]], %[[KH]], %{{.+}}] : memref<32x3x48xf32>, vector<8xf32>
-// CHECK: memref.store {{.+}} : memref<1x6x6x32xf32>
+// CHECK: scf.parallel (%{{.+}}) = ({{.+}}) to (%c6{{.*}})
+// CHECK-NOT: -> (f32)
+// CHECK: scf.for %[[O0:.+]] = {{.+}} step %c4
+// CHECK: scf.for %[[OW0:.+]] = {{.+}} to %c6{{.*}} step %c3
+// CHECK: scf.for %[[KH:.+]] = {{.+}} iter_args({{.+}}) -> ([[V12:(vector<8xf32>, ){12}]][[S12:(f32, ){11}f32]])
+// CHECK: scf.for {{.+}} -> ([[V12]][[S12]])
+// CHECK: scf.for %[[J:.+]] = %{{.+}} to %c48{{.*}} step %c8{{.*}} iter_args({{.+}}) -> ([[V11:(vector<8xf32>, ){11}]]vector<8xf32>)
+// CHECK-COUNT-3: vector.load %[[X3]]{{.+}} : memref<1x8x128xf32>, vector<8xf32>
+// CHECK: vector.load %[[W3]][%[[O0]], %[[KH]], %{{.+}}] : memref<32x3x48xf32>, vector<8xf32>
+// CHECK-COUNT-3: math.fma {{.+}} : vector<8xf32>
+// CHECK: vector.load %[[W3]]
+// CHECK-COUNT-3: math.fma {{.+}} : vector<8xf32>
+// CHECK: vector.load %[[W3]]
+// CHECK-COUNT-3: math.fma {{.+}} : vector<8xf32>
+// CHECK: vector.load %[[W3]]
+// CHECK-COUNT-3: math.fma {{.+}} : vector<8xf32>
+// CHECK-NEXT: scf.yield
+// CHECK: scf.for {{.+}} -> ([[S12]])
+// CHECK: %[[LANES:.+]] = vector.reduction <add>, %{{.+}}#0 {{.+}} : vector<8xf32> into f32
+// CHECK: %[[SUM:.+]] = arith.addf %[[LANES]], %{{.+}}#12 : f32
+// CHECK: memref.store %[[SUM]], %{{.+}}[%{{.+}}, %{{.+}}, %[[OW0]], %[[O0]]] : memref<1x6x6x32xf32>
+// CHECK-COUNT-11: vector.reduction
 func.func @conv_nhwc_spans(%x: tensor<1x8x8x16xf32>, %w: tensor<32x3x3x16xf32>) -> tensor<1x6x6x32xf32> {
   %0 = nf.conv2d %x, %w {layout = #nf.layout<nhwc>} : tensor<1x8x8x16xf32>, tensor<32x3x3x16xf32> -> tensor<1x6x6x32xf32>
   return %0 : tensor<1x6x6x32xf32>
@@ -203,12 +244,22 @@ func.func @conv_nhwc_spans(%x: tensor<1x8x8x16xf32>, %w: tensor<32x3x3x16xf32>) 
 
 // -----
 
-// Dilated along w: one dot product of C channels per tap (kh, kw).
+// Dilated along w: a window row kh is 3 spans of 16 channels, one per kw,
+// at input element (ow + 2 * kw) * 16 and filter element kw * 16; the 4
+// positions take a tile of 3 and a single one.
 // CHECK-LABEL: func.func @conv_nhwc_dilated
-// CHECK: scf.for %[[KH:.+]] = {{.+}} iter_args({{.+}}) -> (f32)
-// CHECK: scf.for %[[KW:.+]] = {{.+}} iter_args({{.+}}) -> (f32)
-// CHECK: arith.muli %[[KW]], %c16
-// CHECK: vector.load {{.+}} : memref<32x3x48xf32>, vector<8xf32>
+// CHECK: scf.for %[[OW0:.+]] = {{.+}} step %c3
+// CHECK: scf.for %[[KH:.+]] = {{.+}} iter_args(
+// CHECK: scf.for %[[KW:.+]] = %c0{{.*}} to %c3{{.*}} step %c1{{.*}} iter_args(
+// CHECK: %[[OFF:.+]] = arith.muli %[[KW]], %c2
+// CHECK: %[[IW:.+]] = arith.addi %{{.+}}, %[[OFF]]
+// CHECK: arith.muli %[[IW]], %c16
+// CHECK: %[[WAT:.+]] = arith.muli %[[KW]], %c16
+// CHECK: scf.for %[[J:.+]] = {{.+}} to %c16{{.*}} step %c8
+// CHECK: %[[WJ:.+]] = arith.addi %[[WAT]], %[[J]]
+// CHECK: vector.load %{{.+}}[%{{.+}}, %[[KH]], %[[WJ]]] : memref<32x3x48xf32>, vector<8xf32>
+// CHECK: scf.for %{{.+}} = {{.+}} to %c4{{.*}} step %c1
+// CHECK-SAME: {
 func.func @conv_nhwc_dilated(%x: tensor<1x8x8x16xf32>, %w: tensor<32x3x3x16xf32>) -> tensor<1x4x4x32xf32> {
   %0 = nf.conv2d %x, %w {layout = #nf.layout<nhwc>, dilations = array<i64: 2, 2>} : tensor<1x8x8x16xf32>, tensor<32x3x3x16xf32> -> tensor<1x4x4x32xf32>
   return %0 : tensor<1x4x4x32xf32>
