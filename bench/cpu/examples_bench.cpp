@@ -10,11 +10,15 @@
 // bandwidth drifts: each pair of neighbouring calls gives one ratio
 // unfused / fused (at most 5 pairs where an unfused call takes over a
 // second). Prints and writes (JSON, with the machine and the date)
-// the median times, the median of the pair ratios with its spread, and how
-// many pairs the fused module won.
+// the median times, the median of the pair ratios with its range and a
+// 95% confidence interval (order statistics: no assumption about the
+// distribution), how many pairs the fused module won and the one-sided
+// sign test's p-value for that many wins by chance. Kernels keep their
+// large intermediates between calls (jit::Options::cacheBuffers) unless
+// --no-buffer-cache is given.
 //
 //   nf-bench-cpu-examples [--threads T] [--pairs P] [--json FILE]
-//                         [--only NAME] [--examples DIR]
+//                         [--only NAME] [--examples DIR] [--no-buffer-cache]
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,6 +34,8 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 using namespace normfuse;
@@ -117,19 +123,45 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/// P(B <= k) for B ~ Binomial(n, 1/2).
+double binomialHalfCdf(int n, int k) {
+  double sum = 0;
+  for (int i = 0; i <= k; ++i)
+    sum += std::exp(std::lgamma(n + 1.0) - std::lgamma(i + 1.0) -
+                    std::lgamma(n - i + 1.0) - n * std::log(2.0));
+  return std::min(sum, 1.0);
+}
+
+/// A 95% confidence interval of the median of `v`'s distribution that
+/// assumes nothing about that distribution: the order statistics k and
+/// n + 1 - k (1-based) for the largest k with P(B <= k - 1) <= 2.5%; the
+/// whole range when n < 6, too few for 95%.
+std::pair<double, double> medianInterval(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  int n = int(v.size()), k = 1;
+  while (k + 1 <= n / 2 && binomialHalfCdf(n, k) <= 0.025)
+    ++k;
+  return {v[k - 1], v[n - k]};
+}
+
 struct Result {
   std::string name;
   double unfused, fused;          // median seconds per call
   double ratio, ratioLo, ratioHi; // pair ratios: median, min, max
+  double ciLo, ciHi;              // 95% interval of the median pair ratio
   int wins = 0, pairs = 0;        // pairs where the fused call was faster
+  double signP = 1;      // one-sided sign test: P(>= wins of pairs by chance)
   double difference = 0; // max |fused - unfused| / max |unfused| over outputs
 };
 
-std::string toJSON(const std::vector<Result> &results, int threads, int pairs) {
+std::string toJSON(const std::vector<Result> &results, int threads, int pairs,
+                   bool cacheBuffers) {
   std::ostringstream js;
   js << nfbench::jsonHeader("nf-bench-cpu-examples", threads, pairs,
-                            "examples/, unfused vs nf-fuse-pipeline, "
-                            "alternating calls");
+                            std::string("examples/, unfused vs "
+                                        "nf-fuse-pipeline, alternating calls, "
+                                        "buffer cache ") +
+                                (cacheBuffers ? "on" : "off"));
   for (size_t i = 0; i < results.size(); ++i) {
     const Result &r = results[i];
     js << "    {\"example\": \"" << r.name
@@ -138,6 +170,8 @@ std::string toJSON(const std::vector<Result> &results, int threads, int pairs) {
        << ", \"pair_ratio_median\": " << r.ratio
        << ", \"pair_ratio_min\": " << r.ratioLo
        << ", \"pair_ratio_max\": " << r.ratioHi
+       << ", \"pair_ratio_median_95ci\": [" << r.ciLo << ", " << r.ciHi << "]"
+       << ", \"sign_test_p\": " << r.signP
        << ", \"fused_faster_pairs\": " << r.wins << ", \"pairs\": " << r.pairs
        << ", \"max_relative_difference\": " << r.difference << "}"
        << (i + 1 < results.size() ? "," : "") << "\n";
@@ -147,11 +181,12 @@ std::string toJSON(const std::vector<Result> &results, int threads, int pairs) {
 }
 
 bool runExample(const Example &ex, const std::string &dir, int threads,
-                int pairs, Result &r) {
+                int pairs, bool cacheBuffers, Result &r) {
   std::string path = dir + "/" + ex.name + ".mlir";
   jit::Options plain, fuse;
   plain.fuse = false;
   fuse.fuse = true;
+  plain.cacheBuffers = fuse.cacheBuffers = cacheBuffers;
   jit::JIT unfusedJIT(plain), fusedJIT(fuse);
   auto unfused = unfusedJIT.compileFile(path, ex.entry);
   auto fused = unfused ? fusedJIT.compileFile(path, ex.entry) : nullptr;
@@ -228,6 +263,8 @@ bool runExample(const Example &ex, const std::string &dir, int threads,
   r.ratio = median(ratios);
   r.ratioLo = *std::min_element(ratios.begin(), ratios.end());
   r.ratioHi = *std::max_element(ratios.begin(), ratios.end());
+  std::tie(r.ciLo, r.ciHi) = medianInterval(ratios);
+  r.signP = 1 - (r.wins > 0 ? binomialHalfCdf(pairs, r.wins - 1) : 0);
   return true;
 }
 
@@ -235,13 +272,19 @@ bool runExample(const Example &ex, const std::string &dir, int threads,
 
 int main(int argc, char **argv) {
   int threads = 2, pairs = 15;
+  bool cacheBuffers = true;
   std::string jsonPath, only, dir = std::string(NF_SOURCE_DIR) + "/examples";
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
+    if (a == "--no-buffer-cache") {
+      cacheBuffers = false;
+      continue;
+    }
     if (i + 1 >= argc) {
       std::fprintf(stderr,
                    "usage: nf-bench-cpu-examples [--threads T] [--pairs P] "
-                   "[--json FILE] [--only NAME] [--examples DIR]\n");
+                   "[--json FILE] [--only NAME] [--examples DIR] "
+                   "[--no-buffer-cache]\n");
       return 1;
     }
     std::string v = argv[++i];
@@ -266,26 +309,30 @@ int main(int argc, char **argv) {
                          "be positive\n");
     return 1;
   }
-  std::printf("%s, %d threads, %d alternating pairs of calls\n",
-              nfbench::cpuModel().c_str(), threads, pairs);
+  std::printf("%s, %d threads, %d alternating pairs of calls, buffer cache "
+              "%s\n",
+              nfbench::cpuModel().c_str(), threads, pairs,
+              cacheBuffers ? "on" : "off");
   std::vector<Result> results;
   for (const Example &ex : examples()) {
     if (!only.empty() && ex.name != only)
       continue;
     Result r;
-    if (!runExample(ex, dir, threads, pairs, r))
+    if (!runExample(ex, dir, threads, pairs, cacheBuffers, r))
       return 1;
     std::printf("%-24s unfused %9.2f ms | fused %9.2f ms | pair ratio %.3fx "
-                "[%.3f-%.3f] | fused faster in %d/%d | diff %.1e\n",
-                r.name.c_str(), r.unfused * 1e3, r.fused * 1e3, r.ratio,
-                r.ratioLo, r.ratioHi, r.wins, r.pairs, r.difference);
+                "(95%% CI %.3f-%.3f, range %.3f-%.3f) | fused faster in "
+                "%d/%d (sign test p %.2g) | diff %.1e\n",
+                r.name.c_str(), r.unfused * 1e3, r.fused * 1e3, r.ratio, r.ciLo,
+                r.ciHi, r.ratioLo, r.ratioHi, r.wins, r.pairs, r.signP,
+                r.difference);
     std::fflush(stdout);
     results.push_back(r);
   }
   if (!jsonPath.empty()) {
     std::string tmp = jsonPath + ".tmp";
     std::ofstream out(tmp);
-    out << toJSON(results, threads, pairs);
+    out << toJSON(results, threads, pairs, cacheBuffers);
     out.close();
     if (!out || std::rename(tmp.c_str(), jsonPath.c_str()) != 0) {
       std::fprintf(stderr, "nf-bench-cpu-examples: cannot write %s\n",

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "HostKernel.h"
+#include "BufferCache.h"
 
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
@@ -70,7 +71,7 @@ static __bf16 truncateFloatToBFloat16(float value) {
 HostKernel::HostKernel(std::string name, Signature signature)
     : Kernel(std::move(name), std::move(signature)) {}
 
-llvm::Error HostKernel::compile(mlir::ModuleOp module) {
+llvm::Error HostKernel::compile(mlir::ModuleOp module, bool cacheBuffers) {
   auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!jtmb)
     return jtmb.takeError();
@@ -89,8 +90,17 @@ llvm::Error HostKernel::compile(mlir::ModuleOp module) {
   if (!created)
     return created.takeError();
   engine = std::move(*created);
-  engine->registerSymbols([](llvm::orc::MangleAndInterner interner) {
+  engine->registerSymbols([&](llvm::orc::MangleAndInterner interner) {
     llvm::orc::SymbolMap symbols;
+    // Definitions in the kernel's own library win over the process's.
+    if (cacheBuffers) {
+      symbols[interner("malloc")] = {
+          llvm::orc::ExecutorAddr::fromPtr(&buffer_cache::allocate),
+          llvm::JITSymbolFlags::Exported};
+      symbols[interner("free")] = {
+          llvm::orc::ExecutorAddr::fromPtr(&buffer_cache::release),
+          llvm::JITSymbolFlags::Exported};
+    }
     symbols[interner("__truncsfbf2")] = {
         llvm::orc::ExecutorAddr::fromPtr(&truncateFloatToBFloat16),
         llvm::JITSymbolFlags::Exported};

@@ -49,8 +49,9 @@ public:
   ~HostKernel() override;
 
   /// JIT-compiles `module` (in the LLVM dialect) at O3 for the host CPU and
-  /// looks up the kernel's entry point.
-  llvm::Error compile(mlir::ModuleOp module);
+  /// looks up the kernel's entry point. With `cacheBuffers`, the kernel's
+  /// malloc and free are those of the buffer cache (BufferCache.h).
+  llvm::Error compile(mlir::ModuleOp module, bool cacheBuffers);
 
   llvm::Error run(llvm::ArrayRef<TensorRef> inputs,
                   llvm::ArrayRef<TensorRef> outputs,

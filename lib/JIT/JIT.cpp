@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "BufferCache.h"
 #include "HostKernel.h"
 #include "normfuse/Codegen/Pipelines.h"
 #include "normfuse/Dialect/NF/IR/NFOps.h"
@@ -162,7 +163,11 @@ struct JIT::Impl : std::enable_shared_from_this<JIT::Impl> {
     else
       llvm::consumeError(jtmb.takeError());
     warmUp();
+    buffer_cache::addUser();
   }
+
+  /// The last JIT to go frees the buffer cache's idle blocks.
+  ~Impl() { buffer_cache::removeUser(); }
 
   /// Compiles, runs and destroys a trivial kernel. An execution engine's
   /// destructor compiles ORC's deinitializer code; that code generation
@@ -323,7 +328,7 @@ JIT::Impl::lowerAndCompile(mlir::ModuleOp module, llvm::StringRef function,
                      diagnostics.str());
 
   auto kernel = std::make_shared<HostKernel>(function.str(), signature);
-  if (auto err = kernel->compile(module))
+  if (auto err = kernel->compile(module, options.cacheBuffers))
     return makeError(
         "JIT compilation of @" + function +
         " failed: " + llvm::toString(std::move(err)) +
@@ -339,7 +344,8 @@ JIT::Impl::compile(llvm::StringRef irText, llvm::StringRef bufferName,
                     function.str() + "/w" +
                     std::to_string(options.vectorWidth) +
                     (options.parallel ? "/omp/" : "/serial/") +
-                    (options.fuse ? "fused/" : "") + target;
+                    (options.fuse ? "fused/" : "") +
+                    (options.cacheBuffers ? "cached-buffers/" : "") + target;
   if (auto it = cache.find(key); it != cache.end())
     return it->second;
   if (auto it = genericKernels.find(key); it != genericKernels.end())

@@ -43,6 +43,9 @@ Dynamic dimensions ('?') take the sizes of the input files.
                       producer with its pointwise neighbours first
                       (nf-fuse-pipeline); without it the function runs op
                       by op as written
+  --no-buffer-cache   give each large intermediate buffer back to malloc
+                      when the function frees it, instead of keeping it for
+                      the next run (jit::Options::cacheBuffers)
   --bf16-from-f32     convert f32 input files to bf16 where the function
                       takes bf16 (otherwise bf16 is read as ml_dtypes saves
                       it, descr '<V2')
@@ -63,7 +66,7 @@ struct Arguments {
   unsigned bench = 0;
   int threads = 0;
   int64_t vectorWidth = 0;
-  bool bf16FromF32 = false, fuse = false, help = false;
+  bool bf16FromF32 = false, fuse = false, noBufferCache = false, help = false;
 };
 } // namespace
 
@@ -89,10 +92,14 @@ static std::string parseArguments(int argc, char **argv, Arguments &args) {
       name = name.substr(0, eq);
       inlineValue = true;
     }
-    if (name == "bf16-from-f32" || name == "fuse") {
+    bool *flag = name == "fuse"              ? &args.fuse
+                 : name == "bf16-from-f32"   ? &args.bf16FromF32
+                 : name == "no-buffer-cache" ? &args.noBufferCache
+                                             : nullptr;
+    if (flag) {
       if (inlineValue)
         return "--" + name.str() + " takes no value";
-      (name == "fuse" ? args.fuse : args.bf16FromF32) = true;
+      *flag = true;
       continue;
     }
     static const char *withValue[] = {"entry",       "input", "output",
@@ -162,6 +169,7 @@ int main(int argc, char **argv) {
   jit::Options options;
   options.vectorWidth = args.vectorWidth;
   options.fuse = args.fuse;
+  options.cacheBuffers = !args.noBufferCache;
   jit::JIT compiler(options);
   auto compiled = compiler.compileFile(args.inputFile, entry);
   if (!compiled)
@@ -267,10 +275,17 @@ int main(int argc, char **argv) {
     llvm::outs() << llvm::format("%6u %12.4f %12.4f %14zu %9.2f\n", bench,
                                  median * 1e3, seconds.front() * 1e3, bytes,
                                  gbps);
+    jit::BufferCacheStats cache = jit::getBufferCacheStats();
+    if (options.cacheBuffers)
+      llvm::outs() << "  buffer cache: " << cache.reused << " reused, "
+                   << cache.allocated << " allocated, " << cache.idleBlocks
+                   << " idle blocks of " << cache.idleBytes << " bytes\n";
     llvm::outs() << llvm::format(
         "{\"entry\": \"%s\", \"runs\": %u, \"median_s\": %.9g, \"min_s\": "
-        "%.9g, \"bytes\": %zu, \"gbps\": %.4f, \"threads\": %d}\n",
-        entry.c_str(), bench, median, seconds.front(), bytes, gbps, threads);
+        "%.9g, \"bytes\": %zu, \"gbps\": %.4f, \"threads\": %d, "
+        "\"buffers_reused\": %llu, \"buffers_allocated\": %llu}\n",
+        entry.c_str(), bench, median, seconds.front(), bytes, gbps, threads,
+        (unsigned long long)cache.reused, (unsigned long long)cache.allocated);
   }
 
   for (size_t i = 0; i < outputs.size(); ++i)

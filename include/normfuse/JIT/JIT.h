@@ -72,7 +72,36 @@ struct Options {
   /// pointwise neighbours, so the function runs as fewer, fused kernels.
   /// Off, the function runs op by op as written.
   bool fuse = false;
+  /// Keep the large buffers (128 KiB and up) a kernel allocates for its
+  /// intermediates when it frees them, and reuse them in later calls (of
+  /// any kernel compiled with this option), instead of handing them back
+  /// to malloc: glibc gives large blocks fresh pages from the system, whose
+  /// page faults and zeroing can cost a multi-kernel function more than
+  /// some of its kernels. What is kept is bounded by setBufferCacheLimit
+  /// and freed by releaseBufferCache, or when the last JIT is destroyed.
+  bool cacheBuffers = true;
 };
+
+/// The state of the buffer cache (Options::cacheBuffers), shared by all
+/// JITs of the process.
+struct BufferCacheStats {
+  /// Requests of 128 KiB and up served from the cache.
+  uint64_t reused = 0;
+  /// Requests of 128 KiB and up that found no idle block and went to
+  /// malloc.
+  uint64_t allocated = 0;
+  /// Blocks kept for reuse now, and their bytes.
+  size_t idleBlocks = 0;
+  size_t idleBytes = 0;
+  /// The most bytes kept idle (1 GiB unless set).
+  size_t limitBytes = 0;
+};
+BufferCacheStats getBufferCacheStats();
+/// Sets the most bytes the buffer cache keeps idle, freeing idle blocks
+/// (largest first) down to it; 0 keeps none.
+void setBufferCacheLimit(size_t bytes);
+/// Frees every idle block of the buffer cache.
+void releaseBufferCache();
 
 /// A compiled function. Run it with input buffers matching
 /// `getSignature().inputs` and output buffers matching `.outputs`; a

@@ -12,3 +12,10 @@ func.func @bn_grad(%dy: tensor<2x3x4x4xf32>, %x: tensor<2x3x4x4xf32>, %m: tensor
   %dx, %ds, %db = nf.batch_norm_grad %dy, %x, %m, %r : (tensor<2x3x4x4xf32>, tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>)
   return %dx : tensor<2x3x4x4xf32>
 }
+
+// Op by op, relu's result is an intermediate of 512 KiB.
+func.func @relu_silu(%x: tensor<256x512xf32>) -> tensor<256x512xf32> {
+  %0 = nf.relu %x : tensor<256x512xf32>
+  %1 = nf.silu %0 : tensor<256x512xf32>
+  return %1 : tensor<256x512xf32>
+}
