@@ -349,10 +349,43 @@ INSTANTIATE_TEST_SUITE_P(
                      testing::Values(DType::F16, DType::BF16)),
     convName);
 
+// f64 also through the register tiles (vectors of f64 lanes reduced
+// together).
 INSTANTIATE_TEST_SUITE_P(F64, ConvTest,
-                         testing::Combine(testing::Values(3), testing::Bool(),
+                         testing::Combine(testing::Values(3, 9),
+                                          testing::Bool(),
                                           testing::Values(DType::F64)),
                          convName);
+
+// The NHWC register tiles at every vector width: the 4 channel sums of a
+// position are reduced together when the vectors have at least 4 lanes
+// (4: merges only; 8 and 16: halved first), one by one below that.
+class ConvVectorWidthTest : public testing::TestWithParam<int64_t> {};
+
+TEST_P(ConvVectorWidthTest, RegisterTilesMatchFloat64Reference) {
+  normfuse::jit::Options options;
+  options.vectorWidth = GetParam();
+  normfuse::jit::JIT jit(options);
+  ConvGeometry g = withLayout(convCases()[9].g, /*nhwc=*/true);
+  ConvOperands in(g, DType::F32, 3);
+  auto kernel = jit.compile(convIR("conv2d", DType::F32, g.inputShape(),
+                                   g.filterShape(), g.outputShape(), g.attrs),
+                            "f");
+  ASSERT_TRUE(bool(kernel)) << llvm::toString(kernel.takeError());
+  Buffer result(DType::F32, g.outputShape());
+  result.fill(std::nan(""));
+  runOrFail(**kernel, {in.x.ref(), in.w.ref()}, {result.ref()});
+  EXPECT_LE(
+      relativeError(result.toDoubles(),
+                    conv2dReference(g, in.x.toDoubles(), in.w.toDoubles())),
+      tolerance(DType::F32));
+}
+
+INSTANTIATE_TEST_SUITE_P(Widths, ConvVectorWidthTest,
+                         testing::Values(1, 2, 4, 8, 16),
+                         [](const testing::TestParamInfo<int64_t> &info) {
+                           return "width" + std::to_string(info.param);
+                         });
 
 /// Copies float64 values into a new buffer of `dtype` and `shape`.
 Buffer makeBuffer(DType dtype, std::vector<int64_t> shape,

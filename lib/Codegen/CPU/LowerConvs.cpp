@@ -146,9 +146,11 @@ struct ConvTile {
   Value n, oh, offH;
   IndexRange khs;
 
-  /// Stores the sum of output (ow, o) through the epilogue.
-  void store(OpBuilder &b, Location loc, Value sum, Value ow, Value o) const {
-    storeAs(b, loc, chain.apply(b, loc, sum, {n, oh, ow, o}, 1), y,
+  /// Stores the sum of output (ow, o) through the epilogue; a vector sum
+  /// of `width` lanes holds the outputs of channels [o, o + width).
+  void store(OpBuilder &b, Location loc, Value sum, Value ow, Value o,
+             int64_t width = 1) const {
+    storeAs(b, loc, chain.apply(b, loc, sum, {n, oh, ow, o}, width), y,
             {n, oh, ow, o});
   }
 
@@ -284,16 +286,34 @@ struct ConvTile {
               });
           hb.create<scf::YieldOp>(hl, spans.getResults());
         });
-    for (int64_t i = 0; i < positions; ++i)
-      for (int64_t c = 0; c < channels; ++c) {
-        int64_t t = i * channels + c;
-        Value lanes = b.create<vector::ReductionOp>(
-            loc, acc, vector::CombiningKind::ADD, window.getResult(t), Value(),
-            arith::FastMathFlags::reassoc);
-        Value sum =
-            b.create<arith::AddFOp>(loc, lanes, window.getResult(tiles + t));
-        store(b, loc, sum, ows[i], os[c]);
+    // A position's channels are contiguous in y: their sums are reduced
+    // together into one vector, which goes through the epilogue and is
+    // stored as one (a single channel: one horizontal reduction).
+    for (int64_t i = 0; i < positions; ++i) {
+      ValueRange vecs = window.getResults().slice(i * channels, channels);
+      ValueRange tails =
+          window.getResults().slice(tiles + i * channels, channels);
+      if (channels == 1 || channels > vw || !llvm::isPowerOf2_64(channels) ||
+          !llvm::isPowerOf2_64(vw)) {
+        for (int64_t c = 0; c < channels; ++c) {
+          // Vectors of one lane are scalars.
+          Value lanes = vw == 1
+                            ? vecs[c]
+                            : b.create<vector::ReductionOp>(
+                                  loc, acc, vector::CombiningKind::ADD, vecs[c],
+                                  Value(), arith::FastMathFlags::reassoc);
+          store(b, loc, b.create<arith::AddFOp>(loc, lanes, tails[c]), ows[i],
+                os[c]);
+        }
+        continue;
       }
+      Value tailVec = floatConstant(b, loc, 0.0, acc, channels);
+      for (auto [c, tail] : llvm::enumerate(tails))
+        tailVec = b.create<vector::InsertOp>(loc, tail, tailVec, int64_t(c));
+      Value sums = b.create<arith::AddFOp>(
+          loc, sumLanesOfEach(b, loc, SmallVector<Value>(vecs)), tailVec);
+      store(b, loc, sums, ows[i], os.front(), channels);
+    }
   }
 };
 

@@ -8,6 +8,7 @@
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
 using namespace mlir::nf;
@@ -197,6 +198,41 @@ Value allocResult(OpBuilder &b, Location loc, RankedTensorType type,
   auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
   return b.create<memref::AllocOp>(loc, memrefType, dynamicSizes,
                                    b.getI64IntegerAttr(64));
+}
+
+Value sumLanesOfEach(OpBuilder &b, Location loc, ArrayRef<Value> vectors) {
+  SmallVector<Value> cur(vectors.begin(), vectors.end());
+  int64_t k = cur.size();
+  int64_t w = cast<VectorType>(cur.front().getType()).getNumElements();
+  assert(llvm::isPowerOf2_64(k) && llvm::isPowerOf2_64(w) && k <= w &&
+         "k and w must be powers of 2, k <= w");
+  auto add = [&](Value x, Value y) {
+    return b.create<arith::AddFOp>(loc, x, y).getResult();
+  };
+  for (; w > k; w /= 2)
+    for (Value &v : cur) {
+      SmallVector<int64_t> lo, hi;
+      for (int64_t j = 0; j < w / 2; ++j) {
+        lo.push_back(j);
+        hi.push_back(j + w / 2);
+      }
+      v = add(b.create<vector::ShuffleOp>(loc, v, v, lo),
+              b.create<vector::ShuffleOp>(loc, v, v, hi));
+    }
+  SmallVector<int64_t> even, odd;
+  for (int64_t j = 0; j < 2 * k; j += 2) {
+    even.push_back(j);
+    odd.push_back(j + 1);
+  }
+  while (cur.size() > 1) {
+    SmallVector<Value> merged;
+    for (size_t i = 0; i < cur.size(); i += 2)
+      merged.push_back(
+          add(b.create<vector::ShuffleOp>(loc, cur[i], cur[i + 1], even),
+              b.create<vector::ShuffleOp>(loc, cur[i], cur[i + 1], odd)));
+    cur = std::move(merged);
+  }
+  return cur.front();
 }
 
 } // namespace mlir::nf::cpu::producers

@@ -83,6 +83,14 @@ Value emitSumFor(OpBuilder &b, Location loc, Value lower, Value upper,
 void ifDivisible(OpBuilder &b, Location loc, Value t, int64_t stride,
                  IndexBody body);
 
+/// [sum of the lanes of vectors[0], ..., of vectors[k - 1]]: k vectors of
+/// the same w lanes (k and w powers of 2, k <= w) reduced together into one
+/// vector of k lanes. Each vector is halved down to k lanes, then
+/// neighbours are merged (lane j of a merge sums lanes 2j and 2j + 1 of the
+/// pair side by side): 2k - 2 + k log2(w / k) shuffles and half as many
+/// adds, against k separate horizontal reductions and k inserts.
+Value sumLanesOfEach(OpBuilder &b, Location loc, ArrayRef<Value> vectors);
+
 /// The sum over j in [0, n) of `term`, accumulated in `acc`: vectors of
 /// `width` lanes where the term's elements are contiguous (width > 1).
 Value emitDot(OpBuilder &b, Location loc, Value n, int64_t width, Type acc,

@@ -233,10 +233,41 @@ func.func @conv_nchw_stride2_in_place(%x: tensor<1x3x16x16xf32>, %w: tensor<4x3x
 // CHECK-COUNT-3: math.fma {{.+}} : vector<8xf32>
 // CHECK-NEXT: scf.yield
 // CHECK: scf.for {{.+}} -> ([[S12]])
-// CHECK: %[[LANES:.+]] = vector.reduction <add>, %{{.+}}#0 {{.+}} : vector<8xf32> into f32
-// CHECK: %[[SUM:.+]] = arith.addf %[[LANES]], %{{.+}}#12 : f32
-// CHECK: memref.store %[[SUM]], %{{.+}}[%{{.+}}, %{{.+}}, %[[OW0]], %[[O0]]] : memref<1x6x6x32xf32>
-// CHECK-COUNT-11: vector.reduction
+// A position's 4 channels are contiguous in y: their accumulators are
+// reduced together (each halved to 4 lanes, then neighbours merged twice)
+// into one vector, the scalar tails added, and stored as one.
+// CHECK: %[[T0:.+]] = vector.insert %[[W:.+]]#12, %{{.+}} [0] : f32 into vector<4xf32>
+// CHECK: %[[T1:.+]] = vector.insert %[[W]]#13, %[[T0]] [1]
+// CHECK: %[[T2:.+]] = vector.insert %[[W]]#14, %[[T1]] [2]
+// CHECK: %[[TAILS:.+]] = vector.insert %[[W]]#15, %[[T2]] [3]
+// CHECK: %[[LO:.+]] = vector.shuffle %[[W]]#0, %[[W]]#0 [0, 1, 2, 3] : vector<8xf32>, vector<8xf32>
+// CHECK: %[[HI:.+]] = vector.shuffle %[[W]]#0, %[[W]]#0 [4, 5, 6, 7]
+// CHECK: %[[H0:.+]] = arith.addf %[[LO]], %[[HI]] : vector<4xf32>
+// CHECK: vector.shuffle %[[W]]#1, %[[W]]#1 [0, 1, 2, 3]
+// CHECK: %[[H1:.+]] = arith.addf
+// CHECK: vector.shuffle %[[W]]#2, %[[W]]#2 [0, 1, 2, 3]
+// CHECK: %[[H2:.+]] = arith.addf
+// CHECK: vector.shuffle %[[W]]#3, %[[W]]#3 [0, 1, 2, 3]
+// CHECK: %[[H3:.+]] = arith.addf
+// CHECK: %[[E01:.+]] = vector.shuffle %[[H0]], %[[H1]] [0, 2, 4, 6] : vector<4xf32>, vector<4xf32>
+// CHECK: %[[O01:.+]] = vector.shuffle %[[H0]], %[[H1]] [1, 3, 5, 7]
+// CHECK: %[[M01:.+]] = arith.addf %[[E01]], %[[O01]]
+// CHECK: %[[E23:.+]] = vector.shuffle %[[H2]], %[[H3]] [0, 2, 4, 6]
+// CHECK: %[[O23:.+]] = vector.shuffle %[[H2]], %[[H3]] [1, 3, 5, 7]
+// CHECK: %[[M23:.+]] = arith.addf %[[E23]], %[[O23]]
+// CHECK: %[[E:.+]] = vector.shuffle %[[M01]], %[[M23]] [0, 2, 4, 6]
+// CHECK: %[[O:.+]] = vector.shuffle %[[M01]], %[[M23]] [1, 3, 5, 7]
+// CHECK: %[[SUMS:.+]] = arith.addf %[[E]], %[[O]] : vector<4xf32>
+// CHECK: %[[OUT:.+]] = arith.addf %[[SUMS]], %[[TAILS]] : vector<4xf32>
+// CHECK: vector.store %[[OUT]], %{{.+}}[%{{.+}}, %{{.+}}, %[[OW0]], %[[O0]]] : memref<1x6x6x32xf32>, vector<4xf32>
+// CHECK-NOT: vector.reduction
+// CHECK: vector.insert %[[W]]#16, %{{.+}} [0]
+// CHECK-NOT: vector.reduction
+// CHECK: vector.store %{{.+}} : memref<1x6x6x32xf32>, vector<4xf32>
+// CHECK-NOT: vector.reduction
+// CHECK: vector.insert %[[W]]#20, %{{.+}} [0]
+// CHECK-NOT: vector.reduction
+// CHECK: vector.store %{{.+}} : memref<1x6x6x32xf32>, vector<4xf32>
 func.func @conv_nhwc_spans(%x: tensor<1x8x8x16xf32>, %w: tensor<32x3x3x16xf32>) -> tensor<1x6x6x32xf32> {
   %0 = nf.conv2d %x, %w {layout = #nf.layout<nhwc>} : tensor<1x8x8x16xf32>, tensor<32x3x3x16xf32> -> tensor<1x6x6x32xf32>
   return %0 : tensor<1x6x6x32xf32>
