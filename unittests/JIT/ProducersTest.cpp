@@ -100,12 +100,19 @@ std::vector<MatmulCase> matmulCases() {
       {"sharedRhsTransposed", {{4, 6, 33}, {17, 33}, false, true}},
       {"sharedLhs", {{6, 33}, {3, 33, 10}}},
       {"sharedLhsTransposed", {{33, 6}, {3, 33, 10}, true, false}},
-      // M = 101: two parallel chunks of 48 rows in groups of 3, then 5 rows
-      // (a group and two single rows); N = 79: two blocks of 32 columns,
-      // then one vector and 7 scalar columns; the rhs is shared by the
-      // batch.
+      // M = 101: a parallel chunk of 96 rows in groups of 3, then one of 5
+      // rows (a group and two single rows); N = 79: two blocks of 32
+      // columns, then one vector and 7 scalar columns; the rhs is shared by
+      // the batch.
       {"rowGroupsAndColumnBlocks", {{2, 101, 9}, {9, 79}}},
       {"rowGroupsTransposeLhs", {{2, 9, 101}, {9, 79}, true, false}},
+      // K = 300: packed panels of 128, 128 and 44 values of k, the sums
+      // carried between them; M = 200: chunks of 96, 96 and 8 rows; N = 70:
+      // two blocks of 32 columns and 6 scalar columns.
+      {"depthBlocks", {{200, 300}, {300, 70}}},
+      {"depthBlocksTransposeLhs", {{300, 200}, {300, 70}, true, false}},
+      // K = 0: every sum is zero, and still stored.
+      {"emptyK", {{5, 0}, {0, 7}}},
   };
 }
 
@@ -168,7 +175,7 @@ INSTANTIATE_TEST_SUITE_P(
 // A 16-bit matmul may return f32: then only the f32 accumulation is left.
 TEST(MatmulWideningTest, SixteenBitOperandsGiveF32Results) {
   for (DType in : {DType::F16, DType::BF16})
-    for (int index : {0, 3, 10, 13}) {
+    for (int index : {0, 3, 10, 13, 17, 18}) {
       MatmulCase c = matmulCases()[index];
       double error = matmulError(c.shape, in, DType::F32);
       recordError((c.name + "_" + dtypeName(in)).c_str(), error);
@@ -177,7 +184,7 @@ TEST(MatmulWideningTest, SixteenBitOperandsGiveF32Results) {
 }
 
 TEST(MatmulF64Test, AccumulatesInF64) {
-  for (int index : {0, 3, 7, 11}) {
+  for (int index : {0, 3, 7, 11, 17}) {
     MatmulCase c = matmulCases()[index];
     double error = matmulError(c.shape, DType::F64, DType::F64);
     recordError(c.name.c_str(), error);

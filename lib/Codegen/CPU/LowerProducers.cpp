@@ -4,11 +4,13 @@
 // f64 data) with fused multiply-adds, f16/bf16 widened on load and narrowed
 // once on the final store, and adds the conv patterns of LowerConvs.cpp.
 //
-// - Without transpose_rhs: parallel iterations of up to 48 rows by 32
-//   columns. Blocks of 3 rows by 4 vectors of columns keep their 12 sums
-//   in registers over the whole k loop, so each rhs vector loaded serves 3
-//   rows and each lhs element 32 columns; then single rows, and the last
-//   columns in single vectors and scalars.
+// - Without transpose_rhs: parallel iterations of up to 96 rows by 32
+//   columns, walking k in blocks of 128. Each k block's rows of the
+//   iteration's columns of rhs are first packed, widened, into a
+//   contiguous panel that stays in L1. Blocks of 3 rows by 4 vectors of
+//   columns keep their 12 sums in registers over the k block, so each
+//   panel vector loaded serves 3 rows and each lhs element 32 columns;
+//   then single rows, and the last columns in single vectors and scalars.
 // - With transpose_rhs: each output element is a dot product of two rows
 //   contiguous in k (a blocked sum), one parallel iteration per row.
 //
@@ -90,6 +92,249 @@ MatrixView viewAsBatchedMatrix(OpBuilder &b, Location loc, Value full) {
   return v;
 }
 
+/// Rows of lhs that share each vector of rhs loaded in the k loop.
+constexpr int64_t kRowGroup = 3;
+/// Rows of one parallel iteration.
+constexpr int64_t kRowChunk = 96;
+/// Values of k packed into a panel at a time: 16 KiB of f32 for a block of
+/// 4 vectors of 8 columns, so that a panel stays in L1.
+constexpr int64_t kDepthBlock = 128;
+
+/// Copies the elements [lower, upper) of a row in vectors of `width`
+/// lanes, then scalars: store(load(i, lanes), i).
+using CopyLoad =
+    llvm::function_ref<Value(OpBuilder &, Location, Value i, int64_t lanes)>;
+using CopyStore =
+    llvm::function_ref<void(OpBuilder &, Location, Value value, Value i)>;
+void emitCopy(OpBuilder &b, Location loc, Value lower, Value upper,
+              int64_t width, CopyLoad load, CopyStore store) {
+  emitColumnBlocks(
+      b, loc, lower, upper, width,
+      [&](OpBuilder &cb, Location cl, Value j, int64_t lanes, int64_t count) {
+        for (int64_t i = 0; i < count; ++i) {
+          Value at = addi(cb, cl, j, idx(cb, cl, i * lanes));
+          store(cb, cl, load(cb, cl, at, lanes), at);
+        }
+      });
+}
+
+using LhsIndices =
+    llvm::function_ref<SmallVector<Value>(Value batch, Value m, Value k)>;
+
+/// The loops of a matmul without transpose_rhs: parallel iterations of
+/// kRowChunk rows by kColumnVectors vectors of columns. An iteration walks
+/// k in blocks of kDepthBlock: it first copies the block's rows of its
+/// columns of rhs, widened to the accumulation type, into a contiguous
+/// panel (and 16-bit lhs rows into a panel of their own), then runs its
+/// rows over the panel. Blocks of kRowGroup rows by up to kColumnVectors
+/// vectors of columns keep their sums in registers over the k block, so
+/// each panel vector loaded is used for kRowGroup rows and each lhs
+/// element for all the columns; the sums carry over to the next k block in
+/// a scratch tile, and after the last one go through the epilogue to the
+/// result.
+///
+/// Without the rhs panel, the rows of a rhs with a power-of-two row stride
+/// (768 or 3072 columns of f16) map to a few cache sets, so an iteration's
+/// columns of rhs were evicted between row groups and read again from L3,
+/// and every load was widened again for each row group. Without the lhs
+/// panel, each 16-bit lhs element costs a scalar load, move, conversion and
+/// broadcast in the k loop, on the vector pipes the multiply-adds need; the
+/// k loop now broadcasts it straight from memory.
+class MatmulBlocks {
+public:
+  MatmulBlocks(const MatrixView &lhs, const MatrixView &rhs, Value out,
+               Type acc, int64_t width, const PointwiseChain &chain,
+               LhsIndices lhsAt, bool lhsTransposed)
+      : lhs(lhs), rhs(rhs), out(out), acc(acc), w(width), chain(chain),
+        lhsAt(lhsAt), lhsTransposed(lhsTransposed),
+        packLhs(getElementTypeOrSelf(lhs.buffer.getType()) != acc),
+        rowGroup(acc.getIntOrFloatBitWidth() > 32 ? 1 : kRowGroup) {}
+
+  void emit(OpBuilder &b, Location loc, Value batch, Value m, Value n,
+            Value k) {
+    int64_t blockCols = w * kColumnVectors;
+    Value zero = idx(b, loc, 0), one = idx(b, loc, 1);
+    auto ceilDiv = [&](Value x, int64_t c) {
+      return divui(b, loc, addi(b, loc, x, idx(b, loc, c - 1)), c);
+    };
+    Value colBlocks = ceilDiv(n, blockCols), rowChunks = ceilDiv(m, kRowChunk);
+    // At least one k block, so that k == 0 still stores the (zero) sums.
+    Value depthBlocks = maxsi(b, loc, ceilDiv(k, kDepthBlock), one);
+    Value iterations = b.createOrFold<arith::MulIOp>(
+        loc, b.createOrFold<arith::MulIOp>(loc, batch, colBlocks), rowChunks);
+    emitParallelRows(
+        b, loc, iterations, [&](OpBuilder &pb, Location pl, Value iteration) {
+          Iteration it;
+          SmallVector<Value> r =
+              delinearize(pb, pl, iteration, {batch, colBlocks, rowChunks});
+          it.bi = r[0];
+          it.lb = lhs.batched ? it.bi : zero;
+          it.rb = rhs.batched ? it.bi : zero;
+          it.j0 = muli(pb, pl, r[1], blockCols);
+          it.j1 = minsi(pb, pl, addi(pb, pl, it.j0, idx(pb, pl, blockCols)), n);
+          it.m0 = muli(pb, pl, r[2], kRowChunk);
+          it.m1 = minsi(pb, pl, addi(pb, pl, it.m0, idx(pb, pl, kRowChunk)), m);
+          auto scratch = [&](int64_t rows, int64_t cols) {
+            return allocScratch(pb, pl, {idx(pb, pl, rows), idx(pb, pl, cols)},
+                                acc);
+          };
+          it.panel = scratch(kDepthBlock, blockCols);
+          it.partial = scratch(kRowChunk, blockCols);
+          if (packLhs)
+            it.lhsPanel = scratch(kRowChunk, kDepthBlock);
+          emitFor(pb, pl, zero, depthBlocks,
+                  [&](OpBuilder &db, Location dl, Value depthBlock) {
+                    it.k0 = muli(db, dl, depthBlock, kDepthBlock);
+                    it.depth = minsi(db, dl, subi(db, dl, k, it.k0),
+                                     idx(db, dl, kDepthBlock));
+                    it.first = db.create<arith::CmpIOp>(
+                        dl, arith::CmpIPredicate::eq, depthBlock, zero);
+                    it.last = db.create<arith::CmpIOp>(
+                        dl, arith::CmpIPredicate::eq,
+                        addi(db, dl, depthBlock, one), depthBlocks);
+                    emitDepthBlock(db, dl, it);
+                  });
+        });
+  }
+
+private:
+  /// One parallel iteration's bounds and scratch, and its current k block
+  /// [k0, k0 + depth).
+  struct Iteration {
+    Value bi, lb, rb, j0, j1, m0, m1;
+    Value panel, partial, lhsPanel;
+    Value k0, depth, first, last;
+  };
+
+  void emitDepthBlock(OpBuilder &b, Location loc, const Iteration &it) {
+    Value zero = idx(b, loc, 0);
+    // panel[kk, j - j0] = rhs[rb, k0 + kk, j] for the columns [j0, j1).
+    emitFor(b, loc, zero, it.depth, [&](OpBuilder &kb, Location kl, Value kk) {
+      Value row = addi(kb, kl, it.k0, kk);
+      emitCopy(
+          kb, kl, it.j0, it.j1, w,
+          [&](OpBuilder &cb, Location cl, Value col, int64_t lanes) {
+            return loadAs(cb, cl, rhs.buffer, {it.rb, row, col}, lanes, acc);
+          },
+          [&](OpBuilder &cb, Location cl, Value v, Value col) {
+            storeAs(cb, cl, v, it.panel, {kk, subi(cb, cl, col, it.j0)});
+          });
+    });
+    // lhsPanel[mi - m0, kk] = lhs[lb, mi, k0 + kk] for the rows [m0, m1)
+    // (element by element when lhs is transposed: k is then strided).
+    if (packLhs)
+      emitFor(b, loc, it.m0, it.m1, [&](OpBuilder &rb, Location rl, Value mi) {
+        emitCopy(
+            rb, rl, it.k0, addi(rb, rl, it.k0, it.depth), lhsTransposed ? 1 : w,
+            [&](OpBuilder &cb, Location cl, Value kc, int64_t lanes) {
+              return loadAs(cb, cl, lhs.buffer, lhsAt(it.lb, mi, kc), lanes,
+                            acc);
+            },
+            [&](OpBuilder &cb, Location cl, Value v, Value kc) {
+              storeAs(cb, cl, v, it.lhsPanel,
+                      {subi(cb, cl, mi, it.m0), subi(cb, cl, kc, it.k0)});
+            });
+      });
+    // The iteration's rows for the columns [j, j + count * width): groups
+    // of rowGroup rows, then single rows.
+    emitColumnBlocks(
+        b, loc, it.j0, it.j1, w,
+        [&](OpBuilder &cb, Location cl, Value j, int64_t width, int64_t count) {
+          Value whole = addi(
+              cb, cl, it.m0,
+              muli(cb, cl, divui(cb, cl, subi(cb, cl, it.m1, it.m0), rowGroup),
+                   rowGroup));
+          cb.create<scf::ForOp>(
+              cl, it.m0, whole, idx(cb, cl, rowGroup), std::nullopt,
+              [&](OpBuilder &fb, Location fl, Value mi, ValueRange) {
+                emitBlock(fb, fl, it, mi, rowGroup, j, width, count);
+                fb.create<scf::YieldOp>(fl);
+              });
+          emitFor(cb, cl, whole, it.m1,
+                  [&](OpBuilder &fb, Location fl, Value mi) {
+                    emitBlock(fb, fl, it, mi, 1, j, width, count);
+                  });
+        });
+  }
+
+  /// The sums of out[bi, mi0 : mi0 + rows, j : j + count * width] over the
+  /// k block, in registers.
+  void emitBlock(OpBuilder &b, Location loc, const Iteration &it, Value mi0,
+                 int64_t rows, Value j, int64_t width, int64_t count) {
+    SmallVector<Value> mis, cols;
+    for (int64_t i = 0; i < rows; ++i)
+      mis.push_back(addi(b, loc, mi0, idx(b, loc, i)));
+    for (int64_t i = 0; i < count; ++i)
+      cols.push_back(addi(b, loc, j, idx(b, loc, i * width)));
+    // Where each sum is in the scratch tile (and its row in the lhs panel,
+    // its column in the rhs panel).
+    SmallVector<SmallVector<Value>> tileAt;
+    for (Value mi : mis)
+      for (Value col : cols)
+        tileAt.push_back({subi(b, loc, mi, it.m0), subi(b, loc, col, it.j0)});
+    auto inits = b.create<scf::IfOp>(
+        loc, it.first,
+        [&](OpBuilder &ib, Location il) {
+          ib.create<scf::YieldOp>(
+              il, SmallVector<Value>(rows * count,
+                                     floatConstant(ib, il, 0.0, acc, width)));
+        },
+        [&](OpBuilder &ib, Location il) {
+          SmallVector<Value> carried;
+          for (ArrayRef<Value> at : tileAt)
+            carried.push_back(loadAs(ib, il, it.partial, at, width, acc));
+          ib.create<scf::YieldOp>(il, carried);
+        });
+    auto loop = b.create<scf::ForOp>(
+        loc, idx(b, loc, 0), it.depth, idx(b, loc, 1), inits.getResults(),
+        [&](OpBuilder &kb, Location kl, Value kk, ValueRange sums) {
+          SmallVector<Value> as, next(sums.begin(), sums.end());
+          Value kAt = addi(kb, kl, it.k0, kk);
+          for (int64_t row = 0; row < rows; ++row) {
+            Value a = packLhs ? loadAs(kb, kl, it.lhsPanel,
+                                       {tileAt[row * count][0], kk}, 1, acc)
+                              : loadAs(kb, kl, lhs.buffer,
+                                       lhsAt(it.lb, mis[row], kAt), 1, acc);
+            as.push_back(splat(kb, kl, a, width));
+          }
+          for (int64_t i = 0; i < count; ++i) {
+            Value rv = loadAs(kb, kl, it.panel, {kk, tileAt[i][1]}, width, acc);
+            for (int64_t row = 0; row < rows; ++row)
+              next[row * count + i] = kb.create<math::FmaOp>(
+                  kl, as[row], rv, sums[row * count + i]);
+          }
+          kb.create<scf::YieldOp>(kl, next);
+        });
+    b.create<scf::IfOp>(
+        loc, it.last,
+        [&](OpBuilder &ib, Location il) {
+          for (int64_t row = 0; row < rows; ++row)
+            for (int64_t i = 0; i < count; ++i) {
+              SmallVector<Value> at{it.bi, mis[row], cols[i]};
+              storeAs(ib, il,
+                      chain.apply(ib, il, loop.getResult(row * count + i), at,
+                                  width),
+                      out, at);
+            }
+          ib.create<scf::YieldOp>(il);
+        },
+        [&](OpBuilder &ib, Location il) {
+          for (int64_t s = 0; s < rows * count; ++s)
+            storeAs(ib, il, loop.getResult(s), it.partial, tileAt[s]);
+          ib.create<scf::YieldOp>(il);
+        });
+  }
+
+  const MatrixView &lhs, &rhs;
+  Value out;
+  Type acc;
+  int64_t w;
+  const PointwiseChain &chain;
+  LhsIndices lhsAt;
+  bool lhsTransposed, packLhs;
+  int64_t rowGroup;
+};
+
 /// result[b, m, n] = sum_k lhs[b, m, k] * rhs[b, k, n], operands stored
 /// transposed on request; an operand without batch dimensions is shared.
 struct LowerMatmul : LoopLoweringPattern<MatmulOp> {
@@ -102,105 +347,6 @@ struct LowerMatmul : LoopLoweringPattern<MatmulOp> {
                                 adaptor.getRhs(), options.vectorWidth,
                                 /*epilogue=*/nullptr));
     return success();
-  }
-
-  /// Rows of lhs that share each vector of rhs loaded in the k loop.
-  static constexpr int64_t kRowGroup = 3;
-  /// Rows of one parallel iteration.
-  static constexpr int64_t kRowChunk = 48;
-
-  using LhsIndices =
-      llvm::function_ref<SmallVector<Value>(Value batch, Value m, Value k)>;
-
-  /// The result without transpose_rhs, in parallel iterations of
-  /// kRowChunk rows by kColumnVectors vectors of columns: blocks of
-  /// kRowGroup rows by up to kColumnVectors vectors of columns keep their
-  /// sums in registers over the whole k loop, so each rhs vector loaded is
-  /// used for kRowGroup rows and each lhs element for all the columns.
-  /// The iteration's panel of rhs (k rows of the block's columns) is read
-  /// from cache by every row group.
-  static void emitBlocks(OpBuilder &b, Location loc, const MatrixView &lhs,
-                         const MatrixView &rhs, Value out, Value batch, Value m,
-                         Value n, Value k, Type acc, int64_t w,
-                         const PointwiseChain &chain, LhsIndices lhsAt) {
-    int64_t blockCols = w * kColumnVectors;
-    int64_t rowGroup = acc.getIntOrFloatBitWidth() > 32 ? 1 : kRowGroup;
-    Value zero = idx(b, loc, 0), one = idx(b, loc, 1);
-    auto ceilDiv = [&](Value x, int64_t c) {
-      return divui(b, loc, addi(b, loc, x, idx(b, loc, c - 1)), c);
-    };
-    Value colBlocks = ceilDiv(n, blockCols), rowChunks = ceilDiv(m, kRowChunk);
-    Value iterations = b.createOrFold<arith::MulIOp>(
-        loc, b.createOrFold<arith::MulIOp>(loc, batch, colBlocks), rowChunks);
-    emitParallelRows(
-        b, loc, iterations, [&](OpBuilder &pb, Location pl, Value it) {
-          SmallVector<Value> r =
-              delinearize(pb, pl, it, {batch, colBlocks, rowChunks});
-          Value bi = r[0];
-          Value lb = lhs.batched ? bi : zero, rb = rhs.batched ? bi : zero;
-          Value j0 = muli(pb, pl, r[1], blockCols);
-          Value j1 = minsi(pb, pl, addi(pb, pl, j0, idx(pb, pl, blockCols)), n);
-          Value m0 = muli(pb, pl, r[2], kRowChunk);
-          Value m1 = minsi(pb, pl, addi(pb, pl, m0, idx(pb, pl, kRowChunk)), m);
-          // out[bi, mi0 : mi0 + rows, j : j + count * width].
-          auto block = [&](OpBuilder &cb, Location cl, Value mi0, int64_t rows,
-                           Value j, int64_t width, int64_t count) {
-            SmallVector<Value> mis, cols;
-            for (int64_t i = 0; i < rows; ++i)
-              mis.push_back(addi(cb, cl, mi0, idx(cb, cl, i)));
-            for (int64_t i = 0; i < count; ++i)
-              cols.push_back(addi(cb, cl, j, idx(cb, cl, i * width)));
-            SmallVector<Value> inits(rows * count,
-                                     floatConstant(cb, cl, 0.0, acc, width));
-            auto loop = cb.create<scf::ForOp>(
-                cl, zero, k, one, inits,
-                [&](OpBuilder &kb, Location kl, Value kk, ValueRange sums) {
-                  SmallVector<Value> as, next(sums.begin(), sums.end());
-                  for (Value mi : mis)
-                    as.push_back(splat(
-                        kb, kl,
-                        loadAs(kb, kl, lhs.buffer, lhsAt(lb, mi, kk), 1, acc),
-                        width));
-                  for (int64_t i = 0; i < count; ++i) {
-                    Value rv = loadAs(kb, kl, rhs.buffer, {rb, kk, cols[i]},
-                                      width, acc);
-                    for (int64_t row = 0; row < rows; ++row)
-                      next[row * count + i] = kb.create<math::FmaOp>(
-                          kl, as[row], rv, sums[row * count + i]);
-                  }
-                  kb.create<scf::YieldOp>(kl, next);
-                });
-            for (int64_t row = 0; row < rows; ++row)
-              for (int64_t i = 0; i < count; ++i) {
-                SmallVector<Value> at{bi, mis[row], cols[i]};
-                storeAs(cb, cl,
-                        chain.apply(cb, cl, loop.getResult(row * count + i), at,
-                                    width),
-                        out, at);
-              }
-          };
-          // The iteration's rows for the columns [j, j + count * width): groups
-          // of rowGroup rows, then single rows.
-          emitColumnBlocks(
-              pb, pl, j0, j1, w,
-              [&](OpBuilder &cb, Location cl, Value j, int64_t width,
-                  int64_t count) {
-                Value whole = addi(
-                    cb, cl, m0,
-                    muli(cb, cl, divui(cb, cl, subi(cb, cl, m1, m0), rowGroup),
-                         rowGroup));
-                cb.create<scf::ForOp>(
-                    cl, m0, whole, idx(cb, cl, rowGroup), std::nullopt,
-                    [&](OpBuilder &fb, Location fl, Value mi, ValueRange) {
-                      block(fb, fl, mi, rowGroup, j, width, count);
-                      fb.create<scf::YieldOp>(fl);
-                    });
-                emitFor(cb, cl, whole, m1,
-                        [&](OpBuilder &fb, Location fl, Value mi) {
-                          block(fb, fl, mi, 1, j, width, count);
-                        });
-              });
-        });
   }
 
   /// The loops, from the operands' tensors; `epilogue` (may be null) runs
@@ -241,7 +387,8 @@ struct LowerMatmul : LoopLoweringPattern<MatmulOp> {
                 : SmallVector<Value>{lb, mi, kk};
     };
     if (!tr) {
-      emitBlocks(b, loc, lhs, rhs, out, batch, m, n, k, acc, w, chain, lhsAt);
+      MatmulBlocks(lhs, rhs, out, acc, w, chain, lhsAt, tl)
+          .emit(b, loc, batch, m, n, k);
       return toTensor(b, loc, outFull);
     }
 

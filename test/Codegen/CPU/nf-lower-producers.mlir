@@ -4,12 +4,18 @@
 // store), padding clipped by index ranges rather than loaded.
 // RUN: nf-opt %s -split-input-file --pass-pipeline='builtin.module(nf-lower-to-loops{vector-width=8})' | FileCheck %s
 
-// A parallel iteration takes up to 48 rows by 32 columns (here 7 x 45:
-// two iterations, the second with 13 columns). Blocks of 3 rows by 4
-// vectors of 8 columns keep their 12 sums in registers over the whole k
-// loop: each rhs vector loaded is used by 3 rows, each lhs element by the
-// 32 columns. Leftover rows (7 = 2 * 3 + 1) take one row at a time, and
-// leftover columns single vectors, then scalars (13 = 8 + 5).
+// A parallel iteration takes up to 96 rows by 32 columns (here 7 x 45:
+// two iterations, the second with 13 columns) and walks k in blocks of
+// 128 (here one block of 33). For each k block it first copies its columns
+// of the block's rows of rhs into a contiguous 128 x 32 panel (vectors,
+// then scalars for the 13-column iteration), then runs its rows over the
+// panel: blocks of 3 rows by 4 vectors of 8 columns keep their 12 sums in
+// registers over the k block, each panel vector loaded used by 3 rows,
+// each lhs element by the 32 columns. The sums start at zero in the first
+// k block and from a 96 x 32 scratch tile in the others; after the last
+// block they are stored to the result, after the others to the tile.
+// Leftover rows (7 = 2 * 3 + 1) take one row at a time, and leftover
+// columns single vectors, then scalars (13 = 8 + 5).
 // CHECK-LABEL: func.func @matmul_rows_in_registers
 // CHECK-SAME: (%[[A:.+]]: tensor<7x33xf32>, %[[B:.+]]: tensor<33x45xf32>)
 // CHECK: %[[AB:.+]] = bufferization.to_memref %[[A]] read_only : memref<7x33xf32>
@@ -23,23 +29,55 @@
 // CHECK: %[[BLOCK:.+]] = arith.remui
 // CHECK: %[[BATCH:.+]] = arith.divui
 // CHECK: %[[J0:.+]] = arith.muli %[[BLOCK]], %c32
-// CHECK: %[[M0:.+]] = arith.muli %[[CHUNK]], %c48
+// CHECK: %[[M0:.+]] = arith.muli %[[CHUNK]], %c96
+// CHECK: %[[PANEL:.+]] = memref.alloc() {alignment = 64 : i64} : memref<128x32xf32>
+// CHECK: %[[TILE:.+]] = memref.alloc() {alignment = 64 : i64} : memref<96x32xf32>
+// CHECK-NOT: memref.alloc
+// CHECK: scf.for %[[KB:.+]] = %{{.+}} to %{{.+}} step %c1
+// CHECK: %[[K0:.+]] = arith.muli %[[KB]], %c128
+// CHECK: %[[LEFT:.+]] = arith.subi %c33, %[[K0]]
+// CHECK: %[[DEPTH:.+]] = arith.minsi %[[LEFT]], %c128
+// CHECK: %[[FIRST:.+]] = arith.cmpi eq, %[[KB]], %c0
+// CHECK: %[[LAST:.+]] = arith.cmpi eq
+// CHECK: scf.for %[[KK:.+]] = %{{.+}} to %[[DEPTH]] step %c1
+// CHECK: %[[KROW:.+]] = arith.addi %[[K0]], %[[KK]]
+// CHECK: scf.for %[[PJ:.+]] = %[[J0]] to %{{.+}} step %c32
+// CHECK: %[[V:.+]] = vector.load %[[B3]][%{{.+}}, %[[KROW]], %[[PJ]]] : memref<1x33x45xf32>, vector<8xf32>
+// CHECK: %[[PC:.+]] = arith.subi %[[PJ]], %[[J0]]
+// CHECK: vector.store %[[V]], %[[PANEL]][%[[KK]], %[[PC]]] : memref<128x32xf32>, vector<8xf32>
+// CHECK-COUNT-3: vector.store {{.+}}, %[[PANEL]]
+// CHECK: scf.for {{.+}} step %c8
+// CHECK: vector.store {{.+}}, %[[PANEL]]
+// CHECK: scf.for {{.+}} step %c1
+// CHECK: memref.store {{.+}}, %[[PANEL]]
 // CHECK: scf.for %[[J:.+]] = %[[J0]] to %{{.+}} step %c32
 // CHECK: scf.for %[[M:.+]] = %[[M0]] to %{{.+}} step %c3{{(_[0-9]+)?}} {
 // CHECK: %[[M1:.+]] = arith.addi %[[M]], %c1
 // CHECK: %[[M2:.+]] = arith.addi %[[M]], %c2
-// CHECK: scf.for %[[K:.+]] = {{.+}} iter_args({{.+}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
-// CHECK: %[[L0:.+]] = memref.load %[[A3]][%{{.+}}, %[[M]], %[[K]]] : memref<1x7x33xf32>
+// CHECK: %[[TR:.+]] = arith.subi %[[M]], %[[M0]]
+// CHECK: %[[TC:.+]] = arith.subi %[[J]], %[[J0]]
+// CHECK: %[[INIT:.+]]:12 = scf.if %[[FIRST]] -> (vector<8xf32>, {{.+}}) {
+// CHECK: scf.yield %[[ZERO:.+]], %[[ZERO]], %[[ZERO]], %[[ZERO]], %[[ZERO]], %[[ZERO]], %[[ZERO]], %[[ZERO]], %[[ZERO]], %[[ZERO]], %[[ZERO]], %[[ZERO]] :
+// CHECK: } else {
+// CHECK: vector.load %[[TILE]][%[[TR]], %[[TC]]] : memref<96x32xf32>, vector<8xf32>
+// CHECK-COUNT-11: vector.load %[[TILE]]
+// CHECK: scf.for %[[K:.+]] = %{{.+}} to %[[DEPTH]] step %{{.+}} iter_args(%{{.+}} = %[[INIT]]#0, {{.+}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
+// CHECK: %[[KAT:.+]] = arith.addi %[[K0]], %[[K]]
+// CHECK: %[[L0:.+]] = memref.load %[[A3]][%{{.+}}, %[[M]], %[[KAT]]] : memref<1x7x33xf32>
 // CHECK: %[[LV0:.+]] = vector.broadcast %[[L0]] : f32 to vector<8xf32>
-// CHECK: memref.load %[[A3]][%{{.+}}, %[[M1]], %[[K]]] : memref<1x7x33xf32>
-// CHECK: memref.load %[[A3]][%{{.+}}, %[[M2]], %[[K]]] : memref<1x7x33xf32>
-// CHECK: %[[R:.+]] = vector.load %[[B3]][%{{.+}}, %[[K]], %[[J]]] : memref<1x33x45xf32>, vector<8xf32>
+// CHECK: memref.load %[[A3]][%{{.+}}, %[[M1]], %[[KAT]]] : memref<1x7x33xf32>
+// CHECK: memref.load %[[A3]][%{{.+}}, %[[M2]], %[[KAT]]] : memref<1x7x33xf32>
+// CHECK: %[[R:.+]] = vector.load %[[PANEL]][%[[K]], %[[TC]]] : memref<128x32xf32>, vector<8xf32>
 // CHECK: math.fma %[[LV0]], %[[R]], %{{.+}} : vector<8xf32>
 // CHECK-COUNT-11: math.fma {{.+}} : vector<8xf32>
 // CHECK-NOT: math.fma
 // CHECK: scf.yield
+// CHECK: scf.if %[[LAST]] {
 // CHECK: vector.store %{{.+}}, %[[O3]][%[[BATCH]], %[[M]], %[[J]]] : memref<1x7x45xf32>, vector<8xf32>
-// CHECK-COUNT-11: vector.store
+// CHECK-COUNT-11: vector.store {{.+}}, %[[O3]]
+// CHECK: } else {
+// CHECK: vector.store %{{.+}}, %[[TILE]][%[[TR]], %[[TC]]] : memref<96x32xf32>, vector<8xf32>
+// CHECK-COUNT-11: vector.store {{.+}}, %[[TILE]]
 // CHECK: scf.for {{.+}} step %c1
 // CHECK: iter_args({{.+}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
 // CHECK: scf.for {{.+}} step %c8
@@ -99,6 +137,9 @@ func.func @matmul_transpose_both(%a: tensor<64x4xf32>, %b: tensor<5x64xf32>) -> 
 
 // A weight without batch dimensions is shared: the batch dimensions of lhs
 // flatten to 6 (one parallel iteration each) and rhs is read at batch 0.
+// 16-bit operands are widened once, as they are packed: rhs into the
+// panel, the iteration's rows of lhs into a 96 x 128 f32 panel that the
+// k loop broadcasts from.
 // bf16 results are narrowed once, on the store.
 // CHECK-LABEL: func.func @matmul_shared_weight
 // CHECK: %[[A3:.+]] = memref.reinterpret_cast {{.+}} sizes: [6, 4, 16]
@@ -107,10 +148,20 @@ func.func @matmul_transpose_both(%a: tensor<64x4xf32>, %b: tensor<5x64xf32>) -> 
 // CHECK: scf.parallel (%[[IT:.+]]) = ({{.+}}) to (%c6{{.*}})
 // CHECK: arith.divui %[[IT]]
 // CHECK: %[[BATCH:.+]] = arith.divui
+// CHECK: %[[PANEL:.+]] = memref.alloc() {{.+}} : memref<128x32xf32>
+// CHECK: memref.alloc() {{.+}} : memref<96x32xf32>
+// CHECK: %[[LHSP:.+]] = memref.alloc() {{.+}} : memref<96x128xf32>
+// CHECK: %[[RV:.+]] = vector.load %[[B3]][%[[ZERO:.+]], %{{.+}}, %{{.+}}] : memref<1x16x8xbf16>, vector<8xbf16>
+// CHECK: %[[RW:.+]] = arith.extf %[[RV]] : vector<8xbf16> to vector<8xf32>
+// CHECK: vector.store %[[RW]], %[[PANEL]]
+// CHECK: %[[LV:.+]] = vector.load %[[A3]][%[[BATCH]], %{{.+}}, %{{.+}}] : memref<6x4x16xbf16>, vector<8xbf16>
+// CHECK: %[[LW:.+]] = arith.extf %[[LV]] : vector<8xbf16> to vector<8xf32>
+// CHECK: vector.store %[[LW]], %[[LHSP]]
 // CHECK: scf.for %[[M:.+]] = {{.+}} step %c3{{(_[0-9]+)?}} {
-// CHECK: memref.load %[[A3]][%[[BATCH]], %[[M]], %{{.+}}] : memref<6x4x16xbf16>
-// CHECK: vector.load %[[B3]][%[[ZERO:.+]], %{{.+}}, %{{.+}}] : memref<1x16x8xbf16>, vector<8xbf16>
-// CHECK: arith.extf {{.+}} : vector<8xbf16> to vector<8xf32>
+// CHECK: scf.for
+// CHECK: %[[A:.+]] = memref.load %[[LHSP]][%{{.+}}, %{{.+}}] : memref<96x128xf32>
+// CHECK: vector.broadcast %[[A]] : f32 to vector<8xf32>
+// CHECK: vector.load %[[PANEL]]
 // CHECK: %[[NARROW:.+]] = arith.bitcast {{.+}} : vector<8xi16> to vector<8xbf16>
 // CHECK: vector.store %[[NARROW]], %[[O3]][%[[BATCH]], %[[M]], %{{.+}}] : memref<6x4x8xbf16>, vector<8xbf16>
 func.func @matmul_shared_weight(%a: tensor<2x3x4x16xbf16>, %b: tensor<16x8xbf16>) -> tensor<2x3x4x8xbf16> {
@@ -129,8 +180,8 @@ func.func @matmul_shared_weight(%a: tensor<2x3x4x16xbf16>, %b: tensor<16x8xbf16>
 // CHECK: memref.alloc(%[[M]], %[[N]]) {alignment = 64 : i64} : memref<?x?xf32>
 // CHECK: %[[NP:.+]] = arith.addi %[[N]], %c31
 // CHECK: %[[BLOCKS:.+]] = arith.divui %[[NP]], %c32
-// CHECK: %[[MP:.+]] = arith.addi %[[M]], %c47
-// CHECK: %[[CHUNKS:.+]] = arith.divui %[[MP]], %c48
+// CHECK: %[[MP:.+]] = arith.addi %[[M]], %c95
+// CHECK: %[[CHUNKS:.+]] = arith.divui %[[MP]], %c96
 // CHECK: scf.parallel
 // CHECK: arith.remui %{{.+}}, %[[CHUNKS]]
 // CHECK: arith.remui %{{.+}}, %[[BLOCKS]]
