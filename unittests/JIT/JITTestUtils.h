@@ -12,6 +12,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 namespace nftest {
 
 /// Held in a static on purpose: every test process then destroys a JIT with
@@ -38,6 +40,14 @@ compileOrFail(const std::string &ir, const std::string &fn) {
     return nullptr;
   }
   return *kernel;
+}
+
+/// Records a measured error in the test's XML/JSON report
+/// (--gtest_output=json shows it).
+inline void recordError(const char *what, double error) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.3g", error);
+  testing::Test::RecordProperty(what, text);
 }
 
 } // namespace nftest

@@ -78,7 +78,9 @@ TEST_P(UnaryTest, MatchesFloat64Reference) {
   std::vector<double> ref = x.toDoubles();
   for (double &v : ref)
     v = c.ref(v);
-  EXPECT_LE(relativeError(y.toDoubles(), ref), tolerance(dtype)) << ir;
+  double error = relativeError(y.toDoubles(), ref);
+  recordError("relative_error", error);
+  EXPECT_LE(error, tolerance(dtype)) << ir;
 }
 
 std::string unaryName(const testing::TestParamInfo<UnaryParam> &info) {
@@ -111,6 +113,83 @@ TEST(ReluTest, PropagatesNaNAndClampsNegativeInfinity) {
   EXPECT_TRUE(std::isnan(y.get(0)));
   EXPECT_EQ(y.get(1), 0.0);
   EXPECT_EQ(y.get(2), INFINITY);
+}
+
+/// Runs `op` (with its attributes) on the f32 values `xs`.
+std::vector<double> runUnaryF32(const std::string &op,
+                                const std::vector<double> &xs) {
+  int64_t n = xs.size();
+  std::string t = tensorType(DType::F32, {n});
+  size_t space = op.find(' ');
+  std::string attrs = space == std::string::npos ? "" : op.substr(space);
+  auto kernel =
+      compileOrFail("func.func @f(%x: " + t + ") -> " + t +
+                        " {\n  %0 = " + op.substr(0, space) + " %x" + attrs +
+                        " : " + t + "\n  return %0 : " + t + "\n}\n",
+                    "f");
+  if (!kernel)
+    return {};
+  Buffer x(DType::F32, {n}), y(DType::F32, {n});
+  for (int64_t i = 0; i < n; ++i)
+    x.set(i, xs[i]);
+  y.fill(std::nan(""));
+  if (!errorText(kernel->run({x.ref()}, {y.ref()})).empty())
+    return {};
+  return y.toDoubles();
+}
+
+const char *kGeluTanh = "nf.gelu {approximate = #nf.approximation<tanh>}";
+
+// In f32, GELU's tanh form and SiLU are x / (1 + 2^t). Each element is
+// within 1e-5 of the float64 value relative to itself (the f32 rounding of
+// t alone costs up to |t| * 1.2e-7), down to x = -8 where GELU is -1e-21:
+// 0.5 x (1 + tanh(u)) would cancel there (tanh(u) is -1 to 26 digits).
+// The reference is the same function written without the cancellation,
+// x / (1 + e^(-2u)), in float64.
+TEST(LogisticActivationsTest, EachElementIsAccurateOnNegativeArguments) {
+  std::vector<double> xs;
+  for (double x = -8.0; x <= 8.0; x += 1.0 / 64)
+    xs.push_back(x);
+  std::vector<double> gelu = runUnaryF32(kGeluTanh, xs);
+  std::vector<double> silu = runUnaryF32("nf.silu", xs);
+  ASSERT_EQ(gelu.size(), xs.size());
+  ASSERT_EQ(silu.size(), xs.size());
+  double worstGelu = 0, worstSilu = 0;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    double x = xs[i];
+    double u = std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x);
+    double geluRef = x / (1.0 + std::exp(-2.0 * u));
+    double siluRef = x / (1.0 + std::exp(-x));
+    if (x == 0) {
+      EXPECT_EQ(gelu[i], 0.0);
+      EXPECT_EQ(silu[i], 0.0);
+      continue;
+    }
+    worstGelu = std::max(worstGelu, std::fabs(gelu[i] / geluRef - 1));
+    worstSilu = std::max(worstSilu, std::fabs(silu[i] / siluRef - 1));
+  }
+  recordError("gelu_tanh_worst_relative", worstGelu);
+  recordError("silu_worst_relative", worstSilu);
+  EXPECT_LE(worstGelu, 1e-5);
+  EXPECT_LE(worstSilu, 1e-5);
+}
+
+// The limits the formulas have in float arithmetic: NaN stays NaN, x
+// beyond a few units is itself or (-)0, +inf stays +inf, and -inf gives
+// NaN (-inf * 0), as PyTorch's gelu(approximate='tanh') and silu do.
+TEST(LogisticActivationsTest, SaturateAndPropagateNaNLikeTheFormulas) {
+  std::vector<double> xs = {std::nan(""), INFINITY, -INFINITY, 1000.0, -1000.0};
+  for (const char *op : {kGeluTanh, "nf.silu"}) {
+    SCOPED_TRACE(op);
+    std::vector<double> y = runUnaryF32(op, xs);
+    ASSERT_EQ(y.size(), xs.size());
+    EXPECT_TRUE(std::isnan(y[0]));
+    EXPECT_EQ(y[1], INFINITY);
+    EXPECT_TRUE(std::isnan(y[2]));
+    EXPECT_EQ(y[3], 1000.0);
+    EXPECT_EQ(y[4], 0.0);
+    EXPECT_TRUE(std::signbit(y[4]));
+  }
 }
 
 /// The gradients' reference is a central difference of the forward

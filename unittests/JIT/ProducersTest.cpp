@@ -64,13 +64,6 @@ void runOrFail(normfuse::jit::Kernel &kernel,
   ASSERT_EQ(errorText(kernel.run(inputs, outputs)), "");
 }
 
-/// Records the measured error in the test's XML/JSON report.
-void recordError(const char *what, double error) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.3g", error);
-  testing::Test::RecordProperty(what, text);
-}
-
 //===----------------------------------------------------------------------===//
 // matmul
 //===----------------------------------------------------------------------===//

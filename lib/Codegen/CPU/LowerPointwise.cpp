@@ -94,10 +94,75 @@ Value cpu::emitRelu(OpBuilder &b, Location loc, Value x, int64_t w) {
   return b.create<arith::MaximumFOp>(loc, x, floatConstant(b, loc, 0, t, w));
 }
 
+/// 2^t for f32 `t` (scalars or vectors of `w` lanes), for the logistic
+/// functions below: 2^n * p(f), n = round(t) made in the exponent bits,
+/// p the degree-7 Taylor polynomial of 2^f = e^(f ln 2) for the rest f in
+/// [-0.5, 0.5] (truncation error under 1e-8 relative). t is first clamped
+/// to [-126, 128] (a NaN to 128): 2^-126 stands for anything smaller, which
+/// 1 + 2^t cannot tell apart, and n = 128 sets every exponent bit, which
+/// makes infinity, as the exact 2^t would overflow to.
+static Value emitExp2(OpBuilder &b, Location loc, Value t, int64_t w) {
+  Type f32 = b.getF32Type();
+  auto c = [&](double v) { return floatConstant(b, loc, v, f32, w); };
+  auto ic = [&](int32_t v) -> Value {
+    Type i32 = b.getI32Type();
+    if (w == 1)
+      return b.create<arith::ConstantOp>(loc, b.getI32IntegerAttr(v));
+    auto type = VectorType::get({w}, i32);
+    return b.create<arith::ConstantOp>(
+        loc, DenseElementsAttr::get(type, b.getI32IntegerAttr(v)));
+  };
+  // select(t < 128, t, 128) is 128 for a NaN (one vminps on x86).
+  auto clampTo = [&](arith::CmpFPredicate keep, double bound) {
+    Value limit = c(bound);
+    Value inside = b.create<arith::CmpFOp>(loc, keep, t, limit);
+    t = b.create<arith::SelectOp>(loc, inside, t, limit);
+  };
+  clampTo(arith::CmpFPredicate::OLT, 128.0);
+  clampTo(arith::CmpFPredicate::OGT, -126.0);
+  Value n = b.create<math::RoundEvenOp>(loc, t);
+  Value f = b.create<arith::SubFOp>(loc, t, n);
+  // ln(2)^i / i!, highest degree first.
+  Value p = c(std::pow(M_LN2, 7) / 5040);
+  for (int i = 6; i >= 0; --i) {
+    double factorial = std::tgamma(i + 1);
+    p = b.create<math::FmaOp>(loc, p, f, c(std::pow(M_LN2, i) / factorial));
+  }
+  Type intType = widen(b.getI32Type(), w);
+  Value bits = b.create<arith::ShLIOp>(
+      loc,
+      b.create<arith::AddIOp>(loc, b.create<arith::FPToSIOp>(loc, intType, n),
+                              ic(127)),
+      ic(23));
+  Value scale = b.create<arith::BitcastOp>(loc, widen(f32, w), bits);
+  return b.create<arith::MulFOp>(loc, p, scale);
+}
+
+/// x / (1 + 2^t): x times the logistic function of -t ln 2.
+static Value divideByOnePlusExp2(OpBuilder &b, Location loc, Value x, Value t,
+                                 int64_t w) {
+  Value one = floatConstant(b, loc, 1.0, b.getF32Type(), w);
+  return b.create<arith::DivFOp>(
+      loc, x, b.create<arith::AddFOp>(loc, one, emitExp2(b, loc, t, w)));
+}
+
 Value cpu::emitGelu(OpBuilder &b, Location loc, Value x, int64_t w,
                     GeluApproximation approximation) {
   Type t = getElementTypeOrSelf(x.getType());
   auto c = [&](double v) { return floatConstant(b, loc, v, t, w); };
+  if (approximation == GeluApproximation::Tanh && t.isF32()) {
+    // 0.5 x (1 + tanh(u)) = x / (1 + e^(-2u)), u = sqrt(2/pi) (x + a x^3):
+    // e^(-2u) = 2^(x (k0 + k1 x^2)) with k0 = -2 sqrt(2/pi) log2(e) and
+    // k1 = a k0. About half the operations of the rational tanh (no
+    // clamps, no small-argument select, no x^3), and no cancellation in
+    // 1 + tanh(u) for negative x.
+    double k0 = -2.0 * std::sqrt(2.0 / M_PI) * M_LOG2E;
+    double k1 = 0.044715 * k0;
+    Value x2 = b.create<arith::MulFOp>(loc, x, x);
+    Value exponent = b.create<arith::MulFOp>(
+        loc, x, b.create<math::FmaOp>(loc, x2, c(k1), c(k0)));
+    return divideByOnePlusExp2(b, loc, x, exponent, w);
+  }
   Value cdfArg;
   Value special;
   if (approximation == GeluApproximation::Tanh) {
@@ -119,8 +184,13 @@ Value cpu::emitGelu(OpBuilder &b, Location loc, Value x, int64_t w,
 }
 
 Value cpu::emitSilu(OpBuilder &b, Location loc, Value x, int64_t w) {
-  // x * sigmoid(x) = x / (1 + exp(-x))
+  // x * sigmoid(x) = x / (1 + e^-x), e^-x = 2^(-x log2(e)) in f32.
   Type t = getElementTypeOrSelf(x.getType());
+  if (t.isF32())
+    return divideByOnePlusExp2(
+        b, loc, x,
+        b.create<arith::MulFOp>(loc, x, floatConstant(b, loc, -M_LOG2E, t, w)),
+        w);
   Value e = b.create<math::ExpOp>(loc, b.create<arith::NegFOp>(loc, x));
   Value denom =
       b.create<arith::AddFOp>(loc, floatConstant(b, loc, 1.0, t, w), e);

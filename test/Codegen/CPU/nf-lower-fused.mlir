@@ -27,12 +27,14 @@
 // CHECK: %[[D:.+]] = arith.subf %[[LOAD]]
 // CHECK: %[[S:.+]] = vector.broadcast %[[RSTD]]
 // CHECK: %[[N:.+]] = arith.mulf %[[D]], %[[S]] : vector<4xf32>
-// CHECK: %[[TANH:.+]] = math.tanh
-// CHECK: %[[HALF:.+]] = arith.mulf %{{.+}}, %[[N]] : vector<4xf32>
-// CHECK: %[[ONE_PLUS:.+]] = arith.addf %{{.+}}, %[[TANH]] : vector<4xf32>
-// CHECK: %[[GELU:.+]] = arith.mulf %[[HALF]], %[[ONE_PLUS]] : vector<4xf32>
+// CHECK: %[[N2:.+]] = arith.mulf %[[N]], %[[N]] : vector<4xf32>
+// CHECK: %[[P:.+]] = math.fma %[[N2]], %{{.+}}, %{{.+}} : vector<4xf32>
+// CHECK: %[[EXPONENT:.+]] = arith.mulf %[[N]], %[[P]] : vector<4xf32>
+// CHECK: math.roundeven
+// CHECK: %[[DEN:.+]] = arith.addf %{{.+}}, %{{.+}} : vector<4xf32>
+// CHECK: %[[GELU:.+]] = arith.divf %[[N]], %[[DEN]] : vector<4xf32>
 // CHECK-NEXT: vector.store %[[GELU]], %[[YV]]
-// CHECK: math.tanh
+// CHECK: math.roundeven {{.+}} : f32
 // CHECK: memref.store %{{.+}}, %[[YV]]
 // CHECK: scf.reduce
 // CHECK-NOT: scf.parallel
@@ -123,7 +125,8 @@ func.func @residual_layer_norm(%x: tensor<3x8xf16>, %r: tensor<3x8xf16>) -> tens
 // CHECK: %[[Y:.+]] = memref.alloc() {alignment = 64 : i64} : memref<2x3x5x8xf32>
 // CHECK: %[[YV:.+]] = memref.reinterpret_cast %[[Y]] {{.+}} to memref<2x15x8xf32>
 // CHECK-NOT: memref.alloc() {{.+}} : memref<2x3x5x8xf32>
-// CHECK: %[[E:.+]] = math.exp
+// CHECK: math.roundeven
+// CHECK: %[[E:.+]] = arith.mulf %{{.+}}, %{{.+}} : vector<4xf32>
 // CHECK: %[[DEN:.+]] = arith.addf %{{.+}}, %[[E]] : vector<4xf32>
 // CHECK: %[[SILU:.+]] = arith.divf %{{.+}}, %[[DEN]] : vector<4xf32>
 // CHECK-NEXT: vector.store %[[SILU]], %[[YV]]

@@ -87,13 +87,43 @@ func.func @rms_norm_f16(%x: tensor<16x4096xf16>, %s: tensor<4096xf32>) -> tensor
 
 // -----
 
-// Pointwise ops run over the flattened tensor in parallel chunks.
+// Pointwise ops run over the flattened tensor in parallel chunks. GELU's
+// tanh form is, in f32, x / (1 + 2^t) with t = x (k0 + k1 x^2): 2^t is
+// 2^n, n = round(t) made in the exponent bits, times a degree-7
+// polynomial of t - n, t clamped to [-126, 128] first (a NaN to 128).
 // CHECK-LABEL: func.func @gelu_tanh
 // CHECK: memref.reinterpret_cast {{.+}} to offset: [0], sizes: [1000], strides: [1]
 // CHECK: scf.parallel
-// CHECK: vector.load {{.+}} : memref<1000xf32>, vector<8xf32>
-// CHECK: math.tanh {{.+}} : vector<8xf32>
-// CHECK: math.tanh {{.+}} : f32
+// CHECK: %[[X:.+]] = vector.load {{.+}} : memref<1000xf32>, vector<8xf32>
+// CHECK: %[[X2:.+]] = arith.mulf %[[X]], %[[X]] : vector<8xf32>
+// CHECK: %[[K1:.+]] = arith.constant dense<-0.102943242> : vector<8xf32>
+// CHECK: %[[K0:.+]] = arith.constant dense<-2.30220819> : vector<8xf32>
+// CHECK: %[[P:.+]] = math.fma %[[X2]], %[[K1]], %[[K0]] : vector<8xf32>
+// CHECK: %[[T:.+]] = arith.mulf %[[X]], %[[P]] : vector<8xf32>
+// CHECK: %[[ONE:.+]] = arith.constant dense<1.000000e+00> : vector<8xf32>
+// CHECK: %[[HI:.+]] = arith.constant dense<1.280000e+02> : vector<8xf32>
+// CHECK: %[[BELOW:.+]] = arith.cmpf olt, %[[T]], %[[HI]] : vector<8xf32>
+// CHECK: %[[T1:.+]] = arith.select %[[BELOW]], %[[T]], %[[HI]]
+// CHECK: %[[LO:.+]] = arith.constant dense<-1.260000e+02> : vector<8xf32>
+// CHECK: %[[ABOVE:.+]] = arith.cmpf ogt, %[[T1]], %[[LO]] : vector<8xf32>
+// CHECK: %[[T2:.+]] = arith.select %[[ABOVE]], %[[T1]], %[[LO]]
+// CHECK: %[[N:.+]] = math.roundeven %[[T2]] : vector<8xf32>
+// CHECK: %[[F:.+]] = arith.subf %[[T2]], %[[N]] : vector<8xf32>
+// CHECK: arith.constant dense<1.52527336E-5> : vector<8xf32>
+// CHECK-COUNT-6: math.fma %{{.+}}, %[[F]], %{{.+}} : vector<8xf32>
+// CHECK: %[[C0:.+]] = arith.constant dense<1.000000e+00> : vector<8xf32>
+// CHECK: %[[PF:.+]] = math.fma %{{.+}}, %[[F]], %[[C0]] : vector<8xf32>
+// CHECK: %[[NI:.+]] = arith.fptosi %[[N]] : vector<8xf32> to vector<8xi32>
+// CHECK: %[[BIAS:.+]] = arith.constant dense<127> : vector<8xi32>
+// CHECK: %[[BIASED:.+]] = arith.addi %[[NI]], %[[BIAS]] : vector<8xi32>
+// CHECK: %[[SHIFT:.+]] = arith.constant dense<23> : vector<8xi32>
+// CHECK: %[[BITS:.+]] = arith.shli %[[BIASED]], %[[SHIFT]] : vector<8xi32>
+// CHECK: %[[SCALE:.+]] = arith.bitcast %[[BITS]] : vector<8xi32> to vector<8xf32>
+// CHECK: %[[E:.+]] = arith.mulf %[[PF]], %[[SCALE]] : vector<8xf32>
+// CHECK: %[[DEN:.+]] = arith.addf %[[ONE]], %[[E]] : vector<8xf32>
+// CHECK: %[[Y:.+]] = arith.divf %[[X]], %[[DEN]] : vector<8xf32>
+// CHECK: vector.store %[[Y]]
+// CHECK: math.roundeven {{.+}} : f32
 func.func @gelu_tanh(%x: tensor<10x100xf32>) -> tensor<10x100xf32> {
   %0 = nf.gelu %x {approximate = #nf.approximation<tanh>} : tensor<10x100xf32>
   return %0 : tensor<10x100xf32>
@@ -101,9 +131,10 @@ func.func @gelu_tanh(%x: tensor<10x100xf32>) -> tensor<10x100xf32> {
 
 // -----
 
+// GELU's erf form keeps math.erf; SiLU is x / (1 + 2^(-x log2(e))).
 // CHECK-LABEL: func.func @gelu_exact_and_silu
 // CHECK: math.erf {{.+}} : vector<8xf32>
-// CHECK: math.exp {{.+}} : vector<8xf32>
+// CHECK: math.roundeven {{.+}} : vector<8xf32>
 func.func @gelu_exact_and_silu(%x: tensor<64xf32>) -> tensor<64xf32> {
   %0 = nf.gelu %x : tensor<64xf32>
   %1 = nf.silu %0 : tensor<64xf32>
