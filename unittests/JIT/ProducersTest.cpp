@@ -84,7 +84,7 @@ std::vector<MatmulCase> matmulCases() {
       {"ones", {{1, 1}, {1, 1}}},
       {"m1k3n7", {{1, 3}, {3, 7}}},
       {"m3k7n1TransposeRhs", {{3, 7}, {1, 7}, false, true}},
-      // K = 600: full blocks of the blocked dot product.
+      // K = 600: four full k blocks of 128 and one of 88.
       {"longKTransposeRhs", {{5, 600}, {19, 600}, false, true}},
       {"longK", {{5, 600}, {600, 19}}},
       {"batched", {{2, 3, 5, 9}, {2, 3, 9, 11}}},
@@ -104,6 +104,8 @@ std::vector<MatmulCase> matmulCases() {
       // two blocks of 32 columns and 6 scalar columns.
       {"depthBlocks", {{200, 300}, {300, 70}}},
       {"depthBlocksTransposeLhs", {{300, 200}, {300, 70}, true, false}},
+      {"depthBlocksTransposeRhs", {{200, 300}, {70, 300}, false, true}},
+      {"depthBlocksTransposeBoth", {{300, 200}, {70, 300}, true, true}},
       // K = 0: every sum is zero, and still stored.
       {"emptyK", {{5, 0}, {0, 7}}},
   };
@@ -168,7 +170,7 @@ INSTANTIATE_TEST_SUITE_P(
 // A 16-bit matmul may return f32: then only the f32 accumulation is left.
 TEST(MatmulWideningTest, SixteenBitOperandsGiveF32Results) {
   for (DType in : {DType::F16, DType::BF16})
-    for (int index : {0, 3, 10, 13, 17, 18}) {
+    for (int index : {0, 3, 10, 13, 17, 18, 19, 20}) {
       MatmulCase c = matmulCases()[index];
       double error = matmulError(c.shape, in, DType::F32);
       recordError((c.name + "_" + dtypeName(in)).c_str(), error);
@@ -177,7 +179,7 @@ TEST(MatmulWideningTest, SixteenBitOperandsGiveF32Results) {
 }
 
 TEST(MatmulF64Test, AccumulatesInF64) {
-  for (int index : {0, 3, 7, 11, 17}) {
+  for (int index : {0, 3, 7, 11, 17, 19}) {
     MatmulCase c = matmulCases()[index];
     double error = matmulError(c.shape, DType::F64, DType::F64);
     recordError(c.name.c_str(), error);

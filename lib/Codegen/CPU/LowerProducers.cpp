@@ -4,15 +4,14 @@
 // f64 data) with fused multiply-adds, f16/bf16 widened on load and narrowed
 // once on the final store, and adds the conv patterns of LowerConvs.cpp.
 //
-// - Without transpose_rhs: parallel iterations of up to 96 rows by 32
-//   columns, walking k in blocks of 128. Each k block's rows of the
-//   iteration's columns of rhs are first packed, widened, into a
-//   contiguous panel that stays in L1. Blocks of 3 rows by 4 vectors of
-//   columns keep their 12 sums in registers over the k block, so each
-//   panel vector loaded serves 3 rows and each lhs element 32 columns;
-//   then single rows, and the last columns in single vectors and scalars.
-// - With transpose_rhs: each output element is a dot product of two rows
-//   contiguous in k (a blocked sum), one parallel iteration per row.
+// Parallel iterations of up to 96 rows by 32 columns walk k in blocks of
+// 128. Each k block's rows of the iteration's columns of rhs are first
+// packed, widened, into a contiguous panel that stays in L1 (from rhs rows
+// with transpose_rhs), and 16-bit lhs rows into an f32 panel. Blocks of 3
+// rows by 4 vectors of columns keep their 12 sums in registers over the k
+// block, so each panel vector loaded serves 3 rows and each lhs element 32
+// columns; then single rows, and the last columns in single vectors and
+// scalars.
 //
 // An nf.fused matmul runs its pointwise epilogue (PointwiseChain.h) on the
 // sums in registers before the store.
@@ -144,9 +143,10 @@ class MatmulBlocks {
 public:
   MatmulBlocks(const MatrixView &lhs, const MatrixView &rhs, Value out,
                Type acc, int64_t width, const PointwiseChain &chain,
-               LhsIndices lhsAt, bool lhsTransposed)
+               LhsIndices lhsAt, bool lhsTransposed, bool rhsTransposed)
       : lhs(lhs), rhs(rhs), out(out), acc(acc), w(width), chain(chain),
         lhsAt(lhsAt), lhsTransposed(lhsTransposed),
+        rhsTransposed(rhsTransposed),
         packLhs(getElementTypeOrSelf(lhs.buffer.getType()) != acc),
         rowGroup(acc.getIntOrFloatBitWidth() > 32 ? 1 : kRowGroup) {}
 
@@ -206,20 +206,12 @@ private:
     Value k0, depth, first, last;
   };
 
+  /// The iteration's k block: packs the panels, then runs its rows.
   void emitDepthBlock(OpBuilder &b, Location loc, const Iteration &it) {
-    Value zero = idx(b, loc, 0);
-    // panel[kk, j - j0] = rhs[rb, k0 + kk, j] for the columns [j0, j1).
-    emitFor(b, loc, zero, it.depth, [&](OpBuilder &kb, Location kl, Value kk) {
-      Value row = addi(kb, kl, it.k0, kk);
-      emitCopy(
-          kb, kl, it.j0, it.j1, w,
-          [&](OpBuilder &cb, Location cl, Value col, int64_t lanes) {
-            return loadAs(cb, cl, rhs.buffer, {it.rb, row, col}, lanes, acc);
-          },
-          [&](OpBuilder &cb, Location cl, Value v, Value col) {
-            storeAs(cb, cl, v, it.panel, {kk, subi(cb, cl, col, it.j0)});
-          });
-    });
+    if (rhsTransposed)
+      packTransposedRhs(b, loc, it);
+    else
+      packRhs(b, loc, it);
     // lhsPanel[mi - m0, kk] = lhs[lb, mi, k0 + kk] for the rows [m0, m1)
     // (element by element when lhs is transposed: k is then strided).
     if (packLhs)
@@ -255,6 +247,51 @@ private:
                     emitBlock(fb, fl, it, mi, 1, j, width, count);
                   });
         });
+  }
+
+  /// panel[kk, j - j0] = rhs[rb, k0 + kk, j] for the columns [j0, j1).
+  void packRhs(OpBuilder &b, Location loc, const Iteration &it) {
+    emitFor(b, loc, idx(b, loc, 0), it.depth,
+            [&](OpBuilder &kb, Location kl, Value kk) {
+              Value row = addi(kb, kl, it.k0, kk);
+              emitCopy(
+                  kb, kl, it.j0, it.j1, w,
+                  [&](OpBuilder &cb, Location cl, Value col, int64_t lanes) {
+                    return loadAs(cb, cl, rhs.buffer, {it.rb, row, col}, lanes,
+                                  acc);
+                  },
+                  [&](OpBuilder &cb, Location cl, Value v, Value col) {
+                    storeAs(cb, cl, v, it.panel,
+                            {kk, subi(cb, cl, col, it.j0)});
+                  });
+            });
+  }
+
+  /// panel[kk, j - j0] = rhs[rb, j, k0 + kk] for the columns [j0, j1) of a
+  /// transposed rhs (the nn.Linear layout, weights stored (out, in)): each
+  /// panel column is a contiguous run of a rhs row, loaded in vectors and
+  /// stored lane by lane.
+  void packTransposedRhs(OpBuilder &b, Location loc, const Iteration &it) {
+    emitFor(b, loc, it.j0, it.j1, [&](OpBuilder &cb, Location cl, Value col) {
+      Value panelCol = subi(cb, cl, col, it.j0);
+      emitCopy(
+          cb, cl, it.k0, addi(cb, cl, it.k0, it.depth), w,
+          [&](OpBuilder &lb, Location ll, Value kc, int64_t lanes) {
+            return loadAs(lb, ll, rhs.buffer, {it.rb, col, kc}, lanes, acc);
+          },
+          [&](OpBuilder &sb, Location sl, Value v, Value kc) {
+            Value kk = subi(sb, sl, kc, it.k0);
+            auto vector = dyn_cast<VectorType>(v.getType());
+            if (!vector) {
+              storeAs(sb, sl, v, it.panel, {kk, panelCol});
+              return;
+            }
+            for (int64_t l = 0; l < vector.getNumElements(); ++l)
+              storeAs(sb, sl,
+                      sb.create<vector::ExtractOp>(sl, v, ArrayRef<int64_t>{l}),
+                      it.panel, {addi(sb, sl, kk, idx(sb, sl, l)), panelCol});
+          });
+    });
   }
 
   /// The sums of out[bi, mi0 : mi0 + rows, j : j + count * width] over the
@@ -331,7 +368,7 @@ private:
   int64_t w;
   const PointwiseChain &chain;
   LhsIndices lhsAt;
-  bool lhsTransposed, packLhs;
+  bool lhsTransposed, rhsTransposed, packLhs;
   int64_t rowGroup;
 };
 
@@ -381,49 +418,12 @@ struct LowerMatmul : LoopLoweringPattern<MatmulOp> {
       chain.bind(b, loc, {batch, m, n}, /*channelDim=*/2);
     }
 
-    Value zero = idx(b, loc, 0);
     auto lhsAt = [&](Value lb, Value mi, Value kk) {
       return tl ? SmallVector<Value>{lb, kk, mi}
                 : SmallVector<Value>{lb, mi, kk};
     };
-    if (!tr) {
-      MatmulBlocks(lhs, rhs, out, acc, w, chain, lhsAt, tl)
-          .emit(b, loc, batch, m, n, k);
-      return toTensor(b, loc, outFull);
-    }
-
-    Value rows = b.createOrFold<arith::MulIOp>(loc, batch, m);
-    emitParallelRows(b, loc, rows, [&](OpBuilder &pb, Location pl, Value row) {
-      SmallVector<Value> bm = delinearize(pb, pl, row, {batch, m});
-      Value bi = bm[0], mi = bm[1];
-      Value lb = lhs.batched ? bi : zero, rb = rhs.batched ? bi : zero;
-
-      // transpose_rhs: rows of rhs are contiguous in k, and so are the rows
-      // of a lhs that is not transposed; a transposed lhs column is read
-      // element by element.
-      emitFor(pb, pl, zero, n, [&](OpBuilder &nb, Location nl, Value ni) {
-        Value sum = emitDot(
-            nb, nl, k, w, acc,
-            [&](OpBuilder &sb, Location sl, Value kk, int64_t width) {
-              Value a;
-              if (!tl || width == 1) {
-                a = loadAs(sb, sl, lhs.buffer, lhsAt(lb, mi, kk), width, acc);
-              } else {
-                SmallVector<Value> elements;
-                for (int64_t i = 0; i < width; ++i)
-                  elements.push_back(loadAs(
-                      sb, sl, lhs.buffer,
-                      lhsAt(lb, mi, addi(sb, sl, kk, idx(sb, sl, i))), 1, acc));
-                a = sb.create<vector::FromElementsOp>(
-                    sl, VectorType::get({width}, acc), elements);
-              }
-              Value r = loadAs(sb, sl, rhs.buffer, {rb, ni, kk}, width, acc);
-              return sb.create<arith::MulFOp>(sl, a, r).getResult();
-            });
-        storeAs(nb, nl, chain.apply(nb, nl, sum, {bi, mi, ni}, 1), out,
-                {bi, mi, ni});
-      });
-    });
+    MatmulBlocks(lhs, rhs, out, acc, w, chain, lhsAt, tl, tr)
+        .emit(b, loc, batch, m, n, k);
     return toTensor(b, loc, outFull);
   }
 };

@@ -97,37 +97,54 @@ func.func @matmul_rows_in_registers(%a: tensor<7x33xf32>, %b: tensor<33x45xf32>)
 
 // -----
 
-// transpose_rhs: rows of both operands are contiguous in k, so each result
-// element is a blocked dot product; f16 operands accumulate in f32 and
-// give an f32 result.
-// CHECK-LABEL: func.func @matmul_transpose_rhs_dot
+// transpose_rhs (the nn.Linear layout, weights stored (out, in)) runs the
+// same blocks: the panel's columns are packed from rhs rows, each a
+// contiguous run of k loaded in vectors and stored lane by lane down a
+// panel column. f16 operands accumulate in f32 and give an f32 result.
+// CHECK-LABEL: func.func @matmul_transpose_rhs
+// CHECK: %[[B3:.+]] = memref.reinterpret_cast {{.+}} sizes: [1, 5, 64]
 // CHECK: %[[OUT:.+]] = memref.alloc() {{.+}} : memref<4x5xf32>
 // CHECK: scf.parallel
-// CHECK: scf.for %[[N:.+]] = {{.+}} to %c5
-// CHECK: scf.for {{.+}} iter_args({{.+}}) -> (f64)
-// CHECK: vector.load {{.+}} : memref<1x4x64xf16>, vector<8xf16>
-// CHECK: arith.extf {{.+}} : vector<8xf16> to vector<8xf32>
-// CHECK: vector.load {{.+}}, %[[N]], {{.+}} : memref<1x5x64xf16>, vector<8xf16>
-// CHECK: arith.mulf {{.+}} : vector<8xf32>
-// CHECK: vector.reduction <add>, {{.+}} : vector<8xf32> into f32
-// CHECK: memref.store %{{.+}}, %{{.+}}[%{{.+}}, %{{.+}}, %[[N]]] : memref<1x4x5xf32>
-func.func @matmul_transpose_rhs_dot(%a: tensor<4x64xf16>, %b: tensor<5x64xf16>) -> tensor<4x5xf32> {
+// CHECK: %[[J0:.+]] = arith.muli %{{.+}}, %c32
+// CHECK: %[[PANEL:.+]] = memref.alloc() {{.+}} : memref<128x32xf32>
+// CHECK: %[[K0:.+]] = arith.muli %{{.+}}, %c128
+// CHECK: scf.for %[[COL:.+]] = %[[J0]] to %{{.+}} step %c1
+// CHECK: %[[PC:.+]] = arith.subi %[[COL]], %[[J0]]
+// CHECK: scf.for %[[KC:.+]] = %[[K0]] to %{{.+}} step %c32
+// CHECK: %[[RV:.+]] = vector.load %[[B3]][%{{.+}}, %[[COL]], %[[KC]]] : memref<1x5x64xf16>, vector<8xf16>
+// CHECK: %[[RW:.+]] = arith.extf %[[RV]] : vector<8xf16> to vector<8xf32>
+// CHECK: %[[KK:.+]] = arith.subi %[[KC]], %[[K0]]
+// CHECK: %[[E0:.+]] = vector.extract %[[RW]][0] : f32 from vector<8xf32>
+// CHECK: memref.store %[[E0]], %[[PANEL]][%[[KK]], %[[PC]]] : memref<128x32xf32>
+// CHECK: %[[E1:.+]] = vector.extract %[[RW]][1] : f32 from vector<8xf32>
+// CHECK: %[[KK1:.+]] = arith.addi %[[KK]], %c1
+// CHECK: memref.store %[[E1]], %[[PANEL]][%[[KK1]], %[[PC]]] : memref<128x32xf32>
+// CHECK-COUNT-6: vector.extract %[[RW]]
+// CHECK: scf.for {{.+}} iter_args({{.+}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
+// CHECK: vector.load %[[PANEL]]
+// CHECK: memref.store {{.+}}, %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}] : memref<1x4x5xf32>
+func.func @matmul_transpose_rhs(%a: tensor<4x64xf16>, %b: tensor<5x64xf16>) -> tensor<4x5xf32> {
   %0 = nf.matmul %a, %b {transpose_rhs} : tensor<4x64xf16>, tensor<5x64xf16> -> tensor<4x5xf32>
   return %0 : tensor<4x5xf32>
 }
 
 // -----
 
-// Both transposed: the lhs column is strided, so its lanes are loaded one
-// by one into a vector; the rhs row is a vector load.
+// Both transposed (f32): the rhs panel is packed from rhs rows; lhs, in
+// f32 already, is not packed, and its column is read element by element,
+// each value broadcast.
 // CHECK-LABEL: func.func @matmul_transpose_both
-// CHECK: scf.parallel (%[[ROW:.+]]) =
-// CHECK: %[[M:.+]] = arith.remui %[[ROW]]
-// CHECK: %[[E0:.+]] = memref.load %{{.+}}[%{{.+}}, %{{.+}}, %[[M]]] : memref<1x64x4xf32>
-// CHECK-COUNT-7: memref.load %{{.+}}[%{{.+}}, %{{.+}}, %[[M]]] : memref<1x64x4xf32>
-// CHECK: %[[LV:.+]] = vector.from_elements %[[E0]], {{.+}} : vector<8xf32>
-// CHECK: %[[RV:.+]] = vector.load {{.+}} : memref<1x5x64xf32>, vector<8xf32>
-// CHECK: arith.mulf %[[LV]], %[[RV]] : vector<8xf32>
+// CHECK: %[[A3:.+]] = memref.reinterpret_cast {{.+}} sizes: [1, 64, 4]
+// CHECK: %[[PANEL:.+]] = memref.alloc() {{.+}} : memref<128x32xf32>
+// CHECK-NOT: memref<96x128xf32>
+// CHECK: vector.load {{.+}} : memref<1x5x64xf32>, vector<8xf32>
+// CHECK: vector.extract
+// CHECK: memref.store {{.+}}, %[[PANEL]]
+// CHECK: scf.for %[[K:.+]] = {{.+}} iter_args
+// CHECK: %[[KAT:.+]] = arith.addi %{{.+}}, %[[K]]
+// CHECK: %[[A:.+]] = memref.load %[[A3]][%{{.+}}, %[[KAT]], %{{.+}}] : memref<1x64x4xf32>
+// CHECK: vector.broadcast %[[A]] : f32 to vector<8xf32>
+// CHECK: vector.load %[[PANEL]][%[[K]], %{{.+}}] : memref<128x32xf32>, vector<8xf32>
 func.func @matmul_transpose_both(%a: tensor<64x4xf32>, %b: tensor<5x64xf32>) -> tensor<4x5xf32> {
   %0 = nf.matmul %a, %b {transpose_lhs, transpose_rhs} : tensor<64x4xf32>, tensor<5x64xf32> -> tensor<4x5xf32>
   return %0 : tensor<4x5xf32>
