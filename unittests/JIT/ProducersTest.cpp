@@ -106,6 +106,11 @@ std::vector<MatmulCase> matmulCases() {
       {"depthBlocksTransposeLhs", {{300, 200}, {300, 70}, true, false}},
       {"depthBlocksTransposeRhs", {{200, 300}, {70, 300}, false, true}},
       {"depthBlocksTransposeBoth", {{300, 200}, {70, 300}, true, true}},
+      // M below 4: rhs is read in place (no panel), over k blocks; with
+      // transpose_rhs each element is a dot product of two rows.
+      {"fewRowsDepthBlocks", {{3, 300}, {300, 70}}},
+      {"fewRowsTransposeLhs", {{300, 2}, {300, 70}, true, false}},
+      {"fewRowsTransposeRhs", {{2, 300}, {70, 300}, false, true}},
       // K = 0: every sum is zero, and still stored.
       {"emptyK", {{5, 0}, {0, 7}}},
   };
@@ -170,7 +175,7 @@ INSTANTIATE_TEST_SUITE_P(
 // A 16-bit matmul may return f32: then only the f32 accumulation is left.
 TEST(MatmulWideningTest, SixteenBitOperandsGiveF32Results) {
   for (DType in : {DType::F16, DType::BF16})
-    for (int index : {0, 3, 10, 13, 17, 18, 19, 20}) {
+    for (int index : {0, 3, 10, 13, 17, 18, 19, 20, 21, 23}) {
       MatmulCase c = matmulCases()[index];
       double error = matmulError(c.shape, in, DType::F32);
       recordError((c.name + "_" + dtypeName(in)).c_str(), error);
@@ -179,7 +184,7 @@ TEST(MatmulWideningTest, SixteenBitOperandsGiveF32Results) {
 }
 
 TEST(MatmulF64Test, AccumulatesInF64) {
-  for (int index : {0, 3, 7, 11, 17, 19}) {
+  for (int index : {0, 3, 7, 11, 17, 19, 21}) {
     MatmulCase c = matmulCases()[index];
     double error = matmulError(c.shape, DType::F64, DType::F64);
     recordError(c.name.c_str(), error);

@@ -188,13 +188,20 @@ func.func @matmul_shared_weight(%a: tensor<2x3x4x16xbf16>, %b: tensor<16x8xbf16>
 
 // -----
 
-// Dynamic M and N come from the operands' buffers.
+// Dynamic M and N come from the operands' buffers. Whether rhs is packed
+// is then decided at run time: below 4 rows (a matrix-vector product) the
+// blocks read rhs in place, with no panel; from 4 rows on, they pack it.
+// (The JIT specializes dynamic shapes per call, so there M is static and
+// only one of the two is emitted.)
 // CHECK-LABEL: func.func @matmul_dynamic
 // CHECK: %[[AB:.+]] = bufferization.to_memref {{.+}} : memref<?x16xf32>
 // CHECK: %[[BB:.+]] = bufferization.to_memref {{.+}} : memref<16x?xf32>
 // CHECK: %[[M:.+]] = memref.dim %[[AB]], %c0
 // CHECK: %[[N:.+]] = memref.dim %[[BB]], %c1
+// CHECK: %[[B3:.+]] = memref.reinterpret_cast %[[BB]]
 // CHECK: memref.alloc(%[[M]], %[[N]]) {alignment = 64 : i64} : memref<?x?xf32>
+// CHECK: %[[FEW:.+]] = arith.cmpi ult, %[[M]], %c4
+// CHECK: scf.if %[[FEW]] {
 // CHECK: %[[NP:.+]] = arith.addi %[[N]], %c31
 // CHECK: %[[BLOCKS:.+]] = arith.divui %[[NP]], %c32
 // CHECK: %[[MP:.+]] = arith.addi %[[M]], %c95
@@ -202,6 +209,17 @@ func.func @matmul_shared_weight(%a: tensor<2x3x4x16xbf16>, %b: tensor<16x8xbf16>
 // CHECK: scf.parallel
 // CHECK: arith.remui %{{.+}}, %[[CHUNKS]]
 // CHECK: arith.remui %{{.+}}, %[[BLOCKS]]
+// CHECK-NOT: memref<128x32xf32>
+// CHECK: memref.alloc() {{.+}} : memref<96x32xf32>
+// CHECK-NOT: memref<128x32xf32>
+// CHECK: vector.load %[[B3]]{{.+}} : memref<1x16x?xf32>, vector<8xf32>
+// CHECK-NEXT: math.fma
+// CHECK: } else {
+// CHECK: scf.parallel
+// CHECK: %[[PANEL:.+]] = memref.alloc() {{.+}} : memref<128x32xf32>
+// CHECK: vector.load %[[B3]]{{.+}} : memref<1x16x?xf32>, vector<8xf32>
+// CHECK-NEXT: arith.subi
+// CHECK-NEXT: vector.store {{.+}}, %[[PANEL]]
 func.func @matmul_dynamic(%a: tensor<?x16xf32>, %b: tensor<16x?xf32>) -> tensor<?x?xf32> {
   %0 = nf.matmul %a, %b : tensor<?x16xf32>, tensor<16x?xf32> -> tensor<?x?xf32>
   return %0 : tensor<?x?xf32>
