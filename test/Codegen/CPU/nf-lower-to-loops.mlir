@@ -59,6 +59,15 @@
 // CHECK: math.sqrt
 // CHECK: memref.store {{.+}} : memref<4xf32>
 // CHECK: memref.store {{.+}} : memref<4xf32>
+// The normalizing pass fetches the next row into cache (the last row
+// itself), one prefetch per 16 elements, while it loads this row.
+// CHECK: %[[AFTER:.+]] = arith.addi %[[ROW]], %c1
+// CHECK: %[[LASTROW:.+]] = arith.subi %c4, %c1
+// CHECK: %[[NEXT:.+]] = arith.minui %[[AFTER]], %[[LASTROW]] : index
+// CHECK: scf.for %[[J:.+]] = %{{.+}} to %{{.+}} step %c16
+// CHECK-NEXT: memref.prefetch %[[XR:.+]][%[[NEXT]], %[[J]]], read, locality<3>, data : memref<4x1000xf32>
+// CHECK-NEXT: vector.load %[[XR]][%[[ROW]], %[[J]]] : memref<4x1000xf32>, vector<16xf32>
+// CHECK: vector.store {{.+}} : memref<4x1000xf32>, vector<16xf32>
 // CHECK: vector.store {{.+}} : memref<4x1000xf32>, vector<8xf32>
 // CHECK: bufferization.to_tensor %[[Y]] restrict writable
 // CHECK: bufferization.to_tensor %[[MEAN]] restrict writable
