@@ -155,7 +155,10 @@ public:
         lhsAt(lhsAt), lhsTransposed(lhsTransposed),
         rhsTransposed(rhsTransposed), packRhs(packRhs),
         packLhs(packRhs && getElementTypeOrSelf(lhs.buffer.getType()) != acc),
-        rowGroup(acc.getIntOrFloatBitWidth() > 32 ? 1 : kRowGroup) {}
+        rowGroup(acc.getIntOrFloatBitWidth() > 32 ? 1 : kRowGroup) {
+    assert((packRhs || !rhsTransposed) &&
+           "a transposed rhs is read through its panel");
+  }
 
   void emit(OpBuilder &b, Location loc, Value batch, Value m, Value n,
             Value k) {
