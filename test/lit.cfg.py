@@ -31,5 +31,5 @@ if config.nf_have_cuda_toolkit:
     config.available_features.add("cuda-toolkit")
 
 tool_dirs = [config.nf_tools_dir, config.llvm_tools_dir]
-llvm_config.add_tool_substitutions(["nf-opt", "nf-run", ToolSubst("not", unresolved="fatal")], tool_dirs)
+llvm_config.add_tool_substitutions(["nf-opt", "nf-run", "nf-translate", ToolSubst("not", unresolved="fatal")], tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)

@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Bufferization/Transforms/FuncBufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/BufferizableOpInterfaceImpl.h"
@@ -35,9 +36,9 @@
 void mlir::nf::registerAllDialects(DialectRegistry &registry) {
   registry.insert<nf::NFDialect, arith::ArithDialect,
                   bufferization::BufferizationDialect, func::FuncDialect,
-                  linalg::LinalgDialect, LLVM::LLVMDialect, math::MathDialect,
-                  memref::MemRefDialect, omp::OpenMPDialect, scf::SCFDialect,
-                  tensor::TensorDialect, tosa::TosaDialect,
+                  gpu::GPUDialect, linalg::LinalgDialect, LLVM::LLVMDialect,
+                  math::MathDialect, memref::MemRefDialect, omp::OpenMPDialect,
+                  scf::SCFDialect, tensor::TensorDialect, tosa::TosaDialect,
                   vector::VectorDialect>();
   // One-shot bufferization of what the CPU lowering leaves on tensors,
   // linalg ops included (the lowering of TOSA ops).
@@ -58,4 +59,5 @@ void mlir::nf::registerAllPasses() {
   registerFusePipeline();
   registerNFCodegenPasses();
   registerCPUPipelines();
+  registerCUDAPipelines();
 }

@@ -197,12 +197,20 @@ llvm::Error normfuse::jit::checkBuffers(llvm::StringRef function,
 llvm::Expected<std::shared_ptr<Kernel>> HostKernel::specialize(
     llvm::ArrayRef<std::vector<int64_t>> inputShapes,
     llvm::ArrayRef<std::vector<int64_t>> outputShapes) const {
-  if (auto err = checkShapes(name, inputShapes, signature.inputs, "input"))
+  if (auto err = checkOwnShapes(name, signature, inputShapes, outputShapes))
     return std::move(err);
-  if (!outputShapes.empty())
-    if (auto err = checkShapes(name, outputShapes, signature.outputs, "output"))
-      return std::move(err);
   return std::const_pointer_cast<HostKernel>(shared_from_this());
+}
+
+llvm::Error
+jit::checkOwnShapes(llvm::StringRef function, const Signature &signature,
+                    llvm::ArrayRef<std::vector<int64_t>> inputShapes,
+                    llvm::ArrayRef<std::vector<int64_t>> outputShapes) {
+  if (auto err = checkShapes(function, inputShapes, signature.inputs, "input"))
+    return err;
+  if (!outputShapes.empty())
+    return checkShapes(function, outputShapes, signature.outputs, "output");
+  return llvm::Error::success();
 }
 
 llvm::Error HostKernel::run(llvm::ArrayRef<TensorRef> inputs,

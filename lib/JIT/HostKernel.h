@@ -40,6 +40,12 @@ llvm::Error checkShapes(llvm::StringRef function,
                         const std::vector<TensorType> &types,
                         llvm::StringRef role);
 
+/// What `specialize` checks for a kernel of static shapes: the input shapes
+/// (and the output shapes, when given) are those of `signature`.
+llvm::Error checkOwnShapes(llvm::StringRef function, const Signature &signature,
+                           llvm::ArrayRef<std::vector<int64_t>> inputShapes,
+                           llvm::ArrayRef<std::vector<int64_t>> outputShapes);
+
 /// A compiled function with static shapes.
 class HostKernel final : public Kernel,
                          public std::enable_shared_from_this<HostKernel> {

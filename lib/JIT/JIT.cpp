@@ -20,6 +20,9 @@
 #include "normfuse/Dialect/NF/Transforms/FusePipeline.h"
 #include "normfuse/Dialect/NF/Transforms/SpecializeShapes.h"
 #include "normfuse/InitAll.h"
+#include "normfuse/JIT/CudaSimKernel.h"
+#include "normfuse/Target/CUDAEmitter.h"
+#include "normfuse/Target/LaunchPlanFromIR.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -214,6 +217,13 @@ struct JIT::Impl : std::enable_shared_from_this<JIT::Impl> {
                   const Signature &signature,
                   const DiagnosticCollector &diagnostics);
 
+  /// Lowers `module` with the nf-cuda-pipeline, prints its kernels as CUDA
+  /// and compiles them for the CUDA simulator. Called under `mutex`.
+  llvm::Expected<std::shared_ptr<Kernel>>
+  lowerForCudaSim(mlir::ModuleOp module, llvm::StringRef function,
+                  const Signature &signature,
+                  const DiagnosticCollector &diagnostics);
+
   Options options;
   std::string target;
   std::unique_ptr<mlir::MLIRContext> context;
@@ -316,6 +326,8 @@ llvm::Expected<std::shared_ptr<Kernel>>
 JIT::Impl::lowerAndCompile(mlir::ModuleOp module, llvm::StringRef function,
                            const Signature &signature,
                            const DiagnosticCollector &diagnostics) {
+  if (options.target == Target::CUDASim)
+    return lowerForCudaSim(module, function, signature, diagnostics);
   mlir::PassManager pm(context.get());
   mlir::nf::CPUPipelineOptions pipeline;
   pipeline.vectorWidth = options.vectorWidth;
@@ -337,6 +349,42 @@ JIT::Impl::lowerAndCompile(mlir::ModuleOp module, llvm::StringRef function,
 }
 
 llvm::Expected<std::shared_ptr<Kernel>>
+JIT::Impl::lowerForCudaSim(mlir::ModuleOp module, llvm::StringRef function,
+                           const Signature &signature,
+                           const DiagnosticCollector &diagnostics) {
+  mlir::PassManager pm(context.get());
+  if (options.fuse)
+    mlir::nf::buildFusePipeline(pm);
+  mlir::nf::CUDAPipelineOptions pipeline;
+  pipeline.arch = options.cudaArch;
+  pipeline.rowNormSchedule = options.cudaRowNormSchedule;
+  mlir::nf::buildCUDAPipeline(pm, pipeline);
+  if (mlir::failed(pm.run(module)))
+    return makeError("lowering @" + function + " for CUDA failed:\n" +
+                     diagnostics.str());
+  std::string source;
+  llvm::raw_string_ostream os(source);
+  mlir::nf::CUDAEmitOptions emit;
+  emit.arch = options.cudaArch;
+  if (mlir::failed(mlir::nf::translateToCUDA(module, os, emit)))
+    return makeError("printing the CUDA of @" + function + " failed:\n" +
+                     diagnostics.str());
+  auto host = module.lookupSymbol<mlir::func::FuncOp>(function);
+  auto plan = mlir::nf::readLaunchPlan(host, signature.outputs.size());
+  if (mlir::failed(plan))
+    return makeError("reading the launch plan of @" + function + " failed:\n" +
+                     diagnostics.str());
+  std::string error;
+  auto simModule = runtime::SimModule::compile(source, error);
+  if (!simModule)
+    return makeError("compiling the CUDA of @" + function +
+                     " for the simulator failed: " + error);
+  return std::make_shared<CudaSimKernel>(function.str(), signature, source,
+                                         std::move(*plan),
+                                         std::move(simModule));
+}
+
+llvm::Expected<std::shared_ptr<Kernel>>
 JIT::Impl::compile(llvm::StringRef irText, llvm::StringRef bufferName,
                    llvm::StringRef function) {
   std::lock_guard<std::mutex> lock(mutex);
@@ -345,7 +393,9 @@ JIT::Impl::compile(llvm::StringRef irText, llvm::StringRef bufferName,
                     std::to_string(options.vectorWidth) +
                     (options.parallel ? "/omp/" : "/serial/") +
                     (options.fuse ? "fused/" : "") +
-                    (options.cacheBuffers ? "cached-buffers/" : "") + target;
+                    (options.cacheBuffers ? "cached-buffers/" : "") +
+                    getTargetName(options.target) + "/" + options.cudaArch +
+                    "/" + options.cudaRowNormSchedule + "/" + target;
   if (auto it = cache.find(key); it != cache.end())
     return it->second;
   if (auto it = genericKernels.find(key); it != genericKernels.end())
@@ -457,7 +507,20 @@ JIT::compileFile(llvm::StringRef path, llvm::StringRef function) {
   return impl->compile((*buffer)->getBuffer(), path, function);
 }
 
+const char *jit::getTargetName(Target target) {
+  switch (target) {
+  case Target::CPU:
+    return "cpu";
+  case Target::CUDASim:
+    return "cuda-sim";
+  }
+  return "unknown";
+}
+
 std::string JIT::getTargetDescription() const {
+  if (impl->options.target == Target::CUDASim)
+    return "CUDA simulator on the host (kernels for " + impl->options.cudaArch +
+           ")" + (impl->options.fuse ? ", fused" : "");
   return impl->target + ", vector width " +
          std::to_string(impl->options.vectorWidth) +
          (impl->options.parallel ? ", OpenMP rows" : ", one thread") +

@@ -22,6 +22,9 @@ class ArithDialect;
 namespace bufferization {
 class BufferizationDialect;
 } // namespace bufferization
+namespace gpu {
+class GPUDialect;
+} // namespace gpu
 namespace index {
 class IndexDialect;
 } // namespace index

@@ -122,6 +122,47 @@ def NFLowerLinalgToLoopsPass : Pass<"nf-lower-linalg-to-loops", "func::FuncOp"> 
   ];
 }
 
+def NFLowerToGPUPass : Pass<"nf-lower-to-gpu", "ModuleOp"> {
+  let summary = "Lower nf ops to GPU kernels launched from the host function";
+  let description = [{
+    Rewrites every nf op of a function on tensors as a kernel (a `gpu.func`
+    in the module's `gpu.module @nf_kernels`, written with gpu, scf, arith,
+    math, memref and vector ops) and its `gpu.launch_func` from the
+    function, on the op's buffers (`bufferization.to_memref`) and freshly
+    allocated result buffers (`bufferization.to_tensor`), so that one-shot
+    bufferization takes the host function from there: its launches, their
+    grid and block sizes and the temporaries between them are all in the
+    IR. Kernels take flat `memref<?xT>` buffers and `index` sizes; each
+    records the schedule it follows (`nf.schedule`, chosen by the CUDA
+    schedule layer for the `arch` given) and its block size
+    (`known_block_size`). `nf-translate --nf-to-cuda` prints the kernels as
+    CUDA C++.
+
+    Lowered today: layer_norm and rms_norm (warp rows, block rows in
+    registers, streamed block rows), relu, gelu, silu, their gradients,
+    add, mul and bias_add. An `nf.fused` group is inlined and its ops run
+    one kernel each. Any other op (a TOSA op, a norm without a CUDA
+    lowering yet) is reported as an error naming it.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+  let options = [
+    Option<"arch", "arch", "std::string", /*default=*/"\"sm_90\"",
+           "The GPU architecture the schedules are chosen for (sm_75 and up)">,
+    Option<"rowNormSchedule", "row-norm-schedule", "std::string",
+           /*default=*/"\"auto\"",
+           "Force the row-norm schedule: auto, warp-rows, block-row-registers "
+           "or block-row-streaming">
+  ];
+}
+
 #endif // NORMFUSE_CODEGEN_PASSES_TD
 
 def NFAlignStreamingStoresPass : Pass<"nf-align-streaming-stores"> {

@@ -2,7 +2,7 @@
 //
 // Part of normfuse. The CPU pipeline takes a module of functions on tensors
 // of nf ops, TOSA ops and elementwise arith/math ops to the LLVM dialect,
-// ready for translation and the ORC JIT:
+// ready for translation and the ORC JIT (the CUDA pipeline is below):
 //   TOSA and tensor arith/math to linalg on tensors -> nf-lower-to-loops ->
 //   one-shot bufferization (function results become out-parameters) ->
 //   linalg to parallel loops -> buffer deallocation -> OpenMP for the
@@ -45,6 +45,27 @@ void buildCPUPipeline(OpPassManager &pm, const CPUPipelineOptions &options);
 /// Registers `nf-cpu-bufferize` and `nf-cpu-pipeline` with the pass
 /// registry (for nf-opt).
 void registerCPUPipelines();
+
+struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
+  PassOptions::Option<std::string> arch{
+      *this, "arch",
+      llvm::cl::desc("The GPU architecture schedules are chosen for"),
+      llvm::cl::init("sm_90")};
+  PassOptions::Option<std::string> rowNormSchedule{
+      *this, "row-norm-schedule",
+      llvm::cl::desc("Force the row-norm schedule (auto, warp-rows, "
+                     "block-row-registers, block-row-streaming)"),
+      llvm::cl::init("auto")};
+};
+
+/// The CUDA pipeline: nf ops on tensors to GPU kernels (nf-lower-to-gpu)
+/// and a host function on buffers that launches them, results as
+/// out-parameters, temporaries allocated (memref.alloc) for the whole call. Its
+/// output is what nf-translate --nf-to-cuda prints and the runtimes launch.
+void buildCUDAPipeline(OpPassManager &pm, const CUDAPipelineOptions &options);
+
+/// Registers `nf-cuda-pipeline` with the pass registry (for nf-opt).
+void registerCUDAPipelines();
 
 } // namespace mlir::nf
 

@@ -61,7 +61,28 @@ struct Signature {
   bool hasStaticShapes() const;
 };
 
+/// Where a Kernel runs.
+enum class Target {
+  /// The host CPU: the nf-cpu-pipeline and LLVM's ORC JIT.
+  CPU,
+  /// The CUDA back end's kernels, printed as CUDA C++ and run on the host
+  /// CPU by normfuse's CUDA simulator (normfuse/JIT/CudaSimKernel.h): slow,
+  /// for checking the CUDA kernels where no GPU is present.
+  CUDASim,
+};
+
+/// "cpu", "cuda-sim".
+const char *getTargetName(Target target);
+
 struct Options {
+  /// Where kernels run.
+  Target target = Target::CPU;
+  /// The GPU architecture CUDA kernels are generated for (cuda-sim).
+  std::string cudaArch = "sm_90";
+  /// The row-norm schedule of CUDA kernels: "auto" (the schedule layer's
+  /// choice), or "warp-rows", "block-row-registers", "block-row-streaming"
+  /// to force one (tests reach every path on small shapes this way).
+  std::string cudaRowNormSchedule = "auto";
   /// Lanes of the inner vector loops; 0 picks the host's (16 with AVX-512,
   /// 8 with AVX, 4 otherwise).
   int64_t vectorWidth = 0;
@@ -112,6 +133,8 @@ public:
   virtual ~Kernel();
   const Signature &getSignature() const { return signature; }
   const std::string &getName() const { return name; }
+  /// Where this kernel runs.
+  virtual Target getTarget() const { return Target::CPU; }
   /// Runs the kernel; `threads` > 0 sets the number of threads for this
   /// call, 0 keeps the OpenMP default. Nothing is written when an error is
   /// returned. With dynamic dimensions, the first call with new input

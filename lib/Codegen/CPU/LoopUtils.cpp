@@ -28,58 +28,6 @@ static constexpr int64_t kSumBlockElements = 512;
 /// that its closing fence costs little.
 static constexpr int64_t kStreamingIterationBytes = 64 << 10;
 
-Value cpu::getBuffer(OpBuilder &b, Location loc, Value tensor) {
-  auto type = cast<RankedTensorType>(tensor.getType());
-  auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
-  return b.create<bufferization::ToMemrefOp>(loc, memrefType, tensor,
-                                             /*read_only=*/true);
-}
-
-Value cpu::allocBuffer(OpBuilder &b, Location loc, RankedTensorType type,
-                       Value like) {
-  SmallVector<Value> dynamicSizes;
-  for (auto [i, size] : llvm::enumerate(type.getShape()))
-    if (ShapedType::isDynamic(size))
-      dynamicSizes.push_back(b.create<memref::DimOp>(loc, like, i));
-  auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
-  return b.create<memref::AllocOp>(loc, memrefType, dynamicSizes,
-                                   b.getI64IntegerAttr(64));
-}
-
-Value cpu::toTensor(OpBuilder &b, Location loc, Value buffer) {
-  auto memrefType = cast<MemRefType>(buffer.getType());
-  auto tensorType =
-      RankedTensorType::get(memrefType.getShape(), memrefType.getElementType());
-  return b.create<bufferization::ToTensorOp>(loc, tensorType, buffer,
-                                             /*restrict=*/true,
-                                             /*writable=*/true);
-}
-
-Value cpu::toTensorOf(OpBuilder &b, Location loc, Value buffer,
-                      RankedTensorType type) {
-  Value tensor = toTensor(b, loc, buffer);
-  if (tensor.getType() == type)
-    return tensor;
-  return b.create<tensor::CastOp>(loc, type, tensor);
-}
-
-Value cpu::getNumElements(OpBuilder &b, Location loc, Value buffer,
-                          int64_t from, int64_t to) {
-  auto type = cast<MemRefType>(buffer.getType());
-  int64_t staticProduct = 1;
-  Value product;
-  for (int64_t i = from; i < to; ++i) {
-    if (!type.isDynamicDim(i)) {
-      staticProduct *= type.getDimSize(i);
-      continue;
-    }
-    Value dim = b.create<memref::DimOp>(loc, buffer, i);
-    product = product ? b.createOrFold<arith::MulIOp>(loc, product, dim) : dim;
-  }
-  Value result = b.create<arith::ConstantIndexOp>(loc, staticProduct);
-  return product ? b.createOrFold<arith::MulIOp>(loc, product, result) : result;
-}
-
 Value cpu::reshapeBuffer(OpBuilder &b, Location loc, Value buffer,
                          ArrayRef<Value> sizes) {
   auto type = cast<MemRefType>(buffer.getType());
@@ -100,20 +48,6 @@ Value cpu::reshapeBuffer(OpBuilder &b, Location loc, Value buffer,
   auto viewType = MemRefType::get(shape, type.getElementType());
   return b.create<memref::ReinterpretCastOp>(
       loc, viewType, buffer, b.getIndexAttr(0), ofrSizes, ofrStrides);
-}
-
-Type cpu::widen(Type type, int64_t width) {
-  return width == 1 ? type : VectorType::get({width}, type);
-}
-
-Value cpu::floatConstant(OpBuilder &b, Location loc, double value, Type type,
-                         int64_t width) {
-  auto attr = b.getFloatAttr(type, value);
-  if (width == 1)
-    return b.create<arith::ConstantOp>(loc, attr);
-  auto vecType = VectorType::get({width}, type);
-  return b.create<arith::ConstantOp>(loc,
-                                     DenseElementsAttr::get(vecType, attr));
 }
 
 /// `element` in the shape of `like` (a scalar or a vector).

@@ -11,6 +11,8 @@
 #ifndef NORMFUSE_LIB_CODEGEN_CPU_LOOPUTILS_H
 #define NORMFUSE_LIB_CODEGEN_CPU_LOOPUTILS_H
 
+#include "normfuse/Codegen/Common/ActivationMath.h"
+#include "normfuse/Codegen/Common/BufferBuilders.h"
 #include "normfuse/Codegen/Passes.h"
 
 #include "mlir/IR/Builders.h"
@@ -29,36 +31,20 @@ struct LoopLoweringPattern : OpConversionPattern<SourceOp> {
   LoopLoweringOptions options;
 };
 
-/// The buffer holding a ranked tensor value (identity layout).
-Value getBuffer(OpBuilder &b, Location loc, Value tensor);
-
-/// Allocates a buffer for a tensor of `type`; dynamic sizes come from the
-/// same-rank buffer `like` (which must have the same shape).
-Value allocBuffer(OpBuilder &b, Location loc, RankedTensorType type,
-                  Value like);
-
-/// The tensor whose contents are `buffer` (freshly written by a lowering).
-Value toTensor(OpBuilder &b, Location loc, Value buffer);
-
-/// The tensor of `buffer`, cast to `type` where the two differ only in which
-/// sizes are static.
-Value toTensorOf(OpBuilder &b, Location loc, Value buffer,
-                 RankedTensorType type);
-
-/// The product of dimensions [from, to) of `buffer`, as an index value.
-Value getNumElements(OpBuilder &b, Location loc, Value buffer, int64_t from,
-                     int64_t to);
+// Shared with every back end (Codegen/Common/BufferBuilders.h).
+using mlir::nf::allocBuffer;
+using mlir::nf::getBuffer;
+using mlir::nf::getNumElements;
+using mlir::nf::toTensor;
+using mlir::nf::toTensorOf;
 
 /// A view of the contiguous `buffer` with the given sizes (row-major).
 Value reshapeBuffer(OpBuilder &b, Location loc, Value buffer,
                     ArrayRef<Value> sizes);
 
-/// A scalar (`width` == 1) or splat-vector constant of float type `type`.
-Value floatConstant(OpBuilder &b, Location loc, double value, Type type,
-                    int64_t width);
-
-/// `type` as a vector of `width` lanes (or itself when `width` == 1).
-Type widen(Type type, int64_t width);
+// Shared with every back end (Codegen/Common/ActivationMath.h).
+using mlir::nf::floatConstant;
+using mlir::nf::widen;
 
 /// Loads `width` consecutive elements (a scalar when 1) at `indices` and
 /// extends them to `accType`.

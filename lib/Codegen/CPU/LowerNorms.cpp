@@ -12,6 +12,7 @@
 #include "BF16Pairs.h"
 #include "LoopUtils.h"
 #include "PointwiseChain.h"
+#include "normfuse/Codegen/Common/NormMath.h"
 #include "normfuse/Codegen/Passes.h"
 #include "normfuse/Dialect/NF/IR/NFOps.h"
 
@@ -200,16 +201,6 @@ std::pair<Value, Value> emitRowMoments(OpBuilder &b, Location loc,
                 .getResult());
       });
   return {mean, variance.getResult(0)};
-}
-
-/// 1 / sqrt(v + eps) in the accumulation type.
-Value emitRstd(OpBuilder &b, Location loc, Value meanOfSquares,
-               double epsilon) {
-  Type t = meanOfSquares.getType();
-  Value sum = b.create<arith::AddFOp>(loc, meanOfSquares,
-                                      floatConstant(b, loc, epsilon, t, 1));
-  return b.create<arith::DivFOp>(loc, floatConstant(b, loc, 1.0, t, 1),
-                                 b.create<math::SqrtOp>(loc, sum));
 }
 
 /// Whether `v` is neither a NaN nor an infinity (v - v is 0 then, and NaN

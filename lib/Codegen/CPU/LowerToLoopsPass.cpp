@@ -7,6 +7,7 @@
 
 #include "LoopUtils.h"
 #include "PointwiseChain.h"
+#include "normfuse/Codegen/Common/FunctionPrep.h"
 #include "normfuse/Codegen/Passes.h"
 #include "normfuse/Dialect/NF/IR/NFDialect.h"
 #include "normfuse/Dialect/NF/IR/NFOps.h"
@@ -42,34 +43,8 @@ void lowerFusedOps(Operation *root, const LoopLoweringOptions &options) {
   for (FusedOp op : fused) {
     if (succeeded(cpu::lowerFusedToLoops(rewriter, op, options)))
       continue;
-    Block &body = op.getBody().front();
-    auto yield = cast<YieldOp>(body.getTerminator());
-    SmallVector<Value> results(yield.getValues());
-    rewriter.eraseOp(yield);
-    rewriter.inlineBlockBefore(&body, op, op.getInputs());
-    rewriter.replaceOp(op, results);
+    inlineFusedBody(rewriter, op);
   }
-}
-
-/// Gives each returned value a buffer of its own: an argument returned as
-/// it is (what folding makes of `bias_add %x, zeros`) or a value returned
-/// twice becomes a copy. Results become out-parameters after
-/// bufferization, and an out-parameter cannot alias an input or another
-/// out-parameter (buffer-results-to-out-params crashes on the former).
-void copyAliasedResults(func::FuncOp function) {
-  function.walk([](func::ReturnOp ret) {
-    llvm::SmallPtrSet<Value, 8> seen;
-    OpBuilder builder(ret);
-    for (OpOperand &operand : ret->getOpOperands()) {
-      Value value = operand.get();
-      auto type = dyn_cast<RankedTensorType>(value.getType());
-      bool aliased = isa<BlockArgument>(value) || !seen.insert(value).second;
-      if (!type || !aliased)
-        continue;
-      operand.set(builder.create<bufferization::AllocTensorOp>(
-          ret.getLoc(), type, ValueRange{}, /*copy=*/value));
-    }
-  });
 }
 
 /// llvm.fence declares no memory effects, and the buffer deallocation

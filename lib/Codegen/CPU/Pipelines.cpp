@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "normfuse/Codegen/Pipelines.h"
+#include "normfuse/Codegen/Common/BufferizePipeline.h"
 #include "normfuse/Codegen/Passes.h"
 
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
@@ -45,17 +46,9 @@ void nf::buildCPUBufferizationPipeline(OpPassManager &pm,
   // to_memref back into tensor.extract inside the loops.
   pm.addPass(createNFLowerToLoopsPass(loops));
 
-  bufferization::OneShotBufferizationOptions bufferize;
-  bufferize.bufferizeFunctionBoundaries = true;
-  bufferize.setFunctionBoundaryTypeConversion(
-      bufferization::LayoutMapOption::IdentityLayoutMap);
-  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
-
   // Results become caller-provided out-parameters; a result allocation of
   // static shape is replaced by the out-parameter itself (no copy).
-  bufferization::BufferResultsToOutParamsOpts outParams;
-  outParams.hoistStaticAllocs = true;
-  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  addBufferizeToOutParamsPasses(pm);
   // Linalg ops whose loops are all parallel become scf.parallel, which
   // scf-to-openmp then runs on several threads like the nf row loops; the
   // ones that reduce become sequential loops.

@@ -13,6 +13,7 @@
 #ifndef NORMFUSE_LIB_CODEGEN_CPU_POINTWISECHAIN_H
 #define NORMFUSE_LIB_CODEGEN_CPU_POINTWISECHAIN_H
 
+#include "normfuse/Codegen/Common/ActivationMath.h"
 #include "normfuse/Codegen/Passes.h"
 #include "normfuse/Dialect/NF/IR/NFOps.h"
 
@@ -23,23 +24,12 @@
 
 namespace mlir::nf::cpu {
 
-/// relu, gelu and silu of a scalar or vector `x` of `width` lanes (f32 or
-/// f64), as the pointwise lowerings compute them.
-Value emitRelu(OpBuilder &b, Location loc, Value x, int64_t width);
-Value emitGelu(OpBuilder &b, Location loc, Value x, int64_t width,
-               GeluApproximation approximation);
-Value emitSilu(OpBuilder &b, Location loc, Value x, int64_t width);
-/// relu_grad (from the forward output), gelu_grad and silu_grad (from the
-/// forward input) of `dy` at `x`, as their lowerings compute them.
-Value emitReluGrad(OpBuilder &b, Location loc, Value dy, Value y,
-                   int64_t width);
-Value emitGeluGrad(OpBuilder &b, Location loc, Value dy, Value x, int64_t width,
-                   GeluApproximation approximation);
-Value emitSiluGrad(OpBuilder &b, Location loc, Value dy, Value x,
-                   int64_t width);
-/// The one of the three `op` (relu_grad, gelu_grad or silu_grad) is.
-Value emitActivationGrad(OpBuilder &b, Location loc, Operation *op, Value dy,
-                         Value x, int64_t width);
+// The activation math (emitGelu, emitSilu, ...) is shared with every back
+// end: Codegen/Common/ActivationMath.h.
+using mlir::nf::emitActivationGrad;
+using mlir::nf::emitGelu;
+using mlir::nf::emitRelu;
+using mlir::nf::emitSilu;
 
 /// Pointwise ops applied one after another to the elements of one tensor.
 class PointwiseChain {

@@ -1,4 +1,5 @@
-//===- Reference.h - float64 references for JIT tests -----------*- C++ -*-===//
+//===- Reference.h - float64 references for every back end -----------*- C++
+//-*-===//
 //
 // Part of normfuse. Host buffers of any dtype holding values the tests can
 // read back as doubles, random data, the relative L2 error against a
@@ -6,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef NORMFUSE_UNITTESTS_JIT_REFERENCE_H
-#define NORMFUSE_UNITTESTS_JIT_REFERENCE_H
+#ifndef NORMFUSE_UNITTESTS_REFERENCE_REFERENCE_H
+#define NORMFUSE_UNITTESTS_REFERENCE_REFERENCE_H
 
 #include "normfuse/Support/Tensor.h"
 
@@ -105,4 +106,4 @@ void channelNormGradReference(
 
 } // namespace nftest
 
-#endif // NORMFUSE_UNITTESTS_JIT_REFERENCE_H
+#endif // NORMFUSE_UNITTESTS_REFERENCE_REFERENCE_H

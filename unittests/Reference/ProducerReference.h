@@ -9,8 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef NORMFUSE_UNITTESTS_JIT_PRODUCERREFERENCE_H
-#define NORMFUSE_UNITTESTS_JIT_PRODUCERREFERENCE_H
+#ifndef NORMFUSE_UNITTESTS_REFERENCE_PRODUCERREFERENCE_H
+#define NORMFUSE_UNITTESTS_REFERENCE_PRODUCERREFERENCE_H
 
 #include <array>
 #include <cstdint>
@@ -99,4 +99,4 @@ std::vector<double> spreadSpatial(const std::vector<double> &t,
 
 } // namespace nftest
 
-#endif // NORMFUSE_UNITTESTS_JIT_PRODUCERREFERENCE_H
+#endif // NORMFUSE_UNITTESTS_REFERENCE_PRODUCERREFERENCE_H

@@ -1,0 +1,103 @@
+//===- Schedule.h - how each nf kernel runs on an NVIDIA GPU ----*- C++ -*-===//
+//
+// Part of normfuse. The CUDA back end's schedule layer: the one place that
+// chooses, from a kernel's shape, element type and the target architecture,
+// how its work is spread over warps, blocks and registers (after IREE's
+// KernelConfig). The lowerings only follow the choice. Each choice is
+// written on its kernel as the `nf.schedule` attribute, which the FileCheck
+// tests read.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NORMFUSE_CODEGEN_CUDA_SCHEDULE_H
+#define NORMFUSE_CODEGEN_CUDA_SCHEDULE_H
+
+#include "mlir/IR/Types.h"
+#include "mlir/Support/LogicalResult.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <string>
+
+namespace mlir::nf::cuda {
+
+/// The GPU a kernel is generated for.
+struct TargetInfo {
+  /// 80 for sm_80, 90 for sm_90.
+  int64_t smVersion = 90;
+  static constexpr int64_t kWarpSize = 32;
+  static constexpr int64_t kMaxThreadsPerBlock = 1024;
+  /// The widest global load or store one thread issues.
+  static constexpr int64_t kMaxAccessBytes = 16;
+
+  /// "sm_80", "sm_90a", "compute_75" (the number is what matters); fails on
+  /// anything else and on architectures before sm_75.
+  static FailureOr<TargetInfo> parse(llvm::StringRef arch);
+};
+
+/// How a forward norm over the trailing dimensions (layer_norm, rms_norm)
+/// runs: rows of `cols` elements, each normalized by `threadsPerRow` threads
+/// that read it `vectorWidth` elements at a time.
+struct RowNormSchedule {
+  enum class Kind {
+    /// Short rows: a warp, or a power-of-two part of one, per row, several
+    /// rows per block; the row stays in registers, statistics by warp
+    /// shuffles alone.
+    WarpRows,
+    /// Medium rows: a block per row, the row held in registers
+    /// (`vectorsPerThread` vectors per thread); statistics by shuffles
+    /// within warps and shared memory across them. One read of x.
+    BlockRowInRegisters,
+    /// Rows too long for registers (or of a length unknown when the kernel
+    /// is generated): a block per row, reading the row three times (sum,
+    /// squared deviations around the mean, normalize); the second and third
+    /// reads come from L2 when the row fits there.
+    BlockRowStreaming,
+  };
+  Kind kind = Kind::BlockRowStreaming;
+  int64_t threadsPerRow = 256;
+  int64_t rowsPerBlock = 1;
+  /// Elements per global load and store: 16 bytes or fewer, dividing the
+  /// row length (so every row starts on a whole vector).
+  int64_t vectorWidth = 1;
+  /// Vectors each thread keeps in registers (0 when streaming).
+  int64_t vectorsPerThread = 0;
+
+  int64_t blockSize() const { return threadsPerRow * rowsPerBlock; }
+  /// "warp-rows threads-per-row=32 rows-per-block=8 vector=4 registers=2"
+  std::string str() const;
+};
+
+/// What the lowering may be asked to use instead of the automatic choice
+/// (tests reach every path on small shapes this way).
+enum class ForcedRowNormKind {
+  Auto,
+  WarpRows,
+  BlockRowInRegisters,
+  BlockRowStreaming
+};
+
+/// The schedule of a row norm with rows of `cols` elements (ShapedType's
+/// kDynamic when unknown) of `elementType`.
+RowNormSchedule
+selectRowNormSchedule(int64_t cols, Type elementType, const TargetInfo &target,
+                      ForcedRowNormKind forced = ForcedRowNormKind::Auto);
+
+/// How an elementwise kernel runs: a grid-stride loop over the flattened
+/// tensor, `vectorWidth` elements per access.
+struct PointwiseSchedule {
+  int64_t blockSize = 256;
+  int64_t vectorWidth = 1;
+  /// The grid has at most this many blocks; each loops over the rest.
+  int64_t maxBlocks = 65535;
+  std::string str() const;
+};
+
+/// The schedule of an elementwise kernel over `numElements` elements
+/// (kDynamic when unknown) of `elementType`.
+PointwiseSchedule selectPointwiseSchedule(int64_t numElements, Type elementType,
+                                          const TargetInfo &target);
+
+} // namespace mlir::nf::cuda
+
+#endif // NORMFUSE_CODEGEN_CUDA_SCHEDULE_H

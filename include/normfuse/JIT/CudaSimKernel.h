@@ -1,0 +1,63 @@
+//===- CudaSimKernel.h - an nf function run by the CUDA simulator -*- C++
+//-*-===//
+//
+// Part of normfuse. The Kernel of the JIT's cuda-sim target: the function
+// lowered by the nf-cuda-pipeline, its kernels printed as CUDA C++ and
+// compiled for the host against normfuse's CUDA simulator, its launch plan
+// read off the host IR. A call copies the inputs into fresh "device"
+// buffers (aligned as cudaMalloc's; outputs and temporaries filled with NaN
+// bytes, so an element no kernel writes shows), runs the launches in order
+// and copies the outputs back, as the CUDA target does with host buffers.
+// Where no GPU is present (CI), this is how the numbers of every CUDA
+// kernel are checked.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NORMFUSE_JIT_CUDASIMKERNEL_H
+#define NORMFUSE_JIT_CUDASIMKERNEL_H
+
+#include "normfuse/JIT/JIT.h"
+#include "normfuse/Runtime/CudaSim.h"
+#include "normfuse/Runtime/LaunchPlan.h"
+
+namespace normfuse::jit {
+
+class CudaSimKernel final : public Kernel,
+                            public std::enable_shared_from_this<CudaSimKernel> {
+public:
+  CudaSimKernel(std::string name, Signature signature, std::string source,
+                runtime::LaunchPlan plan,
+                std::unique_ptr<runtime::SimModule> module);
+  ~CudaSimKernel() override;
+
+  Target getTarget() const override { return Target::CUDASim; }
+
+  /// `threads` is ignored: the simulator runs one block at a time.
+  llvm::Error run(llvm::ArrayRef<TensorRef> inputs,
+                  llvm::ArrayRef<TensorRef> outputs,
+                  int threads = 0) const override;
+
+  /// run, with the simulator's thread order, and what each launch did in
+  /// `stats` (may be null).
+  llvm::Error runInSimulator(llvm::ArrayRef<TensorRef> inputs,
+                             llvm::ArrayRef<TensorRef> outputs,
+                             runtime::SimOrder order,
+                             std::vector<runtime::SimStats> *stats) const;
+
+  llvm::Expected<std::shared_ptr<Kernel>>
+  specialize(llvm::ArrayRef<std::vector<int64_t>> inputShapes,
+             llvm::ArrayRef<std::vector<int64_t>> outputShapes) const override;
+
+  /// The printed CUDA C++ and the launch plan.
+  const std::string &getSource() const { return source; }
+  const runtime::LaunchPlan &getPlan() const { return plan; }
+
+private:
+  std::string source;
+  runtime::LaunchPlan plan;
+  std::unique_ptr<runtime::SimModule> module;
+};
+
+} // namespace normfuse::jit
+
+#endif // NORMFUSE_JIT_CUDASIMKERNEL_H

@@ -1,0 +1,112 @@
+//===- CudaSim.h - run printed CUDA kernels on the host CPU -----*- C++ -*-===//
+//
+// Part of normfuse. Compiles a printed .cu file with the host C++ compiler
+// against the simulator header (lib/Runtime/Sim/nf_cuda_sim.h), loads the
+// shared object and launches its kernels on the CPU, with checked and
+// counted global memory accesses. Used where no GPU is present (CI). Errors
+// are return values with messages; nothing here throws, aborts or exits.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NORMFUSE_RUNTIME_CUDASIM_H
+#define NORMFUSE_RUNTIME_CUDASIM_H
+
+#include "normfuse/Runtime/CudaSimABI.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace normfuse::runtime {
+
+/// A grid or block shape.
+struct Dim3 {
+  unsigned x = 1, y = 1, z = 1;
+};
+
+/// One device buffer of a launch (on the host, since nothing runs on a GPU).
+struct SimBuffer {
+  const void *base = nullptr;
+  size_t size = 0;  ///< in bytes
+  std::string name; ///< for messages; empty means "buffer #i"
+  bool readOnly = false;
+};
+
+/// What a launch did, summed over its blocks.
+struct SimStats {
+  uint64_t bytesLoaded = 0, bytesStored = 0; ///< through nf_ldg / nf_stg
+  uint64_t loads = 0, stores = 0;            ///< nf_ldg / nf_stg calls
+  uint64_t barriers = 0; ///< completed __syncthreads(), counted per block
+  uint64_t shuffles = 0; ///< completed warp operations, counted per warp
+  uint64_t blocks = 0, threads = 0;
+};
+
+/// The order in which a block's threads run between synchronizations.
+enum class SimOrder {
+  Forward = NF_SIM_ORDER_FORWARD,
+  Reverse = NF_SIM_ORDER_REVERSE,
+  Shuffle = NF_SIM_ORDER_SHUFFLE
+};
+
+struct SimCompileOptions {
+  /// The compiler command, split at spaces ("ccache g++" works). Empty:
+  /// $NF_SIM_CXX, else "c++".
+  std::string compiler;
+  /// nf_cuda_sim.h. Empty: $NF_SIM_HEADER, else the NF_CUDA_SIM_HEADER macro
+  /// this library was built with.
+  std::string headerPath;
+  std::string optLevel = "-O1";
+  /// Added after the standard flags (e.g. "-Wall", "-Werror").
+  std::vector<std::string> extraFlags;
+  /// Keeps the temporary directory (its path is then in `keptDir`).
+  bool keepTemps = false;
+};
+
+/// A printed .cu file compiled and loaded as a shared object.
+class SimModule {
+public:
+  /// Compiles `cudaSource`; on failure returns null and sets `error` (with
+  /// the compiler's output when it failed).
+  static std::unique_ptr<SimModule>
+  compile(const std::string &cudaSource, std::string &error,
+          const SimCompileOptions &options = {});
+  /// Loads an already compiled module.
+  static std::unique_ptr<SimModule> load(const std::string &sharedObject,
+                                         std::string &error);
+  ~SimModule();
+  SimModule(const SimModule &) = delete;
+  SimModule &operator=(const SimModule &) = delete;
+
+  /// The kernels registered with NF_SIM_ENTRY, in definition order.
+  std::vector<std::string> getKernelNames() const;
+  /// The parameter count of `kernel`, or -1 if there is no such kernel.
+  int getNumParams(const std::string &kernel) const;
+
+  /// Runs `kernel` to completion. `args` points at each argument (as
+  /// cuLaunchKernel's kernelParams); `numArgs` >= 0 is checked against the
+  /// kernel's parameter count. Launches are serialized process-wide.
+  bool launch(const std::string &kernel, Dim3 grid, Dim3 block,
+              size_t dynamicSmemBytes, void **args,
+              const std::vector<SimBuffer> &buffers, SimStats *stats,
+              std::string &error, SimOrder order = SimOrder::Forward,
+              unsigned seed = 0, int numArgs = -1);
+
+  /// The kept temporary directory (SimCompileOptions::keepTemps), if any.
+  const std::string &getKeptDir() const { return keptDir; }
+
+private:
+  SimModule() = default;
+
+  void *handle = nullptr;
+  nf_sim_launch_fn launchFn = nullptr;
+  nf_sim_num_kernels_fn numKernelsFn = nullptr;
+  nf_sim_kernel_name_fn kernelNameFn = nullptr;
+  nf_sim_kernel_num_params_fn numParamsFn = nullptr;
+  std::string keptDir;
+};
+
+} // namespace normfuse::runtime
+
+#endif // NORMFUSE_RUNTIME_CUDASIM_H

@@ -1,0 +1,77 @@
+//===- LaunchPlan.h - the host side of a compiled nf function ---*- C++ -*-===//
+//
+// Part of normfuse. What a runtime does to run a function whose kernels
+// were printed as CUDA: the temporaries to allocate, then the kernel
+// launches (and copies) in order, each launch with its grid, block, shared
+// memory and arguments (a function buffer, a temporary, or an integer). It is
+// read off the host function that the nf-cuda-pipeline leaves beside the
+// kernels (normfuse/Target/LaunchPlanFromIR.h), for static shapes; plain C++,
+// so that runtimes without MLIR can use it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NORMFUSE_RUNTIME_LAUNCHPLAN_H
+#define NORMFUSE_RUNTIME_LAUNCHPLAN_H
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace normfuse::runtime {
+
+/// One argument of a launch.
+struct LaunchArg {
+  enum class Kind {
+    /// Buffer `index` of the function: its inputs, then its outputs.
+    Buffer,
+    /// Temporary `index` of the plan.
+    Temporary,
+    /// The 64-bit integer `value` (an index argument).
+    Integer,
+  };
+  Kind kind = Kind::Integer;
+  int64_t index = 0;
+  int64_t value = 0;
+};
+
+struct Launch {
+  std::string kernel;
+  unsigned grid[3] = {1, 1, 1};
+  unsigned block[3] = {1, 1, 1};
+  size_t sharedMemoryBytes = 0;
+  std::vector<LaunchArg> args;
+};
+
+/// A device-to-device copy of `bytes` (a returned argument, or a value
+/// returned twice, gets a buffer of its own this way).
+struct Copy {
+  LaunchArg from, to;
+  size_t bytes = 0;
+};
+
+/// One step of a plan: a launch or a copy.
+struct Step {
+  enum class Kind { Launch, Copy };
+  Kind kind = Kind::Launch;
+  Launch launch;
+  Copy copy;
+};
+
+struct LaunchPlan {
+  /// Bytes of each function buffer (inputs, then outputs).
+  std::vector<size_t> bufferBytes;
+  size_t numInputs = 0;
+  /// Bytes of each temporary, allocated before the first launch and freed
+  /// after the last.
+  std::vector<size_t> temporaryBytes;
+  /// In order.
+  std::vector<Step> steps;
+
+  /// One line per temporary and step, for messages and tests.
+  std::string str() const;
+};
+
+} // namespace normfuse::runtime
+
+#endif // NORMFUSE_RUNTIME_LAUNCHPLAN_H

@@ -1,0 +1,192 @@
+//===- KernelBuilder.cpp - building blocks of nf's GPU kernels --*- C++ -*-===//
+//
+// Part of normfuse. See KernelBuilder.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelBuilder.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace mlir::nf;
+using namespace mlir::nf::cuda;
+
+Value cuda::indexConstant(OpBuilder &b, Location loc, int64_t v) {
+  return b.create<arith::ConstantIndexOp>(loc, v);
+}
+
+std::string cuda::kernelBaseName(Operation *op, llvm::StringRef what) {
+  auto function = op->getParentOfType<FunctionOpInterface>();
+  if (!function)
+    return what.str();
+  return (function.getName() + "_" + what).str();
+}
+
+Kernel cuda::createKernel(ModuleOp module, Location loc,
+                          llvm::StringRef baseName, TypeRange argTypes,
+                          int64_t blockSize, llvm::StringRef schedule) {
+  MLIRContext *ctx = module.getContext();
+  module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                  UnitAttr::get(ctx));
+  auto gpuModule = module.lookupSymbol<gpu::GPUModuleOp>(kKernelModuleName);
+  if (!gpuModule) {
+    OpBuilder mb = OpBuilder::atBlockEnd(module.getBody());
+    gpuModule = mb.create<gpu::GPUModuleOp>(loc, kKernelModuleName);
+  }
+  // A unique name: the base, then _1, _2, ...
+  SymbolTable symbols(gpuModule);
+  std::string name = baseName.str();
+  for (int i = 1; symbols.lookup(name); ++i)
+    name = (baseName + "_" + llvm::Twine(i)).str();
+
+  OpBuilder mb = OpBuilder::atBlockBegin(gpuModule.getBody());
+  mb.setInsertionPoint(gpuModule.getBody()->getTerminator());
+  auto func = mb.create<gpu::GPUFuncOp>(loc, name,
+                                        FunctionType::get(ctx, argTypes, {}));
+  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), UnitAttr::get(ctx));
+  func.setKnownBlockSizeAttr(
+      DenseI32ArrayAttr::get(ctx, {static_cast<int32_t>(blockSize), 1, 1}));
+  func->setAttr(kScheduleAttr, StringAttr::get(ctx, schedule));
+  Block &entry = func.getBody().front();
+  OpBuilder body = OpBuilder::atBlockEnd(&entry);
+  auto ret = body.create<gpu::ReturnOp>(loc);
+  body.setInsertionPoint(ret);
+  return {func, body};
+}
+
+Value cuda::flatten(OpBuilder &b, Location loc, Value buffer) {
+  auto type = cast<MemRefType>(buffer.getType());
+  Value flat = buffer;
+  if (type.getRank() != 1) {
+    SmallVector<ReassociationIndices> all(1);
+    for (int64_t i = 0; i < type.getRank(); ++i)
+      all[0].push_back(i);
+    flat = b.create<memref::CollapseShapeOp>(loc, buffer, all);
+  }
+  auto dynamicType =
+      MemRefType::get({ShapedType::kDynamic}, type.getElementType());
+  if (flat.getType() != dynamicType)
+    flat = b.create<memref::CastOp>(loc, dynamicType, flat);
+  return flat;
+}
+
+void cuda::launch(OpBuilder &b, Location loc, gpu::GPUFuncOp kernel,
+                  Value gridSize, int64_t blockSize, ValueRange args) {
+  Value one = indexConstant(b, loc, 1);
+  b.create<gpu::LaunchFuncOp>(
+      loc, kernel, gpu::KernelDim3{gridSize, one, one},
+      gpu::KernelDim3{indexConstant(b, loc, blockSize), one, one},
+      /*dynamicSharedMemorySize=*/Value(), args);
+}
+
+/// Elements of `element` in the widest access up to 16 bytes that divides
+/// `width`.
+static int64_t chunkLanes(Type element, int64_t width) {
+  int64_t bytes = std::max<int64_t>(1, element.getIntOrFloatBitWidth() / 8);
+  int64_t lanes = width;
+  while (lanes > 1 && lanes * bytes > 16)
+    lanes /= 2;
+  return lanes;
+}
+
+SmallVector<Value> cuda::loadLanes(OpBuilder &b, Location loc, Value buffer,
+                                   Value offset, int64_t width, Type acc) {
+  Type element = cast<MemRefType>(buffer.getType()).getElementType();
+  auto extend = [&](Value v) -> Value {
+    if (v.getType() == acc)
+      return v;
+    return b.create<arith::ExtFOp>(loc, acc, v);
+  };
+  if (width == 1)
+    return {extend(b.create<memref::LoadOp>(loc, buffer, offset))};
+  // An f32 scale beside f16 data: 8 lanes are two 16-byte loads.
+  int64_t chunk = chunkLanes(element, width);
+  SmallVector<Value> lanes;
+  for (int64_t first = 0; first < width; first += chunk) {
+    Value at = first == 0 ? offset
+                          : b.create<arith::AddIOp>(
+                                loc, offset, indexConstant(b, loc, first));
+    if (chunk == 1) {
+      lanes.push_back(extend(b.create<memref::LoadOp>(loc, buffer, at)));
+      continue;
+    }
+    Value vec = b.create<vector::LoadOp>(loc, VectorType::get({chunk}, element),
+                                         buffer, at);
+    for (int64_t i = 0; i < chunk; ++i)
+      lanes.push_back(extend(b.create<vector::ExtractOp>(loc, vec, i)));
+  }
+  return lanes;
+}
+
+void cuda::storeLanes(OpBuilder &b, Location loc, ArrayRef<Value> values,
+                      Value buffer, Value offset) {
+  Type element = cast<MemRefType>(buffer.getType()).getElementType();
+  SmallVector<Value> narrow;
+  for (Value v : values)
+    narrow.push_back(v.getType() == element
+                         ? v
+                         : b.create<arith::TruncFOp>(loc, element, v));
+  int64_t width = narrow.size();
+  int64_t chunk = chunkLanes(element, width);
+  for (int64_t first = 0; first < width; first += chunk) {
+    Value at = first == 0 ? offset
+                          : b.create<arith::AddIOp>(
+                                loc, offset, indexConstant(b, loc, first));
+    if (chunk == 1) {
+      b.create<memref::StoreOp>(loc, narrow[first], buffer, at);
+      continue;
+    }
+    auto type = VectorType::get({chunk}, element);
+    Value vec = b.create<vector::FromElementsOp>(
+        loc, type, ArrayRef<Value>(narrow).slice(first, chunk));
+    b.create<vector::StoreOp>(loc, vec, buffer, at);
+  }
+}
+
+Value cuda::emitWarpSum(OpBuilder &b, Location loc, Value v, int64_t width) {
+  // A butterfly: after the step with offset o, each lane holds the sum of
+  // its aligned group of 2o lanes.
+  for (int64_t offset = width / 2; offset >= 1; offset /= 2) {
+    auto shuffle =
+        b.create<gpu::ShuffleOp>(loc, v, offset, width, gpu::ShuffleMode::XOR);
+    v = b.create<arith::AddFOp>(loc, v, shuffle.getShuffleResult());
+  }
+  return v;
+}
+
+Value cuda::emitBlockSum(OpBuilder &b, Location loc, Value v, Value scratch,
+                         int64_t blockSize) {
+  const int64_t warpSize = 32;
+  int64_t warps = blockSize / warpSize;
+  v = emitWarpSum(b, loc, v, warpSize);
+  if (warps == 1)
+    return v;
+  Value tid = b.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x);
+  Value lane = b.create<arith::RemUIOp>(loc, tid, indexConstant(b, loc, 32));
+  Value warp = b.create<arith::DivUIOp>(loc, tid, indexConstant(b, loc, 32));
+  Value first = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, lane,
+                                        indexConstant(b, loc, 0));
+  b.create<scf::IfOp>(loc, first, [&](OpBuilder &tb, Location tl) {
+    tb.create<memref::StoreOp>(tl, v, scratch, warp);
+    tb.create<scf::YieldOp>(tl);
+  });
+  b.create<gpu::BarrierOp>(loc);
+  // Every thread adds the warps' sums in the same order: all agree.
+  Value total =
+      b.create<memref::LoadOp>(loc, scratch, indexConstant(b, loc, 0));
+  for (int64_t w = 1; w < warps; ++w)
+    total = b.create<arith::AddFOp>(
+        loc, total,
+        b.create<memref::LoadOp>(loc, scratch, indexConstant(b, loc, w)));
+  b.create<gpu::BarrierOp>(loc);
+  return total;
+}

@@ -1,0 +1,77 @@
+//===- KernelBuilder.h - building blocks of nf's GPU kernels ----*- C++ -*-===//
+//
+// Part of normfuse. What every CUDA lowering builds its kernels from: a
+// kernel (gpu.func in the module's gpu.module) and its launch from the
+// host function, loads and stores of a few lanes that widen f16/bf16 to
+// the accumulation type, and sums across a warp (gpu.shuffle) or a block
+// (shuffles, then workgroup memory between gpu.barriers).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NORMFUSE_LIB_CODEGEN_CUDA_KERNELBUILDER_H
+#define NORMFUSE_LIB_CODEGEN_CUDA_KERNELBUILDER_H
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir::nf::cuda {
+
+/// The gpu.module every kernel of a module goes to.
+constexpr llvm::StringLiteral kKernelModuleName = "nf_kernels";
+/// The attribute recording a kernel's schedule (Schedule.h).
+constexpr llvm::StringLiteral kScheduleAttr = "nf.schedule";
+
+/// A kernel being built: the gpu.func and a builder inside its body.
+struct Kernel {
+  gpu::GPUFuncOp func;
+  OpBuilder body;
+  Value arg(unsigned i) { return func.getArgument(i); }
+};
+
+/// "<function>_<what>": the base name of the kernel of `op`, named after
+/// the function that holds it.
+std::string kernelBaseName(Operation *op, llvm::StringRef what);
+
+/// Creates kernel `baseName` (made unique in the module's gpu.module, which
+/// is created on first use) taking `argTypes`, with `blockSize` threads
+/// (recorded as its known block size) and the `schedule` attribute. The
+/// body builder sits before the gpu.return.
+Kernel createKernel(ModuleOp module, Location loc, llvm::StringRef baseName,
+                    TypeRange argTypes, int64_t blockSize,
+                    llvm::StringRef schedule);
+
+/// `buffer` (a contiguous memref of any rank) as the flat memref<?xT> a
+/// kernel takes.
+Value flatten(OpBuilder &b, Location loc, Value buffer);
+
+/// Launches `kernel` from the host with a 1-D grid and block and `args`.
+void launch(OpBuilder &b, Location loc, gpu::GPUFuncOp kernel, Value gridSize,
+            int64_t blockSize, ValueRange args);
+
+/// An index constant.
+Value indexConstant(OpBuilder &b, Location loc, int64_t v);
+
+/// Loads `width` consecutive elements at `offset` of the flat buffer (one
+/// vector.load when width > 1) and extends each to `acc`.
+SmallVector<Value> loadLanes(OpBuilder &b, Location loc, Value buffer,
+                             Value offset, int64_t width, Type acc);
+
+/// Narrows `values` to the buffer's element type and stores them at
+/// consecutive elements from `offset` (one vector.store for several).
+void storeLanes(OpBuilder &b, Location loc, ArrayRef<Value> values,
+                Value buffer, Value offset);
+
+/// The sum of `v` over each aligned segment of `width` lanes (a power of
+/// two up to 32) of the warp, in every lane of the segment.
+Value emitWarpSum(OpBuilder &b, Location loc, Value v, int64_t width);
+
+/// The sum of `v` over the block's `blockSize` threads (a multiple of 32),
+/// in every thread; `scratch` is a workgroup memref of at least
+/// blockSize / 32 elements of v's type. Ends with a barrier, so the scratch
+/// memory can be used again at once.
+Value emitBlockSum(OpBuilder &b, Location loc, Value v, Value scratch,
+                   int64_t blockSize);
+
+} // namespace mlir::nf::cuda
+
+#endif // NORMFUSE_LIB_CODEGEN_CUDA_KERNELBUILDER_H

@@ -1,0 +1,210 @@
+//===- LowerPointwise.cpp - pointwise nf ops as GPU kernels -----*- C++ -*-===//
+//
+// Part of normfuse. relu, gelu, silu, their gradients, add, mul and
+// bias_add become one elementwise kernel each: a grid-stride loop over the
+// flattened tensor, a vector of lanes per thread and step, arithmetic in
+// f32 (f64 for f64 data) with the activation math shared with the CPU
+// (Codegen/Common/ActivationMath.h) in its CUDA form.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelBuilder.h"
+#include "LowerToGPU.h"
+#include "normfuse/Codegen/Common/ActivationMath.h"
+#include "normfuse/Codegen/Common/BufferBuilders.h"
+#include "normfuse/Dialect/NF/IR/NFOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+using namespace mlir::nf;
+using namespace mlir::nf::cuda;
+
+namespace {
+
+/// The value of one element from its operands' values (in `acc`).
+using ElementFn =
+    llvm::function_ref<Value(OpBuilder &, Location, ArrayRef<Value>)>;
+
+/// bias_add's view of its input: (outer, channels, inner).
+struct ChannelView {
+  Value channels, inner;
+};
+
+/// Replaces `op` (whose tensor operands are `operands`, all of its result's
+/// shape, plus an optional per-channel `bias`) by an elementwise kernel.
+LogicalResult lowerElementwise(RewriterBase &rewriter, Operation *op,
+                               ValueRange operands, Value bias,
+                               int64_t channelAxis,
+                               const GPULoweringOptions &options,
+                               llvm::StringRef name, ElementFn fn) {
+  Location loc = op->getLoc();
+  OpBuilder &b = rewriter;
+  b.setInsertionPoint(op);
+  auto module = op->getParentOfType<ModuleOp>();
+  auto type = cast<RankedTensorType>(op->getResult(0).getType());
+  Type acc = getAccumulationType(type.getElementType());
+  int64_t n =
+      type.hasStaticShape() ? type.getNumElements() : ShapedType::kDynamic;
+  // Every operand must allow the vector: the narrowest element decides.
+  Type widest = type.getElementType();
+  for (Value v : operands) {
+    Type t = getElementTypeOrSelf(v.getType());
+    if (t.getIntOrFloatBitWidth() > widest.getIntOrFloatBitWidth())
+      widest = t;
+  }
+  PointwiseSchedule s = selectPointwiseSchedule(n, widest, options.target);
+  int64_t vw = s.vectorWidth;
+
+  SmallVector<Value> buffers, args;
+  for (Value v : operands) {
+    buffers.push_back(getBuffer(b, loc, v));
+    args.push_back(flatten(b, loc, buffers.back()));
+  }
+  Value result = allocBuffer(b, loc, type, buffers.front());
+  args.push_back(flatten(b, loc, result));
+  Value total = getNumElements(b, loc, buffers.front(), 0, type.getRank());
+  ChannelView view;
+  if (bias) {
+    args.push_back(flatten(b, loc, getBuffer(b, loc, bias)));
+    view.channels =
+        getNumElements(b, loc, buffers.front(), channelAxis, channelAxis + 1);
+    view.inner = getNumElements(b, loc, buffers.front(), channelAxis + 1,
+                                type.getRank());
+    args.push_back(view.channels);
+    args.push_back(view.inner);
+  }
+  args.push_back(total);
+
+  SmallVector<Type> argTypes;
+  for (Value v : args)
+    argTypes.push_back(v.getType());
+  Kernel k = createKernel(module, loc, kernelBaseName(op, name), argTypes,
+                          s.blockSize, s.str());
+  {
+    OpBuilder &kb = k.body;
+    unsigned numIn = operands.size();
+    Value out = k.arg(numIn);
+    Value kBias, kChannels, kInner;
+    unsigned next = numIn + 1;
+    if (bias) {
+      kBias = k.arg(next++);
+      kChannels = k.arg(next++);
+      kInner = k.arg(next++);
+    }
+    Value kTotal = k.arg(next);
+    auto c = [&](int64_t v) { return indexConstant(kb, loc, v); };
+    Value tid = kb.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x);
+    Value bid = kb.create<gpu::BlockIdOp>(loc, gpu::Dimension::x);
+    Value grid = kb.create<gpu::GridDimOp>(loc, gpu::Dimension::x);
+    Value start = kb.create<arith::MulIOp>(
+        loc,
+        kb.create<arith::AddIOp>(
+            loc, kb.create<arith::MulIOp>(loc, bid, c(s.blockSize)), tid),
+        c(vw));
+    Value step = kb.create<arith::MulIOp>(loc, grid, c(s.blockSize * vw));
+    kb.create<scf::ForOp>(
+        loc, start, kTotal, step, ValueRange{},
+        [&](OpBuilder &fb, Location fl, Value i, ValueRange) {
+          SmallVector<SmallVector<Value>> lanes;
+          for (unsigned o = 0; o < numIn; ++o)
+            lanes.push_back(loadLanes(fb, fl, k.arg(o), i, vw, acc));
+          SmallVector<Value> results;
+          for (int64_t l = 0; l < vw; ++l) {
+            SmallVector<Value> in;
+            for (auto &v : lanes)
+              in.push_back(v[l]);
+            if (kBias) {
+              Value e =
+                  fb.create<arith::AddIOp>(fl, i, indexConstant(fb, fl, l));
+              Value ch = fb.create<arith::RemUIOp>(
+                  fl, fb.create<arith::DivUIOp>(fl, e, kInner), kChannels);
+              in.push_back(loadLanes(fb, fl, kBias, ch, 1, acc)[0]);
+            }
+            results.push_back(fn(fb, fl, in));
+          }
+          storeLanes(fb, fl, results, out, i);
+          fb.create<scf::YieldOp>(fl);
+        });
+  }
+
+  // The grid: enough blocks for one vector per thread, at most maxBlocks;
+  // none for an empty tensor.
+  Value perBlock = indexConstant(b, loc, s.blockSize * vw);
+  Value blocks = b.create<arith::MinUIOp>(
+      loc, b.create<arith::CeilDivUIOp>(loc, total, perBlock),
+      indexConstant(b, loc, s.maxBlocks));
+  Value any = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, total,
+                                      indexConstant(b, loc, 0));
+  b.create<scf::IfOp>(loc, any, [&](OpBuilder &tb, Location tl) {
+    launch(tb, tl, k.func, blocks, s.blockSize, args);
+    tb.create<scf::YieldOp>(tl);
+  });
+  rewriter.replaceOp(op, toTensor(b, loc, result));
+  return success();
+}
+
+} // namespace
+
+LogicalResult cuda::lowerPointwiseToGPU(RewriterBase &rewriter, Operation *op,
+                                        const GPULoweringOptions &options) {
+  // CUDA's exp2f is one instruction: the logistic forms use it.
+  const Exp2Form exp2 = Exp2Form::MathOp;
+  auto unary = [&](Value input, llvm::StringRef name, ElementFn fn) {
+    return lowerElementwise(rewriter, op, input, Value(), -1, options, name,
+                            fn);
+  };
+  if (auto relu = dyn_cast<ReluOp>(op))
+    return unary(relu.getInput(), "relu",
+                 [](OpBuilder &b, Location l, ArrayRef<Value> v) {
+                   return emitRelu(b, l, v[0], 1);
+                 });
+  if (auto gelu = dyn_cast<GeluOp>(op)) {
+    GeluApproximation approx = gelu.getApproximate();
+    return unary(gelu.getInput(), "gelu",
+                 [&](OpBuilder &b, Location l, ArrayRef<Value> v) {
+                   return emitGelu(b, l, v[0], 1, approx, exp2);
+                 });
+  }
+  if (auto silu = dyn_cast<SiluOp>(op))
+    return unary(silu.getInput(), "silu",
+                 [&](OpBuilder &b, Location l, ArrayRef<Value> v) {
+                   return emitSilu(b, l, v[0], 1, exp2);
+                 });
+  auto binary = [&](Value lhs, Value rhs, llvm::StringRef name, ElementFn fn) {
+    return lowerElementwise(rewriter, op, ValueRange{lhs, rhs}, Value(), -1,
+                            options, name, fn);
+  };
+  if (auto add = dyn_cast<AddOp>(op))
+    return binary(add.getLhs(), add.getRhs(), "add",
+                  [](OpBuilder &b, Location l, ArrayRef<Value> v) -> Value {
+                    return b.create<arith::AddFOp>(l, v[0], v[1]);
+                  });
+  if (auto mul = dyn_cast<MulOp>(op))
+    return binary(mul.getLhs(), mul.getRhs(), "mul",
+                  [](OpBuilder &b, Location l, ArrayRef<Value> v) -> Value {
+                    return b.create<arith::MulFOp>(l, v[0], v[1]);
+                  });
+  if (isa<ReluGradOp, GeluGradOp, SiluGradOp>(op)) {
+    Value forward = isa<ReluGradOp>(op)   ? cast<ReluGradOp>(op).getResult()
+                    : isa<GeluGradOp>(op) ? cast<GeluGradOp>(op).getInput()
+                                          : cast<SiluGradOp>(op).getInput();
+    Value dy = op->getOperand(0);
+    return binary(dy, forward, op->getName().stripDialect(),
+                  [&](OpBuilder &b, Location l, ArrayRef<Value> v) {
+                    return emitActivationGrad(b, l, op, v[0], v[1], 1);
+                  });
+  }
+  if (auto biasAdd = dyn_cast<BiasAddOp>(op)) {
+    int64_t rank = biasAdd.getType().getRank();
+    int64_t axis = getChannelAxis(biasAdd.getLayout(), rank);
+    return lowerElementwise(
+        rewriter, op, biasAdd.getInput(), biasAdd.getBias(), axis, options,
+        "bias_add", [](OpBuilder &b, Location l, ArrayRef<Value> v) -> Value {
+          return b.create<arith::AddFOp>(l, v[0], v[1]);
+        });
+  }
+  return failure();
+}

@@ -1,0 +1,376 @@
+//===- LowerRowNorms.cpp - layer_norm and rms_norm as GPU kernels -*- C++
+//-*-===//
+//
+// Part of normfuse. A forward norm over the trailing dimensions becomes one
+// kernel over rows of `cols` elements, launched from the host function,
+// following its RowNormSchedule: (part of) a warp or a block per row, the
+// row in registers or streamed. The variance is the mean of squared
+// deviations from the mean, in two passes over the values (registers or
+// memory), never E[x^2] - E[x]^2; sums are in f32 (f64 for f64 data).
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelBuilder.h"
+#include "LowerToGPU.h"
+#include "normfuse/Codegen/Common/ActivationMath.h"
+#include "normfuse/Codegen/Common/BufferBuilders.h"
+#include "normfuse/Codegen/Common/NormMath.h"
+#include "normfuse/Dialect/NF/IR/NFOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+using namespace mlir::nf;
+using namespace mlir::nf::cuda;
+
+namespace {
+
+/// What one row-norm kernel computes.
+struct RowNormKernel {
+  bool center = true; // layer_norm subtracts the mean; rms_norm does not
+  bool hasScale = false, hasBias = false;
+  bool writeMean = false, writeRstd = false;
+  double epsilon = 0;
+  int64_t cols = ShapedType::kDynamic; // static row length, if known
+  Type acc;
+  RowNormSchedule schedule;
+};
+
+/// The kernel's arguments, in order: x, [scale], [bias], y, [mean], [rstd],
+/// rows, cols.
+struct RowNormArgs {
+  Value x, scale, bias, y, mean, rstd, rows, cols;
+};
+
+RowNormArgs bindArgs(Kernel &k, const RowNormKernel &spec) {
+  RowNormArgs a;
+  unsigned i = 0;
+  a.x = k.arg(i++);
+  if (spec.hasScale)
+    a.scale = k.arg(i++);
+  if (spec.hasBias)
+    a.bias = k.arg(i++);
+  a.y = k.arg(i++);
+  if (spec.writeMean)
+    a.mean = k.arg(i++);
+  if (spec.writeRstd)
+    a.rstd = k.arg(i++);
+  a.rows = k.arg(i++);
+  a.cols = k.arg(i++);
+  return a;
+}
+
+Value sumOf(OpBuilder &b, Location loc, ArrayRef<Value> values) {
+  Value s = values.front();
+  for (Value v : values.drop_front())
+    s = b.create<arith::AddFOp>(loc, s, v);
+  return s;
+}
+
+/// The body of the row-norm kernel.
+void emitRowNormBody(Kernel &k, Location loc, const RowNormKernel &spec,
+                     Value scratch) {
+  OpBuilder &b = k.body;
+  RowNormArgs a = bindArgs(k, spec);
+  const RowNormSchedule &s = spec.schedule;
+  Type acc = spec.acc;
+  int64_t vw = s.vectorWidth;
+  int64_t tpr = s.threadsPerRow;
+  auto c = [&](int64_t v) { return indexConstant(b, loc, v); };
+  auto zeroAcc = [&] { return floatConstant(b, loc, 0.0, acc, 1); };
+
+  Value cols = ShapedType::isDynamic(spec.cols) ? a.cols : c(spec.cols);
+  Value tid = b.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x);
+  Value bid = b.create<gpu::BlockIdOp>(loc, gpu::Dimension::x);
+  Value lane = tid, row = bid;
+  Value rowValid;
+  if (s.rowsPerBlock > 1) {
+    lane = b.create<arith::RemUIOp>(loc, tid, c(tpr));
+    row = b.create<arith::AddIOp>(
+        loc, b.create<arith::MulIOp>(loc, bid, c(s.rowsPerBlock)),
+        b.create<arith::DivUIOp>(loc, tid, c(tpr)));
+    // Rows past the end (in the last block) take part in the shuffles of
+    // their warp with zeros, on the index of the last row, and load and
+    // store nothing.
+    rowValid =
+        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, row, a.rows);
+    row = b.create<arith::MinUIOp>(loc, row,
+                                   b.create<arith::SubIOp>(loc, a.rows, c(1)));
+  }
+  Value rowBase = b.create<arith::MulIOp>(loc, row, cols);
+  Value laneOffset = b.create<arith::MulIOp>(loc, lane, c(vw));
+  Value colsF = b.create<arith::UIToFPOp>(
+      loc, acc, b.create<arith::IndexCastUIOp>(loc, b.getI64Type(), cols));
+
+  auto reduce = [&](Value v) {
+    return tpr <= 32 ? emitWarpSum(b, loc, v, tpr)
+                     : emitBlockSum(b, loc, v, scratch, tpr);
+  };
+
+  // The normalize step of `lanes` at column `col`, stored to y.
+  auto normalizeAndStore = [&](OpBuilder &nb, Location nl, Value col,
+                               ArrayRef<Value> lanes, Value mean, Value rstd) {
+    SmallVector<Value> scale, bias;
+    if (spec.hasScale)
+      scale = loadLanes(nb, nl, a.scale, col, vw, acc);
+    if (spec.hasBias)
+      bias = loadLanes(nb, nl, a.bias, col, vw, acc);
+    SmallVector<Value> out;
+    for (int64_t l = 0; l < vw; ++l)
+      out.push_back(emitNormalize(nb, nl, lanes[l], mean, rstd,
+                                  spec.hasScale ? scale[l] : Value(),
+                                  spec.hasBias ? bias[l] : Value()));
+    storeLanes(nb, nl, out, a.y, nb.create<arith::AddIOp>(nl, rowBase, col));
+  };
+
+  Value mean, rstd;
+  if (s.kind != RowNormSchedule::Kind::BlockRowStreaming) {
+    // The row in registers: vector k of this lane starts at column
+    // (k * tpr + lane) * vw.
+    int64_t perThread = s.vectorsPerThread;
+    // Whether every vector of every lane lies in the row (and the row in
+    // the tensor): then nothing is guarded. Otherwise vector k is loaded,
+    // summed and stored only where it is valid, so a block reads each
+    // element of its rows once and nothing else.
+    bool allValid = !ShapedType::isDynamic(spec.cols) &&
+                    perThread * tpr * vw == spec.cols && !rowValid;
+    SmallVector<Value> cols_k, valid_k;
+    SmallVector<SmallVector<Value>> x_k;
+    for (int64_t kv = 0; kv < perThread; ++kv) {
+      Value col = b.create<arith::AddIOp>(loc, laneOffset, c(kv * tpr * vw));
+      cols_k.push_back(col);
+      Value offset = b.create<arith::AddIOp>(loc, rowBase, col);
+      if (allValid) {
+        valid_k.push_back(Value());
+        x_k.push_back(loadLanes(b, loc, a.x, offset, vw, acc));
+        continue;
+      }
+      Value valid =
+          b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, col, cols);
+      if (rowValid)
+        valid = b.create<arith::AndIOp>(loc, valid, rowValid);
+      valid_k.push_back(valid);
+      SmallVector<Type> types(vw, acc);
+      auto ifOp = b.create<scf::IfOp>(
+          loc, valid,
+          [&](OpBuilder &tb, Location tl) {
+            tb.create<scf::YieldOp>(tl,
+                                    loadLanes(tb, tl, a.x, offset, vw, acc));
+          },
+          [&](OpBuilder &eb, Location el) {
+            SmallVector<Value> zeros(vw, floatConstant(eb, el, 0.0, acc, 1));
+            eb.create<scf::YieldOp>(el, zeros);
+          });
+      x_k.push_back(SmallVector<Value>(ifOp.getResults()));
+    }
+    SmallVector<Value> partial;
+    if (spec.center) {
+      for (auto &lanes : x_k)
+        partial.push_back(sumOf(b, loc, lanes));
+      mean =
+          b.create<arith::DivFOp>(loc, reduce(sumOf(b, loc, partial)), colsF);
+    }
+    partial.clear();
+    for (auto [lanes, valid] : llvm::zip(x_k, valid_k)) {
+      SmallVector<Value> squares;
+      for (Value x : lanes) {
+        Value d = mean ? b.create<arith::SubFOp>(loc, x, mean).getResult() : x;
+        squares.push_back(b.create<arith::MulFOp>(loc, d, d));
+      }
+      Value sq = sumOf(b, loc, squares);
+      if (valid)
+        sq = b.create<arith::SelectOp>(loc, valid, sq, zeroAcc());
+      partial.push_back(sq);
+    }
+    Value meanSquare =
+        b.create<arith::DivFOp>(loc, reduce(sumOf(b, loc, partial)), colsF);
+    rstd = emitRstd(b, loc, meanSquare, spec.epsilon);
+
+    auto storeAll = [&](OpBuilder &sb, Location sl) {
+      for (size_t kv = 0; kv < cols_k.size(); ++kv) {
+        Value col = cols_k[kv], valid = valid_k[kv];
+        ArrayRef<Value> lanes = x_k[kv];
+        if (!valid) {
+          normalizeAndStore(sb, sl, col, lanes, mean, rstd);
+          continue;
+        }
+        sb.create<scf::IfOp>(sl, valid, [&](OpBuilder &tb, Location tl) {
+          normalizeAndStore(tb, tl, col, lanes, mean, rstd);
+          tb.create<scf::YieldOp>(tl);
+        });
+      }
+    };
+    storeAll(b, loc);
+  } else {
+    // Streaming: three sweeps over the row, vw elements per lane and step.
+    Value step = c(tpr * vw);
+    auto sweep =
+        [&](llvm::function_ref<Value(OpBuilder &, Location, ArrayRef<Value>)>
+                perVector) {
+          auto loop = b.create<scf::ForOp>(
+              loc, laneOffset, cols, step, ValueRange{zeroAcc()},
+              [&](OpBuilder &fb, Location fl, Value col, ValueRange sum) {
+                Value offset = fb.create<arith::AddIOp>(fl, rowBase, col);
+                SmallVector<Value> lanes =
+                    loadLanes(fb, fl, a.x, offset, vw, acc);
+                fb.create<scf::YieldOp>(
+                    fl, ValueRange{fb.create<arith::AddFOp>(
+                            fl, sum[0], perVector(fb, fl, lanes))});
+              });
+          return loop.getResult(0);
+        };
+    if (spec.center)
+      mean = b.create<arith::DivFOp>(
+          loc,
+          reduce(sweep([&](OpBuilder &fb, Location fl, ArrayRef<Value> lanes) {
+            return sumOf(fb, fl, lanes);
+          })),
+          colsF);
+    Value sq = sweep([&](OpBuilder &fb, Location fl, ArrayRef<Value> lanes) {
+      SmallVector<Value> squares;
+      for (Value x : lanes) {
+        Value d = mean ? fb.create<arith::SubFOp>(fl, x, mean).getResult() : x;
+        squares.push_back(fb.create<arith::MulFOp>(fl, d, d));
+      }
+      return sumOf(fb, fl, squares);
+    });
+    rstd = emitRstd(b, loc, b.create<arith::DivFOp>(loc, reduce(sq), colsF),
+                    spec.epsilon);
+    b.create<scf::ForOp>(
+        loc, laneOffset, cols, step, ValueRange{},
+        [&](OpBuilder &fb, Location fl, Value col, ValueRange) {
+          Value offset = fb.create<arith::AddIOp>(fl, rowBase, col);
+          SmallVector<Value> lanes = loadLanes(fb, fl, a.x, offset, vw, acc);
+          normalizeAndStore(fb, fl, col, lanes, mean, rstd);
+          fb.create<scf::YieldOp>(fl);
+        });
+  }
+
+  // The statistics, from the row's first lane.
+  if (spec.writeMean || spec.writeRstd) {
+    Value first =
+        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, lane, c(0));
+    if (rowValid)
+      first = b.create<arith::AndIOp>(loc, first, rowValid);
+    b.create<scf::IfOp>(loc, first, [&](OpBuilder &tb, Location tl) {
+      if (spec.writeMean)
+        storeLanes(tb, tl, {mean}, a.mean, row);
+      if (spec.writeRstd)
+        storeLanes(tb, tl, {rstd}, a.rstd, row);
+      tb.create<scf::YieldOp>(tl);
+    });
+  }
+}
+
+/// Replaces the norm `op` (layer_norm or rms_norm) by the launch of its
+/// kernel.
+template <typename NormOp>
+LogicalResult lowerRowNorm(RewriterBase &rewriter, NormOp op,
+                           const GPULoweringOptions &options) {
+  Location loc = op.getLoc();
+  OpBuilder &b = rewriter;
+  auto module = op->template getParentOfType<ModuleOp>();
+  RankedTensorType type = op.getResult().getType();
+  int64_t rank = type.getRank();
+  int64_t axis = op.getAxis();
+  Type element = type.getElementType();
+
+  RowNormKernel spec;
+  spec.center = std::is_same_v<NormOp, LayerNormOp>;
+  spec.hasScale = static_cast<bool>(op.getScale());
+  if constexpr (std::is_same_v<NormOp, LayerNormOp>) {
+    spec.hasBias = static_cast<bool>(op.getBias());
+    spec.writeMean = !op.getMean().use_empty();
+  }
+  spec.writeRstd = !op.getRstd().use_empty();
+  spec.epsilon = op.getEpsilon().convertToDouble();
+  spec.acc = getAccumulationType(element);
+  int64_t cols = 1;
+  for (int64_t d = axis; d < rank; ++d) {
+    if (type.isDynamicDim(d)) {
+      cols = ShapedType::kDynamic;
+      break;
+    }
+    cols *= type.getDimSize(d);
+  }
+  spec.cols = cols;
+  spec.schedule =
+      selectRowNormSchedule(cols, element, options.target, options.rowNorm);
+  const RowNormSchedule &s = spec.schedule;
+
+  // Host side: buffers, the launch, tensors of the results.
+  b.setInsertionPoint(op);
+  Value x = getBuffer(b, loc, op.getInput());
+  Value y = allocBuffer(b, loc, type, x);
+  Value rows = getNumElements(b, loc, x, 0, axis);
+  Value colsValue = getNumElements(b, loc, x, axis, rank);
+  SmallVector<Value> args{flatten(b, loc, x)};
+  if (spec.hasScale)
+    args.push_back(flatten(b, loc, getBuffer(b, loc, op.getScale())));
+  if (spec.hasBias) {
+    if constexpr (std::is_same_v<NormOp, LayerNormOp>)
+      args.push_back(flatten(b, loc, getBuffer(b, loc, op.getBias())));
+  }
+  args.push_back(flatten(b, loc, y));
+  // Statistics nobody uses get a buffer (which bufferization then drops
+  // with its unused tensor) but are not computed.
+  Value meanBuffer;
+  if constexpr (std::is_same_v<NormOp, LayerNormOp>) {
+    meanBuffer = allocBuffer(b, loc, op.getMean().getType(), x);
+    if (spec.writeMean)
+      args.push_back(flatten(b, loc, meanBuffer));
+  }
+  Value rstdBuffer = allocBuffer(b, loc, op.getRstd().getType(), x);
+  if (spec.writeRstd)
+    args.push_back(flatten(b, loc, rstdBuffer));
+  args.push_back(rows);
+  args.push_back(colsValue);
+
+  SmallVector<Type> argTypes;
+  for (Value v : args)
+    argTypes.push_back(v.getType());
+  Kernel kernel = createKernel(
+      module, loc, kernelBaseName(op, spec.center ? "layer_norm" : "rms_norm"),
+      argTypes, s.blockSize(), s.str());
+  Value scratch;
+  if (s.threadsPerRow > 32) {
+    auto workgroup = gpu::AddressSpaceAttr::get(
+        b.getContext(), gpu::GPUDialect::getWorkgroupAddressSpace());
+    scratch = kernel.func.addWorkgroupAttribution(
+        MemRefType::get({s.threadsPerRow / 32}, spec.acc,
+                        MemRefLayoutAttrInterface(), workgroup),
+        loc);
+  }
+  emitRowNormBody(kernel, loc, spec, scratch);
+
+  // No launch for an empty tensor (a grid of 0 blocks is an error).
+  Value blocks = b.create<arith::CeilDivUIOp>(
+      loc, rows, indexConstant(b, loc, s.rowsPerBlock));
+  Value work = b.create<arith::MulIOp>(loc, rows, colsValue);
+  Value any = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, work,
+                                      indexConstant(b, loc, 0));
+  b.create<scf::IfOp>(loc, any, [&](OpBuilder &tb, Location tl) {
+    launch(tb, tl, kernel.func, blocks, s.blockSize(), args);
+    tb.create<scf::YieldOp>(tl);
+  });
+
+  SmallVector<Value> results{toTensor(b, loc, y)};
+  if (meanBuffer)
+    results.push_back(toTensor(b, loc, meanBuffer));
+  results.push_back(toTensor(b, loc, rstdBuffer));
+  rewriter.replaceOp(op, results);
+  return success();
+}
+
+} // namespace
+
+LogicalResult cuda::lowerRowNormToGPU(RewriterBase &rewriter, Operation *op,
+                                      const GPULoweringOptions &options) {
+  if (auto ln = dyn_cast<LayerNormOp>(op))
+    return lowerRowNorm(rewriter, ln, options);
+  if (auto rms = dyn_cast<RMSNormOp>(op))
+    return lowerRowNorm(rewriter, rms, options);
+  return failure();
+}

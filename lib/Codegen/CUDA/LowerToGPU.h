@@ -1,0 +1,35 @@
+//===- LowerToGPU.h - the lowerings of nf ops to GPU kernels ----*- C++ -*-===//
+//
+// Part of normfuse. Each lowering replaces an nf op on tensors by the
+// launch of a kernel it creates (in the module's gpu.module) on the op's
+// buffers, following the schedule the CUDA schedule layer picks.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NORMFUSE_LIB_CODEGEN_CUDA_LOWERTOGPU_H
+#define NORMFUSE_LIB_CODEGEN_CUDA_LOWERTOGPU_H
+
+#include "normfuse/Codegen/CUDA/Schedule.h"
+
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::nf::cuda {
+
+struct GPULoweringOptions {
+  TargetInfo target;
+  /// Row norms: the schedule kind, or Auto for the schedule layer's choice.
+  ForcedRowNormKind rowNorm = ForcedRowNormKind::Auto;
+};
+
+/// layer_norm and rms_norm; fails on other ops.
+LogicalResult lowerRowNormToGPU(RewriterBase &rewriter, Operation *op,
+                                const GPULoweringOptions &options);
+
+/// relu, gelu, silu, add, mul, bias_add and the activation gradients;
+/// fails on other ops.
+LogicalResult lowerPointwiseToGPU(RewriterBase &rewriter, Operation *op,
+                                  const GPULoweringOptions &options);
+
+} // namespace mlir::nf::cuda
+
+#endif // NORMFUSE_LIB_CODEGEN_CUDA_LOWERTOGPU_H

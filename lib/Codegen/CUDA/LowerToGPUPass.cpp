@@ -1,0 +1,108 @@
+//===- LowerToGPUPass.cpp - the nf-lower-to-gpu pass ------------*- C++ -*-===//
+//
+// Part of normfuse. A thin pass over the CUDA lowerings: nf.fused groups
+// are inlined (their ops run one kernel each until the fused CUDA
+// lowering lands), then every nf op becomes a kernel and its launch; an op
+// that cannot run on the GPU is reported by name.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LowerToGPU.h"
+#include "normfuse/Codegen/Common/FunctionPrep.h"
+#include "normfuse/Codegen/Passes.h"
+#include "normfuse/Dialect/NF/IR/NFDialect.h"
+#include "normfuse/Dialect/NF/IR/NFOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::nf {
+#define GEN_PASS_DEF_NFLOWERTOGPUPASS
+#include "normfuse/Codegen/Passes.h.inc"
+} // namespace mlir::nf
+
+using namespace mlir;
+using namespace mlir::nf;
+using namespace mlir::nf::cuda;
+
+namespace {
+
+FailureOr<ForcedRowNormKind> parseRowNormKind(llvm::StringRef name) {
+  return llvm::StringSwitch<FailureOr<ForcedRowNormKind>>(name)
+      .Case("auto", ForcedRowNormKind::Auto)
+      .Case("warp-rows", ForcedRowNormKind::WarpRows)
+      .Case("block-row-registers", ForcedRowNormKind::BlockRowInRegisters)
+      .Case("block-row-streaming", ForcedRowNormKind::BlockRowStreaming)
+      .Default(failure());
+}
+
+void inlineFusedOps(func::FuncOp function, RewriterBase &rewriter) {
+  SmallVector<FusedOp> fused;
+  function.walk([&](FusedOp op) { fused.push_back(op); });
+  for (FusedOp op : fused)
+    inlineFusedBody(rewriter, op);
+}
+
+struct NFLowerToGPUPass : nf::impl::NFLowerToGPUPassBase<NFLowerToGPUPass> {
+  using NFLowerToGPUPassBase::NFLowerToGPUPassBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    GPULoweringOptions options;
+    FailureOr<TargetInfo> target = TargetInfo::parse(arch);
+    if (failed(target)) {
+      module.emitError() << "nf-lower-to-gpu: unknown GPU architecture '"
+                         << arch << "' (expected sm_XY or compute_XY, 75 or "
+                         << "newer)";
+      return signalPassFailure();
+    }
+    options.target = *target;
+    FailureOr<ForcedRowNormKind> rowNorm = parseRowNormKind(rowNormSchedule);
+    if (failed(rowNorm)) {
+      module.emitError() << "nf-lower-to-gpu: unknown row-norm schedule '"
+                         << rowNormSchedule << "'";
+      return signalPassFailure();
+    }
+    options.rowNorm = *rowNorm;
+
+    IRRewriter rewriter(&getContext());
+    SmallVector<func::FuncOp> functions(module.getOps<func::FuncOp>());
+    for (func::FuncOp function : functions) {
+      if (function.isDeclaration())
+        continue;
+      inlineFusedOps(function, rewriter);
+      copyAliasedResults(function);
+      SmallVector<Operation *> ops;
+      function.walk([&](Operation *op) {
+        if (op->getDialect() && isa<NFDialect>(op->getDialect()))
+          ops.push_back(op);
+        else if (op->getDialect() &&
+                 (op->getDialect()->getNamespace() == "tosa" ||
+                  op->getDialect()->getNamespace() == "linalg"))
+          ops.push_back(op);
+      });
+      for (Operation *op : ops) {
+        if (!isa<NFDialect>(op->getDialect())) {
+          op->emitOpError()
+              << "cannot run on the CUDA target: only nf ops are lowered to "
+                 "GPU kernels (raise decomposed graphs first with "
+                 "--nf-fuse-pipeline)";
+          return signalPassFailure();
+        }
+        if (succeeded(lowerRowNormToGPU(rewriter, op, options)) ||
+            succeeded(lowerPointwiseToGPU(rewriter, op, options)))
+          continue;
+        op->emitOpError() << "has no CUDA lowering yet";
+        return signalPassFailure();
+      }
+    }
+  }
+};
+
+} // namespace

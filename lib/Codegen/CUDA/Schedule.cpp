@@ -1,0 +1,150 @@
+//===- Schedule.cpp - how each nf kernel runs on an NVIDIA GPU --*- C++ -*-===//
+//
+// Part of normfuse. The CUDA schedule layer (see Schedule.h): every tuning
+// constant of the CUDA back end lives here.
+//
+//===----------------------------------------------------------------------===//
+
+#include "normfuse/Codegen/CUDA/Schedule.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace mlir::nf;
+using namespace mlir::nf::cuda;
+
+/// Rows up to this many elements are normalized by (part of) a warp.
+static constexpr int64_t kWarpRowMaxElements = 1024;
+/// Threads of a block that normalizes several short rows.
+static constexpr int64_t kWarpRowsBlockSize = 256;
+/// The most row elements one thread keeps in registers (f32 each): beyond
+/// this a row is streamed.
+static constexpr int64_t kMaxElementsPerThread = 32;
+/// Threads of a block that streams one long row.
+static constexpr int64_t kStreamingBlockSize = 512;
+/// Threads of a block of an elementwise kernel.
+static constexpr int64_t kPointwiseBlockSize = 256;
+
+FailureOr<TargetInfo> TargetInfo::parse(llvm::StringRef arch) {
+  llvm::StringRef digits = arch;
+  if (!digits.consume_front("sm_") && !digits.consume_front("compute_"))
+    return failure();
+  digits.consume_back("a");
+  int64_t version;
+  if (digits.getAsInteger(10, version) || version < 75)
+    return failure();
+  TargetInfo info;
+  info.smVersion = version;
+  return info;
+}
+
+/// The widest power-of-two vector of `elementType` that fits in one access
+/// and divides `cols`.
+static int64_t vectorWidthFor(int64_t cols, Type elementType) {
+  int64_t bytes = std::max<int64_t>(1, elementType.getIntOrFloatBitWidth() / 8);
+  int64_t width = TargetInfo::kMaxAccessBytes / bytes;
+  if (ShapedType::isDynamic(cols))
+    return 1;
+  while (width > 1 && cols % width != 0)
+    width /= 2;
+  return width;
+}
+
+std::string RowNormSchedule::str() const {
+  const char *name = kind == Kind::WarpRows ? "warp-rows"
+                     : kind == Kind::BlockRowInRegisters
+                         ? "block-row-registers"
+                         : "block-row-streaming";
+  return std::string(name) +
+         " threads-per-row=" + std::to_string(threadsPerRow) +
+         " rows-per-block=" + std::to_string(rowsPerBlock) +
+         " vector=" + std::to_string(vectorWidth) +
+         " registers=" + std::to_string(vectorsPerThread);
+}
+
+RowNormSchedule cuda::selectRowNormSchedule(int64_t cols, Type elementType,
+                                            const TargetInfo &target,
+                                            ForcedRowNormKind forced) {
+  (void)target; // One schedule for every architecture so far.
+  RowNormSchedule s;
+  s.vectorWidth = vectorWidthFor(cols, elementType);
+  bool dynamic = ShapedType::isDynamic(cols);
+  int64_t vectors = dynamic ? 0 : llvm::divideCeil(cols, s.vectorWidth);
+  int64_t maxVectorsPerThread =
+      std::max<int64_t>(1, kMaxElementsPerThread / s.vectorWidth);
+
+  using Kind = RowNormSchedule::Kind;
+  Kind kind;
+  switch (forced) {
+  case ForcedRowNormKind::WarpRows:
+    kind = Kind::WarpRows;
+    break;
+  case ForcedRowNormKind::BlockRowInRegisters:
+    kind = Kind::BlockRowInRegisters;
+    break;
+  case ForcedRowNormKind::BlockRowStreaming:
+    kind = Kind::BlockRowStreaming;
+    break;
+  case ForcedRowNormKind::Auto:
+    if (dynamic)
+      kind = Kind::BlockRowStreaming;
+    else if (cols <= kWarpRowMaxElements)
+      kind = Kind::WarpRows;
+    else if (vectors <= TargetInfo::kMaxThreadsPerBlock * maxVectorsPerThread)
+      kind = Kind::BlockRowInRegisters;
+    else
+      kind = Kind::BlockRowStreaming;
+    break;
+  }
+  // Registers need a known row length.
+  if (dynamic && kind != Kind::BlockRowStreaming)
+    kind = Kind::BlockRowStreaming;
+  s.kind = kind;
+
+  switch (kind) {
+  case Kind::WarpRows:
+    s.threadsPerRow =
+        std::min<int64_t>(TargetInfo::kWarpSize,
+                          llvm::PowerOf2Ceil(std::max<int64_t>(1, vectors)));
+    s.vectorsPerThread =
+        std::max<int64_t>(1, llvm::divideCeil(vectors, s.threadsPerRow));
+    s.rowsPerBlock = kWarpRowsBlockSize / s.threadsPerRow;
+    break;
+  case Kind::BlockRowInRegisters: {
+    // As few vectors per thread as a block of at most 1024 threads allows,
+    // with whole warps.
+    int64_t perThread = std::max<int64_t>(
+        1, llvm::divideCeil(vectors, TargetInfo::kMaxThreadsPerBlock));
+    s.vectorsPerThread = perThread;
+    s.threadsPerRow = llvm::alignTo(
+        std::max<int64_t>(1, llvm::divideCeil(vectors, perThread)),
+        TargetInfo::kWarpSize);
+    s.rowsPerBlock = 1;
+    break;
+  }
+  case Kind::BlockRowStreaming:
+    s.threadsPerRow = kStreamingBlockSize;
+    s.vectorsPerThread = 0;
+    s.rowsPerBlock = 1;
+    break;
+  }
+  return s;
+}
+
+std::string PointwiseSchedule::str() const {
+  return "grid-stride block=" + std::to_string(blockSize) +
+         " vector=" + std::to_string(vectorWidth);
+}
+
+PointwiseSchedule cuda::selectPointwiseSchedule(int64_t numElements,
+                                                Type elementType,
+                                                const TargetInfo &target) {
+  (void)target;
+  PointwiseSchedule s;
+  s.blockSize = kPointwiseBlockSize;
+  s.vectorWidth = vectorWidthFor(numElements, elementType);
+  return s;
+}

@@ -1,0 +1,887 @@
+//===- nf_cuda_sim.h - CUDA's execution model on the host CPU ---*- C++ -*-===//
+//
+// Part of normfuse. Force-included (-include) when a printed .cu file is
+// compiled for the host with -DNF_CUDA_SIM, much like Numba's CUDA simulator.
+// A block's threads run as fibers on one OS thread and blocks run one after
+// another. A fiber runs until it reaches __syncthreads(), a warp operation or
+// its end; then the next ready fiber runs, in forward, reverse or seeded
+// random order. Shared memory is poisoned with 0xFF bytes (NaN) at the start
+// of every block, global accesses through nf_ldg/nf_stg are checked against
+// the launch's buffers and counted, and deadlocks, divergent barriers and
+// shuffles with exited lanes are errors. An error abandons the launch and is
+// returned by nf_sim_launch (see normfuse/Runtime/CudaSimABI.h). One .cu is
+// one translation unit and one shared object: all simulator state is internal
+// to it, and only the nf_sim_* functions are exported. Fibers switch with a
+// few instructions on x86-64 and with ucontext elsewhere (or given
+// -DNF_SIM_UCONTEXT).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NORMFUSE_RUNTIME_SIM_NF_CUDA_SIM_H
+#define NORMFUSE_RUNTIME_SIM_NF_CUDA_SIM_H
+
+#if __has_include("normfuse/Runtime/CudaSimABI.h")
+#include "normfuse/Runtime/CudaSimABI.h"
+#else
+#include "../../../include/normfuse/Runtime/CudaSimABI.h"
+#endif
+
+#include <cmath>
+#include <cstdarg>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <math.h>
+#include <stdint.h>
+#include <sys/mman.h>
+#include <type_traits>
+#include <ucontext.h>
+#include <unistd.h>
+#include <utility>
+
+// Everything below and in the .cu stays inside the module; the nf_sim_*
+// entry points are exported explicitly.
+#pragma GCC visibility push(hidden)
+
+//===----------------------------------------------------------------------===//
+// Qualifiers and the macros the printer emits
+//===----------------------------------------------------------------------===//
+
+#define __global__
+#define __device__
+#define __host__
+#define __constant__
+#define __forceinline__ __attribute__((always_inline)) inline
+#define __launch_bounds__(...)
+#define __align__(n) __attribute__((aligned(n)))
+/// A function-local static in section nf_smem: blocks run one at a time, so
+/// it is the block's shared memory; the section is poisoned for each block.
+#define __shared__ __attribute__((section("nf_smem"))) static
+
+/// A static shared array; the same definition serves under CUDA.
+#define NF_SHARED(T, name, n) __shared__ __align__(16) T name[n]
+/// Dynamic shared memory, at namespace or function scope. CUDA:
+/// extern __shared__ __align__(16) unsigned char name[]
+#define NF_DYNAMIC_SMEM(name) unsigned char *const name = ::nf_sim::gDynSmem
+/// Registers kernel `name` for nf_sim_launch; empty under CUDA.
+#define NF_SIM_ENTRY(name)                                                     \
+  static ::nf_sim::Registrar nf_sim_entry_##name(                              \
+      #name, &::nf_sim::Tramp<decltype(&name)>::call<&name>,                   \
+      ::nf_sim::Tramp<decltype(&name)>::numParams);
+
+#define __syncthreads() ::nf_sim::syncThreads(__LINE__)
+
+using std::isfinite;
+using std::isinf;
+using std::isnan;
+
+//===----------------------------------------------------------------------===//
+// Built-in types and variables
+//===----------------------------------------------------------------------===//
+
+struct uint3 {
+  unsigned x, y, z;
+};
+struct dim3 {
+  unsigned x, y, z;
+  constexpr dim3(unsigned x = 1, unsigned y = 1, unsigned z = 1)
+      : x(x), y(y), z(z) {}
+};
+struct __align__(8) float2 {
+  float x, y;
+};
+struct __align__(16) float4 {
+  float x, y, z, w;
+};
+struct __align__(8) int2 {
+  int x, y;
+};
+struct __align__(16) int4 {
+  int x, y, z, w;
+};
+struct __align__(8) uint2 {
+  unsigned x, y;
+};
+struct __align__(16) uint4 {
+  unsigned x, y, z, w;
+};
+
+/// A vector of N (a power of two) T for one access of up to 16 bytes.
+template <class T, int N> struct alignas(sizeof(T) * N) nf_vec {
+  static_assert(N > 0 && (N & (N - 1)) == 0 && sizeof(T) * N <= 16,
+                "nf_vec is a power-of-two vector of at most 16 bytes");
+  T v[N];
+};
+
+/// The running thread's coordinates, set by the scheduler at every switch.
+static uint3 threadIdx, blockIdx;
+static dim3 blockDim, gridDim;
+static const int warpSize = 32;
+
+//===----------------------------------------------------------------------===//
+// 16-bit floats
+//===----------------------------------------------------------------------===//
+
+namespace nf_sim {
+inline uint32_t bitsOf(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+inline float floatOf(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+/// Rounds to nearest even; NaN stays NaN (quieted), overflow gives inf.
+inline uint16_t floatToHalf(float f) {
+  uint32_t x = bitsOf(f), sign = (x >> 16) & 0x8000, a = x & 0x7fffffff;
+  if (a > 0x7f800000) // NaN
+    return uint16_t(sign | 0x7e00 | ((a >> 13) & 0x3ff));
+  if (a >= 0x477ff000) // at least 65520: inf
+    return uint16_t(sign | 0x7c00);
+  if (a < 0x38800000) // below 2^-14: the FPU rounds to a multiple of 2^-24
+    return uint16_t(sign | (bitsOf(floatOf(a) + 0.5f) - 0x3f000000));
+  a += 0xc8000fffu + ((a >> 13) & 1); // rebias by -112 << 23, round
+  return uint16_t(sign | (a >> 13));
+}
+inline float halfToFloat(uint16_t h) {
+  uint32_t sign = uint32_t(h & 0x8000) << 16, e = (h >> 10) & 0x1f,
+           m = h & 0x3ff;
+  if (e == 0x1f)
+    return floatOf(sign | 0x7f800000 | (m << 13));
+  if (e == 0)
+    return floatOf(sign | bitsOf(float(m) * 0x1p-24f));
+  return floatOf(sign | ((e + 112) << 23) | (m << 13));
+}
+inline uint16_t floatToBf16(float f) {
+  uint32_t x = bitsOf(f);
+  if ((x & 0x7fffffff) > 0x7f800000)
+    return uint16_t((x >> 16) | 0x40);
+  return uint16_t((x + 0x7fff + ((x >> 16) & 1)) >> 16);
+}
+inline float bf16ToFloat(uint16_t h) { return floatOf(uint32_t(h) << 16); }
+} // namespace nf_sim
+
+struct __half {
+  unsigned short __x;
+  __half() = default;
+  __half(float f) : __x(nf_sim::floatToHalf(f)) {}
+  operator float() const { return nf_sim::halfToFloat(__x); }
+};
+struct __nv_bfloat16 {
+  unsigned short __x;
+  __nv_bfloat16() = default;
+  __nv_bfloat16(float f) : __x(nf_sim::floatToBf16(f)) {}
+  operator float() const { return nf_sim::bf16ToFloat(__x); }
+};
+struct __align__(4) __half2 {
+  __half x, y;
+};
+struct __align__(4) __nv_bfloat162 {
+  __nv_bfloat16 x, y;
+};
+typedef __half half;
+typedef __nv_bfloat16 nv_bfloat16;
+
+inline __half __ushort_as_half(unsigned short x) {
+  __half h;
+  h.__x = x;
+  return h;
+}
+inline __nv_bfloat16 __ushort_as_bfloat16(unsigned short x) {
+  __nv_bfloat16 h;
+  h.__x = x;
+  return h;
+}
+inline unsigned short __half_as_ushort(__half h) { return h.__x; }
+inline unsigned short __bfloat16_as_ushort(__nv_bfloat16 h) { return h.__x; }
+inline float __half2float(__half h) { return nf_sim::halfToFloat(h.__x); }
+inline float __bfloat162float(__nv_bfloat16 h) {
+  return nf_sim::bf16ToFloat(h.__x);
+}
+inline __half __float2half_rn(float f) {
+  return __ushort_as_half(nf_sim::floatToHalf(f));
+}
+inline __half __float2half(float f) { return __float2half_rn(f); }
+inline __nv_bfloat16 __float2bfloat16_rn(float f) {
+  return __ushort_as_bfloat16(nf_sim::floatToBf16(f));
+}
+inline __nv_bfloat16 __float2bfloat16(float f) {
+  return __float2bfloat16_rn(f);
+}
+
+//===----------------------------------------------------------------------===//
+// Math and bit intrinsics
+//===----------------------------------------------------------------------===//
+
+inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
+inline float __expf(float x) { return expf(x); }
+inline float __logf(float x) { return logf(x); }
+inline float __powf(float x, float y) { return powf(x, y); }
+inline float __fdividef(float x, float y) { return x / y; }
+inline float __frcp_rn(float x) { return 1.0f / x; }
+inline float __fsqrt_rn(float x) { return sqrtf(x); }
+inline float __frsqrt_rn(float x) { return 1.0f / sqrtf(x); }
+inline float __saturatef(float x) { return x >= 1 ? 1 : (x > 0 ? x : 0); }
+inline float __int_as_float(int x) { return nf_sim::floatOf(uint32_t(x)); }
+inline int __float_as_int(float x) { return int(nf_sim::bitsOf(x)); }
+inline float __uint_as_float(unsigned x) { return nf_sim::floatOf(x); }
+inline unsigned __float_as_uint(float x) { return nf_sim::bitsOf(x); }
+inline long long __double_as_longlong(double x) {
+  long long bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  return bits;
+}
+inline double __longlong_as_double(long long bits) {
+  double x;
+  std::memcpy(&x, &bits, sizeof x);
+  return x;
+}
+inline int __popc(unsigned x) { return __builtin_popcount(x); }
+inline int __ffs(int x) { return __builtin_ffs(x); }
+template <class T> inline T min(T a, T b) { return b < a ? b : a; }
+template <class T> inline T max(T a, T b) { return a < b ? b : a; }
+inline void __threadfence() {}
+inline void __threadfence_block() {}
+
+//===----------------------------------------------------------------------===//
+// Fibers
+//===----------------------------------------------------------------------===//
+
+#if defined(__x86_64__) && !defined(NF_SIM_UCONTEXT)
+/// Saves the callee-saved registers on the current stack, stores the stack
+/// pointer in *save and continues on the stack `sp`, saved the same way.
+extern "C" void nf_sim_switch(void **save, void *sp);
+__asm__(".pushsection .text\n"
+        ".p2align 4\n"
+        ".globl nf_sim_switch\n"
+        ".hidden nf_sim_switch\n"
+        ".type nf_sim_switch, @function\n"
+        "nf_sim_switch:\n"
+        "  pushq %rbp\n  pushq %rbx\n  pushq %r12\n"
+        "  pushq %r13\n  pushq %r14\n  pushq %r15\n"
+        "  movq %rsp, (%rdi)\n"
+        "  movq %rsi, %rsp\n"
+        "  popq %r15\n  popq %r14\n  popq %r13\n"
+        "  popq %r12\n  popq %rbx\n  popq %rbp\n"
+        "  ret\n"
+        ".size nf_sim_switch, .-nf_sim_switch\n"
+        ".popsection\n");
+namespace nf_sim {
+struct Context {
+  void *sp;
+};
+inline void swapTo(Context &save, Context &to) {
+  nf_sim_switch(&save.sp, to.sp);
+}
+/// Makes `c` start `entry`, which must never return, on the given stack.
+inline bool makeContext(Context &c, void (*entry)(), unsigned char *stack,
+                        size_t size) {
+  auto **sp = reinterpret_cast<void **>(
+      (reinterpret_cast<uintptr_t>(stack) + size) & ~uintptr_t(15));
+  *--sp = nullptr; // entry's return address: it is entered as if called
+  *--sp = reinterpret_cast<void *>(entry);
+  for (int i = 0; i < 6; ++i)
+    *--sp = nullptr;
+  c.sp = sp;
+  return true;
+}
+} // namespace nf_sim
+#else
+namespace nf_sim {
+struct Context {
+  ucontext_t uc;
+};
+inline void swapTo(Context &save, Context &to) {
+  swapcontext(&save.uc, &to.uc);
+}
+inline bool makeContext(Context &c, void (*entry)(), unsigned char *stack,
+                        size_t size) {
+  if (getcontext(&c.uc) != 0)
+    return false;
+  c.uc.uc_stack.ss_sp = stack;
+  c.uc.uc_stack.ss_size = size;
+  c.uc.uc_link = nullptr;
+  makecontext(&c.uc, entry, 0);
+  return true;
+}
+} // namespace nf_sim
+#endif
+
+//===----------------------------------------------------------------------===//
+// Simulator state
+//===----------------------------------------------------------------------===//
+
+/// The bounds of section nf_smem, which holds every __shared__ variable.
+extern "C" unsigned char __start_nf_smem[], __stop_nf_smem[];
+
+namespace nf_sim {
+namespace {
+
+constexpr int kMaxThreads = 1024;
+constexpr size_t kStackBytes = size_t(256) << 10;
+constexpr size_t kMaxDynSmem = 232448; // 227 KiB, as on sm_90
+
+enum State : unsigned char { Ready, AtBarrier, AtWarp, Exited };
+enum Op : unsigned char { Idx, Up, Down, Xor, Ballot, Any, All, SyncWarp };
+const char *const kOpNames[] = {
+    "__shfl_sync",   "__shfl_up_sync", "__shfl_down_sync", "__shfl_xor_sync",
+    "__ballot_sync", "__any_sync",     "__all_sync",       "__syncwarp"};
+
+struct Kernel {
+  const char *name;
+  void (*tramp)(void **);
+  int numParams;
+};
+/// A lane's side of a warp operation: its operands, then its result.
+struct Lane {
+  uint64_t val, result;
+  unsigned mask;
+  int arg, width;
+  Op op;
+};
+
+/// All simulator state; zero-initialized, so usable by static initializers.
+struct Sim {
+  Kernel *kernels;
+  int numKernels, capKernels;
+  // The launch.
+  const Kernel *kernel;
+  void **args;
+  const nf_sim_buffer *bufs;
+  int numBufs, lastBuf, order, numStacks;
+  bool busy, failed;
+  char *err;
+  size_t errSize, dynPoison;
+  nf_sim_stats stats;
+  unsigned char *stacks;
+  uint64_t rng;
+  Context sched;
+  // The running block.
+  int n, cur, live, atBarrier, barrierLine, barrierThread;
+  unsigned waiting[kMaxThreads / 32], exited[kMaxThreads / 32];
+  State state[kMaxThreads];
+  int perm[kMaxThreads];
+  uint3 tids[kMaxThreads];
+  Lane lanes[kMaxThreads];
+  Context ctx[kMaxThreads];
+};
+Sim S;
+alignas(16) unsigned char gDynSmem[kMaxDynSmem];
+/// Keeps section nf_smem, and so its bounds, present in every module.
+__attribute__((section("nf_smem"), used)) unsigned char gSmemAnchor[16];
+
+struct Cleanup {
+  ~Cleanup() {
+    if (S.stacks)
+      munmap(S.stacks, size_t(S.numStacks) * kStackBytes);
+    std::free(S.kernels);
+  }
+} gCleanup;
+
+struct Registrar {
+  Registrar(const char *name, void (*tramp)(void **), int numParams) {
+    if (S.numKernels == S.capKernels) {
+      int cap = S.capKernels ? 2 * S.capKernels : 16;
+      void *p = std::realloc(S.kernels, sizeof(Kernel) * size_t(cap));
+      if (!p)
+        return; // nf_sim_launch then reports an unknown kernel
+      S.kernels = static_cast<Kernel *>(p);
+      S.capKernels = cap;
+    }
+    S.kernels[S.numKernels++] = {name, tramp, numParams};
+  }
+};
+
+/// Calls a kernel with cuLaunchKernel-style `args`.
+template <class Sig> struct Tramp;
+template <class... A> struct Tramp<void (*)(A...)> {
+  static constexpr int numParams = int(sizeof...(A));
+  template <void (*F)(A...), size_t... I>
+  static void callImpl(void **args, std::index_sequence<I...>) {
+    (void)args;
+    F(*static_cast<std::remove_cv_t<std::remove_reference_t<A>> *>(args[I])...);
+  }
+  template <void (*F)(A...)> static void call(void **args) {
+    callImpl<F>(args, std::index_sequence_for<A...>{});
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Errors and scheduling
+//===----------------------------------------------------------------------===//
+
+/// Appends to the caller's error buffer.
+inline void appendErrorV(const char *fmt, va_list ap) {
+  if (!S.err || !S.errSize)
+    return;
+  size_t len = std::strlen(S.err);
+  std::vsnprintf(S.err + len, S.errSize - len, fmt, ap);
+}
+__attribute__((format(printf, 1, 2))) inline void appendError(const char *fmt,
+                                                              ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  appendErrorV(fmt, ap);
+  va_end(ap);
+}
+
+/// Starts a message about the running block, and thread if `withThread`.
+inline void errorPrefix(bool withThread) {
+  S.failed = true;
+  if (S.err && S.errSize)
+    S.err[0] = 0;
+  appendError("kernel '%s' block (%u,%u,%u)", S.kernel->name, blockIdx.x,
+              blockIdx.y, blockIdx.z);
+  if (withThread)
+    appendError(" thread (%u,%u,%u)", threadIdx.x, threadIdx.y, threadIdx.z);
+  appendError(": ");
+}
+
+inline void yield() { swapTo(S.ctx[S.cur], S.sched); }
+
+/// Reports an error of the running thread and abandons its block: the fiber
+/// is never resumed.
+[[noreturn]] __attribute__((format(printf, 1, 2))) inline void
+fail(const char *fmt, ...) {
+  errorPrefix(true);
+  va_list ap;
+  va_start(ap, fmt);
+  appendErrorV(fmt, ap);
+  va_end(ap);
+  yield();
+  std::abort(); // unreachable
+}
+
+/// The lanes of warp `w` that exist (blockDim may not be a multiple of 32).
+inline unsigned existing(int w) {
+  int k = S.n - 32 * w;
+  return k >= 32 ? ~0u : (1u << k) - 1;
+}
+
+inline void releaseBarrier() {
+  for (int t = 0; t < S.n; ++t)
+    if (S.state[t] == AtBarrier)
+      S.state[t] = Ready;
+  S.atBarrier = 0;
+  ++S.stats.barriers;
+}
+
+inline void syncThreads(int line) {
+  int t = S.cur;
+  if (S.atBarrier == 0) {
+    S.barrierLine = line;
+    S.barrierThread = t;
+  } else if (line != S.barrierLine) {
+    const uint3 &o = S.tids[S.barrierThread];
+    fail("divergent __syncthreads(): this thread is at line %d while thread "
+         "(%u,%u,%u) waits at line %d",
+         line, o.x, o.y, o.z, S.barrierLine);
+  }
+  S.state[t] = AtBarrier;
+  if (++S.atBarrier == S.live)
+    releaseBarrier();
+  yield();
+}
+
+/// The lane a shuffle reads, as PTX's shfl.sync defines it for CUDA's width.
+inline int partner(Op op, int lane, int arg, int width) {
+  int seg = (32 - width) & 31, b = arg & 31, lo = lane & seg,
+      hi = lo | (31 & ~seg);
+  switch (op) {
+  case Up:
+    return lane - b >= lo ? lane - b : lane;
+  case Down:
+    return lane + b <= hi ? lane + b : lane;
+  case Xor:
+    return (lane ^ b) <= hi ? lane ^ b : lane;
+  default:
+    return lo | (b & ~seg);
+  }
+}
+
+/// Completes warp `w`'s operation once every lane of `need` waits in it.
+inline void complete(int w, unsigned need, unsigned mask) {
+  Lane *L = &S.lanes[32 * w];
+  for (unsigned m = need; m; m &= m - 1)
+    if (L[__builtin_ctz(m)].mask != mask)
+      return; // another operation is pending; a deadlock if it stays so
+  Op op = L[__builtin_ctz(need)].op;
+  unsigned votes = 0;
+  for (unsigned m = need; m; m &= m - 1) {
+    int l = __builtin_ctz(m);
+    if (L[l].op != op)
+      fail("lanes of warp %d execute different warp operations (%s and %s)", w,
+           kOpNames[op], kOpNames[L[l].op]);
+    votes |= unsigned(L[l].val != 0) << l;
+  }
+  for (unsigned m = need; m; m &= m - 1) {
+    int l = __builtin_ctz(m);
+    if (op == Ballot || op == Any || op == All) {
+      L[l].result = op == Ballot ? votes
+                    : op == Any  ? votes != 0
+                                 : votes == need;
+    } else if (op != SyncWarp) {
+      // A lane outside the operation gives poison, as garbage on a GPU.
+      int j = partner(op, l, L[l].arg, L[l].width);
+      L[l].result = (need >> j & 1) ? L[j].val : ~uint64_t(0);
+    }
+    S.state[32 * w + l] = Ready;
+  }
+  S.waiting[w] &= ~need;
+  ++S.stats.shuffles;
+}
+
+inline uint64_t warpOp(Op op, unsigned mask, uint64_t val, int arg, int width) {
+  int t = S.cur, w = t / 32, l = t % 32;
+  if (!(mask >> l & 1))
+    fail("%s with mask 0x%08x, which does not include the calling lane %d",
+         kOpNames[op], mask, l);
+  if (op <= Xor && (width < 1 || width > 32 || (width & (width - 1))))
+    fail("%s with width %d (must be a power of two in [1, 32])", kOpNames[op],
+         width);
+  unsigned need = mask & existing(w);
+  if (need & S.exited[w])
+    fail("shuffle with exited lanes: %s with mask 0x%08x in warp %d, but "
+         "lanes 0x%08x have exited",
+         kOpNames[op], mask, w, need & S.exited[w]);
+  S.lanes[t] = {val, 0, mask, arg, width, op};
+  S.state[t] = AtWarp;
+  S.waiting[w] |= 1u << l;
+  if ((S.waiting[w] & need) == need)
+    complete(w, need, mask);
+  yield();
+  return S.lanes[t].result;
+}
+
+template <class T> inline uint64_t toBits(const T &v) {
+  static_assert(std::is_trivially_copyable<T>::value && sizeof(T) <= 8,
+                "warp operations take trivially copyable types of <= 8 bytes");
+  uint64_t b = 0;
+  std::memcpy(&b, &v, sizeof(T));
+  return b;
+}
+template <class T> inline T fromBits(uint64_t b) {
+  T v;
+  std::memcpy(&v, &b, sizeof(T));
+  return v;
+}
+
+/// A fiber's body: runs the kernel, then leaves for good.
+inline void fiberMain() {
+  S.kernel->tramp(S.args);
+  int t = S.cur, w = t / 32;
+  unsigned bit = 1u << (t % 32);
+  S.state[t] = Exited;
+  S.exited[w] |= bit;
+  --S.live;
+  for (unsigned m = S.waiting[w]; m; m &= m - 1) {
+    const Lane &o = S.lanes[32 * w + __builtin_ctz(m)];
+    if (o.mask & bit)
+      fail("shuffle with exited lanes: this lane exits while lanes 0x%08x of "
+           "warp %d wait in %s with mask 0x%08x",
+           S.waiting[w], w, kOpNames[o.op], o.mask);
+  }
+  if (S.atBarrier && S.atBarrier == S.live)
+    releaseBarrier();
+  yield();
+  std::abort(); // unreachable: an exited fiber is never resumed
+}
+
+inline void reportDeadlock() {
+  errorPrefix(false);
+  int atWarp = 0;
+  for (int t = 0; t < S.n; ++t)
+    atWarp += S.state[t] == AtWarp;
+  appendError("deadlock: %d threads wait at __syncthreads()", S.atBarrier);
+  if (S.atBarrier)
+    appendError(" (line %d)", S.barrierLine);
+  appendError(", %d at warp operations", atWarp);
+  for (int w = 0, shown = 0; w * 32 < S.n && shown < 4; ++w) {
+    if (!S.waiting[w])
+      continue;
+    const Lane &o = S.lanes[32 * w + __builtin_ctz(S.waiting[w])];
+    appendError("%s warp %d lanes 0x%08x in %s mask 0x%08x",
+                shown++ ? ";" : " [", w, S.waiting[w], kOpNames[o.op], o.mask);
+  }
+  appendError("%s, %d exited", atWarp ? "]" : "", S.n - S.live);
+}
+
+/// Runs block `blockIdx`; false on error.
+inline bool runBlock() {
+  std::memset(__start_nf_smem, 0xff,
+              reinterpret_cast<uintptr_t>(__stop_nf_smem) -
+                  reinterpret_cast<uintptr_t>(__start_nf_smem));
+  std::memset(gDynSmem, 0xff, S.dynPoison);
+  S.live = S.n;
+  S.atBarrier = 0;
+  std::memset(S.waiting, 0, sizeof(S.waiting));
+  std::memset(S.exited, 0, sizeof(S.exited));
+  size_t page = size_t(sysconf(_SC_PAGESIZE));
+  for (int t = 0; t < S.n; ++t) {
+    S.state[t] = Ready;
+    S.perm[t] = S.order == NF_SIM_ORDER_REVERSE ? S.n - 1 - t : t;
+    S.tids[t] = {t % blockDim.x, t / blockDim.x % blockDim.y,
+                 t / (blockDim.x * blockDim.y)};
+    if (!makeContext(S.ctx[t], fiberMain, S.stacks + t * kStackBytes + page,
+                     kStackBytes - page)) {
+      errorPrefix(false);
+      appendError("cannot create fibers");
+      return false;
+    }
+  }
+  for (;;) {
+    for (int i = S.n - 1; S.order == NF_SIM_ORDER_SHUFFLE && i > 0; --i) {
+      uint64_t z = (S.rng += 0x9e3779b97f4a7c15ull); // splitmix64
+      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+      z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+      std::swap(S.perm[i], S.perm[(z ^ (z >> 31)) % uint64_t(i + 1)]);
+    }
+    bool ran = false;
+    for (int i = 0; i < S.n; ++i) {
+      int t = S.perm[i];
+      if (S.state[t] != Ready)
+        continue;
+      ran = true;
+      S.cur = t;
+      threadIdx = S.tids[t];
+      swapTo(S.sched, S.ctx[t]);
+      if (S.failed)
+        return false;
+    }
+    if (S.live == 0)
+      return true;
+    if (!ran) {
+      reportDeadlock();
+      return false;
+    }
+  }
+}
+
+/// Maps (and keeps) a stack with a guard page for each of `n` fibers.
+inline bool mapStacks(int n) {
+  if (n <= S.numStacks)
+    return true;
+  if (S.stacks)
+    munmap(S.stacks, size_t(S.numStacks) * kStackBytes);
+  S.numStacks = 0;
+  void *p = mmap(nullptr, size_t(n) * kStackBytes, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  S.stacks = p == MAP_FAILED ? nullptr : static_cast<unsigned char *>(p);
+  if (!S.stacks)
+    return false;
+  S.numStacks = n;
+  for (int t = 0; t < n; ++t)
+    mprotect(S.stacks + t * kStackBytes, size_t(sysconf(_SC_PAGESIZE)),
+             PROT_NONE);
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Checked global memory access
+//===----------------------------------------------------------------------===//
+
+inline bool inBuffer(int b, uintptr_t a, size_t n) {
+  auto base = reinterpret_cast<uintptr_t>(S.bufs[b].base);
+  size_t size = S.bufs[b].size;
+  return a >= base && a - base <= size && n <= size - (a - base);
+}
+
+/// Names the buffer nearest to an out-of-bounds access (within its size or
+/// 64 KiB), else says that the address is in no buffer.
+[[noreturn]] inline void outOfBounds(const char *kind, uintptr_t a, size_t n) {
+  int best = -1;
+  long long off = 0;
+  uint64_t bestDist = ~uint64_t(0);
+  for (int b = 0; b < S.numBufs; ++b) {
+    auto d = (long long)(a - reinterpret_cast<uintptr_t>(S.bufs[b].base));
+    size_t size = S.bufs[b].size;
+    uint64_t dist = d < 0 ? uint64_t(-d) : uint64_t(d) + n - size;
+    if (dist < bestDist && dist <= (size > 65536 ? size : 65536)) {
+      best = b;
+      off = d;
+      bestDist = dist;
+    }
+  }
+  if (best < 0)
+    fail("global %s of %zu bytes at address %p is not in any buffer", kind, n,
+         reinterpret_cast<void *>(a));
+  char label[96];
+  if (S.bufs[best].name)
+    std::snprintf(label, sizeof(label), "'%s'", S.bufs[best].name);
+  else
+    std::snprintf(label, sizeof(label), "#%d", best);
+  fail("out-of-bounds global %s of %zu bytes at buffer %s + offset %lld "
+       "(buffer size %zu bytes)",
+       kind, n, label, off, S.bufs[best].size);
+}
+
+template <bool Store>
+inline void access(const void *p, size_t n, size_t align) {
+  const char *kind = Store ? "store" : "load";
+  auto a = reinterpret_cast<uintptr_t>(p);
+  int b = S.lastBuf;
+  if (b >= S.numBufs || !inBuffer(b, a, n)) {
+    for (b = 0; b < S.numBufs && !inBuffer(b, a, n); ++b) {
+    }
+    if (b == S.numBufs)
+      outOfBounds(kind, a, n);
+    S.lastBuf = b;
+  }
+  const char *name = S.bufs[b].name ? S.bufs[b].name : "";
+  if (a % align)
+    fail("misaligned global %s of %zu bytes at buffer #%d '%s' + offset %zu "
+         "(needs %zu-byte alignment)",
+         kind, n, b, name,
+         size_t(a - reinterpret_cast<uintptr_t>(S.bufs[b].base)), align);
+  if (Store && S.bufs[b].readOnly)
+    fail("global store into read-only buffer #%d '%s'", b, name);
+  (Store ? S.stats.bytesStored : S.stats.bytesLoaded) += n;
+  ++(Store ? S.stats.stores : S.stats.loads);
+}
+
+} // namespace
+} // namespace nf_sim
+
+//===----------------------------------------------------------------------===//
+// Device-side API
+//===----------------------------------------------------------------------===//
+
+template <class T> inline T nf_ldg(const T *p) {
+  nf_sim::access<false>(p, sizeof(T), alignof(T));
+  return *p;
+}
+template <class T> inline void nf_stg(T *p, T v) {
+  nf_sim::access<true>(p, sizeof(T), alignof(T));
+  *p = v;
+}
+template <class T> inline T __ldg(const T *p) { return nf_ldg(p); }
+
+#define NF_SIM_SHUFFLE(NAME, OP, ARG)                                          \
+  template <class T>                                                           \
+  inline T NAME(unsigned mask, T var, ARG arg, int width = 32) {               \
+    return nf_sim::fromBits<T>(nf_sim::warpOp(                                 \
+        nf_sim::OP, mask, nf_sim::toBits(var), int(arg), width));              \
+  }
+NF_SIM_SHUFFLE(__shfl_sync, Idx, int)
+NF_SIM_SHUFFLE(__shfl_up_sync, Up, unsigned)
+NF_SIM_SHUFFLE(__shfl_down_sync, Down, unsigned)
+NF_SIM_SHUFFLE(__shfl_xor_sync, Xor, int)
+#undef NF_SIM_SHUFFLE
+
+inline unsigned __ballot_sync(unsigned mask, int pred) {
+  return unsigned(nf_sim::warpOp(nf_sim::Ballot, mask, pred != 0, 0, 32));
+}
+inline int __any_sync(unsigned mask, int pred) {
+  return int(nf_sim::warpOp(nf_sim::Any, mask, pred != 0, 0, 32));
+}
+inline int __all_sync(unsigned mask, int pred) {
+  return int(nf_sim::warpOp(nf_sim::All, mask, pred != 0, 0, 32));
+}
+inline void __syncwarp(unsigned mask = 0xffffffffu) {
+  nf_sim::warpOp(nf_sim::SyncWarp, mask, 0, 0, 32);
+}
+/// The lanes of the caller's warp that exist and have not exited.
+inline unsigned __activemask() {
+  int w = nf_sim::S.cur / 32;
+  return nf_sim::existing(w) & ~nf_sim::S.exited[w];
+}
+
+//===----------------------------------------------------------------------===//
+// Exported entry points (see CudaSimABI.h)
+//===----------------------------------------------------------------------===//
+
+#define NF_SIM_EXPORT extern "C" __attribute__((visibility("default"), used))
+
+NF_SIM_EXPORT int nf_sim_abi_version(void) { return NF_SIM_ABI_VERSION; }
+NF_SIM_EXPORT int nf_sim_num_kernels(void) { return nf_sim::S.numKernels; }
+NF_SIM_EXPORT const char *nf_sim_kernel_name(int i) {
+  return i >= 0 && i < nf_sim::S.numKernels ? nf_sim::S.kernels[i].name
+                                            : nullptr;
+}
+NF_SIM_EXPORT int nf_sim_kernel_num_params(int i) {
+  return i >= 0 && i < nf_sim::S.numKernels ? nf_sim::S.kernels[i].numParams
+                                            : -1;
+}
+
+NF_SIM_EXPORT int nf_sim_launch(const char *kernel, const unsigned grid[3],
+                                const unsigned block[3],
+                                size_t dynamicSmemBytes, void **args,
+                                int numArgs, const nf_sim_buffer *buffers,
+                                int numBuffers, int order, unsigned seed,
+                                nf_sim_stats *stats, char *error,
+                                size_t errorSize) {
+  using namespace nf_sim;
+  S.err = error;
+  S.errSize = errorSize;
+  if (error && errorSize)
+    error[0] = 0;
+  if (stats)
+    *stats = nf_sim_stats();
+  if (S.busy) {
+    appendError("concurrent launches into one simulator module");
+    return 1;
+  }
+  S.kernel = nullptr;
+  for (int i = 0; i < S.numKernels && kernel && !S.kernel; ++i)
+    if (std::strcmp(S.kernels[i].name, kernel) == 0)
+      S.kernel = &S.kernels[i];
+  uint64_t threads = uint64_t(block[0]) * block[1] * block[2];
+  bool valid = false;
+  if (!S.kernel)
+    appendError("unknown kernel '%s'", kernel ? kernel : "(null)");
+  else if (numArgs >= 0 && numArgs != S.kernel->numParams)
+    appendError("kernel '%s' takes %d arguments, but %d were given", kernel,
+                S.kernel->numParams, numArgs);
+  else if (block[0] > 1024 || block[1] > 1024 || block[2] > 64 ||
+           threads == 0 || threads > kMaxThreads)
+    appendError("kernel '%s': invalid block (%u,%u,%u)", kernel, block[0],
+                block[1], block[2]);
+  else if (!grid[0] || !grid[1] || !grid[2] || grid[0] > 0x7fffffffu ||
+           grid[1] > 65535 || grid[2] > 65535)
+    appendError("kernel '%s': invalid grid (%u,%u,%u)", kernel, grid[0],
+                grid[1], grid[2]);
+  else if (dynamicSmemBytes > kMaxDynSmem)
+    appendError("kernel '%s': %zu bytes of dynamic shared memory exceed %zu",
+                kernel, dynamicSmemBytes, kMaxDynSmem);
+  else if (order < NF_SIM_ORDER_FORWARD || order > NF_SIM_ORDER_SHUFFLE)
+    appendError("invalid thread order %d", order);
+  else if (!mapStacks(int(threads)))
+    appendError("kernel '%s': cannot map fiber stacks", kernel);
+  else
+    valid = true;
+  if (!valid)
+    return 1;
+
+  S.busy = true;
+  S.failed = false;
+  S.args = args;
+  S.bufs = buffers;
+  S.numBufs = buffers ? numBuffers : 0;
+  S.lastBuf = 0;
+  S.order = order;
+  S.rng = seed;
+  S.stats = nf_sim_stats();
+  S.n = int(threads);
+  S.dynPoison = dynamicSmemBytes + 1024 < kMaxDynSmem ? dynamicSmemBytes + 1024
+                                                      : kMaxDynSmem;
+  blockDim = dim3(block[0], block[1], block[2]);
+  gridDim = dim3(grid[0], grid[1], grid[2]);
+  for (unsigned z = 0; z < grid[2] && !S.failed; ++z)
+    for (unsigned y = 0; y < grid[1] && !S.failed; ++y)
+      for (unsigned x = 0; x < grid[0] && !S.failed; ++x) {
+        blockIdx = {x, y, z};
+        if (!runBlock())
+          break;
+        ++S.stats.blocks;
+        S.stats.threads += threads;
+      }
+  if (stats)
+    *stats = S.stats;
+  S.busy = false;
+  return S.failed ? 1 : 0;
+}
+
+#endif // NORMFUSE_RUNTIME_SIM_NF_CUDA_SIM_H

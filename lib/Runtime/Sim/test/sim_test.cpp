@@ -1,0 +1,625 @@
+//===- sim_test.cpp - tests of the CUDA simulator ---------------*- C++ -*-===//
+//
+// Part of normfuse. Compiles the .cu files next to this one through
+// SimModule (with prelude.cuh prepended), launches their kernels and checks
+// the results against host references. Prints PASS/FAIL per check and exits
+// nonzero if any failed. Usage: sim_test <directory of the .cu files>;
+// $NF_SIM_TEST_FLAGS adds flags to the modules' compile commands.
+//
+//===----------------------------------------------------------------------===//
+
+#include "normfuse/Runtime/CudaSim.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+using namespace normfuse::runtime;
+
+namespace {
+
+int numFailures = 0;
+std::string testDir;
+SimCompileOptions compileOptions;
+
+void check(bool ok, const std::string &name, const std::string &detail = "") {
+  std::printf("%s %s%s%s\n", ok ? "PASS" : "FAIL", name.c_str(),
+              detail.empty() ? "" : ": ", detail.c_str());
+  numFailures += !ok;
+}
+
+bool contains(const std::string &text, const std::string &part) {
+  return text.find(part) != std::string::npos;
+}
+
+std::string readText(const std::string &path) {
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+/// Compiles `file` with prelude.cuh; `dropBarrier` removes the line marked
+/// "@barrier".
+std::unique_ptr<SimModule> compileFile(const std::string &file,
+                                       bool dropBarrier = false) {
+  std::string source = readText(testDir + "/" + file);
+  if (dropBarrier) {
+    const std::string marked = "__syncthreads(); // @barrier";
+    size_t pos = source.find(marked);
+    if (pos != std::string::npos)
+      source.erase(pos, marked.size());
+  }
+  std::string error;
+  auto module = SimModule::compile(readText(testDir + "/prelude.cuh") + source,
+                                   error, compileOptions);
+  check(module != nullptr,
+        "compile " + file + (dropBarrier ? " (barrier removed)" : ""), error);
+  return module;
+}
+
+/// Deterministic test data in [-1, 1).
+std::vector<float> randomFloats(size_t n, unsigned seed) {
+  std::vector<float> v(n);
+  uint64_t s = seed * 6364136223846793005ull + 1442695040888963407ull;
+  for (float &x : v) {
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    x = float((s >> 40) & 0xffffff) / float(1 << 23) - 1.0f;
+  }
+  return v;
+}
+
+template <class T> SimBuffer buffer(const std::vector<T> &v, const char *name) {
+  return {v.data(), v.size() * sizeof(T), name, false};
+}
+
+const SimOrder kOrders[] = {SimOrder::Forward, SimOrder::Reverse,
+                            SimOrder::Shuffle};
+const char *const kOrderNames[] = {"forward", "reverse", "shuffle"};
+
+/// Launches row_sum-like `kernel` on [rows, n]; returns false on error.
+bool rowSums(SimModule &m, const char *kernel, const std::vector<float> &in,
+             std::vector<float> &out, int64_t n, unsigned threads,
+             std::string &error, SimOrder order = SimOrder::Forward,
+             unsigned seed = 0, SimStats *stats = nullptr) {
+  const float *inPtr = in.data();
+  float *outPtr = out.data();
+  void *args[] = {&inPtr, &outPtr, &n};
+  return m.launch(kernel, {unsigned(out.size()), 1, 1}, {threads, 1, 1}, 0,
+                  args, {buffer(in, "in"), buffer(out, "out")}, stats, error,
+                  order, seed, 3);
+}
+
+std::string matchSums(const std::vector<float> &in,
+                      const std::vector<float> &out, int64_t n) {
+  for (size_t r = 0; r < out.size(); ++r) {
+    double ref = 0;
+    for (int64_t i = 0; i < n; ++i)
+      ref += in[r * n + i];
+    if (!(std::fabs(out[r] - ref) <= 1e-4 * n))
+      return "row " + std::to_string(r) + ": " + std::to_string(out[r]) +
+             " vs " + std::to_string(ref);
+  }
+  return "";
+}
+
+void testReduction() {
+  auto m = compileFile("reduce.cu");
+  if (!m)
+    return;
+  const int64_t rows = 5, n = 1000;
+  std::vector<float> in = randomFloats(rows * n, 1), out(rows), first;
+  for (int o = 0; o < 3; ++o)
+    for (unsigned seed : {1u, 7u}) {
+      if (o != 2 && seed != 1)
+        continue;
+      std::string error, what = std::string("reduce 256 threads ") +
+                                kOrderNames[o] + " seed " +
+                                std::to_string(seed);
+      SimStats stats;
+      std::fill(out.begin(), out.end(), 0.0f);
+      bool ok = rowSums(*m, "row_sum", in, out, n, 256, error, kOrders[o], seed,
+                        &stats);
+      std::string mismatch = ok ? matchSums(in, out, n) : error;
+      if (mismatch.empty() && first.empty())
+        first = out;
+      if (mismatch.empty() &&
+          std::memcmp(first.data(), out.data(), rows * 4) != 0)
+        mismatch = "differs bitwise from the forward order";
+      check(mismatch.empty(), what, mismatch);
+      if (o == 0)
+        check(stats.bytesLoaded == rows * n * 4 &&
+                  stats.bytesStored == rows * 4 && stats.barriers == rows &&
+                  stats.shuffles == rows * (8 * 5 + 5) && stats.blocks == 5 &&
+                  stats.threads == 5 * 256,
+              "reduce stats",
+              "loaded " + std::to_string(stats.bytesLoaded) + " stored " +
+                  std::to_string(stats.bytesStored) + " barriers " +
+                  std::to_string(stats.barriers) + " shuffles " +
+                  std::to_string(stats.shuffles));
+    }
+
+  // A partial last warp: 48 and 1000 threads.
+  for (unsigned threads : {48u, 1000u, 1u})
+    for (int o = 0; o < 3; ++o) {
+      std::string error;
+      std::fill(out.begin(), out.end(), 0.0f);
+      bool ok =
+          rowSums(*m, "row_sum_any", in, out, n, threads, error, kOrders[o], 3);
+      std::string mismatch = ok ? matchSums(in, out, n) : error;
+      check(mismatch.empty(),
+            "reduce partial warp " + std::to_string(threads) + " threads " +
+                kOrderNames[o],
+            mismatch);
+    }
+  // A full-mask xor reduction reads the missing lanes of a partial warp.
+  std::string error;
+  bool ok = rowSums(*m, "row_sum", in, out, n, 48, error);
+  std::string wrong = ok ? matchSums(in, out, n) : error;
+  check(!wrong.empty(), "full-mask shuffle over a partial warp is caught",
+        wrong);
+
+  // The same kernel without its barrier.
+  auto bad = compileFile("reduce.cu", /*dropBarrier=*/true);
+  if (!bad)
+    return;
+  error.clear();
+  ok = rowSums(*bad, "row_sum", in, out, n, 256, error);
+  wrong = ok ? matchSums(in, out, n) : error;
+  check(!wrong.empty(), "missing __syncthreads() is caught", wrong);
+
+  // Launches from several threads into two modules are serialized.
+  std::vector<std::vector<float>> outs(4, std::vector<float>(rows));
+  std::vector<std::string> errors(4);
+  std::vector<int> oks(4, 0);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i)
+    threads.emplace_back([&, i] {
+      oks[i] = rowSums(i % 2 ? *m : *bad, "row_sum", in, outs[i], n, 256,
+                       errors[i], SimOrder::Reverse);
+    });
+  for (std::thread &thread : threads)
+    thread.join();
+  bool parallel = true;
+  for (int i = 0; i < 4; ++i)
+    parallel &= oks[i] && matchSums(in, outs[i], n).empty();
+  check(parallel, "launches from several threads", errors[0] + errors[1]);
+
+  // Throughput, for information.
+  std::vector<float> big = randomFloats(256 * 4096, 2), bigOut(256);
+  auto start = std::chrono::steady_clock::now();
+  ok = rowSums(*m, "row_sum", big, bigOut, 4096, 256, error);
+  double ms = std::chrono::duration<double, std::milli>(
+                  std::chrono::steady_clock::now() - start)
+                  .count();
+  check(ok && matchSums(big, bigOut, 4096).empty(), "reduce 256x4096",
+        std::to_string(ms) + " ms");
+}
+
+void testCopy() {
+  auto m = compileFile("copy.cu");
+  if (!m)
+    return;
+  std::vector<std::string> names = m->getKernelNames();
+  check(names == std::vector<std::string>{"copy", "copy_vec", "copy_oob",
+                                          "copy_misaligned"} &&
+            m->getNumParams("copy") == 3 && m->getNumParams("nope") == -1,
+        "kernel names");
+
+  int64_t n = 1000;
+  std::vector<float> in = randomFloats(n, 3), out(n, 0.0f);
+  const float *inPtr = in.data();
+  float *outPtr = out.data();
+  void *args[] = {&inPtr, &outPtr, &n};
+  auto bufs = [&](bool outReadOnly) {
+    std::vector<SimBuffer> b = {buffer(in, "in"), buffer(out, "out")};
+    b[0].readOnly = true;
+    b[1].readOnly = outReadOnly;
+    return b;
+  };
+  SimStats stats;
+  std::string error;
+  bool ok = m->launch("copy", {4, 1, 1}, {256, 1, 1}, 0, args, bufs(false),
+                      &stats, error);
+  check(ok && out == in && stats.bytesLoaded == uint64_t(n) * 4 &&
+            stats.bytesStored == uint64_t(n) * 4 && stats.loads == uint64_t(n),
+        "copy bytes",
+        error + " loaded " + std::to_string(stats.bytesLoaded) + " stored " +
+            std::to_string(stats.bytesStored));
+
+  std::fill(out.begin(), out.end(), 0.0f);
+  ok = m->launch("copy_vec", {1, 1, 1}, {256, 1, 1}, 0, args, bufs(false),
+                 &stats, error);
+  check(ok && out == in && stats.bytesLoaded == uint64_t(n) * 4 &&
+            stats.loads == uint64_t(n) / 4,
+        "copy_vec bytes", error);
+
+  error.clear();
+  ok = m->launch("copy_oob", {4, 1, 1}, {256, 1, 1}, 0, args, bufs(false),
+                 nullptr, error);
+  check(!ok && contains(error, "out-of-bounds global load of 4 bytes at "
+                               "buffer 'in' + offset 4000"),
+        "out-of-bounds load", error);
+
+  error.clear();
+  ok = m->launch("copy_misaligned", {1, 1, 1}, {256, 1, 1}, 0, args,
+                 bufs(false), nullptr, error);
+  check(!ok && contains(error, "misaligned global load of 16 bytes"),
+        "misaligned vector load", error);
+
+  error.clear();
+  ok = m->launch("copy", {4, 1, 1}, {256, 1, 1}, 0, args, {}, nullptr, error);
+  check(!ok && contains(error, "not in any buffer"), "load outside buffers",
+        error);
+
+  error.clear();
+  ok = m->launch("copy", {4, 1, 1}, {256, 1, 1}, 0, args, bufs(true), nullptr,
+                 error);
+  check(!ok && contains(error, "read-only"), "store to read-only buffer",
+        error);
+
+  error.clear();
+  ok = m->launch("nope", {1, 1, 1}, {1, 1, 1}, 0, args, {}, nullptr, error);
+  check(!ok && contains(error, "unknown kernel 'nope'"), "unknown kernel",
+        error);
+  error.clear();
+  ok = m->launch("copy", {1, 1, 1}, {32, 1, 1}, 0, args, bufs(false), nullptr,
+                 error, SimOrder::Forward, 0, 2);
+  check(!ok && contains(error, "takes 3 arguments"), "argument count", error);
+  error.clear();
+  ok = m->launch("copy", {1, 1, 1}, {2048, 1, 1}, 0, args, bufs(false), nullptr,
+                 error);
+  check(!ok && contains(error, "invalid block"), "block too large", error);
+  // The module is still usable after errors.
+  error.clear();
+  ok = m->launch("copy", {4, 1, 1}, {256, 1, 1}, 0, args, bufs(false), nullptr,
+                 error);
+  check(ok && out == in, "launch after errors", error);
+}
+
+void testDeadlocks() {
+  auto m = compileFile("deadlock.cu");
+  if (!m)
+    return;
+  std::vector<float> out(128, 0.0f);
+  float *outPtr = out.data();
+  void *args[] = {&outPtr};
+  struct Case {
+    const char *kernel, *expected;
+  } cases[] = {{"shuffle_vs_barrier", "deadlock"},
+               {"shuffle_exited", "shuffle with exited lanes"},
+               {"divergent_barrier", "divergent __syncthreads()"}};
+  for (const Case &c : cases)
+    for (int o = 0; o < 3; ++o) {
+      std::string error;
+      bool ok = m->launch(c.kernel, {2, 1, 1}, {128, 1, 1}, 0, args,
+                          {buffer(out, "out")}, nullptr, error, kOrders[o], 5);
+      check(!ok && contains(error, c.expected),
+            std::string(c.kernel) + " " + kOrderNames[o], error);
+    }
+  std::string error;
+  std::fill(out.begin(), out.end(), 0.0f);
+  bool ok = m->launch("barrier_after_exit", {1, 1, 1}, {128, 1, 1}, 0, args,
+                      {buffer(out, "out")}, nullptr, error);
+  check(ok && out[0] == 1.0f && out[63] == 1.0f && out[64] == 0.0f,
+        "barrier after exits", error);
+}
+
+/// Reference half -> float, independent of the simulator.
+double halfValue(uint16_t h) {
+  int e = (h >> 10) & 31, m = h & 1023;
+  double v = e == 0 ? std::ldexp(m, -24) : std::ldexp(1024 + m, e - 25);
+  if (e == 31)
+    v = m ? NAN : INFINITY;
+  return (h & 0x8000) ? -v : v;
+}
+
+uint32_t bitsOf(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+float floatOf(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+void testHalf() {
+  auto m = compileFile("half.cu");
+  if (!m)
+    return;
+  const int64_t n = 65536;
+  std::vector<uint16_t> bits(n), halfBack(n), bf16Back(n);
+  std::vector<float> halfAsFloat(n), bf16AsFloat(n);
+  for (int64_t i = 0; i < n; ++i)
+    bits[i] = uint16_t(i);
+  // (probe, expected half, expected bf16); 0xffff: expect NaN.
+  struct Probe {
+    float value;
+    uint16_t half, bf16;
+  } probes[] = {
+      {1.0f, 0x3c00, 0x3f80},
+      {1.0f + 0x1p-11f, 0x3c00, 0x3f80},     // half tie to even
+      {1.0f + 3 * 0x1p-11f, 0x3c02, 0x3f80}, // half tie to even (up)
+      {1.0f + 0x1p-11f + 0x1p-20f, 0x3c01, 0x3f80},
+      {1.0f + 0x1p-8f, 0x3c04, 0x3f80},     // bf16 tie to even
+      {1.0f + 3 * 0x1p-8f, 0x3c0c, 0x3f82}, // bf16 tie to even (up)
+      {1.0f + 0x1p-8f + 0x1p-20f, 0x3c04, 0x3f81},
+      {65504.0f, 0x7bff, 0x4780},
+      {65519.99f, 0x7bff, 0x4780},
+      {65520.0f, 0x7c00, 0x4780}, // half overflow to inf
+      {-1e6f, 0xfc00, 0xc974},
+      {INFINITY, 0x7c00, 0x7f80},
+      {-0.0f, 0x8000, 0x8000},
+      {0x1p-24f, 0x0001, 0x3380}, // half subnormals
+      {0x1p-25f, 0x0000, 0x3300},
+      {3 * 0x1p-25f, 0x0002, 0x33c0},
+      {0x1p-25f + 0x1p-35f, 0x0001, 0x3300},
+      {0x1p-14f - 0x1p-25f, 0x0400, 0x3880},
+      {1e-8f, 0x0000, 0x322c},
+      {0.1f, 0x2e66, 0x3dcd},
+      {3.4028235e38f, 0x7c00, 0x7f80}, // bf16 overflow to inf
+      {floatOf(0x7f7f8000), 0x7c00, 0x7f80},
+      {floatOf(0x7f7e8000), 0x7c00, 0x7f7e},
+      {floatOf(0x00018000), 0x0000, 0x0002}, // bf16 subnormal tie
+      {NAN, 0xffff, 0xffff},
+      {-NAN, 0xffff, 0xffff},
+  };
+  int64_t numProbes = sizeof(probes) / sizeof(probes[0]);
+  std::vector<float> probeValues;
+  for (const Probe &p : probes)
+    probeValues.push_back(p.value);
+  std::vector<uint16_t> probeHalf(numProbes), probeBf16(numProbes);
+
+  const uint16_t *a0 = bits.data();
+  float *a1 = halfAsFloat.data(), *a3 = bf16AsFloat.data();
+  uint16_t *a2 = halfBack.data(), *a4 = bf16Back.data();
+  const float *a5 = probeValues.data();
+  uint16_t *a6 = probeHalf.data(), *a7 = probeBf16.data();
+  void *args[] = {&a0, &a1, &a2, &a3, &a4, &a5, &a6, &a7, &numProbes};
+  std::string error;
+  bool ok = m->launch(
+      "convert", {256, 1, 1}, {256, 1, 1}, 0, args,
+      {buffer(bits, "bits"), buffer(halfAsFloat, "halfAsFloat"),
+       buffer(halfBack, "halfBack"), buffer(bf16AsFloat, "bf16AsFloat"),
+       buffer(bf16Back, "bf16Back"), buffer(probeValues, "probes"),
+       buffer(probeHalf, "probeHalf"), buffer(probeBf16, "probeBf16")},
+      nullptr, error, SimOrder::Forward, 0, 9);
+  check(ok, "convert launch", error);
+  if (!ok)
+    return;
+
+  std::string bad;
+  for (int64_t i = 0; i < n && bad.empty(); ++i) {
+    uint16_t h = uint16_t(i);
+    double ref = halfValue(h);
+    bool nan = std::isnan(ref);
+    bool toFloat = nan ? std::isnan(halfAsFloat[i])
+                       : bitsOf(halfAsFloat[i]) == bitsOf(float(ref));
+    bool back =
+        nan ? (halfBack[i] & 0x7c00) == 0x7c00 && (halfBack[i] & 0x3ff) != 0
+            : halfBack[i] == h;
+    bool bfNan = (h & 0x7f80) == 0x7f80 && (h & 0x7f);
+    bool bfFloat = bitsOf(bf16AsFloat[i]) == uint32_t(h) << 16;
+    bool bfBack = bfNan ? std::isnan(floatOf(uint32_t(bf16Back[i]) << 16))
+                        : bf16Back[i] == h;
+    if (!toFloat || !back || !bfFloat || !bfBack) {
+      char buf[160];
+      std::snprintf(buf, sizeof(buf),
+                    "pattern 0x%04x: half %g -> 0x%04x, bf16 %g -> 0x%04x",
+                    unsigned(h), halfAsFloat[i], unsigned(halfBack[i]),
+                    bf16AsFloat[i], unsigned(bf16Back[i]));
+      bad = buf;
+    }
+  }
+  check(bad.empty(), "16-bit round trips (all 65536 patterns)", bad);
+
+  for (int64_t i = 0; i < numProbes; ++i) {
+    const Probe &p = probes[i];
+    auto isHalfNan = [](uint16_t h) {
+      return (h & 0x7c00) == 0x7c00 && (h & 0x3ff);
+    };
+    auto isBf16Nan = [](uint16_t h) {
+      return (h & 0x7f80) == 0x7f80 && (h & 0x7f);
+    };
+    bool okHalf =
+        p.half == 0xffff ? isHalfNan(probeHalf[i]) : probeHalf[i] == p.half;
+    bool okBf16 =
+        p.bf16 == 0xffff ? isBf16Nan(probeBf16[i]) : probeBf16[i] == p.bf16;
+    char buf[160];
+    std::snprintf(buf, sizeof(buf),
+                  "%a -> half 0x%04x (want 0x%04x), bf16 0x%04x (want 0x%04x)",
+                  double(p.value), unsigned(probeHalf[i]), unsigned(p.half),
+                  unsigned(probeBf16[i]), unsigned(p.bf16));
+    check(okHalf && okBf16, "rounding " + std::to_string(i),
+          okHalf && okBf16 ? "" : buf);
+  }
+}
+
+void testWarp() {
+  auto m = compileFile("warp.cu");
+  if (!m)
+    return;
+  int64_t n = 64;
+  std::vector<int> in(n), out(11 * n);
+  for (int i = 0; i < n; ++i)
+    in[i] = (i * 37 + 11) % 100;
+  in[40] = 7;
+  const int *inPtr = in.data();
+  int *outPtr = out.data();
+  void *args[] = {&inPtr, &outPtr, &n};
+  for (int o = 0; o < 3; ++o) {
+    std::fill(out.begin(), out.end(), -1);
+    std::string error;
+    bool ok = m->launch("warp_ops", {1, 1, 1}, {unsigned(n), 1, 1}, 0, args,
+                        {buffer(in, "in"), buffer(out, "out")}, nullptr, error,
+                        kOrders[o], 11);
+    std::string bad = ok ? "" : error;
+    for (int t = 0; t < n && bad.empty(); ++t) {
+      int want[11] = {0};
+      for (int j = t / 8 * 8; j < t / 8 * 8 + 8; ++j)
+        want[0] += in[j];
+      want[1] = in[t / 8 * 8 + 3];
+      for (int j = t / 16 * 16; j <= t; ++j)
+        want[2] += in[j];
+      want[3] = t % 4 + 2 <= 3 ? in[t + 2] : in[t];
+      bool any = false;
+      for (int l = 0; l < 32; ++l) {
+        want[4] |= (in[t / 32 * 32 + l] & 1) << l;
+        any |= in[t / 32 * 32 + l] == 7;
+      }
+      want[5] = int(any) + 2;
+      want[6] = in[t ^ 1] * 1000 + (t ^ 1);
+      want[7] = in[t ^ 5] * 4 + 1;
+      want[8] = t & 8 ? in[t - 8] : in[t];
+      want[9] = in[t / 8 * 8 + 3];
+      want[10] = t % 8 >= 3 ? in[t - 3] : in[t];
+      for (int k = 0; k < 11 && bad.empty(); ++k)
+        if (out[11 * t + k] != want[k])
+          bad = "thread " + std::to_string(t) + " result " + std::to_string(k) +
+                ": " + std::to_string(out[11 * t + k]) + " vs " +
+                std::to_string(want[k]);
+    }
+    check(bad.empty(), std::string("warp ops width < 32 ") + kOrderNames[o],
+          bad);
+  }
+  std::vector<int> lanes(32, 0);
+  int *lanesPtr = lanes.data();
+  void *maskArgs[] = {&lanesPtr};
+  std::string error;
+  bool ok = m->launch("outside_mask", {1, 1, 1}, {32, 1, 1}, 0, maskArgs,
+                      {buffer(lanes, "out")}, nullptr, error);
+  for (int t = 0; t < 32; ++t)
+    ok &= lanes[t] == (t < 16 ? -1 : t);
+  check(ok, "shuffle reading a lane outside the mask gives poison", error);
+}
+
+void testSharedMemory() {
+  auto m = compileFile("smem.cu");
+  auto bad = compileFile("smem.cu", /*dropBarrier=*/true);
+  if (!m || !bad)
+    return;
+  std::vector<float> in = randomFloats(512, 4), out(512);
+  const float *inPtr = in.data();
+  float *outPtr = out.data();
+  void *args[] = {&inPtr, &outPtr};
+  auto reversed = [&] {
+    for (int i = 0; i < 512; ++i)
+      if (out[i] != in[i / 256 * 256 + 255 - i % 256])
+        return false;
+    return true;
+  };
+  std::string error;
+  bool ok = m->launch("reverse", {2, 1, 1}, {256, 1, 1}, 1024, args,
+                      {buffer(in, "in"), buffer(out, "out")}, nullptr, error);
+  check(ok && reversed(), "dynamic shared memory", error);
+  ok = bad->launch("reverse", {2, 1, 1}, {256, 1, 1}, 1024, args,
+                   {buffer(in, "in"), buffer(out, "out")}, nullptr, error);
+  check(!ok || !reversed(), "missing barrier on dynamic shared memory caught");
+
+  std::vector<float> fresh(3 * 128, 0.0f);
+  float *freshPtr = fresh.data();
+  void *freshArgs[] = {&freshPtr};
+  ok = m->launch("fresh", {3, 1, 1}, {128, 1, 1}, 512, freshArgs,
+                 {buffer(fresh, "out")}, nullptr, error);
+  bool poisoned = ok;
+  for (int i = 0; i < 3 * 128; ++i)
+    poisoned &= i < 128 ? fresh[i] == 3.0f : std::isnan(fresh[i]);
+  check(poisoned, "shared memory poisoned per block", error);
+
+  std::vector<int> coords(6 * 64, -2);
+  int *coordsPtr = coords.data();
+  void *coordArgs[] = {&coordsPtr};
+  ok = m->launch("coords", {2, 3, 1}, {8, 4, 2}, 0, coordArgs,
+                 {buffer(coords, "out")}, nullptr, error, SimOrder::Shuffle, 3);
+  bool right = ok;
+  for (int i = 0; i < 6 * 64; ++i) {
+    int b = i / 64, t = i % 64;
+    int want = t % 8 + 10 * (t / 8 % 4) + 100 * (t / 32) + 1000 * (b % 2) +
+               10000 * (b / 2);
+    right &= coords[i] == want;
+  }
+  check(right, "multi-dimensional grid and block", error);
+
+  // Shared memory in inline and template helpers.
+  std::vector<float> ramp(128), sums(3, 0.0f);
+  for (int i = 0; i < 128; ++i)
+    ramp[i] = float(i + 1);
+  const float *rampPtr = ramp.data();
+  float *sumsPtr = sums.data();
+  void *helperArgs[] = {&rampPtr, &sumsPtr};
+  error.clear();
+  ok = m->launch("helpers", {2, 1, 1}, {128, 1, 1}, 0, helperArgs,
+                 {buffer(ramp, "in"), buffer(sums, "out")}, nullptr, error,
+                 SimOrder::Reverse);
+  check(ok && sums == std::vector<float>{8256.0f, 128.0f, 128.0f},
+        "__shared__ in inline and template helpers", error);
+
+  // The configured order is the order in which threads run.
+  std::vector<std::vector<int>> orders;
+  for (auto [order, seed] : {std::pair{SimOrder::Forward, 0u},
+                             {SimOrder::Reverse, 0u},
+                             {SimOrder::Shuffle, 1u},
+                             {SimOrder::Shuffle, 2u},
+                             {SimOrder::Shuffle, 1u}}) {
+    std::vector<int> position(64, -2);
+    int *positionPtr = position.data();
+    void *orderArgs[] = {&positionPtr};
+    error.clear();
+    if (!m->launch("run_order", {1, 1, 1}, {64, 1, 1}, 0, orderArgs,
+                   {buffer(position, "out")}, nullptr, error, order, seed))
+      break;
+    orders.push_back(position);
+  }
+  bool ordered = orders.size() == 5;
+  for (int t = 0; ordered && t < 64; ++t)
+    ordered = orders[0][t] == t && orders[1][t] == 63 - t;
+  std::vector<int> sorted = ordered ? orders[2] : std::vector<int>();
+  std::sort(sorted.begin(), sorted.end());
+  ordered = ordered && orders[2] != orders[0] && orders[2] != orders[1] &&
+            orders[2] != orders[3] && orders[2] == orders[4] &&
+            sorted == orders[0];
+  check(ordered, "forward, reverse and seeded shuffle orders", error);
+}
+
+void testCompileError() {
+  std::string error;
+  auto m = SimModule::compile("extern \"C\" __global__ void k() { oops; }\n",
+                              error, compileOptions);
+  check(!m && contains(error, "oops") && contains(error, "command:"),
+        "compile error is reported", error.substr(0, 200));
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: %s <test directory>\n", argv[0]);
+    return 2;
+  }
+  testDir = argv[1];
+  compileOptions.extraFlags = {"-Wall", "-Wextra", "-Werror"};
+  // More flags for the simulated modules, e.g. -DNF_SIM_UCONTEXT.
+  if (const char *extra = std::getenv("NF_SIM_TEST_FLAGS")) {
+    std::istringstream words(extra);
+    for (std::string word; words >> word;)
+      compileOptions.extraFlags.push_back(word);
+  }
+  testReduction();
+  testCopy();
+  testDeadlocks();
+  testHalf();
+  testWarp();
+  testSharedMemory();
+  testCompileError();
+  std::printf("%s: %d failure(s)\n", numFailures ? "FAILED" : "OK",
+              numFailures);
+  return numFailures ? 1 : 0;
+}

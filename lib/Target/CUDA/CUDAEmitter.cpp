@@ -1,0 +1,787 @@
+//===- CUDAEmitter.cpp - print nf kernel IR as CUDA C++ ---------*- C++ -*-===//
+//
+// Part of normfuse. See CUDAEmitter.h. Every SSA value becomes a local
+// variable declared where it is defined (vN); scf.for and scf.if results
+// are declared before their loop or branch and assigned by their yields.
+// Index values are `long long` (NVRTC has no <stdint.h>), unsigned
+// arithmetic casts to `unsigned long long`.
+//
+//===----------------------------------------------------------------------===//
+
+#include "normfuse/Target/CUDAEmitter.h"
+#include "normfuse/Codegen/Pipelines.h"
+#include "normfuse/InitAll.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Tools/mlir-translate/Translation.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+using namespace mlir;
+using namespace mlir::nf;
+
+/// The fixed prelude: the toolkit's half types under CUDA, and the few
+/// types and wrappers the printed kernels use. Under NF_CUDA_SIM the
+/// simulator's header (force-included) defines the first group instead.
+static constexpr llvm::StringLiteral kPrelude = R"(#if !defined(NF_CUDA_SIM)
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+/// A vector of N elements of T, loaded and stored as one access.
+template <class T, int N> struct alignas(sizeof(T) * N) nf_vec { T v[N]; };
+/// Global memory accesses (the simulator checks and counts them).
+template <class T> __device__ __forceinline__ T nf_ldg(const T *p) { return *p; }
+template <class T> __device__ __forceinline__ void nf_stg(T *p, T v) { *p = v; }
+#define NF_SHARED(type, name, count) __shared__ __align__(16) type name[count]
+#define NF_SIM_ENTRY(name)
+#endif
+
+/// arith.maximumf / minimumf: NaN if either is NaN, -0 below +0.
+__device__ __forceinline__ float nf_maximumf(float a, float b) {
+  return (a != a || b != b) ? a + b : (a > b || (a == b && b == 0.0f && __float_as_int(b) < 0) ? a : b);
+}
+__device__ __forceinline__ float nf_minimumf(float a, float b) {
+  return (a != a || b != b) ? a + b : (a < b || (a == b && a == 0.0f && __float_as_int(a) < 0) ? a : b);
+}
+__device__ __forceinline__ double nf_maximumf(double a, double b) {
+  return (a != a || b != b) ? a + b : (a > b || (a == b && b == 0.0 && __double_as_longlong(b) < 0) ? a : b);
+}
+__device__ __forceinline__ double nf_minimumf(double a, double b) {
+  return (a != a || b != b) ? a + b : (a < b || (a == b && a == 0.0 && __double_as_longlong(a) < 0) ? a : b);
+}
+)";
+
+namespace {
+
+class CUDAEmitter {
+public:
+  CUDAEmitter(llvm::raw_ostream &os) : os(os) {}
+
+  LogicalResult emitKernel(gpu::GPUFuncOp func);
+
+private:
+  llvm::raw_ostream &os;
+  llvm::DenseMap<Value, std::string> names;
+  unsigned nextValue = 0;
+  unsigned indent = 1;
+
+  llvm::raw_ostream &line() { return os.indent(2 * indent); }
+  std::string fresh(Value v, llvm::StringRef prefix = "v") {
+    std::string n = (prefix + llvm::Twine(nextValue++)).str();
+    names[v] = n;
+    return n;
+  }
+  std::string name(Value v) {
+    auto it = names.find(v);
+    return it == names.end() ? std::string("<unnamed>") : it->second;
+  }
+  FailureOr<std::string> typeName(Type type, Operation *at);
+  /// `type v = expr;` for the op's single result.
+  LogicalResult define(Operation *op, const std::string &expr);
+
+  LogicalResult emitBlock(Block &block);
+  LogicalResult emitOp(Operation &op);
+  LogicalResult emitFor(scf::ForOp op);
+  LogicalResult emitIf(scf::IfOp op);
+  LogicalResult emitConstant(arith::ConstantOp op);
+  LogicalResult emitCmpF(arith::CmpFOp op);
+  LogicalResult emitCmpI(arith::CmpIOp op);
+  LogicalResult emitCast(Operation *op);
+  LogicalResult emitMath(Operation *op);
+  /// The address of element `index` of `memref` (a flat global buffer or
+  /// a workgroup array).
+  FailureOr<std::string> address(Operation *at, Value memref, ValueRange index);
+  bool isWorkgroup(Value memref) {
+    return gpu::GPUDialect::hasWorkgroupMemoryAddressSpace(
+        cast<MemRefType>(memref.getType()));
+  }
+};
+
+FailureOr<std::string> CUDAEmitter::typeName(Type type, Operation *at) {
+  if (type.isF32())
+    return std::string("float");
+  if (type.isF64())
+    return std::string("double");
+  if (type.isF16())
+    return std::string("__half");
+  if (type.isBF16())
+    return std::string("__nv_bfloat16");
+  if (type.isIndex() || type.isInteger(64))
+    return std::string("long long");
+  if (type.isInteger(32))
+    return std::string("int");
+  if (type.isInteger(1))
+    return std::string("bool");
+  if (auto vec = dyn_cast<VectorType>(type)) {
+    if (vec.getRank() == 1) {
+      FailureOr<std::string> element = typeName(vec.getElementType(), at);
+      if (failed(element))
+        return failure();
+      return llvm::formatv("nf_vec<{0}, {1}>", *element, vec.getDimSize(0))
+          .str();
+    }
+  }
+  return at->emitOpError() << "cannot print type " << type << " as CUDA",
+         failure();
+}
+
+LogicalResult CUDAEmitter::define(Operation *op, const std::string &expr) {
+  Value result = op->getResult(0);
+  FailureOr<std::string> type = typeName(result.getType(), op);
+  if (failed(type))
+    return failure();
+  std::string n = fresh(result);
+  line() << *type << " " << n << " = " << expr << ";\n";
+  return success();
+}
+
+FailureOr<std::string> CUDAEmitter::address(Operation *at, Value memref,
+                                            ValueRange index) {
+  auto type = cast<MemRefType>(memref.getType());
+  if (type.getRank() != 1 || !type.getLayout().isIdentity() ||
+      index.size() != 1)
+    return at->emitOpError()
+               << "cannot print an access to " << type
+               << ": kernels take flat memrefs of identity layout",
+           failure();
+  return "(" + name(memref) + " + " + name(index[0]) + ")";
+}
+
+/// A float literal that reads back as exactly `v` in `type` (f32 or f64).
+static std::string floatLiteral(double v, bool isF32) {
+  if (std::isnan(v))
+    return isF32 ? "__int_as_float(0x7fc00000)"
+                 : "__longlong_as_double(0x7ff8000000000000LL)";
+  if (std::isinf(v)) {
+    if (isF32)
+      return v > 0 ? "__int_as_float(0x7f800000)"
+                   : "__int_as_float((int)0xff800000u)";
+    return v > 0 ? "__longlong_as_double(0x7ff0000000000000LL)"
+                 : "__longlong_as_double((long long)0xfff0000000000000ULL)";
+  }
+  // Shortest decimal that reads back exactly, else a hex literal.
+  for (int digits = 6; digits <= 17; ++digits) {
+    char buffer[64];
+    std::snprintf(buffer, sizeof(buffer), "%.*g", digits, v);
+    std::string s = buffer;
+    double back = isF32 ? double(std::strtof(s.c_str(), nullptr))
+                        : std::strtod(s.c_str(), nullptr);
+    if (back == v) {
+      if (s.find_first_of(".eEn") == std::string::npos)
+        s += ".0";
+      return isF32 ? s + "f" : s;
+    }
+  }
+  char buffer[64];
+  std::snprintf(buffer, sizeof(buffer), "%a", v);
+  std::string hex = buffer;
+  return isF32 ? hex + "f" : hex;
+}
+
+LogicalResult CUDAEmitter::emitConstant(arith::ConstantOp op) {
+  Attribute value = op.getValue();
+  if (auto f = dyn_cast<FloatAttr>(value)) {
+    Type t = f.getType();
+    double v = f.getValueAsDouble();
+    if (t.isF32() || t.isF64())
+      return define(op, floatLiteral(v, t.isF32()));
+    if (t.isF16())
+      return define(op, "__float2half_rn(" + floatLiteral(v, true) + ")");
+    if (t.isBF16())
+      return define(op, "__float2bfloat16_rn(" + floatLiteral(v, true) + ")");
+  }
+  if (auto i = dyn_cast<IntegerAttr>(value)) {
+    Type t = i.getType();
+    if (t.isInteger(1))
+      return define(op, i.getValue().getBoolValue() ? "true" : "false");
+    if (t.isIndex() || t.isInteger(64))
+      return define(op, std::to_string(i.getValue().getSExtValue()) + "LL");
+    if (t.isInteger(32))
+      return define(op, std::to_string(i.getValue().getSExtValue()));
+  }
+  return op.emitOpError() << "cannot print constant " << value << " as CUDA";
+}
+
+LogicalResult CUDAEmitter::emitCmpF(arith::CmpFOp op) {
+  std::string a = name(op.getLhs()), b = name(op.getRhs());
+  using P = arith::CmpFPredicate;
+  auto both = [&](const char *o) { return a + " " + o + " " + b; };
+  std::string e;
+  switch (op.getPredicate()) {
+  case P::AlwaysFalse:
+    e = "false";
+    break;
+  case P::AlwaysTrue:
+    e = "true";
+    break;
+  case P::OEQ:
+    e = both("==");
+    break;
+  case P::OGT:
+    e = both(">");
+    break;
+  case P::OGE:
+    e = both(">=");
+    break;
+  case P::OLT:
+    e = both("<");
+    break;
+  case P::OLE:
+    e = both("<=");
+    break;
+  case P::ONE:
+    e = "(" + both("<") + " || " + both(">") + ")";
+    break;
+  case P::ORD:
+    e = "(" + a + " == " + a + " && " + b + " == " + b + ")";
+    break;
+  case P::UEQ:
+    e = "!(" + both("<") + " || " + both(">") + ")";
+    break;
+  case P::UGT:
+    e = "!(" + both("<=") + ")";
+    break;
+  case P::UGE:
+    e = "!(" + both("<") + ")";
+    break;
+  case P::ULT:
+    e = "!(" + both(">=") + ")";
+    break;
+  case P::ULE:
+    e = "!(" + both(">") + ")";
+    break;
+  case P::UNE:
+    e = both("!=");
+    break;
+  case P::UNO:
+    e = "(" + a + " != " + a + " || " + b + " != " + b + ")";
+    break;
+  }
+  return define(op, e);
+}
+
+/// The unsigned type of the same width as an integer type's C name.
+static std::string unsignedOf(Type t) {
+  if (t.isInteger(32))
+    return "unsigned";
+  if (t.isInteger(1))
+    return "bool";
+  return "unsigned long long";
+}
+
+LogicalResult CUDAEmitter::emitCmpI(arith::CmpIOp op) {
+  std::string a = name(op.getLhs()), b = name(op.getRhs());
+  std::string u = unsignedOf(op.getLhs().getType());
+  auto s = [&](const char *o) { return a + " " + o + " " + b; };
+  auto us = [&](const char *o) {
+    return "(" + u + ")" + a + " " + o + " (" + u + ")" + b;
+  };
+  using P = arith::CmpIPredicate;
+  std::string e;
+  switch (op.getPredicate()) {
+  case P::eq:
+    e = s("==");
+    break;
+  case P::ne:
+    e = s("!=");
+    break;
+  case P::slt:
+    e = s("<");
+    break;
+  case P::sle:
+    e = s("<=");
+    break;
+  case P::sgt:
+    e = s(">");
+    break;
+  case P::sge:
+    e = s(">=");
+    break;
+  case P::ult:
+    e = us("<");
+    break;
+  case P::ule:
+    e = us("<=");
+    break;
+  case P::ugt:
+    e = us(">");
+    break;
+  case P::uge:
+    e = us(">=");
+    break;
+  }
+  return define(op, e);
+}
+
+LogicalResult CUDAEmitter::emitCast(Operation *op) {
+  Value in = op->getOperand(0);
+  Type from = in.getType(), to = op->getResult(0).getType();
+  std::string x = name(in);
+  if (isa<arith::ExtFOp>(op)) {
+    if (from.isF16() && to.isF32())
+      return define(op, "__half2float(" + x + ")");
+    if (from.isBF16() && to.isF32())
+      return define(op, "__bfloat162float(" + x + ")");
+    if (from.isF32() && to.isF64())
+      return define(op, "(double)" + x);
+  }
+  if (isa<arith::TruncFOp>(op)) {
+    if (from.isF32() && to.isF16())
+      return define(op, "__float2half_rn(" + x + ")");
+    if (from.isF32() && to.isBF16())
+      return define(op, "__float2bfloat16_rn(" + x + ")");
+    if (from.isF64() && to.isF32())
+      return define(op, "(float)" + x);
+  }
+  FailureOr<std::string> toName = typeName(to, op);
+  if (failed(toName))
+    return failure();
+  if (isa<arith::IndexCastOp, arith::SIToFPOp, arith::FPToSIOp, arith::ExtSIOp,
+          arith::TruncIOp>(op))
+    return define(op, "(" + *toName + ")" + x);
+  if (isa<arith::IndexCastUIOp, arith::UIToFPOp, arith::ExtUIOp>(op))
+    return define(op, "(" + *toName + ")(" + unsignedOf(from) + ")" + x);
+  if (isa<arith::FPToUIOp>(op))
+    return define(op, "(" + *toName + ")(" + unsignedOf(to) + ")" + x);
+  if (isa<arith::BitcastOp>(op)) {
+    if (from.isF32() && to.isInteger(32))
+      return define(op, "__float_as_int(" + x + ")");
+    if (from.isInteger(32) && to.isF32())
+      return define(op, "__int_as_float(" + x + ")");
+  }
+  return op->emitOpError() << "cannot print the conversion from " << from
+                           << " to " << to << " as CUDA";
+}
+
+LogicalResult CUDAEmitter::emitMath(Operation *op) {
+  Type t = op->getResult(0).getType();
+  if (!t.isF32() && !t.isF64())
+    return op->emitOpError()
+           << "cannot print math on " << t << " as CUDA (only f32 and f64)";
+  bool f = t.isF32();
+  auto call = [&](llvm::StringRef base) {
+    std::string fn = base.str() + (f ? "f" : "");
+    std::string args;
+    for (auto [i, v] : llvm::enumerate(op->getOperands()))
+      args += (i ? ", " : "") + name(v);
+    return define(op, fn + "(" + args + ")");
+  };
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](math::SqrtOp) { return call("sqrt"); })
+      .Case([&](math::RsqrtOp) { return call("rsqrt"); })
+      .Case([&](math::ExpOp) { return call("exp"); })
+      .Case([&](math::Exp2Op) { return call("exp2"); })
+      .Case([&](math::LogOp) { return call("log"); })
+      .Case([&](math::TanhOp) { return call("tanh"); })
+      .Case([&](math::ErfOp) { return call("erf"); })
+      .Case([&](math::FmaOp) { return call("fma"); })
+      .Case([&](math::AbsFOp) { return call("fabs"); })
+      .Case([&](math::RoundEvenOp) { return call("rint"); })
+      .Case([&](math::RoundOp) { return call("round"); })
+      .Case([&](math::FloorOp) { return call("floor"); })
+      .Case([&](math::CeilOp) { return call("ceil"); })
+      .Default([&](Operation *) {
+        return op->emitOpError() << "cannot print as CUDA";
+      });
+}
+
+LogicalResult CUDAEmitter::emitFor(scf::ForOp op) {
+  // Results live in variables declared before the loop; the iteration
+  // arguments are the same variables.
+  for (auto [result, init, iterArg] :
+       llvm::zip(op.getResults(), op.getInitArgs(), op.getRegionIterArgs())) {
+    FailureOr<std::string> type = typeName(result.getType(), op);
+    if (failed(type))
+      return failure();
+    std::string n = fresh(result);
+    names[iterArg] = n;
+    line() << *type << " " << n << " = " << name(init) << ";\n";
+  }
+  std::string iv = fresh(op.getInductionVar(), "i");
+  line() << "for (long long " << iv << " = " << name(op.getLowerBound()) << "; "
+         << iv << " < " << name(op.getUpperBound()) << "; " << iv
+         << " += " << name(op.getStep()) << ") {\n";
+  ++indent;
+  if (failed(emitBlock(*op.getBody())))
+    return failure();
+  auto yield = cast<scf::YieldOp>(op.getBody()->getTerminator());
+  // Through temporaries: a yield may swap the iteration arguments.
+  SmallVector<std::string> temps;
+  for (auto [i, v] : llvm::enumerate(yield.getOperands())) {
+    FailureOr<std::string> type = typeName(v.getType(), yield);
+    if (failed(type))
+      return failure();
+    std::string t = "t" + std::to_string(nextValue++);
+    line() << *type << " " << t << " = " << name(v) << ";\n";
+    temps.push_back(t);
+  }
+  for (auto [result, t] : llvm::zip(op.getResults(), temps))
+    line() << name(result) << " = " << t << ";\n";
+  --indent;
+  line() << "}\n";
+  return success();
+}
+
+LogicalResult CUDAEmitter::emitIf(scf::IfOp op) {
+  for (Value result : op.getResults()) {
+    FailureOr<std::string> type = typeName(result.getType(), op);
+    if (failed(type))
+      return failure();
+    line() << *type << " " << fresh(result) << ";\n";
+  }
+  auto branch = [&](Region &region) -> LogicalResult {
+    ++indent;
+    Block &block = region.front();
+    if (failed(emitBlock(block)))
+      return failure();
+    auto yield = cast<scf::YieldOp>(block.getTerminator());
+    for (auto [result, v] : llvm::zip(op.getResults(), yield.getOperands()))
+      line() << name(result) << " = " << name(v) << ";\n";
+    --indent;
+    return success();
+  };
+  line() << "if (" << name(op.getCondition()) << ") {\n";
+  if (failed(branch(op.getThenRegion())))
+    return failure();
+  if (!op.getElseRegion().empty()) {
+    line() << "} else {\n";
+    if (failed(branch(op.getElseRegion())))
+      return failure();
+  }
+  line() << "}\n";
+  return success();
+}
+
+LogicalResult CUDAEmitter::emitBlock(Block &block) {
+  for (Operation &op : block)
+    if (failed(emitOp(op)))
+      return failure();
+  return success();
+}
+
+LogicalResult CUDAEmitter::emitOp(Operation &op) {
+  auto bin = [&](const char *o) {
+    return define(&op, name(op.getOperand(0)) + " " + o + " " +
+                           name(op.getOperand(1)));
+  };
+  auto ubin = [&](const char *o) {
+    std::string u = unsignedOf(op.getResult(0).getType());
+    FailureOr<std::string> t = typeName(op.getResult(0).getType(), &op);
+    if (failed(t))
+      return failure();
+    return define(&op, "(" + *t + ")((" + u + ")" + name(op.getOperand(0)) +
+                           " " + o + " (" + u + ")" + name(op.getOperand(1)) +
+                           ")");
+  };
+  auto pick = [&](const char *o, bool isUnsigned) {
+    std::string a = name(op.getOperand(0)), b = name(op.getOperand(1));
+    if (isUnsigned) {
+      std::string u = unsignedOf(op.getResult(0).getType());
+      return define(&op, "(" + u + ")" + a + " " + o + " (" + u + ")" + b +
+                             " ? " + a + " : " + b);
+    }
+    return define(&op, a + " " + o + " " + b + " ? " + a + " : " + b);
+  };
+  auto fcall = [&](const char *f32, const char *f64) {
+    bool isF32 = op.getResult(0).getType().isF32();
+    return define(&op, std::string(isF32 ? f32 : f64) + "(" +
+                           name(op.getOperand(0)) + ", " +
+                           name(op.getOperand(1)) + ")");
+  };
+  auto dim = [&](const char *var, gpu::Dimension d) {
+    return define(&op, std::string("(long long)") + var + "." +
+                           stringifyDimension(d).str());
+  };
+  return llvm::TypeSwitch<Operation *, LogicalResult>(&op)
+      .Case([&](arith::ConstantOp c) { return emitConstant(c); })
+      .Case<arith::AddFOp, arith::AddIOp>([&](auto) { return bin("+"); })
+      .Case<arith::SubFOp, arith::SubIOp>([&](auto) { return bin("-"); })
+      .Case<arith::MulFOp, arith::MulIOp>([&](auto) { return bin("*"); })
+      .Case<arith::DivFOp, arith::DivSIOp>([&](auto) { return bin("/"); })
+      .Case<arith::RemSIOp>([&](auto) { return bin("%"); })
+      .Case<arith::AndIOp>([&](auto) { return bin("&"); })
+      .Case<arith::OrIOp>([&](auto) { return bin("|"); })
+      .Case<arith::XOrIOp>([&](auto) { return bin("^"); })
+      .Case<arith::ShLIOp>([&](auto) { return bin("<<"); })
+      .Case<arith::ShRSIOp>([&](auto) { return bin(">>"); })
+      .Case<arith::DivUIOp>([&](auto) { return ubin("/"); })
+      .Case<arith::RemUIOp>([&](auto) { return ubin("%"); })
+      .Case<arith::ShRUIOp>([&](auto) { return ubin(">>"); })
+      .Case([&](arith::CeilDivUIOp c) {
+        std::string u = unsignedOf(c.getType());
+        std::string a = "(" + u + ")" + name(c.getLhs());
+        std::string b = "(" + u + ")" + name(c.getRhs());
+        return define(&op,
+                      "(long long)((" + a + " + " + b + " - 1) / " + b + ")");
+      })
+      .Case<arith::MinUIOp>([&](auto) { return pick("<", true); })
+      .Case<arith::MaxUIOp>([&](auto) { return pick(">", true); })
+      .Case<arith::MinSIOp>([&](auto) { return pick("<", false); })
+      .Case<arith::MaxSIOp>([&](auto) { return pick(">", false); })
+      .Case<arith::MaximumFOp>(
+          [&](auto) { return fcall("nf_maximumf", "nf_maximumf"); })
+      .Case<arith::MinimumFOp>(
+          [&](auto) { return fcall("nf_minimumf", "nf_minimumf"); })
+      .Case<arith::MaxNumFOp>([&](auto) { return fcall("fmaxf", "fmax"); })
+      .Case<arith::MinNumFOp>([&](auto) { return fcall("fminf", "fmin"); })
+      .Case([&](arith::NegFOp n) {
+        return define(&op, "-" + name(n.getOperand()));
+      })
+      .Case([&](arith::SelectOp s) {
+        return define(&op, name(s.getCondition()) + " ? " +
+                               name(s.getTrueValue()) + " : " +
+                               name(s.getFalseValue()));
+      })
+      .Case([&](arith::CmpFOp c) { return emitCmpF(c); })
+      .Case([&](arith::CmpIOp c) { return emitCmpI(c); })
+      .Case<arith::ExtFOp, arith::TruncFOp, arith::IndexCastOp,
+            arith::IndexCastUIOp, arith::SIToFPOp, arith::UIToFPOp,
+            arith::FPToSIOp, arith::FPToUIOp, arith::ExtSIOp, arith::ExtUIOp,
+            arith::TruncIOp, arith::BitcastOp>(
+          [&](Operation *c) { return emitCast(c); })
+      .Case([&](memref::LoadOp l) -> LogicalResult {
+        FailureOr<std::string> at = address(&op, l.getMemRef(), l.getIndices());
+        if (failed(at))
+          return failure();
+        if (isWorkgroup(l.getMemRef()))
+          return define(&op, "*" + *at);
+        return define(&op, "nf_ldg" + *at);
+      })
+      .Case([&](memref::StoreOp s) -> LogicalResult {
+        FailureOr<std::string> at = address(&op, s.getMemRef(), s.getIndices());
+        if (failed(at))
+          return failure();
+        if (isWorkgroup(s.getMemRef()))
+          line() << "*" << *at << " = " << name(s.getValue()) << ";\n";
+        else
+          line() << "nf_stg(" << *at << ", " << name(s.getValue()) << ");\n";
+        return success();
+      })
+      .Case([&](vector::LoadOp l) -> LogicalResult {
+        FailureOr<std::string> at = address(&op, l.getBase(), l.getIndices());
+        FailureOr<std::string> type = typeName(l.getVectorType(), &op);
+        if (failed(at) || failed(type))
+          return failure();
+        if (isWorkgroup(l.getBase()))
+          return define(&op, "*(const " + *type + " *)" + *at);
+        return define(&op, "nf_ldg((const " + *type + " *)" + *at + ")");
+      })
+      .Case([&](vector::StoreOp s) -> LogicalResult {
+        FailureOr<std::string> at = address(&op, s.getBase(), s.getIndices());
+        FailureOr<std::string> type = typeName(s.getVectorType(), &op);
+        if (failed(at) || failed(type))
+          return failure();
+        if (isWorkgroup(s.getBase()))
+          line() << "*(" << *type << " *)" << *at << " = "
+                 << name(s.getValueToStore()) << ";\n";
+        else
+          line() << "nf_stg((" << *type << " *)" << *at << ", "
+                 << name(s.getValueToStore()) << ");\n";
+        return success();
+      })
+      .Case([&](vector::ExtractOp e) -> LogicalResult {
+        if (!e.getDynamicPosition().empty() ||
+            e.getStaticPosition().size() != 1 ||
+            isa<VectorType>(e.getResult().getType()))
+          return e.emitOpError()
+                 << "cannot print as CUDA: only a constant lane of a 1-D "
+                    "vector";
+        return define(&op, name(e.getVector()) + ".v[" +
+                               std::to_string(e.getStaticPosition()[0]) + "]");
+      })
+      .Case([&](vector::FromElementsOp f) -> LogicalResult {
+        FailureOr<std::string> type = typeName(f.getType(), &op);
+        if (failed(type))
+          return failure();
+        std::string elems;
+        for (auto [i, v] : llvm::enumerate(f.getElements()))
+          elems += (i ? ", " : "") + name(v);
+        return define(&op, *type + "{{" + elems + "}}");
+      })
+      .Case(
+          [&](gpu::ThreadIdOp t) { return dim("threadIdx", t.getDimension()); })
+      .Case([&](gpu::BlockIdOp t) { return dim("blockIdx", t.getDimension()); })
+      .Case(
+          [&](gpu::BlockDimOp t) { return dim("blockDim", t.getDimension()); })
+      .Case([&](gpu::GridDimOp t) { return dim("gridDim", t.getDimension()); })
+      .Case([&](gpu::ShuffleOp s) -> LogicalResult {
+        if (!s.getValid().use_empty())
+          return s.emitOpError()
+                 << "cannot print as CUDA: the validity result is used";
+        const char *fn = nullptr;
+        switch (s.getMode()) {
+        case gpu::ShuffleMode::XOR:
+          fn = "__shfl_xor_sync";
+          break;
+        case gpu::ShuffleMode::DOWN:
+          fn = "__shfl_down_sync";
+          break;
+        case gpu::ShuffleMode::UP:
+          fn = "__shfl_up_sync";
+          break;
+        case gpu::ShuffleMode::IDX:
+          fn = "__shfl_sync";
+          break;
+        }
+        FailureOr<std::string> type =
+            typeName(s.getShuffleResult().getType(), &op);
+        if (failed(type))
+          return failure();
+        std::string n = fresh(s.getShuffleResult());
+        line() << *type << " " << n << " = " << fn << "(0xffffffffu, "
+               << name(s.getValue()) << ", " << name(s.getOffset()) << ", "
+               << name(s.getWidth()) << ");\n";
+        return success();
+      })
+      .Case([&](gpu::BarrierOp) {
+        line() << "__syncthreads();\n";
+        return success();
+      })
+      .Case([&](gpu::ReturnOp) {
+        line() << "return;\n";
+        return success();
+      })
+      .Case([&](scf::ForOp f) { return emitFor(f); })
+      .Case([&](scf::IfOp i) { return emitIf(i); })
+      .Case([&](scf::YieldOp) { return success(); }) // by the parent
+      .Default([&](Operation *o) -> LogicalResult {
+        if (o->getDialect() && isa<math::MathDialect>(o->getDialect()))
+          return emitMath(o);
+        return o->emitOpError() << "cannot print as CUDA";
+      });
+}
+
+LogicalResult CUDAEmitter::emitKernel(gpu::GPUFuncOp func) {
+  if (!func.isKernel())
+    return func.emitOpError() << "cannot print a device function as CUDA "
+                                 "(only kernels)";
+  if (!func.getBody().hasOneBlock())
+    return func.emitOpError()
+           << "cannot print a kernel of several blocks as CUDA";
+  names.clear();
+  nextValue = 0;
+  Block &entry = func.getBody().front();
+  // Parameters: flat buffers as restrict pointers (const when never
+  // written), scalars by value.
+  std::string params;
+  unsigned numParams = func.getFunctionType().getNumInputs();
+  for (unsigned i = 0; i < numParams; ++i) {
+    BlockArgument arg = func.getArgument(i);
+    std::string n = "a" + std::to_string(i);
+    names[arg] = n;
+    std::string decl;
+    if (auto memref = dyn_cast<MemRefType>(arg.getType())) {
+      FailureOr<std::string> element = typeName(memref.getElementType(), func);
+      if (failed(element))
+        return failure();
+      bool written = llvm::any_of(arg.getUsers(), [&](Operation *user) {
+        return isa<memref::StoreOp, vector::StoreOp>(user);
+      });
+      decl = (written ? "" : "const ") + *element + " *__restrict__ " + n;
+    } else {
+      FailureOr<std::string> type = typeName(arg.getType(), func);
+      if (failed(type))
+        return failure();
+      decl = *type + " " + n;
+    }
+    params += (i ? ", " : "") + decl;
+  }
+  std::string bounds;
+  if (std::optional<ArrayRef<int32_t>> block = func.getKnownBlockSize()) {
+    int64_t threads = 1;
+    for (int32_t d : *block)
+      threads *= d;
+    bounds = "__launch_bounds__(" + std::to_string(threads) + ") ";
+  }
+  if (auto schedule = func->getAttrOfType<StringAttr>("nf.schedule"))
+    os << "// " << func.getName() << ": " << schedule.getValue() << "\n";
+  os << "extern \"C\" __global__ void " << bounds << func.getName() << "("
+     << params << ") {\n";
+  for (auto [i, buffer] : llvm::enumerate(func.getWorkgroupAttributions())) {
+    auto type = cast<MemRefType>(buffer.getType());
+    FailureOr<std::string> element = typeName(type.getElementType(), func);
+    if (failed(element))
+      return failure();
+    if (type.getRank() != 1 || !type.hasStaticShape())
+      return func.emitOpError()
+             << "cannot print workgroup memory of type " << type << " as CUDA";
+    std::string n = "s" + std::to_string(i);
+    names[buffer] = n;
+    line() << "NF_SHARED(" << *element << ", " << n << ", "
+           << type.getDimSize(0) << ");\n";
+  }
+  if (!func.getPrivateAttributions().empty())
+    return func.emitOpError() << "cannot print private attributions as CUDA";
+  if (failed(emitBlock(entry)))
+    return failure();
+  os << "}\nNF_SIM_ENTRY(" << func.getName() << ")\n\n";
+  return success();
+}
+
+} // namespace
+
+LogicalResult nf::translateToCUDA(ModuleOp module, llvm::raw_ostream &out,
+                                  const CUDAEmitOptions &options) {
+  // Printed to a string first: nothing is written when an op fails.
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  SmallVector<gpu::GPUFuncOp> kernels;
+  module.walk([&](gpu::GPUFuncOp f) { kernels.push_back(f); });
+  if (kernels.empty())
+    return module.emitError()
+           << "no GPU kernels to print: the module holds no gpu.func (lower "
+              "nf ops with --nf-cuda-pipeline first)";
+  os << "// Generated by normfuse (nf-translate --nf-to-cuda) for "
+     << options.arch << ": " << kernels.size() << " kernel"
+     << (kernels.size() == 1 ? "" : "s") << ".\n";
+  os << kPrelude << "\n";
+  CUDAEmitter emitter(os);
+  for (gpu::GPUFuncOp kernel : kernels)
+    if (failed(emitter.emitKernel(kernel)))
+      return failure();
+  out << text;
+  return success();
+}
+
+void nf::registerToCUDATranslation() {
+  static llvm::cl::opt<std::string> arch(
+      "cuda-arch",
+      llvm::cl::desc("GPU architecture the kernels are generated for "
+                     "(sm_75 and up; default sm_90)"),
+      llvm::cl::init("sm_90"));
+  TranslateFromMLIRRegistration registration(
+      "nf-to-cuda", "print nf kernels as CUDA C++",
+      [](Operation *op, llvm::raw_ostream &os) -> LogicalResult {
+        auto module = dyn_cast<ModuleOp>(op);
+        if (!module)
+          return op->emitError() << "expected a builtin.module";
+        // A module of nf ops on tensors is lowered here first.
+        bool hasKernels = false;
+        module.walk([&](gpu::GPUFuncOp) { hasKernels = true; });
+        if (!hasKernels) {
+          PassManager pm(module.getContext());
+          CUDAPipelineOptions pipeline;
+          pipeline.arch = arch.getValue();
+          buildCUDAPipeline(pm, pipeline);
+          if (failed(pm.run(module)))
+            return failure();
+        }
+        CUDAEmitOptions options;
+        options.arch = arch;
+        return translateToCUDA(module, os, options);
+      },
+      [](DialectRegistry &registry) { registerAllDialects(registry); });
+}

@@ -1,0 +1,20 @@
+// What nf-lower-to-gpu refuses, each with a message at the op.
+// RUN: nf-opt %s --nf-lower-to-gpu -split-input-file -verify-diagnostics
+// RUN: not nf-opt %s --nf-lower-to-gpu=arch=sm_70 2>&1 | FileCheck %s --check-prefix=ARCH
+// RUN: not nf-opt %s --nf-lower-to-gpu=row-norm-schedule=tiles 2>&1 | FileCheck %s --check-prefix=SCHEDULE
+// ARCH: nf-lower-to-gpu: unknown GPU architecture 'sm_70' (expected sm_XY or compute_XY, 75 or newer)
+// SCHEDULE: nf-lower-to-gpu: unknown row-norm schedule 'tiles'
+
+func.func @group_norm_has_no_cuda_lowering_yet(%x: tensor<2x64x4x4xf32>) -> tensor<2x64x4x4xf32> {
+  // expected-error @+1 {{'nf.group_norm' op has no CUDA lowering yet}}
+  %y, %m, %r = nf.group_norm %x {num_groups = 8 : i64} : (tensor<2x64x4x4xf32>) -> (tensor<2x64x4x4xf32>, tensor<2x8xf32>, tensor<2x8xf32>)
+  return %y : tensor<2x64x4x4xf32>
+}
+
+// -----
+
+func.func @tosa_is_not_lowered(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'tosa.add' op cannot run on the CUDA target: only nf ops are lowered to GPU kernels (raise decomposed graphs first with --nf-fuse-pipeline)}}
+  %y = tosa.add %x, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}

@@ -1,0 +1,68 @@
+// The CUDA schedule layer's choice for row norms, by row length and element
+// type (Schedule.cpp): (part of) a warp per row up to 1024 elements, a block
+// per row with the row in registers up to 32 elements a thread, a streamed
+// block row beyond that or when the length is unknown; 16-byte vectors that
+// divide the row.
+// RUN: nf-opt %s --nf-lower-to-gpu | FileCheck %s
+// RUN: nf-opt %s --nf-lower-to-gpu=arch=sm_80 | FileCheck %s
+
+// CHECK-LABEL: gpu.func @rows_of_128_f32_layer_norm
+// CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
+// CHECK-SAME: nf.schedule = "warp-rows threads-per-row=32 rows-per-block=8 vector=4 registers=1"
+func.func @rows_of_128_f32(%x: tensor<64x128xf32>) -> tensor<64x128xf32> {
+  %y, %m, %r = nf.layer_norm %x {axis = 1 : i64} : (tensor<64x128xf32>) -> (tensor<64x128xf32>, tensor<64x1xf32>, tensor<64x1xf32>)
+  return %y : tensor<64x128xf32>
+}
+// Two lanes of a warp per row of 8 (two float4 loads), 128 rows a block.
+// CHECK-LABEL: gpu.func @rows_of_8_f32_layer_norm
+// CHECK-SAME: nf.schedule = "warp-rows threads-per-row=2 rows-per-block=128 vector=4 registers=1"
+func.func @rows_of_8_f32(%x: tensor<64x8xf32>) -> tensor<64x8xf32> {
+  %y, %m, %r = nf.layer_norm %x {axis = 1 : i64} : (tensor<64x8xf32>) -> (tensor<64x8xf32>, tensor<64x1xf32>, tensor<64x1xf32>)
+  return %y : tensor<64x8xf32>
+}
+// CHECK-LABEL: gpu.func @rows_of_1024_bf16_rms_norm
+// CHECK-SAME: nf.schedule = "warp-rows threads-per-row=32 rows-per-block=8 vector=8 registers=4"
+func.func @rows_of_1024_bf16(%x: tensor<64x1024xbf16>) -> tensor<64x1024xbf16> {
+  %y, %r = nf.rms_norm %x {axis = 1 : i64} : (tensor<64x1024xbf16>) -> (tensor<64x1024xbf16>, tensor<64x1xf32>)
+  return %y : tensor<64x1024xbf16>
+}
+// CHECK-LABEL: gpu.func @rows_of_4096_bf16_rms_norm
+// CHECK-SAME: known_block_size = array<i32: 512, 1, 1>
+// CHECK-SAME: nf.schedule = "block-row-registers threads-per-row=512 rows-per-block=1 vector=8 registers=1"
+func.func @rows_of_4096_bf16(%x: tensor<64x4096xbf16>) -> tensor<64x4096xbf16> {
+  %y, %r = nf.rms_norm %x {axis = 1 : i64} : (tensor<64x4096xbf16>) -> (tensor<64x4096xbf16>, tensor<64x1xf32>)
+  return %y : tensor<64x4096xbf16>
+}
+// CHECK-LABEL: gpu.func @rows_of_32768_f32_layer_norm
+// CHECK-SAME: nf.schedule = "block-row-registers threads-per-row=1024 rows-per-block=1 vector=4 registers=8"
+func.func @rows_of_32768_f32(%x: tensor<4x32768xf32>) -> tensor<4x32768xf32> {
+  %y, %m, %r = nf.layer_norm %x {axis = 1 : i64} : (tensor<4x32768xf32>) -> (tensor<4x32768xf32>, tensor<4x1xf32>, tensor<4x1xf32>)
+  return %y : tensor<4x32768xf32>
+}
+// 64 floats a thread would not stay in registers: streamed.
+// CHECK-LABEL: gpu.func @rows_of_65536_f32_layer_norm
+// CHECK-SAME: nf.schedule = "block-row-streaming threads-per-row=512 rows-per-block=1 vector=4 registers=0"
+func.func @rows_of_65536_f32(%x: tensor<4x65536xf32>) -> tensor<4x65536xf32> {
+  %y, %m, %r = nf.layer_norm %x {axis = 1 : i64} : (tensor<4x65536xf32>) -> (tensor<4x65536xf32>, tensor<4x1xf32>, tensor<4x1xf32>)
+  return %y : tensor<4x65536xf32>
+}
+// An odd length: no vector divides it, scalar accesses.
+// CHECK-LABEL: gpu.func @rows_of_5121_f16_layer_norm
+// CHECK-SAME: nf.schedule = "block-row-registers threads-per-row=864 rows-per-block=1 vector=1 registers=6"
+func.func @rows_of_5121_f16(%x: tensor<4x5121xf16>) -> tensor<4x5121xf16> {
+  %y, %m, %r = nf.layer_norm %x {axis = 1 : i64} : (tensor<4x5121xf16>) -> (tensor<4x5121xf16>, tensor<4x1xf32>, tensor<4x1xf32>)
+  return %y : tensor<4x5121xf16>
+}
+// CHECK-LABEL: gpu.func @rows_of_unknown_length_layer_norm
+// CHECK-SAME: nf.schedule = "block-row-streaming threads-per-row=512 rows-per-block=1 vector=1 registers=0"
+func.func @rows_of_unknown_length(%x: tensor<4x?xf32>) -> tensor<4x?xf32> {
+  %y, %m, %r = nf.layer_norm %x {axis = 1 : i64} : (tensor<4x?xf32>) -> (tensor<4x?xf32>, tensor<4x1xf32>, tensor<4x1xf32>)
+  return %y : tensor<4x?xf32>
+}
+// Rows over two trailing dimensions (2x3 f64): 16-byte vectors of 2.
+// CHECK-LABEL: gpu.func @rows_of_2_f64_layer_norm
+// CHECK-SAME: nf.schedule = "warp-rows threads-per-row=4 rows-per-block=64 vector=2 registers=1"
+func.func @rows_of_2_f64(%x: tensor<64x2x3xf64>) -> tensor<64x2x3xf64> {
+  %y, %m, %r = nf.layer_norm %x {axis = 1 : i64} : (tensor<64x2x3xf64>) -> (tensor<64x2x3xf64>, tensor<64x1x1xf64>, tensor<64x1x1xf64>)
+  return %y : tensor<64x2x3xf64>
+}

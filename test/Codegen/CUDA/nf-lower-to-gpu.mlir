@@ -1,0 +1,89 @@
+// nf-lower-to-gpu: each nf op becomes a kernel in gpu.module @nf_kernels
+// and its gpu.launch_func from the host function, on flat buffers.
+// RUN: nf-opt %s --nf-lower-to-gpu -split-input-file | FileCheck %s
+
+// A block per row, the row in registers: 128-bit loads, sums by xor
+// shuffles within warps, then workgroup memory between barriers.
+// CHECK-LABEL: func.func @block_row
+// CHECK: %[[X:.+]] = memref.collapse_shape %{{.+}} {{\[\[}}0, 1]] : memref<2x2048xf32> into memref<4096xf32>
+// CHECK: %[[FLAT:.+]] = memref.cast %[[X]] : memref<4096xf32> to memref<?xf32>
+// CHECK: gpu.launch_func @nf_kernels::@block_row_rms_norm blocks in (%{{.+}}, %{{.+}}, %{{.+}}) threads in (%{{.+}}, %{{.+}}, %{{.+}}) args(%[[FLAT]] : memref<?xf32>
+// CHECK: gpu.module @nf_kernels
+// CHECK: gpu.func @block_row_rms_norm(%{{.+}}: memref<?xf32>, %{{.+}}: memref<?xf32>, %{{.+}}: memref<?xf32>, %{{.+}}: memref<?xf32>, %{{.+}}: index, %{{.+}}: index)
+// CHECK-SAME: workgroup(%[[SCRATCH:.+]] : memref<16xf32, #gpu.address_space<workgroup>>)
+// CHECK-SAME: kernel
+// CHECK: gpu.thread_id x
+// CHECK: gpu.block_id x
+// CHECK: vector.load %{{.+}} : memref<?xf32>, vector<4xf32>
+// CHECK-COUNT-5: gpu.shuffle xor
+// CHECK: memref.store %{{.+}}, %[[SCRATCH]]
+// CHECK: gpu.barrier
+// CHECK: memref.load %[[SCRATCH]]
+// CHECK: gpu.barrier
+// CHECK: math.sqrt
+// CHECK: vector.store %{{.+}} : memref<?xf32>, vector<4xf32>
+// CHECK: gpu.return
+func.func @block_row(%x: tensor<2x2048xf32>, %g: tensor<2048xf32>) -> (tensor<2x2048xf32>, tensor<2x1xf32>) {
+  %y, %r = nf.rms_norm %x scale %g {axis = 1 : i64, epsilon = 1.0e-06 : f64} : (tensor<2x2048xf32>, tensor<2048xf32>) -> (tensor<2x2048xf32>, tensor<2x1xf32>)
+  return %y, %r : tensor<2x2048xf32>, tensor<2x1xf32>
+}
+
+// -----
+
+// Short rows: a warp per row, several rows a block, no barrier. Rows past
+// the end of the last block load nothing: each load is guarded by the row
+// and the column.
+// CHECK-LABEL: gpu.func @warp_rows_layer_norm
+// CHECK-SAME: nf.schedule = "warp-rows threads-per-row=32 rows-per-block=8 vector=8 registers=1"
+// CHECK: %[[ROWOK:.+]] = arith.cmpi ult, %{{.+}}, %{{.+}} : index
+// CHECK: %[[COLOK:.+]] = arith.cmpi ult
+// CHECK: %[[OK:.+]] = arith.andi %[[COLOK]], %[[ROWOK]] : i1
+// CHECK: scf.if %[[OK]] -> (f32, f32, f32, f32, f32, f32, f32, f32)
+// CHECK: vector.load %{{.+}} : memref<?xf16>, vector<8xf16>
+// CHECK-COUNT-8: arith.extf
+// CHECK-NOT: gpu.barrier
+// CHECK: gpu.return
+func.func @warp_rows(%x: tensor<20x256xf16>) -> tensor<20x256xf16> {
+  %y, %m, %r = nf.layer_norm %x {axis = 1 : i64} : (tensor<20x256xf16>) -> (tensor<20x256xf16>, tensor<20x1xf32>, tensor<20x1xf32>)
+  return %y : tensor<20x256xf16>
+}
+
+// -----
+
+// Rows too long for registers: three sweeps over the row (sum, squared
+// deviations around the mean, normalize), each a loop over the lane's
+// vectors.
+// CHECK-LABEL: gpu.func @long_rows_layer_norm
+// CHECK-SAME: nf.schedule = "block-row-streaming
+// CHECK: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} iter_args
+// CHECK: gpu.barrier
+// CHECK: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} iter_args
+// CHECK: arith.subf
+// CHECK: gpu.barrier
+// CHECK: scf.for
+// CHECK: vector.store
+func.func @long_rows(%x: tensor<2x131072xf32>) -> tensor<2x131072xf32> {
+  %y, %m, %r = nf.layer_norm %x {axis = 1 : i64} : (tensor<2x131072xf32>) -> (tensor<2x131072xf32>, tensor<2x1xf32>, tensor<2x1xf32>)
+  return %y : tensor<2x131072xf32>
+}
+
+// -----
+
+// Pointwise ops: a grid-stride loop, a vector a thread and step; the
+// logistic form of GELU (tanh) with math.exp2 (CUDA's exp2f).
+// CHECK-LABEL: gpu.func @pointwise_gelu
+// CHECK-SAME: nf.schedule = "grid-stride block=256 vector=8"
+// CHECK: gpu.grid_dim x
+// CHECK: scf.for
+// CHECK: vector.load %{{.+}} : memref<?xbf16>, vector<8xbf16>
+// CHECK: math.exp2
+// CHECK: vector.store %{{.+}} : memref<?xbf16>, vector<8xbf16>
+// CHECK-LABEL: gpu.func @pointwise_bias_add
+// CHECK: arith.divui
+// CHECK: arith.remui
+// CHECK: memref.load
+func.func @pointwise(%x: tensor<4x1024xbf16>, %b: tensor<1024xbf16>) -> tensor<4x1024xbf16> {
+  %0 = nf.gelu %x {approximate = #nf.approximation<tanh>} : tensor<4x1024xbf16>
+  %1 = nf.bias_add %0, %b {layout = #nf.layout<nhwc>} : tensor<4x1024xbf16>, tensor<1024xbf16>
+  return %1 : tensor<4x1024xbf16>
+}

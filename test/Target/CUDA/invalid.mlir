@@ -1,0 +1,53 @@
+// What the CUDA printer refuses: an error at the op, and nothing printed.
+// RUN: nf-translate --nf-to-cuda %s -split-input-file -verify-diagnostics
+// RUN: not nf-translate --nf-to-cuda %s -split-input-file 2>&1 >%t.out | FileCheck %s --check-prefix=NOTHING
+// RUN: FileCheck %s --check-prefix=EMPTY --allow-empty < %t.out
+// NOTHING: error:
+// EMPTY-NOT: {{.}}
+
+module attributes {gpu.container_module} {
+  gpu.module @nf_kernels {
+    gpu.func @sine(%x: memref<?xf32>, %i: index) kernel {
+      %v = memref.load %x[%i] : memref<?xf32>
+      // expected-error @+1 {{'math.sin' op cannot print as CUDA}}
+      %s = math.sin %v : f32
+      memref.store %s, %x[%i] : memref<?xf32>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @nf_kernels {
+    gpu.func @two_dimensional_buffer(%x: memref<4x4xf32>, %i: index) kernel {
+      // expected-error @+1 {{'memref.load' op cannot print an access to 'memref<4x4xf32>': kernels take flat memrefs of identity layout}}
+      %v = memref.load %x[%i, %i] : memref<4x4xf32>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @nf_kernels {
+    gpu.func @matrix_vector(%x: memref<?xf32>, %i: index) kernel {
+      // expected-error @+1 {{'vector.load' op cannot print type 'vector<2x2xf32>' as CUDA}}
+      %v = vector.load %x[%i] : memref<?xf32>, vector<2x2xf32>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @nf_kernels {
+    // expected-error @+1 {{'gpu.func' op cannot print a device function as CUDA (only kernels)}}
+    gpu.func @helper(%x: f32) {
+      gpu.return
+    }
+  }
+}

@@ -1,0 +1,59 @@
+//===- CudaSimTestUtils.h - shared pieces of the cuda-sim tests -*- C++ -*-===//
+//
+// Part of normfuse. JITs for the cuda-sim target (one per forced row-norm
+// schedule; compiling is the slow part) and a helper that compiles or fails
+// the test with the JIT's message; errorText and the CPU JIT (sharedJIT)
+// come from the JIT tests' JITTestUtils.h.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NORMFUSE_UNITTESTS_CUDA_CUDASIMTESTUTILS_H
+#define NORMFUSE_UNITTESTS_CUDA_CUDASIMTESTUTILS_H
+
+#include "JITTestUtils.h"
+#include "normfuse/JIT/CudaSimKernel.h"
+#include "normfuse/JIT/JIT.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+
+namespace nftest {
+
+/// The cuda-sim JIT whose row norms follow `schedule` ("auto", "warp-rows",
+/// "block-row-registers", "block-row-streaming").
+inline normfuse::jit::JIT &simJIT(const std::string &schedule = "auto") {
+  static std::mutex mutex;
+  static std::map<std::string, std::unique_ptr<normfuse::jit::JIT>> jits;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto &jit = jits[schedule];
+  if (!jit) {
+    normfuse::jit::Options options;
+    options.target = normfuse::jit::Target::CUDASim;
+    options.cudaRowNormSchedule = schedule;
+    jit = std::make_unique<normfuse::jit::JIT>(options);
+  }
+  return *jit;
+}
+
+/// Compiles `fn` of `ir` for the simulator or fails the test.
+inline std::shared_ptr<normfuse::jit::CudaSimKernel>
+compileForSim(const std::string &ir, const std::string &fn,
+              const std::string &schedule = "auto") {
+  auto kernel = simJIT(schedule).compile(ir, fn);
+  if (!kernel) {
+    ADD_FAILURE() << llvm::toString(kernel.takeError()) << "\nIR:\n" << ir;
+    return nullptr;
+  }
+  if ((*kernel)->getTarget() != normfuse::jit::Target::CUDASim) {
+    ADD_FAILURE() << "the cuda-sim JIT returned a kernel for another target";
+    return nullptr;
+  }
+  return std::static_pointer_cast<normfuse::jit::CudaSimKernel>(*kernel);
+}
+
+} // namespace nftest
+
+#endif // NORMFUSE_UNITTESTS_CUDA_CUDASIMTESTUTILS_H

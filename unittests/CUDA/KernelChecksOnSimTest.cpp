@@ -1,0 +1,194 @@
+//===- KernelChecksOnSimTest.cpp - what the simulator proves ----*- C++ -*-===//
+//
+// Part of normfuse. What the CUDA simulator shows about the printed kernels
+// besides their numbers:
+// - the global-memory traffic of each row-norm schedule is the one its
+//   design states (x read once when the row stays on chip, three times
+//   when it is streamed; y and the statistics written once);
+// - the order of the threads between barriers does not change a result;
+// - it catches the bugs it is there to catch: a planted missing barrier
+//   gives wrong numbers, a planted out-of-bounds row an error naming the
+//   buffer.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CudaSimTestUtils.h"
+#include "Reference.h"
+
+#include <cmath>
+
+using namespace nftest;
+using normfuse::jit::CudaSimKernel;
+using normfuse::runtime::LaunchArg;
+using normfuse::runtime::SimModule;
+using normfuse::runtime::SimOrder;
+using normfuse::runtime::SimStats;
+
+namespace {
+
+/// layer_norm over (rows, cols) of `dtype` with f32 scale and bias.
+std::string layerNormIR(DType dtype, int64_t rows, int64_t cols) {
+  std::string x = tensorType(dtype, {rows, cols});
+  std::string p = tensorType(DType::F32, {cols});
+  std::string st = tensorType(DType::F32, {rows, 1});
+  return "func.func @ln(%x: " + x + ", %s: " + p + ", %b: " + p + ") -> (" + x +
+         ", " + st + ", " + st +
+         ") {\n  %y, %m, %r = nf.layer_norm %x scale %s bias %b "
+         "{axis = 1 : i64} : (" +
+         x + ", " + p + ", " + p + ") -> (" + x + ", " + st + ", " + st +
+         ")\n  return %y, %m, %r : " + x + ", " + st + ", " + st + "\n}\n";
+}
+
+/// Inputs and poisoned outputs of one layer_norm call.
+struct LayerNormCall {
+  LayerNormCall(DType dtype, int64_t rows, int64_t cols)
+      : rows(rows), cols(cols), x(dtype, {rows, cols}),
+        scale(DType::F32, {cols}), bias(DType::F32, {cols}),
+        y(dtype, {rows, cols}), mean(DType::F32, {rows, 1}),
+        rstd(DType::F32, {rows, 1}) {
+    std::mt19937 rng(3);
+    x.fillNormal(rng);
+    scale.fillNormal(rng, 1.0, 0.5);
+    bias.fillNormal(rng);
+    for (Buffer *out : {&y, &mean, &rstd})
+      out->fill(std::nan(""));
+  }
+  llvm::Error run(const CudaSimKernel &k, SimOrder order = SimOrder::Forward,
+                  std::vector<SimStats> *stats = nullptr) {
+    return k.runInSimulator({x.ref(), scale.ref(), bias.ref()},
+                            {y.ref(), mean.ref(), rstd.ref()}, order, stats);
+  }
+  double error() const {
+    std::vector<double> ry, rm, rr, s = scale.toDoubles(), b = bias.toDoubles();
+    layerNormReference(x.toDoubles(), cols, &s, &b, 1e-5, ry, rm, rr);
+    return relativeError(y.toDoubles(), ry);
+  }
+  int64_t rows, cols;
+  Buffer x, scale, bias, y, mean, rstd;
+};
+
+struct TrafficCase {
+  const char *schedule;
+  DType dtype;
+  int64_t rows, cols;
+  /// Times each element of x is read.
+  int64_t readsOfX;
+};
+
+class RowNormTrafficTest : public testing::TestWithParam<TrafficCase> {};
+
+TEST_P(RowNormTrafficTest, MovesTheBytesItsScheduleStates) {
+  const TrafficCase &c = GetParam();
+  auto kernel =
+      compileForSim(layerNormIR(c.dtype, c.rows, c.cols), "ln", c.schedule);
+  ASSERT_TRUE(kernel);
+  LayerNormCall call(c.dtype, c.rows, c.cols);
+  std::vector<SimStats> stats;
+  ASSERT_EQ(errorText(call.run(*kernel, SimOrder::Forward, &stats)), "");
+  ASSERT_EQ(stats.size(), 1u);
+  uint64_t elements = uint64_t(c.rows * c.cols);
+  uint64_t elementBytes = normfuse::getDTypeSize(c.dtype);
+  // x as often as the schedule says, scale and bias (f32) once per row,
+  // as they are applied; y once, mean and rstd (f32) once per row.
+  EXPECT_EQ(stats[0].bytesLoaded,
+            elements * elementBytes * c.readsOfX + elements * 4 * 2);
+  EXPECT_EQ(stats[0].bytesStored, elements * elementBytes + c.rows * 4 * 2);
+  EXPECT_LE(call.error(), c.dtype == DType::F32 ? 1e-5 : 1e-3);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Schedules, RowNormTrafficTest,
+    testing::Values(
+        // 9 rows of 17: the last block of 8 rows has 7 past the end.
+        TrafficCase{"warp-rows", DType::F32, 9, 17, 1},
+        TrafficCase{"block-row-registers", DType::F16, 3, 1000, 1},
+        TrafficCase{"block-row-streaming", DType::F32, 2, 1000, 3}),
+    [](const testing::TestParamInfo<TrafficCase> &info) {
+      std::string n = info.param.schedule;
+      for (char &ch : n)
+        if (ch == '-')
+          ch = '_';
+      return n;
+    });
+
+TEST(SimulatorOrderTest, ThreadOrderDoesNotChangeABlockRowNorm) {
+  auto kernel = compileForSim(layerNormIR(DType::F32, 3, 1000), "ln",
+                              "block-row-registers");
+  ASSERT_TRUE(kernel);
+  LayerNormCall forward(DType::F32, 3, 1000), reverse(DType::F32, 3, 1000),
+      shuffled(DType::F32, 3, 1000);
+  ASSERT_EQ(errorText(forward.run(*kernel, SimOrder::Forward)), "");
+  ASSERT_EQ(errorText(reverse.run(*kernel, SimOrder::Reverse)), "");
+  ASSERT_EQ(errorText(shuffled.run(*kernel, SimOrder::Shuffle)), "");
+  // Every thread adds the same partial sums in the same order: the results
+  // agree bit for bit.
+  EXPECT_EQ(forward.y.bytes, reverse.y.bytes);
+  EXPECT_EQ(forward.y.bytes, shuffled.y.bytes);
+  EXPECT_EQ(forward.rstd.bytes, shuffled.rstd.bytes);
+}
+
+/// `kernel` with its source edited by `edit` and its plan by `editPlan`.
+std::shared_ptr<CudaSimKernel>
+plant(const CudaSimKernel &kernel,
+      const std::function<void(std::string &)> &edit,
+      const std::function<void(normfuse::runtime::LaunchPlan &)> &editPlan =
+          nullptr) {
+  std::string source = kernel.getSource();
+  edit(source);
+  std::string error;
+  auto module = SimModule::compile(source, error);
+  if (!module) {
+    ADD_FAILURE() << error;
+    return nullptr;
+  }
+  normfuse::runtime::LaunchPlan plan = kernel.getPlan();
+  if (editPlan)
+    editPlan(plan);
+  return std::make_shared<CudaSimKernel>(
+      kernel.getName(), kernel.getSignature(), source, plan, std::move(module));
+}
+
+TEST(PlantedBugTest, AMissingBarrierGivesWrongNumbers) {
+  auto kernel = compileForSim(layerNormIR(DType::F32, 3, 1000), "ln",
+                              "block-row-registers");
+  ASSERT_TRUE(kernel);
+  LayerNormCall good(DType::F32, 3, 1000);
+  ASSERT_EQ(errorText(good.run(*kernel)), "");
+  EXPECT_LE(good.error(), 1e-5);
+
+  // The barrier after the warps' partial sums are written to shared
+  // memory, and before they are read: the first one in the kernel.
+  auto broken = plant(*kernel, [](std::string &source) {
+    size_t at = source.find("__syncthreads();");
+    ASSERT_NE(at, std::string::npos) << source;
+    source.replace(at, std::string("__syncthreads();").size(), "");
+  });
+  ASSERT_TRUE(broken);
+  LayerNormCall bad(DType::F32, 3, 1000);
+  ASSERT_EQ(errorText(bad.run(*broken)), "");
+  EXPECT_FALSE(bad.error() <= 1e-5) << "the planted race went unnoticed";
+}
+
+TEST(PlantedBugTest, AnOutOfBoundsRowIsAnErrorNamingTheBuffer) {
+  auto kernel = compileForSim(layerNormIR(DType::F32, 3, 1000), "ln",
+                              "block-row-streaming");
+  ASSERT_TRUE(kernel);
+  // One block more than there are rows: the fourth block reads past x.
+  auto broken = plant(
+      *kernel, [](std::string &) {},
+      [](normfuse::runtime::LaunchPlan &plan) {
+        ASSERT_EQ(plan.steps.size(), 1u);
+        plan.steps[0].launch.grid[0] += 1;
+        for (LaunchArg &arg : plan.steps[0].launch.args)
+          if (arg.kind == LaunchArg::Kind::Integer && arg.value == 3)
+            arg.value = 4; // rows
+      });
+  ASSERT_TRUE(broken);
+  LayerNormCall call(DType::F32, 3, 1000);
+  std::string error = errorText(call.run(*broken));
+  EXPECT_NE(error.find("out-of-bounds global load"), std::string::npos)
+      << error;
+  EXPECT_NE(error.find("input 0"), std::string::npos) << error;
+}
+
+} // namespace
