@@ -20,6 +20,9 @@ namespace mlir::nf::cuda {
 constexpr llvm::StringLiteral kKernelModuleName = "nf_kernels";
 /// The attribute recording a kernel's schedule (Schedule.h).
 constexpr llvm::StringLiteral kScheduleAttr = "nf.schedule";
+/// The blocks a kernel needs resident per multiprocessor (the second
+/// argument of CUDA's __launch_bounds__), where its schedule sets one.
+constexpr llvm::StringLiteral kMinBlocksAttr = "nf.min_blocks_per_sm";
 
 /// A kernel being built: the gpu.func and a builder inside its body.
 struct Kernel {

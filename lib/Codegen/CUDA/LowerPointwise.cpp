@@ -83,6 +83,8 @@ LogicalResult lowerElementwise(RewriterBase &rewriter, Operation *op,
     argTypes.push_back(v.getType());
   Kernel k = createKernel(module, loc, kernelBaseName(op, name), argTypes,
                           s.blockSize, s.str());
+  k.func->setAttr(kMinBlocksAttr,
+                  b.getI64IntegerAttr(s.minBlocksPerMultiprocessor));
   {
     OpBuilder &kb = k.body;
     unsigned numIn = operands.size();

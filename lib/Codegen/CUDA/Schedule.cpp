@@ -136,7 +136,8 @@ RowNormSchedule cuda::selectRowNormSchedule(int64_t cols, Type elementType,
 
 std::string PointwiseSchedule::str() const {
   return "grid-stride block=" + std::to_string(blockSize) +
-         " vector=" + std::to_string(vectorWidth);
+         " vector=" + std::to_string(vectorWidth) +
+         " min-blocks-per-sm=" + std::to_string(minBlocksPerMultiprocessor);
 }
 
 PointwiseSchedule cuda::selectPointwiseSchedule(int64_t numElements,
@@ -146,5 +147,8 @@ PointwiseSchedule cuda::selectPointwiseSchedule(int64_t numElements,
   PointwiseSchedule s;
   s.blockSize = kPointwiseBlockSize;
   s.vectorWidth = vectorWidthFor(numElements, elementType);
+  // f64 math (erf, exp of doubles) needs more than the 64 registers four
+  // blocks of 256 leave a thread.
+  s.minBlocksPerMultiprocessor = elementType.isF64() ? 2 : 4;
   return s;
 }

@@ -704,7 +704,11 @@ LogicalResult CUDAEmitter::emitKernel(gpu::GPUFuncOp func) {
     int64_t threads = 1;
     for (int32_t d : *block)
       threads *= d;
-    bounds = "__launch_bounds__(" + std::to_string(threads) + ") ";
+    bounds = "__launch_bounds__(" + std::to_string(threads);
+    if (auto minBlocks =
+            func->getAttrOfType<IntegerAttr>("nf.min_blocks_per_sm"))
+      bounds += ", " + std::to_string(minBlocks.getInt());
+    bounds += ") ";
   }
   if (auto schedule = func->getAttrOfType<StringAttr>("nf.schedule"))
     os << "// " << func.getName() << ": " << schedule.getValue() << "\n";

@@ -72,7 +72,7 @@ func.func @long_rows(%x: tensor<2x131072xf32>) -> tensor<2x131072xf32> {
 // Pointwise ops: a grid-stride loop, a vector a thread and step; the
 // logistic form of GELU (tanh) with math.exp2 (CUDA's exp2f).
 // CHECK-LABEL: gpu.func @pointwise_gelu
-// CHECK-SAME: nf.schedule = "grid-stride block=256 vector=8"
+// CHECK-SAME: nf.min_blocks_per_sm = 4 : i64, nf.schedule = "grid-stride block=256 vector=8 min-blocks-per-sm=4"
 // CHECK: gpu.grid_dim x
 // CHECK: scf.for
 // CHECK: vector.load %{{.+}} : memref<?xbf16>, vector<8xbf16>

@@ -56,7 +56,8 @@ func.func @long_rows(%x: tensor<2x131072xf32>) -> tensor<2x131072xf32> {
 }
 
 // SiLU: x / (1 + 2^(-x log2 e)) with exp2f; a grid-stride loop.
-// CHECK-LABEL: // pointwise_silu_silu: grid-stride block=256 vector=4
+// CHECK-LABEL: // pointwise_silu_silu: grid-stride block=256 vector=4 min-blocks-per-sm=4
+// CHECK-NEXT: extern "C" __global__ void __launch_bounds__(256, 4) pointwise_silu_silu(
 // CHECK: long long v{{[0-9]+}} = (long long)gridDim.x;
 // CHECK: for (long long
 // CHECK: = exp2f(v{{[0-9]+}});

@@ -90,6 +90,11 @@ struct PointwiseSchedule {
   int64_t vectorWidth = 1;
   /// The grid has at most this many blocks; each loops over the rest.
   int64_t maxBlocks = 65535;
+  /// Blocks that must fit on one multiprocessor at once: bounds the
+  /// registers ptxas gives a thread (a kernel's `__launch_bounds__`).
+  /// Without it ptxas aims at full occupancy on sm_90 and spills the
+  /// unrolled f64 loop.
+  int64_t minBlocksPerMultiprocessor = 4;
   std::string str() const;
 };
 

@@ -1,0 +1,268 @@
+//===- NVRTCCompileTest.cpp - the printed CUDA compiles for real GPUs -*- C++
+//-*-===//
+//
+// Part of normfuse. Prints the CUDA of every kernel family and schedule the
+// CUDA back end emits (row norms forced through each schedule, in every
+// dtype, and every pointwise op) as one translation unit, and compiles it
+// with NVRTC as the runtime will: cubins for sm_80 and sm_90, PTX for
+// compute_75. Then checks what decides speed before any GPU runs it:
+// - ptxas reports no local-memory spills in any kernel at sm_90;
+// - where a kernel's schedule reads 16-byte vectors, its PTX has 128-bit
+//   global loads and stores (ld/st.global.v4 or .v2 of 64-bit words).
+// Built only where a CUDA toolkit is found; needs no GPU.
+//
+//===----------------------------------------------------------------------===//
+
+#include "normfuse/Codegen/Pipelines.h"
+#include "normfuse/InitAll.h"
+#include "normfuse/Target/CUDAEmitter.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+
+#include <gtest/gtest.h>
+#include <nvrtc.h>
+
+#include <map>
+#include <regex>
+#include <string>
+#include <vector>
+
+namespace {
+
+const char *kDTypes[] = {"f32", "f16", "bf16", "f64"};
+
+/// Functions of every row-norm kernel in `dtype` (rows of 2048 elements,
+/// which every schedule can take) and every pointwise op.
+std::string rowNormModule(const std::string &dtype, const char *op) {
+  std::string x = "tensor<16x2048x" + dtype + ">";
+  std::string st = dtype == "f64" ? "tensor<16x1xf64>" : "tensor<16x1xf32>";
+  std::string p = "tensor<2048x" + dtype + ">";
+  std::string name = std::string(op) + "_" + dtype;
+  if (std::string(op) == "layer_norm")
+    return "func.func @" + name + "(%x: " + x + ", %s: " + p + ", %b: " + p +
+           ") -> (" + x + ", " + st + ", " + st +
+           ") {\n  %y, %m, %r = nf.layer_norm %x scale %s bias %b {axis = 1 "
+           ": i64} : (" +
+           x + ", " + p + ", " + p + ") -> (" + x + ", " + st + ", " + st +
+           ")\n  return %y, %m, %r : " + x + ", " + st + ", " + st + "\n}\n";
+  return "func.func @" + name + "(%x: " + x + ", %s: " + p + ") -> (" + x +
+         ", " + st +
+         ") {\n  %y, %r = nf.rms_norm %x scale %s {axis = 1 : "
+         "i64} : (" +
+         x + ", " + p + ") -> (" + x + ", " + st + ")\n  return %y, %r : " + x +
+         ", " + st + "\n}\n";
+}
+
+std::string pointwiseModule(const std::string &dtype) {
+  std::string t = "tensor<8x1024x" + dtype + ">";
+  std::string c = "tensor<1024x" + dtype + ">";
+  std::string ops[] = {
+      "nf.relu %a : " + t,
+      "nf.gelu %a : " + t,
+      "nf.gelu %a {approximate = #nf.approximation<tanh>} : " + t,
+      "nf.silu %a : " + t,
+      "nf.add %a, %b : " + t,
+      "nf.mul %a, %b : " + t,
+      "nf.relu_grad %a, %b : " + t,
+      "nf.gelu_grad %a, %b : " + t,
+      "nf.gelu_grad %a, %b {approximate = #nf.approximation<tanh>} : " + t,
+      "nf.silu_grad %a, %b : " + t,
+      "nf.bias_add %a, %c {layout = #nf.layout<nhwc>} : " + t + ", " + c,
+  };
+  std::string body;
+  int i = 0;
+  for (const std::string &op : ops)
+    body += "  %" + std::to_string(i++) + " = " + op + "\n";
+  body += "  return";
+  for (int j = 0; j < i; ++j)
+    body += std::string(j ? ", %" : " %") + std::to_string(j);
+  body += " : ";
+  for (int j = 0; j < i; ++j)
+    body += (j ? ", " : "") + t;
+  std::string results;
+  for (int j = 0; j < i; ++j)
+    results += (j ? ", " : "") + t;
+  return "func.func @pointwise_" + dtype + "(%a: " + t + ", %b: " + t +
+         ", %c: " + c + ") -> (" + results + ") {\n" + body + "\n}\n";
+}
+
+/// The CUDA of `module` lowered with `schedule` for row norms.
+std::string printCUDA(const std::string &moduleText,
+                      const std::string &schedule) {
+  mlir::DialectRegistry registry;
+  mlir::nf::registerAllDialects(registry);
+  mlir::MLIRContext context(registry);
+  auto module = mlir::parseSourceString<mlir::ModuleOp>(moduleText, &context);
+  if (!module) {
+    ADD_FAILURE() << "does not parse:\n" << moduleText;
+    return "";
+  }
+  mlir::PassManager pm(&context);
+  mlir::nf::CUDAPipelineOptions options;
+  options.rowNormSchedule = schedule;
+  mlir::nf::buildCUDAPipeline(pm, options);
+  if (mlir::failed(pm.run(*module))) {
+    ADD_FAILURE() << "the CUDA pipeline failed on:\n" << moduleText;
+    return "";
+  }
+  std::string source;
+  llvm::raw_string_ostream os(source);
+  if (mlir::failed(mlir::nf::translateToCUDA(*module, os))) {
+    ADD_FAILURE() << "the printer failed";
+    return "";
+  }
+  return source;
+}
+
+/// Every kernel the CUDA back end emits, each schedule once: one source
+/// per forced schedule (the kernels' names say which).
+std::vector<std::string> allSources() {
+  std::vector<std::string> sources;
+  for (const char *schedule :
+       {"warp-rows", "block-row-registers", "block-row-streaming"}) {
+    std::string module;
+    for (const char *dtype : kDTypes)
+      for (const char *op : {"layer_norm", "rms_norm"})
+        module += rowNormModule(dtype, op);
+    std::string source = printCUDA(module, schedule);
+    // Kernel names are unique per module, not across these sources: give
+    // each source's kernels its schedule as a prefix.
+    std::string prefix = schedule;
+    for (char &ch : prefix)
+      if (ch == '-')
+        ch = '_';
+    source = std::regex_replace(
+        source, std::regex("(layer_norm|rms_norm)_(f32|f16|bf16|f64)_"),
+        prefix + "_$1_$2_");
+    sources.push_back(source);
+  }
+  std::string pointwise;
+  for (const char *dtype : kDTypes)
+    pointwise += pointwiseModule(dtype);
+  sources.push_back(printCUDA(pointwise, "auto"));
+  return sources;
+}
+
+struct Compiled {
+  bool ok = false;
+  std::string log;
+  std::string ptx;
+  size_t cubinBytes = 0;
+};
+
+Compiled compileWithNVRTC(const std::string &source, const std::string &arch) {
+  Compiled result;
+  nvrtcProgram program;
+  if (nvrtcCreateProgram(&program, source.c_str(), "nf_kernels.cu", 0, nullptr,
+                         nullptr) != NVRTC_SUCCESS) {
+    result.log = "nvrtcCreateProgram failed";
+    return result;
+  }
+  std::string archFlag = "--gpu-architecture=" + arch;
+  std::string include = std::string("--include-path=") + NF_CUDA_INCLUDE_DIR;
+  std::vector<const char *> options = {archFlag.c_str(), include.c_str(),
+                                       "--std=c++17", "-Xptxas=-v"};
+  nvrtcResult compiled =
+      nvrtcCompileProgram(program, int(options.size()), options.data());
+  size_t logSize = 0;
+  nvrtcGetProgramLogSize(program, &logSize);
+  result.log.resize(logSize);
+  nvrtcGetProgramLog(program, result.log.data());
+  result.ok = compiled == NVRTC_SUCCESS;
+  if (result.ok && arch.rfind("compute_", 0) == 0) {
+    size_t ptxSize = 0;
+    nvrtcGetPTXSize(program, &ptxSize);
+    result.ptx.resize(ptxSize);
+    nvrtcGetPTX(program, result.ptx.data());
+  } else if (result.ok) {
+    nvrtcGetCUBINSize(program, &result.cubinBytes);
+  }
+  nvrtcDestroyProgram(&program);
+  return result;
+}
+
+class NVRTCCompileTest : public testing::TestWithParam<const char *> {
+protected:
+  static const std::vector<std::string> &sources() {
+    static const std::vector<std::string> all = allSources();
+    return all;
+  }
+};
+
+TEST_P(NVRTCCompileTest, EveryKernelCompiles) {
+  std::string arch = GetParam();
+  for (const std::string &source : sources()) {
+    ASSERT_FALSE(source.empty());
+    Compiled c = compileWithNVRTC(source, arch);
+    EXPECT_TRUE(c.ok) << c.log;
+    if (arch.rfind("sm_", 0) == 0)
+      EXPECT_GT(c.cubinBytes, 0u);
+    else
+      EXPECT_NE(c.ptx.find(".entry"), std::string::npos);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Architectures, NVRTCCompileTest,
+                         testing::Values("sm_80", "sm_90", "compute_75"));
+
+TEST(NVRTCResourceTest, NoKernelSpillsAtSm90) {
+  static const std::regex spills(
+      "Compiling entry function '([A-Za-z0-9_]+)'[^]*?"
+      "([0-9]+) bytes spill stores, ([0-9]+) bytes spill loads");
+  int kernels = 0;
+  for (const std::string &source : allSources()) {
+    Compiled c = compileWithNVRTC(source, "sm_90");
+    ASSERT_TRUE(c.ok) << c.log;
+    for (std::sregex_iterator it(c.log.begin(), c.log.end(), spills), end;
+         it != end; ++it) {
+      ++kernels;
+      EXPECT_EQ((*it)[2].str(), "0") << "spill stores in " << (*it)[1];
+      EXPECT_EQ((*it)[3].str(), "0") << "spill loads in " << (*it)[1];
+    }
+  }
+  // 3 schedules x 4 dtypes x 2 norms, and 11 pointwise kernels x 4 dtypes.
+  EXPECT_EQ(kernels, 3 * 4 * 2 + 11 * 4);
+}
+
+TEST(NVRTCResourceTest, VectorSchedulesUse128BitGlobalAccesses) {
+  int checked = 0;
+  for (const std::string &source : allSources()) {
+    // Kernels whose schedule moves 16 bytes per access, from the comment
+    // the printer writes above each kernel.
+    static const std::regex schedule(
+        "// ([A-Za-z0-9_]+): [^\n]*vector=([0-9]+)");
+    std::map<std::string, int> vectors;
+    for (std::sregex_iterator it(source.begin(), source.end(), schedule), end;
+         it != end; ++it)
+      vectors[(*it)[1]] = std::stoi((*it)[2]);
+    Compiled c = compileWithNVRTC(source, "compute_90");
+    ASSERT_TRUE(c.ok) << c.log;
+    for (auto &[kernel, width] : vectors) {
+      std::string dtype = kernel.find("_f64") != std::string::npos   ? "f64"
+                          : kernel.find("_f32") != std::string::npos ? "f32"
+                                                                     : "16";
+      int bytes = width * (dtype == "f64" ? 8 : dtype == "f32" ? 4 : 2);
+      if (bytes != 16)
+        continue;
+      size_t begin = c.ptx.find(".entry " + kernel + "(");
+      ASSERT_NE(begin, std::string::npos) << kernel;
+      size_t end = c.ptx.find(".entry ", begin + 1);
+      std::string body = c.ptx.substr(begin, end - begin);
+      static const std::regex wideLoad(
+          "ld\\.global(\\.nc)?\\.v(4\\.(b|u|f|s)32|2\\.(b|u|f|s)64)");
+      static const std::regex wideStore(
+          "st\\.global\\.v(4\\.(b|u|f|s)32|2\\.(b|u|f|s)64)");
+      EXPECT_TRUE(std::regex_search(body, wideLoad))
+          << kernel << " has no 128-bit global load";
+      EXPECT_TRUE(std::regex_search(body, wideStore))
+          << kernel << " has no 128-bit global store";
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 20);
+}
+
+} // namespace
