@@ -1,7 +1,8 @@
 //===- nf-run.cpp - run one nf function on .npy files -----------*- C++ -*-===//
 //
-// Part of normfuse. Compiles one function of a .mlir file with the host JIT,
-// runs it on NumPy .npy inputs and writes .npy outputs; with --bench it
+// Part of normfuse. Compiles one function of a .mlir file with the JIT (for
+// the host CPU, or for the CUDA simulator with --target cuda-sim), runs it
+// on NumPy .npy inputs and writes .npy outputs; with --bench it
 // times the function and prints a table and a JSON line (median time, bytes
 // read and written, GB/s). Any problem is one diagnostic on stderr and exit
 // status 1; outputs are written only after a successful run, each through a
@@ -33,7 +34,12 @@ Dynamic dimensions ('?') take the sizes of the input files.
   --input FILE.npy    an input, one per argument, in order
   --output FILE.npy   where to write a result, in order; results past the
                       last --output are computed and discarded
-  --target cpu        where to run (cpu is the only target built)
+  --target T          where to run: cpu (the default), or cuda-sim: the
+                      CUDA kernels printed as CUDA C++ and run on this CPU
+                      by normfuse's CUDA simulator (slow; checks the CUDA
+                      back end without a GPU)
+  --cuda-arch ARCH    the GPU architecture CUDA kernels are generated for
+                      (sm_75 and up; default sm_90)
   --bench N           time N runs after 3 warm-up runs; print the median
                       time, the bytes read and written and GB/s (table and
                       JSON)
@@ -61,7 +67,7 @@ namespace {
 /// The command line. nf-run parses it itself: libLLVM registers global
 /// options of its own (one is called "threads").
 struct Arguments {
-  std::string inputFile, entry, target = "cpu";
+  std::string inputFile, entry, target = "cpu", cudaArch = "sm_90";
   std::vector<std::string> inputs, outputs;
   unsigned bench = 0;
   int threads = 0;
@@ -102,9 +108,9 @@ static std::string parseArguments(int argc, char **argv, Arguments &args) {
       *flag = true;
       continue;
     }
-    static const char *withValue[] = {"entry",       "input", "output",
-                                      "target",      "bench", "threads",
-                                      "vector-width"};
+    static const char *withValue[] = {"entry",        "input",    "output",
+                                      "target",       "bench",    "threads",
+                                      "vector-width", "cuda-arch"};
     if (!llvm::is_contained(withValue, name))
       return "unknown option '" + arg.str() + "' (see --help)";
     if (!inlineValue) {
@@ -130,6 +136,8 @@ static std::string parseArguments(int argc, char **argv, Arguments &args) {
       args.outputs.push_back(value.str());
     else if (name == "target")
       args.target = value.str();
+    else if (name == "cuda-arch")
+      args.cudaArch = value.str();
     else if (name == "bench")
       err = number(args.bench, 0);
     else if (name == "threads")
@@ -163,10 +171,17 @@ int main(int argc, char **argv) {
   const int threads = args.threads;
   const std::string &target = args.target;
 
-  if (target != "cpu")
-    return fail("unknown target '" + target +
-                "': this build runs on the cpu target only");
   jit::Options options;
+  if (target == "cpu")
+    options.target = jit::Target::CPU;
+  else if (target == "cuda-sim")
+    options.target = jit::Target::CUDASim;
+  else if (target == "cuda")
+    return fail("the cuda target is not built yet (the CUDA runtime comes "
+                "next); --target cuda-sim runs the CUDA kernels on this CPU");
+  else
+    return fail("unknown target '" + target + "' (cpu or cuda-sim)");
+  options.cudaArch = args.cudaArch;
   options.vectorWidth = args.vectorWidth;
   options.fuse = args.fuse;
   options.cacheBuffers = !args.noBufferCache;
