@@ -111,6 +111,30 @@ INSTANTIATE_TEST_SUITE_P(
       return n;
     });
 
+// A split row reads its chunk twice in the first kernel (the second time
+// from cache on a GPU) and once in the second, which also reads the row's
+// partial moments in every thread (broadcast reads): 3 chunks of 256 in a
+// row of 700 f32, 32 threads a block.
+TEST(RowNormTrafficTest, SplitRowMovesTheBytesItsScheduleStates) {
+  const int64_t rows = 2, cols = 700, chunks = 3, threads = 32;
+  auto kernel =
+      compileForSim(layerNormIR(DType::F32, rows, cols), "ln", "split-row");
+  ASSERT_TRUE(kernel);
+  LayerNormCall call(DType::F32, rows, cols);
+  std::vector<SimStats> stats;
+  ASSERT_EQ(errorText(call.run(*kernel, SimOrder::Forward, &stats)), "");
+  ASSERT_EQ(stats.size(), 2u);
+  uint64_t bytes = uint64_t(rows * cols * 4);
+  uint64_t partials = uint64_t(rows * chunks * 2 * 4);
+  EXPECT_EQ(stats[0].bytesLoaded, 2 * bytes);
+  EXPECT_EQ(stats[0].bytesStored, partials);
+  EXPECT_EQ(stats[1].bytesLoaded,
+            bytes + 2 * bytes /* scale, bias */ +
+                uint64_t(rows * chunks * threads) * chunks * 2 * 4);
+  EXPECT_EQ(stats[1].bytesStored, bytes + rows * 4 * 2);
+  EXPECT_LE(call.error(), 1e-5);
+}
+
 TEST(SimulatorOrderTest, ThreadOrderDoesNotChangeABlockRowNorm) {
   auto kernel = compileForSim(layerNormIR(DType::F32, 3, 1000), "ln",
                               "block-row-registers");

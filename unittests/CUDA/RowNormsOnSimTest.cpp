@@ -6,10 +6,11 @@
 // shapes chosen to reach every path of each schedule: 1-element rows, odd
 // sizes (no vector loads), vector tails (rows that do not fill the last
 // register vector of every lane), a last block with rows past the end
-// (warp rows), f32/f16/bf16/f64, a 2^20-element row, and rows with mean
-// 100 and std 0.01 where E[x^2] - E[x]^2 would cancel. Small shapes are
-// forced through each schedule. Outputs are poisoned with NaN by the
-// simulator (and here), so an unwritten element fails.
+// (warp rows), rows split into several chunks with a partial last one,
+// f32/f16/bf16/f64, a 2^20-element row, and rows with mean 100 and std
+// 0.01 where E[x^2] - E[x]^2 would cancel (also split across blocks).
+// Small shapes are forced through each schedule. Outputs are poisoned with NaN
+// by the simulator (and here), so an unwritten element fails.
 //
 // Tolerances (relative L2 against float64) are those of the CPU tests:
 // f32 1e-5 (1e-3 mean-shifted), f16 1e-3, bf16 8e-3; statistics 1e-5.
@@ -141,7 +142,7 @@ TEST_P(RMSNormOnSimTest, MatchesFloat64Reference) {
 std::vector<SimNormCase> cases() {
   std::vector<SimNormCase> v;
   // Automatic choices: warp rows (1 to 1024 elements), block rows in
-  // registers (to 32 elements a thread), streaming beyond.
+  // registers (to 32 elements a thread), split rows beyond.
   for (DType d : {DType::F32, DType::F16, DType::BF16})
     for (auto [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{
              {1, 1}, {3, 1}, {9, 17}, {4, 1000}, {3, 1537}, {2, 5121}})
@@ -152,11 +153,17 @@ std::vector<SimNormCase> cases() {
   // Each schedule forced on small rows: vector tails, odd sizes, and for
   // warp rows a last block whose rows run past the end.
   for (const char *s :
-       {"warp-rows", "block-row-registers", "block-row-streaming"})
+       {"warp-rows", "block-row-registers", "block-row-streaming", "split-row"})
     for (auto [d, rows, cols] :
          std::vector<std::tuple<DType, int64_t, int64_t>>{
              {DType::F32, 5, 3}, {DType::F16, 3, 40}, {DType::BF16, 2, 2056}})
       v.push_back({d, rows, cols, s});
+  // Split rows of several chunks (64 vectors each when forced), the last
+  // one partial: 1000 f32 is 4 chunks of 256, the last of 232; 999 f32 has
+  // no vector, 16 chunks of 64.
+  v.push_back({DType::F32, 3, 1000, "split-row"});
+  v.push_back({DType::F32, 2, 999, "split-row"});
+  v.push_back({DType::F64, 2, 1000, "split-row"});
   return v;
 }
 

@@ -139,7 +139,7 @@ def NFLowerToGPUPass : Pass<"nf-lower-to-gpu", "ModuleOp"> {
     CUDA C++.
 
     Lowered today: layer_norm and rms_norm (warp rows, block rows in
-    registers, streamed block rows), relu, gelu, silu, their gradients,
+    registers, streamed block rows, rows split across blocks), relu, gelu, silu, their gradients,
     add, mul and bias_add. An `nf.fused` group is inlined and its ops run
     one kernel each. Any other op (a TOSA op, a norm without a CUDA
     lowering yet) is reported as an error naming it.
@@ -158,8 +158,8 @@ def NFLowerToGPUPass : Pass<"nf-lower-to-gpu", "ModuleOp"> {
            "The GPU architecture the schedules are chosen for (sm_75 and up)">,
     Option<"rowNormSchedule", "row-norm-schedule", "std::string",
            /*default=*/"\"auto\"",
-           "Force the row-norm schedule: auto, warp-rows, block-row-registers "
-           "or block-row-streaming">
+           "Force the row-norm schedule: auto, warp-rows, block-row-registers, "
+           "block-row-streaming or split-row">
   ];
 }
 

@@ -80,8 +80,9 @@ struct Options {
   /// The GPU architecture CUDA kernels are generated for (cuda-sim).
   std::string cudaArch = "sm_90";
   /// The row-norm schedule of CUDA kernels: "auto" (the schedule layer's
-  /// choice), or "warp-rows", "block-row-registers", "block-row-streaming"
-  /// to force one (tests reach every path on small shapes this way).
+  /// choice), or "warp-rows", "block-row-registers", "block-row-streaming",
+  /// "split-row" to force one (tests reach every path on small shapes this
+  /// way).
   std::string cudaRowNormSchedule = "auto";
   /// Lanes of the inner vector loops; 0 picks the host's (16 with AVX-512,
   /// 8 with AVX, 4 otherwise).

@@ -20,6 +20,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 
 using namespace mlir;
 using namespace mlir::nf;
@@ -264,6 +265,269 @@ void emitRowNormBody(Kernel &k, Location loc, const RowNormKernel &spec,
   }
 }
 
+/// The workgroup scratch of a block sum over `threads` threads (null for
+/// a single warp).
+Value addScratch(Kernel &k, Location loc, int64_t threads, Type acc) {
+  if (threads <= 32)
+    return Value();
+  MLIRContext *ctx = k.func.getContext();
+  auto workgroup = gpu::AddressSpaceAttr::get(
+      ctx, gpu::GPUDialect::getWorkgroupAddressSpace());
+  return k.func.addWorkgroupAttribution(
+      MemRefType::get({threads / 32}, acc, MemRefLayoutAttrInterface(),
+                      workgroup),
+      loc);
+}
+
+/// A split row's block: its row, its chunk [begin, end) of the row, and
+/// the chunk's element count as a float.
+struct ChunkOfRow {
+  Value row, chunk, rowBase, begin, end, count;
+};
+
+ChunkOfRow emitChunkOfRow(OpBuilder &b, Location loc, const RowNormKernel &spec,
+                          Value cols, Value chunksPerRow) {
+  const RowNormSchedule &s = spec.schedule;
+  ChunkOfRow c;
+  Value bid = b.create<gpu::BlockIdOp>(loc, gpu::Dimension::x);
+  c.row = b.create<arith::DivUIOp>(loc, bid, chunksPerRow);
+  c.chunk = b.create<arith::RemUIOp>(loc, bid, chunksPerRow);
+  c.rowBase = b.create<arith::MulIOp>(loc, c.row, cols);
+  c.begin = b.create<arith::MulIOp>(loc, c.chunk,
+                                    indexConstant(b, loc, s.chunkElements));
+  c.end = b.create<arith::MinUIOp>(
+      loc,
+      b.create<arith::AddIOp>(loc, c.begin,
+                              indexConstant(b, loc, s.chunkElements)),
+      cols);
+  c.count = b.create<arith::UIToFPOp>(
+      loc, spec.acc,
+      b.create<arith::IndexCastUIOp>(
+          loc, b.getI64Type(), b.create<arith::SubIOp>(loc, c.end, c.begin)));
+  return c;
+}
+
+/// Sums `perVector(lanes)` over this thread's vectors of columns [begin,
+/// end) of the row at `rowBase`.
+Value emitChunkSweep(
+    OpBuilder &b, Location loc, const RowNormKernel &spec, Value x,
+    Value rowBase, Value begin, Value end,
+    llvm::function_ref<Value(OpBuilder &, Location, ArrayRef<Value>)>
+        perVector) {
+  const RowNormSchedule &s = spec.schedule;
+  int64_t vw = s.vectorWidth;
+  Value tid = b.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x);
+  Value first = b.create<arith::AddIOp>(
+      loc, begin, b.create<arith::MulIOp>(loc, tid, indexConstant(b, loc, vw)));
+  auto loop = b.create<scf::ForOp>(
+      loc, first, end, indexConstant(b, loc, s.threadsPerRow * vw),
+      ValueRange{floatConstant(b, loc, 0.0, spec.acc, 1)},
+      [&](OpBuilder &fb, Location fl, Value col, ValueRange sum) {
+        Value offset = fb.create<arith::AddIOp>(fl, rowBase, col);
+        SmallVector<Value> lanes = loadLanes(fb, fl, x, offset, vw, spec.acc);
+        fb.create<scf::YieldOp>(fl, ValueRange{fb.create<arith::AddFOp>(
+                                        fl, sum[0], perVector(fb, fl, lanes))});
+      });
+  return loop.getResult(0);
+}
+
+/// The two kernels of a split row and their launches: `args` are the
+/// one-kernel arguments (x, [scale], [bias], y, [mean], [rstd], rows,
+/// cols).
+void lowerSplitRow(OpBuilder &b, Location loc, ModuleOp module, Operation *op,
+                   const RowNormKernel &spec, ArrayRef<Value> args, Value rows,
+                   Value cols) {
+  const RowNormSchedule &s = spec.schedule;
+  Type acc = spec.acc;
+  int64_t perChunk = spec.center ? 2 : 1; // (mean, M2) or sum of squares
+  auto c = [&](OpBuilder &ib, int64_t v) { return indexConstant(ib, loc, v); };
+
+  // Host: chunks per row, the partial moments, the two launches.
+  // Folded where the shape is static: the partials then have a static size.
+  Value chunksPerRow =
+      b.createOrFold<arith::CeilDivUIOp>(loc, cols, c(b, s.chunkElements));
+  Value blocks = b.createOrFold<arith::MulIOp>(loc, rows, chunksPerRow);
+  Value partialCount =
+      b.createOrFold<arith::MulIOp>(loc, blocks, c(b, perChunk));
+  Value partials;
+  if (auto count = getConstantIntValue(partialCount))
+    partials = b.create<memref::AllocOp>(
+        loc, MemRefType::get({std::max<int64_t>(*count, 1)}, acc));
+  else
+    partials = b.create<memref::AllocOp>(
+        loc, MemRefType::get({ShapedType::kDynamic}, acc),
+        ValueRange{b.create<arith::MaxUIOp>(loc, partialCount, c(b, 1))});
+  Value partialsFlat = flatten(b, loc, partials);
+  std::string base =
+      kernelBaseName(op, spec.center ? "layer_norm" : "rms_norm");
+
+  // Kernel 1: each chunk's moments.
+  SmallVector<Value> args1{args.front(), partialsFlat, rows, cols,
+                           chunksPerRow};
+  SmallVector<Type> types1;
+  for (Value v : args1)
+    types1.push_back(v.getType());
+  Kernel k1 = createKernel(module, loc, base + "_partial", types1,
+                           s.blockSize(), s.str());
+  {
+    OpBuilder &kb = k1.body;
+    Value scratch = addScratch(k1, loc, s.threadsPerRow, acc);
+    Value x = k1.arg(0), out = k1.arg(1), kCols = k1.arg(3);
+    ChunkOfRow ch = emitChunkOfRow(kb, loc, spec, kCols, k1.arg(4));
+    auto reduce = [&](Value v) {
+      return s.threadsPerRow <= 32
+                 ? emitWarpSum(kb, loc, v, s.threadsPerRow)
+                 : emitBlockSum(kb, loc, v, scratch, s.threadsPerRow);
+    };
+    Value mean;
+    if (spec.center)
+      mean = kb.create<arith::DivFOp>(
+          loc,
+          reduce(emitChunkSweep(
+              kb, loc, spec, x, ch.rowBase, ch.begin, ch.end,
+              [](OpBuilder &fb, Location fl, ArrayRef<Value> lanes) {
+                return sumOf(fb, fl, lanes);
+              })),
+          ch.count);
+    Value m2 = reduce(emitChunkSweep(
+        kb, loc, spec, x, ch.rowBase, ch.begin, ch.end,
+        [&](OpBuilder &fb, Location fl, ArrayRef<Value> lanes) {
+          SmallVector<Value> squares;
+          for (Value v : lanes) {
+            Value d =
+                mean ? fb.create<arith::SubFOp>(fl, v, mean).getResult() : v;
+            squares.push_back(fb.create<arith::MulFOp>(fl, d, d));
+          }
+          return sumOf(fb, fl, squares);
+        }));
+    Value tid = kb.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x);
+    Value first =
+        kb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, tid, c(kb, 0));
+    Value slot = kb.create<arith::MulIOp>(
+        loc, kb.create<gpu::BlockIdOp>(loc, gpu::Dimension::x),
+        c(kb, perChunk));
+    kb.create<scf::IfOp>(loc, first, [&](OpBuilder &tb, Location tl) {
+      if (spec.center) {
+        tb.create<memref::StoreOp>(tl, mean, out, slot);
+        Value next = tb.create<arith::AddIOp>(tl, slot, c(tb, 1));
+        tb.create<memref::StoreOp>(tl, m2, out, next);
+      } else {
+        tb.create<memref::StoreOp>(tl, m2, out, slot);
+      }
+      tb.create<scf::YieldOp>(tl);
+    });
+  }
+
+  // Kernel 2: combine the row's chunks, normalize this chunk.
+  SmallVector<Value> args2(args.begin(), args.end());
+  args2.push_back(partialsFlat);
+  args2.push_back(chunksPerRow);
+  SmallVector<Type> types2;
+  for (Value v : args2)
+    types2.push_back(v.getType());
+  Kernel k2 = createKernel(module, loc, base + "_normalize", types2,
+                           s.blockSize(), s.str());
+  {
+    OpBuilder &kb = k2.body;
+    RowNormArgs a = bindArgs(k2, spec);
+    unsigned n = k2.func.getFunctionType().getNumInputs();
+    Value kPartials = k2.arg(n - 2), kChunks = k2.arg(n - 1);
+    ChunkOfRow ch = emitChunkOfRow(kb, loc, spec, a.cols, kChunks);
+    Value rowChunks = kb.create<arith::MulIOp>(loc, ch.row, kChunks);
+    Value zero = floatConstant(kb, loc, 0.0, acc, 1);
+    Value colsF = kb.create<arith::UIToFPOp>(
+        loc, acc,
+        kb.create<arith::IndexCastUIOp>(loc, kb.getI64Type(), a.cols));
+    // Every thread combines the row's chunks in the same order, so all
+    // agree without a barrier.
+    Value mean, meanSquare;
+    if (spec.center) {
+      auto combine = kb.create<scf::ForOp>(
+          loc, c(kb, 0), kChunks, c(kb, 1), ValueRange{zero, zero, zero},
+          [&](OpBuilder &fb, Location fl, Value k, ValueRange m) {
+            Value slot = fb.create<arith::MulIOp>(
+                fl, fb.create<arith::AddIOp>(fl, rowChunks, k), c(fb, 2));
+            Value begin =
+                fb.create<arith::MulIOp>(fl, k, c(fb, s.chunkElements));
+            Value end = fb.create<arith::MinUIOp>(
+                fl, fb.create<arith::AddIOp>(fl, begin, c(fb, s.chunkElements)),
+                a.cols);
+            Moments part;
+            part.count = fb.create<arith::UIToFPOp>(
+                fl, acc,
+                fb.create<arith::IndexCastUIOp>(
+                    fl, fb.getI64Type(),
+                    fb.create<arith::SubIOp>(fl, end, begin)));
+            part.mean = fb.create<memref::LoadOp>(fl, kPartials, slot);
+            Value next = fb.create<arith::AddIOp>(fl, slot, c(fb, 1));
+            part.m2 = fb.create<memref::LoadOp>(fl, kPartials, next);
+            Moments sum =
+                emitChanCombine(fb, fl, Moments{m[0], m[1], m[2]}, part);
+            fb.create<scf::YieldOp>(fl,
+                                    ValueRange{sum.count, sum.mean, sum.m2});
+          });
+      mean = combine.getResult(1);
+      meanSquare = kb.create<arith::DivFOp>(loc, combine.getResult(2), colsF);
+    } else {
+      auto total = kb.create<scf::ForOp>(
+          loc, c(kb, 0), kChunks, c(kb, 1), ValueRange{zero},
+          [&](OpBuilder &fb, Location fl, Value k, ValueRange sum) {
+            Value at = fb.create<arith::AddIOp>(fl, rowChunks, k);
+            Value v = fb.create<memref::LoadOp>(fl, kPartials, at);
+            fb.create<scf::YieldOp>(
+                fl, ValueRange{fb.create<arith::AddFOp>(fl, sum[0], v)});
+          });
+      meanSquare = kb.create<arith::DivFOp>(loc, total.getResult(0), colsF);
+    }
+    Value rstd = emitRstd(kb, loc, meanSquare, spec.epsilon);
+    int64_t vw = s.vectorWidth;
+    Value tid = kb.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x);
+    Value start = kb.create<arith::AddIOp>(
+        loc, ch.begin, kb.create<arith::MulIOp>(loc, tid, c(kb, vw)));
+    kb.create<scf::ForOp>(
+        loc, start, ch.end, c(kb, s.threadsPerRow * vw), ValueRange{},
+        [&](OpBuilder &fb, Location fl, Value col, ValueRange) {
+          Value offset = fb.create<arith::AddIOp>(fl, ch.rowBase, col);
+          SmallVector<Value> lanes = loadLanes(fb, fl, a.x, offset, vw, acc);
+          SmallVector<Value> scale, bias, out;
+          if (spec.hasScale)
+            scale = loadLanes(fb, fl, a.scale, col, vw, acc);
+          if (spec.hasBias)
+            bias = loadLanes(fb, fl, a.bias, col, vw, acc);
+          for (int64_t l = 0; l < vw; ++l)
+            out.push_back(emitNormalize(fb, fl, lanes[l], mean, rstd,
+                                        spec.hasScale ? scale[l] : Value(),
+                                        spec.hasBias ? bias[l] : Value()));
+          storeLanes(fb, fl, out, a.y, offset);
+          fb.create<scf::YieldOp>(fl);
+        });
+    if (spec.writeMean || spec.writeRstd) {
+      Value first = kb.create<arith::AndIOp>(
+          loc,
+          kb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, tid,
+                                   c(kb, 0)),
+          kb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, ch.chunk,
+                                   c(kb, 0)));
+      kb.create<scf::IfOp>(loc, first, [&](OpBuilder &tb, Location tl) {
+        if (spec.writeMean)
+          storeLanes(tb, tl, {mean}, a.mean, ch.row);
+        if (spec.writeRstd)
+          storeLanes(tb, tl, {rstd}, a.rstd, ch.row);
+        tb.create<scf::YieldOp>(tl);
+      });
+    }
+  }
+
+  Value work = b.create<arith::MulIOp>(loc, rows, cols);
+  Value any =
+      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, work, c(b, 0));
+  b.create<scf::IfOp>(loc, any, [&](OpBuilder &tb, Location tl) {
+    launch(tb, tl, k1.func, blocks, s.blockSize(), args1);
+    launch(tb, tl, k2.func, blocks, s.blockSize(), args2);
+    tb.create<scf::YieldOp>(tl);
+  });
+}
+
 /// Replaces the norm `op` (layer_norm or rms_norm) by the launch of its
 /// kernel.
 template <typename NormOp>
@@ -327,6 +591,16 @@ LogicalResult lowerRowNorm(RewriterBase &rewriter, NormOp op,
     args.push_back(flatten(b, loc, rstdBuffer));
   args.push_back(rows);
   args.push_back(colsValue);
+
+  if (s.kind == RowNormSchedule::Kind::SplitRow) {
+    lowerSplitRow(b, loc, module, op, spec, args, rows, colsValue);
+    SmallVector<Value> results{toTensor(b, loc, y)};
+    if (meanBuffer)
+      results.push_back(toTensor(b, loc, meanBuffer));
+    results.push_back(toTensor(b, loc, rstdBuffer));
+    rewriter.replaceOp(op, results);
+    return success();
+  }
 
   SmallVector<Type> argTypes;
   for (Value v : args)

@@ -39,6 +39,7 @@ FailureOr<ForcedRowNormKind> parseRowNormKind(llvm::StringRef name) {
       .Case("warp-rows", ForcedRowNormKind::WarpRows)
       .Case("block-row-registers", ForcedRowNormKind::BlockRowInRegisters)
       .Case("block-row-streaming", ForcedRowNormKind::BlockRowStreaming)
+      .Case("split-row", ForcedRowNormKind::SplitRow)
       .Default(failure());
 }
 

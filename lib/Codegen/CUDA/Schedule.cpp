@@ -23,8 +23,14 @@ static constexpr int64_t kWarpRowsBlockSize = 256;
 /// The most row elements one thread keeps in registers (f32 each): beyond
 /// this a row is streamed.
 static constexpr int64_t kMaxElementsPerThread = 32;
-/// Threads of a block that streams one long row.
+/// Threads of a block that streams one long row, or a chunk of one.
 static constexpr int64_t kStreamingBlockSize = 512;
+/// Vectors each thread of a split row's block reads from its chunk.
+static constexpr int64_t kSplitVectorsPerThread = 8;
+/// Threads, and vectors per thread, of the small chunks a forced split
+/// uses (tests).
+static constexpr int64_t kForcedSplitBlockSize = 32;
+static constexpr int64_t kForcedSplitVectorsPerThread = 2;
 /// Threads of a block of an elementwise kernel.
 static constexpr int64_t kPointwiseBlockSize = 256;
 
@@ -54,15 +60,21 @@ static int64_t vectorWidthFor(int64_t cols, Type elementType) {
 }
 
 std::string RowNormSchedule::str() const {
-  const char *name = kind == Kind::WarpRows ? "warp-rows"
-                     : kind == Kind::BlockRowInRegisters
-                         ? "block-row-registers"
-                         : "block-row-streaming";
-  return std::string(name) +
-         " threads-per-row=" + std::to_string(threadsPerRow) +
-         " rows-per-block=" + std::to_string(rowsPerBlock) +
-         " vector=" + std::to_string(vectorWidth) +
-         " registers=" + std::to_string(vectorsPerThread);
+  const char *name = "split-row";
+  if (kind == Kind::WarpRows)
+    name = "warp-rows";
+  else if (kind == Kind::BlockRowInRegisters)
+    name = "block-row-registers";
+  else if (kind == Kind::BlockRowStreaming)
+    name = "block-row-streaming";
+  std::string s = std::string(name) +
+                  " threads-per-row=" + std::to_string(threadsPerRow) +
+                  " rows-per-block=" + std::to_string(rowsPerBlock) +
+                  " vector=" + std::to_string(vectorWidth) +
+                  " registers=" + std::to_string(vectorsPerThread);
+  if (kind == Kind::SplitRow)
+    s += " chunk=" + std::to_string(chunkElements);
+  return s;
 }
 
 RowNormSchedule cuda::selectRowNormSchedule(int64_t cols, Type elementType,
@@ -88,20 +100,23 @@ RowNormSchedule cuda::selectRowNormSchedule(int64_t cols, Type elementType,
   case ForcedRowNormKind::BlockRowStreaming:
     kind = Kind::BlockRowStreaming;
     break;
+  case ForcedRowNormKind::SplitRow:
+    kind = Kind::SplitRow;
+    break;
   case ForcedRowNormKind::Auto:
     if (dynamic)
-      kind = Kind::BlockRowStreaming;
+      kind = Kind::SplitRow;
     else if (cols <= kWarpRowMaxElements)
       kind = Kind::WarpRows;
     else if (vectors <= TargetInfo::kMaxThreadsPerBlock * maxVectorsPerThread)
       kind = Kind::BlockRowInRegisters;
     else
-      kind = Kind::BlockRowStreaming;
+      kind = Kind::SplitRow;
     break;
   }
   // Registers need a known row length.
-  if (dynamic && kind != Kind::BlockRowStreaming)
-    kind = Kind::BlockRowStreaming;
+  if (dynamic && kind != Kind::BlockRowStreaming && kind != Kind::SplitRow)
+    kind = Kind::SplitRow;
   s.kind = kind;
 
   switch (kind) {
@@ -130,6 +145,16 @@ RowNormSchedule cuda::selectRowNormSchedule(int64_t cols, Type elementType,
     s.vectorsPerThread = 0;
     s.rowsPerBlock = 1;
     break;
+  case Kind::SplitRow: {
+    bool small = forced == ForcedRowNormKind::SplitRow;
+    s.threadsPerRow = small ? kForcedSplitBlockSize : kStreamingBlockSize;
+    s.vectorsPerThread = 0;
+    s.rowsPerBlock = 1;
+    s.chunkElements =
+        s.threadsPerRow * s.vectorWidth *
+        (small ? kForcedSplitVectorsPerThread : kSplitVectorsPerThread);
+    break;
+  }
   }
   return s;
 }

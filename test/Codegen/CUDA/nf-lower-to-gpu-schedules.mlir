@@ -39,9 +39,11 @@ func.func @rows_of_32768_f32(%x: tensor<4x32768xf32>) -> tensor<4x32768xf32> {
   %y, %m, %r = nf.layer_norm %x {axis = 1 : i64} : (tensor<4x32768xf32>) -> (tensor<4x32768xf32>, tensor<4x1xf32>, tensor<4x1xf32>)
   return %y : tensor<4x32768xf32>
 }
-// 64 floats a thread would not stay in registers: streamed.
-// CHECK-LABEL: gpu.func @rows_of_65536_f32_layer_norm
-// CHECK-SAME: nf.schedule = "block-row-streaming threads-per-row=512 rows-per-block=1 vector=4 registers=0"
+// 64 floats a thread would not stay in registers: the row is split into
+// chunks of 16384, a block each, in two kernels.
+// CHECK-LABEL: gpu.func @rows_of_65536_f32_layer_norm_partial
+// CHECK-SAME: nf.schedule = "split-row threads-per-row=512 rows-per-block=1 vector=4 registers=0 chunk=16384"
+// CHECK-LABEL: gpu.func @rows_of_65536_f32_layer_norm_normalize
 func.func @rows_of_65536_f32(%x: tensor<4x65536xf32>) -> tensor<4x65536xf32> {
   %y, %m, %r = nf.layer_norm %x {axis = 1 : i64} : (tensor<4x65536xf32>) -> (tensor<4x65536xf32>, tensor<4x1xf32>, tensor<4x1xf32>)
   return %y : tensor<4x65536xf32>
@@ -53,8 +55,8 @@ func.func @rows_of_5121_f16(%x: tensor<4x5121xf16>) -> tensor<4x5121xf16> {
   %y, %m, %r = nf.layer_norm %x {axis = 1 : i64} : (tensor<4x5121xf16>) -> (tensor<4x5121xf16>, tensor<4x1xf32>, tensor<4x1xf32>)
   return %y : tensor<4x5121xf16>
 }
-// CHECK-LABEL: gpu.func @rows_of_unknown_length_layer_norm
-// CHECK-SAME: nf.schedule = "block-row-streaming threads-per-row=512 rows-per-block=1 vector=1 registers=0"
+// CHECK-LABEL: gpu.func @rows_of_unknown_length_layer_norm_partial
+// CHECK-SAME: nf.schedule = "split-row threads-per-row=512 rows-per-block=1 vector=1 registers=0 chunk=4096"
 func.func @rows_of_unknown_length(%x: tensor<4x?xf32>) -> tensor<4x?xf32> {
   %y, %m, %r = nf.layer_norm %x {axis = 1 : i64} : (tensor<4x?xf32>) -> (tensor<4x?xf32>, tensor<4x1xf32>, tensor<4x1xf32>)
   return %y : tensor<4x?xf32>

@@ -50,18 +50,37 @@ func.func @warp_rows(%x: tensor<20x256xf16>) -> tensor<20x256xf16> {
 
 // -----
 
-// Rows too long for registers: three sweeps over the row (sum, squared
-// deviations around the mean, normalize), each a loop over the lane's
-// vectors.
-// CHECK-LABEL: gpu.func @long_rows_layer_norm
-// CHECK-SAME: nf.schedule = "block-row-streaming
+// Rows too long for registers: split into chunks, a block each. The first
+// kernel writes each chunk's mean and M2 (two sweeps over the chunk), the
+// second combines a row's chunks with Chan's formula in a loop every thread
+// runs alike, then normalizes its chunk. The partial moments are a
+// temporary of rows x chunks x 2 (2 x 8 x 2).
+// CHECK-LABEL: func.func @long_rows
+// CHECK: memref.alloc() : memref<32xf32>
+// CHECK: gpu.launch_func @nf_kernels::@long_rows_layer_norm_partial
+// CHECK: gpu.launch_func @nf_kernels::@long_rows_layer_norm_normalize
+// CHECK-LABEL: gpu.func @long_rows_layer_norm_partial
+// CHECK-SAME: nf.schedule = "split-row threads-per-row=512 rows-per-block=1 vector=4 registers=0 chunk=16384"
+// CHECK: arith.divui
+// CHECK: arith.remui
 // CHECK: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} iter_args
 // CHECK: gpu.barrier
 // CHECK: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} iter_args
 // CHECK: arith.subf
 // CHECK: gpu.barrier
+// CHECK: memref.store
+// CHECK: memref.store
+// CHECK-LABEL: gpu.func @long_rows_layer_norm_normalize
+// CHECK: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}) -> (f32, f32, f32)
+// CHECK: memref.load
+// CHECK: memref.load
+// CHECK: math.fma
+// CHECK: scf.yield
+// CHECK: math.sqrt
 // CHECK: scf.for
 // CHECK: vector.store
+// CHECK-NOT: gpu.barrier
+// CHECK: gpu.return
 func.func @long_rows(%x: tensor<2x131072xf32>) -> tensor<2x131072xf32> {
   %y, %m, %r = nf.layer_norm %x {axis = 1 : i64} : (tensor<2x131072xf32>) -> (tensor<2x131072xf32>, tensor<2x1xf32>, tensor<2x1xf32>)
   return %y : tensor<2x131072xf32>

@@ -48,11 +48,20 @@ struct RowNormSchedule {
     /// (`vectorsPerThread` vectors per thread); statistics by shuffles
     /// within warps and shared memory across them. One read of x.
     BlockRowInRegisters,
-    /// Rows too long for registers (or of a length unknown when the kernel
-    /// is generated): a block per row, reading the row three times (sum,
-    /// squared deviations around the mean, normalize); the second and third
-    /// reads come from L2 when the row fits there.
+    /// A block per row, reading the row three times (sum, squared
+    /// deviations around the mean, normalize); the second and third reads
+    /// come from L2 when the row fits there. Only when forced: a split row
+    /// keeps more of the GPU busy.
     BlockRowStreaming,
+    /// Rows too long for one block's registers, or of a length unknown
+    /// when the kernel is generated: each row split into chunks of
+    /// `chunkElements`, a block per chunk, in two kernels. The first
+    /// writes each chunk's moments (count, mean, M2 around the chunk's
+    /// own mean); the second combines a row's chunks (Chan's formula, in
+    /// a fixed order) and normalizes its chunk. x is read twice (the
+    /// second read of a chunk in the first kernel comes from L1/L2). There
+    /// is no upper limit on the row length.
+    SplitRow,
   };
   Kind kind = Kind::BlockRowStreaming;
   int64_t threadsPerRow = 256;
@@ -62,6 +71,8 @@ struct RowNormSchedule {
   int64_t vectorWidth = 1;
   /// Vectors each thread keeps in registers (0 when streaming).
   int64_t vectorsPerThread = 0;
+  /// SplitRow: the elements of one chunk (a multiple of the vector width).
+  int64_t chunkElements = 0;
 
   int64_t blockSize() const { return threadsPerRow * rowsPerBlock; }
   /// "warp-rows threads-per-row=32 rows-per-block=8 vector=4 registers=2"
@@ -74,7 +85,10 @@ enum class ForcedRowNormKind {
   Auto,
   WarpRows,
   BlockRowInRegisters,
-  BlockRowStreaming
+  BlockRowStreaming,
+  /// SplitRow with small chunks (32 threads, 2 vectors each), so that rows
+  /// of a few hundred elements already split.
+  SplitRow,
 };
 
 /// The schedule of a row norm with rows of `cols` elements (ShapedType's
