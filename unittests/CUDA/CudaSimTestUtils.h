@@ -23,16 +23,19 @@
 namespace nftest {
 
 /// The cuda-sim JIT whose row norms follow `schedule` ("auto", "warp-rows",
-/// "block-row-registers", "block-row-streaming").
-inline normfuse::jit::JIT &simJIT(const std::string &schedule = "auto") {
+/// "block-row-registers", "block-row-streaming", "split-row"), running
+/// nf-fuse-pipeline first when `fuse`.
+inline normfuse::jit::JIT &simJIT(const std::string &schedule = "auto",
+                                  bool fuse = false) {
   static std::mutex mutex;
   static std::map<std::string, std::unique_ptr<normfuse::jit::JIT>> jits;
   std::lock_guard<std::mutex> lock(mutex);
-  auto &jit = jits[schedule];
+  auto &jit = jits[schedule + (fuse ? "/fused" : "")];
   if (!jit) {
     normfuse::jit::Options options;
     options.target = normfuse::jit::Target::CUDASim;
     options.cudaRowNormSchedule = schedule;
+    options.fuse = fuse;
     jit = std::make_unique<normfuse::jit::JIT>(options);
   }
   return *jit;
@@ -41,8 +44,8 @@ inline normfuse::jit::JIT &simJIT(const std::string &schedule = "auto") {
 /// Compiles `fn` of `ir` for the simulator or fails the test.
 inline std::shared_ptr<normfuse::jit::CudaSimKernel>
 compileForSim(const std::string &ir, const std::string &fn,
-              const std::string &schedule = "auto") {
-  auto kernel = simJIT(schedule).compile(ir, fn);
+              const std::string &schedule = "auto", bool fuse = false) {
+  auto kernel = simJIT(schedule, fuse).compile(ir, fn);
   if (!kernel) {
     ADD_FAILURE() << llvm::toString(kernel.takeError()) << "\nIR:\n" << ir;
     return nullptr;

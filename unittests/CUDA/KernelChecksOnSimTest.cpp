@@ -75,6 +75,12 @@ struct TrafficCase {
   int64_t readsOfX;
 };
 
+// gtest prints a parameter with this instead of its bytes.
+[[maybe_unused]] void PrintTo(const TrafficCase &c, std::ostream *os) {
+  *os << c.schedule << " " << normfuse::getDTypeName(c.dtype) << " " << c.rows
+      << "x" << c.cols;
+}
+
 class RowNormTrafficTest : public testing::TestWithParam<TrafficCase> {};
 
 TEST_P(RowNormTrafficTest, MovesTheBytesItsScheduleStates) {

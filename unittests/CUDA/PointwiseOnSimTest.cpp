@@ -35,6 +35,15 @@ struct ShapeCase {
   std::vector<int64_t> shape;
 };
 
+// gtest prints parameters with these instead of their bytes.
+[[maybe_unused]] void PrintTo(const PointwiseCase &p, std::ostream *os) {
+  *os << p.name;
+}
+[[maybe_unused]] void PrintTo(const ShapeCase &s, std::ostream *os) {
+  *os << normfuse::getDTypeName(s.dtype) << " "
+      << normfuse::formatShape(s.shape);
+}
+
 class PointwiseOnSimTest
     : public testing::TestWithParam<std::tuple<PointwiseCase, ShapeCase>> {};
 

@@ -30,6 +30,8 @@
 #include "LoopUtils.h"
 #include "PointwiseChain.h"
 
+#include "normfuse/Codegen/Common/FusedGroups.h"
+
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/Debug.h"
 
@@ -41,120 +43,27 @@ using namespace mlir::nf::cpu;
 
 namespace {
 
-/// A fused body matched as prologue -> norm -> epilogue, or matmul ->
-/// epilogue.
+/// A fused body (Codegen/Common/FusedGroups.h) with its chains as the CPU
+/// loops apply them.
 struct FusedNorm {
   Operation *norm = nullptr; // the producer
-  Value source; // the outer tensor the prologue starts from (or x itself)
+  Value source;
   PointwiseChain prologue, epilogue;
-  Value result; // the body value yielded as the norm's (epilogued) y
+  Value result;
 };
 
-/// The value the fused op's lowering reads for body value `v`: the fused
-/// op's input for a block argument, null for anything else.
-Value outerValue(FusedOp op, Value v) {
-  auto arg = dyn_cast<BlockArgument>(v);
-  if (!arg || arg.getOwner() != &op.getBody().front())
-    return Value();
-  return op.getInputs()[arg.getArgNumber()];
-}
-
-/// The operand of a pointwise body op that carries the chain from `op`'s
-/// side: the input of a unary op or bias_add, the operand of add/mul that
-/// another body op computes (the lhs when both are arguments).
-Value chainedOperand(Operation *op) {
-  return llvm::TypeSwitch<Operation *, Value>(op)
-      .Case<ReluOp, GeluOp, SiluOp, BiasAddOp>(
-          [](auto unary) { return unary.getInput(); })
-      .Case<AddOp, MulOp>([](auto binary) -> Value {
-        Value lhs = binary.getLhs(), rhs = binary.getRhs();
-        return isa<BlockArgument>(lhs) && !isa<BlockArgument>(rhs) ? rhs : lhs;
-      })
-      .Default([](Operation *) { return Value(); });
-}
-
 FailureOr<FusedNorm> matchFusedNorm(FusedOp op) {
+  FailureOr<FusedGroup> group = matchFusedGroup(op);
+  if (failed(group))
+    return failure();
   FusedNorm m;
-  m.norm = op.getProducer();
-  if (!isa_and_nonnull<LayerNormOp, RMSNormOp, GroupNormOp, InstanceNormOp,
-                       MatmulOp, Conv2DOp>(m.norm))
-    return failure();
-  // A conv's epilogue runs where NHWC outputs are stored one by one; the
-  // NCHW loops accumulate rows in scratch first.
-  if (auto conv = dyn_cast<Conv2DOp>(m.norm);
-      conv && conv.getLayout() != Layout::NHWC)
-    return failure();
-  bool producer = isa<MatmulOp, Conv2DOp>(m.norm);
-  Block &body = op.getBody().front();
-  auto outer = [&](Value v) { return outerValue(op, v); };
-
-  // Prologue: walk back from x while a body op computes it for the norm
-  // alone. A matmul or conv reads its operands as they are.
-  Value x = m.norm->getOperand(0);
-  size_t matched = 1;
-  if (producer && !outer(m.norm->getOperand(1)))
-    return failure();
-  while (Operation *def = x.getDefiningOp()) {
-    if (producer)
-      return failure();
-    Value chained = chainedOperand(def);
-    if (!chained || !x.hasOneUse())
-      return failure();
-    FailureOr<PointwiseChain::Step> step =
-        PointwiseChain::stepFor(def, chained, outer);
-    if (failed(step))
-      return failure();
-    m.prologue.prepend(*step);
-    x = chained;
-    ++matched;
-  }
-  m.source = outer(x);
-  if (!m.source)
-    return failure();
-
-  // Epilogue: walk forward from y while its one user is a pointwise op.
-  Value y = m.norm->getResult(0);
-  while (y.hasOneUse() && !isa<YieldOp>(*y.getUsers().begin())) {
-    Operation *user = *y.getUsers().begin();
-    FailureOr<PointwiseChain::Step> step =
-        PointwiseChain::stepFor(user, y, outer);
-    if (failed(step) || user->getNumResults() != 1)
-      return failure();
-    m.epilogue.append(*step);
-    y = user->getResult(0);
-    ++matched;
-  }
-  m.result = y;
-
-  // Nothing else in the body, and only y and the norm's statistics leave it.
-  if (matched + 1 != body.getOperations().size())
-    return failure();
-  for (Value v : body.getTerminator()->getOperands())
-    if (v != m.result && v.getDefiningOp() != m.norm)
-      return failure();
-  for (Operation *user : y.getUsers())
-    if (!isa<YieldOp>(user))
-      return failure();
-
-  // bias_add needs its channel to be one dimension of the producer's view:
-  // the columns of a row norm over the last axis alone or of a matmul, or
-  // the channel axis of a channel norm.
-  auto type = cast<RankedTensorType>(m.norm->getResult(0).getType());
-  int64_t rank = type.getRank();
-  int64_t channelAxis =
-      llvm::TypeSwitch<Operation *, int64_t>(m.norm)
-          .Case<LayerNormOp, RMSNormOp>([&](auto norm) {
-            int64_t axis = norm.getAxis();
-            return axis == rank - 1 ? axis : -1;
-          })
-          .Case<GroupNormOp, InstanceNormOp>(
-              [&](auto norm) { return getChannelAxis(norm.getLayout(), rank); })
-          .Case<MatmulOp, Conv2DOp>([&](auto) { return rank - 1; });
-  for (PointwiseChain *chain : {&m.prologue, &m.epilogue})
-    if (chain->hasBias() &&
-        (channelAxis < 0 || !chain->biasOnlyOnAxis(channelAxis)))
-      return failure();
-  m.prologue.roundEachStepTo(type.getElementType());
+  m.norm = group->producer;
+  m.source = group->source;
+  m.prologue = PointwiseChain(group->prologue);
+  m.epilogue = PointwiseChain(group->epilogue);
+  m.result = group->result;
+  m.prologue.roundEachStepTo(
+      cast<RankedTensorType>(m.norm->getResult(0).getType()).getElementType());
   return m;
 }
 

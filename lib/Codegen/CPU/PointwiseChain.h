@@ -14,6 +14,7 @@
 #define NORMFUSE_LIB_CODEGEN_CPU_POINTWISECHAIN_H
 
 #include "normfuse/Codegen/Common/ActivationMath.h"
+#include "normfuse/Codegen/Common/FusedGroups.h"
 #include "normfuse/Codegen/Passes.h"
 #include "normfuse/Dialect/NF/IR/NFOps.h"
 
@@ -31,29 +32,25 @@ using mlir::nf::emitGelu;
 using mlir::nf::emitRelu;
 using mlir::nf::emitSilu;
 
-/// Pointwise ops applied one after another to the elements of one tensor.
+/// Pointwise ops applied one after another to the elements of one tensor
+/// (the steps Codegen/Common/FusedGroups.h matches), with the buffers the
+/// CPU loops read their operands from.
 class PointwiseChain {
 public:
-  enum class StepKind { BiasAdd, Relu, Gelu, Silu, Add, Mul };
+  using StepKind = PointwiseStepKind;
 
-  struct Step {
-    StepKind kind;
-    GeluApproximation approximation = GeluApproximation::None;
-    /// The tensor the step reads besides the chained value: the (C) bias,
-    /// or the other operand of add/mul (the chained tensor's type).
-    Value operand;
-    /// bias_add: the channel axis in the chained tensor.
-    int64_t channelAxis = -1;
+  struct Step : PointwiseStep {
+    Step(const PointwiseStep &step) : PointwiseStep(step) {}
     /// The operand's buffer (add/mul: in the lowering's view); set by bind.
     Value view;
   };
 
-  /// The step computing pointwise op `op` from `chained`, one of its
-  /// operands; `outer(v)` is the value a lowering reads for another operand
-  /// `v` of the op, or null where it cannot read it (then this fails, as it
-  /// does for an op that is not pointwise or uses `chained` twice).
-  static FailureOr<Step> stepFor(Operation *op, Value chained,
-                                 llvm::function_ref<Value(Value)> outer);
+  PointwiseChain() = default;
+  /// The chain of `steps`.
+  explicit PointwiseChain(ArrayRef<PointwiseStep> steps) {
+    for (const PointwiseStep &s : steps)
+      append(s);
+  }
 
   void append(const Step &step) { steps.push_back(step); }
   void prepend(const Step &step) { steps.insert(steps.begin(), step); }

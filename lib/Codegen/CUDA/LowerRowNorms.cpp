@@ -14,6 +14,7 @@
 #include "LowerToGPU.h"
 #include "normfuse/Codegen/Common/ActivationMath.h"
 #include "normfuse/Codegen/Common/BufferBuilders.h"
+#include "normfuse/Codegen/Common/FusedGroups.h"
 #include "normfuse/Codegen/Common/NormMath.h"
 #include "normfuse/Dialect/NF/IR/NFOps.h"
 
@@ -36,14 +37,70 @@ struct RowNormKernel {
   double epsilon = 0;
   int64_t cols = ShapedType::kDynamic; // static row length, if known
   Type acc;
+  /// The element type x is stored in (a prologue rounds to it).
+  Type storage;
   RowNormSchedule schedule;
+  /// An nf.fused group's pointwise steps on x as it is loaded and on y
+  /// before it is stored.
+  ArrayRef<PointwiseStep> prologue, epilogue;
 };
 
 /// The kernel's arguments, in order: x, [scale], [bias], y, [mean], [rstd],
-/// rows, cols.
+/// rows, cols, then the operand of each prologue and epilogue step that
+/// reads one.
 struct RowNormArgs {
   Value x, scale, bias, y, mean, rstd, rows, cols;
+  /// Per step: its operand's flat buffer, or null.
+  SmallVector<Value> prologue, epilogue;
 };
+
+/// Binds the step operands of `steps` from argument `i` on.
+void bindStepArgs(Kernel &k, ArrayRef<PointwiseStep> steps, unsigned &i,
+                  SmallVector<Value> &out) {
+  for (const PointwiseStep &step : steps)
+    out.push_back(step.operand ? k.arg(i++) : Value());
+}
+
+/// `steps` applied to the `lanes` of x or y at flat `offset`, column `col`
+/// (bias_add runs along the columns); each result rounded to `roundTo`
+/// when set, as the unfused ops would store it.
+SmallVector<Value> applySteps(OpBuilder &b, Location loc,
+                              ArrayRef<PointwiseStep> steps,
+                              ArrayRef<Value> stepArgs,
+                              SmallVector<Value> lanes, Value offset, Value col,
+                              Type acc, Type roundTo) {
+  int64_t vw = lanes.size();
+  for (auto [step, arg] : llvm::zip(steps, stepArgs)) {
+    SmallVector<Value> operand;
+    if (arg)
+      operand = loadLanes(
+          b, loc, arg, step.kind == PointwiseStepKind::BiasAdd ? col : offset,
+          vw, acc);
+    for (int64_t l = 0; l < vw; ++l) {
+      Value v =
+          applyPointwiseStep(b, loc, step, lanes[l], arg ? operand[l] : Value(),
+                             1, Exp2Form::MathOp);
+      if (roundTo && roundTo != acc) {
+        Value rounded = b.create<arith::TruncFOp>(loc, roundTo, v);
+        v = b.create<arith::ExtFOp>(loc, acc, rounded);
+      }
+      lanes[l] = v;
+    }
+  }
+  return lanes;
+}
+
+/// x at flat `offset` (column `col`), its prologue applied.
+SmallVector<Value> loadX(OpBuilder &b, Location loc, const RowNormKernel &spec,
+                         Value x, ArrayRef<Value> prologueArgs, Value offset,
+                         Value col) {
+  SmallVector<Value> lanes =
+      loadLanes(b, loc, x, offset, spec.schedule.vectorWidth, spec.acc);
+  if (spec.prologue.empty())
+    return lanes;
+  return applySteps(b, loc, spec.prologue, prologueArgs, lanes, offset, col,
+                    spec.acc, spec.storage);
+}
 
 RowNormArgs bindArgs(Kernel &k, const RowNormKernel &spec) {
   RowNormArgs a;
@@ -60,7 +117,20 @@ RowNormArgs bindArgs(Kernel &k, const RowNormKernel &spec) {
     a.rstd = k.arg(i++);
   a.rows = k.arg(i++);
   a.cols = k.arg(i++);
+  bindStepArgs(k, spec.prologue, i, a.prologue);
+  bindStepArgs(k, spec.epilogue, i, a.epilogue);
   return a;
+}
+
+/// y at flat `offset` (column `col`), its epilogue applied first.
+void storeY(OpBuilder &b, Location loc, const RowNormKernel &spec,
+            const RowNormArgs &a, ArrayRef<Value> lanes, Value offset,
+            Value col) {
+  SmallVector<Value> out(lanes.begin(), lanes.end());
+  if (!spec.epilogue.empty())
+    out = applySteps(b, loc, spec.epilogue, a.epilogue, out, offset, col,
+                     spec.acc, Type());
+  storeLanes(b, loc, out, a.y, offset);
 }
 
 Value sumOf(OpBuilder &b, Location loc, ArrayRef<Value> values) {
@@ -123,7 +193,8 @@ void emitRowNormBody(Kernel &k, Location loc, const RowNormKernel &spec,
       out.push_back(emitNormalize(nb, nl, lanes[l], mean, rstd,
                                   spec.hasScale ? scale[l] : Value(),
                                   spec.hasBias ? bias[l] : Value()));
-    storeLanes(nb, nl, out, a.y, nb.create<arith::AddIOp>(nl, rowBase, col));
+    storeY(nb, nl, spec, a, out, nb.create<arith::AddIOp>(nl, rowBase, col),
+           col);
   };
 
   Value mean, rstd;
@@ -145,7 +216,7 @@ void emitRowNormBody(Kernel &k, Location loc, const RowNormKernel &spec,
       Value offset = b.create<arith::AddIOp>(loc, rowBase, col);
       if (allValid) {
         valid_k.push_back(Value());
-        x_k.push_back(loadLanes(b, loc, a.x, offset, vw, acc));
+        x_k.push_back(loadX(b, loc, spec, a.x, a.prologue, offset, col));
         continue;
       }
       Value valid =
@@ -157,8 +228,8 @@ void emitRowNormBody(Kernel &k, Location loc, const RowNormKernel &spec,
       auto ifOp = b.create<scf::IfOp>(
           loc, valid,
           [&](OpBuilder &tb, Location tl) {
-            tb.create<scf::YieldOp>(tl,
-                                    loadLanes(tb, tl, a.x, offset, vw, acc));
+            tb.create<scf::YieldOp>(
+                tl, loadX(tb, tl, spec, a.x, a.prologue, offset, col));
           },
           [&](OpBuilder &eb, Location el) {
             SmallVector<Value> zeros(vw, floatConstant(eb, el, 0.0, acc, 1));
@@ -215,7 +286,7 @@ void emitRowNormBody(Kernel &k, Location loc, const RowNormKernel &spec,
               [&](OpBuilder &fb, Location fl, Value col, ValueRange sum) {
                 Value offset = fb.create<arith::AddIOp>(fl, rowBase, col);
                 SmallVector<Value> lanes =
-                    loadLanes(fb, fl, a.x, offset, vw, acc);
+                    loadX(fb, fl, spec, a.x, a.prologue, offset, col);
                 fb.create<scf::YieldOp>(
                     fl, ValueRange{fb.create<arith::AddFOp>(
                             fl, sum[0], perVector(fb, fl, lanes))});
@@ -243,7 +314,8 @@ void emitRowNormBody(Kernel &k, Location loc, const RowNormKernel &spec,
         loc, laneOffset, cols, step, ValueRange{},
         [&](OpBuilder &fb, Location fl, Value col, ValueRange) {
           Value offset = fb.create<arith::AddIOp>(fl, rowBase, col);
-          SmallVector<Value> lanes = loadLanes(fb, fl, a.x, offset, vw, acc);
+          SmallVector<Value> lanes =
+              loadX(fb, fl, spec, a.x, a.prologue, offset, col);
           normalizeAndStore(fb, fl, col, lanes, mean, rstd);
           fb.create<scf::YieldOp>(fl);
         });
@@ -311,7 +383,7 @@ ChunkOfRow emitChunkOfRow(OpBuilder &b, Location loc, const RowNormKernel &spec,
 /// end) of the row at `rowBase`.
 Value emitChunkSweep(
     OpBuilder &b, Location loc, const RowNormKernel &spec, Value x,
-    Value rowBase, Value begin, Value end,
+    ArrayRef<Value> prologueArgs, Value rowBase, Value begin, Value end,
     llvm::function_ref<Value(OpBuilder &, Location, ArrayRef<Value>)>
         perVector) {
   const RowNormSchedule &s = spec.schedule;
@@ -324,7 +396,8 @@ Value emitChunkSweep(
       ValueRange{floatConstant(b, loc, 0.0, spec.acc, 1)},
       [&](OpBuilder &fb, Location fl, Value col, ValueRange sum) {
         Value offset = fb.create<arith::AddIOp>(fl, rowBase, col);
-        SmallVector<Value> lanes = loadLanes(fb, fl, x, offset, vw, spec.acc);
+        SmallVector<Value> lanes =
+            loadX(fb, fl, spec, x, prologueArgs, offset, col);
         fb.create<scf::YieldOp>(fl, ValueRange{fb.create<arith::AddFOp>(
                                         fl, sum[0], perVector(fb, fl, lanes))});
       });
@@ -337,6 +410,12 @@ Value emitChunkSweep(
 void lowerSplitRow(OpBuilder &b, Location loc, ModuleOp module, Operation *op,
                    const RowNormKernel &spec, ArrayRef<Value> args, Value rows,
                    Value cols) {
+  auto countArgs = [](ArrayRef<PointwiseStep> steps) {
+    return unsigned(llvm::count_if(
+        steps, [](const PointwiseStep &s) { return bool(s.operand); }));
+  };
+  unsigned numPrologueArgs = countArgs(spec.prologue);
+  unsigned numStepArgs = numPrologueArgs + countArgs(spec.epilogue);
   const RowNormSchedule &s = spec.schedule;
   Type acc = spec.acc;
   int64_t perChunk = spec.center ? 2 : 1; // (mean, M2) or sum of squares
@@ -364,6 +443,10 @@ void lowerSplitRow(OpBuilder &b, Location loc, ModuleOp module, Operation *op,
   // Kernel 1: each chunk's moments.
   SmallVector<Value> args1{args.front(), partialsFlat, rows, cols,
                            chunksPerRow};
+  // The prologue's operands: after the one-kernel arguments' fixed part.
+  unsigned fixed = args.size() - numStepArgs;
+  for (unsigned i = 0; i < numPrologueArgs; ++i)
+    args1.push_back(args[fixed + i]);
   SmallVector<Type> types1;
   for (Value v : args1)
     types1.push_back(v.getType());
@@ -373,6 +456,9 @@ void lowerSplitRow(OpBuilder &b, Location loc, ModuleOp module, Operation *op,
     OpBuilder &kb = k1.body;
     Value scratch = addScratch(k1, loc, s.threadsPerRow, acc);
     Value x = k1.arg(0), out = k1.arg(1), kCols = k1.arg(3);
+    unsigned next = 5;
+    SmallVector<Value> prologueArgs;
+    bindStepArgs(k1, spec.prologue, next, prologueArgs);
     ChunkOfRow ch = emitChunkOfRow(kb, loc, spec, kCols, k1.arg(4));
     auto reduce = [&](Value v) {
       return s.threadsPerRow <= 32
@@ -384,13 +470,13 @@ void lowerSplitRow(OpBuilder &b, Location loc, ModuleOp module, Operation *op,
       mean = kb.create<arith::DivFOp>(
           loc,
           reduce(emitChunkSweep(
-              kb, loc, spec, x, ch.rowBase, ch.begin, ch.end,
+              kb, loc, spec, x, prologueArgs, ch.rowBase, ch.begin, ch.end,
               [](OpBuilder &fb, Location fl, ArrayRef<Value> lanes) {
                 return sumOf(fb, fl, lanes);
               })),
           ch.count);
     Value m2 = reduce(emitChunkSweep(
-        kb, loc, spec, x, ch.rowBase, ch.begin, ch.end,
+        kb, loc, spec, x, prologueArgs, ch.rowBase, ch.begin, ch.end,
         [&](OpBuilder &fb, Location fl, ArrayRef<Value> lanes) {
           SmallVector<Value> squares;
           for (Value v : lanes) {
@@ -488,7 +574,8 @@ void lowerSplitRow(OpBuilder &b, Location loc, ModuleOp module, Operation *op,
         loc, start, ch.end, c(kb, s.threadsPerRow * vw), ValueRange{},
         [&](OpBuilder &fb, Location fl, Value col, ValueRange) {
           Value offset = fb.create<arith::AddIOp>(fl, ch.rowBase, col);
-          SmallVector<Value> lanes = loadLanes(fb, fl, a.x, offset, vw, acc);
+          SmallVector<Value> lanes =
+              loadX(fb, fl, spec, a.x, a.prologue, offset, col);
           SmallVector<Value> scale, bias, out;
           if (spec.hasScale)
             scale = loadLanes(fb, fl, a.scale, col, vw, acc);
@@ -498,7 +585,7 @@ void lowerSplitRow(OpBuilder &b, Location loc, ModuleOp module, Operation *op,
             out.push_back(emitNormalize(fb, fl, lanes[l], mean, rstd,
                                         spec.hasScale ? scale[l] : Value(),
                                         spec.hasBias ? bias[l] : Value()));
-          storeLanes(fb, fl, out, a.y, offset);
+          storeY(fb, fl, spec, a, out, offset, col);
           fb.create<scf::YieldOp>(fl);
         });
     if (spec.writeMean || spec.writeRstd) {
@@ -528,13 +615,21 @@ void lowerSplitRow(OpBuilder &b, Location loc, ModuleOp module, Operation *op,
   });
 }
 
-/// Replaces the norm `op` (layer_norm or rms_norm) by the launch of its
-/// kernel.
+/// The outer tensors a row norm reads, and the pointwise steps around it
+/// (an nf.fused group's; none for a lone norm).
+struct RowNormOperands {
+  Value input, scale, bias;
+  ArrayRef<PointwiseStep> prologue, epilogue;
+};
+
+/// Launches the kernel(s) of the norm `op` (layer_norm or rms_norm) on
+/// `in`, before `op` (or the nf.fused holding it); returns the tensors of
+/// y (its epilogue applied), [mean], rstd.
 template <typename NormOp>
-LogicalResult lowerRowNorm(RewriterBase &rewriter, NormOp op,
-                           const GPULoweringOptions &options) {
+SmallVector<Value> emitRowNorm(OpBuilder &b, NormOp op, Operation *before,
+                               const RowNormOperands &in,
+                               const GPULoweringOptions &options) {
   Location loc = op.getLoc();
-  OpBuilder &b = rewriter;
   auto module = op->template getParentOfType<ModuleOp>();
   RankedTensorType type = op.getResult().getType();
   int64_t rank = type.getRank();
@@ -543,14 +638,16 @@ LogicalResult lowerRowNorm(RewriterBase &rewriter, NormOp op,
 
   RowNormKernel spec;
   spec.center = std::is_same_v<NormOp, LayerNormOp>;
-  spec.hasScale = static_cast<bool>(op.getScale());
-  if constexpr (std::is_same_v<NormOp, LayerNormOp>) {
-    spec.hasBias = static_cast<bool>(op.getBias());
+  spec.hasScale = static_cast<bool>(in.scale);
+  spec.hasBias = static_cast<bool>(in.bias);
+  if constexpr (std::is_same_v<NormOp, LayerNormOp>)
     spec.writeMean = !op.getMean().use_empty();
-  }
   spec.writeRstd = !op.getRstd().use_empty();
   spec.epsilon = op.getEpsilon().convertToDouble();
   spec.acc = getAccumulationType(element);
+  spec.storage = element;
+  spec.prologue = in.prologue;
+  spec.epilogue = in.epilogue;
   int64_t cols = 1;
   for (int64_t d = axis; d < rank; ++d) {
     if (type.isDynamicDim(d)) {
@@ -565,18 +662,16 @@ LogicalResult lowerRowNorm(RewriterBase &rewriter, NormOp op,
   const RowNormSchedule &s = spec.schedule;
 
   // Host side: buffers, the launch, tensors of the results.
-  b.setInsertionPoint(op);
-  Value x = getBuffer(b, loc, op.getInput());
+  b.setInsertionPoint(before);
+  Value x = getBuffer(b, loc, in.input);
   Value y = allocBuffer(b, loc, type, x);
   Value rows = getNumElements(b, loc, x, 0, axis);
   Value colsValue = getNumElements(b, loc, x, axis, rank);
   SmallVector<Value> args{flatten(b, loc, x)};
   if (spec.hasScale)
-    args.push_back(flatten(b, loc, getBuffer(b, loc, op.getScale())));
-  if (spec.hasBias) {
-    if constexpr (std::is_same_v<NormOp, LayerNormOp>)
-      args.push_back(flatten(b, loc, getBuffer(b, loc, op.getBias())));
-  }
+    args.push_back(flatten(b, loc, getBuffer(b, loc, in.scale)));
+  if (spec.hasBias)
+    args.push_back(flatten(b, loc, getBuffer(b, loc, in.bias)));
   args.push_back(flatten(b, loc, y));
   // Statistics nobody uses get a buffer (which bufferization then drops
   // with its unused tensor) but are not computed.
@@ -591,15 +686,21 @@ LogicalResult lowerRowNorm(RewriterBase &rewriter, NormOp op,
     args.push_back(flatten(b, loc, rstdBuffer));
   args.push_back(rows);
   args.push_back(colsValue);
+  for (ArrayRef<PointwiseStep> steps : {in.prologue, in.epilogue})
+    for (const PointwiseStep &step : steps)
+      if (step.operand)
+        args.push_back(flatten(b, loc, getBuffer(b, loc, step.operand)));
 
+  auto results = [&] {
+    SmallVector<Value> r{toTensor(b, loc, y)};
+    if (meanBuffer)
+      r.push_back(toTensor(b, loc, meanBuffer));
+    r.push_back(toTensor(b, loc, rstdBuffer));
+    return r;
+  };
   if (s.kind == RowNormSchedule::Kind::SplitRow) {
     lowerSplitRow(b, loc, module, op, spec, args, rows, colsValue);
-    SmallVector<Value> results{toTensor(b, loc, y)};
-    if (meanBuffer)
-      results.push_back(toTensor(b, loc, meanBuffer));
-    results.push_back(toTensor(b, loc, rstdBuffer));
-    rewriter.replaceOp(op, results);
-    return success();
+    return results();
   }
 
   SmallVector<Type> argTypes;
@@ -608,15 +709,7 @@ LogicalResult lowerRowNorm(RewriterBase &rewriter, NormOp op,
   Kernel kernel = createKernel(
       module, loc, kernelBaseName(op, spec.center ? "layer_norm" : "rms_norm"),
       argTypes, s.blockSize(), s.str());
-  Value scratch;
-  if (s.threadsPerRow > 32) {
-    auto workgroup = gpu::AddressSpaceAttr::get(
-        b.getContext(), gpu::GPUDialect::getWorkgroupAddressSpace());
-    scratch = kernel.func.addWorkgroupAttribution(
-        MemRefType::get({s.threadsPerRow / 32}, spec.acc,
-                        MemRefLayoutAttrInterface(), workgroup),
-        loc);
-  }
+  Value scratch = addScratch(kernel, loc, s.threadsPerRow, spec.acc);
   emitRowNormBody(kernel, loc, spec, scratch);
 
   // No launch for an empty tensor (a grid of 0 blocks is an error).
@@ -629,16 +722,61 @@ LogicalResult lowerRowNorm(RewriterBase &rewriter, NormOp op,
     launch(tb, tl, kernel.func, blocks, s.blockSize(), args);
     tb.create<scf::YieldOp>(tl);
   });
+  return results();
+}
 
-  SmallVector<Value> results{toTensor(b, loc, y)};
-  if (meanBuffer)
-    results.push_back(toTensor(b, loc, meanBuffer));
-  results.push_back(toTensor(b, loc, rstdBuffer));
-  rewriter.replaceOp(op, results);
+template <typename NormOp>
+LogicalResult lowerRowNorm(RewriterBase &rewriter, NormOp op,
+                           const GPULoweringOptions &options) {
+  RowNormOperands in;
+  in.input = op.getInput();
+  in.scale = op.getScale();
+  if constexpr (std::is_same_v<NormOp, LayerNormOp>)
+    in.bias = op.getBias();
+  rewriter.replaceOp(op, emitRowNorm(rewriter, op, op, in, options));
+  return success();
+}
+
+template <typename NormOp>
+LogicalResult lowerFusedRowNorm(RewriterBase &rewriter, FusedOp fused,
+                                NormOp op, const FusedGroup &group,
+                                const GPULoweringOptions &options) {
+  RowNormOperands in;
+  in.input = group.source;
+  in.scale = op.getScale() ? outerValue(fused, op.getScale()) : Value();
+  if constexpr (std::is_same_v<NormOp, LayerNormOp>)
+    in.bias = op.getBias() ? outerValue(fused, op.getBias()) : Value();
+  if ((op.getScale() && !in.scale))
+    return failure();
+  if constexpr (std::is_same_v<NormOp, LayerNormOp>)
+    if (op.getBias() && !in.bias)
+      return failure();
+  in.prologue = group.prologue;
+  in.epilogue = group.epilogue;
+  SmallVector<Value> results = emitRowNorm(rewriter, op, fused, in, options);
+  SmallVector<Value> replacements;
+  for (Value v : fused.getBody().front().getTerminator()->getOperands())
+    replacements.push_back(v == group.result
+                               ? results[0]
+                               : results[cast<OpResult>(v).getResultNumber()]);
+  rewriter.replaceOp(fused, replacements);
   return success();
 }
 
 } // namespace
+
+LogicalResult cuda::lowerFusedRowNormToGPU(RewriterBase &rewriter,
+                                           FusedOp fused,
+                                           const GPULoweringOptions &options) {
+  FailureOr<FusedGroup> group = matchFusedGroup(fused);
+  if (failed(group))
+    return failure();
+  if (auto ln = dyn_cast<LayerNormOp>(group->producer))
+    return lowerFusedRowNorm(rewriter, fused, ln, *group, options);
+  if (auto rms = dyn_cast<RMSNormOp>(group->producer))
+    return lowerFusedRowNorm(rewriter, fused, rms, *group, options);
+  return failure();
+}
 
 LogicalResult cuda::lowerRowNormToGPU(RewriterBase &rewriter, Operation *op,
                                       const GPULoweringOptions &options) {

@@ -10,6 +10,7 @@
 #define NORMFUSE_LIB_CODEGEN_CUDA_LOWERTOGPU_H
 
 #include "normfuse/Codegen/CUDA/Schedule.h"
+#include "normfuse/Dialect/NF/IR/NFOps.h"
 
 #include "mlir/IR/PatternMatch.h"
 
@@ -24,6 +25,13 @@ struct GPULoweringOptions {
 /// layer_norm and rms_norm; fails on other ops.
 LogicalResult lowerRowNormToGPU(RewriterBase &rewriter, Operation *op,
                                 const GPULoweringOptions &options);
+
+/// An nf.fused whose body is a layer_norm or rms_norm with pointwise ops
+/// around it (Codegen/Common/FusedGroups.h): one row-norm kernel that
+/// applies the prologue to x as it loads it and the epilogue to y before
+/// it stores it. Fails, changing nothing, for any other body.
+LogicalResult lowerFusedRowNormToGPU(RewriterBase &rewriter, FusedOp fused,
+                                     const GPULoweringOptions &options);
 
 /// relu, gelu, silu, add, mul, bias_add and the activation gradients;
 /// fails on other ops.

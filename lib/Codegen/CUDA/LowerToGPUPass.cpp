@@ -1,9 +1,10 @@
 //===- LowerToGPUPass.cpp - the nf-lower-to-gpu pass ------------*- C++ -*-===//
 //
-// Part of normfuse. A thin pass over the CUDA lowerings: nf.fused groups
-// are inlined (their ops run one kernel each until the fused CUDA
-// lowering lands), then every nf op becomes a kernel and its launch; an op
-// that cannot run on the GPU is reported by name.
+// Part of normfuse. A thin pass over the CUDA lowerings: an nf.fused row
+// norm with pointwise neighbours becomes one kernel, other nf.fused groups
+// are inlined (their ops run one kernel each), then every nf op becomes a
+// kernel and its launch; an op that cannot run on the GPU is reported by
+// name.
 //
 //===----------------------------------------------------------------------===//
 
@@ -43,11 +44,16 @@ FailureOr<ForcedRowNormKind> parseRowNormKind(llvm::StringRef name) {
       .Default(failure());
 }
 
-void inlineFusedOps(func::FuncOp function, RewriterBase &rewriter) {
+/// Lowers each nf.fused that is a row norm with pointwise neighbours as
+/// one kernel, and inlines every other one (its ops then run one kernel
+/// each).
+void lowerFusedOps(func::FuncOp function, RewriterBase &rewriter,
+                   const GPULoweringOptions &options) {
   SmallVector<FusedOp> fused;
   function.walk([&](FusedOp op) { fused.push_back(op); });
   for (FusedOp op : fused)
-    inlineFusedBody(rewriter, op);
+    if (failed(lowerFusedRowNormToGPU(rewriter, op, options)))
+      inlineFusedBody(rewriter, op);
 }
 
 struct NFLowerToGPUPass : nf::impl::NFLowerToGPUPassBase<NFLowerToGPUPass> {
@@ -77,7 +83,7 @@ struct NFLowerToGPUPass : nf::impl::NFLowerToGPUPassBase<NFLowerToGPUPass> {
     for (func::FuncOp function : functions) {
       if (function.isDeclaration())
         continue;
-      inlineFusedOps(function, rewriter);
+      lowerFusedOps(function, rewriter, options);
       copyAliasedResults(function);
       SmallVector<Operation *> ops;
       function.walk([&](Operation *op) {
