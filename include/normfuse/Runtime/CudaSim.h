@@ -52,7 +52,7 @@ enum class SimOrder {
 
 struct SimCompileOptions {
   /// The compiler command, split at spaces ("ccache g++" works). Empty:
-  /// $NF_SIM_CXX, else "c++".
+  /// $NF_SIM_CXX, else the C++ compiler this library was built with.
   std::string compiler;
   /// nf_cuda_sim.h. Empty: $NF_SIM_HEADER, else the NF_CUDA_SIM_HEADER macro
   /// this library was built with.

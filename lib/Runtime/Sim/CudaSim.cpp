@@ -10,6 +10,12 @@
 
 #include "normfuse/Runtime/CudaSim.h"
 
+/// The compiler when neither the options nor $NF_SIM_CXX name one: the one
+/// this library was built with, which is known to be installed.
+#ifndef NF_SIM_DEFAULT_CXX
+#define NF_SIM_DEFAULT_CXX "c++"
+#endif
+
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -169,7 +175,7 @@ SimModule::compile(const std::string &cudaSource, std::string &error,
   if (argv.empty())
     argv = splitAtSpaces(getEnv("NF_SIM_CXX"));
   if (argv.empty())
-    argv = {"c++"};
+    argv = {NF_SIM_DEFAULT_CXX};
 
   std::string tmp = getEnv("TMPDIR");
   std::string pattern = (tmp.empty() ? "/tmp" : tmp) + "/nf-sim-XXXXXX";
