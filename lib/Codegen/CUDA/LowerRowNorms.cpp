@@ -22,6 +22,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace mlir::nf;
@@ -43,7 +44,68 @@ struct RowNormKernel {
   /// An nf.fused group's pointwise steps on x as it is loaded and on y
   /// before it is stored.
   ArrayRef<PointwiseStep> prologue, epilogue;
+
+  /// How a row's elements lie in memory. A layer or RMS norm's rows are
+  /// contiguous; a group norm's "row" is one (image, group), whose
+  /// elements are the group's channels at every spatial position.
+  enum class Layout {
+    Rows,
+    /// (N, C, spatial...): a row is contiguous, its channel changes every
+    /// `spatial` elements (vectors never cross one: the width divides it).
+    GroupsNCHW,
+    /// (N, spatial..., C): a row is `channelsPerGroup` contiguous elements
+    /// at each position, `channels` apart (the width divides the group).
+    GroupsNHWC,
+  };
+  Layout layout = Layout::Rows;
+  int64_t groups = 1, channelsPerGroup = 1, spatial = 1, channels = 1;
+
+  /// Whether a vector's lanes share one channel (so per-channel values are
+  /// one load, broadcast) rather than run over consecutive channels.
+  bool lanesShareChannel() const { return layout == Layout::GroupsNCHW; }
 };
+
+/// Element `col` of row `row`: its flat offset and its channel (the index
+/// of scale, bias and bias_add's operand).
+std::pair<Value, Value> emitAddress(OpBuilder &b, Location loc,
+                                    const RowNormKernel &spec, Value row,
+                                    Value rowBase, Value col) {
+  auto c = [&](int64_t v) { return indexConstant(b, loc, v); };
+  using Layout = RowNormKernel::Layout;
+  if (spec.layout == Layout::Rows)
+    return {b.create<arith::AddIOp>(loc, rowBase, col), col};
+  Value group = b.create<arith::RemUIOp>(loc, row, c(spec.groups));
+  Value firstChannel =
+      b.create<arith::MulIOp>(loc, group, c(spec.channelsPerGroup));
+  if (spec.layout == Layout::GroupsNCHW)
+    return {b.create<arith::AddIOp>(loc, rowBase, col),
+            b.create<arith::AddIOp>(
+                loc, firstChannel,
+                b.create<arith::DivUIOp>(loc, col, c(spec.spatial)))};
+  // NHWC: image n = row / G, position p = col / cpg, channel c = col % cpg:
+  // (n * spatial + p) * C + g * cpg + c.
+  Value image = b.create<arith::DivUIOp>(loc, row, c(spec.groups));
+  Value position = b.create<arith::DivUIOp>(loc, col, c(spec.channelsPerGroup));
+  Value inGroup = b.create<arith::RemUIOp>(loc, col, c(spec.channelsPerGroup));
+  Value channel = b.create<arith::AddIOp>(loc, firstChannel, inGroup);
+  Value pixel = b.create<arith::AddIOp>(
+      loc, b.create<arith::MulIOp>(loc, image, c(spec.spatial)), position);
+  return {
+      b.create<arith::AddIOp>(
+          loc, b.create<arith::MulIOp>(loc, pixel, c(spec.channels)), channel),
+      channel};
+}
+
+/// `width` per-channel values from `buffer` at `channel`: consecutive
+/// channels, or one broadcast where a vector's lanes share a channel.
+SmallVector<Value> loadPerChannel(OpBuilder &b, Location loc,
+                                  const RowNormKernel &spec, Value buffer,
+                                  Value channel, int64_t width) {
+  if (!spec.lanesShareChannel())
+    return loadLanes(b, loc, buffer, channel, width, spec.acc);
+  Value v = loadLanes(b, loc, buffer, channel, 1, spec.acc)[0];
+  return SmallVector<Value>(width, v);
+}
 
 /// The kernel's arguments, in order: x, [scale], [bias], y, [mean], [rstd],
 /// rows, cols, then the operand of each prologue and epilogue step that
@@ -65,6 +127,7 @@ void bindStepArgs(Kernel &k, ArrayRef<PointwiseStep> steps, unsigned &i,
 /// (bias_add runs along the columns); each result rounded to `roundTo`
 /// when set, as the unfused ops would store it.
 SmallVector<Value> applySteps(OpBuilder &b, Location loc,
+                              const RowNormKernel &spec,
                               ArrayRef<PointwiseStep> steps,
                               ArrayRef<Value> stepArgs,
                               SmallVector<Value> lanes, Value offset, Value col,
@@ -72,10 +135,10 @@ SmallVector<Value> applySteps(OpBuilder &b, Location loc,
   int64_t vw = lanes.size();
   for (auto [step, arg] : llvm::zip(steps, stepArgs)) {
     SmallVector<Value> operand;
-    if (arg)
-      operand = loadLanes(
-          b, loc, arg, step.kind == PointwiseStepKind::BiasAdd ? col : offset,
-          vw, acc);
+    if (arg && step.kind == PointwiseStepKind::BiasAdd)
+      operand = loadPerChannel(b, loc, spec, arg, col, vw);
+    else if (arg)
+      operand = loadLanes(b, loc, arg, offset, vw, acc);
     for (int64_t l = 0; l < vw; ++l) {
       Value v =
           applyPointwiseStep(b, loc, step, lanes[l], arg ? operand[l] : Value(),
@@ -98,8 +161,8 @@ SmallVector<Value> loadX(OpBuilder &b, Location loc, const RowNormKernel &spec,
       loadLanes(b, loc, x, offset, spec.schedule.vectorWidth, spec.acc);
   if (spec.prologue.empty())
     return lanes;
-  return applySteps(b, loc, spec.prologue, prologueArgs, lanes, offset, col,
-                    spec.acc, spec.storage);
+  return applySteps(b, loc, spec, spec.prologue, prologueArgs, lanes, offset,
+                    col, spec.acc, spec.storage);
 }
 
 RowNormArgs bindArgs(Kernel &k, const RowNormKernel &spec) {
@@ -128,7 +191,7 @@ void storeY(OpBuilder &b, Location loc, const RowNormKernel &spec,
             Value col) {
   SmallVector<Value> out(lanes.begin(), lanes.end());
   if (!spec.epilogue.empty())
-    out = applySteps(b, loc, spec.epilogue, a.epilogue, out, offset, col,
+    out = applySteps(b, loc, spec, spec.epilogue, a.epilogue, out, offset, col,
                      spec.acc, Type());
   storeLanes(b, loc, out, a.y, offset);
 }
@@ -383,7 +446,8 @@ ChunkOfRow emitChunkOfRow(OpBuilder &b, Location loc, const RowNormKernel &spec,
 /// end) of the row at `rowBase`.
 Value emitChunkSweep(
     OpBuilder &b, Location loc, const RowNormKernel &spec, Value x,
-    ArrayRef<Value> prologueArgs, Value rowBase, Value begin, Value end,
+    ArrayRef<Value> prologueArgs, Value row, Value rowBase, Value begin,
+    Value end,
     llvm::function_ref<Value(OpBuilder &, Location, ArrayRef<Value>)>
         perVector) {
   const RowNormSchedule &s = spec.schedule;
@@ -395,9 +459,9 @@ Value emitChunkSweep(
       loc, first, end, indexConstant(b, loc, s.threadsPerRow * vw),
       ValueRange{floatConstant(b, loc, 0.0, spec.acc, 1)},
       [&](OpBuilder &fb, Location fl, Value col, ValueRange sum) {
-        Value offset = fb.create<arith::AddIOp>(fl, rowBase, col);
+        auto [offset, channel] = emitAddress(fb, fl, spec, row, rowBase, col);
         SmallVector<Value> lanes =
-            loadX(fb, fl, spec, x, prologueArgs, offset, col);
+            loadX(fb, fl, spec, x, prologueArgs, offset, channel);
         fb.create<scf::YieldOp>(fl, ValueRange{fb.create<arith::AddFOp>(
                                         fl, sum[0], perVector(fb, fl, lanes))});
       });
@@ -437,8 +501,7 @@ void lowerSplitRow(OpBuilder &b, Location loc, ModuleOp module, Operation *op,
         loc, MemRefType::get({ShapedType::kDynamic}, acc),
         ValueRange{b.create<arith::MaxUIOp>(loc, partialCount, c(b, 1))});
   Value partialsFlat = flatten(b, loc, partials);
-  std::string base =
-      kernelBaseName(op, spec.center ? "layer_norm" : "rms_norm");
+  std::string base = kernelBaseName(op, op->getName().stripDialect());
 
   // Kernel 1: each chunk's moments.
   SmallVector<Value> args1{args.front(), partialsFlat, rows, cols,
@@ -470,13 +533,14 @@ void lowerSplitRow(OpBuilder &b, Location loc, ModuleOp module, Operation *op,
       mean = kb.create<arith::DivFOp>(
           loc,
           reduce(emitChunkSweep(
-              kb, loc, spec, x, prologueArgs, ch.rowBase, ch.begin, ch.end,
+              kb, loc, spec, x, prologueArgs, ch.row, ch.rowBase, ch.begin,
+              ch.end,
               [](OpBuilder &fb, Location fl, ArrayRef<Value> lanes) {
                 return sumOf(fb, fl, lanes);
               })),
           ch.count);
     Value m2 = reduce(emitChunkSweep(
-        kb, loc, spec, x, prologueArgs, ch.rowBase, ch.begin, ch.end,
+        kb, loc, spec, x, prologueArgs, ch.row, ch.rowBase, ch.begin, ch.end,
         [&](OpBuilder &fb, Location fl, ArrayRef<Value> lanes) {
           SmallVector<Value> squares;
           for (Value v : lanes) {
@@ -573,19 +637,20 @@ void lowerSplitRow(OpBuilder &b, Location loc, ModuleOp module, Operation *op,
     kb.create<scf::ForOp>(
         loc, start, ch.end, c(kb, s.threadsPerRow * vw), ValueRange{},
         [&](OpBuilder &fb, Location fl, Value col, ValueRange) {
-          Value offset = fb.create<arith::AddIOp>(fl, ch.rowBase, col);
+          auto [offset, channel] =
+              emitAddress(fb, fl, spec, ch.row, ch.rowBase, col);
           SmallVector<Value> lanes =
-              loadX(fb, fl, spec, a.x, a.prologue, offset, col);
+              loadX(fb, fl, spec, a.x, a.prologue, offset, channel);
           SmallVector<Value> scale, bias, out;
           if (spec.hasScale)
-            scale = loadLanes(fb, fl, a.scale, col, vw, acc);
+            scale = loadPerChannel(fb, fl, spec, a.scale, channel, vw);
           if (spec.hasBias)
-            bias = loadLanes(fb, fl, a.bias, col, vw, acc);
+            bias = loadPerChannel(fb, fl, spec, a.bias, channel, vw);
           for (int64_t l = 0; l < vw; ++l)
             out.push_back(emitNormalize(fb, fl, lanes[l], mean, rstd,
                                         spec.hasScale ? scale[l] : Value(),
                                         spec.hasBias ? bias[l] : Value()));
-          storeY(fb, fl, spec, a, out, offset, col);
+          storeY(fb, fl, spec, a, out, offset, channel);
           fb.create<scf::YieldOp>(fl);
         });
     if (spec.writeMean || spec.writeRstd) {
@@ -633,14 +698,19 @@ SmallVector<Value> emitRowNorm(OpBuilder &b, NormOp op, Operation *before,
   auto module = op->template getParentOfType<ModuleOp>();
   RankedTensorType type = op.getResult().getType();
   int64_t rank = type.getRank();
-  int64_t axis = op.getAxis();
   Type element = type.getElementType();
+  constexpr bool isGroupNorm = std::is_same_v<NormOp, GroupNormOp> ||
+                               std::is_same_v<NormOp, InstanceNormOp>;
+  constexpr bool hasMean = !std::is_same_v<NormOp, RMSNormOp>;
+  int64_t axis = 0;
+  if constexpr (!isGroupNorm)
+    axis = op.getAxis();
 
   RowNormKernel spec;
-  spec.center = std::is_same_v<NormOp, LayerNormOp>;
+  spec.center = hasMean;
   spec.hasScale = static_cast<bool>(in.scale);
   spec.hasBias = static_cast<bool>(in.bias);
-  if constexpr (std::is_same_v<NormOp, LayerNormOp>)
+  if constexpr (hasMean)
     spec.writeMean = !op.getMean().use_empty();
   spec.writeRstd = !op.getRstd().use_empty();
   spec.epsilon = op.getEpsilon().convertToDouble();
@@ -649,24 +719,52 @@ SmallVector<Value> emitRowNorm(OpBuilder &b, NormOp op, Operation *before,
   spec.prologue = in.prologue;
   spec.epilogue = in.epilogue;
   int64_t cols = 1;
-  for (int64_t d = axis; d < rank; ++d) {
-    if (type.isDynamicDim(d)) {
-      cols = ShapedType::kDynamic;
-      break;
+  if constexpr (isGroupNorm) {
+    // A row per (image, group): the group's channels at every position.
+    // Group norms are lowered for static shapes (the JIT specializes).
+    int64_t channelAxis = getChannelAxis(op.getLayout(), rank);
+    spec.layout = op.getLayout() == Layout::NHWC
+                      ? RowNormKernel::Layout::GroupsNHWC
+                      : RowNormKernel::Layout::GroupsNCHW;
+    spec.channels = type.getDimSize(channelAxis);
+    if constexpr (std::is_same_v<NormOp, GroupNormOp>)
+      spec.groups = op.getNumGroups();
+    else
+      spec.groups = spec.channels;
+    spec.channelsPerGroup = spec.channels / spec.groups;
+    spec.spatial = type.getNumElements() / (type.getDimSize(0) * spec.channels);
+    cols = spec.channelsPerGroup * spec.spatial;
+    spec.schedule = selectGroupNormSchedule(
+        cols,
+        spec.layout == RowNormKernel::Layout::GroupsNHWC ? spec.channelsPerGroup
+                                                         : spec.spatial,
+        element, options.target, options.rowNorm);
+  } else {
+    for (int64_t d = axis; d < rank; ++d) {
+      if (type.isDynamicDim(d)) {
+        cols = ShapedType::kDynamic;
+        break;
+      }
+      cols *= type.getDimSize(d);
     }
-    cols *= type.getDimSize(d);
+    spec.schedule =
+        selectRowNormSchedule(cols, element, options.target, options.rowNorm);
   }
   spec.cols = cols;
-  spec.schedule =
-      selectRowNormSchedule(cols, element, options.target, options.rowNorm);
   const RowNormSchedule &s = spec.schedule;
 
   // Host side: buffers, the launch, tensors of the results.
   b.setInsertionPoint(before);
   Value x = getBuffer(b, loc, in.input);
   Value y = allocBuffer(b, loc, type, x);
-  Value rows = getNumElements(b, loc, x, 0, axis);
-  Value colsValue = getNumElements(b, loc, x, axis, rank);
+  Value rows, colsValue;
+  if constexpr (isGroupNorm) {
+    rows = indexConstant(b, loc, type.getDimSize(0) * spec.groups);
+    colsValue = indexConstant(b, loc, cols);
+  } else {
+    rows = getNumElements(b, loc, x, 0, axis);
+    colsValue = getNumElements(b, loc, x, axis, rank);
+  }
   SmallVector<Value> args{flatten(b, loc, x)};
   if (spec.hasScale)
     args.push_back(flatten(b, loc, getBuffer(b, loc, in.scale)));
@@ -676,7 +774,7 @@ SmallVector<Value> emitRowNorm(OpBuilder &b, NormOp op, Operation *before,
   // Statistics nobody uses get a buffer (which bufferization then drops
   // with its unused tensor) but are not computed.
   Value meanBuffer;
-  if constexpr (std::is_same_v<NormOp, LayerNormOp>) {
+  if constexpr (hasMean) {
     meanBuffer = allocBuffer(b, loc, op.getMean().getType(), x);
     if (spec.writeMean)
       args.push_back(flatten(b, loc, meanBuffer));
@@ -706,9 +804,9 @@ SmallVector<Value> emitRowNorm(OpBuilder &b, NormOp op, Operation *before,
   SmallVector<Type> argTypes;
   for (Value v : args)
     argTypes.push_back(v.getType());
-  Kernel kernel = createKernel(
-      module, loc, kernelBaseName(op, spec.center ? "layer_norm" : "rms_norm"),
-      argTypes, s.blockSize(), s.str());
+  Kernel kernel = createKernel(module, loc,
+                               kernelBaseName(op, op->getName().stripDialect()),
+                               argTypes, s.blockSize(), s.str());
   Value scratch = addScratch(kernel, loc, s.threadsPerRow, spec.acc);
   emitRowNormBody(kernel, loc, spec, scratch);
 
@@ -725,13 +823,27 @@ SmallVector<Value> emitRowNorm(OpBuilder &b, NormOp op, Operation *before,
   return results();
 }
 
+/// Whether `NormOp` takes a bias (all but rms_norm).
+template <typename NormOp>
+constexpr bool kHasBias = !std::is_same_v<NormOp, RMSNormOp>;
+
+/// Group norms are lowered for static shapes only.
+template <typename NormOp> bool canLower(NormOp op) {
+  if constexpr (std::is_same_v<NormOp, GroupNormOp> ||
+                std::is_same_v<NormOp, InstanceNormOp>)
+    return op.getResult().getType().hasStaticShape();
+  return true;
+}
+
 template <typename NormOp>
 LogicalResult lowerRowNorm(RewriterBase &rewriter, NormOp op,
                            const GPULoweringOptions &options) {
+  if (!canLower(op))
+    return failure();
   RowNormOperands in;
   in.input = op.getInput();
   in.scale = op.getScale();
-  if constexpr (std::is_same_v<NormOp, LayerNormOp>)
+  if constexpr (kHasBias<NormOp>)
     in.bias = op.getBias();
   rewriter.replaceOp(op, emitRowNorm(rewriter, op, op, in, options));
   return success();
@@ -741,16 +853,18 @@ template <typename NormOp>
 LogicalResult lowerFusedRowNorm(RewriterBase &rewriter, FusedOp fused,
                                 NormOp op, const FusedGroup &group,
                                 const GPULoweringOptions &options) {
+  if (!canLower(op))
+    return failure();
   RowNormOperands in;
   in.input = group.source;
   in.scale = op.getScale() ? outerValue(fused, op.getScale()) : Value();
-  if constexpr (std::is_same_v<NormOp, LayerNormOp>)
-    in.bias = op.getBias() ? outerValue(fused, op.getBias()) : Value();
-  if ((op.getScale() && !in.scale))
+  if (op.getScale() && !in.scale)
     return failure();
-  if constexpr (std::is_same_v<NormOp, LayerNormOp>)
+  if constexpr (kHasBias<NormOp>) {
+    in.bias = op.getBias() ? outerValue(fused, op.getBias()) : Value();
     if (op.getBias() && !in.bias)
       return failure();
+  }
   in.prologue = group.prologue;
   in.epilogue = group.epilogue;
   SmallVector<Value> results = emitRowNorm(rewriter, op, fused, in, options);
@@ -771,18 +885,18 @@ LogicalResult cuda::lowerFusedRowNormToGPU(RewriterBase &rewriter,
   FailureOr<FusedGroup> group = matchFusedGroup(fused);
   if (failed(group))
     return failure();
-  if (auto ln = dyn_cast<LayerNormOp>(group->producer))
-    return lowerFusedRowNorm(rewriter, fused, ln, *group, options);
-  if (auto rms = dyn_cast<RMSNormOp>(group->producer))
-    return lowerFusedRowNorm(rewriter, fused, rms, *group, options);
-  return failure();
+  return llvm::TypeSwitch<Operation *, LogicalResult>(group->producer)
+      .Case<LayerNormOp, RMSNormOp, GroupNormOp, InstanceNormOp>(
+          [&](auto norm) {
+            return lowerFusedRowNorm(rewriter, fused, norm, *group, options);
+          })
+      .Default([](Operation *) { return failure(); });
 }
 
 LogicalResult cuda::lowerRowNormToGPU(RewriterBase &rewriter, Operation *op,
                                       const GPULoweringOptions &options) {
-  if (auto ln = dyn_cast<LayerNormOp>(op))
-    return lowerRowNorm(rewriter, ln, options);
-  if (auto rms = dyn_cast<RMSNormOp>(op))
-    return lowerRowNorm(rewriter, rms, options);
-  return failure();
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case<LayerNormOp, RMSNormOp, GroupNormOp, InstanceNormOp>(
+          [&](auto norm) { return lowerRowNorm(rewriter, norm, options); })
+      .Default([](Operation *) { return failure(); });
 }

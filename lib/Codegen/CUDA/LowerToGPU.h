@@ -22,11 +22,12 @@ struct GPULoweringOptions {
   ForcedRowNormKind rowNorm = ForcedRowNormKind::Auto;
 };
 
-/// layer_norm and rms_norm; fails on other ops.
+/// layer_norm, rms_norm, and group_norm and instance_norm of static shape;
+/// fails on other ops.
 LogicalResult lowerRowNormToGPU(RewriterBase &rewriter, Operation *op,
                                 const GPULoweringOptions &options);
 
-/// An nf.fused whose body is a layer_norm or rms_norm with pointwise ops
+/// An nf.fused whose body is one of those norms with pointwise ops
 /// around it (Codegen/Common/FusedGroups.h): one row-norm kernel that
 /// applies the prologue to x as it loads it and the epilogue to y before
 /// it stores it. Fails, changing nothing, for any other body.

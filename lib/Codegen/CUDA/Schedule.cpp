@@ -159,6 +159,25 @@ RowNormSchedule cuda::selectRowNormSchedule(int64_t cols, Type elementType,
   return s;
 }
 
+RowNormSchedule cuda::selectGroupNormSchedule(int64_t elementsPerGroup,
+                                              int64_t contiguous,
+                                              Type elementType,
+                                              const TargetInfo &target,
+                                              ForcedRowNormKind forced) {
+  (void)target;
+  (void)elementsPerGroup;
+  RowNormSchedule s;
+  s.kind = RowNormSchedule::Kind::SplitRow;
+  s.vectorWidth = vectorWidthFor(contiguous, elementType);
+  bool small = forced == ForcedRowNormKind::SplitRow;
+  s.threadsPerRow = small ? kForcedSplitBlockSize : kStreamingBlockSize;
+  s.rowsPerBlock = 1;
+  s.chunkElements =
+      s.threadsPerRow * s.vectorWidth *
+      (small ? kForcedSplitVectorsPerThread : kSplitVectorsPerThread);
+  return s;
+}
+
 std::string PointwiseSchedule::str() const {
   return "grid-stride block=" + std::to_string(blockSize) +
          " vector=" + std::to_string(vectorWidth) +

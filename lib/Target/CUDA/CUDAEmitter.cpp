@@ -45,6 +45,21 @@ template <class T, int N> struct alignas(sizeof(T) * N) nf_vec { T v[N]; };
 /// Global memory accesses (the simulator checks and counts them).
 template <class T> __device__ __forceinline__ T nf_ldg(const T *p) { return *p; }
 template <class T> __device__ __forceinline__ void nf_stg(T *p, T v) { *p = v; }
+/// Eight or four 16-bit lanes as one 16- or 8-byte store of packed words:
+/// stored as a struct, they are stored two bytes at a time.
+template <class T, int N>
+__device__ __forceinline__ void nf_stg(nf_vec<T, N> *p, nf_vec<T, N> v) {
+  const unsigned short *h = reinterpret_cast<const unsigned short *>(&v);
+  if constexpr (sizeof(T) == 2 && N == 8)
+    *reinterpret_cast<uint4 *>(p) = make_uint4(
+        h[0] | (unsigned(h[1]) << 16), h[2] | (unsigned(h[3]) << 16),
+        h[4] | (unsigned(h[5]) << 16), h[6] | (unsigned(h[7]) << 16));
+  else if constexpr (sizeof(T) == 2 && N == 4)
+    *reinterpret_cast<uint2 *>(p) =
+        make_uint2(h[0] | (unsigned(h[1]) << 16), h[2] | (unsigned(h[3]) << 16));
+  else
+    *p = v;
+}
 #define NF_SHARED(type, name, count) __shared__ __align__(16) type name[count]
 #define NF_SIM_ENTRY(name)
 #endif

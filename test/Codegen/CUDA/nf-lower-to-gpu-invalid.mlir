@@ -5,10 +5,18 @@
 // ARCH: nf-lower-to-gpu: unknown GPU architecture 'sm_70' (expected sm_XY or compute_XY, 75 or newer)
 // SCHEDULE: nf-lower-to-gpu: unknown row-norm schedule 'tiles'
 
-func.func @group_norm_has_no_cuda_lowering_yet(%x: tensor<2x64x4x4xf32>) -> tensor<2x64x4x4xf32> {
+func.func @batch_norm_has_no_cuda_lowering_yet(%x: tensor<8x4x4x16xf16>, %s: tensor<16xf16>, %b: tensor<16xf16>, %rm: tensor<16xf32>, %rv: tensor<16xf32>) -> tensor<8x4x4x16xf16> {
+  // expected-error @+1 {{'nf.batch_norm_training' op has no CUDA lowering yet}}
+  %y, %m, %r, %nm, %nv = nf.batch_norm_training %x scale %s bias %b running(%rm, %rv) {layout = #nf.layout<nhwc>} : (tensor<8x4x4x16xf16>, tensor<16xf16>, tensor<16xf16>, tensor<16xf32>, tensor<16xf32>) -> (tensor<8x4x4x16xf16>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>)
+  return %y : tensor<8x4x4x16xf16>
+}
+
+// -----
+
+func.func @group_norm_of_dynamic_shape(%x: tensor<?x64x4x4xf32>) -> tensor<?x64x4x4xf32> {
   // expected-error @+1 {{'nf.group_norm' op has no CUDA lowering yet}}
-  %y, %m, %r = nf.group_norm %x {num_groups = 8 : i64} : (tensor<2x64x4x4xf32>) -> (tensor<2x64x4x4xf32>, tensor<2x8xf32>, tensor<2x8xf32>)
-  return %y : tensor<2x64x4x4xf32>
+  %y, %m, %r = nf.group_norm %x {num_groups = 8 : i64} : (tensor<?x64x4x4xf32>) -> (tensor<?x64x4x4xf32>, tensor<?x8xf32>, tensor<?x8xf32>)
+  return %y : tensor<?x64x4x4xf32>
 }
 
 // -----

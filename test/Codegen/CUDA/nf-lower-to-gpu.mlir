@@ -106,3 +106,22 @@ func.func @pointwise(%x: tensor<4x1024xbf16>, %b: tensor<1024xbf16>) -> tensor<4
   %1 = nf.bias_add %0, %b {layout = #nf.layout<nhwc>} : tensor<4x1024xbf16>, tensor<1024xbf16>
   return %1 : tensor<4x1024xbf16>
 }
+
+// -----
+
+// GroupNorm NHWC: a row per (image, group), split across blocks; element i
+// of group g of image n is at ((n * HW + i / cpg) * C + g * cpg + i % cpg),
+// 2-element vectors (cpg = 2), scale and bias per channel.
+// CHECK-LABEL: gpu.func @unet_group_norm_partial
+// CHECK-SAME: nf.schedule = "split-row threads-per-row=512 rows-per-block=1 vector=2 registers=0 chunk=8192"
+// CHECK-LABEL: gpu.func @unet_group_norm_normalize
+// CHECK: arith.remui %{{.+}}, %c32{{(_[0-9]+)?}} : index
+// CHECK: arith.divui %{{.+}}, %c32{{(_[0-9]+)?}} : index
+// CHECK: arith.divui %{{.+}}, %c2{{(_[0-9]+)?}} : index
+// CHECK: arith.remui %{{.+}}, %c2{{(_[0-9]+)?}} : index
+// CHECK: arith.muli %{{.+}}, %c64{{(_[0-9]+)?}} : index
+// CHECK: vector.load %{{.+}} : memref<?xf32>, vector<2xf32>
+func.func @unet(%x: tensor<1x32x32x64xf32>, %s: tensor<64xf32>, %b: tensor<64xf32>) -> tensor<1x32x32x64xf32> {
+  %y, %m, %r = nf.group_norm %x scale %s bias %b {layout = #nf.layout<nhwc>, num_groups = 32 : i64} : (tensor<1x32x32x64xf32>, tensor<64xf32>, tensor<64xf32>) -> (tensor<1x32x32x64xf32>, tensor<1x32xf32>, tensor<1x32xf32>)
+  return %y : tensor<1x32x32x64xf32>
+}

@@ -97,6 +97,16 @@ RowNormSchedule
 selectRowNormSchedule(int64_t cols, Type elementType, const TargetInfo &target,
                       ForcedRowNormKind forced = ForcedRowNormKind::Auto);
 
+/// The schedule of a group or instance norm whose groups hold
+/// `elementsPerGroup` elements, read in runs of `contiguous` elements (the
+/// channels of a group at one position for NHWC, a channel's positions for
+/// NCHW): split across blocks (every group, however small or large, and
+/// batch 1 fill the GPU), vectors that divide the runs.
+RowNormSchedule
+selectGroupNormSchedule(int64_t elementsPerGroup, int64_t contiguous,
+                        Type elementType, const TargetInfo &target,
+                        ForcedRowNormKind forced = ForcedRowNormKind::Auto);
+
 /// How an elementwise kernel runs: a grid-stride loop over the flattened
 /// tensor, `vectorWidth` elements per access.
 struct PointwiseSchedule {

@@ -1,0 +1,143 @@
+//===- GroupNormsOnSimTest.cpp - CUDA group/instance norms in the simulator -*-
+// C++ -*-===//
+//
+// Part of normfuse. group_norm and instance_norm as CUDA kernels (a row per
+// (image, group), split across blocks, addressed through the layout), run
+// by the CUDA simulator against float64 references: NHWC with groups of
+// 2 and 10 channels (8-byte vectors) and of 1 channel (scalars), NCHW with
+// a spatial size no vector divides and one that 4 divides, batch 1 and
+// several images, f32/f16/bf16, and chunks forced small so a group spans
+// several blocks. Also GroupNorm + SiLU fused (the UNet block) against the
+// unfused ops on the CPU. Tolerances as the CPU's channel-norm tests: f32
+// 1e-5, f16 1e-3, bf16 8e-3; statistics 1e-5.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CudaSimTestUtils.h"
+#include "Reference.h"
+
+#include <cmath>
+
+using namespace nftest;
+
+namespace {
+
+struct GroupCase {
+  const char *name;
+  DType dtype;
+  int64_t n, c, h, w, groups;
+  bool channelsLast;
+  const char *schedule = "auto";
+  bool instance = false;
+};
+
+[[maybe_unused]] void PrintTo(const GroupCase &c, std::ostream *os) {
+  *os << c.name;
+}
+
+std::vector<int64_t> shapeOf(const GroupCase &c) {
+  return c.channelsLast ? std::vector<int64_t>{c.n, c.h, c.w, c.c}
+                        : std::vector<int64_t>{c.n, c.c, c.h, c.w};
+}
+
+class GroupNormOnSimTest : public testing::TestWithParam<GroupCase> {};
+
+TEST_P(GroupNormOnSimTest, MatchesFloat64Reference) {
+  const GroupCase &c = GetParam();
+  std::string x = tensorType(c.dtype, shapeOf(c));
+  std::string p = tensorType(DType::F32, {c.c});
+  int64_t groups = c.instance ? c.c : c.groups;
+  std::string st = tensorType(DType::F32, {c.n, groups});
+  std::string layout = c.channelsLast ? "nhwc" : "nchw";
+  std::string op =
+      c.instance ? "nf.instance_norm %x scale %s bias %b {layout = "
+                   "#nf.layout<" +
+                       layout + ">}"
+                 : "nf.group_norm %x scale %s bias %b {layout = "
+                   "#nf.layout<" +
+                       layout + ">, num_groups = " + std::to_string(groups) +
+                       " : i64}";
+  std::string ir =
+      "func.func @gn(%x: " + x + ", %s: " + p + ", %b: " + p + ") -> (" + x +
+      ", " + st + ", " + st + ") {\n  %y, %m, %r = " + op + " : (" + x + ", " +
+      p + ", " + p + ") -> (" + x + ", " + st + ", " + st +
+      ")\n  return %y, %m, %r : " + x + ", " + st + ", " + st + "\n}\n";
+  auto kernel = compileForSim(ir, "gn", c.schedule);
+  ASSERT_TRUE(kernel);
+  std::mt19937 rng(23);
+  Buffer in(c.dtype, shapeOf(c)), scale(DType::F32, {c.c}),
+      bias(DType::F32, {c.c});
+  in.fillNormal(rng, 0.5, 2.0);
+  scale.fillNormal(rng, 1.0, 0.5);
+  bias.fillNormal(rng);
+  Buffer y(c.dtype, shapeOf(c)), mean(DType::F32, {c.n, groups}),
+      rstd(DType::F32, {c.n, groups});
+  ASSERT_EQ(errorText(kernel->run({in.ref(), scale.ref(), bias.ref()},
+                                  {y.ref(), mean.ref(), rstd.ref()})),
+            "");
+  std::vector<double> ry, rmean, rrstd, s = scale.toDoubles(),
+                                        b = bias.toDoubles();
+  groupNormReference(in.toDoubles(), {c.n, c.c, c.h * c.w, c.channelsLast},
+                     groups, &s, &b, 1e-5, ry, rmean, rrstd);
+  double tolerance = c.dtype == DType::F32   ? 1e-5
+                     : c.dtype == DType::F16 ? 1e-3
+                                             : 8e-3;
+  EXPECT_LE(relativeError(y.toDoubles(), ry), tolerance);
+  EXPECT_LE(relativeError(mean.toDoubles(), rmean), 1e-5);
+  EXPECT_LE(relativeError(rstd.toDoubles(), rrstd), 1e-5);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, GroupNormOnSimTest,
+    testing::Values(
+        GroupCase{"nhwc_batch1_f32", DType::F32, 1, 64, 8, 8, 32, true},
+        GroupCase{"nhwc_unet_f16", DType::F16, 2, 320, 4, 4, 32, true},
+        GroupCase{"nhwc_one_channel_groups_bf16", DType::BF16, 2, 8, 3, 5, 8,
+                  true},
+        GroupCase{"nhwc_small_chunks_f32", DType::F32, 1, 64, 8, 8, 32, true,
+                  "split-row"},
+        GroupCase{"nchw_odd_spatial_f32", DType::F32, 2, 64, 5, 5, 8, false},
+        GroupCase{"nchw_small_chunks_f16", DType::F16, 2, 16, 8, 8, 4, false,
+                  "split-row"},
+        GroupCase{"instance_nhwc_f32", DType::F32, 2, 16, 4, 4, 16, true,
+                  "auto", true},
+        GroupCase{"instance_nchw_bf16", DType::BF16, 1, 8, 6, 6, 8, false,
+                  "auto", true}),
+    [](const auto &info) { return std::string(info.param.name); });
+
+// The UNet block's GroupNorm + SiLU, one kernel pair on the GPU, against
+// the unfused ops on the CPU: 4e-3 for f16 (the unfused ops round y to f16
+// before the SiLU).
+TEST(FusedGroupNormOnSimTest, GroupNormSiluMatchesOpByOp) {
+  std::vector<int64_t> shape{2, 8, 8, 64};
+  std::string x = tensorType(DType::F16, shape);
+  std::string p = tensorType(DType::F16, {64});
+  std::string st = tensorType(DType::F32, {2, 32});
+  std::string ir =
+      "func.func @gn_silu(%x: " + x + ", %s: " + p + ", %b: " + p + ") -> " +
+      x +
+      " {\n  %y, %m, %r = nf.group_norm %x scale %s bias %b {layout = "
+      "#nf.layout<nhwc>, num_groups = 32 : i64} : (" +
+      x + ", " + p + ", " + p + ") -> (" + x + ", " + st + ", " + st +
+      ")\n  %a = nf.silu %y : " + x + "\n  return %a : " + x + "\n}\n";
+  auto sim = compileForSim(ir, "gn_silu", "auto", /*fuse=*/true);
+  ASSERT_TRUE(sim);
+  EXPECT_EQ(sim->getPlan().steps.size(), 2u) << sim->getPlan().str();
+  auto cpu = sharedJIT().compile(ir, "gn_silu");
+  ASSERT_TRUE(bool(cpu)) << llvm::toString(cpu.takeError());
+  std::mt19937 rng(29);
+  Buffer in(DType::F16, shape), scale(DType::F16, {64}), bias(DType::F16, {64});
+  in.fillNormal(rng);
+  scale.fillNormal(rng, 1.0, 0.5);
+  bias.fillNormal(rng);
+  Buffer fromSim(DType::F16, shape), fromCPU(DType::F16, shape);
+  ASSERT_EQ(
+      errorText(sim->run({in.ref(), scale.ref(), bias.ref()}, {fromSim.ref()})),
+      "");
+  ASSERT_EQ(errorText((*cpu)->run({in.ref(), scale.ref(), bias.ref()},
+                                  {fromCPU.ref()})),
+            "");
+  EXPECT_LE(relativeError(fromSim.toDoubles(), fromCPU.toDoubles()), 4e-3);
+}
+
+} // namespace
