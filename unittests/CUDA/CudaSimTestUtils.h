@@ -11,6 +11,7 @@
 #define NORMFUSE_UNITTESTS_CUDA_CUDASIMTESTUTILS_H
 
 #include "JITTestUtils.h"
+#include "Reference.h"
 #include "normfuse/JIT/CudaSimKernel.h"
 #include "normfuse/JIT/JIT.h"
 
@@ -55,6 +56,21 @@ compileForSim(const std::string &ir, const std::string &fn,
     return nullptr;
   }
   return std::static_pointer_cast<normfuse::jit::CudaSimKernel>(*kernel);
+}
+
+/// `@ln`: layer_norm over (rows, cols) of `dtype` with f32 scale and bias,
+/// returning y, mean and rstd (f64 statistics for f64 data).
+inline std::string layerNormIR(DType dtype, int64_t rows, int64_t cols) {
+  DType stat = dtype == DType::F64 ? DType::F64 : DType::F32;
+  std::string x = tensorType(dtype, {rows, cols});
+  std::string p = tensorType(DType::F32, {cols});
+  std::string st = tensorType(stat, {rows, 1});
+  return "func.func @ln(%x: " + x + ", %s: " + p + ", %b: " + p + ") -> (" + x +
+         ", " + st + ", " + st +
+         ") {\n  %y, %m, %r = nf.layer_norm %x scale %s bias %b "
+         "{axis = 1 : i64} : (" +
+         x + ", " + p + ", " + p + ") -> (" + x + ", " + st + ", " + st +
+         ")\n  return %y, %m, %r : " + x + ", " + st + ", " + st + "\n}\n";
 }
 
 } // namespace nftest

@@ -26,19 +26,6 @@ using normfuse::runtime::SimStats;
 
 namespace {
 
-/// layer_norm over (rows, cols) of `dtype` with f32 scale and bias.
-std::string layerNormIR(DType dtype, int64_t rows, int64_t cols) {
-  std::string x = tensorType(dtype, {rows, cols});
-  std::string p = tensorType(DType::F32, {cols});
-  std::string st = tensorType(DType::F32, {rows, 1});
-  return "func.func @ln(%x: " + x + ", %s: " + p + ", %b: " + p + ") -> (" + x +
-         ", " + st + ", " + st +
-         ") {\n  %y, %m, %r = nf.layer_norm %x scale %s bias %b "
-         "{axis = 1 : i64} : (" +
-         x + ", " + p + ", " + p + ") -> (" + x + ", " + st + ", " + st +
-         ")\n  return %y, %m, %r : " + x + ", " + st + ", " + st + "\n}\n";
-}
-
 /// Inputs and poisoned outputs of one layer_norm call.
 struct LayerNormCall {
   LayerNormCall(DType dtype, int64_t rows, int64_t cols)

@@ -67,6 +67,7 @@ std::string groupNormModule(const std::string &dtype) {
   std::string st32 = dtype == "f64" ? "tensor<2x32xf64>" : "tensor<2x32xf32>";
   std::string st320 =
       dtype == "f64" ? "tensor<2x320xf64>" : "tensor<2x320xf32>";
+  std::string stC = dtype == "f64" ? "tensor<320xf64>" : "tensor<320xf32>";
   auto norm = [&](const std::string &name, const std::string &t,
                   const std::string &op, const std::string &st) {
     return "func.func @" + name + "_" + dtype + "(%x: " + t + ", %s: " + p +
@@ -85,7 +86,13 @@ std::string groupNormModule(const std::string &dtype) {
          norm("instance_nhwc", nhwc,
               "nf.instance_norm %x scale %s bias %b {layout = "
               "#nf.layout<nhwc>}",
-              st320);
+              st320) +
+         "func.func @bn_inference_" + dtype + "(%x: " + nhwc + ", %s: " + p +
+         ", %b: " + p + ", %rm: " + stC + ", %rv: " + stC + ") -> " + nhwc +
+         " {\n  %y = nf.batch_norm_inference %x scale %s bias %b running(%rm, "
+         "%rv) {layout = #nf.layout<nhwc>} : (" +
+         nhwc + ", " + p + ", " + p + ", " + stC + ", " + stC + ") -> " + nhwc +
+         "\n  return %y : " + nhwc + "\n}\n";
 }
 
 std::string pointwiseModule(const std::string &dtype) {
@@ -263,8 +270,8 @@ TEST(NVRTCResourceTest, NoKernelSpillsAtSm90) {
   }
   // 3 one-kernel schedules x 4 dtypes x 2 norms, split rows (two kernels)
   // x 4 dtypes x 2 norms, 11 pointwise kernels x 4 dtypes, 3 group norms
-  // (two kernels each) x 4 dtypes.
-  EXPECT_EQ(kernels, 3 * 4 * 2 + 4 * 2 * 2 + 11 * 4 + 3 * 2 * 4);
+  // (two kernels each) and batch_norm_inference x 4 dtypes.
+  EXPECT_EQ(kernels, 3 * 4 * 2 + 4 * 2 * 2 + 11 * 4 + (3 * 2 + 1) * 4);
 }
 
 TEST(NVRTCResourceTest, VectorSchedulesUse128BitGlobalAccesses) {

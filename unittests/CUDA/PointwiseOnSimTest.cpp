@@ -117,6 +117,47 @@ INSTANTIATE_TEST_SUITE_P(
       return p.name + "_" + normfuse::getDTypeName(s.dtype);
     });
 
+// batch_norm_inference (per-channel running statistics, scale and bias) in
+// both layouts, against the CPU back end.
+TEST(BatchNormInferenceOnSimTest, AgreesWithTheCPUBackEnd) {
+  for (bool channelsLast : {true, false}) {
+    std::vector<int64_t> shape = channelsLast
+                                     ? std::vector<int64_t>{2, 3, 5, 24}
+                                     : std::vector<int64_t>{2, 24, 3, 5};
+    std::string t = tensorType(DType::F16, shape);
+    std::string p = tensorType(DType::F16, {24});
+    std::string st = tensorType(DType::F32, {24});
+    std::string ir = "func.func @bn(%x: " + t + ", %s: " + p + ", %b: " + p +
+                     ", %rm: " + st + ", %rv: " + st + ") -> " + t +
+                     " {\n  %y = nf.batch_norm_inference %x scale %s bias %b "
+                     "running(%rm, %rv) {layout = #nf.layout<" +
+                     (channelsLast ? "nhwc" : "nchw") + ">} : (" + t + ", " +
+                     p + ", " + p + ", " + st + ", " + st + ") -> " + t +
+                     "\n  return %y : " + t + "\n}\n";
+    auto sim = compileForSim(ir, "bn");
+    ASSERT_TRUE(sim);
+    auto cpu = sharedJIT().compile(ir, "bn");
+    ASSERT_TRUE(bool(cpu)) << llvm::toString(cpu.takeError());
+    std::mt19937 rng(31);
+    Buffer x(DType::F16, shape), s(DType::F16, {24}), b(DType::F16, {24}),
+        rm(DType::F32, {24}), rv(DType::F32, {24});
+    x.fillNormal(rng);
+    s.fillNormal(rng, 1.0, 0.5);
+    b.fillNormal(rng);
+    rm.fillNormal(rng);
+    rv.fillNormal(rng, 2.0, 0.3);
+    Buffer fromSim(DType::F16, shape), fromCPU(DType::F16, shape);
+    std::vector<normfuse::TensorRef> in{x.ref(), s.ref(), b.ref(), rm.ref(),
+                                        rv.ref()};
+    ASSERT_EQ(errorText(sim->run(in, {fromSim.ref()})), "");
+    ASSERT_EQ(errorText((*cpu)->run(in, {fromCPU.ref()})), "");
+    // Both compute in f32 and round once to f16: one rounding step apart
+    // at most.
+    EXPECT_LE(relativeError(fromSim.toDoubles(), fromCPU.toDoubles()), 1e-3)
+        << (channelsLast ? "nhwc" : "nchw");
+  }
+}
+
 // A returned argument, and a value returned twice, each get a buffer of
 // their own: the launch plan copies them.
 TEST(ReturnedValuesOnSimTest, ArgumentsAndRepeatedResultsAreCopied) {

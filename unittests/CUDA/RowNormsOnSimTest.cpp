@@ -68,18 +68,6 @@ double outputTolerance(const SimNormCase &c) {
   }
 }
 
-std::string layerNormIR(DType dtype, int64_t rows, int64_t cols) {
-  std::string x = tensorType(dtype, {rows, cols});
-  std::string p = tensorType(DType::F32, {cols});
-  std::string st = tensorType(statType(dtype), {rows, 1});
-  return "func.func @ln(%x: " + x + ", %s: " + p + ", %b: " + p + ") -> (" + x +
-         ", " + st + ", " + st +
-         ") {\n  %y, %m, %r = nf.layer_norm %x scale %s bias %b "
-         "{axis = 1 : i64} : (" +
-         x + ", " + p + ", " + p + ") -> (" + x + ", " + st + ", " + st +
-         ")\n  return %y, %m, %r : " + x + ", " + st + ", " + st + "\n}\n";
-}
-
 class LayerNormOnSimTest : public testing::TestWithParam<SimNormCase> {};
 class RMSNormOnSimTest : public testing::TestWithParam<SimNormCase> {};
 

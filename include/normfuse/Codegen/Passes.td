@@ -139,9 +139,12 @@ def NFLowerToGPUPass : Pass<"nf-lower-to-gpu", "ModuleOp"> {
     CUDA C++.
 
     Lowered today: layer_norm and rms_norm (warp rows, block rows in
-    registers, streamed block rows, rows split across blocks), relu, gelu, silu, their gradients,
-    add, mul and bias_add. An `nf.fused` group is inlined and its ops run
-    one kernel each. Any other op (a TOSA op, a norm without a CUDA
+    registers, streamed block rows, rows split across blocks), group_norm
+    and instance_norm of static shape (split across blocks), relu, gelu,
+    silu, their gradients, add, mul, bias_add and batch_norm_inference. An
+    `nf.fused` norm with pointwise ops around it becomes one kernel (two
+    for a split row); any other `nf.fused` group is inlined and its ops run
+    one kernel each. Any other op (a TOSA op, an op without a CUDA
     lowering yet) is reported as an error naming it.
   }];
   let dependentDialects = [

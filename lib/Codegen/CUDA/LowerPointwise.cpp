@@ -1,10 +1,10 @@
 //===- LowerPointwise.cpp - pointwise nf ops as GPU kernels -----*- C++ -*-===//
 //
-// Part of normfuse. relu, gelu, silu, their gradients, add, mul and
-// bias_add become one elementwise kernel each: a grid-stride loop over the
-// flattened tensor, a vector of lanes per thread and step, arithmetic in
-// f32 (f64 for f64 data) with the activation math shared with the CPU
-// (Codegen/Common/ActivationMath.h) in its CUDA form.
+// Part of normfuse. relu, gelu, silu, their gradients, add, mul, bias_add
+// and batch_norm_inference become one elementwise kernel each: a grid-stride
+// loop over the flattened tensor, a vector of lanes per thread and step,
+// arithmetic in f32 (f64 for f64 data) with the activation math shared with the
+// CPU (Codegen/Common/ActivationMath.h) in its CUDA form.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +12,7 @@
 #include "LowerToGPU.h"
 #include "normfuse/Codegen/Common/ActivationMath.h"
 #include "normfuse/Codegen/Common/BufferBuilders.h"
+#include "normfuse/Codegen/Common/NormMath.h"
 #include "normfuse/Dialect/NF/IR/NFOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -34,9 +35,11 @@ struct ChannelView {
 };
 
 /// Replaces `op` (whose tensor operands are `operands`, all of its result's
-/// shape, plus an optional per-channel `bias`) by an elementwise kernel.
+/// shape, plus per-channel `(C)` operands `perChannel` along `channelAxis`)
+/// by an elementwise kernel; `fn` gets the tensor operands' values, then the
+/// per-channel ones, in order.
 LogicalResult lowerElementwise(RewriterBase &rewriter, Operation *op,
-                               ValueRange operands, Value bias,
+                               ValueRange operands, ValueRange perChannel,
                                int64_t channelAxis,
                                const GPULoweringOptions &options,
                                llvm::StringRef name, ElementFn fn) {
@@ -67,8 +70,9 @@ LogicalResult lowerElementwise(RewriterBase &rewriter, Operation *op,
   args.push_back(flatten(b, loc, result));
   Value total = getNumElements(b, loc, buffers.front(), 0, type.getRank());
   ChannelView view;
-  if (bias) {
-    args.push_back(flatten(b, loc, getBuffer(b, loc, bias)));
+  for (Value v : perChannel)
+    args.push_back(flatten(b, loc, getBuffer(b, loc, v)));
+  if (!perChannel.empty()) {
     view.channels =
         getNumElements(b, loc, buffers.front(), channelAxis, channelAxis + 1);
     view.inner = getNumElements(b, loc, buffers.front(), channelAxis + 1,
@@ -78,9 +82,7 @@ LogicalResult lowerElementwise(RewriterBase &rewriter, Operation *op,
   }
   args.push_back(total);
 
-  SmallVector<Type> argTypes;
-  for (Value v : args)
-    argTypes.push_back(v.getType());
+  TypeRange argTypes = ValueRange(args).getTypes();
   Kernel k = createKernel(module, loc, kernelBaseName(op, name), argTypes,
                           s.blockSize, s.str());
   k.func->setAttr(kMinBlocksAttr,
@@ -89,10 +91,12 @@ LogicalResult lowerElementwise(RewriterBase &rewriter, Operation *op,
     OpBuilder &kb = k.body;
     unsigned numIn = operands.size();
     Value out = k.arg(numIn);
-    Value kBias, kChannels, kInner;
+    SmallVector<Value> kPerChannel;
+    Value kChannels, kInner;
     unsigned next = numIn + 1;
-    if (bias) {
-      kBias = k.arg(next++);
+    for (size_t i = 0; i < perChannel.size(); ++i)
+      kPerChannel.push_back(k.arg(next++));
+    if (!perChannel.empty()) {
       kChannels = k.arg(next++);
       kInner = k.arg(next++);
     }
@@ -118,12 +122,13 @@ LogicalResult lowerElementwise(RewriterBase &rewriter, Operation *op,
             SmallVector<Value> in;
             for (auto &v : lanes)
               in.push_back(v[l]);
-            if (kBias) {
+            if (!kPerChannel.empty()) {
               Value e =
                   fb.create<arith::AddIOp>(fl, i, indexConstant(fb, fl, l));
               Value ch = fb.create<arith::RemUIOp>(
                   fl, fb.create<arith::DivUIOp>(fl, e, kInner), kChannels);
-              in.push_back(loadLanes(fb, fl, kBias, ch, 1, acc)[0]);
+              for (Value param : kPerChannel)
+                in.push_back(loadLanes(fb, fl, param, ch, 1, acc)[0]);
             }
             results.push_back(fn(fb, fl, in));
           }
@@ -155,8 +160,8 @@ LogicalResult cuda::lowerPointwiseToGPU(RewriterBase &rewriter, Operation *op,
   // CUDA's exp2f is one instruction: the logistic forms use it.
   const Exp2Form exp2 = Exp2Form::MathOp;
   auto unary = [&](Value input, llvm::StringRef name, ElementFn fn) {
-    return lowerElementwise(rewriter, op, input, Value(), -1, options, name,
-                            fn);
+    return lowerElementwise(rewriter, op, input, ValueRange(), -1, options,
+                            name, fn);
   };
   if (auto relu = dyn_cast<ReluOp>(op))
     return unary(relu.getInput(), "relu",
@@ -176,8 +181,8 @@ LogicalResult cuda::lowerPointwiseToGPU(RewriterBase &rewriter, Operation *op,
                    return emitSilu(b, l, v[0], 1, exp2);
                  });
   auto binary = [&](Value lhs, Value rhs, llvm::StringRef name, ElementFn fn) {
-    return lowerElementwise(rewriter, op, ValueRange{lhs, rhs}, Value(), -1,
-                            options, name, fn);
+    return lowerElementwise(rewriter, op, ValueRange{lhs, rhs}, ValueRange(),
+                            -1, options, name, fn);
   };
   if (auto add = dyn_cast<AddOp>(op))
     return binary(add.getLhs(), add.getRhs(), "add",
@@ -203,9 +208,31 @@ LogicalResult cuda::lowerPointwiseToGPU(RewriterBase &rewriter, Operation *op,
     int64_t rank = biasAdd.getType().getRank();
     int64_t axis = getChannelAxis(biasAdd.getLayout(), rank);
     return lowerElementwise(
-        rewriter, op, biasAdd.getInput(), biasAdd.getBias(), axis, options,
-        "bias_add", [](OpBuilder &b, Location l, ArrayRef<Value> v) -> Value {
+        rewriter, op, biasAdd.getInput(), ValueRange{biasAdd.getBias()}, axis,
+        options, "bias_add",
+        [](OpBuilder &b, Location l, ArrayRef<Value> v) -> Value {
           return b.create<arith::AddFOp>(l, v[0], v[1]);
+        });
+  }
+  if (auto bn = dyn_cast<BatchNormInferenceOp>(op)) {
+    // (x - running_mean) * rstd(running_var) * scale + bias, per channel.
+    int64_t rank = bn.getType().getRank();
+    int64_t axis = getChannelAxis(bn.getLayout(), rank);
+    SmallVector<Value> params{bn.getRunningMean(), bn.getRunningVar()};
+    bool hasScale = bool(bn.getScale()), hasBias = bool(bn.getBias());
+    if (hasScale)
+      params.push_back(bn.getScale());
+    if (hasBias)
+      params.push_back(bn.getBias());
+    double eps = bn.getEpsilon().convertToDouble();
+    return lowerElementwise(
+        rewriter, op, bn.getInput(), params, axis, options,
+        "batch_norm_inference",
+        [&](OpBuilder &b, Location l, ArrayRef<Value> v) -> Value {
+          Value rstd = emitRstd(b, l, v[2], eps);
+          return emitNormalize(b, l, v[0], v[1], rstd,
+                               hasScale ? v[3] : Value(),
+                               hasBias ? v[hasScale ? 4 : 3] : Value());
         });
   }
   return failure();

@@ -510,9 +510,7 @@ void lowerSplitRow(OpBuilder &b, Location loc, ModuleOp module, Operation *op,
   unsigned fixed = args.size() - numStepArgs;
   for (unsigned i = 0; i < numPrologueArgs; ++i)
     args1.push_back(args[fixed + i]);
-  SmallVector<Type> types1;
-  for (Value v : args1)
-    types1.push_back(v.getType());
+  TypeRange types1 = ValueRange(args1).getTypes();
   Kernel k1 = createKernel(module, loc, base + "_partial", types1,
                            s.blockSize(), s.str());
   {
@@ -572,9 +570,7 @@ void lowerSplitRow(OpBuilder &b, Location loc, ModuleOp module, Operation *op,
   SmallVector<Value> args2(args.begin(), args.end());
   args2.push_back(partialsFlat);
   args2.push_back(chunksPerRow);
-  SmallVector<Type> types2;
-  for (Value v : args2)
-    types2.push_back(v.getType());
+  TypeRange types2 = ValueRange(args2).getTypes();
   Kernel k2 = createKernel(module, loc, base + "_normalize", types2,
                            s.blockSize(), s.str());
   {
@@ -801,9 +797,7 @@ SmallVector<Value> emitRowNorm(OpBuilder &b, NormOp op, Operation *before,
     return results();
   }
 
-  SmallVector<Type> argTypes;
-  for (Value v : args)
-    argTypes.push_back(v.getType());
+  TypeRange argTypes = ValueRange(args).getTypes();
   Kernel kernel = createKernel(module, loc,
                                kernelBaseName(op, op->getName().stripDialect()),
                                argTypes, s.blockSize(), s.str());

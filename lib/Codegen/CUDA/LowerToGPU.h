@@ -34,8 +34,8 @@ LogicalResult lowerRowNormToGPU(RewriterBase &rewriter, Operation *op,
 LogicalResult lowerFusedRowNormToGPU(RewriterBase &rewriter, FusedOp fused,
                                      const GPULoweringOptions &options);
 
-/// relu, gelu, silu, add, mul, bias_add and the activation gradients;
-/// fails on other ops.
+/// relu, gelu, silu, add, mul, bias_add, the activation gradients and
+/// batch_norm_inference; fails on other ops.
 LogicalResult lowerPointwiseToGPU(RewriterBase &rewriter, Operation *op,
                                   const GPULoweringOptions &options);
 

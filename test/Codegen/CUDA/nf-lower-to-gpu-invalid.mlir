@@ -5,7 +5,7 @@
 // ARCH: nf-lower-to-gpu: unknown GPU architecture 'sm_70' (expected sm_XY or compute_XY, 75 or newer)
 // SCHEDULE: nf-lower-to-gpu: unknown row-norm schedule 'tiles'
 
-func.func @batch_norm_has_no_cuda_lowering_yet(%x: tensor<8x4x4x16xf16>, %s: tensor<16xf16>, %b: tensor<16xf16>, %rm: tensor<16xf32>, %rv: tensor<16xf32>) -> tensor<8x4x4x16xf16> {
+func.func @batch_norm_training_has_no_cuda_lowering_yet(%x: tensor<8x4x4x16xf16>, %s: tensor<16xf16>, %b: tensor<16xf16>, %rm: tensor<16xf32>, %rv: tensor<16xf32>) -> tensor<8x4x4x16xf16> {
   // expected-error @+1 {{'nf.batch_norm_training' op has no CUDA lowering yet}}
   %y, %m, %r, %nm, %nv = nf.batch_norm_training %x scale %s bias %b running(%rm, %rv) {layout = #nf.layout<nhwc>} : (tensor<8x4x4x16xf16>, tensor<16xf16>, tensor<16xf16>, tensor<16xf32>, tensor<16xf32>) -> (tensor<8x4x4x16xf16>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>)
   return %y : tensor<8x4x4x16xf16>
