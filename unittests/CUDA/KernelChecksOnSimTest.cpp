@@ -5,7 +5,11 @@
 // - the global-memory traffic of each row-norm schedule is the one its
 //   design states (x read once when the row stays on chip, three times
 //   when it is streamed; y and the statistics written once);
-// - the order of the threads between barriers does not change a result;
+// - a norm gradient reads dy and x once and writes dx once when its rows
+//   stay on chip, plus one row of partial parameter gradients per block;
+// - the order of the threads between barriers does not change a result,
+//   the parameter gradients included (no atomics: every run adds in the
+//   same order);
 // - it catches the bugs it is there to catch: a planted missing barrier
 //   gives wrong numbers, a planted out-of-bounds row an error naming the
 //   buffer.
@@ -128,6 +132,89 @@ TEST(RowNormTrafficTest, SplitRowMovesTheBytesItsScheduleStates) {
   EXPECT_LE(call.error(), 1e-5);
 }
 
+/// Inputs and poisoned outputs of one layer_norm_grad call (f32).
+struct LayerNormGradCall {
+  LayerNormGradCall(int64_t rows, int64_t cols)
+      : rows(rows), cols(cols), dy(DType::F32, {rows, cols}),
+        x(DType::F32, {rows, cols}), mean(DType::F32, {rows, 1}),
+        rstd(DType::F32, {rows, 1}), scale(DType::F32, {cols}),
+        dx(DType::F32, {rows, cols}), dscale(DType::F32, {cols}),
+        dbias(DType::F32, {cols}) {
+    std::mt19937 rng(5);
+    dy.fillNormal(rng);
+    x.fillNormal(rng);
+    scale.fillNormal(rng, 1.0, 0.5);
+    std::vector<double> y, m, r;
+    layerNormReference(x.toDoubles(), cols, nullptr, nullptr, 1e-5, y, m, r);
+    for (int64_t i = 0; i < rows; ++i) {
+      mean.set(i, m[i]);
+      rstd.set(i, r[i]);
+    }
+    for (Buffer *out : {&dx, &dscale, &dbias})
+      out->fill(std::nan(""));
+  }
+  llvm::Error run(const CudaSimKernel &k, SimOrder order = SimOrder::Forward,
+                  std::vector<SimStats> *stats = nullptr) {
+    return k.runInSimulator(
+        {dy.ref(), x.ref(), mean.ref(), rstd.ref(), scale.ref()},
+        {dx.ref(), dscale.ref(), dbias.ref()}, order, stats);
+  }
+  /// The largest relative error of dx, dscale and dbias.
+  double error() const {
+    std::vector<double> rdx, rds, rdb, s = scale.toDoubles();
+    channelNormGradReference(
+        dy.toDoubles(), x.toDoubles(), ChannelDims{rows, cols, 1, true}, 1,
+        false, mean.toDoubles(), rstd.toDoubles(), &s, rdx, rds, rdb);
+    return std::max({relativeError(dx.toDoubles(), rdx),
+                     relativeError(dscale.toDoubles(), rds),
+                     relativeError(dbias.toDoubles(), rdb)});
+  }
+  int64_t rows, cols;
+  Buffer dy, x, mean, rstd, scale, dx, dscale, dbias;
+};
+
+// 32 rows of 64 f32: warp rows of 16 threads (one float4 each), 16 rows a
+// block, two blocks. The dx kernel reads dy and x once, mean and rstd in
+// every thread of a row, the scale once per thread; it writes dx once and
+// a partial row of dscale and of dbias per block. The last kernel reads
+// those two rows per column and writes dscale and dbias.
+TEST(RowNormGradTrafficTest, ReadsDyAndXOnceAndWritesOnePartialRowPerBlock) {
+  const int64_t rows = 32, cols = 64, threadsPerRow = 16, blocks = 2;
+  auto kernel = compileForSim(rowNormGradIR(DType::F32, rows, cols, true), "g");
+  ASSERT_TRUE(kernel);
+  LayerNormGradCall call(rows, cols);
+  std::vector<SimStats> stats;
+  ASSERT_EQ(errorText(call.run(*kernel, SimOrder::Forward, &stats)), "");
+  ASSERT_EQ(stats.size(), 2u);
+  uint64_t tensor = uint64_t(rows * cols * 4);
+  uint64_t partialRows = uint64_t(2 * blocks * cols * 4);
+  EXPECT_EQ(stats[0].bytesLoaded, 2 * tensor +
+                                      uint64_t(rows * threadsPerRow * 2 * 4) +
+                                      uint64_t(rows * cols * 4) /* scale */);
+  EXPECT_EQ(stats[0].bytesStored, tensor + partialRows);
+  EXPECT_EQ(stats[1].bytesLoaded, partialRows);
+  EXPECT_EQ(stats[1].bytesStored, uint64_t(2 * cols * 4));
+  EXPECT_LE(call.error(), 1e-5);
+}
+
+TEST(SimulatorOrderTest, ThreadOrderDoesNotChangeANormGradient) {
+  // Forced warp rows: two blocks of 16 rows of 40 loop over 37 rows
+  // and hand their column sums over in workgroup memory.
+  auto kernel =
+      compileForSim(rowNormGradIR(DType::F32, 37, 40, true), "g", "warp-rows");
+  ASSERT_TRUE(kernel);
+  LayerNormGradCall forward(37, 40), reverse(37, 40), shuffled(37, 40);
+  ASSERT_EQ(errorText(forward.run(*kernel, SimOrder::Forward)), "");
+  ASSERT_EQ(errorText(reverse.run(*kernel, SimOrder::Reverse)), "");
+  ASSERT_EQ(errorText(shuffled.run(*kernel, SimOrder::Shuffle)), "");
+  EXPECT_LE(forward.error(), 1e-5);
+  for (LayerNormGradCall *other : {&reverse, &shuffled}) {
+    EXPECT_EQ(forward.dx.bytes, other->dx.bytes);
+    EXPECT_EQ(forward.dscale.bytes, other->dscale.bytes);
+    EXPECT_EQ(forward.dbias.bytes, other->dbias.bytes);
+  }
+}
+
 TEST(SimulatorOrderTest, ThreadOrderDoesNotChangeABlockRowNorm) {
   auto kernel = compileForSim(layerNormIR(DType::F32, 3, 1000), "ln",
                               "block-row-registers");
@@ -182,6 +269,24 @@ TEST(PlantedBugTest, AMissingBarrierGivesWrongNumbers) {
   });
   ASSERT_TRUE(broken);
   LayerNormCall bad(DType::F32, 3, 1000);
+  ASSERT_EQ(errorText(bad.run(*broken)), "");
+  EXPECT_FALSE(bad.error() <= 1e-5) << "the planted race went unnoticed";
+}
+
+TEST(PlantedBugTest, AMissingBarrierInAGradientsHandOverGivesWrongNumbers) {
+  auto kernel =
+      compileForSim(rowNormGradIR(DType::F32, 37, 40, true), "g", "warp-rows");
+  ASSERT_TRUE(kernel);
+  // Warp rows sum nothing across warps: the first barrier is the one
+  // between the row groups' stores of their column sums and group 0's
+  // reads.
+  auto broken = plant(*kernel, [](std::string &source) {
+    size_t at = source.find("__syncthreads();");
+    ASSERT_NE(at, std::string::npos) << source;
+    source.replace(at, std::string("__syncthreads();").size(), "");
+  });
+  ASSERT_TRUE(broken);
+  LayerNormGradCall bad(37, 40);
   ASSERT_EQ(errorText(bad.run(*broken)), "");
   EXPECT_FALSE(bad.error() <= 1e-5) << "the planted race went unnoticed";
 }

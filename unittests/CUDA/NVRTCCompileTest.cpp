@@ -2,7 +2,8 @@
 //-*-===//
 //
 // Part of normfuse. Prints the CUDA of every kernel family and schedule the
-// CUDA back end emits (row norms forced through each schedule, group and
+// CUDA back end emits (row norms and their gradients forced through each
+// schedule, group and
 // instance norms fused with SiLU, in every dtype, and every pointwise op)
 // as one translation unit per family, and compiles it
 // with NVRTC as the runtime will: cubins for sm_80 and sm_90, PTX for
@@ -14,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Reference.h"
 #include "normfuse/Codegen/Pipelines.h"
 #include "normfuse/Dialect/NF/Transforms/FusePipeline.h"
 #include "normfuse/InitAll.h"
@@ -164,11 +166,21 @@ std::string printCUDA(const std::string &moduleText,
 std::vector<std::string> allSources() {
   std::vector<std::string> sources;
   for (const char *schedule : {"warp-rows", "block-row-registers",
-                               "block-row-streaming", "split-row"}) {
+                               "block-row-streaming", "split-row", "auto"}) {
+    // Forward rows of 2048 under each forced schedule; gradient rows of 512
+    // (16 elements a thread in warp rows) forced, and of 32768 (split into
+    // the automatic chunks) under "auto".
+    bool automatic = std::string(schedule) == "auto";
     std::string module;
     for (const char *dtype : kDTypes)
-      for (const char *op : {"layer_norm", "rms_norm"})
-        module += rowNormModule(dtype, op);
+      for (const char *op : {"layer_norm", "rms_norm"}) {
+        if (!automatic)
+          module += rowNormModule(dtype, op);
+        module += nftest::rowNormGradIR(
+            *normfuse::parseDType(dtype), 16, automatic ? 32768 : 512,
+            std::string(op) == "layer_norm",
+            "grad_" + std::string(op) + "_" + dtype);
+      }
     std::string source = printCUDA(module, schedule);
     // Kernel names are unique per module, not across these sources: give
     // each source's kernels its schedule as a prefix.
@@ -189,6 +201,11 @@ std::vector<std::string> allSources() {
   sources.push_back(printCUDA(pointwise, "auto"));
   sources.push_back(printCUDA(groupNorms, "auto", /*fuse=*/true));
   return sources;
+}
+
+bool endsWith(const std::string &s, const std::string &suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 struct Compiled {
@@ -268,10 +285,13 @@ TEST(NVRTCResourceTest, NoKernelSpillsAtSm90) {
       EXPECT_EQ((*it)[3].str(), "0") << "spill loads in " << (*it)[1];
     }
   }
-  // 3 one-kernel schedules x 4 dtypes x 2 norms, split rows (two kernels)
-  // x 4 dtypes x 2 norms, 11 pointwise kernels x 4 dtypes, 3 group norms
-  // (two kernels each) and batch_norm_inference x 4 dtypes.
-  EXPECT_EQ(kernels, 3 * 4 * 2 + 4 * 2 * 2 + 11 * 4 + (3 * 2 + 1) * 4);
+  // Forward: 3 one-kernel schedules x 4 dtypes x 2 norms, split rows (two
+  // kernels) x 4 dtypes x 2 norms. Gradients, 4 dtypes x 2 norms: warp and
+  // block rows two kernels each (dx, parameter sums), streaming (taken as
+  // split), split and auto (split) three. 11 pointwise kernels x 4 dtypes,
+  // 3 group norms (two kernels each) and batch_norm_inference x 4 dtypes.
+  EXPECT_EQ(kernels, 3 * 4 * 2 + 4 * 2 * 2 + (2 + 2 + 3 + 3 + 3) * 4 * 2 +
+                         11 * 4 + (3 * 2 + 1) * 4);
 }
 
 TEST(NVRTCResourceTest, VectorSchedulesUse128BitGlobalAccesses) {
@@ -308,11 +328,10 @@ TEST(NVRTCResourceTest, VectorSchedulesUse128BitGlobalAccesses) {
       // The group norms' normalize kernels are checked for their loads
       // only: NVVM splits their 16-byte stores in the NCHW and f64 cases
       // (a known gap, docs/CUDA.md).
-      bool storesRows =
-          (kernel.size() < 8 ||
-           kernel.compare(kernel.size() - 8, 8, "_partial") != 0) &&
-          kernel.find("group_norm") == std::string::npos &&
-          kernel.find("instance_norm") == std::string::npos;
+      bool storesRows = !endsWith(kernel, "_partial") &&
+                        !endsWith(kernel, "_rowsums") &&
+                        kernel.find("group_norm") == std::string::npos &&
+                        kernel.find("instance_norm") == std::string::npos;
       if (storesRows)
         EXPECT_TRUE(std::regex_search(body, wideStore))
             << kernel << " has no 128-bit global store";

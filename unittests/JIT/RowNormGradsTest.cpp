@@ -6,45 +6,17 @@
 // parameter gradients sum over several parallel chunks, and against central
 // differences of the forward kernels (f64).
 //
-// Tolerances (relative L2 against float64 on the rounded inputs): f32 1e-5
-// (1e-4 on the mean-shifted rows, where xhat itself is only good to about
-// 4e-5), f16 1e-3 and bf16 8e-3 for dx; parameter gradients, always f32,
-// 1e-5.
+// Tolerances: RowNormGradChecks.h.
 //
 //===----------------------------------------------------------------------===//
 
-#include "JITTestUtils.h"
-#include "Reference.h"
-
-#include <cmath>
+#include "RowNormGradChecks.h"
 
 using namespace nftest;
 
 namespace {
 
-struct GradCase {
-  DType dtype;
-  int64_t rows, cols;
-  double mean = 0.0, std = 1.0;
-
-  DType statType() const {
-    return dtype == DType::F64 ? DType::F64 : DType::F32;
-  }
-  double dxTolerance() const {
-    if (dtype == DType::F16)
-      return 1e-3;
-    if (dtype == DType::BF16)
-      return 8e-3;
-    return mean != 0.0 ? 1e-4 : 1e-5;
-  }
-};
-
-double norm2(const std::vector<double> &v) {
-  double sum = 0;
-  for (double x : v)
-    sum += x * x;
-  return std::sqrt(sum);
-}
+using GradCase = RowNormGradShape;
 
 std::string caseName(const testing::TestParamInfo<GradCase> &info) {
   const GradCase &c = info.param;
@@ -53,104 +25,23 @@ std::string caseName(const testing::TestParamInfo<GradCase> &info) {
          (c.mean != 0.0 ? "_meanShifted" : "");
 }
 
-/// "nf.layer_norm_grad" or "nf.rms_norm_grad" over the rows of (rows, cols)
-/// tensors, with a scale; returns (dx, dscale[, dbias]).
 std::string gradIR(const GradCase &c, bool layerNorm) {
-  std::string x = tensorType(c.dtype, {c.rows, c.cols});
-  std::string st = tensorType(c.statType(), {c.rows, 1});
-  std::string p = tensorType(c.statType(), {c.cols});
-  if (layerNorm)
-    return "func.func @g(%dy: " + x + ", %x: " + x + ", %m: " + st +
-           ", %r: " + st + ", %s: " + p + ") -> (" + x + ", " + p + ", " + p +
-           ") {\n  %dx, %ds, %db = nf.layer_norm_grad %dy, %x, %m, %r scale "
-           "%s {axis = 1 : i64} : (" +
-           x + ", " + x + ", " + st + ", " + st + ", " + p + ") -> (" + x +
-           ", " + p + ", " + p + ")\n  return %dx, %ds, %db : " + x + ", " + p +
-           ", " + p + "\n}\n";
-  return "func.func @g(%dy: " + x + ", %x: " + x + ", %r: " + st +
-         ", %s: " + p + ") -> (" + x + ", " + p +
-         ") {\n  %dx, %ds = nf.rms_norm_grad %dy, %x, %r scale %s {axis = 1 "
-         ": i64} : (" +
-         x + ", " + x + ", " + st + ", " + p + ") -> (" + x + ", " + p +
-         ")\n  return %dx, %ds : " + x + ", " + p + "\n}\n";
+  return rowNormGradIR(c.dtype, c.rows, c.cols, layerNorm);
 }
 
 class LayerNormGradTest : public testing::TestWithParam<GradCase> {};
 class RMSNormGradTest : public testing::TestWithParam<GradCase> {};
 
 TEST_P(LayerNormGradTest, MatchesFloat64Reference) {
-  const GradCase &c = GetParam();
-  auto kernel = compileOrFail(gradIR(c, true), "g");
+  auto kernel = compileOrFail(gradIR(GetParam(), true), "g");
   ASSERT_TRUE(kernel);
-  std::mt19937 rng(17);
-  Buffer dy(c.dtype, {c.rows, c.cols}), x(c.dtype, {c.rows, c.cols}),
-      mean(c.statType(), {c.rows, 1}), rstd(c.statType(), {c.rows, 1}),
-      scale(c.statType(), {c.cols});
-  dy.fillNormal(rng);
-  x.fillNormal(rng, c.mean, c.std);
-  scale.fillNormal(rng, 1.0, 0.5);
-  std::vector<double> y, rmean, rrstd;
-  layerNormReference(x.toDoubles(), c.cols, nullptr, nullptr, 1e-5, y, rmean,
-                     rrstd);
-  for (int64_t r = 0; r < c.rows; ++r) {
-    mean.set(r, rmean[r]);
-    rstd.set(r, rrstd[r]);
-  }
-  Buffer dx(c.dtype, {c.rows, c.cols}), dscale(c.statType(), {c.cols}),
-      dbias(c.statType(), {c.cols});
-  for (Buffer *b : {&dx, &dscale, &dbias})
-    b->fill(std::nan(""));
-  ASSERT_EQ(errorText(kernel->run(
-                {dy.ref(), x.ref(), mean.ref(), rstd.ref(), scale.ref()},
-                {dx.ref(), dscale.ref(), dbias.ref()})),
-            "");
-
-  std::vector<double> rdx, rds, rdb, s = scale.toDoubles();
-  channelNormGradReference(
-      dy.toDoubles(), x.toDoubles(), ChannelDims{c.rows, c.cols, 1, true}, 1,
-      false, mean.toDoubles(), rstd.toDoubles(), &s, rdx, rds, rdb);
-  EXPECT_LE(relativeError(dx.toDoubles(), rdx), c.dxTolerance());
-  EXPECT_LE(relativeError(dscale.toDoubles(), rds), 1e-5);
-  EXPECT_LE(relativeError(dbias.toDoubles(), rdb), 1e-5);
+  expectRowNormGradMatchesReference(*kernel, GetParam(), true);
 }
 
 TEST_P(RMSNormGradTest, MatchesFloat64Reference) {
-  const GradCase &c = GetParam();
-  auto kernel = compileOrFail(gradIR(c, false), "g");
+  auto kernel = compileOrFail(gradIR(GetParam(), false), "g");
   ASSERT_TRUE(kernel);
-  std::mt19937 rng(19);
-  Buffer dy(c.dtype, {c.rows, c.cols}), x(c.dtype, {c.rows, c.cols}),
-      rstd(c.statType(), {c.rows, 1}), scale(c.statType(), {c.cols});
-  dy.fillNormal(rng);
-  x.fillNormal(rng, c.mean, c.std);
-  scale.fillNormal(rng, 1.0, 0.5);
-  std::vector<double> y, rrstd;
-  rmsNormReference(x.toDoubles(), c.cols, nullptr, 1e-6, y, rrstd);
-  for (int64_t r = 0; r < c.rows; ++r)
-    rstd.set(r, rrstd[r]);
-  Buffer dx(c.dtype, {c.rows, c.cols}), dscale(c.statType(), {c.cols});
-  dx.fill(std::nan(""));
-  dscale.fill(std::nan(""));
-  ASSERT_EQ(errorText(kernel->run({dy.ref(), x.ref(), rstd.ref(), scale.ref()},
-                                  {dx.ref(), dscale.ref()})),
-            "");
-
-  std::vector<double> rdx, rds, s = scale.toDoubles();
-  rmsNormGradReference(dy.toDoubles(), x.toDoubles(), c.cols, rstd.toDoubles(),
-                       &s, rdx, rds);
-  if (c.cols == 1) {
-    // dx = rstd * g * dy * (1 - x^2 / (x^2 + eps)): two terms within eps of
-    // each other, so the error is measured against the terms' size.
-    std::vector<double> out = dx.toDoubles(), diff(c.rows), term(c.rows);
-    for (int64_t r = 0; r < c.rows; ++r) {
-      diff[r] = out[r] - rdx[r];
-      term[r] = rstd.get(r) * s[0] * dy.get(r);
-    }
-    EXPECT_LE(norm2(diff) / norm2(term), c.dxTolerance());
-  } else {
-    EXPECT_LE(relativeError(dx.toDoubles(), rdx), c.dxTolerance());
-  }
-  EXPECT_LE(relativeError(dscale.toDoubles(), rds), 1e-5);
+  expectRowNormGradMatchesReference(*kernel, GetParam(), false);
 }
 
 std::vector<GradCase> shapes() {

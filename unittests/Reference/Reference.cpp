@@ -213,6 +213,28 @@ std::string nftest::tensorType(DType dtype, const std::vector<int64_t> &shape) {
   return s + normfuse::getDTypeName(dtype) + ">";
 }
 
+std::string nftest::rowNormGradIR(DType dtype, int64_t rows, int64_t cols,
+                                  bool layerNorm, const std::string &name) {
+  DType stat = dtype == DType::F64 ? DType::F64 : DType::F32;
+  std::string x = tensorType(dtype, {rows, cols});
+  std::string st = tensorType(stat, {rows, 1});
+  std::string p = tensorType(stat, {cols});
+  if (layerNorm)
+    return "func.func @" + name + "(%dy: " + x + ", %x: " + x + ", %m: " + st +
+           ", %r: " + st + ", %s: " + p + ") -> (" + x + ", " + p + ", " + p +
+           ") {\n  %dx, %ds, %db = nf.layer_norm_grad %dy, %x, %m, %r scale "
+           "%s {axis = 1 : i64} : (" +
+           x + ", " + x + ", " + st + ", " + st + ", " + p + ") -> (" + x +
+           ", " + p + ", " + p + ")\n  return %dx, %ds, %db : " + x + ", " + p +
+           ", " + p + "\n}\n";
+  return "func.func @" + name + "(%dy: " + x + ", %x: " + x + ", %r: " + st +
+         ", %s: " + p + ") -> (" + x + ", " + p +
+         ") {\n  %dx, %ds = nf.rms_norm_grad %dy, %x, %r scale %s {axis = 1 "
+         ": i64} : (" +
+         x + ", " + x + ", " + st + ", " + p + ") -> (" + x + ", " + p +
+         ")\n  return %dx, %ds : " + x + ", " + p + "\n}\n";
+}
+
 void nftest::layerNormReference(const std::vector<double> &x, int64_t cols,
                                 const std::vector<double> *scale,
                                 const std::vector<double> *bias, double eps,

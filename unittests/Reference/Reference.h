@@ -49,6 +49,12 @@ double relativeError(const std::vector<double> &out,
 /// "tensor<4x8xf32>"
 std::string tensorType(DType dtype, const std::vector<int64_t> &shape);
 
+/// Function `name`: nf.layer_norm_grad (or nf.rms_norm_grad) over (rows,
+/// cols) tensors of `dtype` with a scale, statistics and parameter
+/// gradients in f32 (f64 for f64 data); returns (dx, dscale[, dbias]).
+std::string rowNormGradIR(DType dtype, int64_t rows, int64_t cols,
+                          bool layerNorm, const std::string &name = "g");
+
 /// Trailing-axis norms over rows of `cols` elements (float64 throughout).
 void layerNormReference(const std::vector<double> &x, int64_t cols,
                         const std::vector<double> *scale,

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "LoopUtils.h"
+#include "normfuse/Codegen/Common/NormMath.h"
 #include "normfuse/Codegen/Passes.h"
 #include "normfuse/Dialect/NF/IR/NFOps.h"
 
@@ -162,20 +163,16 @@ std::tuple<Value, Value, Value> emitRowGrad(OpBuilder &b, Location loc,
           Value a = rb.create<arith::DivFOp>(rl, sumDyXhat, colsF);
           Value c =
               withBias ? rb.create<arith::DivFOp>(rl, sumDy, colsF) : Value();
-          emitVectorLoop(
-              rb, rl, zero, g.cols, g.width,
-              [&](OpBuilder &lb, Location ll, Value j, int64_t w) {
-                Value dy = loadAs(lb, ll, g.dy, {row, j}, w, g.acc);
-                Value v = scaled(lb, ll, dy, j, w);
-                if (c)
-                  v = lb.create<arith::SubFOp>(ll, v, splat(lb, ll, c, w));
-                v = lb.create<arith::SubFOp>(
-                    ll, v,
-                    lb.create<arith::MulFOp>(ll, xhatAt(lb, ll, j, w),
-                                             splat(lb, ll, a, w)));
-                v = lb.create<arith::MulFOp>(ll, v, splat(lb, ll, rstd, w));
-                storeAs(lb, ll, v, g.dx, {row, j});
-              });
+          emitVectorLoop(rb, rl, zero, g.cols, g.width,
+                         [&](OpBuilder &lb, Location ll, Value j, int64_t w) {
+                           Value dy = loadAs(lb, ll, g.dy, {row, j}, w, g.acc);
+                           Value v = emitNormGradInput(
+                               lb, ll, scaled(lb, ll, dy, j, w),
+                               xhatAt(lb, ll, j, w), splat(lb, ll, a, w),
+                               c ? splat(lb, ll, c, w) : Value(),
+                               splat(lb, ll, rstd, w));
+                           storeAs(lb, ll, v, g.dx, {row, j});
+                         });
           rb.create<scf::YieldOp>(rl);
         });
   });

@@ -9,6 +9,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/SymbolTable.h"
@@ -77,6 +78,20 @@ Value cuda::flatten(OpBuilder &b, Location loc, Value buffer) {
   if (flat.getType() != dynamicType)
     flat = b.create<memref::CastOp>(loc, dynamicType, flat);
   return flat;
+}
+
+Value cuda::allocTemporary(OpBuilder &b, Location loc, Value count,
+                           Type element) {
+  if (std::optional<int64_t> n = getConstantIntValue(count))
+    return flatten(
+        b, loc,
+        b.create<memref::AllocOp>(
+            loc, MemRefType::get({std::max<int64_t>(*n, 1)}, element)));
+  Value atLeastOne =
+      b.create<arith::MaxUIOp>(loc, count, indexConstant(b, loc, 1));
+  return b.create<memref::AllocOp>(
+      loc, MemRefType::get({ShapedType::kDynamic}, element),
+      ValueRange{atLeastOne});
 }
 
 void cuda::launch(OpBuilder &b, Location loc, gpu::GPUFuncOp kernel,

@@ -47,6 +47,11 @@ Kernel createKernel(ModuleOp module, Location loc, llvm::StringRef baseName,
 /// kernel takes.
 Value flatten(OpBuilder &b, Location loc, Value buffer);
 
+/// A flat temporary of `count` (an index, at least 1 element allocated)
+/// elements of `element` between the launches of one op: static when
+/// `count` folded to a constant.
+Value allocTemporary(OpBuilder &b, Location loc, Value count, Type element);
+
 /// Launches `kernel` from the host with a 1-D grid and block and `args`.
 void launch(OpBuilder &b, Location loc, gpu::GPUFuncOp kernel, Value gridSize,
             int64_t blockSize, ValueRange args);

@@ -492,15 +492,7 @@ void lowerSplitRow(OpBuilder &b, Location loc, ModuleOp module, Operation *op,
   Value blocks = b.createOrFold<arith::MulIOp>(loc, rows, chunksPerRow);
   Value partialCount =
       b.createOrFold<arith::MulIOp>(loc, blocks, c(b, perChunk));
-  Value partials;
-  if (auto count = getConstantIntValue(partialCount))
-    partials = b.create<memref::AllocOp>(
-        loc, MemRefType::get({std::max<int64_t>(*count, 1)}, acc));
-  else
-    partials = b.create<memref::AllocOp>(
-        loc, MemRefType::get({ShapedType::kDynamic}, acc),
-        ValueRange{b.create<arith::MaxUIOp>(loc, partialCount, c(b, 1))});
-  Value partialsFlat = flatten(b, loc, partials);
+  Value partialsFlat = allocTemporary(b, loc, partialCount, acc);
   std::string base = kernelBaseName(op, op->getName().stripDialect());
 
   // Kernel 1: each chunk's moments.

@@ -34,6 +34,10 @@ LogicalResult lowerRowNormToGPU(RewriterBase &rewriter, Operation *op,
 LogicalResult lowerFusedRowNormToGPU(RewriterBase &rewriter, FusedOp fused,
                                      const GPULoweringOptions &options);
 
+/// layer_norm_grad and rms_norm_grad; fails on other ops.
+LogicalResult lowerNormGradToGPU(RewriterBase &rewriter, Operation *op,
+                                 const GPULoweringOptions &options);
+
 /// relu, gelu, silu, add, mul, bias_add, the activation gradients and
 /// batch_norm_inference; fails on other ops.
 LogicalResult lowerPointwiseToGPU(RewriterBase &rewriter, Operation *op,

@@ -103,6 +103,7 @@ struct NFLowerToGPUPass : nf::impl::NFLowerToGPUPassBase<NFLowerToGPUPass> {
           return signalPassFailure();
         }
         if (succeeded(lowerRowNormToGPU(rewriter, op, options)) ||
+            succeeded(lowerNormGradToGPU(rewriter, op, options)) ||
             succeeded(lowerPointwiseToGPU(rewriter, op, options)))
           continue;
         op->emitOpError() << "has no CUDA lowering yet";

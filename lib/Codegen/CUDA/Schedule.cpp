@@ -11,6 +11,7 @@
 #include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
+#include <optional>
 
 using namespace mlir;
 using namespace mlir::nf;
@@ -31,6 +32,15 @@ static constexpr int64_t kSplitVectorsPerThread = 8;
 /// uses (tests).
 static constexpr int64_t kForcedSplitBlockSize = 32;
 static constexpr int64_t kForcedSplitVectorsPerThread = 2;
+/// The most row elements one thread of a norm gradient keeps in
+/// registers: each needs four (xhat, g*dy, and the two parameter-gradient
+/// sums).
+static constexpr int64_t kGradMaxElementsPerThread = 16;
+/// Threads of a block of a split gradient row.
+static constexpr int64_t kGradSplitBlockSize = 256;
+/// Blocks of a gradient kernel when its schedule is forced (tests): few,
+/// so that each loops over several rows.
+static constexpr int64_t kForcedGradBlocks = 2;
 /// Threads of a block of an elementwise kernel.
 static constexpr int64_t kPointwiseBlockSize = 256;
 
@@ -45,6 +55,29 @@ FailureOr<TargetInfo> TargetInfo::parse(llvm::StringRef arch) {
   TargetInfo info;
   info.smVersion = version;
   return info;
+}
+
+int64_t TargetInfo::multiprocessors() const {
+  switch (smVersion) {
+  case 80:
+    return 108; // A100
+  case 86:
+    return 84; // A40, RTX 3090
+  case 89:
+    return 128; // L40, RTX 4090
+  case 90:
+    return 132; // H100 SXM
+  default:
+    return 80;
+  }
+}
+
+int64_t TargetInfo::maxThreadsPerMultiprocessor() const {
+  if (smVersion == 75)
+    return 1024;
+  if (smVersion == 86 || smVersion == 87 || smVersion == 89)
+    return 1536;
+  return 2048;
 }
 
 /// The widest power-of-two vector of `elementType` that fits in one access
@@ -77,6 +110,48 @@ std::string RowNormSchedule::str() const {
   return s;
 }
 
+/// The kind a forced choice names (Auto: none).
+static std::optional<RowNormSchedule::Kind>
+forcedKind(ForcedRowNormKind forced) {
+  using Kind = RowNormSchedule::Kind;
+  switch (forced) {
+  case ForcedRowNormKind::WarpRows:
+    return Kind::WarpRows;
+  case ForcedRowNormKind::BlockRowInRegisters:
+    return Kind::BlockRowInRegisters;
+  case ForcedRowNormKind::BlockRowStreaming:
+    return Kind::BlockRowStreaming;
+  case ForcedRowNormKind::SplitRow:
+    return Kind::SplitRow;
+  case ForcedRowNormKind::Auto:
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+/// Shapes `s` (of kind WarpRows or BlockRowInRegisters) to hold a row of
+/// `vectors` vectors in registers: a power-of-two part of a warp per row
+/// with 256-thread blocks, or a block of whole warps with as few vectors a
+/// thread as at most 1024 threads allow.
+static void shapeRowInRegisters(RowNormSchedule &s, int64_t vectors) {
+  if (s.kind == RowNormSchedule::Kind::WarpRows) {
+    s.threadsPerRow =
+        std::min<int64_t>(TargetInfo::kWarpSize,
+                          llvm::PowerOf2Ceil(std::max<int64_t>(1, vectors)));
+    s.vectorsPerThread =
+        std::max<int64_t>(1, llvm::divideCeil(vectors, s.threadsPerRow));
+    s.rowsPerBlock = kWarpRowsBlockSize / s.threadsPerRow;
+    return;
+  }
+  int64_t perThread = std::max<int64_t>(
+      1, llvm::divideCeil(vectors, TargetInfo::kMaxThreadsPerBlock));
+  s.vectorsPerThread = perThread;
+  s.threadsPerRow =
+      llvm::alignTo(std::max<int64_t>(1, llvm::divideCeil(vectors, perThread)),
+                    TargetInfo::kWarpSize);
+  s.rowsPerBlock = 1;
+}
+
 RowNormSchedule cuda::selectRowNormSchedule(int64_t cols, Type elementType,
                                             const TargetInfo &target,
                                             ForcedRowNormKind forced) {
@@ -90,30 +165,16 @@ RowNormSchedule cuda::selectRowNormSchedule(int64_t cols, Type elementType,
 
   using Kind = RowNormSchedule::Kind;
   Kind kind;
-  switch (forced) {
-  case ForcedRowNormKind::WarpRows:
-    kind = Kind::WarpRows;
-    break;
-  case ForcedRowNormKind::BlockRowInRegisters:
-    kind = Kind::BlockRowInRegisters;
-    break;
-  case ForcedRowNormKind::BlockRowStreaming:
-    kind = Kind::BlockRowStreaming;
-    break;
-  case ForcedRowNormKind::SplitRow:
+  if (std::optional<Kind> f = forcedKind(forced))
+    kind = *f;
+  else if (dynamic)
     kind = Kind::SplitRow;
-    break;
-  case ForcedRowNormKind::Auto:
-    if (dynamic)
-      kind = Kind::SplitRow;
-    else if (cols <= kWarpRowMaxElements)
-      kind = Kind::WarpRows;
-    else if (vectors <= TargetInfo::kMaxThreadsPerBlock * maxVectorsPerThread)
-      kind = Kind::BlockRowInRegisters;
-    else
-      kind = Kind::SplitRow;
-    break;
-  }
+  else if (cols <= kWarpRowMaxElements)
+    kind = Kind::WarpRows;
+  else if (vectors <= TargetInfo::kMaxThreadsPerBlock * maxVectorsPerThread)
+    kind = Kind::BlockRowInRegisters;
+  else
+    kind = Kind::SplitRow;
   // Registers need a known row length.
   if (dynamic && kind != Kind::BlockRowStreaming && kind != Kind::SplitRow)
     kind = Kind::SplitRow;
@@ -121,25 +182,9 @@ RowNormSchedule cuda::selectRowNormSchedule(int64_t cols, Type elementType,
 
   switch (kind) {
   case Kind::WarpRows:
-    s.threadsPerRow =
-        std::min<int64_t>(TargetInfo::kWarpSize,
-                          llvm::PowerOf2Ceil(std::max<int64_t>(1, vectors)));
-    s.vectorsPerThread =
-        std::max<int64_t>(1, llvm::divideCeil(vectors, s.threadsPerRow));
-    s.rowsPerBlock = kWarpRowsBlockSize / s.threadsPerRow;
+  case Kind::BlockRowInRegisters:
+    shapeRowInRegisters(s, vectors);
     break;
-  case Kind::BlockRowInRegisters: {
-    // As few vectors per thread as a block of at most 1024 threads allows,
-    // with whole warps.
-    int64_t perThread = std::max<int64_t>(
-        1, llvm::divideCeil(vectors, TargetInfo::kMaxThreadsPerBlock));
-    s.vectorsPerThread = perThread;
-    s.threadsPerRow = llvm::alignTo(
-        std::max<int64_t>(1, llvm::divideCeil(vectors, perThread)),
-        TargetInfo::kWarpSize);
-    s.rowsPerBlock = 1;
-    break;
-  }
   case Kind::BlockRowStreaming:
     s.threadsPerRow = kStreamingBlockSize;
     s.vectorsPerThread = 0;
@@ -176,6 +221,63 @@ RowNormSchedule cuda::selectGroupNormSchedule(int64_t elementsPerGroup,
       s.threadsPerRow * s.vectorWidth *
       (small ? kForcedSplitVectorsPerThread : kSplitVectorsPerThread);
   return s;
+}
+
+std::string RowNormGradSchedule::str() const {
+  std::string s = rows.str();
+  if (rows.kind != RowNormSchedule::Kind::SplitRow)
+    s += " chunk=" + std::to_string(rows.chunkElements);
+  return s + " max-blocks=" + std::to_string(maxBlocks);
+}
+
+RowNormGradSchedule cuda::selectRowNormGradSchedule(int64_t cols,
+                                                    Type elementType,
+                                                    const TargetInfo &target,
+                                                    ForcedRowNormKind forced) {
+  RowNormGradSchedule g;
+  RowNormSchedule &s = g.rows;
+  s.vectorWidth = vectorWidthFor(cols, elementType);
+  bool dynamic = ShapedType::isDynamic(cols);
+  int64_t vectors = dynamic ? 0 : llvm::divideCeil(cols, s.vectorWidth);
+  int64_t maxVectorsPerThread =
+      std::max<int64_t>(1, kGradMaxElementsPerThread / s.vectorWidth);
+
+  using Kind = RowNormSchedule::Kind;
+  Kind kind;
+  if (std::optional<Kind> f = forcedKind(forced))
+    kind = *f == Kind::BlockRowStreaming ? Kind::SplitRow : *f;
+  else if (vectors <= TargetInfo::kWarpSize * maxVectorsPerThread)
+    kind = Kind::WarpRows;
+  else if (vectors <= TargetInfo::kMaxThreadsPerBlock * maxVectorsPerThread)
+    kind = Kind::BlockRowInRegisters;
+  else
+    kind = Kind::SplitRow;
+  if (dynamic)
+    kind = Kind::SplitRow;
+  s.kind = kind;
+
+  switch (kind) {
+  case Kind::WarpRows:
+  case Kind::BlockRowInRegisters:
+    shapeRowInRegisters(s, vectors);
+    break;
+  default: {
+    bool small = forced != ForcedRowNormKind::Auto;
+    s.threadsPerRow = small ? kForcedSplitBlockSize : kGradSplitBlockSize;
+    s.vectorsPerThread =
+        small ? kForcedSplitVectorsPerThread : maxVectorsPerThread;
+    s.rowsPerBlock = 1;
+    break;
+  }
+  }
+  s.chunkElements = s.vectorsPerThread * s.threadsPerRow * s.vectorWidth;
+  g.maxBlocks =
+      forced != ForcedRowNormKind::Auto
+          ? kForcedGradBlocks
+          : target.multiprocessors() *
+                std::max<int64_t>(1, target.maxThreadsPerMultiprocessor() /
+                                         s.blockSize());
+  return g;
 }
 
 std::string PointwiseSchedule::str() const {

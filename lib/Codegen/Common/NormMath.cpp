@@ -64,3 +64,14 @@ Value nf::emitNormalize(OpBuilder &b, Location loc, Value x, Value mean,
     y = b.create<arith::AddFOp>(loc, y, bias);
   return y;
 }
+
+Value nf::emitNormGradInput(OpBuilder &b, Location loc, Value scaledGradOutput,
+                            Value xhat, Value meanGradOutputXhat,
+                            Value meanGradOutput, Value rstd) {
+  Value v = scaledGradOutput;
+  if (meanGradOutput)
+    v = b.create<arith::SubFOp>(loc, v, meanGradOutput);
+  v = b.create<arith::SubFOp>(
+      loc, v, b.create<arith::MulFOp>(loc, xhat, meanGradOutputXhat));
+  return b.create<arith::MulFOp>(loc, v, rstd);
+}

@@ -1,8 +1,8 @@
 // The CUDA schedule layer's choice for row norms, by row length and element
 // type (Schedule.cpp): (part of) a warp per row up to 1024 elements, a block
-// per row with the row in registers up to 32 elements a thread, a streamed
-// block row beyond that or when the length is unknown; 16-byte vectors that
-// divide the row.
+// per row with the row in registers up to 32 elements a thread, the row
+// split across blocks beyond that or when the length is unknown; 16-byte
+// vectors that divide the row.
 // RUN: nf-opt %s --nf-lower-to-gpu | FileCheck %s
 // RUN: nf-opt %s --nf-lower-to-gpu=arch=sm_80 | FileCheck %s
 

@@ -33,6 +33,13 @@ struct TargetInfo {
   /// "sm_80", "sm_90a", "compute_75" (the number is what matters); fails on
   /// anything else and on architectures before sm_75.
   static FailureOr<TargetInfo> parse(llvm::StringRef arch);
+
+  /// The multiprocessors of the architecture's flagship part (A100: 108,
+  /// H100: 132): what sizes the grids of kernels that loop over rows, so
+  /// each launch is about one full wave. A guess, not the device's count.
+  int64_t multiprocessors() const;
+  /// The threads one multiprocessor holds at once.
+  int64_t maxThreadsPerMultiprocessor() const;
 };
 
 /// How a forward norm over the trailing dimensions (layer_norm, rms_norm)
@@ -106,6 +113,35 @@ RowNormSchedule
 selectGroupNormSchedule(int64_t elementsPerGroup, int64_t contiguous,
                         Type elementType, const TargetInfo &target,
                         ForcedRowNormKind forced = ForcedRowNormKind::Auto);
+
+/// How the gradient of a trailing-axis norm (layer_norm_grad,
+/// rms_norm_grad) runs. The kernel that writes dx holds a chunk of a row in
+/// registers: `vectorsPerThread` vectors of dy and x per thread, so each is
+/// read once, and `chunkElements` = vectorsPerThread * threadsPerRow *
+/// vectorWidth elements per (part of a) block:
+///  - WarpRows: short rows, a whole row per (part of a) warp;
+///  - BlockRowInRegisters: a whole row per block;
+///  - SplitRow: longer rows (or of unknown length) in several chunks. A
+///    first kernel writes each chunk's two sums (of g*dy*xhat and g*dy);
+///    the dx kernel adds a row's chunk sums, so dy and x are read twice.
+/// Its blocks loop over rows, at most `maxBlocks` of them, adding dy*xhat
+/// and dy per column in registers; each block writes one row of partial
+/// parameter gradients, and a last kernel sums those rows per column in a
+/// fixed order (deterministic, no atomics).
+struct RowNormGradSchedule {
+  RowNormSchedule rows;
+  int64_t maxBlocks = 1;
+  /// "<rows' schedule> chunk=N max-blocks=M"
+  std::string str() const;
+};
+
+/// The schedule of a norm gradient over rows of `cols` elements (kDynamic
+/// when unknown). A forced kind also forces two blocks, so small tests
+/// loop over rows; streaming is taken as SplitRow.
+RowNormGradSchedule
+selectRowNormGradSchedule(int64_t cols, Type elementType,
+                          const TargetInfo &target,
+                          ForcedRowNormKind forced = ForcedRowNormKind::Auto);
 
 /// How an elementwise kernel runs: a grid-stride loop over the flattened
 /// tensor, `vectorWidth` elements per access.

@@ -40,6 +40,16 @@ Moments emitChanCombine(OpBuilder &b, Location loc, const Moments &a,
 Value emitNormalize(OpBuilder &b, Location loc, Value x, Value mean, Value rstd,
                     Value scale, Value bias);
 
+/// The input gradient of a norm over n elements, from g*dy (the output
+/// gradient times the scale), xhat (the normalized input), rstd, and the
+/// means over the n elements of g*dy*xhat and of g*dy:
+///   dx = rstd * (g*dy - mean(g*dy) - xhat * mean(g*dy*xhat))
+/// `meanGradOutput` is null for RMSNorm, which has no mean to subtract.
+/// Operands as for emitNormalize.
+Value emitNormGradInput(OpBuilder &b, Location loc, Value scaledGradOutput,
+                        Value xhat, Value meanGradOutputXhat,
+                        Value meanGradOutput, Value rstd);
+
 } // namespace mlir::nf
 
 #endif // NORMFUSE_CODEGEN_COMMON_NORMMATH_H

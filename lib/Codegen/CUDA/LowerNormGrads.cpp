@@ -1,0 +1,675 @@
+//===- LowerNormGrads.cpp - layer/rms norm gradients as GPU kernels -------===//
+//
+// Part of normfuse. layer_norm_grad and rms_norm_grad over rows of `cols`
+// elements, following their RowNormGradSchedule (Schedule.h):
+//
+//  - `<f>_<op>_rowsums` (split rows only): per chunk of a row, the sums of
+//    g*dy*xhat and g*dy, one pair per block;
+//  - `<f>_<op>`: blocks loop over rows; each holds its chunk of a row in
+//    registers, forms the row's sums (by shuffles and workgroup memory, or
+//    from the chunk sums), writes dx = rstd * (g*dy - mean(g*dy) - xhat *
+//    mean(g*dy*xhat)) (NormMath's formula), and adds dy*xhat and dy per
+//    column in registers; at the end the block's row groups combine in
+//    workgroup memory and the block writes one row of partial parameter
+//    gradients;
+//  - `<f>_<op>_params`: a thread per column adds the blocks' partial rows
+//    in block order, so dscale and dbias are the same on every run.
+//
+// xhat = (x - mean) * rstd (x * rstd for RMSNorm) and g is the scale (1
+// without one). Arithmetic in f32 (f64 for f64 data).
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelBuilder.h"
+#include "LowerToGPU.h"
+#include "normfuse/Codegen/Common/ActivationMath.h"
+#include "normfuse/Codegen/Common/BufferBuilders.h"
+#include "normfuse/Codegen/Common/NormMath.h"
+#include "normfuse/Dialect/NF/IR/NFOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::nf;
+using namespace mlir::nf::cuda;
+
+namespace {
+
+/// Threads of a block of the kernel that sums the partial rows.
+constexpr int64_t kParamsBlockSize = 256;
+
+/// What the gradient kernels of one op compute.
+struct RowGradSpec {
+  bool center = true; // layer_norm_grad; rms_norm_grad has no mean or dbias
+  bool hasScale = false;
+  int64_t cols = ShapedType::kDynamic;
+  Type acc;
+  RowNormGradSchedule schedule;
+
+  bool split() const {
+    return schedule.rows.kind == RowNormSchedule::Kind::SplitRow;
+  }
+  /// Sums per (row, chunk) that a split row's first kernel writes.
+  int64_t sumsPerChunk() const { return center ? 2 : 1; }
+  /// Whether every register vector of every chunk lies in the row, so
+  /// nothing is guarded by its column.
+  bool allColumnsValid() const {
+    return !ShapedType::isDynamic(cols) &&
+           cols % schedule.rows.chunkElements == 0;
+  }
+};
+
+/// The operands every gradient kernel starts with: dy, x, [mean], rstd,
+/// [scale] (flat buffers).
+struct GradInputs {
+  Value dy, x, mean, rstd, scale;
+};
+
+GradInputs bindInputs(Kernel &k, const RowGradSpec &spec, unsigned &i) {
+  GradInputs in;
+  in.dy = k.arg(i++);
+  in.x = k.arg(i++);
+  if (spec.center)
+    in.mean = k.arg(i++);
+  in.rstd = k.arg(i++);
+  if (spec.hasScale)
+    in.scale = k.arg(i++);
+  return in;
+}
+
+/// One thread's columns of its chunk: per register vector, the first
+/// column, whether it lies in the row (null when it always does), and the
+/// scale there (empty without a scale).
+struct ThreadColumns {
+  SmallVector<Value> col, valid;
+  SmallVector<SmallVector<Value>> scale;
+};
+
+ThreadColumns emitThreadColumns(OpBuilder &b, Location loc,
+                                const RowGradSpec &spec, const GradInputs &in,
+                                Value lane, Value chunk, Value cols) {
+  const RowNormSchedule &s = spec.schedule.rows;
+  int64_t vw = s.vectorWidth;
+  auto c = [&](int64_t v) { return indexConstant(b, loc, v); };
+  Value begin = b.create<arith::AddIOp>(
+      loc, b.create<arith::MulIOp>(loc, chunk, c(s.chunkElements)),
+      b.create<arith::MulIOp>(loc, lane, c(vw)));
+  ThreadColumns t;
+  for (int64_t k = 0; k < s.vectorsPerThread; ++k) {
+    Value col =
+        b.create<arith::AddIOp>(loc, begin, c(k * s.threadsPerRow * vw));
+    t.col.push_back(col);
+    Value valid;
+    if (!spec.allColumnsValid())
+      valid =
+          b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, col, cols);
+    t.valid.push_back(valid);
+    if (!spec.hasScale)
+      continue;
+    if (!valid) {
+      t.scale.push_back(loadLanes(b, loc, in.scale, col, vw, spec.acc));
+      continue;
+    }
+    auto ifOp = b.create<scf::IfOp>(
+        loc, valid,
+        [&](OpBuilder &tb, Location tl) {
+          tb.create<scf::YieldOp>(
+              tl, loadLanes(tb, tl, in.scale, col, vw, spec.acc));
+        },
+        [&](OpBuilder &eb, Location el) {
+          eb.create<scf::YieldOp>(
+              el,
+              SmallVector<Value>(vw, floatConstant(eb, el, 0.0, spec.acc, 1)));
+        });
+    t.scale.push_back(SmallVector<Value>(ifOp.getResults()));
+  }
+  return t;
+}
+
+/// `valid` and `other`, either of which may be null (always true).
+Value andValid(OpBuilder &b, Location loc, Value valid, Value other) {
+  if (!valid)
+    return other;
+  if (!other)
+    return valid;
+  return b.create<arith::AndIOp>(loc, valid, other);
+}
+
+/// The thread's values of one row: per register vector its lanes of dy,
+/// xhat and g*dy (zeros where the vector is not valid), and the row's
+/// statistics.
+struct RowValues {
+  SmallVector<SmallVector<Value>> dy, xhat, gdy;
+  SmallVector<Value> valid;
+  Value mean, rstd;
+};
+
+RowValues loadRow(OpBuilder &b, Location loc, const RowGradSpec &spec,
+                  const GradInputs &in, const ThreadColumns &t, Value row,
+                  Value rowValid, Value cols) {
+  int64_t vw = spec.schedule.rows.vectorWidth;
+  Type acc = spec.acc;
+  RowValues r;
+  if (spec.center)
+    r.mean = loadLanes(b, loc, in.mean, row, 1, acc)[0];
+  r.rstd = loadLanes(b, loc, in.rstd, row, 1, acc)[0];
+  Value rowBase = b.create<arith::MulIOp>(loc, row, cols);
+  for (size_t k = 0; k < t.col.size(); ++k) {
+    Value offset = b.create<arith::AddIOp>(loc, rowBase, t.col[k]);
+    Value valid = andValid(b, loc, t.valid[k], rowValid);
+    r.valid.push_back(valid);
+    auto load = [&](OpBuilder &lb, Location ll) {
+      SmallVector<Value> v = loadLanes(lb, ll, in.dy, offset, vw, acc);
+      SmallVector<Value> x = loadLanes(lb, ll, in.x, offset, vw, acc);
+      v.append(x.begin(), x.end());
+      return v;
+    };
+    SmallVector<Value> dyx;
+    if (!valid) {
+      dyx = load(b, loc);
+    } else {
+      auto ifOp = b.create<scf::IfOp>(
+          loc, valid,
+          [&](OpBuilder &tb, Location tl) {
+            tb.create<scf::YieldOp>(tl, load(tb, tl));
+          },
+          [&](OpBuilder &eb, Location el) {
+            eb.create<scf::YieldOp>(
+                el,
+                SmallVector<Value>(2 * vw, floatConstant(eb, el, 0.0, acc, 1)));
+          });
+      dyx.assign(ifOp.getResults().begin(), ifOp.getResults().end());
+    }
+    SmallVector<Value> dy(dyx.begin(), dyx.begin() + vw), xhat, gdy;
+    for (int64_t l = 0; l < vw; ++l) {
+      xhat.push_back(
+          emitNormalize(b, loc, dyx[vw + l], r.mean, r.rstd, Value(), Value()));
+      gdy.push_back(
+          spec.hasScale
+              ? b.create<arith::MulFOp>(loc, dy[l], t.scale[k][l]).getResult()
+              : dy[l]);
+    }
+    r.dy.push_back(dy);
+    r.xhat.push_back(xhat);
+    r.gdy.push_back(gdy);
+  }
+  return r;
+}
+
+/// This thread's part of a row's sums: of g*dy*xhat, and of g*dy when
+/// centering (invalid vectors hold zeros).
+std::pair<Value, Value> threadSums(OpBuilder &b, Location loc,
+                                   const RowGradSpec &spec,
+                                   const RowValues &r) {
+  Value gx = floatConstant(b, loc, 0.0, spec.acc, 1);
+  Value g = gx;
+  for (size_t k = 0; k < r.gdy.size(); ++k)
+    for (size_t l = 0; l < r.gdy[k].size(); ++l) {
+      gx = b.create<math::FmaOp>(loc, r.gdy[k][l], r.xhat[k][l], gx);
+      if (spec.center)
+        g = b.create<arith::AddFOp>(loc, g, r.gdy[k][l]);
+    }
+  return {gx, spec.center ? g : Value()};
+}
+
+/// The row length: a constant where it is static, so that the compiler
+/// sees that vector addresses stay 16-byte aligned (it then keeps the
+/// stores 128 bits wide), else the kernel's argument `arg`.
+Value staticCols(OpBuilder &b, Location loc, const RowGradSpec &spec,
+                 Value arg) {
+  if (ShapedType::isDynamic(spec.cols))
+    return arg;
+  return indexConstant(b, loc, spec.cols);
+}
+
+/// The workgroup buffer of `count` elements of `type` of kernel `k`.
+Value addWorkgroupBuffer(Kernel &k, Location loc, int64_t count, Type type) {
+  MLIRContext *ctx = k.func.getContext();
+  auto workgroup = gpu::AddressSpaceAttr::get(
+      ctx, gpu::GPUDialect::getWorkgroupAddressSpace());
+  return k.func.addWorkgroupAttribution(
+      MemRefType::get({count}, type, MemRefLayoutAttrInterface(), workgroup),
+      loc);
+}
+
+/// The sum over the threads of one row (a segment of a warp, or the block).
+Value reduceOverRow(OpBuilder &b, Location loc, const RowGradSpec &spec,
+                    Value v, Value scratch) {
+  int64_t tpr = spec.schedule.rows.threadsPerRow;
+  return tpr <= TargetInfo::kWarpSize ? emitWarpSum(b, loc, v, tpr)
+                                      : emitBlockSum(b, loc, v, scratch, tpr);
+}
+
+/// The index of thread `tid`'s lane in its row and of its row in the block.
+std::pair<Value, Value> laneAndRowGroup(OpBuilder &b, Location loc,
+                                        const RowGradSpec &spec, Value tid) {
+  const RowNormSchedule &s = spec.schedule.rows;
+  if (s.rowsPerBlock == 1)
+    return {tid, indexConstant(b, loc, 0)};
+  Value tpr = indexConstant(b, loc, s.threadsPerRow);
+  return {b.create<arith::RemUIOp>(loc, tid, tpr),
+          b.create<arith::DivUIOp>(loc, tid, tpr)};
+}
+
+/// Kernel `<f>_<op>_rowsums`: block (row, chunk) writes the chunk's sums.
+/// Arguments: the inputs, sums, rows, cols, chunksPerRow.
+gpu::GPUFuncOp buildRowSumsKernel(ModuleOp module, Location loc,
+                                  const std::string &base,
+                                  const RowGradSpec &spec, TypeRange types) {
+  const RowNormSchedule &s = spec.schedule.rows;
+  Kernel k = createKernel(module, loc, base + "_rowsums", types, s.blockSize(),
+                          spec.schedule.str());
+  OpBuilder &b = k.body;
+  Value scratch =
+      s.threadsPerRow > TargetInfo::kWarpSize
+          ? addWorkgroupBuffer(k, loc, s.threadsPerRow / 32, spec.acc)
+          : Value();
+  unsigned i = 0;
+  GradInputs in = bindInputs(k, spec, i);
+  Value sums = k.arg(i), cols = staticCols(b, loc, spec, k.arg(i + 2)),
+        chunks = k.arg(i + 3);
+  Value tid = b.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x);
+  Value bid = b.create<gpu::BlockIdOp>(loc, gpu::Dimension::x);
+  Value row = b.create<arith::DivUIOp>(loc, bid, chunks);
+  Value chunk = b.create<arith::RemUIOp>(loc, bid, chunks);
+  ThreadColumns t = emitThreadColumns(b, loc, spec, in, tid, chunk, cols);
+  RowValues r = loadRow(b, loc, spec, in, t, row, Value(), cols);
+  Value gx, g;
+  std::tie(gx, g) = threadSums(b, loc, spec, r);
+  gx = reduceOverRow(b, loc, spec, gx, scratch);
+  if (g)
+    g = reduceOverRow(b, loc, spec, g, scratch);
+  Value first = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, tid,
+                                        indexConstant(b, loc, 0));
+  b.create<scf::IfOp>(loc, first, [&](OpBuilder &tb, Location tl) {
+    Value slot = tb.create<arith::MulIOp>(
+        tl, bid, indexConstant(tb, tl, spec.sumsPerChunk()));
+    tb.create<memref::StoreOp>(tl, gx, sums, slot);
+    if (g) {
+      Value next = tb.create<arith::AddIOp>(tl, slot, indexConstant(tb, tl, 1));
+      tb.create<memref::StoreOp>(tl, g, sums, next);
+    }
+    tb.create<scf::YieldOp>(tl);
+  });
+  return k.func;
+}
+
+/// Kernel `<f>_<op>`: dx and the blocks' partial parameter rows.
+/// Arguments: the inputs, dx, partialScale, [partialBias], rows, cols,
+/// rowSlots, chunksPerRow, [sums of the split rows' chunks].
+gpu::GPUFuncOp buildGradKernel(ModuleOp module, Location loc,
+                               const std::string &base, const RowGradSpec &spec,
+                               TypeRange types) {
+  const RowNormSchedule &s = spec.schedule.rows;
+  int64_t vw = s.vectorWidth;
+  int64_t perThread = s.vectorsPerThread;
+  int64_t groups = s.rowsPerBlock;
+  Type acc = spec.acc;
+  Kernel k = createKernel(module, loc, base, types, s.blockSize(),
+                          spec.schedule.str());
+  OpBuilder &b = k.body;
+  auto c = [&](OpBuilder &ib, int64_t v) { return indexConstant(ib, loc, v); };
+  Value scratch = !spec.split() && s.threadsPerRow > TargetInfo::kWarpSize
+                      ? addWorkgroupBuffer(k, loc, s.threadsPerRow / 32, acc)
+                      : Value();
+  // Row groups 1.. hand their column sums to group 0 through this.
+  Value handOver =
+      groups > 1
+          ? addWorkgroupBuffer(k, loc, (groups - 1) * s.chunkElements, acc)
+          : Value();
+  unsigned i = 0;
+  GradInputs in = bindInputs(k, spec, i);
+  Value dx = k.arg(i++), partialScale = k.arg(i++);
+  Value partialBias = spec.center ? k.arg(i++) : Value();
+  Value rows = k.arg(i++);
+  Value cols = staticCols(b, loc, spec, k.arg(i++));
+  Value rowSlots = k.arg(i++), chunks = k.arg(i++);
+  Value chunkSums = spec.split() ? k.arg(i++) : Value();
+
+  Value tid = b.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x);
+  Value bid = b.create<gpu::BlockIdOp>(loc, gpu::Dimension::x);
+  Value slot = b.create<arith::DivUIOp>(loc, bid, chunks);
+  Value chunk = b.create<arith::RemUIOp>(loc, bid, chunks);
+  Value lane, group;
+  std::tie(lane, group) = laneAndRowGroup(b, loc, spec, tid);
+  ThreadColumns t = emitThreadColumns(b, loc, spec, in, lane, chunk, cols);
+  Value colsF = b.create<arith::UIToFPOp>(
+      loc, acc, b.create<arith::IndexCastUIOp>(loc, b.getI64Type(), cols));
+
+  // Every thread makes the same number of trips, so shuffles and barriers
+  // stay uniform; a row past the end loads zeros and stores nothing.
+  Value stride = b.create<arith::MulIOp>(loc, rowSlots, c(b, groups));
+  Value trips = b.create<arith::CeilDivUIOp>(loc, rows, stride);
+  Value firstRow = b.create<arith::AddIOp>(
+      loc, b.create<arith::MulIOp>(loc, slot, c(b, groups)), group);
+  Value lastRow = b.create<arith::SubIOp>(loc, rows, c(b, 1));
+  int64_t perSum = perThread * vw;
+  int64_t numAcc = spec.center ? 2 * perSum : perSum;
+  SmallVector<Value> init(numAcc, floatConstant(b, loc, 0.0, acc, 1));
+  auto loop = b.create<scf::ForOp>(
+      loc, c(b, 0), trips, c(b, 1), init,
+      [&](OpBuilder &fb, Location fl, Value trip, ValueRange accs) {
+        Value row = fb.create<arith::AddIOp>(
+            fl, firstRow, fb.create<arith::MulIOp>(fl, trip, stride));
+        Value rowValid =
+            fb.create<arith::CmpIOp>(fl, arith::CmpIPredicate::ult, row, rows);
+        row = fb.create<arith::MinUIOp>(fl, row, lastRow);
+        RowValues r = loadRow(fb, fl, spec, in, t, row, rowValid, cols);
+        Value gx, g;
+        if (spec.split()) {
+          // The row's chunk sums, added in chunk order.
+          Value zero = floatConstant(fb, fl, 0.0, acc, 1);
+          SmallVector<Value> sumInit{zero};
+          if (spec.center)
+            sumInit.push_back(zero);
+          Value rowChunks = fb.create<arith::MulIOp>(fl, row, chunks);
+          auto sumLoop = fb.create<scf::ForOp>(
+              fl, c(fb, 0), chunks, c(fb, 1), sumInit,
+              [&](OpBuilder &sb, Location sl, Value kc, ValueRange sum) {
+                Value at = sb.create<arith::MulIOp>(
+                    sl, sb.create<arith::AddIOp>(sl, rowChunks, kc),
+                    c(sb, spec.sumsPerChunk()));
+                SmallVector<Value> next;
+                for (int64_t j = 0; j < spec.sumsPerChunk(); ++j) {
+                  Value v = sb.create<memref::LoadOp>(
+                      sl, chunkSums,
+                      j == 0 ? at
+                             : sb.create<arith::AddIOp>(sl, at, c(sb, j))
+                                   .getResult());
+                  next.push_back(sb.create<arith::AddFOp>(sl, sum[j], v));
+                }
+                sb.create<scf::YieldOp>(sl, next);
+              });
+          gx = sumLoop.getResult(0);
+          g = spec.center ? sumLoop.getResult(1) : Value();
+        } else {
+          std::tie(gx, g) = threadSums(fb, fl, spec, r);
+          gx = reduceOverRow(fb, fl, spec, gx, scratch);
+          if (g)
+            g = reduceOverRow(fb, fl, spec, g, scratch);
+        }
+        Value meanGx = fb.create<arith::DivFOp>(fl, gx, colsF);
+        Value meanG = g ? fb.create<arith::DivFOp>(fl, g, colsF) : Value();
+        Value rowBase = fb.create<arith::MulIOp>(fl, row, cols);
+        SmallVector<Value> next;
+        for (size_t kv = 0; kv < r.dy.size(); ++kv) {
+          SmallVector<Value> out;
+          for (int64_t l = 0; l < vw; ++l)
+            out.push_back(emitNormGradInput(fb, fl, r.gdy[kv][l], r.xhat[kv][l],
+                                            meanGx, meanG, r.rstd));
+          Value offset = fb.create<arith::AddIOp>(fl, rowBase, t.col[kv]);
+          fb.create<scf::IfOp>(fl, r.valid[kv],
+                               [&](OpBuilder &tb, Location tl) {
+                                 storeLanes(tb, tl, out, dx, offset);
+                                 tb.create<scf::YieldOp>(tl);
+                               });
+        }
+        // Invalid vectors hold dy = 0: they add nothing.
+        for (size_t kv = 0; kv < r.dy.size(); ++kv)
+          for (int64_t l = 0; l < vw; ++l)
+            next.push_back(fb.create<math::FmaOp>(
+                fl, r.dy[kv][l], r.xhat[kv][l], accs[kv * vw + l]));
+        if (spec.center)
+          for (size_t kv = 0; kv < r.dy.size(); ++kv)
+            for (int64_t l = 0; l < vw; ++l)
+              next.push_back(fb.create<arith::AddFOp>(
+                  fl, accs[perSum + kv * vw + l], r.dy[kv][l]));
+        fb.create<scf::YieldOp>(fl, next);
+      });
+
+  // Row groups 1.. hand their sums to group 0, which adds them in group
+  // order and writes the block's partial row.
+  Value partialBase = b.create<arith::MulIOp>(loc, slot, cols);
+  auto finish = [&](ValueRange sums, Value partial) {
+    SmallVector<Value> total(sums.begin(), sums.end());
+    if (handOver) {
+      auto slotOf = [&](OpBuilder &ib, Location il, Value g, int64_t kv,
+                        int64_t l) -> Value {
+        // (g - 1) * chunkElements + (kv * tpr + lane) * vw + l
+        Value within = ib.create<arith::AddIOp>(
+            il,
+            ib.create<arith::MulIOp>(
+                il,
+                ib.create<arith::AddIOp>(il, lane, c(ib, kv * s.threadsPerRow)),
+                c(ib, vw)),
+            c(ib, l));
+        return ib.create<arith::AddIOp>(
+            il,
+            ib.create<arith::MulIOp>(il,
+                                     ib.create<arith::SubIOp>(il, g, c(ib, 1)),
+                                     c(ib, s.chunkElements)),
+            within);
+      };
+      Value notFirst = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne,
+                                               group, c(b, 0));
+      b.create<scf::IfOp>(loc, notFirst, [&](OpBuilder &tb, Location tl) {
+        for (int64_t kv = 0; kv < perThread; ++kv)
+          for (int64_t l = 0; l < vw; ++l)
+            tb.create<memref::StoreOp>(tl, total[kv * vw + l], handOver,
+                                       slotOf(tb, tl, group, kv, l));
+        tb.create<scf::YieldOp>(tl);
+      });
+      b.create<gpu::BarrierOp>(loc);
+      for (int64_t gi = 1; gi < groups; ++gi)
+        for (int64_t kv = 0; kv < perThread; ++kv)
+          for (int64_t l = 0; l < vw; ++l) {
+            Value v = b.create<memref::LoadOp>(loc, handOver,
+                                               slotOf(b, loc, c(b, gi), kv, l));
+            total[kv * vw + l] =
+                b.create<arith::AddFOp>(loc, total[kv * vw + l], v);
+          }
+      b.create<gpu::BarrierOp>(loc);
+    }
+    Value first =
+        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, group, c(b, 0));
+    for (int64_t kv = 0; kv < perThread; ++kv) {
+      Value write = andValid(b, loc, first, t.valid[kv]);
+      Value at = b.create<arith::AddIOp>(loc, partialBase, t.col[kv]);
+      ArrayRef<Value> lanes = ArrayRef<Value>(total).slice(kv * vw, vw);
+      b.create<scf::IfOp>(loc, write, [&](OpBuilder &tb, Location tl) {
+        storeLanes(tb, tl, lanes, partial, at);
+        tb.create<scf::YieldOp>(tl);
+      });
+    }
+  };
+  finish(loop.getResults().take_front(perSum), partialScale);
+  if (spec.center)
+    finish(loop.getResults().drop_front(perSum), partialBias);
+  return k.func;
+}
+
+/// Kernel `<f>_<op>_params`: a thread per column adds the partial rows.
+/// Arguments: partialScale, [partialBias], dscale, [dbias], cols, rowSlots.
+gpu::GPUFuncOp buildParamsKernel(ModuleOp module, Location loc,
+                                 const std::string &base,
+                                 const RowGradSpec &spec, TypeRange types) {
+  Kernel k = createKernel(module, loc, base + "_params", types,
+                          kParamsBlockSize, "column-sums block=256");
+  OpBuilder &b = k.body;
+  auto c = [&](OpBuilder &ib, int64_t v) { return indexConstant(ib, loc, v); };
+  int64_t n = spec.center ? 2 : 1;
+  Value cols = k.arg(2 * n), rowSlots = k.arg(2 * n + 1);
+  Value j = b.create<arith::AddIOp>(
+      loc,
+      b.create<arith::MulIOp>(loc,
+                              b.create<gpu::BlockIdOp>(loc, gpu::Dimension::x),
+                              c(b, kParamsBlockSize)),
+      b.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x));
+  Value inRange =
+      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, j, cols);
+  b.create<scf::IfOp>(loc, inRange, [&](OpBuilder &tb, Location tl) {
+    for (int64_t p = 0; p < n; ++p) {
+      Value partial = k.arg(p), out = k.arg(n + p);
+      auto loop = tb.create<scf::ForOp>(
+          tl, c(tb, 0), rowSlots, c(tb, 1),
+          ValueRange{floatConstant(tb, tl, 0.0, spec.acc, 1)},
+          [&](OpBuilder &fb, Location fl, Value r, ValueRange sum) {
+            Value at = fb.create<arith::AddIOp>(
+                fl, fb.create<arith::MulIOp>(fl, r, cols), j);
+            Value v = fb.create<memref::LoadOp>(fl, partial, at);
+            fb.create<scf::YieldOp>(
+                fl, ValueRange{fb.create<arith::AddFOp>(fl, sum[0], v)});
+          });
+      storeLanes(tb, tl, {loop.getResult(0)}, out, j);
+    }
+    tb.create<scf::YieldOp>(tl);
+  });
+  return k.func;
+}
+
+/// A buffer for a parameter gradient of `type`: the trailing dimensions of
+/// `x` from `axis` on.
+Value allocParamBuffer(OpBuilder &b, Location loc, RankedTensorType type,
+                       Value x, int64_t axis) {
+  SmallVector<Value> sizes;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    if (type.isDynamicDim(d))
+      sizes.push_back(b.create<memref::DimOp>(loc, x, axis + d));
+  return b.create<memref::AllocOp>(
+      loc, MemRefType::get(type.getShape(), type.getElementType()), sizes);
+}
+
+template <typename GradOp>
+LogicalResult lowerRowNormGrad(RewriterBase &rewriter, GradOp op,
+                               const GPULoweringOptions &options) {
+  constexpr bool center = std::is_same_v<GradOp, LayerNormGradOp>;
+  Location loc = op.getLoc();
+  auto module = op->template getParentOfType<ModuleOp>();
+  RankedTensorType type = op.getGradInput().getType();
+  int64_t rank = type.getRank();
+  int64_t axis = static_cast<int64_t>(op.getAxis());
+  Type element = type.getElementType();
+
+  RowGradSpec spec;
+  spec.center = center;
+  spec.hasScale = static_cast<bool>(op.getScale());
+  spec.acc = getAccumulationType(element);
+  int64_t cols = 1;
+  for (int64_t d = axis; d < rank; ++d) {
+    if (type.isDynamicDim(d)) {
+      cols = ShapedType::kDynamic;
+      break;
+    }
+    cols *= type.getDimSize(d);
+  }
+  spec.cols = cols;
+  spec.schedule =
+      selectRowNormGradSchedule(cols, element, options.target, options.rowNorm);
+  const RowNormSchedule &s = spec.schedule.rows;
+
+  OpBuilder &b = rewriter;
+  b.setInsertionPoint(op);
+  auto c = [&](int64_t v) { return indexConstant(b, loc, v); };
+  Value x = getBuffer(b, loc, op.getInput());
+  Value rows = getNumElements(b, loc, x, 0, axis);
+  Value colsValue = getNumElements(b, loc, x, axis, rank);
+  SmallVector<Value> inputs{
+      flatten(b, loc, getBuffer(b, loc, op.getGradOutput())),
+      flatten(b, loc, x)};
+  if constexpr (center)
+    inputs.push_back(flatten(b, loc, getBuffer(b, loc, op.getMean())));
+  inputs.push_back(flatten(b, loc, getBuffer(b, loc, op.getRstd())));
+  if (spec.hasScale)
+    inputs.push_back(flatten(b, loc, getBuffer(b, loc, op.getScale())));
+  Value dx = allocBuffer(b, loc, type, x);
+  Value dscale = allocParamBuffer(b, loc, op.getGradScale().getType(), x, axis);
+  Value dbias;
+  if constexpr (center)
+    dbias = allocParamBuffer(b, loc, op.getGradBias().getType(), x, axis);
+
+  // The grid: as many row slots as keep it within maxBlocks, each slot a
+  // block per chunk of the row.
+  Value chunks =
+      b.createOrFold<arith::CeilDivUIOp>(loc, colsValue, c(s.chunkElements));
+  Value rowGroups =
+      b.createOrFold<arith::CeilDivUIOp>(loc, rows, c(s.rowsPerBlock));
+  Value slotCap = b.createOrFold<arith::MaxUIOp>(
+      loc, c(1),
+      b.createOrFold<arith::CeilDivUIOp>(loc, c(spec.schedule.maxBlocks),
+                                         chunks));
+  Value rowSlots = b.createOrFold<arith::MinUIOp>(loc, rowGroups, slotCap);
+  Value partialCount = b.createOrFold<arith::MulIOp>(loc, rowSlots, colsValue);
+  Value partialScale = allocTemporary(b, loc, partialCount, spec.acc);
+  Value partialBias =
+      center ? allocTemporary(b, loc, partialCount, spec.acc) : Value();
+  std::string base = kernelBaseName(op, op->getName().stripDialect());
+
+  Value chunkSums;
+  gpu::GPUFuncOp rowSumsKernel;
+  SmallVector<Value> rowSumsArgs;
+  if (spec.split()) {
+    Value blocks = b.createOrFold<arith::MulIOp>(loc, rows, chunks);
+    chunkSums = allocTemporary(
+        b, loc,
+        b.createOrFold<arith::MulIOp>(loc, blocks, c(spec.sumsPerChunk())),
+        spec.acc);
+    rowSumsArgs = inputs;
+    rowSumsArgs.append({chunkSums, rows, colsValue, chunks});
+    rowSumsKernel = buildRowSumsKernel(module, loc, base, spec,
+                                       ValueRange(rowSumsArgs).getTypes());
+  }
+  SmallVector<Value> gradArgs = inputs;
+  gradArgs.push_back(flatten(b, loc, dx));
+  gradArgs.push_back(partialScale);
+  if (center)
+    gradArgs.push_back(partialBias);
+  gradArgs.append({rows, colsValue, rowSlots, chunks});
+  if (chunkSums)
+    gradArgs.push_back(chunkSums);
+  gpu::GPUFuncOp gradKernel =
+      buildGradKernel(module, loc, base, spec, ValueRange(gradArgs).getTypes());
+  SmallVector<Value> paramsArgs{partialScale};
+  if (center)
+    paramsArgs.push_back(partialBias);
+  paramsArgs.push_back(flatten(b, loc, dscale));
+  if (center)
+    paramsArgs.push_back(flatten(b, loc, dbias));
+  paramsArgs.append({colsValue, rowSlots});
+  gpu::GPUFuncOp paramsKernel = buildParamsKernel(
+      module, loc, base, spec, ValueRange(paramsArgs).getTypes());
+
+  // No launch over an empty grid; with no rows the parameter gradients
+  // are sums of nothing, zeros.
+  Value work = b.create<arith::MulIOp>(loc, rows, colsValue);
+  Value any =
+      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, work, c(0));
+  b.create<scf::IfOp>(loc, any, [&](OpBuilder &tb, Location tl) {
+    if (rowSumsKernel)
+      launch(tb, tl, rowSumsKernel, tb.create<arith::MulIOp>(tl, rows, chunks),
+             s.blockSize(), rowSumsArgs);
+    launch(tb, tl, gradKernel, tb.create<arith::MulIOp>(tl, rowSlots, chunks),
+           s.blockSize(), gradArgs);
+    tb.create<scf::YieldOp>(tl);
+  });
+  Value anyColumn =
+      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, colsValue, c(0));
+  b.create<scf::IfOp>(loc, anyColumn, [&](OpBuilder &tb, Location tl) {
+    launch(tb, tl, paramsKernel,
+           tb.create<arith::CeilDivUIOp>(
+               tl, colsValue, indexConstant(tb, tl, kParamsBlockSize)),
+           kParamsBlockSize, paramsArgs);
+    tb.create<scf::YieldOp>(tl);
+  });
+
+  SmallVector<Value> results{
+      toTensor(b, loc, dx),
+      toTensorOf(b, loc, dscale, op.getGradScale().getType())};
+  if constexpr (center)
+    results.push_back(toTensorOf(b, loc, dbias, op.getGradBias().getType()));
+  rewriter.replaceOp(op, results);
+  return success();
+}
+
+} // namespace
+
+LogicalResult cuda::lowerNormGradToGPU(RewriterBase &rewriter, Operation *op,
+                                       const GPULoweringOptions &options) {
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case<LayerNormGradOp, RMSNormGradOp>(
+          [&](auto grad) { return lowerRowNormGrad(rewriter, grad, options); })
+      .Default([](Operation *) { return failure(); });
+}

@@ -1,0 +1,65 @@
+// The CUDA schedule layer's choice for the gradients of layer_norm and
+// rms_norm (Schedule.cpp): the chunk of a row that a kernel holds in
+// registers (16 elements a thread at most: dy, x and two column sums each
+// need a register), (part of) a warp per row up to 512 vectors... of 32
+// threads, a block per row up to 1024 threads, and beyond that (or when the
+// length is unknown) chunks of 256 threads with a first kernel of chunk sums.
+// The grid of the dx kernel is about one wave: the architecture's
+// multiprocessors (132 on sm_90, 108 on sm_80) times the blocks one holds.
+// RUN: nf-opt %s --nf-lower-to-gpu | FileCheck %s --check-prefixes=CHECK,SM90
+// RUN: nf-opt %s --nf-lower-to-gpu=arch=sm_80 | FileCheck %s --check-prefixes=CHECK,SM80
+// RUN: nf-opt %s --nf-lower-to-gpu | FileCheck %s --check-prefix=HOST
+
+// The host functions (printed before the kernels): the launches in order,
+// the grid of the dx kernel at most max-blocks, temporaries sized on the
+// host when the row length is unknown.
+// HOST-LABEL: func.func @rows_of_128_f32(
+// HOST: gpu.launch_func @nf_kernels::@rows_of_128_f32_layer_norm_grad blocks in (%{{.*}}) threads in (%c256,
+// HOST: gpu.launch_func @nf_kernels::@rows_of_128_f32_layer_norm_grad_params
+// HOST-LABEL: func.func @rows_of_65536_f32(
+// HOST: gpu.launch_func @nf_kernels::@rows_of_65536_f32_layer_norm_grad_rowsums
+// HOST: gpu.launch_func @nf_kernels::@rows_of_65536_f32_layer_norm_grad blocks
+// HOST: gpu.launch_func @nf_kernels::@rows_of_65536_f32_layer_norm_grad_params
+// HOST-LABEL: func.func @rows_of_unknown_length(
+// HOST: arith.ceildivui
+// HOST: memref.alloc(%{{.*}}) : memref<?xf32>
+
+// 32 float4 vectors: a warp per row, 8 rows a block; 8 blocks fill a
+// multiprocessor.
+// CHECK-LABEL: gpu.func @rows_of_128_f32_layer_norm_grad(
+// CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
+// SM90-SAME: nf.schedule = "warp-rows threads-per-row=32 rows-per-block=8 vector=4 registers=1 chunk=128 max-blocks=1056"
+// SM80-SAME: max-blocks=864"
+// CHECK-LABEL: gpu.func @rows_of_128_f32_layer_norm_grad_params(
+// CHECK-SAME: nf.schedule = "column-sums block=256"
+func.func @rows_of_128_f32(%dy: tensor<64x128xf32>, %x: tensor<64x128xf32>, %m: tensor<64x1xf32>, %r: tensor<64x1xf32>) -> (tensor<64x128xf32>, tensor<128xf32>, tensor<128xf32>) {
+  %dx, %ds, %db = nf.layer_norm_grad %dy, %x, %m, %r {axis = 1 : i64} : (tensor<64x128xf32>, tensor<64x128xf32>, tensor<64x1xf32>, tensor<64x1xf32>) -> (tensor<64x128xf32>, tensor<128xf32>, tensor<128xf32>)
+  return %dx, %ds, %db : tensor<64x128xf32>, tensor<128xf32>, tensor<128xf32>
+}
+// 512 vectors of 8 bf16: a block of 512 threads per row, one vector each.
+// CHECK-LABEL: gpu.func @rows_of_4096_bf16_rms_norm_grad(
+// CHECK-SAME: known_block_size = array<i32: 512, 1, 1>
+// SM90-SAME: nf.schedule = "block-row-registers threads-per-row=512 rows-per-block=1 vector=8 registers=1 chunk=4096 max-blocks=528"
+// SM80-SAME: max-blocks=432"
+func.func @rows_of_4096_bf16(%dy: tensor<64x4096xbf16>, %x: tensor<64x4096xbf16>, %r: tensor<64x1xf32>, %s: tensor<4096xbf16>) -> (tensor<64x4096xbf16>, tensor<4096xf32>) {
+  %dx, %ds = nf.rms_norm_grad %dy, %x, %r scale %s {axis = 1 : i64} : (tensor<64x4096xbf16>, tensor<64x4096xbf16>, tensor<64x1xf32>, tensor<4096xbf16>) -> (tensor<64x4096xbf16>, tensor<4096xf32>)
+  return %dx, %ds : tensor<64x4096xbf16>, tensor<4096xf32>
+}
+// 16384 float4 vectors would need 16 a thread: chunks of 4096 elements
+// (256 threads, 4 vectors each), their sums first.
+// CHECK-LABEL: gpu.func @rows_of_65536_f32_layer_norm_grad_rowsums(
+// SM90-SAME: nf.schedule = "split-row threads-per-row=256 rows-per-block=1 vector=4 registers=4 chunk=4096 max-blocks=1056"
+// SM80-SAME: max-blocks=864"
+// CHECK-LABEL: gpu.func @rows_of_65536_f32_layer_norm_grad(
+func.func @rows_of_65536_f32(%dy: tensor<8x65536xf32>, %x: tensor<8x65536xf32>, %m: tensor<8x1xf32>, %r: tensor<8x1xf32>) -> (tensor<8x65536xf32>, tensor<65536xf32>, tensor<65536xf32>) {
+  %dx, %ds, %db = nf.layer_norm_grad %dy, %x, %m, %r {axis = 1 : i64} : (tensor<8x65536xf32>, tensor<8x65536xf32>, tensor<8x1xf32>, tensor<8x1xf32>) -> (tensor<8x65536xf32>, tensor<65536xf32>, tensor<65536xf32>)
+  return %dx, %ds, %db : tensor<8x65536xf32>, tensor<65536xf32>, tensor<65536xf32>
+}
+// A row length known only at run time: split, scalar accesses; the chunk
+// count, grid and temporaries are computed on the host.
+// CHECK-LABEL: gpu.func @rows_of_unknown_length_layer_norm_grad_rowsums(
+// CHECK-SAME: nf.schedule = "split-row threads-per-row=256 rows-per-block=1 vector=1 registers=16 chunk=4096
+func.func @rows_of_unknown_length(%dy: tensor<4x?xf32>, %x: tensor<4x?xf32>, %m: tensor<4x1xf32>, %r: tensor<4x1xf32>) -> (tensor<4x?xf32>, tensor<?xf32>, tensor<?xf32>) {
+  %dx, %ds, %db = nf.layer_norm_grad %dy, %x, %m, %r {axis = 1 : i64} : (tensor<4x?xf32>, tensor<4x?xf32>, tensor<4x1xf32>, tensor<4x1xf32>) -> (tensor<4x?xf32>, tensor<?xf32>, tensor<?xf32>)
+  return %dx, %ds, %db : tensor<4x?xf32>, tensor<?xf32>, tensor<?xf32>
+}
