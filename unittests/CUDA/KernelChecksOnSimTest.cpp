@@ -7,6 +7,9 @@
 //   when it is streamed; y and the statistics written once);
 // - a norm gradient reads dy and x once and writes dx once when its rows
 //   stay on chip, plus one row of partial parameter gradients per block;
+// - BatchNorm training reads x three times (the mean, the squared
+//   deviations, the normalize step) and writes y once, with partial rows
+//   of per-channel sums between its kernels;
 // - the order of the threads between barriers does not change a result,
 //   the parameter gradients included (no atomics: every run adds in the
 //   same order);
@@ -195,6 +198,61 @@ TEST(RowNormGradTrafficTest, ReadsDyAndXOnceAndWritesOnePartialRowPerBlock) {
   EXPECT_EQ(stats[1].bytesLoaded, partialRows);
   EXPECT_EQ(stats[1].bytesStored, uint64_t(2 * cols * 4));
   EXPECT_LE(call.error(), 1e-5);
+}
+
+// 4 x 8 x 8 images of 16 f32 channels, NHWC: 4 threads of float4 cover a
+// position, 64 positions a block, so 256 positions are 4 blocks, each
+// writing a partial row of 16 sums.
+TEST(BatchNormTrafficTest, ReadsXThreeTimesAndWritesYOnce) {
+  const int64_t n = 4, h = 8, w = 8, c = 16, blocks = 4, threads = 256;
+  std::string x = tensorType(DType::F32, {n, h, w, c});
+  std::string p = tensorType(DType::F32, {c});
+  std::string ir = "func.func @bn(%x: " + x + ", %s: " + p + ", %b: " + p +
+                   ", %rm: " + p + ", %rv: " + p + ") -> (" + x + ", " + p +
+                   ", " + p + ", " + p + ", " + p +
+                   ") {\n  %y, %m, %r, %nm, %nv = nf.batch_norm_training %x "
+                   "scale %s bias %b running(%rm, %rv) {layout = "
+                   "#nf.layout<nhwc>} : (" +
+                   x + ", " + p + ", " + p + ", " + p + ", " + p + ") -> (" +
+                   x + ", " + p + ", " + p + ", " + p + ", " + p +
+                   ")\n  return %y, %m, %r, %nm, %nv : " + x + ", " + p + ", " +
+                   p + ", " + p + ", " + p + "\n}\n";
+  auto kernel = compileForSim(ir, "bn");
+  ASSERT_TRUE(kernel);
+  std::mt19937 rng(9);
+  Buffer in(DType::F32, {n, h, w, c}), y(DType::F32, {n, h, w, c});
+  in.fillNormal(rng);
+  std::vector<Buffer> params(4, Buffer(DType::F32, {c}));
+  for (Buffer &b : params)
+    b.fill(0.5);
+  std::vector<Buffer> stats(4, Buffer(DType::F32, {c}));
+  std::vector<SimStats> traffic;
+  ASSERT_EQ(errorText(kernel->runInSimulator(
+                {in.ref(), params[0].ref(), params[1].ref(), params[2].ref(),
+                 params[3].ref()},
+                {y.ref(), stats[0].ref(), stats[1].ref(), stats[2].ref(),
+                 stats[3].ref()},
+                SimOrder::Forward, &traffic)),
+            "");
+  ASSERT_EQ(traffic.size(), 5u);
+  uint64_t tensor = uint64_t(n * h * w * c * 4), row = uint64_t(c * 4);
+  uint64_t partialRows = blocks * row;
+  // The mean: x once; a partial row per block; the rows summed per channel.
+  EXPECT_EQ(traffic[0].bytesLoaded, tensor);
+  EXPECT_EQ(traffic[0].bytesStored, partialRows);
+  EXPECT_EQ(traffic[1].bytesLoaded, partialRows);
+  EXPECT_EQ(traffic[1].bytesStored, row);
+  // The squared deviations: x once more, and the mean once per thread;
+  // rstd and the two running statistics from the partial rows, the mean and
+  // the old running statistics.
+  EXPECT_EQ(traffic[2].bytesLoaded, tensor + blocks * threads * 16);
+  EXPECT_EQ(traffic[2].bytesStored, partialRows);
+  EXPECT_EQ(traffic[3].bytesLoaded, partialRows + 3 * row);
+  EXPECT_EQ(traffic[3].bytesStored, 3 * row);
+  // Normalize: x a third time, y once; mean, rstd, scale and bias are read
+  // per element (from cache on a GPU).
+  EXPECT_EQ(traffic[4].bytesLoaded, tensor + 4 * tensor);
+  EXPECT_EQ(traffic[4].bytesStored, tensor);
 }
 
 TEST(SimulatorOrderTest, ThreadOrderDoesNotChangeANormGradient) {

@@ -31,6 +31,7 @@
 
 #include <map>
 #include <regex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -95,6 +96,43 @@ std::string groupNormModule(const std::string &dtype) {
          "%rv) {layout = #nf.layout<nhwc>} : (" +
          nhwc + ", " + p + ", " + p + ", " + stC + ", " + stC + ") -> " + nhwc +
          "\n  return %y : " + nhwc + "\n}\n";
+}
+
+/// batch_norm_training, batch_norm_grad and bias_add_grad in both layouts
+/// (the per-channel reductions and their elementwise kernels).
+std::string channelReductionModule(const std::string &dtype) {
+  std::string stat = dtype == "f64" ? "f64" : "f32";
+  std::string c = "tensor<320x" + stat + ">";
+  std::string module;
+  for (const char *layout : {"nhwc", "nchw"}) {
+    std::string t = std::string(layout) == "nhwc"
+                        ? "tensor<4x16x16x320x" + dtype + ">"
+                        : "tensor<4x320x16x16x" + dtype + ">";
+    std::string attr = std::string("layout = #nf.layout<") + layout + ">";
+    std::string name = std::string(layout) + "_" + dtype;
+    module += "func.func @bn_training_" + name + "(%x: " + t + ", %s: " + c +
+              ", %b: " + c + ", %rm: " + c + ", %rv: " + c + ") -> (" + t +
+              ", " + c + ", " + c + ", " + c + ", " + c +
+              ") {\n  %y, %m, %r, %nm, %nv = nf.batch_norm_training %x scale "
+              "%s bias %b running(%rm, %rv) {" +
+              attr + "} : (" + t + ", " + c + ", " + c + ", " + c + ", " + c +
+              ") -> (" + t + ", " + c + ", " + c + ", " + c + ", " + c +
+              ")\n  return %y, %m, %r, %nm, %nv : " + t + ", " + c + ", " + c +
+              ", " + c + ", " + c + "\n}\n";
+    module += "func.func @bn_grad_" + name + "(%dy: " + t + ", %x: " + t +
+              ", %m: " + c + ", %r: " + c + ", %s: " + c + ") -> (" + t + ", " +
+              c + ", " + c +
+              ") {\n  %dx, %ds, %db = nf.batch_norm_grad %dy, %x, %m, %r "
+              "scale %s {" +
+              attr + "} : (" + t + ", " + t + ", " + c + ", " + c + ", " + c +
+              ") -> (" + t + ", " + c + ", " + c +
+              ")\n  return %dx, %ds, %db : " + t + ", " + c + ", " + c +
+              "\n}\n";
+    module += "func.func @bias_grad_" + name + "(%dy: " + t + ") -> " + c +
+              " {\n  %g = nf.bias_add_grad %dy {" + attr + "} : " + t + " -> " +
+              c + "\n  return %g : " + c + "\n}\n";
+  }
+  return module;
 }
 
 std::string pointwiseModule(const std::string &dtype) {
@@ -193,11 +231,13 @@ std::vector<std::string> allSources() {
         prefix + "_$1_$2_");
     sources.push_back(source);
   }
-  std::string pointwise, groupNorms;
+  std::string pointwise, groupNorms, channelReductions;
   for (const char *dtype : kDTypes) {
     pointwise += pointwiseModule(dtype);
     groupNorms += groupNormModule(dtype);
+    channelReductions += channelReductionModule(dtype);
   }
+  sources.push_back(printCUDA(channelReductions, "auto"));
   sources.push_back(printCUDA(pointwise, "auto"));
   sources.push_back(printCUDA(groupNorms, "auto", /*fuse=*/true));
   return sources;
@@ -290,8 +330,11 @@ TEST(NVRTCResourceTest, NoKernelSpillsAtSm90) {
   // block rows two kernels each (dx, parameter sums), streaming (taken as
   // split), split and auto (split) three. 11 pointwise kernels x 4 dtypes,
   // 3 group norms (two kernels each) and batch_norm_inference x 4 dtypes.
+  // Per-channel reductions x 2 layouts x 4 dtypes: batch_norm_training
+  // (two sums of two kernels, the normalize kernel), batch_norm_grad (two
+  // sum kernels, dx), bias_add_grad (two).
   EXPECT_EQ(kernels, 3 * 4 * 2 + 4 * 2 * 2 + (2 + 2 + 3 + 3 + 3) * 4 * 2 +
-                         11 * 4 + (3 * 2 + 1) * 4);
+                         11 * 4 + (3 * 2 + 1) * 4 + (5 + 3 + 2) * 2 * 4);
 }
 
 TEST(NVRTCResourceTest, VectorSchedulesUse128BitGlobalAccesses) {
@@ -300,11 +343,15 @@ TEST(NVRTCResourceTest, VectorSchedulesUse128BitGlobalAccesses) {
     // Kernels whose schedule moves 16 bytes per access, from the comment
     // the printer writes above each kernel.
     static const std::regex schedule(
-        "// ([A-Za-z0-9_]+): [^\n]*vector=([0-9]+)");
+        "// ([A-Za-z0-9_]+): ([^\n]*)vector=([0-9]+)");
     std::map<std::string, int> vectors;
+    std::set<std::string> channelsFirst;
     for (std::sregex_iterator it(source.begin(), source.end(), schedule), end;
-         it != end; ++it)
-      vectors[(*it)[1]] = std::stoi((*it)[2]);
+         it != end; ++it) {
+      vectors[(*it)[1]] = std::stoi((*it)[3]);
+      if ((*it)[2].str().find("channels-first") != std::string::npos)
+        channelsFirst.insert((*it)[1]);
+    }
     Compiled c = compileWithNVRTC(source, "compute_90");
     ASSERT_TRUE(c.ok) << c.log;
     for (auto &[kernel, width] : vectors) {
@@ -328,8 +375,10 @@ TEST(NVRTCResourceTest, VectorSchedulesUse128BitGlobalAccesses) {
       // The group norms' normalize kernels are checked for their loads
       // only: NVVM splits their 16-byte stores in the NCHW and f64 cases
       // (a known gap, docs/CUDA.md).
+      // So do a channels-first reduction's blocks (one sum each).
       bool storesRows = !endsWith(kernel, "_partial") &&
                         !endsWith(kernel, "_rowsums") &&
+                        !channelsFirst.count(kernel) &&
                         kernel.find("group_norm") == std::string::npos &&
                         kernel.find("instance_norm") == std::string::npos;
       if (storesRows)

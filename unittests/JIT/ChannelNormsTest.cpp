@@ -3,6 +3,8 @@
 // Part of normfuse. The norms with per-channel statistics, forward and
 // backward, and bias_add_grad, in both layouts and every dtype, against
 // float64 references computed here; outputs are poisoned with NaN first.
+// BatchNorm (training, inference, gradient) and bias_add_grad run the same
+// checks on the CUDA kernels too, in the CUDA simulator (`_cudaSim`).
 // The backward ops are also checked against central differences of the
 // forward kernel (f64), which does not share the reference's formula.
 //
@@ -101,6 +103,39 @@ std::string caseName(const testing::TestParamInfo<ChannelCase> &info) {
   if (c.mean != 0.0)
     name += "_meanShifted";
   return name;
+}
+
+/// Where a test's kernels run: the CPU JIT, or the CUDA kernels in the
+/// simulator.
+enum class Backend { CPU, CUDASim };
+
+std::shared_ptr<normfuse::jit::Kernel>
+compileFor(Backend backend, const std::string &ir, const std::string &fn) {
+  if (backend == Backend::CPU)
+    return compileOrFail(ir, fn);
+  static normfuse::jit::JIT jit([] {
+    normfuse::jit::Options options;
+    options.target = normfuse::jit::Target::CUDASim;
+    return options;
+  }());
+  auto kernel = jit.compile(ir, fn);
+  if (!kernel) {
+    ADD_FAILURE() << llvm::toString(kernel.takeError()) << "\nIR:\n" << ir;
+    return nullptr;
+  }
+  return *kernel;
+}
+
+std::string backendSuffix(Backend backend) {
+  return backend == Backend::CPU ? "" : "_cudaSim";
+}
+
+// gtest prints parameters with these instead of their bytes.
+[[maybe_unused]] void PrintTo(const ChannelCase &c, std::ostream *os) {
+  *os << caseName({c, 0});
+}
+[[maybe_unused]] void PrintTo(Backend backend, std::ostream *os) {
+  *os << (backend == Backend::CPU ? "cpu" : "cuda-sim");
 }
 
 void poison(std::initializer_list<Buffer *> buffers) {
@@ -293,10 +328,12 @@ TEST(GroupNormPipelinedTest, ChunkMeansFarApartTakeTwoPasses) {
   }
 }
 
-class BatchNormTest : public testing::TestWithParam<ChannelCase> {};
+class BatchNormTest
+    : public testing::TestWithParam<std::tuple<ChannelCase, Backend>> {};
 
 TEST_P(BatchNormTest, TrainingMatchesPyTorchSemantics) {
-  const ChannelCase &c = GetParam();
+  const ChannelCase &c = std::get<0>(GetParam());
+  Backend backend = std::get<1>(GetParam());
   const double momentum = 0.25;
   std::string x = tensorType(c.dtype, c.shape());
   std::string p = tensorType(DType::F32, {c.c});
@@ -305,8 +342,9 @@ TEST_P(BatchNormTest, TrainingMatchesPyTorchSemantics) {
                    "%a4) {momentum = 0.25, " +
                    c.layoutAttr() + "}" +
                    functional({x, p, p, st, st}, {x, st, st, st, st});
-  auto kernel = compileOrFail(
-      makeFunc("bn", {x, p, p, st, st}, {x, st, st, st, st}, op), "bn");
+  auto kernel = compileFor(
+      backend, makeFunc("bn", {x, p, p, st, st}, {x, st, st, st, st}, op),
+      "bn");
   ASSERT_TRUE(kernel);
 
   std::mt19937 rng(5);
@@ -342,7 +380,8 @@ TEST_P(BatchNormTest, TrainingMatchesPyTorchSemantics) {
 }
 
 TEST_P(BatchNormTest, InferenceUsesRunningStatistics) {
-  const ChannelCase &c = GetParam();
+  const ChannelCase &c = std::get<0>(GetParam());
+  Backend backend = std::get<1>(GetParam());
   std::string x = tensorType(c.dtype, c.shape());
   std::string p = tensorType(DType::F32, {c.c});
   std::string st = tensorType(c.statType(), {c.c});
@@ -351,7 +390,7 @@ TEST_P(BatchNormTest, InferenceUsesRunningStatistics) {
       "%a4) {epsilon = 1.0e-3, " +
       c.layoutAttr() + "}" + functional({x, p, p, st, st}, {x});
   auto kernel =
-      compileOrFail(makeFunc("bni", {x, p, p, st, st}, {x}, op), "bni");
+      compileFor(backend, makeFunc("bni", {x, p, p, st, st}, {x}, op), "bni");
   ASSERT_TRUE(kernel);
 
   std::mt19937 rng(6);
@@ -383,18 +422,28 @@ TEST_P(BatchNormTest, InferenceUsesRunningStatistics) {
   EXPECT_LE(relativeError(y.toDoubles(), ref), c.outputTolerance());
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Shapes, BatchNormTest,
-    testing::Values(ChannelCase{DType::F32, false, 4, 6, 5, 7, -1},
-                    ChannelCase{DType::F32, true, 4, 6, 5, 7, -1},
-                    ChannelCase{DType::F32, true, 2, 3, 1, 1, -1},
-                    ChannelCase{DType::F32, false, 8, 64, 16, 16, -1},
-                    ChannelCase{DType::F32, true, 8, 64, 16, 16, -1},
-                    ChannelCase{DType::F32, true, 4, 16, 32, 32, -1, 100.0,
-                                0.01},
-                    ChannelCase{DType::F16, true, 4, 40, 9, 9, -1},
-                    ChannelCase{DType::BF16, false, 4, 40, 9, 9, -1}),
-    caseName);
+std::vector<ChannelCase> batchNormCases() {
+  return {ChannelCase{DType::F32, false, 4, 6, 5, 7, -1},
+          ChannelCase{DType::F32, true, 4, 6, 5, 7, -1},
+          ChannelCase{DType::F32, true, 2, 3, 1, 1, -1},
+          ChannelCase{DType::F32, false, 8, 64, 16, 16, -1},
+          ChannelCase{DType::F32, true, 8, 64, 16, 16, -1},
+          ChannelCase{DType::F32, true, 4, 16, 32, 32, -1, 100.0, 0.01},
+          ChannelCase{DType::F16, true, 4, 40, 9, 9, -1},
+          ChannelCase{DType::BF16, false, 4, 40, 9, 9, -1}};
+}
+
+std::string backendCaseName(
+    const testing::TestParamInfo<std::tuple<ChannelCase, Backend>> &info) {
+  return caseName({std::get<0>(info.param), info.index}) +
+         backendSuffix(std::get<1>(info.param));
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, BatchNormTest,
+                         testing::Combine(testing::ValuesIn(batchNormCases()),
+                                          testing::Values(Backend::CPU,
+                                                          Backend::CUDASim)),
+                         backendCaseName);
 
 /// The gradient op of a case: group_norm_grad, instance_norm_grad, or with
 /// `batch` batch_norm_grad.
@@ -411,19 +460,20 @@ std::string gradOp(const ChannelCase &c, bool batch, const std::string &x,
 }
 
 class ChannelNormGradTest
-    : public testing::TestWithParam<std::tuple<ChannelCase, bool>> {};
+    : public testing::TestWithParam<std::tuple<ChannelCase, bool, Backend>> {};
 
 TEST_P(ChannelNormGradTest, MatchesFloat64Reference) {
-  auto [c, batch] = GetParam();
+  auto [c, batch, backend] = GetParam();
   std::string x = tensorType(c.dtype, c.shape());
   std::string p = tensorType(DType::F32, {c.c});
   std::vector<int64_t> statShape =
       batch ? std::vector<int64_t>{c.c}
             : std::vector<int64_t>{c.n, c.statGroups()};
   std::string st = tensorType(c.statType(), statShape);
-  auto kernel = compileOrFail(makeFunc("grad", {x, x, st, st, p}, {x, p, p},
-                                       gradOp(c, batch, x, st, p)),
-                              "grad");
+  auto kernel = compileFor(backend,
+                           makeFunc("grad", {x, x, st, st, p}, {x, p, p},
+                                    gradOp(c, batch, x, st, p)),
+                           "grad");
   ASSERT_TRUE(kernel);
 
   std::mt19937 rng(21);
@@ -465,26 +515,36 @@ TEST_P(ChannelNormGradTest, MatchesFloat64Reference) {
 }
 
 std::string gradCaseName(
-    const testing::TestParamInfo<std::tuple<ChannelCase, bool>> &info) {
-  auto [c, batch] = info.param;
+    const testing::TestParamInfo<std::tuple<ChannelCase, bool, Backend>>
+        &info) {
+  auto [c, batch, backend] = info.param;
   std::string base = caseName({c, info.index});
-  return batch ? base + "_batchNormGrad" : base;
+  return (batch ? base + "_batchNormGrad" : base) + backendSuffix(backend);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Shapes, ChannelNormGradTest,
-    testing::Combine(
-        testing::Values(ChannelCase{DType::F32, false, 2, 6, 5, 7, 3},
-                        ChannelCase{DType::F32, true, 2, 6, 5, 7, 3},
-                        ChannelCase{DType::F32, true, 3, 32, 9, 11, 8},
-                        ChannelCase{DType::F32, false, 3, 32, 9, 11, 0},
-                        ChannelCase{DType::F32, true, 2, 7, 3, 5, 0},
-                        ChannelCase{DType::F32, true, 2, 64, 32, 32, 32, 100.0,
-                                    0.01},
-                        ChannelCase{DType::F16, true, 2, 64, 16, 16, 32},
-                        ChannelCase{DType::BF16, false, 2, 64, 16, 16, 32}),
-        testing::Bool()),
-    gradCaseName);
+std::vector<ChannelCase> gradCases() {
+  return {ChannelCase{DType::F32, false, 2, 6, 5, 7, 3},
+          ChannelCase{DType::F32, true, 2, 6, 5, 7, 3},
+          ChannelCase{DType::F32, true, 3, 32, 9, 11, 8},
+          ChannelCase{DType::F32, false, 3, 32, 9, 11, 0},
+          ChannelCase{DType::F32, true, 2, 7, 3, 5, 0},
+          ChannelCase{DType::F32, true, 2, 64, 32, 32, 32, 100.0, 0.01},
+          ChannelCase{DType::F16, true, 2, 64, 16, 16, 32},
+          ChannelCase{DType::BF16, false, 2, 64, 16, 16, 32}};
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, ChannelNormGradTest,
+                         testing::Combine(testing::ValuesIn(gradCases()),
+                                          testing::Bool(),
+                                          testing::Values(Backend::CPU)),
+                         gradCaseName);
+// The CUDA back end has batch_norm_grad (group and instance norm gradients
+// are still to come).
+INSTANTIATE_TEST_SUITE_P(CudaSim, ChannelNormGradTest,
+                         testing::Combine(testing::ValuesIn(gradCases()),
+                                          testing::Values(true),
+                                          testing::Values(Backend::CUDASim)),
+                         gradCaseName);
 
 /// The loss sum(dy * group_norm(x)) differentiated numerically through the
 /// forward kernel (f64) agrees with group_norm_grad's dx, dscale and dbias.
@@ -555,10 +615,18 @@ struct BiasGradCase {
   std::vector<int64_t> shape;
 };
 
-class BiasAddGradTest : public testing::TestWithParam<BiasGradCase> {};
+[[maybe_unused]] void PrintTo(const BiasGradCase &c, std::ostream *os) {
+  *os << getDTypeName(c.dtype) << (c.channelsLast ? " nhwc" : " nchw");
+  for (int64_t d : c.shape)
+    *os << " " << d;
+}
+
+class BiasAddGradTest
+    : public testing::TestWithParam<std::tuple<BiasGradCase, Backend>> {};
 
 TEST_P(BiasAddGradTest, SumsEverythingButTheChannelAxis) {
-  const BiasGradCase &c = GetParam();
+  const BiasGradCase &c = std::get<0>(GetParam());
+  Backend backend = std::get<1>(GetParam());
   int64_t axis = c.channelsLast ? c.shape.size() - 1 : 1;
   int64_t channels = c.shape[axis];
   std::string dyType = tensorType(c.dtype, c.shape);
@@ -566,7 +634,8 @@ TEST_P(BiasAddGradTest, SumsEverythingButTheChannelAxis) {
   std::string op = std::string("nf.bias_add_grad %a0 {layout = #nf.layout<") +
                    (c.channelsLast ? "nhwc" : "nchw") + ">} : " + dyType +
                    " -> " + gType;
-  auto kernel = compileOrFail(makeFunc("bg", {dyType}, {gType}, op), "bg");
+  auto kernel =
+      compileFor(backend, makeFunc("bg", {dyType}, {gType}, op), "bg");
   ASSERT_TRUE(kernel);
 
   std::mt19937 rng(8);
@@ -586,11 +655,23 @@ TEST_P(BiasAddGradTest, SumsEverythingButTheChannelAxis) {
 
 INSTANTIATE_TEST_SUITE_P(
     Layouts, BiasAddGradTest,
-    testing::Values(BiasGradCase{DType::F32, true, {6, 7}},
-                    BiasGradCase{DType::F32, false, {6, 7}},
-                    BiasGradCase{DType::F32, true, {2, 5, 3, 33}},
-                    BiasGradCase{DType::F32, false, {2, 33, 5, 3}},
-                    BiasGradCase{DType::BF16, true, {4, 128, 768}},
-                    BiasGradCase{DType::F16, false, {3, 16, 1, 1}}));
+    testing::Combine(
+        testing::Values(BiasGradCase{DType::F32, true, {6, 7}},
+                        BiasGradCase{DType::F32, false, {6, 7}},
+                        BiasGradCase{DType::F32, true, {2, 5, 3, 33}},
+                        BiasGradCase{DType::F32, false, {2, 33, 5, 3}},
+                        BiasGradCase{DType::BF16, true, {4, 128, 768}},
+                        BiasGradCase{DType::F16, false, {3, 16, 1, 1}},
+                        // On the GPU: 70001 positions of 3 channels are more
+                        // than one trip of the largest grid (1056 blocks of
+                        // 64 positions); 5 x 1023 elements a channel are 20
+                        // parts, the last one partial.
+                        BiasGradCase{DType::F32, true, {70001, 3}},
+                        BiasGradCase{DType::F32, false, {5, 7, 33, 31}}),
+        testing::Values(Backend::CPU, Backend::CUDASim)),
+    [](const testing::TestParamInfo<std::tuple<BiasGradCase, Backend>> &info) {
+      return std::to_string(info.index) +
+             backendSuffix(std::get<1>(info.param));
+    });
 
 } // namespace

@@ -205,3 +205,60 @@ Value cuda::emitBlockSum(OpBuilder &b, Location loc, Value v, Value scratch,
   b.create<gpu::BarrierOp>(loc);
   return total;
 }
+
+SmallVector<Value> cuda::emitRowGroupSums(OpBuilder &b, Location loc,
+                                          ArrayRef<Value> values,
+                                          Value handOver, Value group,
+                                          Value lane, int64_t groups,
+                                          int64_t threadsPerRow, int64_t vw) {
+  SmallVector<Value> total(values.begin(), values.end());
+  if (groups == 1)
+    return total;
+  auto c = [&](OpBuilder &ib, int64_t v) { return indexConstant(ib, loc, v); };
+  int64_t perThread = static_cast<int64_t>(values.size()) / vw;
+  int64_t perGroup = perThread * threadsPerRow * vw;
+  // Group g's value (kv, l) at (g - 1) * perGroup + (kv * tpr + lane) * vw + l.
+  auto slotOf = [&](OpBuilder &ib, Value g, int64_t kv, int64_t l) -> Value {
+    Value within = ib.create<arith::AddIOp>(
+        loc,
+        ib.create<arith::MulIOp>(
+            loc, ib.create<arith::AddIOp>(loc, lane, c(ib, kv * threadsPerRow)),
+            c(ib, vw)),
+        c(ib, l));
+    return ib.create<arith::AddIOp>(
+        loc,
+        ib.create<arith::MulIOp>(
+            loc, ib.create<arith::SubIOp>(loc, g, c(ib, 1)), c(ib, perGroup)),
+        within);
+  };
+  Value notFirst =
+      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, group, c(b, 0));
+  b.create<scf::IfOp>(loc, notFirst, [&](OpBuilder &tb, Location tl) {
+    for (int64_t kv = 0; kv < perThread; ++kv)
+      for (int64_t l = 0; l < vw; ++l)
+        tb.create<memref::StoreOp>(tl, total[kv * vw + l], handOver,
+                                   slotOf(tb, group, kv, l));
+    tb.create<scf::YieldOp>(tl);
+  });
+  b.create<gpu::BarrierOp>(loc);
+  for (int64_t gi = 1; gi < groups; ++gi)
+    for (int64_t kv = 0; kv < perThread; ++kv)
+      for (int64_t l = 0; l < vw; ++l) {
+        Value v =
+            b.create<memref::LoadOp>(loc, handOver, slotOf(b, c(b, gi), kv, l));
+        total[kv * vw + l] =
+            b.create<arith::AddFOp>(loc, total[kv * vw + l], v);
+      }
+  b.create<gpu::BarrierOp>(loc);
+  return total;
+}
+
+Value cuda::addWorkgroupBuffer(Kernel &k, Location loc, int64_t count,
+                               Type type) {
+  MLIRContext *ctx = k.func.getContext();
+  auto workgroup = gpu::AddressSpaceAttr::get(
+      ctx, gpu::GPUDialect::getWorkgroupAddressSpace());
+  return k.func.addWorkgroupAttribution(
+      MemRefType::get({count}, type, MemRefLayoutAttrInterface(), workgroup),
+      loc);
+}

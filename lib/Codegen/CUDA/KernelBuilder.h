@@ -80,6 +80,21 @@ Value emitWarpSum(OpBuilder &b, Location loc, Value v, int64_t width);
 Value emitBlockSum(OpBuilder &b, Location loc, Value v, Value scratch,
                    int64_t blockSize);
 
+/// Where a block holds `groups` row groups of `threadsPerRow` threads that
+/// each keep the same columns' sums (thread `lane` of a group: `values[kv *
+/// vw + l]` for column (kv * threadsPerRow + lane) * vw + l): the sums over
+/// the groups, added in group order, valid in group 0's threads. Groups 1..
+/// hand theirs over through `handOver`, a workgroup buffer of at least
+/// (groups - 1) * vectorsPerThread * threadsPerRow * vw elements, between
+/// barriers (every thread of the block must call this).
+SmallVector<Value> emitRowGroupSums(OpBuilder &b, Location loc,
+                                    ArrayRef<Value> values, Value handOver,
+                                    Value group, Value lane, int64_t groups,
+                                    int64_t threadsPerRow, int64_t vw);
+
+/// A workgroup buffer of `count` elements of `type` in kernel `k`.
+Value addWorkgroupBuffer(Kernel &k, Location loc, int64_t count, Type type);
+
 } // namespace mlir::nf::cuda
 
 #endif // NORMFUSE_LIB_CODEGEN_CUDA_KERNELBUILDER_H

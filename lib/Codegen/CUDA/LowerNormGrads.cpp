@@ -226,16 +226,6 @@ Value staticCols(OpBuilder &b, Location loc, const RowGradSpec &spec,
   return indexConstant(b, loc, spec.cols);
 }
 
-/// The workgroup buffer of `count` elements of `type` of kernel `k`.
-Value addWorkgroupBuffer(Kernel &k, Location loc, int64_t count, Type type) {
-  MLIRContext *ctx = k.func.getContext();
-  auto workgroup = gpu::AddressSpaceAttr::get(
-      ctx, gpu::GPUDialect::getWorkgroupAddressSpace());
-  return k.func.addWorkgroupAttribution(
-      MemRefType::get({count}, type, MemRefLayoutAttrInterface(), workgroup),
-      loc);
-}
-
 /// The sum over the threads of one row (a segment of a warp, or the block).
 Value reduceOverRow(OpBuilder &b, Location loc, const RowGradSpec &spec,
                     Value v, Value scratch) {
@@ -425,45 +415,9 @@ gpu::GPUFuncOp buildGradKernel(ModuleOp module, Location loc,
   // order and writes the block's partial row.
   Value partialBase = b.create<arith::MulIOp>(loc, slot, cols);
   auto finish = [&](ValueRange sums, Value partial) {
-    SmallVector<Value> total(sums.begin(), sums.end());
-    if (handOver) {
-      auto slotOf = [&](OpBuilder &ib, Location il, Value g, int64_t kv,
-                        int64_t l) -> Value {
-        // (g - 1) * chunkElements + (kv * tpr + lane) * vw + l
-        Value within = ib.create<arith::AddIOp>(
-            il,
-            ib.create<arith::MulIOp>(
-                il,
-                ib.create<arith::AddIOp>(il, lane, c(ib, kv * s.threadsPerRow)),
-                c(ib, vw)),
-            c(ib, l));
-        return ib.create<arith::AddIOp>(
-            il,
-            ib.create<arith::MulIOp>(il,
-                                     ib.create<arith::SubIOp>(il, g, c(ib, 1)),
-                                     c(ib, s.chunkElements)),
-            within);
-      };
-      Value notFirst = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne,
-                                               group, c(b, 0));
-      b.create<scf::IfOp>(loc, notFirst, [&](OpBuilder &tb, Location tl) {
-        for (int64_t kv = 0; kv < perThread; ++kv)
-          for (int64_t l = 0; l < vw; ++l)
-            tb.create<memref::StoreOp>(tl, total[kv * vw + l], handOver,
-                                       slotOf(tb, tl, group, kv, l));
-        tb.create<scf::YieldOp>(tl);
-      });
-      b.create<gpu::BarrierOp>(loc);
-      for (int64_t gi = 1; gi < groups; ++gi)
-        for (int64_t kv = 0; kv < perThread; ++kv)
-          for (int64_t l = 0; l < vw; ++l) {
-            Value v = b.create<memref::LoadOp>(loc, handOver,
-                                               slotOf(b, loc, c(b, gi), kv, l));
-            total[kv * vw + l] =
-                b.create<arith::AddFOp>(loc, total[kv * vw + l], v);
-          }
-      b.create<gpu::BarrierOp>(loc);
-    }
+    SmallVector<Value> total =
+        emitRowGroupSums(b, loc, llvm::to_vector(sums), handOver, group, lane,
+                         groups, s.threadsPerRow, vw);
     Value first =
         b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, group, c(b, 0));
     for (int64_t kv = 0; kv < perThread; ++kv) {

@@ -25,29 +25,20 @@ using namespace mlir::nf::cuda;
 
 namespace {
 
-/// The value of one element from its operands' values (in `acc`).
-using ElementFn =
-    llvm::function_ref<Value(OpBuilder &, Location, ArrayRef<Value>)>;
-
 /// bias_add's view of its input: (outer, channels, inner).
 struct ChannelView {
   Value channels, inner;
 };
 
-/// Replaces `op` (whose tensor operands are `operands`, all of its result's
-/// shape, plus per-channel `(C)` operands `perChannel` along `channelAxis`)
-/// by an elementwise kernel; `fn` gets the tensor operands' values, then the
-/// per-channel ones, in order.
-LogicalResult lowerElementwise(RewriterBase &rewriter, Operation *op,
-                               ValueRange operands, ValueRange perChannel,
-                               int64_t channelAxis,
-                               const GPULoweringOptions &options,
-                               llvm::StringRef name, ElementFn fn) {
+} // namespace
+
+Value cuda::emitElementwise(OpBuilder &b, Operation *op, RankedTensorType type,
+                            ValueRange operands, ValueRange perChannel,
+                            int64_t channelAxis,
+                            const GPULoweringOptions &options,
+                            llvm::StringRef name, ElementFn fn) {
   Location loc = op->getLoc();
-  OpBuilder &b = rewriter;
-  b.setInsertionPoint(op);
   auto module = op->getParentOfType<ModuleOp>();
-  auto type = cast<RankedTensorType>(op->getResult(0).getType());
   Type acc = getAccumulationType(type.getElementType());
   int64_t n =
       type.hasStaticShape() ? type.getNumElements() : ShapedType::kDynamic;
@@ -149,7 +140,22 @@ LogicalResult lowerElementwise(RewriterBase &rewriter, Operation *op,
     launch(tb, tl, k.func, blocks, s.blockSize, args);
     tb.create<scf::YieldOp>(tl);
   });
-  rewriter.replaceOp(op, toTensor(b, loc, result));
+  return toTensor(b, loc, result);
+}
+
+namespace {
+
+/// Replaces `op` by the elementwise kernel of emitElementwise.
+LogicalResult lowerElementwise(RewriterBase &rewriter, Operation *op,
+                               ValueRange operands, ValueRange perChannel,
+                               int64_t channelAxis,
+                               const GPULoweringOptions &options,
+                               llvm::StringRef name, ElementFn fn) {
+  rewriter.setInsertionPoint(op);
+  rewriter.replaceOp(
+      op, emitElementwise(
+              rewriter, op, cast<RankedTensorType>(op->getResult(0).getType()),
+              operands, perChannel, channelAxis, options, name, fn));
   return success();
 }
 

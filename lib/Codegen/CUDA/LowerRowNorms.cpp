@@ -405,13 +405,7 @@ void emitRowNormBody(Kernel &k, Location loc, const RowNormKernel &spec,
 Value addScratch(Kernel &k, Location loc, int64_t threads, Type acc) {
   if (threads <= 32)
     return Value();
-  MLIRContext *ctx = k.func.getContext();
-  auto workgroup = gpu::AddressSpaceAttr::get(
-      ctx, gpu::GPUDialect::getWorkgroupAddressSpace());
-  return k.func.addWorkgroupAttribution(
-      MemRefType::get({threads / 32}, acc, MemRefLayoutAttrInterface(),
-                      workgroup),
-      loc);
+  return addWorkgroupBuffer(k, loc, threads / 32, acc);
 }
 
 /// A split row's block: its row, its chunk [begin, end) of the row, and

@@ -38,6 +38,26 @@ LogicalResult lowerFusedRowNormToGPU(RewriterBase &rewriter, FusedOp fused,
 LogicalResult lowerNormGradToGPU(RewriterBase &rewriter, Operation *op,
                                  const GPULoweringOptions &options);
 
+/// batch_norm_training, batch_norm_grad and bias_add_grad (static shapes):
+/// per-channel sums, then elementwise kernels; fails on other ops.
+LogicalResult lowerChannelReductionToGPU(RewriterBase &rewriter, Operation *op,
+                                         const GPULoweringOptions &options);
+
+/// The value of one element from its operands' values (in the accumulation
+/// type).
+using ElementFn =
+    llvm::function_ref<Value(OpBuilder &, Location, ArrayRef<Value>)>;
+
+/// Launches, at `b`'s insertion point, an elementwise kernel named after
+/// `op` and `name` over the tensors `operands` (of `type`'s shape) and the
+/// per-channel (C) tensors `perChannel` along `channelAxis`; returns the
+/// result tensor of `type`. `fn` gets the operands' values, then the
+/// per-channel ones, in order.
+Value emitElementwise(OpBuilder &b, Operation *op, RankedTensorType type,
+                      ValueRange operands, ValueRange perChannel,
+                      int64_t channelAxis, const GPULoweringOptions &options,
+                      llvm::StringRef name, ElementFn fn);
+
 /// relu, gelu, silu, add, mul, bias_add, the activation gradients and
 /// batch_norm_inference; fails on other ops.
 LogicalResult lowerPointwiseToGPU(RewriterBase &rewriter, Operation *op,

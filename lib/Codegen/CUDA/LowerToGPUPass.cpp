@@ -104,6 +104,7 @@ struct NFLowerToGPUPass : nf::impl::NFLowerToGPUPassBase<NFLowerToGPUPass> {
         }
         if (succeeded(lowerRowNormToGPU(rewriter, op, options)) ||
             succeeded(lowerNormGradToGPU(rewriter, op, options)) ||
+            succeeded(lowerChannelReductionToGPU(rewriter, op, options)) ||
             succeeded(lowerPointwiseToGPU(rewriter, op, options)))
           continue;
         op->emitOpError() << "has no CUDA lowering yet";

@@ -41,6 +41,8 @@ static constexpr int64_t kGradSplitBlockSize = 256;
 /// Blocks of a gradient kernel when its schedule is forced (tests): few,
 /// so that each loops over several rows.
 static constexpr int64_t kForcedGradBlocks = 2;
+/// Threads of a block of a per-channel reduction.
+static constexpr int64_t kChannelReductionBlockSize = 256;
 /// Threads of a block of an elementwise kernel.
 static constexpr int64_t kPointwiseBlockSize = 256;
 
@@ -278,6 +280,39 @@ RowNormGradSchedule cuda::selectRowNormGradSchedule(int64_t cols,
                 std::max<int64_t>(1, target.maxThreadsPerMultiprocessor() /
                                          s.blockSize());
   return g;
+}
+
+std::string ChannelReductionSchedule::str() const {
+  return std::string(channelsLast ? "channels-last" : "channels-first") +
+         " threads-per-row=" + std::to_string(threadsPerRow) +
+         " rows-per-block=" + std::to_string(rowsPerBlock) +
+         " vector=" + std::to_string(vectorWidth) +
+         " registers=" + std::to_string(vectorsPerThread) +
+         " max-blocks=" + std::to_string(maxBlocks);
+}
+
+ChannelReductionSchedule
+cuda::selectChannelReductionSchedule(int64_t channels, int64_t inner,
+                                     bool channelsLast, Type elementType,
+                                     const TargetInfo &target) {
+  ChannelReductionSchedule s;
+  s.channelsLast = channelsLast;
+  s.maxBlocks = target.multiprocessors() *
+                std::max<int64_t>(1, target.maxThreadsPerMultiprocessor() /
+                                         kChannelReductionBlockSize);
+  if (!channelsLast) {
+    s.vectorWidth = vectorWidthFor(inner, elementType);
+    s.threadsPerRow = kChannelReductionBlockSize;
+    return s;
+  }
+  s.vectorWidth = vectorWidthFor(channels, elementType);
+  int64_t vectors = std::max<int64_t>(
+      1, llvm::divideCeil(std::max<int64_t>(channels, 1), s.vectorWidth));
+  s.threadsPerRow = std::min<int64_t>(kChannelReductionBlockSize,
+                                      llvm::PowerOf2Ceil(vectors));
+  s.vectorsPerThread = llvm::divideCeil(vectors, s.threadsPerRow);
+  s.rowsPerBlock = kChannelReductionBlockSize / s.threadsPerRow;
+  return s;
 }
 
 std::string PointwiseSchedule::str() const {

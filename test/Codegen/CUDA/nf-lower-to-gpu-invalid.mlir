@@ -5,10 +5,18 @@
 // ARCH: nf-lower-to-gpu: unknown GPU architecture 'sm_70' (expected sm_XY or compute_XY, 75 or newer)
 // SCHEDULE: nf-lower-to-gpu: unknown row-norm schedule 'tiles'
 
-func.func @batch_norm_training_has_no_cuda_lowering_yet(%x: tensor<8x4x4x16xf16>, %s: tensor<16xf16>, %b: tensor<16xf16>, %rm: tensor<16xf32>, %rv: tensor<16xf32>) -> tensor<8x4x4x16xf16> {
+func.func @group_norm_grad_has_no_cuda_lowering_yet(%dy: tensor<2x4x4x16xf32>, %x: tensor<2x4x4x16xf32>, %m: tensor<2x4xf32>, %r: tensor<2x4xf32>) -> tensor<2x4x4x16xf32> {
+  // expected-error @+1 {{'nf.group_norm_grad' op has no CUDA lowering yet}}
+  %dx, %ds, %db = nf.group_norm_grad %dy, %x, %m, %r {layout = #nf.layout<nhwc>, num_groups = 4 : i64} : (tensor<2x4x4x16xf32>, tensor<2x4x4x16xf32>, tensor<2x4xf32>, tensor<2x4xf32>) -> (tensor<2x4x4x16xf32>, tensor<16xf32>, tensor<16xf32>)
+  return %dx : tensor<2x4x4x16xf32>
+}
+
+// -----
+
+func.func @batch_norm_training_of_dynamic_shape(%x: tensor<?x4x4x16xf16>, %rm: tensor<16xf32>, %rv: tensor<16xf32>) -> tensor<?x4x4x16xf16> {
   // expected-error @+1 {{'nf.batch_norm_training' op has no CUDA lowering yet}}
-  %y, %m, %r, %nm, %nv = nf.batch_norm_training %x scale %s bias %b running(%rm, %rv) {layout = #nf.layout<nhwc>} : (tensor<8x4x4x16xf16>, tensor<16xf16>, tensor<16xf16>, tensor<16xf32>, tensor<16xf32>) -> (tensor<8x4x4x16xf16>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>)
-  return %y : tensor<8x4x4x16xf16>
+  %y, %m, %r, %nm, %nv = nf.batch_norm_training %x running(%rm, %rv) {layout = #nf.layout<nhwc>} : (tensor<?x4x4x16xf16>, tensor<16xf32>, tensor<16xf32>) -> (tensor<?x4x4x16xf16>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>)
+  return %y : tensor<?x4x4x16xf16>
 }
 
 // -----

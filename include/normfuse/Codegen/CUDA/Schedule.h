@@ -143,6 +143,39 @@ selectRowNormGradSchedule(int64_t cols, Type elementType,
                           const TargetInfo &target,
                           ForcedRowNormKind forced = ForcedRowNormKind::Auto);
 
+/// How a per-channel reduction runs (bias_add_grad, and the statistics and
+/// parameter gradients of batch_norm_training and batch_norm_grad): sums
+/// per channel over every other dimension in two kernels, the first
+/// writing partial sums, the second adding them per channel in a fixed
+/// order (deterministic, no atomics).
+///  - Channels last (NHWC: positions x C): a thread keeps the sums of
+///    `vectorsPerThread` vectors of channels, `threadsPerRow` threads cover
+///    a position's channels, `rowsPerBlock` positions at once; blocks (at
+///    most maxBlocks) loop over the positions and write a partial row each.
+///  - Channels first (NCHW): each channel's N x S elements are cut into
+///    ranges, a block of `threadsPerRow` threads per (channel, range) sums
+///    its range; about maxBlocks blocks in all.
+struct ChannelReductionSchedule {
+  bool channelsLast = true;
+  int64_t threadsPerRow = 256;
+  int64_t rowsPerBlock = 1;
+  int64_t vectorWidth = 1;
+  int64_t vectorsPerThread = 1;
+  int64_t maxBlocks = 1;
+  int64_t blockSize() const { return threadsPerRow * rowsPerBlock; }
+  /// "channels-last threads-per-row=16 rows-per-block=16 vector=4
+  /// registers=1 max-blocks=1056"
+  std::string str() const;
+};
+
+/// The schedule of a reduction over `channels` channels whose runs of
+/// `inner` elements are contiguous (NCHW: the spatial size; ignored for
+/// NHWC).
+ChannelReductionSchedule
+selectChannelReductionSchedule(int64_t channels, int64_t inner,
+                               bool channelsLast, Type elementType,
+                               const TargetInfo &target);
+
 /// How an elementwise kernel runs: a grid-stride loop over the flattened
 /// tensor, `vectorWidth` elements per access.
 struct PointwiseSchedule {

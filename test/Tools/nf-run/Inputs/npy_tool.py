@@ -97,6 +97,16 @@ def main(argv):
                 worst = max(worst, abs(y[r * cols + j] - (v - m) * rstd))
         print("max abs error %.3g: %s" % (worst, "ok" if worst <= tol else "TOO LARGE"))
         return 0 if worst <= tol else 1
+    elif cmd == "close":
+        _, shape_a, a = read(argv[2])
+        _, shape_b, b = read(argv[3])
+        tol = float(argv[4])
+        if shape_a != shape_b:
+            print("shapes differ: %s %s" % (shape_a, shape_b))
+            return 1
+        worst = max((abs(u - v) for u, v in zip(a, b)), default=0.0)
+        print("max abs difference %.3g: %s" % (worst, "ok" if worst <= tol else "TOO LARGE"))
+        return 0 if worst <= tol else 1
     else:
         print("unknown command " + cmd, file=sys.stderr)
         return 2

@@ -1,0 +1,63 @@
+// Per-channel reductions on the GPU (LowerChannelReductions.cpp): a sums
+// kernel and a finishing kernel per sum, then elementwise kernels with
+// per-channel operands. Channels last: threads across a position's
+// channels, several positions a block, blocks looping over positions, one
+// partial row per block. Channels first: a block per (channel, part).
+// RUN: nf-opt %s --nf-lower-to-gpu | FileCheck %s
+
+// 64 f32 channels: 16 threads of float4 a position, 16 positions a block;
+// 8 x 32 x 32 positions need 512 blocks (at most 1056 on sm_90), one trip.
+// CHECK-LABEL: func.func @bias_add_grad_nhwc(
+// CHECK: memref.alloc() : memref<32768xf32>
+// CHECK: gpu.launch_func @nf_kernels::@bias_add_grad_nhwc_bias_add_grad_sums blocks in (%c512{{(_[0-9]+)?}},
+// CHECK: gpu.launch_func @nf_kernels::@bias_add_grad_nhwc_bias_add_grad_finish blocks in (%c1
+func.func @bias_add_grad_nhwc(%dy: tensor<8x32x32x64xf32>) -> tensor<64xf32> {
+  %g = nf.bias_add_grad %dy {layout = #nf.layout<nhwc>} : tensor<8x32x32x64xf32> -> tensor<64xf32>
+  return %g : tensor<64xf32>
+}
+
+// 8 x 1024 elements a channel in float4s: 8 parts of 1024 (a vector per
+// thread), 512 blocks.
+// CHECK-LABEL: func.func @bias_add_grad_nchw(
+// CHECK: gpu.launch_func @nf_kernels::@bias_add_grad_nchw_bias_add_grad_sums blocks in (%c512{{(_[0-9]+)?}},
+func.func @bias_add_grad_nchw(%dy: tensor<8x64x32x32xf32>) -> tensor<64xf32> {
+  %g = nf.bias_add_grad %dy {layout = #nf.layout<nchw>} : tensor<8x64x32x32xf32> -> tensor<64xf32>
+  return %g : tensor<64xf32>
+}
+
+// BatchNorm training: the mean (sums, finish), the squared deviations from
+// it (sums, finish: rstd and the running statistics), then y.
+// CHECK-LABEL: func.func @batch_norm_training(
+// CHECK: gpu.launch_func @nf_kernels::@batch_norm_training_batch_norm_training_mean_sums
+// CHECK: gpu.launch_func @nf_kernels::@batch_norm_training_batch_norm_training_mean_finish
+// CHECK: gpu.launch_func @nf_kernels::@batch_norm_training_batch_norm_training_var_sums
+// CHECK: gpu.launch_func @nf_kernels::@batch_norm_training_batch_norm_training_var_finish
+// CHECK: gpu.launch_func @nf_kernels::@batch_norm_training_batch_norm_training
+func.func @batch_norm_training(%x: tensor<8x16x16x64xbf16>, %s: tensor<64xbf16>, %b: tensor<64xbf16>, %rm: tensor<64xf32>, %rv: tensor<64xf32>) -> (tensor<8x16x16x64xbf16>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>) {
+  %y, %m, %r, %nm, %nv = nf.batch_norm_training %x scale %s bias %b running(%rm, %rv) {layout = #nf.layout<nhwc>} : (tensor<8x16x16x64xbf16>, tensor<64xbf16>, tensor<64xbf16>, tensor<64xf32>, tensor<64xf32>) -> (tensor<8x16x16x64xbf16>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>)
+  return %y, %m, %r, %nm, %nv : tensor<8x16x16x64xbf16>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>
+}
+
+// BatchNorm gradient: sum(dy) and sum(dy xhat) in one sums kernel, then dx.
+// CHECK-LABEL: func.func @batch_norm_grad(
+// CHECK: gpu.launch_func @nf_kernels::@batch_norm_grad_batch_norm_grad_sums
+// CHECK: gpu.launch_func @nf_kernels::@batch_norm_grad_batch_norm_grad_finish
+// CHECK: gpu.launch_func @nf_kernels::@batch_norm_grad_batch_norm_grad blocks
+func.func @batch_norm_grad(%dy: tensor<8x64x7x7xf32>, %x: tensor<8x64x7x7xf32>, %m: tensor<64xf32>, %r: tensor<64xf32>) -> (tensor<8x64x7x7xf32>, tensor<64xf32>, tensor<64xf32>) {
+  %dx, %ds, %db = nf.batch_norm_grad %dy, %x, %m, %r {layout = #nf.layout<nchw>} : (tensor<8x64x7x7xf32>, tensor<8x64x7x7xf32>, tensor<64xf32>, tensor<64xf32>) -> (tensor<8x64x7x7xf32>, tensor<64xf32>, tensor<64xf32>)
+  return %dx, %ds, %db : tensor<8x64x7x7xf32>, tensor<64xf32>, tensor<64xf32>
+}
+
+// The kernels, with their schedules.
+// CHECK-LABEL: gpu.func @bias_add_grad_nhwc_bias_add_grad_sums(
+// CHECK-SAME: workgroup(%{{.*}} : memref<960xf32, #gpu.address_space<workgroup>>)
+// CHECK-SAME: nf.schedule = "channels-last threads-per-row=16 rows-per-block=16 vector=4 registers=1 max-blocks=1056"
+// CHECK: scf.for
+// CHECK: gpu.barrier
+// CHECK-LABEL: gpu.func @bias_add_grad_nhwc_bias_add_grad_finish(
+// CHECK-SAME: nf.schedule = "channel-finish block=256"
+// CHECK-LABEL: gpu.func @bias_add_grad_nchw_bias_add_grad_sums(
+// CHECK-SAME: nf.schedule = "channels-first threads-per-row=256 rows-per-block=1 vector=4 registers=1 max-blocks=1056"
+// 49 positions: scalars.
+// CHECK-LABEL: gpu.func @batch_norm_grad_batch_norm_grad_sums(
+// CHECK-SAME: nf.schedule = "channels-first threads-per-row=256 rows-per-block=1 vector=1
