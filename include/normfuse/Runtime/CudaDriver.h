@@ -1,0 +1,120 @@
+//===- CudaDriver.h - the CUDA driver API through dlopen --------*- C++ -*-===//
+//
+// Part of normfuse. The NVIDIA driver (libcuda.so.1) loaded at run time,
+// never linked, so that normfuse builds and runs where there is no GPU and
+// says why when the CUDA target cannot run: no driver, the toolkit's stub
+// library in its place, a driver too old, no device. Every driver call's
+// result is checked and turned into a message with the call's name and the
+// driver's error name and text. Nothing here throws, aborts or exits.
+//
+// The declarations below are the driver's C ABI (cuda.h), restated so that
+// the runtime needs no CUDA header to build.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NORMFUSE_RUNTIME_CUDADRIVER_H
+#define NORMFUSE_RUNTIME_CUDADRIVER_H
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace normfuse::runtime {
+
+namespace cu {
+using Result = int;
+using Device = int;
+using DevicePtr = unsigned long long;
+using Context = struct CUctx_st *;
+using Module = struct CUmod_st *;
+using Function = struct CUfunc_st *;
+using Stream = struct CUstream_st *;
+using Event = struct CUevent_st *;
+
+constexpr Result kSuccess = 0;
+constexpr Result kErrorStubLibrary = 34;
+constexpr Result kErrorInsufficientDriver = 35;
+constexpr Result kErrorNoDevice = 100;
+constexpr int kAttributeComputeCapabilityMajor = 75;
+constexpr int kAttributeComputeCapabilityMinor = 76;
+constexpr int kAttributeMultiprocessorCount = 16;
+} // namespace cu
+
+/// The oldest driver normfuse runs on: CUDA 12.0's (cuDriverGetVersion).
+constexpr int kMinimumDriverVersion = 12000;
+
+struct CudaDriverOptions {
+  /// The library to load. Empty: $NF_CUDA_DRIVER, else "libcuda.so.1".
+  std::string library;
+};
+
+class CudaDriver {
+public:
+  /// Loads and initializes the driver; null with `error` naming the cause
+  /// (starting "no NVIDIA driver", "the CUDA driver library ... is the
+  /// toolkit's stub", "the NVIDIA driver ... is too old" or "no CUDA
+  /// device") when the CUDA target cannot run here.
+  static std::unique_ptr<CudaDriver>
+  open(std::string &error, const CudaDriverOptions &options = {});
+  ~CudaDriver();
+  CudaDriver(const CudaDriver &) = delete;
+  CudaDriver &operator=(const CudaDriver &) = delete;
+
+  /// The library that was loaded and the driver's CUDA version (12040 for
+  /// 12.4).
+  const std::string &library() const { return library_; }
+  int version() const { return version_; }
+  int deviceCount() const { return deviceCount_; }
+
+  /// "cuXxx failed: CUDA_ERROR_NAME (text)" for a failed call.
+  std::string describe(const char *call, cu::Result result) const;
+  /// `result` of `call` as a success, or false with `error` set.
+  bool check(cu::Result result, const char *call, std::string &error) const;
+
+  // The driver's entry points (the _v2 ones where the ABI has them).
+  cu::Result (*cuInit)(unsigned) = nullptr;
+  cu::Result (*cuDriverGetVersion)(int *) = nullptr;
+  cu::Result (*cuDeviceGetCount)(int *) = nullptr;
+  cu::Result (*cuDeviceGet)(cu::Device *, int) = nullptr;
+  cu::Result (*cuDeviceGetAttribute)(int *, int, cu::Device) = nullptr;
+  cu::Result (*cuDeviceGetName)(char *, int, cu::Device) = nullptr;
+  cu::Result (*cuDevicePrimaryCtxRetain)(cu::Context *, cu::Device) = nullptr;
+  cu::Result (*cuDevicePrimaryCtxRelease)(cu::Device) = nullptr;
+  cu::Result (*cuCtxSetCurrent)(cu::Context) = nullptr;
+  cu::Result (*cuCtxSynchronize)() = nullptr;
+  cu::Result (*cuModuleLoadData)(cu::Module *, const void *) = nullptr;
+  cu::Result (*cuModuleUnload)(cu::Module) = nullptr;
+  cu::Result (*cuModuleGetFunction)(cu::Function *, cu::Module,
+                                    const char *) = nullptr;
+  cu::Result (*cuLaunchKernel)(cu::Function, unsigned, unsigned, unsigned,
+                               unsigned, unsigned, unsigned, unsigned,
+                               cu::Stream, void **, void **) = nullptr;
+  cu::Result (*cuMemAlloc)(cu::DevicePtr *, size_t) = nullptr;
+  cu::Result (*cuMemFree)(cu::DevicePtr) = nullptr;
+  cu::Result (*cuMemcpyHtoD)(cu::DevicePtr, const void *, size_t) = nullptr;
+  cu::Result (*cuMemcpyDtoH)(void *, cu::DevicePtr, size_t) = nullptr;
+  cu::Result (*cuMemcpyDtoDAsync)(cu::DevicePtr, cu::DevicePtr, size_t,
+                                  cu::Stream) = nullptr;
+  cu::Result (*cuMemsetD8Async)(cu::DevicePtr, unsigned char, size_t,
+                                cu::Stream) = nullptr;
+  cu::Result (*cuStreamSynchronize)(cu::Stream) = nullptr;
+  cu::Result (*cuEventCreate)(cu::Event *, unsigned) = nullptr;
+  cu::Result (*cuEventRecord)(cu::Event, cu::Stream) = nullptr;
+  cu::Result (*cuEventSynchronize)(cu::Event) = nullptr;
+  cu::Result (*cuEventElapsedTime)(float *, cu::Event, cu::Event) = nullptr;
+  cu::Result (*cuEventDestroy)(cu::Event) = nullptr;
+  cu::Result (*cuGetErrorName)(cu::Result, const char **) = nullptr;
+  cu::Result (*cuGetErrorString)(cu::Result, const char **) = nullptr;
+
+private:
+  CudaDriver() = default;
+  void *handle_ = nullptr;
+  std::string library_;
+  int version_ = 0;
+  int deviceCount_ = 0;
+};
+
+} // namespace normfuse::runtime
+
+#endif // NORMFUSE_RUNTIME_CUDADRIVER_H

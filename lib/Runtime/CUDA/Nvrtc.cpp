@@ -1,0 +1,185 @@
+//===- Nvrtc.cpp - NVRTC through dlopen -----------------------------------===//
+//
+// Part of normfuse. See Nvrtc.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "normfuse/Runtime/Nvrtc.h"
+#include "SymbolBinder.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <dlfcn.h>
+#include <sys/stat.h>
+
+using namespace normfuse::runtime;
+
+static bool isDirectory(const std::string &path) {
+  struct stat st;
+  return !path.empty() && ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/// Where cuda_fp16.h is, by NvrtcOptions::includeDir's rule.
+static std::string findIncludeDir(const std::string &requested) {
+  if (!requested.empty())
+    return requested;
+  if (const char *env = std::getenv("NF_CUDA_INCLUDE_DIR"); env && *env)
+    return env;
+  if (const char *home = std::getenv("CUDA_HOME"); home && *home)
+    if (isDirectory(std::string(home) + "/include"))
+      return std::string(home) + "/include";
+#ifdef NF_CUDA_TOOLKIT_INCLUDE_DIR
+  if (isDirectory(NF_CUDA_TOOLKIT_INCLUDE_DIR))
+    return NF_CUDA_TOOLKIT_INCLUDE_DIR;
+#endif
+  return "/usr/local/cuda/include";
+}
+
+std::unique_ptr<Nvrtc> Nvrtc::open(std::string &error,
+                                   const NvrtcOptions &options) {
+  std::vector<std::string> candidates;
+  if (!options.library.empty())
+    candidates.push_back(options.library);
+  else if (const char *env = std::getenv("NF_NVRTC_LIBRARY"); env && *env)
+    candidates.push_back(env);
+  else
+    candidates = {"libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12"};
+  void *handle = nullptr;
+  std::string why;
+  for (const std::string &name : candidates) {
+    handle = ::dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (handle)
+      break;
+    const char *e = ::dlerror();
+    why += (why.empty() ? "" : "; ") + std::string(e ? e : name);
+  }
+  if (!handle) {
+    error = "NVRTC (the CUDA toolkit's runtime compiler) could not be "
+            "loaded: " +
+            why;
+    return nullptr;
+  }
+  std::unique_ptr<Nvrtc> n(new Nvrtc());
+  n->handle_ = handle;
+  SymbolBinder binder(handle);
+  auto bind = [&](auto &fn, const char *name) { binder.bind(fn, name); };
+
+  bind(n->getErrorString_, "nvrtcGetErrorString");
+  bind(n->version_, "nvrtcVersion");
+  bind(n->getNumSupportedArchs_, "nvrtcGetNumSupportedArchs");
+  bind(n->getSupportedArchs_, "nvrtcGetSupportedArchs");
+  bind(n->createProgram_, "nvrtcCreateProgram");
+  bind(n->compileProgram_, "nvrtcCompileProgram");
+  bind(n->getProgramLogSize_, "nvrtcGetProgramLogSize");
+  bind(n->getProgramLog_, "nvrtcGetProgramLog");
+  bind(n->getCUBINSize_, "nvrtcGetCUBINSize");
+  bind(n->getCUBIN_, "nvrtcGetCUBIN");
+  bind(n->getPTXSize_, "nvrtcGetPTXSize");
+  bind(n->getPTX_, "nvrtcGetPTX");
+  bind(n->destroyProgram_, "nvrtcDestroyProgram");
+  if (!binder.missing().empty()) {
+    error = "NVRTC is too old: it lacks " + binder.missing() +
+            " (normfuse needs CUDA 12 or newer)";
+    return nullptr;
+  }
+  int count = 0;
+  if (n->version_(&n->major_, &n->minor_) != 0 ||
+      n->getNumSupportedArchs_(&count) != 0 || count <= 0) {
+    error = "NVRTC does not report its version or architectures";
+    return nullptr;
+  }
+  n->archs_.resize(count);
+  if (n->getSupportedArchs_(n->archs_.data()) != 0) {
+    error = "NVRTC does not report its architectures";
+    return nullptr;
+  }
+  std::sort(n->archs_.begin(), n->archs_.end());
+  n->includeDir_ = findIncludeDir(options.includeDir);
+  return n;
+}
+
+Nvrtc::~Nvrtc() {
+  if (handle_)
+    ::dlclose(handle_);
+}
+
+std::string Nvrtc::version() const {
+  return "nvrtc " + std::to_string(major_) + "." + std::to_string(minor_);
+}
+
+std::string Nvrtc::targetFor(int sm, std::string &error) const {
+  if (std::find(archs_.begin(), archs_.end(), sm) != archs_.end())
+    return "sm_" + std::to_string(sm);
+  // The newest virtual architecture below the device: the driver
+  // compiles its PTX for the device.
+  int best = 0;
+  for (int a : archs_)
+    if (a < sm)
+      best = a;
+  if (!best) {
+    error = "NVRTC " + std::to_string(major_) + "." + std::to_string(minor_) +
+            " cannot compile for compute capability " +
+            std::to_string(sm / 10) + "." + std::to_string(sm % 10) +
+            " (its oldest architecture is sm_" +
+            std::to_string(archs_.front()) + ")";
+    return "";
+  }
+  return "compute_" + std::to_string(best);
+}
+
+std::string Nvrtc::optionsFor(const std::string &arch) const {
+  return "--gpu-architecture=" + arch +
+         " --std=c++17 --include-path=" + includeDir_;
+}
+
+bool Nvrtc::compile(const std::string &source, const std::string &arch,
+                    std::string &binary, std::string &error) const {
+  bool ptx = arch.rfind("compute_", 0) == 0;
+  if (!ptx && arch.rfind("sm_", 0) != 0) {
+    error = "not a CUDA architecture: '" + arch +
+            "' (expected sm_XY or compute_XY)";
+    return false;
+  }
+  Program program = nullptr;
+  int status = createProgram_(&program, source.c_str(), "nf_kernels.cu", 0,
+                              nullptr, nullptr);
+  if (status != 0) {
+    error =
+        std::string("nvrtcCreateProgram failed: ") + getErrorString_(status);
+    return false;
+  }
+  std::string archFlag = "--gpu-architecture=" + arch;
+  std::string include = "--include-path=" + includeDir_;
+  const char *flags[] = {archFlag.c_str(), "--std=c++17", include.c_str()};
+  status = compileProgram_(program, 3, flags);
+  if (status != 0) {
+    size_t logSize = 0;
+    std::string log;
+    if (getProgramLogSize_(program, &logSize) == 0 && logSize > 1) {
+      log.resize(logSize);
+      if (getProgramLog_(program, log.data()) != 0)
+        log.clear();
+      while (!log.empty() && (log.back() == '\0' || log.back() == '\n'))
+        log.pop_back();
+    }
+    error = "NVRTC could not compile the kernels for " + arch + " (" +
+            getErrorString_(status) + "):\n" + log;
+    destroyProgram_(&program);
+    return false;
+  }
+  size_t size = 0;
+  status = ptx ? getPTXSize_(program, &size) : getCUBINSize_(program, &size);
+  if (status == 0) {
+    binary.assign(size, '\0');
+    status = ptx ? getPTX_(program, binary.data())
+                 : getCUBIN_(program, binary.data());
+  }
+  destroyProgram_(&program);
+  if (status != 0) {
+    error =
+        std::string("NVRTC compiled the kernels but did not return them: ") +
+        getErrorString_(status);
+    return false;
+  }
+  return true;
+}
