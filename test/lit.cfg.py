@@ -29,7 +29,21 @@ llvm_config.use_default_substitutions()
 
 if config.nf_have_cuda_toolkit:
     config.available_features.add("cuda-toolkit")
+if config.nf_cuda_stub_driver and os.path.exists(config.nf_cuda_stub_driver):
+    config.available_features.add("cuda-stub-driver")
+    config.substitutions.append(("%cuda_stub_driver", config.nf_cuda_stub_driver))
 
 tool_dirs = [config.nf_tools_dir, config.llvm_tools_dir]
 llvm_config.add_tool_substitutions(["nf-opt", "nf-run", "nf-translate", ToolSubst("not", unresolved="fatal")], tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+
+# A GPU the cuda target can use: its tests run for real there and are
+# unsupported elsewhere.
+import shutil
+import subprocess
+if shutil.which("nvidia-smi"):
+    try:
+        if subprocess.run(["nvidia-smi", "-L"], capture_output=True, timeout=30).returncode == 0:
+            config.available_features.add("cuda-gpu")
+    except (OSError, subprocess.SubprocessError):
+        pass

@@ -40,8 +40,9 @@ struct DeviceBuffer {
 CudaSimKernel::CudaSimKernel(std::string name, Signature signature,
                              std::string source, LaunchPlan plan,
                              std::unique_ptr<SimModule> module)
-    : Kernel(std::move(name), std::move(signature)), source(std::move(source)),
-      plan(std::move(plan)), module(std::move(module)) {}
+    : CudaPlanKernel(std::move(name), std::move(signature), std::move(source),
+                     std::move(plan)),
+      module(std::move(module)) {}
 
 CudaSimKernel::~CudaSimKernel() = default;
 
@@ -56,14 +57,8 @@ llvm::Error CudaSimKernel::runInSimulator(llvm::ArrayRef<TensorRef> inputs,
                                           llvm::ArrayRef<TensorRef> outputs,
                                           SimOrder order,
                                           std::vector<SimStats> *stats) const {
-  if (auto err = checkBuffers(name, inputs, signature.inputs, "input"))
+  if (auto err = checkCall(inputs, outputs))
     return err;
-  if (auto err = checkBuffers(name, outputs, signature.outputs, "output"))
-    return err;
-  if (inputs.size() + outputs.size() != plan.bufferBytes.size())
-    return llvm::createStringError(
-        "@%s: the launch plan has %zu buffers for %zu inputs and outputs",
-        name.c_str(), plan.bufferBytes.size(), inputs.size() + outputs.size());
 
   // Device copies: inputs copied in; outputs and temporaries NaN bytes.
   std::vector<std::unique_ptr<DeviceBuffer>> buffers, temporaries;
@@ -72,10 +67,6 @@ llvm::Error CudaSimKernel::runInSimulator(llvm::ArrayRef<TensorRef> inputs,
     const TensorRef &host =
         i < inputs.size() ? inputs[i] : outputs[i - inputs.size()];
     size_t bytes = plan.bufferBytes[i];
-    if (host.getNumBytes() != bytes)
-      return llvm::createStringError(
-          "@%s: buffer %zu holds %zu bytes where the launch plan expects %zu",
-          name.c_str(), i, host.getNumBytes(), bytes);
     auto device = std::make_unique<DeviceBuffer>(bytes);
     if (!device->data)
       return llvm::createStringError("@%s: out of memory for %zu bytes",
@@ -156,12 +147,4 @@ llvm::Error CudaSimKernel::runInSimulator(llvm::ArrayRef<TensorRef> inputs,
     std::memcpy(outputs[o].data, buffers[inputs.size() + o]->data,
                 plan.bufferBytes[inputs.size() + o]);
   return llvm::Error::success();
-}
-
-llvm::Expected<std::shared_ptr<Kernel>> CudaSimKernel::specialize(
-    llvm::ArrayRef<std::vector<int64_t>> inputShapes,
-    llvm::ArrayRef<std::vector<int64_t>> outputShapes) const {
-  if (auto err = checkOwnShapes(name, signature, inputShapes, outputShapes))
-    return std::move(err);
-  return std::const_pointer_cast<CudaSimKernel>(shared_from_this());
 }

@@ -20,6 +20,7 @@
 #include "normfuse/Dialect/NF/Transforms/FusePipeline.h"
 #include "normfuse/Dialect/NF/Transforms/SpecializeShapes.h"
 #include "normfuse/InitAll.h"
+#include "normfuse/JIT/CudaKernel.h"
 #include "normfuse/JIT/CudaSimKernel.h"
 #include "normfuse/Target/CUDAEmitter.h"
 #include "normfuse/Target/LaunchPlanFromIR.h"
@@ -217,16 +218,39 @@ struct JIT::Impl : std::enable_shared_from_this<JIT::Impl> {
                   const Signature &signature,
                   const DiagnosticCollector &diagnostics);
 
-  /// Lowers `module` with the nf-cuda-pipeline, prints its kernels as CUDA
-  /// and compiles them for the CUDA simulator. Called under `mutex`.
+  /// The printed CUDA of a function and its launch plan.
+  struct CudaLowering {
+    std::string source;
+    runtime::LaunchPlan plan;
+  };
+  /// Lowers `module` with the nf-cuda-pipeline for `arch` and prints its
+  /// kernels as CUDA. Called under `mutex`.
+  llvm::Expected<CudaLowering>
+  lowerToCUDA(mlir::ModuleOp module, llvm::StringRef function,
+              const Signature &signature,
+              const DiagnosticCollector &diagnostics, const std::string &arch);
+
+  /// Lowers for the CUDA simulator, or for the GPU: the printed CUDA
+  /// compiled for the host against the simulator, or by NVRTC for the
+  /// device. Called under `mutex`.
   llvm::Expected<std::shared_ptr<Kernel>>
   lowerForCudaSim(mlir::ModuleOp module, llvm::StringRef function,
                   const Signature &signature,
                   const DiagnosticCollector &diagnostics);
+  llvm::Expected<std::shared_ptr<Kernel>>
+  lowerForCuda(mlir::ModuleOp module, llvm::StringRef function,
+               const Signature &signature,
+               const DiagnosticCollector &diagnostics);
+
+  /// The GPU of the cuda target, opened on first use; an error saying why
+  /// it cannot be used. Called under `mutex`.
+  llvm::Expected<std::shared_ptr<runtime::CudaDevice>> getDevice();
 
   Options options;
   std::string target;
   std::unique_ptr<mlir::MLIRContext> context;
+  std::shared_ptr<runtime::CudaDevice> device;
+  std::string deviceError;
   mutable std::mutex mutex;
   /// Compiled kernels: by (IR hash, function, options, target), and for
   /// functions with dynamic dimensions also by the shapes of the call.
@@ -328,6 +352,8 @@ JIT::Impl::lowerAndCompile(mlir::ModuleOp module, llvm::StringRef function,
                            const DiagnosticCollector &diagnostics) {
   if (options.target == Target::CUDASim)
     return lowerForCudaSim(module, function, signature, diagnostics);
+  if (options.target == Target::CUDA)
+    return lowerForCuda(module, function, signature, diagnostics);
   mlir::PassManager pm(context.get());
   mlir::nf::CPUPipelineOptions pipeline;
   pipeline.vectorWidth = options.vectorWidth;
@@ -348,24 +374,23 @@ JIT::Impl::lowerAndCompile(mlir::ModuleOp module, llvm::StringRef function,
   return kernel;
 }
 
-llvm::Expected<std::shared_ptr<Kernel>>
-JIT::Impl::lowerForCudaSim(mlir::ModuleOp module, llvm::StringRef function,
-                           const Signature &signature,
-                           const DiagnosticCollector &diagnostics) {
+llvm::Expected<JIT::Impl::CudaLowering> JIT::Impl::lowerToCUDA(
+    mlir::ModuleOp module, llvm::StringRef function, const Signature &signature,
+    const DiagnosticCollector &diagnostics, const std::string &arch) {
   mlir::PassManager pm(context.get());
   if (options.fuse)
     mlir::nf::buildFusePipeline(pm);
   mlir::nf::CUDAPipelineOptions pipeline;
-  pipeline.arch = options.cudaArch;
+  pipeline.arch = arch;
   pipeline.rowNormSchedule = options.cudaRowNormSchedule;
   mlir::nf::buildCUDAPipeline(pm, pipeline);
   if (mlir::failed(pm.run(module)))
     return makeError("lowering @" + function + " for CUDA failed:\n" +
                      diagnostics.str());
-  std::string source;
-  llvm::raw_string_ostream os(source);
+  CudaLowering result;
+  llvm::raw_string_ostream os(result.source);
   mlir::nf::CUDAEmitOptions emit;
-  emit.arch = options.cudaArch;
+  emit.arch = arch;
   if (mlir::failed(mlir::nf::translateToCUDA(module, os, emit)))
     return makeError("printing the CUDA of @" + function + " failed:\n" +
                      diagnostics.str());
@@ -374,14 +399,59 @@ JIT::Impl::lowerForCudaSim(mlir::ModuleOp module, llvm::StringRef function,
   if (mlir::failed(plan))
     return makeError("reading the launch plan of @" + function + " failed:\n" +
                      diagnostics.str());
+  result.plan = std::move(*plan);
+  return result;
+}
+
+llvm::Expected<std::shared_ptr<runtime::CudaDevice>> JIT::Impl::getDevice() {
+  if (!device && deviceError.empty()) {
+    device = runtime::CudaDevice::open(deviceError);
+    if (!device && deviceError.empty())
+      deviceError = "the GPU could not be opened";
+  }
+  if (!device)
+    return makeError("the cuda target cannot run here: " + deviceError);
+  return device;
+}
+
+llvm::Expected<std::shared_ptr<Kernel>>
+JIT::Impl::lowerForCudaSim(mlir::ModuleOp module, llvm::StringRef function,
+                           const Signature &signature,
+                           const DiagnosticCollector &diagnostics) {
+  auto lowered =
+      lowerToCUDA(module, function, signature, diagnostics, options.cudaArch);
+  if (!lowered)
+    return lowered.takeError();
   std::string error;
-  auto simModule = runtime::SimModule::compile(source, error);
+  auto simModule = runtime::SimModule::compile(lowered->source, error);
   if (!simModule)
     return makeError("compiling the CUDA of @" + function +
                      " for the simulator failed: " + error);
-  return std::make_shared<CudaSimKernel>(function.str(), signature, source,
-                                         std::move(*plan),
-                                         std::move(simModule));
+  return std::make_shared<CudaSimKernel>(
+      function.str(), signature, std::move(lowered->source),
+      std::move(lowered->plan), std::move(simModule));
+}
+
+llvm::Expected<std::shared_ptr<Kernel>>
+JIT::Impl::lowerForCuda(mlir::ModuleOp module, llvm::StringRef function,
+                        const Signature &signature,
+                        const DiagnosticCollector &diagnostics) {
+  auto gpu = getDevice();
+  if (!gpu)
+    return gpu.takeError();
+  // Kernels for the device's own architecture (sm_90 for 9.0).
+  std::string arch = "sm_" + std::to_string((*gpu)->computeCapability());
+  auto lowered = lowerToCUDA(module, function, signature, diagnostics, arch);
+  if (!lowered)
+    return lowered.takeError();
+  std::string error;
+  auto gpuModule = (*gpu)->load(lowered->source, error);
+  if (!gpuModule)
+    return makeError("loading the CUDA of @" + function + " on " +
+                     (*gpu)->name() + " failed: " + error);
+  return std::make_shared<CudaKernel>(
+      function.str(), signature, std::move(lowered->source),
+      std::move(lowered->plan), std::move(gpuModule));
 }
 
 llvm::Expected<std::shared_ptr<Kernel>>
@@ -513,11 +583,25 @@ const char *jit::getTargetName(Target target) {
     return "cpu";
   case Target::CUDASim:
     return "cuda-sim";
+  case Target::CUDA:
+    return "cuda";
   }
   return "unknown";
 }
 
 std::string JIT::getTargetDescription() const {
+  if (impl->options.target == Target::CUDA) {
+    std::lock_guard<std::mutex> lock(impl->mutex);
+    if (!impl->device)
+      return impl->deviceError.empty()
+                 ? "CUDA GPU (not opened yet)"
+                 : "CUDA GPU (unavailable: " + impl->deviceError + ")";
+    return impl->device->name() + " (CUDA " +
+           std::to_string(impl->device->computeCapability() / 10) + "." +
+           std::to_string(impl->device->computeCapability() % 10) +
+           ", kernels for " + impl->device->target() + ")" +
+           (impl->options.fuse ? ", fused" : "");
+  }
   if (impl->options.target == Target::CUDASim)
     return "CUDA simulator on the host (kernels for " + impl->options.cudaArch +
            ")" + (impl->options.fuse ? ", fused" : "");

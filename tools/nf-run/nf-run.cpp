@@ -34,12 +34,14 @@ Dynamic dimensions ('?') take the sizes of the input files.
   --input FILE.npy    an input, one per argument, in order
   --output FILE.npy   where to write a result, in order; results past the
                       last --output are computed and discarded
-  --target T          where to run: cpu (the default), or cuda-sim: the
-                      CUDA kernels printed as CUDA C++ and run on this CPU
-                      by normfuse's CUDA simulator (slow; checks the CUDA
-                      back end without a GPU)
-  --cuda-arch ARCH    the GPU architecture CUDA kernels are generated for
-                      (sm_75 and up; default sm_90)
+  --target T          where to run: cpu (the default); cuda: this
+                      machine's GPU (kernels compiled by NVRTC for it,
+                      cached in $NF_KERNEL_CACHE_DIR or
+                      ~/.cache/normfuse/kernels); or cuda-sim: the CUDA
+                      kernels run on this CPU by normfuse's CUDA simulator
+                      (slow; checks the CUDA back end without a GPU)
+  --cuda-arch ARCH    the GPU architecture cuda-sim's kernels are generated
+                      for (sm_75 and up; default sm_90)
   --bench N           time N runs after 3 warm-up runs; print the median
                       time, the bytes read and written and GB/s (table and
                       JSON)
@@ -177,10 +179,9 @@ int main(int argc, char **argv) {
   else if (target == "cuda-sim")
     options.target = jit::Target::CUDASim;
   else if (target == "cuda")
-    return fail("the cuda target is not built yet (the CUDA runtime comes "
-                "next); --target cuda-sim runs the CUDA kernels on this CPU");
+    options.target = jit::Target::CUDA;
   else
-    return fail("unknown target '" + target + "' (cpu or cuda-sim)");
+    return fail("unknown target '" + target + "' (cpu, cuda or cuda-sim)");
   options.cudaArch = args.cudaArch;
   options.vectorWidth = args.vectorWidth;
   options.fuse = args.fuse;

@@ -110,6 +110,30 @@ TEST(JITErrorsTest, MissingFileIsAnError) {
             "cannot read /nonexistent/x.mlir: No such file or directory");
 }
 
+TEST(JITErrorsTest, TheCudaTargetWithoutADriverSaysWhyAndOnlyOnce) {
+  ::setenv("NF_CUDA_DRIVER", "/nonexistent/normfuse/libcuda.so.1", 1);
+  normfuse::jit::Options options;
+  options.target = normfuse::jit::Target::CUDA;
+  normfuse::jit::JIT jit(options);
+  auto kernel = jit.compile(kRelu, "relu");
+  ::unsetenv("NF_CUDA_DRIVER");
+  ASSERT_FALSE(kernel);
+  std::string error = llvm::toString(kernel.takeError());
+  EXPECT_EQ(error.rfind("the cuda target cannot run here: no NVIDIA driver: "
+                        "/nonexistent/normfuse/libcuda.so.1 could not be "
+                        "loaded (",
+                        0),
+            0u)
+      << error;
+  // The cause is kept: a second compile says the same without retrying.
+  auto again = jit.compile(kRelu, "relu");
+  ASSERT_FALSE(again);
+  EXPECT_EQ(llvm::toString(again.takeError()), error);
+  EXPECT_EQ(jit.getTargetDescription().rfind(
+                "CUDA GPU (unavailable: no NVIDIA driver: ", 0),
+            0u);
+}
+
 class RunErrorsTest : public testing::Test {
 protected:
   void SetUp() override {

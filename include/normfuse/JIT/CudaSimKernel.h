@@ -16,14 +16,12 @@
 #ifndef NORMFUSE_JIT_CUDASIMKERNEL_H
 #define NORMFUSE_JIT_CUDASIMKERNEL_H
 
-#include "normfuse/JIT/JIT.h"
+#include "normfuse/JIT/CudaPlanKernel.h"
 #include "normfuse/Runtime/CudaSim.h"
-#include "normfuse/Runtime/LaunchPlan.h"
 
 namespace normfuse::jit {
 
-class CudaSimKernel final : public Kernel,
-                            public std::enable_shared_from_this<CudaSimKernel> {
+class CudaSimKernel final : public CudaPlanKernel {
 public:
   CudaSimKernel(std::string name, Signature signature, std::string source,
                 runtime::LaunchPlan plan,
@@ -44,17 +42,7 @@ public:
                              runtime::SimOrder order,
                              std::vector<runtime::SimStats> *stats) const;
 
-  llvm::Expected<std::shared_ptr<Kernel>>
-  specialize(llvm::ArrayRef<std::vector<int64_t>> inputShapes,
-             llvm::ArrayRef<std::vector<int64_t>> outputShapes) const override;
-
-  /// The printed CUDA C++ and the launch plan.
-  const std::string &getSource() const { return source; }
-  const runtime::LaunchPlan &getPlan() const { return plan; }
-
 private:
-  std::string source;
-  runtime::LaunchPlan plan;
   std::unique_ptr<runtime::SimModule> module;
 };
 

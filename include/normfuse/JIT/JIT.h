@@ -69,15 +69,21 @@ enum class Target {
   /// CPU by normfuse's CUDA simulator (normfuse/JIT/CudaSimKernel.h): slow,
   /// for checking the CUDA kernels where no GPU is present.
   CUDASim,
+  /// The CUDA back end's kernels on the machine's GPU, compiled by NVRTC
+  /// for its architecture through the kernel cache
+  /// (normfuse/JIT/CudaKernel.h). Compiling fails with the reason where
+  /// the GPU cannot be used (no driver, no device, ...).
+  CUDA,
 };
 
-/// "cpu", "cuda-sim".
+/// "cpu", "cuda-sim", "cuda".
 const char *getTargetName(Target target);
 
 struct Options {
   /// Where kernels run.
   Target target = Target::CPU;
-  /// The GPU architecture CUDA kernels are generated for (cuda-sim).
+  /// The GPU architecture CUDA kernels are generated for (cuda-sim; the
+  /// cuda target generates them for its device).
   std::string cudaArch = "sm_90";
   /// The row-norm schedule of CUDA kernels: "auto" (the schedule layer's
   /// choice), or "warp-rows", "block-row-registers", "block-row-streaming",

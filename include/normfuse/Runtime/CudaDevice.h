@@ -1,0 +1,107 @@
+//===- CudaDevice.h - printed kernels compiled and run on a GPU -*- C++ -*-===//
+//
+// Part of normfuse. A GPU ready to run the CUDA that normfuse prints: the
+// driver (CudaDriver.h), the device's primary context, NVRTC (Nvrtc.h) and
+// the kernel cache (KernelCache.h). `load` compiles a translation unit for
+// the device (a cubin, or PTX for a device NVRTC does not know) through the
+// cache and loads it; a module runs a LaunchPlan on host buffers. Errors
+// are return values with messages; nothing here throws, aborts or exits.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NORMFUSE_RUNTIME_CUDADEVICE_H
+#define NORMFUSE_RUNTIME_CUDADEVICE_H
+
+#include "normfuse/Runtime/CudaDriver.h"
+#include "normfuse/Runtime/KernelCache.h"
+#include "normfuse/Runtime/LaunchPlan.h"
+#include "normfuse/Runtime/Nvrtc.h"
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace normfuse::runtime {
+
+struct CudaDeviceOptions {
+  int ordinal = 0;
+  CudaDriverOptions driver;
+  NvrtcOptions nvrtc;
+  /// The kernel cache's folder; "default" for KernelCache's default, empty
+  /// for memory only.
+  std::string cacheDirectory = "default";
+};
+
+class CudaModule;
+
+class CudaDevice : public std::enable_shared_from_this<CudaDevice> {
+public:
+  /// The device, or null with `error` naming why the CUDA target cannot
+  /// run here (CudaDriver::open's causes, a bad ordinal, no NVRTC).
+  static std::shared_ptr<CudaDevice>
+  open(std::string &error, const CudaDeviceOptions &options = {});
+  ~CudaDevice();
+  CudaDevice(const CudaDevice &) = delete;
+  CudaDevice &operator=(const CudaDevice &) = delete;
+
+  /// 90 for compute capability 9.0.
+  int computeCapability() const { return computeCapability_; }
+  const std::string &name() const { return name_; }
+  int multiprocessors() const { return multiprocessors_; }
+  /// What NVRTC builds for this device ("sm_90", or "compute_90").
+  const std::string &target() const { return target_; }
+  CudaDriver &driver() { return *driver_; }
+  KernelCache &cache() { return *cache_; }
+
+  /// Makes the device's context current on the calling thread.
+  bool makeCurrent(std::string &error);
+
+  /// Compiles `source` for the device (or finds it in the cache) and loads
+  /// it; null with NVRTC's log or the driver's message.
+  std::unique_ptr<CudaModule> load(const std::string &source,
+                                   std::string &error);
+
+private:
+  CudaDevice() = default;
+  std::unique_ptr<CudaDriver> driver_;
+  std::unique_ptr<Nvrtc> nvrtc_;
+  std::unique_ptr<KernelCache> cache_;
+  cu::Device device_ = 0;
+  cu::Context context_ = nullptr;
+  int computeCapability_ = 0, multiprocessors_ = 0;
+  std::string name_, target_;
+};
+
+/// A loaded translation unit of kernels.
+class CudaModule {
+public:
+  ~CudaModule();
+  CudaModule(const CudaModule &) = delete;
+  CudaModule &operator=(const CudaModule &) = delete;
+
+  /// Runs `plan` on host buffers: copies `inputs` in, fills the outputs and
+  /// temporaries with 0xff bytes (NaN, so an unwritten element shows),
+  /// launches the steps in order on `stream` (null: the default stream),
+  /// copies `outputs` out and waits. The buffers must hold
+  /// plan.bufferBytes each, inputs first.
+  bool run(const LaunchPlan &plan, const std::vector<const void *> &inputs,
+           const std::vector<void *> &outputs, std::string &error,
+           cu::Stream stream = nullptr);
+
+private:
+  friend class CudaDevice;
+  CudaModule(std::shared_ptr<CudaDevice> device, cu::Module module)
+      : device_(std::move(device)), module_(module) {}
+  bool function(const std::string &name, cu::Function &fn, std::string &error);
+
+  std::shared_ptr<CudaDevice> device_;
+  cu::Module module_ = nullptr;
+  std::mutex mutex_;
+  std::map<std::string, cu::Function> functions_;
+};
+
+} // namespace normfuse::runtime
+
+#endif // NORMFUSE_RUNTIME_CUDADEVICE_H
