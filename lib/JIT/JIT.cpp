@@ -329,10 +329,16 @@ JIT::Impl::parseFunction(llvm::StringRef irText, llvm::StringRef bufferName,
     return makeError("the IR does not parse or verify:\n" + diagnostics.str());
 
   auto fn = module->lookupSymbol<mlir::func::FuncOp>(function);
-  if (!fn || fn.isExternal()) {
+  if (fn && fn.isExternal())
+    return makeError("@" + function +
+                     " is a declaration without a body: there is nothing "
+                     "to run");
+  if (!fn) {
+    // The functions that can run: declarations have nothing to run.
     std::string names;
     for (auto f : module->getOps<mlir::func::FuncOp>())
-      names += (names.empty() ? "@" : ", @") + f.getSymName().str();
+      if (!f.isExternal())
+        names += (names.empty() ? "@" : ", @") + f.getSymName().str();
     return makeError("no function @" + function + " in the module" +
                      (names.empty() ? std::string(" (it has none)")
                                     : " (it has " + names + ")"));

@@ -99,22 +99,42 @@ llvm::Expected<NpyArray> normfuse::parseNpy(llvm::StringRef bytes,
     return npyError(name, "unsupported dtype '" + d +
                               "' (nf-run reads <f2, <f4, <f8 and bfloat16 "
                               "as ml_dtypes saves it, <V2)");
-  if (*fortran != "False")
+  if (*fortran == "True")
     return npyError(name, "the array is in Fortran order; save it in C order "
                           "(numpy.ascontiguousarray)");
+  if (*fortran != "False")
+    return npyError(name, "malformed fortran_order " + *fortran +
+                              " (expected False)");
 
-  llvm::StringRef dims = shapeText->trim("()");
+  // A tuple: "()", "(4,)", "(4, 13)"; every element an integer.
+  auto malformedShape = [&] {
+    return npyError(name, "malformed shape " + *shapeText);
+  };
+  if (!shapeText->starts_with("(") || !shapeText->ends_with(")"))
+    return malformedShape();
+  llvm::StringRef dims = shapeText->drop_front().drop_back().trim();
+  if (dims.ends_with(","))
+    dims = dims.drop_back();
   llvm::SmallVector<llvm::StringRef> parts;
-  dims.split(parts, ',', -1, /*KeepEmpty=*/false);
-  int64_t count = 1;
+  if (!dims.trim().empty())
+    dims.split(parts, ',', -1, /*KeepEmpty=*/true);
+  // The element count and bytes, overflow-checked: a header may claim
+  // more than any memory holds.
+  uint64_t count = 1;
+  bool overflow = false;
   for (llvm::StringRef p : parts) {
     int64_t v;
     if (p.trim().getAsInteger(10, v) || v < 0)
-      return npyError(name, "malformed shape " + *shapeText);
+      return malformedShape();
     array.shape.push_back(v);
-    count *= v;
+    overflow |= __builtin_mul_overflow(count, uint64_t(v), &count);
   }
-  size_t bytesNeeded = count * getDTypeSize(array.dtype);
+  uint64_t bytesNeeded = 0;
+  overflow |= __builtin_mul_overflow(count, uint64_t(getDTypeSize(array.dtype)),
+                                     &bytesNeeded);
+  if (overflow || bytesNeeded > uint64_t(INT64_MAX))
+    return npyError(name, "shape " + *shapeText +
+                              " has more elements than any memory holds");
   llvm::StringRef payload = bytes.drop_front(headerStart + headerLen);
   if (payload.size() != bytesNeeded)
     return npyError(name, "holds " + llvm::Twine(payload.size()) +
@@ -161,6 +181,22 @@ std::string normfuse::encodeNpy(const NpyArray &array) {
 }
 
 llvm::Error normfuse::writeNpy(llvm::StringRef path, const NpyArray &array) {
+  // A device or pipe (/dev/null, /dev/stdout) is written directly: a
+  // temporary renamed over it would replace the device with a file.
+  if (llvm::sys::fs::exists(path) && !llvm::sys::fs::is_regular_file(path)) {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(path, ec);
+    if (ec)
+      return npyError(path, "cannot open: " + ec.message());
+    os << encodeNpy(array);
+    os.close();
+    if (os.has_error()) {
+      std::string message = os.error().message();
+      os.clear_error();
+      return npyError(path, "cannot write: " + message);
+    }
+    return llvm::Error::success();
+  }
   llvm::SmallString<256> temp;
   int fd;
   llvm::StringRef dir = llvm::sys::path::parent_path(path);

@@ -42,11 +42,13 @@ Dynamic dimensions ('?') take the sizes of the input files.
                       (slow; checks the CUDA back end without a GPU)
   --cuda-arch ARCH    the GPU architecture cuda-sim's kernels are generated
                       for (sm_75 and up; default sm_90)
-  --bench N           time N runs after 3 warm-up runs; print the median
-                      time, the bytes read and written and GB/s (table and
-                      JSON)
-  --threads T         threads for the row loops (0: OpenMP's default)
-  --vector-width W    vector lanes of the inner loops (0: the host's)
+  --bench N           time N runs (1 to 1000000) after 3 warm-up runs;
+                      print the median time, the bytes read and written
+                      and GB/s (table and JSON)
+  --threads T         threads for the row loops (0: OpenMP's default; at
+                      most 1024)
+  --vector-width W    vector lanes of the inner loops: 1, 2, 4, ..., 64
+                      (0: the host's)
   --fuse              raise decomposed chains to nf ops and fuse each
                       producer with its pointwise neighbours first
                       (nf-fuse-pipeline); without it the function runs op
@@ -66,6 +68,11 @@ static int fail(const llvm::Twine &message) {
 }
 
 namespace {
+/// The most --bench runs and --threads (OpenMP aborts on absurd thread
+/// counts, and an unsigned count would wrap).
+constexpr long long kMaxBenchRuns = 1000000;
+constexpr long long kMaxThreads = 1024;
+
 /// The command line. nf-run parses it itself: libLLVM registers global
 /// options of its own (one is called "threads").
 struct Arguments {
@@ -120,11 +127,11 @@ static std::string parseArguments(int argc, char **argv, Arguments &args) {
         return "--" + name.str() + " needs a value";
       value = argv[++i];
     }
-    auto number = [&](auto &out, long long lo) -> std::string {
+    auto number = [&](auto &out, long long lo, long long hi) -> std::string {
       long long v;
-      if (value.getAsInteger(10, v) || v < lo)
-        return "--" + name.str() +
-               " needs an integer >= " + std::to_string(lo) + ", got '" +
+      if (value.getAsInteger(10, v) || v < lo || v > hi)
+        return "--" + name.str() + " needs an integer from " +
+               std::to_string(lo) + " to " + std::to_string(hi) + ", got '" +
                value.str() + "'";
       out = v;
       return "";
@@ -141,11 +148,13 @@ static std::string parseArguments(int argc, char **argv, Arguments &args) {
     else if (name == "cuda-arch")
       args.cudaArch = value.str();
     else if (name == "bench")
-      err = number(args.bench, 0);
+      err = number(args.bench, 1, kMaxBenchRuns);
     else if (name == "threads")
-      err = number(args.threads, 0);
-    else
-      err = number(args.vectorWidth, 0);
+      err = number(args.threads, 0, kMaxThreads);
+    else if ((err = number(args.vectorWidth, 0, 64)).empty() &&
+             !llvm::isPowerOf2_64(args.vectorWidth) && args.vectorWidth != 0)
+      err = "--vector-width needs 0 or a power of two up to 64, got '" +
+            value.str() + "'";
     if (!err.empty())
       return err;
   }

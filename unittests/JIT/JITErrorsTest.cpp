@@ -103,6 +103,23 @@ TEST(CPULoweringTest, EveryNFOpHasALoweringPattern) {
   EXPECT_EQ(missing, std::vector<std::string>{});
 }
 
+// A private declaration was once listed among the functions and then said
+// not to exist (issue 17).
+TEST(JITErrorsTest, ADeclarationIsNotListedAndSaysItHasNoBody) {
+  const char *ir = R"mlir(
+func.func private @declared(tensor<2xf32>) -> tensor<2xf32>
+func.func @defined(%x: tensor<2xf32>) -> tensor<2xf32> {
+  %y = nf.relu %x : tensor<2xf32>
+  return %y : tensor<2xf32>
+}
+)mlir";
+  EXPECT_EQ(compileError(ir, "declared"),
+            "@declared is a declaration without a body: there is nothing to "
+            "run");
+  EXPECT_EQ(compileError(ir, "missing"),
+            "no function @missing in the module (it has @defined)");
+}
+
 TEST(JITErrorsTest, MissingFileIsAnError) {
   auto kernel = sharedJIT().compileFile("/nonexistent/x.mlir", "f");
   ASSERT_FALSE(kernel);

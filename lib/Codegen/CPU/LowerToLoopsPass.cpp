@@ -125,9 +125,12 @@ struct NFLowerToLoopsPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (vectorWidth < 1) {
-      module.emitError() << "nf-lower-to-loops: vector-width must be "
-                            "at least 1, got "
+    // Wider vectors than 64 lanes crash LLVM's instruction selection (or
+    // exhaust memory): refused here, with every other non-power of two.
+    if (vectorWidth < 1 || vectorWidth > 64 ||
+        !llvm::isPowerOf2_64(static_cast<uint64_t>(vectorWidth))) {
+      module.emitError() << "nf-lower-to-loops: vector-width must be a power "
+                            "of two from 1 to 64, got "
                          << static_cast<int64_t>(vectorWidth);
       return signalPassFailure();
     }

@@ -135,17 +135,41 @@ struct NFKernelGraphPass : nf::impl::NFKernelGraphPassBase<NFKernelGraphPass> {
     os << "}\n";
     if (dotFile.empty())
       return;
-    // Written through a temporary file and renamed: never a partial file.
-    llvm::Error error = llvm::writeToOutput(
-        dotFile, [&](llvm::raw_ostream &out) -> llvm::Error {
-          out << graph;
-          return llvm::Error::success();
-        });
-    if (error) {
-      getOperation().emitError() << "nf-kernel-graph: cannot write '" << dotFile
-                                 << "': " << llvm::toString(std::move(error));
+    std::string error = writeGraph(graph);
+    if (!error.empty()) {
+      // At the module's location, without printing the module.
+      mlir::emitError(getOperation().getLoc())
+          << "nf-kernel-graph: cannot write '" << dotFile << "': " << error;
       signalPassFailure();
     }
+  }
+
+  /// Writes `graph` to dotFile; the reason it could not, or "". A regular
+  /// file is written through a temporary and renamed (never a partial
+  /// file); a device or pipe is written directly, and a failed write (a
+  /// full device) is reported too.
+  std::string writeGraph(const std::string &graph) {
+    if (!llvm::sys::fs::exists(dotFile) ||
+        llvm::sys::fs::is_regular_file(dotFile)) {
+      llvm::Error error = llvm::writeToOutput(
+          dotFile, [&](llvm::raw_ostream &out) -> llvm::Error {
+            out << graph;
+            return llvm::Error::success();
+          });
+      return error ? llvm::toString(std::move(error)) : "";
+    }
+    std::error_code ec;
+    llvm::raw_fd_ostream out(dotFile, ec);
+    if (ec)
+      return ec.message();
+    out << graph;
+    out.close();
+    if (out.has_error()) {
+      std::string message = out.error().message();
+      out.clear_error();
+      return message;
+    }
+    return "";
   }
 };
 

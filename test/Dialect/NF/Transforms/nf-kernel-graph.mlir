@@ -5,6 +5,13 @@
 // RUN: FileCheck %s --check-prefix=DOT < %t.dot
 // RUN: not nf-opt %s --nf-kernel-graph=dot=%t.missing/dir/graph.dot 2>&1 | FileCheck %s --check-prefix=ERR
 // RUN: not test -e %t.missing
+// A device that refuses the write (/dev/full) is an error too, and stays a
+// device: the graph once went through a temporary file renamed over it,
+// and a failed write exited 0 (issue 17).
+// RUN: not nf-opt %s --nf-kernel-graph=dot=/dev/full 2>&1 | FileCheck %s --check-prefix=FULL
+// RUN: test -c /dev/full
+// FULL: error: nf-kernel-graph: cannot write '/dev/full': No space left on device
+// FULL-NOT: see current operation
 
 // COUNT: nf-kernel-graph: @fused_then_relu: 2 kernels
 // COUNT: nf-kernel-graph: @views_are_not_kernels: 1 kernels

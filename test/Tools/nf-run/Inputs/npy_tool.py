@@ -75,6 +75,14 @@ def main(argv):
             std = float(argv[7]) if len(argv) > 7 else 1.0
             values = [rng.gauss(mean, std) for _ in range(count)]
         write(path, descr, shape, values)
+    elif cmd == "raw":
+        # raw PATH HEADER PAYLOAD_BYTES: a v1 .npy file with this header
+        # text (a dict literal) and that many zero bytes of data.
+        header = argv[3]
+        header += " " * ((64 - (10 + len(header) + 1) % 64) % 64) + "\n"
+        with open(argv[2], "wb") as f:
+            f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) +
+                    header.encode() + b"\0" * int(argv[4]))
     elif cmd == "fortran":
         write(argv[2], "<f4", [2, 3], [0.0] * 6, fortran=True)
     elif cmd == "dump":
