@@ -514,7 +514,12 @@ using BiasGradParam = std::tuple<std::string, DType, bool>;
 class FusedBiasGradTest : public testing::TestWithParam<BiasGradParam> {};
 
 TEST_P(FusedBiasGradTest, MatchesUnfusedOps) {
-  auto [activation, dtype, channelsLast] = GetParam();
+  // Named copies, not structured bindings: the lambda below captures them
+  // (capturing a binding is C++20).
+  const auto &param = GetParam();
+  const auto activation = std::get<0>(param);
+  const DType dtype = std::get<1>(param);
+  const bool channelsLast = std::get<2>(param);
   std::vector<int64_t> shape = channelsLast ? std::vector<int64_t>{2, 5, 7, 6}
                                             : std::vector<int64_t>{2, 6, 5, 7};
   std::string x = tensorType(dtype, shape), c = tensorType(dtype, {6});
