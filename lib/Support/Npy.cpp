@@ -113,8 +113,11 @@ llvm::Expected<NpyArray> normfuse::parseNpy(llvm::StringRef bytes,
   if (!shapeText->starts_with("(") || !shapeText->ends_with(")"))
     return malformedShape();
   llvm::StringRef dims = shapeText->drop_front().drop_back().trim();
-  if (dims.ends_with(","))
+  if (dims.ends_with(",")) {
     dims = dims.drop_back();
+    if (dims.trim().empty()) // "(,)"
+      return malformedShape();
+  }
   llvm::SmallVector<llvm::StringRef> parts;
   if (!dims.trim().empty())
     dims.split(parts, ',', -1, /*KeepEmpty=*/true);

@@ -19,6 +19,7 @@
 #include "Reference.h"
 
 #include <cmath>
+#include <ostream>
 
 namespace nftest {
 
@@ -38,6 +39,14 @@ struct RowNormGradShape {
     return mean != 0.0 ? 1e-4 : 1e-5;
   }
 };
+
+// gtest prints a shape with this instead of its bytes.
+[[maybe_unused]] inline void PrintTo(const RowNormGradShape &c,
+                                     std::ostream *os) {
+  *os << normfuse::getDTypeName(c.dtype) << " " << c.rows << "x" << c.cols;
+  if (c.mean != 0.0)
+    *os << " mean " << c.mean << " std " << c.std;
+}
 
 /// Runs `kernel` (layer_norm_grad when `layerNorm`, else rms_norm_grad) on
 /// shape `c` and expects dx, dscale (and dbias) to match float64.

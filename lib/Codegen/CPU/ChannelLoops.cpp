@@ -393,7 +393,10 @@ static void emitChunkMoments(OpBuilder &b, Location loc,
         ll, loadAs(lb, ll, rows.sumsD, {slot, prev, c}, w, acc),
         splat(lb, ll, prevInverse, w),
         loadAs(lb, ll, rows.centers, {slot, prev, c}, w, acc));
-    auto [sumD, sumD2] = sumsAround(lb, ll, c, w, center);
+    // Named values, not structured bindings: the lambdas below capture
+    // them (capturing a binding is C++20).
+    Value sumD, sumD2;
+    std::tie(sumD, sumD2) = sumsAround(lb, ll, c, w, center);
     Value twice =
         lb.create<arith::MulFOp>(ll, lb.create<arith::MulFOp>(ll, sumD, sumD),
                                  floatConstant(lb, ll, 2.0, acc, w));
