@@ -667,7 +667,10 @@ INSTANTIATE_TEST_SUITE_P(
                         // 64 positions); 5 x 1023 elements a channel are 20
                         // parts, the last one partial.
                         BiasGradCase{DType::F32, true, {70001, 3}},
-                        BiasGradCase{DType::F32, false, {5, 7, 33, 31}}),
+                        BiasGradCase{DType::F32, false, {5, 7, 33, 31}},
+                        // No images: every channel sums to 0.
+                        BiasGradCase{DType::F32, false, {0, 5, 3, 2}},
+                        BiasGradCase{DType::F32, true, {0, 3, 2, 5}}),
         testing::Values(Backend::CPU, Backend::CUDASim)),
     [](const testing::TestParamInfo<std::tuple<BiasGradCase, Backend>> &info) {
       return std::to_string(info.index) +

@@ -411,6 +411,9 @@ void emitChannelSums(OpBuilder &b, Operation *op, llvm::StringRef what,
     sumStride = 1;
     channelStride = numParts * K;
   }
+  // An empty tensor has no parts: every sum is 0.
+  if (d.count() == 0)
+    numParts = 0;
   Value partial =
       allocTemporary(b, loc, c(b, numParts * K * d.channels), cs.acc);
   SmallVector<Value> sumsArgs(cs.inputs);
