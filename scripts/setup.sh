@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
-# Installs what normfuse needs on Debian 12 and skips what is already there.
-# Uses apt-get (as root, or through sudo when not root).
+# Installs what normfuse needs on Debian 12 and skips what is already there:
+# Debian's packages through apt-get (as root, or through sudo when not
+# root), then a Python virtual environment in ${NF_VENV:-.venv} with the
+# Python package's build and test dependencies from PyPI
+# (python/requirements.txt).
 set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
 
 packages=(
-  cmake ninja-build python3
+  cmake ninja-build python3 python3-dev python3-venv
   libmlir-19-dev mlir-19-tools llvm-19-dev llvm-19-tools
   clang-19 lld-19 clang-format-19 libomp-19-dev libzstd-dev zlib1g-dev libgtest-dev
+  graphviz
 )
 # ccache speeds up rebuilds; it is welcome but not required.
 optional=(ccache)
@@ -18,15 +23,28 @@ for p in "${packages[@]}" "${optional[@]}"; do
 done
 
 if [ ${#missing[@]} -eq 0 ]; then
-  echo "setup: every package is already installed"
-  exit 0
+  echo "setup: every Debian package is already installed"
+else
+  echo "setup: installing ${missing[*]}"
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || { echo "setup: need root or sudo to install ${missing[*]}" >&2; exit 1; }
+    sudo="sudo"
+  fi
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-echo "setup: installing ${missing[*]}"
-sudo=""
-if [ "$(id -u)" -ne 0 ]; then
-  command -v sudo >/dev/null || { echo "setup: need root or sudo to install ${missing[*]}" >&2; exit 1; }
-  sudo="sudo"
+# The Python package's dependencies, in a virtual environment of the
+# project's own (Debian's python3 takes no pip installs of its own).
+venv=${NF_VENV:-$root/.venv}
+if [ ! -x "$venv/bin/python" ]; then
+  echo "setup: creating the Python environment $venv"
+  python3 -m venv "$venv"
 fi
-$sudo apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+if "$venv/bin/python" -c "import numpy, ml_dtypes, nanobind, pytest, scikit_build_core" 2>/dev/null; then
+  echo "setup: every Python package is already installed in $venv"
+else
+  echo "setup: installing the Python packages of python/requirements.txt into $venv"
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check -r "$root/python/requirements.txt"
+fi

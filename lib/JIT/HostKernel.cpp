@@ -14,11 +14,14 @@
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/Support/DynamicLibrary.h"
 #include "llvm/Target/TargetMachine.h"
 
 #include "mlir/ExecutionEngine/CRunnerUtils.h"
 
 #include <cstring>
+#include <dlfcn.h>
+#include <mutex>
 #include <omp.h>
 
 using namespace normfuse;
@@ -68,10 +71,28 @@ static __bf16 truncateFloatToBFloat16(float value) {
   return out;
 }
 
+/// Puts OpenMP's runtime in the process's global scope, where the compiled
+/// code looks up its calls (__kmpc_fork_call, ...) by name. A tool linked
+/// with libomp has it there already; a host that loaded this library with
+/// RTLD_LOCAL (a Python extension module) has libomp only in that local
+/// scope, and reopening it with RTLD_GLOBAL moves it. (dlsym(RTLD_DEFAULT)
+/// called from this library would find it in its own scope either way, so
+/// it cannot tell the two apart.)
+static void exposeOpenMPRuntime() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    Dl_info info;
+    if (dladdr(reinterpret_cast<void *>(&omp_get_max_threads), &info) &&
+        info.dli_fname)
+      llvm::sys::DynamicLibrary::LoadLibraryPermanently(info.dli_fname);
+  });
+}
+
 HostKernel::HostKernel(std::string name, Signature signature)
     : Kernel(std::move(name), std::move(signature)) {}
 
 llvm::Error HostKernel::compile(mlir::ModuleOp module, bool cacheBuffers) {
+  exposeOpenMPRuntime();
   auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!jtmb)
     return jtmb.takeError();

@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "BufferCache.h"
+#include "Diagnostics.h"
 #include "HostKernel.h"
 #include "normfuse/Codegen/Pipelines.h"
 #include "normfuse/Dialect/NF/IR/NFOps.h"
@@ -64,33 +65,6 @@ static int64_t getHostVectorWidth() {
     return 8;
   return 4;
 }
-
-/// Collects the diagnostics emitted while alive, one per line.
-class DiagnosticCollector {
-public:
-  explicit DiagnosticCollector(mlir::MLIRContext &ctx)
-      : handler(&ctx, [this](mlir::Diagnostic &d) {
-          std::string loc;
-          llvm::raw_string_ostream os(loc);
-          if (auto fileLoc =
-                  mlir::dyn_cast<mlir::FileLineColLoc>(d.getLocation()))
-            os << fileLoc.getFilename().getValue() << ":" << fileLoc.getLine()
-               << ":" << fileLoc.getColumn();
-          else
-            os << d.getLocation();
-          text += (text.empty() ? "" : "\n") + loc + ": " + d.str();
-          for (const mlir::Diagnostic &note : d.getNotes())
-            if (!llvm::StringRef(note.str())
-                     .starts_with("see current operation"))
-              text += "\n  note: " + note.str();
-          return mlir::success();
-        }) {}
-  const std::string &str() const { return text; }
-
-private:
-  std::string text;
-  mlir::ScopedDiagnosticHandler handler;
-};
 
 static std::optional<DType> toDType(mlir::Type t) {
   if (t.isF16())

@@ -49,10 +49,10 @@ Dynamic dimensions ('?') take the sizes of the input files.
                       most 1024)
   --vector-width W    vector lanes of the inner loops: 1, 2, 4, ..., 64
                       (0: the host's)
-  --fuse              raise decomposed chains to nf ops and fuse each
-                      producer with its pointwise neighbours first
-                      (nf-fuse-pipeline); without it the function runs op
-                      by op as written
+  --no-fuse           run the function op by op as written; by default
+                      decomposed chains are first raised to nf ops and each
+                      producer is fused with its pointwise neighbours
+                      (nf-fuse-pipeline; --fuse says so explicitly)
   --no-buffer-cache   give each large intermediate buffer back to malloc
                       when the function frees it, instead of keeping it for
                       the next run (jit::Options::cacheBuffers)
@@ -81,7 +81,7 @@ struct Arguments {
   unsigned bench = 0;
   int threads = 0;
   int64_t vectorWidth = 0;
-  bool bf16FromF32 = false, fuse = false, noBufferCache = false, help = false;
+  bool bf16FromF32 = false, fuse = true, noBufferCache = false, help = false;
 };
 } // namespace
 
@@ -107,14 +107,17 @@ static std::string parseArguments(int argc, char **argv, Arguments &args) {
       name = name.substr(0, eq);
       inlineValue = true;
     }
+    // Each flag and the value it sets.
+    bool setTo = true;
     bool *flag = name == "fuse"              ? &args.fuse
+                 : name == "no-fuse"         ? (setTo = false, &args.fuse)
                  : name == "bf16-from-f32"   ? &args.bf16FromF32
                  : name == "no-buffer-cache" ? &args.noBufferCache
                                              : nullptr;
     if (flag) {
       if (inlineValue)
         return "--" + name.str() + " takes no value";
-      *flag = true;
+      *flag = setTo;
       continue;
     }
     static const char *withValue[] = {"entry",        "input",    "output",

@@ -6,8 +6,8 @@
 // and the next call's requests of the same size class reuse them. The
 // function here, x (256x64) @ w (64x512) then relu then silu, op by op,
 // needs two intermediates of 512 KiB (the matmul and the relu results), both
-// live at once. The cache's counters are shared by the process: each test
-// counts from its start.
+// live at once (fused, the default, it needs none). The cache's counters are
+// shared by the process: each test counts from its start.
 //
 //===----------------------------------------------------------------------===//
 
@@ -45,8 +45,10 @@ std::shared_ptr<normfuse::jit::Kernel> compileChain(normfuse::jit::JIT &jit) {
   return *kernel;
 }
 
+/// Op by op, so that the chain has intermediates to allocate.
 normfuse::jit::Options withCache(bool cacheBuffers) {
   normfuse::jit::Options options;
+  options.fuse = false;
   options.cacheBuffers = cacheBuffers;
   return options;
 }
@@ -287,3 +289,18 @@ TEST_F(BufferCacheTest, ConcurrentCallsGetTheirOwnBuffers) {
 }
 
 } // namespace
+
+// Fusion is the JIT's default: the chain then runs as one fused kernel
+// (matmul with its relu and silu epilogue) that allocates no intermediate.
+TEST_F(BufferCacheTest,
+       TheDefaultOptionsFuseTheChainIntoOneKernelWithoutIntermediates) {
+  normfuse::jit::JIT jit;
+  EXPECT_TRUE(llvm::StringRef(jit.getTargetDescription()).ends_with(", fused"));
+  auto kernel = compileChain(jit);
+  ASSERT_TRUE(kernel);
+  Inputs in(1);
+  run(*kernel, in);
+  BufferCacheStats stats = sinceStart();
+  EXPECT_EQ(stats.allocated, 0u);
+  EXPECT_EQ(stats.reused, 0u);
+}

@@ -16,11 +16,18 @@
 
 namespace nftest {
 
-/// Held in a static on purpose: every test process then destroys a JIT with
-/// live kernels during exit, which once crashed (LLVM statics built during
-/// the first compile were gone before the engines' deinitializers ran).
+/// The JIT the tests compile their IR with, as written: op by op, without
+/// the fusion pipeline that the JIT runs by default (the fusion tests make
+/// JITs of their own). Held in a static on purpose: every test process then
+/// destroys a JIT with live kernels during exit, which once crashed (LLVM
+/// statics built during the first compile were gone before the engines'
+/// deinitializers ran).
 inline normfuse::jit::JIT &sharedJIT() {
-  static normfuse::jit::JIT jit;
+  static normfuse::jit::JIT jit([] {
+    normfuse::jit::Options options;
+    options.fuse = false;
+    return options;
+  }());
   return jit;
 }
 

@@ -95,11 +95,11 @@ struct Options {
   int64_t vectorWidth = 0;
   /// Run row loops on several threads (OpenMP).
   bool parallel = true;
-  /// Run nf-fuse-pipeline first: decomposed chains (TOSA, arith/math on
-  /// tensors) are raised to nf ops and each producer is fused with its
-  /// pointwise neighbours, so the function runs as fewer, fused kernels.
-  /// Off, the function runs op by op as written.
-  bool fuse = false;
+  /// Run nf-fuse-pipeline first (the default): decomposed chains (TOSA,
+  /// arith/math on tensors) are raised to nf ops and each producer is fused
+  /// with its pointwise neighbours, so the function runs as fewer, fused
+  /// kernels. Off, the function runs op by op as written.
+  bool fuse = true;
   /// Keep the large buffers (128 KiB and up) a kernel allocates for its
   /// intermediates when it frees them, and reuse them in later calls (of
   /// any kernel compiled with this option), instead of handing them back

@@ -114,25 +114,29 @@ void nf::printKernelGraph(func::FuncOp function, llvm::raw_ostream &os) {
   os << "  }\n";
 }
 
+void nf::printKernelGraphs(ModuleOp module, llvm::raw_ostream &os) {
+  os << "digraph kernels {\n  rankdir=TB;\n"
+     << "  node [fontname=\"Helvetica\"];\n"
+     << "  edge [fontname=\"Helvetica\", fontsize=9];\n";
+  for (auto function : module.getOps<func::FuncOp>())
+    if (!function.isExternal())
+      printKernelGraph(function, os);
+  os << "}\n";
+}
+
 namespace {
 
 struct NFKernelGraphPass : nf::impl::NFKernelGraphPassBase<NFKernelGraphPass> {
   using NFKernelGraphPassBase::NFKernelGraphPassBase;
 
   void runOnOperation() override {
+    for (auto function : getOperation().getOps<func::FuncOp>())
+      if (!function.isExternal())
+        llvm::errs() << "nf-kernel-graph: @" << function.getSymName() << ": "
+                     << countKernels(function) << " kernels\n";
     std::string graph;
     llvm::raw_string_ostream os(graph);
-    os << "digraph kernels {\n  rankdir=TB;\n"
-       << "  node [fontname=\"Helvetica\"];\n"
-       << "  edge [fontname=\"Helvetica\", fontsize=9];\n";
-    for (auto function : getOperation().getOps<func::FuncOp>()) {
-      if (function.isExternal())
-        continue;
-      llvm::errs() << "nf-kernel-graph: @" << function.getSymName() << ": "
-                   << countKernels(function) << " kernels\n";
-      printKernelGraph(function, os);
-    }
-    os << "}\n";
+    printKernelGraphs(getOperation(), os);
     if (dotFile.empty())
       return;
     std::string error = writeGraph(graph);

@@ -11,6 +11,7 @@
 #define NORMFUSE_DIALECT_NF_TRANSFORMS_KERNELGRAPH_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/raw_ostream.h"
 
 namespace mlir::nf {
@@ -27,6 +28,10 @@ unsigned countKernels(func::FuncOp function);
 /// lists the ops it holds), views and results, with the tensor type on
 /// each edge.
 void printKernelGraph(func::FuncOp function, llvm::raw_ostream &os);
+
+/// Writes the kernel graphs of every function the module defines as one DOT
+/// `digraph`, a cluster per function.
+void printKernelGraphs(ModuleOp module, llvm::raw_ostream &os);
 
 } // namespace mlir::nf
 

@@ -1,0 +1,130 @@
+"""normfuse.compile: sources, options, and every way a request fails."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+import normfuse
+from conftest import EXAMPLES, layer_norm_ir, relu_ir
+
+
+def test_compile_takes_mlir_text_and_reports_the_signature():
+    fn = normfuse.compile(layer_norm_ir(rows="?", cols=13), "ln")
+    assert fn.name == "ln"
+    assert fn.target == "cpu"
+    assert str(fn.signature) == (
+        "(tensor<?x13xf32>, tensor<13xf32>, tensor<13xf32>) -> "
+        "(tensor<?x13xf32>, tensor<?x1xf32>, tensor<?x1xf32>)"
+    )
+    assert fn.signature.inputs[0] == normfuse.TensorType("f32", (None, 13))
+    assert repr(fn).startswith("<normfuse.Function @ln (tensor<?x13xf32>")
+
+
+def test_compile_takes_a_path_as_str_or_pathlib(tmp_path):
+    path = tmp_path / "relu.mlir"
+    path.write_text(relu_ir())
+    for source in (path, str(path)):
+        fn = normfuse.compile(source, "relu")
+        assert str(fn.signature) == "(tensor<?x8xf32>) -> (tensor<?x8xf32>)"
+
+
+def test_compile_accepts_an_entry_written_with_its_at_sign():
+    assert normfuse.compile(relu_ir(), "@relu").name == "relu"
+
+
+def test_compile_runs_the_shipped_examples_after_fusing_them():
+    fn = normfuse.compile(EXAMPLES / "transformer_block_tosa.mlir",
+                          "transformer_mlp_block_tosa")
+    assert len(fn.signature.inputs) == 7
+
+
+def test_a_missing_file_raises_file_not_found():
+    with pytest.raises(FileNotFoundError, match="no MLIR file 'missing.mlir'"):
+        normfuse.compile("missing.mlir", "f")
+
+
+def test_a_source_that_is_neither_text_nor_path_raises_type_error():
+    with pytest.raises(TypeError, match="source must be MLIR text or a path, not int"):
+        normfuse.compile(42, "f")
+
+
+def test_ir_that_does_not_parse_raises_compile_error_with_the_location():
+    with pytest.raises(normfuse.CompileError) as info:
+        normfuse.compile("func.func @f( {", "f")
+    assert "the IR does not parse or verify" in str(info.value)
+    assert "<ir>:1:" in str(info.value)
+
+
+def test_ir_that_does_not_verify_raises_compile_error_with_the_verifier_message():
+    bad = """
+func.func @ln(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x1xf32>, tensor<4x1xf32>) {
+  %y, %m, %r = nf.layer_norm %x {axis = 5 : i64} : (tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x1xf32>, tensor<4x1xf32>)
+  return %y, %m, %r : tensor<4x8xf32>, tensor<4x1xf32>, tensor<4x1xf32>
+}
+"""
+    with pytest.raises(normfuse.CompileError, match="axis"):
+        normfuse.compile(bad, "ln")
+
+
+def test_the_diagnostics_of_a_file_name_the_file(tmp_path):
+    path = tmp_path / "bad.mlir"
+    path.write_text("func.func @f( {")
+    with pytest.raises(normfuse.CompileError, match="bad.mlir:1:"):
+        normfuse.compile(path, "f")
+
+
+def test_an_unknown_function_raises_compile_error_listing_the_functions():
+    with pytest.raises(normfuse.CompileError,
+                       match=r"no function @nope in the module \(it has @relu\)"):
+        normfuse.compile(relu_ir(), "nope")
+
+
+def test_a_signature_the_jit_cannot_take_raises_compile_error():
+    ir = """
+func.func @i(%x: tensor<4xi32>) -> tensor<4xi32> {
+  return %x : tensor<4xi32>
+}
+"""
+    with pytest.raises(normfuse.CompileError,
+                       match="takes f16, bf16, f32 or f64 elements"):
+        normfuse.compile(ir, "i")
+
+
+def test_an_unknown_target_raises_value_error():
+    with pytest.raises(ValueError, match="unknown target 'tpu'"):
+        normfuse.compile(relu_ir(), "relu", target="tpu")
+
+
+@pytest.mark.parametrize("threads", [0, -1, 1025])
+def test_threads_out_of_range_raise_value_error(threads):
+    with pytest.raises(ValueError, match="threads must be from 1 to 1024"):
+        normfuse.compile(relu_ir(), "relu", threads=threads)
+
+
+def test_threads_that_are_not_integers_raise_type_error():
+    with pytest.raises(TypeError, match="threads must be an integer"):
+        normfuse.compile(relu_ir(), "relu", threads=2.0)
+
+
+def test_threads_apply_to_the_cpu_target_only():
+    with pytest.raises(ValueError, match="threads applies to the cpu target"):
+        normfuse.compile(relu_ir(), "relu", target="cuda-sim", threads=2)
+
+
+def test_the_cuda_target_without_a_driver_raises_compile_error_naming_the_cause(tmp_path):
+    # In a process of its own: the driver is opened once per process.
+    script = (
+        "import normfuse\n"
+        "try:\n"
+        "    normfuse.compile(%r, 'relu', target='cuda')\n"
+        "except normfuse.CompileError as e:\n"
+        "    print('CompileError:', e)\n" % relu_ir(shape="4x8")
+    )
+    env = dict(os.environ, NF_CUDA_DRIVER=str(tmp_path / "libcuda.so.1"))
+    done = subprocess.run([sys.executable, "-c", script], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("CompileError:")
+    assert "no NVIDIA driver" in done.stdout
