@@ -108,8 +108,11 @@ def NFLowerLinalgToLoopsPass : Pass<"nf-lower-linalg-to-loops", "func::FuncOp"> 
   let description = [{
     Rewrites each linalg op on buffers as loops: its parallel dimensions as
     one `scf.parallel` (which the CPU pipeline hands to OpenMP), its
-    reductions as `scf.for` inside. Convolutions become sequential loops:
-    LLVM 19's OpenMP translation crashes on them as parallel loops. Only
+    reductions as `scf.for` inside. A sum (a body that adds a term to the
+    output, over one reduction dimension) is taken in f64 and rounded once
+    into the output, not added into it term by term. Convolutions become
+    sequential loops: LLVM 19's OpenMP translation crashes on them as
+    parallel loops. Only
     the linalg ops are rewritten: the rest of the function is left as it
     is.
   }];

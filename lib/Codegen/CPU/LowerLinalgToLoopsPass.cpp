@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "LinalgSums.h"
 #include "normfuse/Codegen/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -38,12 +39,18 @@ struct NFLowerLinalgToLoopsPass
     // threads), reductions scf.for loops inside it. Convolutions are the
     // exception: as parallel loops, LLVM 19's OpenMP translation crashes on
     // them (CodeExtractor::findAllocas, seen with a padded NHWC conv), so
-    // they become sequential loops. This is the reference route for TOSA
-    // input, not the fast one.
+    // they become sequential loops. Sums (a tosa.reduce_sum, a matmul) are
+    // taken as normfuse's own reductions take theirs, in f64 (LinalgSums.h):
+    // upstream's loops add into the output one term at a time. This is the
+    // reference route for TOSA input, not the fast one.
     SmallVector<linalg::LinalgOp> ops;
     fn.walk([&](linalg::LinalgOp op) { ops.push_back(op); });
     IRRewriter rewriter(&getContext());
     for (linalg::LinalgOp op : ops) {
+      if (nf::cpu::matchLinalgSumTerm(op)) {
+        nf::cpu::lowerLinalgSum(rewriter, op);
+        continue;
+      }
       rewriter.setInsertionPoint(op);
       bool convolution = isa<linalg::ConvolutionOpInterface>(op.getOperation());
       FailureOr<linalg::LinalgLoops> loops =

@@ -1,6 +1,6 @@
 // nf-lower-linalg-to-loops turns linalg ops on buffers into scf.parallel
-// loops over their parallel dimensions (scf.for over reductions), and
-// leaves functions without linalg ops untouched.
+// loops over their parallel dimensions (scf.for over reductions, sums taken
+// in f64), and leaves functions without linalg ops untouched.
 // RUN: nf-opt %s --nf-lower-linalg-to-loops | FileCheck %s
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
@@ -25,16 +25,77 @@ func.func @broadcast_add(%x: memref<4x8xf32>, %b: memref<1x8xf32>, %y: memref<4x
   return
 }
 
-// The reduced dimension is a sequential loop inside the parallel one.
+// A sum is taken in f64 over the reduced dimension, inside the parallel
+// loop, and added to the output's element with one rounding.
 // CHECK-LABEL: func.func @row_sum
+// CHECK-SAME: (%[[X:.+]]: memref<4x8xf32>, %[[Y:.+]]: memref<4xf32>)
 // CHECK: scf.parallel (%[[I:.+]]) =
-// CHECK-NEXT: scf.for %[[J:.+]] =
-// CHECK: arith.addf
+// CHECK: %[[Z:.+]] = arith.constant 0.000000e+00 : f64
+// CHECK: %[[T:.+]] = scf.for %[[J:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[ACC:.+]] = %[[Z]]) -> (f64)
+// CHECK: %[[XV:.+]] = memref.load %[[X]][%[[I]], %[[J]]]
+// CHECK: %[[XW:.+]] = arith.extf %[[XV]] : f32 to f64
+// CHECK: %[[NEXT:.+]] = arith.addf %[[ACC]], %[[XW]] : f64
+// CHECK: scf.yield %[[NEXT]]
+// CHECK: %[[OLD:.+]] = memref.load %[[Y]][%[[I]]]
+// CHECK: %[[OW:.+]] = arith.extf %[[OLD]] : f32 to f64
+// CHECK: %[[SUM:.+]] = arith.addf %[[OW]], %[[T]] : f64
+// CHECK: %[[R:.+]] = arith.truncf %[[SUM]] : f64 to f32
+// CHECK: memref.store %[[R]], %[[Y]][%[[I]]]
 func.func @row_sum(%x: memref<4x8xf32>, %y: memref<4xf32>) {
   linalg.reduce ins(%x : memref<4x8xf32>) outs(%y : memref<4xf32>) dimensions = [1]
     (%in: f32, %acc: f32) {
       %s = arith.addf %in, %acc : f32
       linalg.yield %s : f32
+    }
+  return
+}
+
+// A matmul's term is its body less the final add, computed in the storage
+// type (f16 here) and widened through f32; the result is narrowed the same
+// way.
+// CHECK-LABEL: func.func @matmul_f16
+// CHECK-SAME: (%[[A:.+]]: memref<2x3xf16>, %[[B:.+]]: memref<3x4xf16>, %[[C:.+]]: memref<2x4xf16>)
+// CHECK: scf.parallel (%[[I:.+]], %[[J:.+]]) =
+// CHECK: scf.for %[[K:[a-z0-9_]+]] = {{.+}} -> (f64)
+// CHECK-DAG: %[[AV:.+]] = memref.load %[[A]][%[[I]], %[[K]]]
+// CHECK-DAG: %[[BV:.+]] = memref.load %[[B]][%[[K]], %[[J]]]
+// CHECK: %[[P:.+]] = arith.mulf %[[AV]], %[[BV]] : f16
+// CHECK: %[[P32:.+]] = arith.extf %[[P]] : f16 to f32
+// CHECK: arith.extf %[[P32]] : f32 to f64
+// CHECK: %[[S32:.+]] = arith.truncf %{{.+}} : f64 to f32
+// CHECK: %[[S16:.+]] = arith.truncf %[[S32]] : f32 to f16
+// CHECK: memref.store %[[S16]], %[[C]][%[[I]], %[[J]]]
+func.func @matmul_f16(%a: memref<2x3xf16>, %b: memref<3x4xf16>, %c: memref<2x4xf16>) {
+  linalg.matmul ins(%a, %b : memref<2x3xf16>, memref<3x4xf16>) outs(%c : memref<2x4xf16>)
+  return
+}
+
+// Summing every element leaves no parallel loop.
+// CHECK-LABEL: func.func @total
+// CHECK-NOT: scf.parallel
+// CHECK: scf.for {{.+}} -> (f64)
+// CHECK: memref.store %{{.+}}, %{{.+}}[] : memref<f32>
+func.func @total(%x: memref<?xf32>, %y: memref<f32>) {
+  linalg.reduce ins(%x : memref<?xf32>) outs(%y : memref<f32>) dimensions = [0]
+    (%in: f32, %acc: f32) {
+      %s = arith.addf %in, %acc : f32
+      linalg.yield %s : f32
+    }
+  return
+}
+
+// A reduction that is not a sum keeps upstream's loops: the running maximum
+// is read from and written to the output at each step.
+// CHECK-LABEL: func.func @row_max
+// CHECK: scf.parallel (%[[I:.+]]) =
+// CHECK-NEXT: scf.for %[[J:.+]] =
+// CHECK: arith.maximumf
+// CHECK-NOT: f64
+func.func @row_max(%x: memref<4x8xf32>, %y: memref<4xf32>) {
+  linalg.reduce ins(%x : memref<4x8xf32>) outs(%y : memref<4xf32>) dimensions = [1]
+    (%in: f32, %acc: f32) {
+      %m = arith.maximumf %in, %acc : f32
+      linalg.yield %m : f32
     }
   return
 }

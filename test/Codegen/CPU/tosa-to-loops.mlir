@@ -11,14 +11,14 @@
 // CHECK-SAME: (%[[X:.+]]: memref<2x3x8xf32>, %{{.+}}: memref<8xf32>, %{{.+}}: memref<1x1x8xf32>, %[[Y:.+]]: memref<2x3x8xf32>)
 // CHECK-NOT: tosa.
 // CHECK-NOT: linalg.
-// The row sums: zeroed, then summed in parallel over rows and
-// sequentially along each row.
+// The row sums: zeroed, then summed in parallel over rows and in f64
+// along each row.
 // CHECK: scf.parallel
 // CHECK-NEXT: memref.store %{{.+}}, %[[ACC:.+]][
 // CHECK: scf.parallel (%[[I:.+]], %[[J:.+]]) =
-// CHECK-NEXT: scf.for %[[K:.+]] =
+// CHECK: scf.for %[[K:[a-z0-9_]+]] = {{.+}} -> (f64)
 // CHECK-NEXT: memref.load %[[X]][%[[I]], %[[J]], %[[K]]]
-// CHECK-NEXT: memref.load %[[ACC]][%[[I]], %[[J]]]
+// CHECK: memref.load %[[ACC]][%[[I]], %[[J]]]
 // CHECK: math.rsqrt
 // CHECK: memref.store %{{.+}}, %[[Y]]
 // CHECK: return
