@@ -7,4 +7,11 @@ build=${NF_BUILD_DIR:-$root/build}
 
 "$root/scripts/setup.sh"
 "$root/scripts/build.sh"
+# A build with nothing left to do runs nothing (no step that reruns on
+# every build, as the tablegen steps once did).
+if ! ninja -C "$build" -n | grep -q "no work to do"; then
+  echo "test: a second build has work to do; ninja -d explain says why:" >&2
+  ninja -C "$build" -n -d explain 2>&1 | grep -v "phony\|/all is dirty" | head -20 >&2
+  exit 1
+fi
 ctest --test-dir "$build" --output-on-failure -j "$(nproc)"

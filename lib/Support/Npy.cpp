@@ -183,23 +183,32 @@ std::string normfuse::encodeNpy(const NpyArray &array) {
   return out;
 }
 
-llvm::Error normfuse::writeNpy(llvm::StringRef path, const NpyArray &array) {
-  // A device or pipe (/dev/null, /dev/stdout) is written directly: a
-  // temporary renamed over it would replace the device with a file.
-  if (llvm::sys::fs::exists(path) && !llvm::sys::fs::is_regular_file(path)) {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(path, ec);
-    if (ec)
-      return npyError(path, "cannot open: " + ec.message());
-    os << encodeNpy(array);
-    os.close();
-    if (os.has_error()) {
-      std::string message = os.error().message();
-      os.clear_error();
-      return npyError(path, "cannot write: " + message);
-    }
-    return llvm::Error::success();
+/// Whether `path` names something that is not a regular file (a device or
+/// a pipe: /dev/null, /dev/stdout), which is written directly: a temporary
+/// renamed over it would replace the device with a file.
+static bool isDevice(llvm::StringRef path) {
+  return llvm::sys::fs::exists(path) && !llvm::sys::fs::is_regular_file(path);
+}
+
+static llvm::Error writeDevice(llvm::StringRef path, llvm::StringRef bytes) {
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  if (ec)
+    return npyError(path, "cannot open: " + ec.message());
+  os << bytes;
+  os.close();
+  if (os.has_error()) {
+    std::string message = os.error().message();
+    os.clear_error();
+    return npyError(path, "cannot write: " + message);
   }
+  return llvm::Error::success();
+}
+
+/// Writes `bytes` to a new temporary file beside `path` and returns its
+/// name; on failure nothing is left behind.
+static llvm::Expected<std::string> writeTemporary(llvm::StringRef path,
+                                                  llvm::StringRef bytes) {
   llvm::SmallString<256> temp;
   int fd;
   llvm::StringRef dir = llvm::sys::path::parent_path(path);
@@ -208,22 +217,61 @@ llvm::Error normfuse::writeNpy(llvm::StringRef path, const NpyArray &array) {
                           llvm::sys::path::filename(path) + ".tmp-%%%%%%");
   if (auto ec = llvm::sys::fs::createUniqueFile(model, fd, temp))
     return npyError(path, "cannot create a file next to it: " + ec.message());
-  std::string bytes = encodeNpy(array);
-  {
-    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
-    os << bytes;
-    os.close();
-    if (os.has_error()) {
-      std::string message = os.error().message();
-      os.clear_error();
-      llvm::sys::fs::remove(temp);
-      return npyError(path, "cannot write: " + message);
+  llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+  os << bytes;
+  os.close();
+  if (os.has_error()) {
+    std::string message = os.error().message();
+    os.clear_error();
+    llvm::sys::fs::remove(temp);
+    return npyError(path, "cannot write: " + message);
+  }
+  return std::string(temp);
+}
+
+llvm::Error normfuse::writeNpy(llvm::StringRef path, const NpyArray &array) {
+  return writeNpyFiles({path.str()}, {array});
+}
+
+llvm::Error normfuse::writeNpyFiles(llvm::ArrayRef<std::string> paths,
+                                    llvm::ArrayRef<NpyArray> arrays) {
+  assert(paths.size() == arrays.size() && "one path per array");
+  // Every regular file first goes to its temporary; then the devices are
+  // written; only when all of that succeeded are the temporaries renamed.
+  std::vector<std::string> temps(paths.size());
+  auto removeTemps = [&] {
+    for (const std::string &temp : temps)
+      if (!temp.empty())
+        llvm::sys::fs::remove(temp);
+  };
+  for (size_t i = 0; i < paths.size(); ++i) {
+    if (isDevice(paths[i]))
+      continue;
+    llvm::Expected<std::string> temp =
+        writeTemporary(paths[i], encodeNpy(arrays[i]));
+    if (!temp) {
+      removeTemps();
+      return temp.takeError();
+    }
+    temps[i] = *temp;
+  }
+  for (size_t i = 0; i < paths.size(); ++i) {
+    if (!temps[i].empty())
+      continue;
+    if (llvm::Error err = writeDevice(paths[i], encodeNpy(arrays[i]))) {
+      removeTemps();
+      return err;
     }
   }
-  if (auto ec = llvm::sys::fs::rename(temp, path)) {
-    llvm::sys::fs::remove(temp);
-    return npyError(path,
-                    "cannot move the written file into place: " + ec.message());
+  for (size_t i = 0; i < paths.size(); ++i) {
+    if (temps[i].empty())
+      continue;
+    if (auto ec = llvm::sys::fs::rename(temps[i], paths[i])) {
+      removeTemps();
+      return npyError(paths[i], "cannot move the written file into place: " +
+                                    ec.message());
+    }
+    temps[i].clear();
   }
   return llvm::Error::success();
 }

@@ -5,10 +5,10 @@
 // on NumPy .npy inputs and writes .npy outputs; with --bench it
 // times the function and prints a table and a JSON line (median time, bytes
 // read and written, GB/s). Any problem is one diagnostic on stderr and exit
-// status 1; outputs are written only after a successful run, each through a
-// temporary file renamed into place. A function with dynamic dimensions is
-// compiled for the shapes of the input files, which also give the output
-// shapes.
+// status 1; outputs are written only after a successful run, all or
+// nothing (temporary files renamed into place when every one is written). A
+// function with dynamic dimensions is compiled for the shapes of the input
+// files, which also give the output shapes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -316,8 +316,7 @@ int main(int argc, char **argv) {
         (unsigned long long)cache.reused, (unsigned long long)cache.allocated);
   }
 
-  for (size_t i = 0; i < outputs.size(); ++i)
-    if (auto err = writeNpy(outputs[i], out[i]))
-      return fail(llvm::toString(std::move(err)));
+  if (auto err = writeNpyFiles(outputs, out))
+    return fail(llvm::toString(std::move(err)));
   return 0;
 }

@@ -160,6 +160,37 @@ INSTANTIATE_TEST_SUITE_P(MeanShifted, LayerNormTest,
                                                   0.01}),
                          caseName);
 
+/// Runs f32 layer_norm without scale or bias over the (rows, cols) `in`
+/// and expects y and the mean within `tolerance` (relative L2) of float64,
+/// and each rstd within 1e-6 of its own value.
+void expectLayerNormMatchesFloat64(const Buffer &in, int64_t rows, int64_t cols,
+                                   double tolerance) {
+  std::string x = tensorType(DType::F32, {rows, cols});
+  std::string st = tensorType(DType::F32, {rows, 1});
+  std::string ir =
+      "func.func @ln(%x: " + x + ") -> (" + x + ", " + st + ", " + st +
+      ") {\n  %y, %m, %r = nf.layer_norm %x {axis = 1 : i64} : (" + x +
+      ") -> (" + x + ", " + st + ", " + st + ")\n  return %y, %m, %r : " + x +
+      ", " + st + ", " + st + "\n}\n";
+  auto kernel = compileOrFail(ir, "ln");
+  ASSERT_TRUE(kernel);
+  Buffer x0 = in;
+  Buffer y(DType::F32, {rows, cols}), mean(DType::F32, {rows, 1}),
+      rstd(DType::F32, {rows, 1});
+  for (Buffer *out : {&y, &mean, &rstd})
+    out->fill(std::nan(""));
+  ASSERT_EQ(
+      errorText(kernel->run({x0.ref()}, {y.ref(), mean.ref(), rstd.ref()})),
+      "");
+  std::vector<double> ry, rmean, rrstd;
+  layerNormReference(in.toDoubles(), cols, nullptr, nullptr, 1e-5, ry, rmean,
+                     rrstd);
+  EXPECT_LE(relativeError(y.toDoubles(), ry), tolerance);
+  EXPECT_LE(relativeError(mean.toDoubles(), rmean), tolerance);
+  for (int64_t r = 0; r < rows; ++r)
+    EXPECT_NEAR(rstd.get(r), rrstd[r], 1e-6 * rrstd[r]) << "row " << r;
+}
+
 // LayerNorm sums a row in one pass around the mean of its first 16
 // elements, and makes a second pass around the mean when that center is
 // more than a standard deviation away. Rows 0 and 1 start with 16 elements
@@ -167,16 +198,6 @@ INSTANTIATE_TEST_SUITE_P(MeanShifted, LayerNormTest,
 // lose about 12 bits of the variance to cancellation); row 2 is ordinary.
 TEST(LayerNormCenterTest, RowsStartingFarFromTheirMeanMatchFloat64) {
   const int64_t rows = 3, cols = 65536;
-  std::string x = tensorType(DType::F32, {rows, cols});
-  std::string st = tensorType(DType::F32, {rows, 1});
-  std::string ir =
-      "func.func @ln(%x: " + x + ") -> (" + x + ", " + st + ", " + st +
-      ") {\n  %y, %m, %r = nf.layer_norm %x {axis = 1 : i64}"
-      " : (" +
-      x + ") -> (" + x + ", " + st + ", " + st +
-      ")\n  return %y, %m, %r : " + x + ", " + st + ", " + st + "\n}\n";
-  auto kernel = compileOrFail(ir, "ln");
-  ASSERT_TRUE(kernel);
   std::mt19937 rng(7);
   std::normal_distribution<double> normal;
   Buffer in(DType::F32, {rows, cols});
@@ -185,29 +206,29 @@ TEST(LayerNormCenterTest, RowsStartingFarFromTheirMeanMatchFloat64) {
     in.set(cols + j, j < 16 ? -1000.0 : 5.0 + normal(rng));
     in.set(2 * cols + j, normal(rng));
   }
-  Buffer y(DType::F32, {rows, cols}), mean(DType::F32, {rows, 1}),
-      rstd(DType::F32, {rows, 1});
-  for (Buffer *out : {&y, &mean, &rstd})
-    out->fill(std::nan(""));
-  ASSERT_EQ(
-      errorText(kernel->run({in.ref()}, {y.ref(), mean.ref(), rstd.ref()})),
-      "");
-  std::vector<double> ry, rmean, rrstd;
-  layerNormReference(in.toDoubles(), cols, nullptr, nullptr, 1e-5, ry, rmean,
-                     rrstd);
-  EXPECT_LE(relativeError(y.toDoubles(), ry), 1e-5);
-  EXPECT_LE(relativeError(mean.toDoubles(), rmean), 1e-5);
-  for (int64_t r = 0; r < rows; ++r)
-    EXPECT_NEAR(rstd.get(r), rrstd[r], 1e-6 * rrstd[r]) << "row " << r;
+  expectLayerNormMatchesFloat64(in, rows, cols, 1e-5);
+}
+
+// A finite f32 row whose squares overflow f32 (rows alternating +-3e38, the
+// variance 9e76) has finite statistics: they are taken again in f64, and
+// rstd (3.3e-39) is a subnormal f32. Each row also holds one element that
+// makes its mean nonzero (13 columns: the mean is 3e38 / 13).
+TEST(LayerNormOverflowTest, RowsAlternatingPlusMinus3e38MatchFloat64) {
+  const int64_t rows = 4, cols = 13;
+  Buffer in(DType::F32, {rows, cols});
+  for (int64_t i = 0; i < rows * cols; ++i)
+    in.set(i, (i % 2 ? -3e38 : 3e38) * (i / cols % 2 ? -1 : 1));
+  expectLayerNormMatchesFloat64(in, rows, cols, 1e-5);
 }
 
 // bf16 rows round without the NaN case where no result can be a NaN (the
 // scale, bias, variance and rstd all finite), and with it elsewhere: every
 // NaN result is the canonical 0x7FC0 either way. Rows of 40 (two blocks of
 // 16 and a tail of 8): a constant row, an ordinary one, one with a NaN, one
-// with an infinity, and one whose deviations overflow f32 (3.3e38 and 39
-// times -3.3e38: x - mean = inf, the variance inf, rstd 0, inf * 0 = NaN);
-// with scale[3] = +inf, then with a finite scale.
+// with an infinity, and one whose squares overflow f32 (3.3e38 and 39
+// times -3.3e38: its statistics are taken again in f64, and bf16 rows
+// normalize as x * rstd - mean * rstd, so y is finite and right); with
+// scale[3] = +inf, then with a finite scale.
 TEST(BF16LayerNormTest, NaNResultsAreTheCanonicalNaN) {
   const int64_t rows = 5, cols = 40;
   std::string x = tensorType(DType::BF16, {rows, cols});
@@ -263,7 +284,16 @@ TEST(BF16LayerNormTest, NaNResultsAreTheCanonicalNaN) {
       EXPECT_EQ(bits(y, 2 * cols + j), 0x7FC0) << "row 2, column " << j;
       EXPECT_EQ(bits(y, 3 * cols + j), 0x7FC0) << "row 3, column " << j;
     }
-    EXPECT_EQ(bits(y, 4 * cols), 0x7FC0) << "row 4, column 0";
+    for (int64_t j = 0; j < cols; ++j) {
+      double expected = ry[4 * cols + j];
+      if (std::isnan(expected))
+        EXPECT_EQ(bits(y, 4 * cols + j), 0x7FC0) << "row 4, column " << j;
+      else if (std::isinf(expected))
+        EXPECT_EQ(y.get(4 * cols + j), expected) << "row 4, column " << j;
+      else
+        EXPECT_NEAR(y.get(4 * cols + j), expected, 1e-2 * std::abs(expected))
+            << "row 4, column " << j;
+    }
     for (int64_t i = 0; i < rows * cols; ++i)
       if (std::isnan(y.get(i)))
         EXPECT_EQ(bits(y, i), 0x7FC0) << "element " << i;

@@ -2,8 +2,9 @@
 //
 // Part of normfuse. Reads and writes NumPy's .npy format (versions 1-3),
 // little-endian f16/f32/f64 arrays in C order, and bf16 as the ml_dtypes
-// package stores it (descr '<V2'). Writes go to a temporary file that is
-// renamed into place, so a failed write leaves no partial file.
+// package stores it (descr '<V2'). Writes go to temporary files that are
+// renamed into place when all of them are written, so a failed write leaves
+// no partial file and no partial set of outputs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -41,6 +42,14 @@ std::string encodeNpy(const NpyArray &array);
 
 /// Writes `array` to `path` through a temporary file renamed into place.
 llvm::Error writeNpy(llvm::StringRef path, const NpyArray &array);
+
+/// Writes `arrays[i]` to `paths[i]`, all or nothing: each goes to a
+/// temporary file first, and the files are renamed into place only when
+/// every one was written. A path that names a device or a pipe (/dev/null)
+/// is written directly, after the temporaries and before the renames. Only
+/// a failed rename, after others succeeded, leaves some outputs replaced.
+llvm::Error writeNpyFiles(llvm::ArrayRef<std::string> paths,
+                          llvm::ArrayRef<NpyArray> arrays);
 
 /// Converts f32 data to bf16 (round to nearest even, NaN kept NaN).
 NpyArray convertF32ToBF16(const NpyArray &array);

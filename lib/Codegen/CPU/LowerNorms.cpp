@@ -131,17 +131,28 @@ Value emitRowSum(
   return convertFloat(b, loc, total, acc);
 }
 
+/// Whether `v` is neither a NaN nor an infinity (v - v is 0 then, and NaN
+/// otherwise).
+Value isFinite(OpBuilder &b, Location loc, Value v) {
+  return b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OEQ,
+                                 b.create<arith::SubFOp>(loc, v, v),
+                                 floatConstant(b, loc, 0.0, v.getType(), 1));
+}
+
 /// Elements the center of a LayerNorm row averages: its first ones.
 constexpr int64_t kCenterElements = 16;
 
-/// The mean and variance of row `row` (in `acc`). One pass sums d = x - K
-/// and d^2 around K, the mean of the row's first kCenterElements elements:
-/// mean = K + sum(d) / n and M2 = sum(d^2) - sum(d)^2 / n (in f64). They
-/// are kept when K lies within a standard deviation of the mean,
+/// The mean (in `acc`) and variance (in f64) of row `row`. One pass sums
+/// d = x - K and d^2 around K, the mean of the row's first kCenterElements
+/// elements: mean = K + sum(d) / n and M2 = sum(d^2) - sum(d)^2 / n (in
+/// f64). They are kept when K lies within a standard deviation of the mean,
 /// 2 sum(d)^2 <= n sum(d^2): the correction then cancels at most half of
-/// sum(d^2), so M2 loses at most one bit to it. Otherwise (and for a row
-/// with a NaN or an infinity) a second pass sums (x - mean)^2 around the
-/// mean. Never E[x^2] - E[x]^2.
+/// sum(d^2), so M2 loses at most one bit to it. Otherwise a second pass
+/// sums (x - mean)^2 around the mean. Never E[x^2] - E[x]^2. Where a sum in
+/// `acc` is not finite (a row with a NaN or an infinity, or one whose
+/// squares overflow f32, such as ±3e38), both are taken again element by
+/// element in f64: finite rows then get their finite statistics, and a NaN
+/// or an infinity in the row makes them NaN.
 std::pair<Value, Value> emitRowMoments(OpBuilder &b, Location loc,
                                        const RowNormBuffers &r, Value row,
                                        int64_t width, Type acc) {
@@ -179,36 +190,61 @@ std::pair<Value, Value> emitRowMoments(OpBuilder &b, Location loc,
                               floatConstant(b, loc, 2.0, f64, 1));
   Value kept = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OLE, twice,
                                        b.create<arith::MulFOp>(loc, n, sumD2));
-  auto variance = b.create<scf::IfOp>(
-      loc, kept,
+  // The moments element by element in f64 (two passes).
+  auto inF64 = [&](OpBuilder &eb, Location el) -> SmallVector<Value> {
+    Value sum = emitRowSums(eb, el, r, row, 1, f64, 1,
+                            [](OpBuilder &, Location, Value x) {
+                              return SmallVector<Value>{x};
+                            })[0];
+    Value mean64 = eb.create<arith::DivFOp>(el, sum, n);
+    Value sq = emitRowSums(
+        eb, el, r, row, 1, f64, 1, [&](OpBuilder &sb, Location sl, Value x) {
+          Value d = sb.create<arith::SubFOp>(sl, x, mean64);
+          return SmallVector<Value>{sb.create<arith::MulFOp>(sl, d, d)};
+        })[0];
+    return {convertFloat(eb, el, mean64, acc),
+            eb.create<arith::DivFOp>(el, sq, n)};
+  };
+  Value finite = b.create<arith::AndIOp>(loc, isFinite(b, loc, sumD),
+                                         isFinite(b, loc, sumD2));
+  auto moments = b.create<scf::IfOp>(
+      loc, b.create<arith::AndIOp>(loc, finite, kept),
       [&](OpBuilder &tb, Location tl) {
         Value m2 = tb.create<arith::SubFOp>(
             tl, sumD2, tb.create<arith::MulFOp>(tl, sumD, meanD));
         tb.create<scf::YieldOp>(
-            tl, convertFloat(tb, tl, tb.create<arith::DivFOp>(tl, m2, n), acc));
+            tl, ValueRange{mean, tb.create<arith::DivFOp>(tl, m2, n)});
       },
       [&](OpBuilder &eb, Location el) {
-        Value sq =
-            emitRowSum(eb, el, r, row, width, acc,
-                       [&](OpBuilder &sb, Location sl, Value x) -> Value {
-                         Value d = sb.create<arith::SubFOp>(
-                             sl, x, splat(sb, sl, mean, lanesOf(x)));
-                         return sb.create<arith::MulFOp>(sl, d, d);
-                       });
-        eb.create<scf::YieldOp>(
-            el,
-            eb.create<arith::DivFOp>(el, sq, indexToFloat(eb, el, r.cols, acc))
-                .getResult());
+        auto aroundMean = eb.create<scf::IfOp>(
+            el, finite,
+            [&](OpBuilder &fb, Location fl) {
+              Value sq =
+                  emitRowSum(fb, fl, r, row, width, acc,
+                             [&](OpBuilder &sb, Location sl, Value x) -> Value {
+                               Value d = sb.create<arith::SubFOp>(
+                                   sl, x, splat(sb, sl, mean, lanesOf(x)));
+                               return sb.create<arith::MulFOp>(sl, d, d);
+                             });
+              Value var = fb.create<arith::DivFOp>(
+                  fl, convertFloat(fb, fl, sq, f64), n);
+              // Squares that overflow `acc` take the f64 route.
+              auto checked = fb.create<scf::IfOp>(
+                  fl, isFinite(fb, fl, var),
+                  [&](OpBuilder &ob, Location ol) {
+                    ob.create<scf::YieldOp>(ol, ValueRange{mean, var});
+                  },
+                  [&](OpBuilder &ob, Location ol) {
+                    ob.create<scf::YieldOp>(ol, inF64(ob, ol));
+                  });
+              fb.create<scf::YieldOp>(fl, checked.getResults());
+            },
+            [&](OpBuilder &fb, Location fl) {
+              fb.create<scf::YieldOp>(fl, inF64(fb, fl));
+            });
+        eb.create<scf::YieldOp>(el, aroundMean.getResults());
       });
-  return {mean, variance.getResult(0)};
-}
-
-/// Whether `v` is neither a NaN nor an infinity (v - v is 0 then, and NaN
-/// otherwise).
-Value isFinite(OpBuilder &b, Location loc, Value v) {
-  return b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OEQ,
-                                 b.create<arith::SubFOp>(loc, v, v),
-                                 floatConstant(b, loc, 0.0, v.getType(), 1));
+  return {moments.getResult(0), moments.getResult(1)};
 }
 
 /// Whether every element of the (n) buffer `param` is finite: the sum of
@@ -440,16 +476,19 @@ struct LowerLayerNorm : LoopLoweringPattern<LayerNormOp> {
     std::tie(rstdFull, rstd) =
         allocStats(b, loc, op.getRstd().getType(), r.xFull, r.rows);
 
-    emitNormRows(b, loc, r, w,
-                 [&](OpBuilder &pb, Location pl, Value row,
-                     const StreamingStores &streaming) {
-                   auto [m, var] = emitRowMoments(pb, pl, r, row, w, acc);
-                   Value s = emitRstd(pb, pl, var, eps);
-                   storeAs(pb, pl, m, mean, row);
-                   storeAs(pb, pl, s, rstd, row);
-                   emitNormalizeRow(pb, pl, r, row, m, var, s, w, acc,
-                                    streaming);
-                 });
+    emitNormRows(
+        b, loc, r, w,
+        [&](OpBuilder &pb, Location pl, Value row,
+            const StreamingStores &streaming) {
+          auto [m, var64] = emitRowMoments(pb, pl, r, row, w, acc);
+          // rstd in f64: the variance of a finite f32 row may
+          // exceed f32 (rows of ±3e38) while its rstd does not.
+          Value s = convertFloat(pb, pl, emitRstd(pb, pl, var64, eps), acc);
+          Value var = convertFloat(pb, pl, var64, acc);
+          storeAs(pb, pl, m, mean, row);
+          storeAs(pb, pl, s, rstd, row);
+          emitNormalizeRow(pb, pl, r, row, m, var, s, w, acc, streaming);
+        });
     return {toTensor(b, loc, r.yFull), toTensor(b, loc, meanFull),
             toTensor(b, loc, rstdFull)};
   }

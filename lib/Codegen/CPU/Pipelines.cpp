@@ -78,9 +78,12 @@ void nf::buildCPUPipeline(OpPassManager &pm,
   pm.addPass(createNFExpandMathPass());
   pm.addPass(createConvertVectorToSCFPass());
   pm.addPass(createConvertSCFToCFPass());
-  pm.addPass(createConvertVectorToLLVMPass());
+  // Math ops LLVM has intrinsics for become those; the rest (f64 tanh and
+  // erf, which nf-expand-math leaves) become libm calls, on vectors one
+  // vector.extract per lane: so before the vector ops' own conversion.
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createConvertVectorToLLVMPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());

@@ -21,7 +21,8 @@
 // CHECK-NOT: scf.parallel
 // CHECK: scf.parallel
 // CHECK: math.sqrt
-// CHECK: %[[RSTD:.+]] = arith.divf
+// CHECK: %[[R64:.+]] = arith.divf {{.+}} : f64
+// CHECK-NEXT: %[[RSTD:.+]] = arith.truncf %[[R64]] : f64 to f32
 // CHECK: scf.for
 // CHECK: %[[LOAD:.+]] = vector.load %[[XV]]
 // CHECK: %[[D:.+]] = arith.subf %[[LOAD]]

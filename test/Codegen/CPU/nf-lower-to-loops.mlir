@@ -43,14 +43,25 @@
 // CHECK-NEXT: %[[TWICE:.+]] = arith.mulf %[[SQ]], %[[TWO]] : f64
 // CHECK-NEXT: %[[BOUND:.+]] = arith.mulf %[[N]], %[[SUMS]]#1 : f64
 // CHECK-NEXT: %[[KEPT:.+]] = arith.cmpf ole, %[[TWICE]], %[[BOUND]] : f64
-// CHECK-NEXT: %[[VAR:.+]] = scf.if %[[KEPT]] -> (f32) {
+// And only if both sums are finite (v - v is 0).
+// CHECK-NEXT: %[[D0:.+]] = arith.subf %[[SUMS]]#0, %[[SUMS]]#0 : f64
+// CHECK-NEXT: %[[Z0:.+]] = arith.constant 0.000000e+00 : f64
+// CHECK-NEXT: %[[F0:.+]] = arith.cmpf oeq, %[[D0]], %[[Z0]] : f64
+// CHECK-NEXT: %[[D1:.+]] = arith.subf %[[SUMS]]#1, %[[SUMS]]#1 : f64
+// CHECK-NEXT: %[[Z1:.+]] = arith.constant 0.000000e+00 : f64
+// CHECK-NEXT: %[[F1:.+]] = arith.cmpf oeq, %[[D1]], %[[Z1]] : f64
+// CHECK-NEXT: %[[FINITE:.+]] = arith.andi %[[F0]], %[[F1]] : i1
+// CHECK-NEXT: %[[ONE:.+]] = arith.andi %[[FINITE]], %[[KEPT]] : i1
+// CHECK-NEXT: %{{.+}}:2 = scf.if %[[ONE]] -> (f32, f64) {
 // CHECK-NEXT: %[[CORR:.+]] = arith.mulf %[[SUMS]]#0, %[[MD]] : f64
 // CHECK-NEXT: %[[M2:.+]] = arith.subf %[[SUMS]]#1, %[[CORR]] : f64
 // CHECK-NEXT: %[[V64:.+]] = arith.divf %[[M2]], %[[N]] : f64
-// CHECK-NEXT: %[[V:.+]] = arith.truncf %[[V64]] : f64 to f32
-// CHECK-NEXT: scf.yield %[[V]] : f32
-// Otherwise a second pass: squared deviations from the mean, the same way.
+// CHECK-NEXT: scf.yield %[[M]], %[[V64]] : f32, f64
+// Otherwise, when the sums are finite, a second pass: squared deviations
+// from the mean, the same way; when they are not, both moments again,
+// element by element in f64.
 // CHECK-NEXT: } else {
+// CHECK-NEXT: scf.if %[[FINITE]] -> (f32, f64) {
 // CHECK: scf.for {{.+}} iter_args({{.+}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
 // CHECK-NEXT: vector.load
 // CHECK-NEXT: %[[MV:.+]] = vector.broadcast %[[M]] : f32 to vector<8xf32>

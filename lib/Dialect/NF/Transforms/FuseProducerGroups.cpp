@@ -195,7 +195,10 @@ ControlFusionFn nf::getDefaultControlFusionFn() {
 unsigned nf::fuseProducerGroups(Operation *root, RewriterBase &rewriter,
                                 const ControlFusionFn &control) {
   SmallVector<Operation *> producers;
-  root->walk([&](Operation *op) {
+  // Pre-order, so that skipping an nf.fused skips its body: a post-order
+  // walk visits the body first, and a second run of the pipeline then
+  // wrapped each group in another nf.fused.
+  root->walk<WalkOrder::PreOrder>([&](Operation *op) {
     if (isa<FusedOp>(op))
       return WalkResult::skip();
     if (isProducerOp(op))
