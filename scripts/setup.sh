@@ -13,6 +13,10 @@ packages=(
   clang-19 lld-19 clang-format-19 libomp-19-dev libzstd-dev zlib1g-dev libgtest-dev
   graphviz
 )
+# What scripts/fuzz.sh and scripts/sanitize.sh add: clang's sanitizer and
+# libFuzzer runtimes.
+read -r -a extra <<< "${NF_SETUP_EXTRA:-}"
+packages+=("${extra[@]}")
 # ccache speeds up rebuilds; it is welcome but not required.
 optional=(ccache)
 

@@ -23,6 +23,7 @@
 #include "normfuse/InitAll.h"
 #include "normfuse/JIT/CudaKernel.h"
 #include "normfuse/JIT/CudaSimKernel.h"
+#include "normfuse/Support/UpstreamGuards.h"
 #include "normfuse/Target/CUDAEmitter.h"
 #include "normfuse/Target/LaunchPlanFromIR.h"
 
@@ -294,6 +295,8 @@ llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 JIT::Impl::parseFunction(llvm::StringRef irText, llvm::StringRef bufferName,
                          llvm::StringRef function,
                          const DiagnosticCollector &diagnostics) {
+  if (auto crash = findUpstreamCrash(irText, bufferName))
+    return makeError("the IR does not parse or verify:\n" + *crash);
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(
       llvm::MemoryBuffer::getMemBufferCopy(irText, bufferName), llvm::SMLoc());

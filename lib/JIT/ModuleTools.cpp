@@ -10,6 +10,7 @@
 #include "normfuse/Dialect/NF/Transforms/FusePipeline.h"
 #include "normfuse/Dialect/NF/Transforms/KernelGraph.h"
 #include "normfuse/InitAll.h"
+#include "normfuse/Support/UpstreamGuards.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -42,6 +43,8 @@ struct ParsedModule {
 
   llvm::Error parse(llvm::StringRef irText, llvm::StringRef bufferName,
                     bool fuse) {
+    if (auto crash = normfuse::findUpstreamCrash(irText, bufferName))
+      return makeError("the IR does not parse or verify:\n" + *crash);
     DiagnosticCollector diagnostics(context);
     llvm::SourceMgr sourceMgr;
     sourceMgr.AddNewSourceBuffer(

@@ -4,14 +4,22 @@
 // and prints. Takes mlir-opt's flags (--pass-pipeline, -split-input-file,
 // --verify-diagnostics, --mlir-print-ir-after-all, ...). Loads only the
 // dialects and passes normfuse uses (see normfuse/InitAll.h), and the test
-// passes of test/lib (nf-test-*).
+// passes of test/lib (nf-test-*). Before MLIR parses the input, constructs
+// known to crash MLIR 19 are refused with a message
+// (normfuse/Support/UpstreamGuards.h): the steps of mlir-opt's own main,
+// with that check between reading the file and parsing it.
 //
 //===----------------------------------------------------------------------===//
 
 #include "normfuse/InitAll.h"
+#include "normfuse/Support/UpstreamGuards.h"
 
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/ToolOutputFile.h"
 
 namespace mlir::nf::test {
 void registerTestFusionPass();
@@ -19,11 +27,44 @@ void registerTestRaisePatternsPass();
 } // namespace mlir::nf::test
 
 int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
   mlir::DialectRegistry registry;
   mlir::nf::registerAllDialects(registry);
   mlir::nf::registerAllPasses();
   mlir::nf::test::registerTestFusionPass();
   mlir::nf::test::registerTestRaisePatternsPass();
-  return mlir::asMainReturnCode(
-      mlir::MlirOptMain(argc, argv, "normfuse optimizer driver\n", registry));
+
+  auto [inputFilename, outputFilename] = mlir::registerAndParseCLIOptions(
+      argc, argv, "normfuse optimizer driver\n", registry);
+  mlir::MlirOptMainConfig config =
+      mlir::MlirOptMainConfig::createFromCLOptions();
+  if (config.shouldShowDialects()) {
+    llvm::outs() << "Available Dialects: ";
+    llvm::interleave(registry.getDialectNames(), llvm::outs(), ",");
+    llvm::outs() << "\n";
+    return 0;
+  }
+  std::string error;
+  std::unique_ptr<llvm::MemoryBuffer> file =
+      mlir::openInputFile(inputFilename, &error);
+  if (!file) {
+    llvm::errs() << error << "\n";
+    return 1;
+  }
+  if (auto crash = normfuse::findUpstreamCrash(file->getBuffer(),
+                                               file->getBufferIdentifier())) {
+    llvm::errs() << *crash << "\n";
+    return 1;
+  }
+  std::unique_ptr<llvm::ToolOutputFile> output =
+      mlir::openOutputFile(outputFilename, &error);
+  if (!output) {
+    llvm::errs() << error << "\n";
+    return 1;
+  }
+  if (mlir::failed(
+          mlir::MlirOptMain(output->os(), std::move(file), registry, config)))
+    return 1;
+  output->keep();
+  return 0;
 }
