@@ -17,16 +17,9 @@ build=${NF_FUZZ_BUILD_DIR:-$root/build-fuzz}
 seconds=${1:-}
 
 NF_SETUP_EXTRA=libclang-rt-19-dev "$root/scripts/setup.sh"
-if [ ! -f "$build/build.ninja" ]; then
-  launcher=()
-  command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
-  cmake -G Ninja -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release \
-    -DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19 \
-    -DLLVM_USE_LINKER=lld "${launcher[@]}" \
-    -DNF_SANITIZE="address;undefined" -DNF_FUZZ_WITH_LIBFUZZER=ON \
-    -DNF_BUILD_TESTS=OFF -DNF_ENABLE_PYTHON=OFF
-fi
-ninja -C "$build" nf-fuzz-npy nf-fuzz-mlir nf-fuzz-jit-args
+NF_BUILD_DIR="$build" NF_NINJA_ARGS="nf-fuzz-npy nf-fuzz-mlir nf-fuzz-jit-args" \
+  "$root/scripts/build.sh" -DNF_SANITIZE="address;undefined" \
+  -DNF_FUZZ_WITH_LIBFUZZER=ON -DNF_BUILD_TESTS=OFF -DNF_ENABLE_PYTHON=OFF
 
 # LLVM's headers poison and unpoison the memory of its allocators when
 # compiled with ASan, and Debian's MLIR libraries, compiled without it, do

@@ -10,15 +10,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=${NF_SANITIZE_BUILD_DIR:-$root/build-asan}
 
 NF_SETUP_EXTRA=libclang-rt-19-dev "$root/scripts/setup.sh"
-if [ ! -f "$build/build.ninja" ]; then
-  launcher=()
-  command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
-  cmake -G Ninja -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release \
-    -DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19 \
-    -DLLVM_USE_LINKER=lld "${launcher[@]}" \
-    -DNF_SANITIZE="address;undefined" -DNF_ENABLE_PYTHON=OFF
-fi
-ninja -C "$build"
+NF_BUILD_DIR="$build" "$root/scripts/build.sh" \
+  -DNF_SANITIZE="address;undefined" -DNF_ENABLE_PYTHON=OFF
 export UBSAN_OPTIONS=print_stacktrace=1
 # LLVM's headers poison and unpoison the memory of its allocators when
 # compiled with ASan, and Debian's MLIR libraries, compiled without it, do

@@ -14,7 +14,7 @@
 // 95% confidence interval (order statistics: no assumption about the
 // distribution), how many pairs the fused module won and the one-sided
 // sign test's p-value for that many wins by chance. Kernels keep their
-// large intermediates between calls (jit::Options::cacheBuffers) unless
+// large intermediates between calls (jit::CPUOptions::cacheBuffers) unless
 // --no-buffer-cache is given.
 //
 //   nf-bench-cpu-examples [--threads T] [--pairs P] [--json FILE]
@@ -186,7 +186,7 @@ bool runExample(const Example &ex, const std::string &dir, int threads,
   jit::Options plain, fuse;
   plain.fuse = false;
   fuse.fuse = true;
-  plain.cacheBuffers = fuse.cacheBuffers = cacheBuffers;
+  plain.cpu.cacheBuffers = fuse.cpu.cacheBuffers = cacheBuffers;
   jit::JIT unfusedJIT(plain), fusedJIT(fuse);
   auto unfused = unfusedJIT.compileFile(path, ex.entry);
   auto fused = unfused ? fusedJIT.compileFile(path, ex.entry) : nullptr;

@@ -8,7 +8,7 @@
 // multi-kernel function then pays page faults and zeroing for every large
 // intermediate, which can cost more than the kernels that fill them.
 //
-// A kernel compiled with Options::cacheBuffers calls `allocate` and
+// A kernel compiled with CPUOptions::cacheBuffers calls `allocate` and
 // `release` instead. Blocks of at least kMinCachedBytes are rounded up to a
 // size class (four per power of two, plus a page) and, when freed, kept in a
 // free list per class while the idle total stays under the limit; the next

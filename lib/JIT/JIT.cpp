@@ -16,6 +16,7 @@
 #include "BufferCache.h"
 #include "Diagnostics.h"
 #include "HostKernel.h"
+#include "normfuse/Codegen/CUDA/Schedule.h"
 #include "normfuse/Codegen/Pipelines.h"
 #include "normfuse/Dialect/NF/IR/NFOps.h"
 #include "normfuse/Dialect/NF/Transforms/FusePipeline.h"
@@ -116,10 +117,47 @@ static llvm::Expected<Signature> getSignature(mlir::func::FuncOp fn) {
   return sig;
 }
 
+/// Why `options` cannot compile anything ("" when they can): an option of
+/// another target than the one chosen, or a value out of its range.
+static std::string checkOptions(const Options &options) {
+  const CPUOptions cpu;
+  const CUDAOptions cuda;
+  bool isCPU = options.target == Target::CPU;
+  std::string target = getTargetName(options.target);
+  if (!isCPU && (options.cpu.vectorWidth != cpu.vectorWidth ||
+                 options.cpu.parallel != cpu.parallel ||
+                 options.cpu.cacheBuffers != cpu.cacheBuffers))
+    return "the cpu options (vector width, parallel rows, buffer cache) do "
+           "not apply to the " +
+           target + " target";
+  if (isCPU && (options.cuda.arch != cuda.arch ||
+                options.cuda.rowNormSchedule != cuda.rowNormSchedule))
+    return "the CUDA options (architecture, row-norm schedule) do not apply "
+           "to the cpu target";
+  int64_t width = options.cpu.vectorWidth;
+  if (width < 0 || width > 64 || (width & (width - 1)) != 0)
+    return "the vector width must be 0 (the host's) or a power of two up "
+           "to 64, got " +
+           std::to_string(width);
+  if (mlir::failed(mlir::nf::cuda::TargetInfo::parse(options.cuda.arch)))
+    return "the CUDA architecture must be sm_XY (or compute_XY) with XY at "
+           "least 75, got '" +
+           options.cuda.arch + "'";
+  static const char *schedules[] = {"auto", "warp-rows", "block-row-registers",
+                                    "block-row-streaming", "split-row"};
+  if (!llvm::is_contained(schedules,
+                          llvm::StringRef(options.cuda.rowNormSchedule)))
+    return "unknown row-norm schedule '" + options.cuda.rowNormSchedule +
+           "' (auto, warp-rows, block-row-registers, block-row-streaming, "
+           "split-row)";
+  return "";
+}
+
 struct JIT::Impl : std::enable_shared_from_this<JIT::Impl> {
   class ShapeGenericKernel;
 
-  explicit Impl(Options opts) : options(opts) {
+  explicit Impl(Options opts)
+      : options(opts), optionsError(checkOptions(opts)) {
     static std::once_flag nativeTarget;
     std::call_once(nativeTarget, [] {
       llvm::InitializeNativeTarget();
@@ -134,8 +172,8 @@ struct JIT::Impl : std::enable_shared_from_this<JIT::Impl> {
     context->loadAllAvailableDialects();
     // Compilation happens under `mutex`; the context need not be threaded.
     context->disableMultithreading();
-    if (options.vectorWidth == 0)
-      options.vectorWidth = getHostVectorWidth();
+    if (options.cpu.vectorWidth == 0 && options.target == Target::CPU)
+      options.cpu.vectorWidth = getHostVectorWidth();
     auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
     if (jtmb)
       target = jtmb->getTargetTriple().str() + " " + jtmb->getCPU();
@@ -222,6 +260,8 @@ struct JIT::Impl : std::enable_shared_from_this<JIT::Impl> {
   llvm::Expected<std::shared_ptr<runtime::CudaDevice>> getDevice();
 
   Options options;
+  /// Why `options` compile nothing (checkOptions), or "".
+  std::string optionsError;
   std::string target;
   std::unique_ptr<mlir::MLIRContext> context;
   std::shared_ptr<runtime::CudaDevice> device;
@@ -339,8 +379,8 @@ JIT::Impl::lowerAndCompile(mlir::ModuleOp module, llvm::StringRef function,
     return lowerForCuda(module, function, signature, diagnostics);
   mlir::PassManager pm(context.get());
   mlir::nf::CPUPipelineOptions pipeline;
-  pipeline.vectorWidth = options.vectorWidth;
-  pipeline.parallel = options.parallel;
+  pipeline.vectorWidth = options.cpu.vectorWidth;
+  pipeline.parallel = options.cpu.parallel;
   if (options.fuse)
     mlir::nf::buildFusePipeline(pm);
   mlir::nf::buildCPUPipeline(pm, pipeline);
@@ -349,7 +389,7 @@ JIT::Impl::lowerAndCompile(mlir::ModuleOp module, llvm::StringRef function,
                      diagnostics.str());
 
   auto kernel = std::make_shared<HostKernel>(function.str(), signature);
-  if (auto err = kernel->compile(module, options.cacheBuffers))
+  if (auto err = kernel->compile(module, options.cpu.cacheBuffers))
     return makeError(
         "JIT compilation of @" + function +
         " failed: " + llvm::toString(std::move(err)) +
@@ -365,7 +405,7 @@ llvm::Expected<JIT::Impl::CudaLowering> JIT::Impl::lowerToCUDA(
     mlir::nf::buildFusePipeline(pm);
   mlir::nf::CUDAPipelineOptions pipeline;
   pipeline.arch = arch;
-  pipeline.rowNormSchedule = options.cudaRowNormSchedule;
+  pipeline.rowNormSchedule = options.cuda.rowNormSchedule;
   mlir::nf::buildCUDAPipeline(pm, pipeline);
   if (mlir::failed(pm.run(module)))
     return makeError("lowering @" + function + " for CUDA failed:\n" +
@@ -402,7 +442,7 @@ JIT::Impl::lowerForCudaSim(mlir::ModuleOp module, llvm::StringRef function,
                            const Signature &signature,
                            const DiagnosticCollector &diagnostics) {
   auto lowered =
-      lowerToCUDA(module, function, signature, diagnostics, options.cudaArch);
+      lowerToCUDA(module, function, signature, diagnostics, options.cuda.arch);
   if (!lowered)
     return lowered.takeError();
   std::string error;
@@ -440,15 +480,17 @@ JIT::Impl::lowerForCuda(mlir::ModuleOp module, llvm::StringRef function,
 llvm::Expected<std::shared_ptr<Kernel>>
 JIT::Impl::compile(llvm::StringRef irText, llvm::StringRef bufferName,
                    llvm::StringRef function) {
+  if (!optionsError.empty())
+    return makeError(optionsError);
   std::lock_guard<std::mutex> lock(mutex);
   std::string key = std::to_string(llvm::xxh3_64bits(irText)) + "/" +
                     function.str() + "/w" +
-                    std::to_string(options.vectorWidth) +
-                    (options.parallel ? "/omp/" : "/serial/") +
+                    std::to_string(options.cpu.vectorWidth) +
+                    (options.cpu.parallel ? "/omp/" : "/serial/") +
                     (options.fuse ? "fused/" : "") +
-                    (options.cacheBuffers ? "cached-buffers/" : "") +
-                    getTargetName(options.target) + "/" + options.cudaArch +
-                    "/" + options.cudaRowNormSchedule + "/" + target;
+                    (options.cpu.cacheBuffers ? "cached-buffers/" : "") +
+                    getTargetName(options.target) + "/" + options.cuda.arch +
+                    "/" + options.cuda.rowNormSchedule + "/" + target;
   if (auto it = cache.find(key); it != cache.end())
     return it->second;
   if (auto it = genericKernels.find(key); it != genericKernels.end())
@@ -586,11 +628,12 @@ std::string JIT::getTargetDescription() const {
            (impl->options.fuse ? ", fused" : "");
   }
   if (impl->options.target == Target::CUDASim)
-    return "CUDA simulator on the host (kernels for " + impl->options.cudaArch +
-           ")" + (impl->options.fuse ? ", fused" : "");
+    return "CUDA simulator on the host (kernels for " +
+           impl->options.cuda.arch + ")" +
+           (impl->options.fuse ? ", fused" : "");
   return impl->target + ", vector width " +
-         std::to_string(impl->options.vectorWidth) +
-         (impl->options.parallel ? ", OpenMP rows" : ", one thread") +
+         std::to_string(impl->options.cpu.vectorWidth) +
+         (impl->options.cpu.parallel ? ", OpenMP rows" : ", one thread") +
          (impl->options.fuse ? ", fused" : "");
 }
 

@@ -46,16 +46,17 @@ Dynamic dimensions ('?') take the sizes of the input files.
                       print the median time, the bytes read and written
                       and GB/s (table and JSON)
   --threads T         threads for the row loops (0: OpenMP's default; at
-                      most 1024)
+                      most 1024; cpu target)
   --vector-width W    vector lanes of the inner loops: 1, 2, 4, ..., 64
-                      (0: the host's)
+                      (0: the host's; cpu target)
   --no-fuse           run the function op by op as written; by default
                       decomposed chains are first raised to nf ops and each
                       producer is fused with its pointwise neighbours
                       (nf-fuse-pipeline; --fuse says so explicitly)
   --no-buffer-cache   give each large intermediate buffer back to malloc
                       when the function frees it, instead of keeping it for
-                      the next run (jit::Options::cacheBuffers)
+                      the next run (jit::CPUOptions::cacheBuffers; cpu
+                      target)
   --bf16-from-f32     convert f32 input files to bf16 where the function
                       takes bf16 (otherwise bf16 is read as ml_dtypes saves
                       it, descr '<V2')
@@ -76,7 +77,7 @@ constexpr long long kMaxThreads = 1024;
 /// The command line. nf-run parses it itself: libLLVM registers global
 /// options of its own (one is called "threads").
 struct Arguments {
-  std::string inputFile, entry, target = "cpu", cudaArch = "sm_90";
+  std::string inputFile, entry, target = "cpu", cudaArch;
   std::vector<std::string> inputs, outputs;
   unsigned bench = 0;
   int threads = 0;
@@ -194,10 +195,14 @@ int main(int argc, char **argv) {
     options.target = jit::Target::CUDA;
   else
     return fail("unknown target '" + target + "' (cpu, cuda or cuda-sim)");
-  options.cudaArch = args.cudaArch;
-  options.vectorWidth = args.vectorWidth;
+  // Options of another target are refused by the JIT, with the reason.
+  if (!args.cudaArch.empty())
+    options.cuda.arch = args.cudaArch;
+  options.cpu.vectorWidth = args.vectorWidth;
+  options.cpu.cacheBuffers = !args.noBufferCache;
   options.fuse = args.fuse;
-  options.cacheBuffers = !args.noBufferCache;
+  if (threads != 0 && options.target != jit::Target::CPU)
+    return fail("--threads applies to the cpu target only");
   jit::JIT compiler(options);
   auto compiled = compiler.compileFile(args.inputFile, entry);
   if (!compiled)
@@ -304,7 +309,7 @@ int main(int argc, char **argv) {
                                  median * 1e3, seconds.front() * 1e3, bytes,
                                  gbps);
     jit::BufferCacheStats cache = jit::getBufferCacheStats();
-    if (options.cacheBuffers)
+    if (options.cpu.cacheBuffers)
       llvm::outs() << "  buffer cache: " << cache.reused << " reused, "
                    << cache.allocated << " allocated, " << cache.idleBlocks
                    << " idle blocks of " << cache.idleBytes << " bytes\n";

@@ -35,7 +35,7 @@ inline normfuse::jit::JIT &simJIT(const std::string &schedule = "auto",
   if (!jit) {
     normfuse::jit::Options options;
     options.target = normfuse::jit::Target::CUDASim;
-    options.cudaRowNormSchedule = schedule;
+    options.cuda.rowNormSchedule = schedule;
     options.fuse = fuse;
     jit = std::make_unique<normfuse::jit::JIT>(options);
   }

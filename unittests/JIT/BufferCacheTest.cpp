@@ -1,6 +1,6 @@
 //===- BufferCacheTest.cpp - kernels keep their large intermediates -------===//
 //
-// Part of normfuse. A kernel compiled with Options::cacheBuffers (the
+// Part of normfuse. A kernel compiled with CPUOptions::cacheBuffers (the
 // default) gets its malloc and free from the buffer cache
 // (lib/JIT/BufferCache.h): blocks of 128 KiB and up that it frees are kept,
 // and the next call's requests of the same size class reuse them. The
@@ -49,7 +49,7 @@ std::shared_ptr<normfuse::jit::Kernel> compileChain(normfuse::jit::JIT &jit) {
 normfuse::jit::Options withCache(bool cacheBuffers) {
   normfuse::jit::Options options;
   options.fuse = false;
-  options.cacheBuffers = cacheBuffers;
+  options.cpu.cacheBuffers = cacheBuffers;
   return options;
 }
 

@@ -151,6 +151,66 @@ TEST(JITErrorsTest, TheCudaTargetWithoutADriverSaysWhyAndOnlyOnce) {
             0u);
 }
 
+/// The error a JIT with `options` gives for compiling kRelu.
+std::string optionsError(const normfuse::jit::Options &options) {
+  normfuse::jit::JIT jit(options);
+  auto kernel = jit.compile(kRelu, "relu");
+  if (kernel)
+    return "";
+  return llvm::toString(kernel.takeError());
+}
+
+TEST(JITOptionsTest, AnOptionOfAnotherTargetIsRefused) {
+  normfuse::jit::Options sim;
+  sim.target = normfuse::jit::Target::CUDASim;
+  sim.cpu.vectorWidth = 8;
+  EXPECT_EQ(optionsError(sim), "the cpu options (vector width, parallel "
+                               "rows, buffer cache) do not apply to the "
+                               "cuda-sim target");
+  sim.cpu = {};
+  sim.cpu.parallel = false;
+  EXPECT_NE(optionsError(sim), "");
+  normfuse::jit::Options cpu;
+  cpu.cuda.arch = "sm_80";
+  EXPECT_EQ(optionsError(cpu), "the CUDA options (architecture, row-norm "
+                               "schedule) do not apply to the cpu target");
+  cpu.cuda = {};
+  cpu.cuda.rowNormSchedule = "split-row";
+  EXPECT_NE(optionsError(cpu), "");
+}
+
+TEST(JITOptionsTest, ValuesOutOfRangeAreRefused) {
+  normfuse::jit::Options cpu;
+  cpu.cpu.vectorWidth = 12;
+  EXPECT_EQ(optionsError(cpu), "the vector width must be 0 (the host's) or "
+                               "a power of two up to 64, got 12");
+  cpu.cpu.vectorWidth = 128;
+  EXPECT_NE(optionsError(cpu), "");
+  normfuse::jit::Options sim;
+  sim.target = normfuse::jit::Target::CUDASim;
+  sim.cuda.arch = "sm_70";
+  EXPECT_EQ(optionsError(sim), "the CUDA architecture must be sm_XY (or "
+                               "compute_XY) with XY at least 75, got 'sm_70'");
+  sim.cuda.arch = "sm_90";
+  sim.cuda.rowNormSchedule = "fastest";
+  EXPECT_EQ(optionsError(sim),
+            "unknown row-norm schedule 'fastest' (auto, warp-rows, "
+            "block-row-registers, block-row-streaming, split-row)");
+}
+
+TEST(JITOptionsTest, EachTargetTakesItsOwnOptions) {
+  normfuse::jit::Options cpu;
+  cpu.cpu.vectorWidth = 4;
+  cpu.cpu.parallel = false;
+  cpu.cpu.cacheBuffers = false;
+  EXPECT_EQ(optionsError(cpu), "");
+  normfuse::jit::Options sim;
+  sim.target = normfuse::jit::Target::CUDASim;
+  sim.cuda.arch = "sm_80";
+  sim.cuda.rowNormSchedule = "warp-rows";
+  EXPECT_EQ(optionsError(sim), "");
+}
+
 class RunErrorsTest : public testing::Test {
 protected:
   void SetUp() override {

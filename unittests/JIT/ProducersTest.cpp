@@ -371,7 +371,7 @@ class ConvVectorWidthTest : public testing::TestWithParam<int64_t> {};
 
 TEST_P(ConvVectorWidthTest, RegisterTilesMatchFloat64Reference) {
   normfuse::jit::Options options;
-  options.vectorWidth = GetParam();
+  options.cpu.vectorWidth = GetParam();
   normfuse::jit::JIT jit(options);
   ConvGeometry g = withLayout(convCases()[9].g, /*nhwc=*/true);
   ConvOperands in(g, DType::F32, 3);
@@ -526,7 +526,7 @@ INSTANTIATE_TEST_SUITE_P(Cases, ConvIdentityTest,
 // row would not be released per iteration and would overflow the stack.
 TEST(ConvSequentialTest, ManyF16RowsWithoutThreads) {
   normfuse::jit::Options options;
-  options.parallel = false;
+  options.cpu.parallel = false;
   normfuse::jit::JIT jit(options);
   ConvGeometry g{1, 2, 2, 8192,
                  5, 1, 3, ConvAttrs{false, {1, 1}, {0, 0, 1, 1}, {1, 1}}};

@@ -79,27 +79,13 @@ enum class Target {
 /// "cpu", "cuda-sim", "cuda".
 const char *getTargetName(Target target);
 
-struct Options {
-  /// Where kernels run.
-  Target target = Target::CPU;
-  /// The GPU architecture CUDA kernels are generated for (cuda-sim; the
-  /// cuda target generates them for its device).
-  std::string cudaArch = "sm_90";
-  /// The row-norm schedule of CUDA kernels: "auto" (the schedule layer's
-  /// choice), or "warp-rows", "block-row-registers", "block-row-streaming",
-  /// "split-row" to force one (tests reach every path on small shapes this
-  /// way).
-  std::string cudaRowNormSchedule = "auto";
-  /// Lanes of the inner vector loops; 0 picks the host's (16 with AVX-512,
-  /// 8 with AVX, 4 otherwise).
+/// Options of the cpu target alone.
+struct CPUOptions {
+  /// Lanes of the inner vector loops: 0 picks the host's (16 with AVX-512,
+  /// 8 with AVX, 4 otherwise), or a power of two up to 64.
   int64_t vectorWidth = 0;
   /// Run row loops on several threads (OpenMP).
   bool parallel = true;
-  /// Run nf-fuse-pipeline first (the default): decomposed chains (TOSA,
-  /// arith/math on tensors) are raised to nf ops and each producer is fused
-  /// with its pointwise neighbours, so the function runs as fewer, fused
-  /// kernels. Off, the function runs op by op as written.
-  bool fuse = true;
   /// Keep the large buffers (128 KiB and up) a kernel allocates for its
   /// intermediates when it frees them, and reuse them in later calls (of
   /// any kernel compiled with this option), instead of handing them back
@@ -110,7 +96,35 @@ struct Options {
   bool cacheBuffers = true;
 };
 
-/// The state of the buffer cache (Options::cacheBuffers), shared by all
+/// Options of the CUDA targets (cuda-sim and cuda) alone.
+struct CUDAOptions {
+  /// The GPU architecture CUDA kernels are generated for (cuda-sim; the
+  /// cuda target generates them for its device): sm_XY.
+  std::string arch = "sm_90";
+  /// The row-norm schedule of CUDA kernels: "auto" (the schedule layer's
+  /// choice), or "warp-rows", "block-row-registers", "block-row-streaming",
+  /// "split-row" to force one (tests reach every path on small shapes this
+  /// way).
+  std::string rowNormSchedule = "auto";
+};
+
+struct Options {
+  /// Where kernels run.
+  Target target = Target::CPU;
+  /// Run nf-fuse-pipeline first (the default): decomposed chains (TOSA,
+  /// arith/math on tensors) are raised to nf ops and each producer is fused
+  /// with its pointwise neighbours, so the function runs as fewer, fused
+  /// kernels. Off, the function runs op by op as written.
+  bool fuse = true;
+  /// Read by the cpu target only: any other target refuses to compile when
+  /// they differ from their defaults.
+  CPUOptions cpu;
+  /// Read by the cuda-sim and cuda targets only: the cpu target refuses to
+  /// compile when they differ from their defaults.
+  CUDAOptions cuda;
+};
+
+/// The state of the buffer cache (CPUOptions::cacheBuffers), shared by all
 /// JITs of the process.
 struct BufferCacheStats {
   /// Requests of 128 KiB and up served from the cache.
