@@ -25,6 +25,8 @@ NF_BUILD_DIR="$build" NF_NINJA_ARGS="nf-fuzz-npy nf-fuzz-mlir nf-fuzz-jit-args" 
 # compiled with ASan, and Debian's MLIR libraries, compiled without it, do
 # not: only the real errors count.
 export ASAN_OPTIONS=allow_user_poisoning=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}
+# What the libraries normfuse loads keep for the process (libomp, NVRTC).
+export LSAN_OPTIONS=suppressions=$root/scripts/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 status=0

@@ -17,4 +17,6 @@ export UBSAN_OPTIONS=print_stacktrace=1
 # compiled with ASan, and Debian's MLIR libraries, compiled without it, do
 # not: only the real errors count.
 export ASAN_OPTIONS=allow_user_poisoning=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}
+# What the libraries normfuse loads keep for the process (libomp, NVRTC).
+export LSAN_OPTIONS=suppressions=$root/scripts/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}
 ctest --test-dir "$build" --output-on-failure -j "$(nproc)" -E '^clang-format$'

@@ -71,7 +71,8 @@ llvm::Error CudaSimKernel::runInSimulator(llvm::ArrayRef<TensorRef> inputs,
     if (!device->data)
       return llvm::createStringError("@%s: out of memory for %zu bytes",
                                      name.c_str(), bytes);
-    if (i < inputs.size())
+    // An empty tensor may have no data pointer at all: copy nothing.
+    if (i < inputs.size() && bytes)
       std::memcpy(device->data, host.data, bytes);
     else
       std::memset(device->data, 0xff, bytes);
@@ -106,8 +107,9 @@ llvm::Error CudaSimKernel::runInSimulator(llvm::ArrayRef<TensorRef> inputs,
   };
   for (const Step &step : plan.steps) {
     if (step.kind == Step::Kind::Copy) {
-      std::memcpy(pointerOf(step.copy.to), pointerOf(step.copy.from),
-                  step.copy.bytes);
+      if (step.copy.bytes)
+        std::memcpy(pointerOf(step.copy.to), pointerOf(step.copy.from),
+                    step.copy.bytes);
       continue;
     }
     const Launch &launch = step.launch;
@@ -144,7 +146,7 @@ llvm::Error CudaSimKernel::runInSimulator(llvm::ArrayRef<TensorRef> inputs,
       stats->push_back(launchStats);
   }
   for (size_t o = 0; o < outputs.size(); ++o)
-    std::memcpy(outputs[o].data, buffers[inputs.size() + o]->data,
-                plan.bufferBytes[inputs.size() + o]);
+    if (size_t bytes = plan.bufferBytes[inputs.size() + o])
+      std::memcpy(outputs[o].data, buffers[inputs.size() + o]->data, bytes);
   return llvm::Error::success();
 }

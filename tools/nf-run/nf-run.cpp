@@ -18,10 +18,12 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
 #include <chrono>
+#include <unistd.h>
 
 using namespace normfuse;
 
@@ -258,6 +260,24 @@ int main(int argc, char **argv) {
     kernel = *specialized;
   }
 
+  // The results' sizes come from the IR (or the input shapes): checked for
+  // overflow and against the machine's memory before anything is allocated.
+  uint64_t resultBytes = 0;
+  bool overflow = false;
+  for (const jit::TensorType &t : kernel->getSignature().outputs) {
+    uint64_t bytes = getDTypeSize(t.dtype);
+    for (int64_t d : t.shape)
+      bytes = llvm::SaturatingMultiply(bytes, uint64_t(d), &overflow);
+    resultBytes = llvm::SaturatingAdd(resultBytes, bytes, &overflow);
+  }
+  uint64_t memory =
+      uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGE_SIZE));
+  if (overflow || resultBytes > memory)
+    return fail("the results of @" + entry + " take " +
+                (overflow ? std::string("more than 2^64")
+                          : std::to_string(resultBytes)) +
+                " bytes, more than this machine's " + std::to_string(memory) +
+                " bytes of memory");
   std::vector<NpyArray> out;
   for (const jit::TensorType &t : kernel->getSignature().outputs) {
     NpyArray a;

@@ -262,8 +262,10 @@ buildChannelsFirstSums(ModuleOp module, Location loc, const std::string &name,
                        int64_t parts, TypeRange types, SumsFn sumsFn) {
   const ChannelDims &d = cs.dims;
   int64_t K = cs.numSums, T = s.threadsPerRow, vw = s.vectorWidth;
-  // Parts start on whole vectors, so a vector never crosses an image.
-  int64_t partLen = llvm::alignTo(llvm::divideCeil(d.count(), parts), vw);
+  // Parts start on whole vectors, so a vector never crosses an image. An
+  // empty tensor has no parts (and the kernel is never launched).
+  int64_t partLen =
+      parts ? llvm::alignTo(llvm::divideCeil(d.count(), parts), vw) : 0;
   Kernel k = createKernel(module, loc, name, types, s.blockSize(), s.str());
   OpBuilder &b = k.body;
   Type acc = cs.acc;
