@@ -169,10 +169,19 @@ static llvm::Error checkCount(llvm::StringRef function, size_t count,
 static llvm::Error checkShape(const llvm::Twine &what,
                               const std::vector<int64_t> &shape,
                               const TensorType &type) {
-  if (fits(shape, type))
-    return llvm::Error::success();
-  return makeError(what + " has shape " + formatShape(shape) + "; expected " +
-                   formatDims(type.shape) + " (" + type.str() + ")");
+  if (!fits(shape, type))
+    return makeError(what + " has shape " + formatShape(shape) + "; expected " +
+                     formatDims(type.shape) + " (" + type.str() + ")");
+  // Dynamic dimensions come from the caller: their bytes must be countable
+  // (the kernels index them with 64-bit integers).
+  uint64_t bytes = getDTypeSize(type.dtype);
+  bool overflow = false;
+  for (int64_t d : shape)
+    overflow |= __builtin_mul_overflow(bytes, uint64_t(d), &bytes);
+  if (overflow || bytes > uint64_t(INT64_MAX))
+    return makeError(what + " has shape " + formatShape(shape) +
+                     ", more than 2^63 bytes");
+  return llvm::Error::success();
 }
 
 llvm::Error normfuse::jit::checkShapes(

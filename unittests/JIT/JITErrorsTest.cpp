@@ -280,6 +280,30 @@ TEST_F(RunErrorsTest, NegativeThreadCount) {
   expectOutputUntouched();
 }
 
+// Dynamic dimensions come from the caller: a shape whose bytes do not fit
+// in 63 bits is refused before anything is specialized or read.
+TEST(JITErrorsTest, ShapesOfMoreThan2To63BytesAreRefused) {
+  const char *ir = R"mlir(
+func.func @add(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %0 = nf.add %a, %b : tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}
+)mlir";
+  auto kernel = compileOrFail(ir, "add");
+  ASSERT_TRUE(kernel);
+  std::vector<int64_t> huge = {int64_t(1) << 62, 4};
+  auto specialized = kernel->specialize({huge, huge});
+  ASSERT_FALSE(specialized);
+  EXPECT_EQ(llvm::toString(specialized.takeError()),
+            "input #0 of @add has shape [4611686018427387904, 4], more than "
+            "2^63 bytes");
+  float data[4] = {};
+  normfuse::TensorRef ref{data, DType::F32, huge, {}};
+  EXPECT_EQ(errorText(kernel->run({ref, ref}, {ref})),
+            "input #0 of @add has shape [4611686018427387904, 4], more than "
+            "2^63 bytes");
+}
+
 TEST(JITCacheTest, SameRequestReturnsTheSameKernel) {
   auto first = compileOrFail(kRelu, "relu");
   size_t cached = sharedJIT().getCacheSize();
