@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # CPU benchmark of the norms: builds, then runs nf-bench-cpu-norms with
 # ${NF_BENCH_THREADS:-2} threads on 128 MiB tensors and writes
-# bench/results/cpu-norms-<date>-<host>.json, nf-bench-cpu-fused (fused
+# bench/results/cpu-norms-<machine>-<date>.json, nf-bench-cpu-fused (fused
 # norm kernels against their unfused ops), bench/results/cpu-fused-*.json,
 # and nf-bench-cpu-examples (examples/ unfused and fused),
 # bench/results/cpu-examples-*.json.
 #
 # Then ONNX Runtime as a peer: bench/cpu/ort_norms.py runs the same cases
 # (and GroupNorm / BatchNorm / InstanceNorm, NCHW) with the same thread count
-# and runs, and writes bench/results/cpu-norms-ort-<date>-<host>.json, with
+# and runs, and writes bench/results/cpu-norms-ort-<machine>-<date>.json, with
 # the C++ JSON just written for comparison. Its Python is the first of:
 # $NF_BENCH_PYTHON; python3, if it imports onnxruntime, onnx and numpy;
 # <build>/bench-venv/bin/python, created on first use with
@@ -21,21 +21,23 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${NF_BUILD_DIR:-$root/build}
 "$root/scripts/build.sh"
-stamp="$(date -u +%Y-%m-%d)-$(hostname -s)"
+# Result files are named <backend>-<suite>-<machine>-<date>.json
+# (NF_BENCH_MACHINE names the machine; the host name by default).
+stamp="${NF_BENCH_MACHINE:-$(hostname -s)}-$(date -u +%Y-%m-%d)"
 out="$root/bench/results/cpu-norms-$stamp.json"
 "$build/bench/cpu/nf-bench-cpu-norms" --threads "${NF_BENCH_THREADS:-2}" \
   --runs "${NF_BENCH_RUNS:-15}" --json "$out"
 echo "wrote ${out#$root/}"
 
 # nf.fused kernels (prologue/epilogue in the norm's loop nest) against the
-# same ops unfused: bench/results/cpu-fused-<date>-<host>.json.
+# same ops unfused: bench/results/cpu-fused-<machine>-<date>.json.
 fused_out="$root/bench/results/cpu-fused-$stamp.json"
 "$build/bench/cpu/nf-bench-cpu-fused" --threads "${NF_BENCH_THREADS:-2}" \
   --runs "${NF_BENCH_RUNS:-15}" --json "$fused_out"
 echo "wrote ${fused_out#$root/}"
 
 # The shipped examples as written and through nf-fuse-pipeline, in
-# alternating calls: bench/results/cpu-examples-<date>-<host>.json. 1001
+# alternating calls: bench/results/cpu-examples-<machine>-<date>.json. 1001
 # pairs (about 5 minutes on 2 cores) bound the median pair ratio to about
 # +-0.15%: the nf-op examples' fusion gains are 0.5-2%, and with 301 pairs
 # the UNet block's 0.6% was inside this VM's drift between runs in 2 of 5.
