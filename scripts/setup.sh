@@ -46,7 +46,7 @@ if [ ! -x "$venv/bin/python" ]; then
   echo "setup: creating the Python environment $venv"
   python3 -m venv "$venv"
 fi
-if "$venv/bin/python" -c "import numpy, ml_dtypes, nanobind, pytest, scikit_build_core" 2>/dev/null; then
+if "$venv/bin/python" -c "import numpy, ml_dtypes, nanobind, pytest, scikit_build_core, onnx" 2>/dev/null; then
   echo "setup: every Python package is already installed in $venv"
 else
   echo "setup: installing the Python packages of python/requirements.txt into $venv"

@@ -464,6 +464,7 @@ struct LowerBatchNormTraining : LoopLoweringPattern<BatchNormTrainingOp> {
     for (int i = 0; i < 4; ++i)
       stats.push_back(allocScratch(b, loc, {f.shape.channels}, f.acc));
     double momentum = op.getMomentum().convertToDouble();
+    bool unbiasedRunningVar = op.getUnbiasedRunningVar();
     emitChannelNormForward(
         b, loc, f,
         [&](OpBuilder &sb, Location sl, const StatRange &r,
@@ -476,15 +477,21 @@ struct LowerBatchNormTraining : LoopLoweringPattern<BatchNormTrainingOp> {
                 sl, sb.create<arith::MulFOp>(sl, keep, old),
                 sb.create<arith::MulFOp>(sl, take, fresh));
           };
-          // The running variance is unbiased: var * n / (n - 1).
-          Value unbiased = sb.create<arith::DivFOp>(
-              sl, sb.create<arith::MulFOp>(sl, s.variance, s.count),
-              sb.create<arith::SubFOp>(sl, s.count, f64Const(sb, sl, 1.0)));
+          // The running variance takes var * n / (n - 1) (PyTorch), or var
+          // itself (ONNX).
+          Value fresh =
+              unbiasedRunningVar
+                  ? sb.create<arith::DivFOp>(
+                          sl, sb.create<arith::MulFOp>(sl, s.variance, s.count),
+                          sb.create<arith::SubFOp>(sl, s.count,
+                                                   f64Const(sb, sl, 1.0)))
+                        .getResult()
+                  : s.variance;
           storeAs(sb, sl, s.mean, stats[0], c);
           storeAs(sb, sl, s.rstd, stats[1], c);
           storeAs(sb, sl, blend(loadF64(sb, sl, runningMean, c), s.mean),
                   stats[2], c);
-          storeAs(sb, sl, blend(loadF64(sb, sl, runningVar, c), unbiased),
+          storeAs(sb, sl, blend(loadF64(sb, sl, runningVar, c), fresh),
                   stats[3], c);
         });
     SmallVector<Value> results{toTensor(b, loc, f.y)};

@@ -493,6 +493,7 @@ LogicalResult lowerBatchNormTraining(RewriterBase &rewriter,
   b.setInsertionPoint(op);
   double eps = op.getEpsilon().convertToDouble();
   double momentum = op.getMomentum().convertToDouble();
+  bool unbiasedRunningVar = op.getUnbiasedRunningVar();
   Value x = flatBuffer(b, loc, op.getInput());
   Value mean = allocStatic(b, loc, op.getBatchMean().getType());
   Value rstd = allocStatic(b, loc, op.getBatchRstd().getType());
@@ -530,7 +531,8 @@ LogicalResult lowerBatchNormTraining(RewriterBase &rewriter,
       [&](OpBuilder &fb, Location fl, ArrayRef<Value> sums, ArrayRef<Value> ops,
           Value count) {
         // running' = (1 - momentum) running + momentum * statistic, the
-        // variance's unbiased (n / (n - 1)); the verifier asks n > 1.
+        // variance's unbiased (n / (n - 1); the verifier asks n > 1) unless
+        // the op asks for the biased one (ONNX).
         Type t = sums[0].getType();
         auto constant = [&](double v) {
           return floatConstant(fb, fl, v, t, 1);
@@ -543,9 +545,9 @@ LogicalResult lowerBatchNormTraining(RewriterBase &rewriter,
               fl, fb.create<arith::MulFOp>(fl, constant(1.0 - momentum), old),
               fb.create<arith::MulFOp>(fl, constant(momentum), stat));
         };
-        return SmallVector<Value>{emitRstd(fb, fl, var, eps),
-                                  update(ops[1], ops[0]),
-                                  update(ops[2], unbiased)};
+        return SmallVector<Value>{
+            emitRstd(fb, fl, var, eps), update(ops[1], ops[0]),
+            update(ops[2], unbiasedRunningVar ? unbiased : var)};
       });
 
   // y = (x - mean) * rstd * scale + bias, per element.

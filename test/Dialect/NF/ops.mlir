@@ -64,6 +64,15 @@ func.func @batch_norm_training_nhwc(%x: tensor<8x4x4x16xf16>, %s: tensor<16xf16>
   return %y : tensor<8x4x4x16xf16>
 }
 
+// ONNX's biased running-variance update; one value per channel is allowed
+// then.
+// CHECK-LABEL: func.func @batch_norm_training_biased
+// CHECK: nf.batch_norm_training %{{.+}} running(%{{.+}}, %{{.+}}) {unbiased_running_var = false} : (tensor<1x4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<1x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
+func.func @batch_norm_training_biased(%x: tensor<1x4xf32>, %rm: tensor<4xf32>) -> tensor<1x4xf32> {
+  %y, %bm, %br, %nm, %nv = nf.batch_norm_training %x running(%rm, %rm) {unbiased_running_var = false} : (tensor<1x4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<1x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
+  return %y : tensor<1x4xf32>
+}
+
 // CHECK-LABEL: func.func @batch_norm_inference_nchw
 // CHECK: nf.batch_norm_inference %{{.+}} running(%{{.+}}, %{{.+}}) : (tensor<8x16x4x4xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<8x16x4x4xf32>
 func.func @batch_norm_inference_nchw(%x: tensor<8x16x4x4xf32>, %rm: tensor<16xf32>, %rv: tensor<16xf32>) -> tensor<8x16x4x4xf32> {

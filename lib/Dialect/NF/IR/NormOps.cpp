@@ -212,7 +212,8 @@ LogicalResult BatchNormTrainingOp::verify() {
   auto s = getBatchNormShapes(*this, getInput(), getLayout());
   if (failed(s))
     return failure();
-  // The running variance is updated with the unbiased variance, n / (n - 1).
+  // The running variance is updated with the unbiased variance, n / (n - 1),
+  // unless asked for the biased one (ONNX).
   ArrayRef<int64_t> shape = shapeOf(getInput());
   int64_t axis = getChannelAxis(getLayout(), shape.size());
   int64_t perChannel = 1;
@@ -222,9 +223,10 @@ LogicalResult BatchNormTrainingOp::verify() {
           ShapedType::isDynamic(size) || ShapedType::isDynamic(perChannel)
               ? ShapedType::kDynamic
               : perChannel * size;
-  if (perChannel == 1)
+  if (perChannel == 1 && getUnbiasedRunningVar())
     return emitOpError() << "needs more than one value per channel to "
-                            "update the running variance, got 1";
+                            "update the running variance, got 1 (or "
+                            "unbiased_running_var = false)";
   double momentum = getMomentum().convertToDouble();
   if (!(momentum >= 0.0 && momentum <= 1.0))
     return emitOpError() << "momentum must lie in [0, 1], got " << momentum;

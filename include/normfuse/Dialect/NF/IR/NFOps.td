@@ -159,17 +159,21 @@ def NF_BatchNormTrainingOp : NF_Op<"batch_norm_training",
     running_var'  = (1 - momentum) * running_var  + momentum * var * n/(n-1)
     ```
     where `var` is the biased batch variance and `n` the number of elements
-    per channel. `scale`, `bias`, the running statistics and every result
-    but `result` have shape `(C)`; statistics are in the accumulation type.
+    per channel. With `unbiased_running_var = false` the running variance
+    takes `var` itself, as ONNX's `BatchNormalization` in training mode
+    does. `scale`, `bias`, the running statistics and every result but
+    `result` have shape `(C)`; statistics are in the accumulation type.
     `momentum` lies in `[0, 1]` and weighs the new batch statistic, as in
-    PyTorch (ONNX's momentum is the weight of the old value: `1 - m`). The
-    input must hold more than one value per channel.
+    PyTorch (ONNX's momentum is the weight of the old value: `1 - m`). With
+    the unbiased update (the default) the input must hold more than one
+    value per channel.
   }];
   let arguments = (ins NF_Tensor:$input, Optional<NF_Tensor>:$scale,
                    Optional<NF_Tensor>:$bias, NF_StatTensor:$running_mean,
                    NF_StatTensor:$running_var, NF_EpsilonAttr:$epsilon,
                    DefaultValuedAttr<F64Attr, "0.1">:$momentum,
-                   NF_DefaultLayoutAttr:$layout);
+                   NF_DefaultLayoutAttr:$layout,
+                   DefaultValuedAttr<BoolAttr, "true">:$unbiased_running_var);
   let results = (outs NF_Tensor:$result, NF_StatTensor:$batch_mean,
                  NF_StatTensor:$batch_rstd, NF_StatTensor:$new_running_mean,
                  NF_StatTensor:$new_running_var);
