@@ -774,33 +774,3 @@ LogicalResult nf::translateToCUDA(ModuleOp module, llvm::raw_ostream &out,
   out << text;
   return success();
 }
-
-void nf::registerToCUDATranslation() {
-  static llvm::cl::opt<std::string> arch(
-      "cuda-arch",
-      llvm::cl::desc("GPU architecture the kernels are generated for "
-                     "(sm_75 and up; default sm_90)"),
-      llvm::cl::init("sm_90"));
-  TranslateFromMLIRRegistration registration(
-      "nf-to-cuda", "print nf kernels as CUDA C++",
-      [](Operation *op, llvm::raw_ostream &os) -> LogicalResult {
-        auto module = dyn_cast<ModuleOp>(op);
-        if (!module)
-          return op->emitError() << "expected a builtin.module";
-        // A module of nf ops on tensors is lowered here first.
-        bool hasKernels = false;
-        module.walk([&](gpu::GPUFuncOp) { hasKernels = true; });
-        if (!hasKernels) {
-          PassManager pm(module.getContext());
-          CUDAPipelineOptions pipeline;
-          pipeline.arch = arch.getValue();
-          buildCUDAPipeline(pm, pipeline);
-          if (failed(pm.run(module)))
-            return failure();
-        }
-        CUDAEmitOptions options;
-        options.arch = arch;
-        return translateToCUDA(module, os, options);
-      },
-      [](DialectRegistry &registry) { registerAllDialects(registry); });
-}

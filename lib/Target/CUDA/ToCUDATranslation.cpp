@@ -1,0 +1,152 @@
+//===- ToCUDATranslation.cpp - nf-translate --nf-to-cuda --------*- C++ -*-===//
+//
+// Part of normfuse. The `nf-to-cuda` translation: lowers a module of nf ops
+// with nf-cuda-pipeline (a module already lowered is printed as it is) and
+// prints its kernels as CUDA C++. With --cuda-binaries=DIR it also compiles
+// them ahead of time with NVRTC for each architecture of --cuda-arch, as
+// nvcc's -gencode does: each architecture lowers its own copy of the module
+// (its schedules differ), and DIR gets kernels.<arch>.cu with its cubin
+// (sm_XY) or PTX (compute_XY).
+//
+//===----------------------------------------------------------------------===//
+
+#include "normfuse/Codegen/CUDA/Schedule.h"
+#include "normfuse/Codegen/Pipelines.h"
+#include "normfuse/InitAll.h"
+#include "normfuse/Runtime/Nvrtc.h"
+#include "normfuse/Target/CUDAEmitter.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Tools/mlir-translate/Translation.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+using namespace mlir;
+using namespace mlir::nf;
+
+/// The architectures of a --cuda-arch list ("sm_80,sm_90,compute_90").
+static SmallVector<std::string> splitArchs(StringRef list) {
+  SmallVector<StringRef> parts;
+  list.split(parts, ',', -1, /*KeepEmpty=*/false);
+  SmallVector<std::string> archs;
+  for (StringRef part : parts)
+    archs.push_back(part.trim().str());
+  return archs;
+}
+
+/// `module` (nf ops, or kernels already lowered) printed as CUDA for `arch`.
+static LogicalResult printForArch(ModuleOp module, const std::string &arch,
+                                  llvm::raw_ostream &os) {
+  bool hasKernels = false;
+  module.walk([&](gpu::GPUFuncOp) { hasKernels = true; });
+  if (!hasKernels) {
+    // A module of nf ops on tensors is lowered here first, with the
+    // schedules of `arch`.
+    PassManager pm(module.getContext());
+    CUDAPipelineOptions pipeline;
+    pipeline.arch = arch;
+    buildCUDAPipeline(pm, pipeline);
+    if (failed(pm.run(module)))
+      return failure();
+  }
+  CUDAEmitOptions options;
+  options.arch = arch;
+  return translateToCUDA(module, os, options);
+}
+
+/// Writes `bytes` to `path` through a temporary renamed into place.
+static LogicalResult writeFile(Operation *op, const std::string &path,
+                               StringRef bytes) {
+  std::string error;
+  auto file = openOutputFile(path, &error);
+  if (!file)
+    return emitError(op->getLoc()) << error;
+  file->os() << bytes;
+  file->os().flush();
+  if (file->os().has_error())
+    return emitError(op->getLoc()) << "cannot write " << path;
+  file->keep();
+  return success();
+}
+
+void nf::registerToCUDATranslation() {
+  static llvm::cl::opt<std::string> archList(
+      "cuda-arch",
+      llvm::cl::desc("GPU architectures, comma-separated: sm_XY (a cubin with "
+                     "--cuda-binaries) or compute_XY (PTX); XY at least 75. "
+                     "The first one's CUDA is printed; default sm_90"),
+      llvm::cl::init("sm_90"));
+  static llvm::cl::opt<std::string> binaries(
+      "cuda-binaries",
+      llvm::cl::desc("Compile ahead of time with NVRTC, for each --cuda-arch, "
+                     "into this folder: kernels.<arch>.cu and "
+                     "kernels.<arch>.cubin (sm_XY) or .ptx (compute_XY)"),
+      llvm::cl::init(""));
+  TranslateFromMLIRRegistration registration(
+      "nf-to-cuda", "print nf kernels as CUDA C++",
+      [](Operation *op, llvm::raw_ostream &os) -> LogicalResult {
+        auto module = dyn_cast<ModuleOp>(op);
+        if (!module)
+          return emitError(op->getLoc()) << "expected a builtin.module";
+        SmallVector<std::string> archs = splitArchs(archList);
+        if (archs.empty())
+          return emitError(op->getLoc()) << "--cuda-arch names no architecture";
+        for (const std::string &arch : archs)
+          if (failed(cuda::TargetInfo::parse(arch)))
+            return emitError(op->getLoc())
+                   << "--cuda-arch: '" << arch
+                   << "' is not sm_XY or compute_XY with XY at least 75";
+        if (archs.size() > 1 && binaries.empty())
+          return emitError(op->getLoc())
+                 << "several --cuda-arch need "
+                    "--cuda-binaries=DIR to compile them into";
+        std::unique_ptr<normfuse::runtime::Nvrtc> nvrtc;
+        if (!binaries.empty()) {
+          std::string error;
+          nvrtc = normfuse::runtime::Nvrtc::open(error);
+          if (!nvrtc)
+            return emitError(op->getLoc()) << "--cuda-binaries: " << error;
+          if (auto ec = llvm::sys::fs::create_directories(binaries.getValue()))
+            return emitError(op->getLoc())
+                   << "cannot create " << binaries.getValue() << ": "
+                   << ec.message();
+        }
+        // Each architecture lowers a copy of the module with its own
+        // schedules; the first one's CUDA goes to the output.
+        std::string printed;
+        for (auto [i, arch] : llvm::enumerate(archs)) {
+          OwningOpRef<ModuleOp> copy = module.clone();
+          std::string source;
+          llvm::raw_string_ostream sourceOs(source);
+          if (failed(printForArch(*copy, arch, sourceOs)))
+            return failure();
+          if (i == 0)
+            printed = source;
+          if (!nvrtc)
+            continue;
+          std::string binary, error;
+          if (!nvrtc->compile(source, arch, binary, error))
+            return emitError(op->getLoc())
+                   << "NVRTC failed for " << arch << ":\n"
+                   << error;
+          llvm::SmallString<256> base(binaries.getValue());
+          llvm::sys::path::append(base, "kernels." + arch);
+          bool ptx = StringRef(arch).starts_with("compute_");
+          // PTX is text: without the NUL that ends NVRTC's buffer.
+          if (ptx)
+            binary = StringRef(binary).rtrim('\0').str();
+          if (failed(writeFile(op, (base + ".cu").str(), source)) ||
+              failed(writeFile(op, (base + (ptx ? ".ptx" : ".cubin")).str(),
+                               binary)))
+            return failure();
+        }
+        os << printed;
+        return success();
+      },
+      [](DialectRegistry &registry) { registerAllDialects(registry); });
+}
