@@ -1,0 +1,93 @@
+//===- KernelPackage.h - compiled nf functions, for the runtime alone -*- C++
+//-*-===//
+//
+// Part of normfuse. A kernel package is a folder that holds what a runtime
+// without MLIR needs to run nf functions on a GPU: for each entry point its
+// printed CUDA (`<entry>.cu`), optional cubins or PTX for listed
+// architectures, and `manifest.json`: the entries, each argument's role,
+// dtype and shape, and the launch plan (temporaries, then launches and
+// copies in order, with grid, block and shared-memory sizes). Plain C++: no
+// MLIR or LLVM. Reading checks everything a later launch relies on (every
+// size, every index into the buffers and temporaries), so a corrupt or
+// hand-edited manifest is an error, never an out-of-bounds launch.
+//
+// The manifest's format (version 1):
+//
+//   {"format": "normfuse-kernel-package", "version": 1, "entries": [
+//     {"name": "ln", "source": "ln.cu",
+//      "args": [{"role": "input", "dtype": "f32", "shape": [4, 13]}, ...],
+//      "binaries": [{"arch": "sm_90", "file": "ln.sm_90.cubin"}, ...],
+//      "plan": {"num_inputs": 1, "buffer_bytes": [208, 208],
+//               "temporary_bytes": [64],
+//               "steps": [
+//                 {"launch": {"kernel": "ln_rows", "grid": [4, 1, 1],
+//                             "block": [128, 1, 1], "shared_memory_bytes": 0,
+//                             "args": [{"buffer": 0}, {"temporary": 0},
+//                                      {"integer": 13}]}},
+//                 {"copy": {"from": {"buffer": 0}, "to": {"buffer": 1},
+//                           "bytes": 208}}]}}]}
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NORMFUSE_RUNTIME_KERNELPACKAGE_H
+#define NORMFUSE_RUNTIME_KERNELPACKAGE_H
+
+#include "normfuse/Runtime/LaunchPlan.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace normfuse::runtime {
+
+/// One argument of an entry point: a function input or output.
+struct PackageArg {
+  enum class Role { Input, Output };
+  Role role = Role::Input;
+  /// "f16", "bf16", "f32" or "f64".
+  std::string dtype;
+  std::vector<int64_t> shape;
+};
+
+/// A cubin (sm_XY) or PTX (compute_XY) of an entry's source.
+struct PackageBinary {
+  std::string arch;
+  /// A file of the package folder.
+  std::string file;
+};
+
+struct PackageEntry {
+  std::string name;
+  /// The printed CUDA: a file of the package folder.
+  std::string source;
+  /// Inputs first, then outputs, in the function's order.
+  std::vector<PackageArg> args;
+  std::vector<PackageBinary> binaries;
+  LaunchPlan plan;
+};
+
+struct KernelPackage {
+  static constexpr int kVersion = 1;
+  std::vector<PackageEntry> entries;
+
+  /// The entry called `name`, or null.
+  const PackageEntry *find(const std::string &name) const;
+};
+
+/// The manifest text of `package`.
+std::string writeManifest(const KernelPackage &package);
+
+/// Parses and checks manifest text; none, with `error` naming the problem
+/// (and where), when it is not a valid version-1 manifest.
+std::optional<KernelPackage> readManifest(const std::string &text,
+                                          std::string &error);
+
+/// The bytes of an argument of `dtype` and `shape`; none for an unknown
+/// dtype, a negative dimension or more than 2^63 bytes.
+std::optional<uint64_t> argumentBytes(const std::string &dtype,
+                                      const std::vector<int64_t> &shape);
+
+} // namespace normfuse::runtime
+
+#endif // NORMFUSE_RUNTIME_KERNELPACKAGE_H

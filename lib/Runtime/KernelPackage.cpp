@@ -1,0 +1,573 @@
+//===- KernelPackage.cpp - compiled nf functions, for the runtime alone ---===//
+//
+// Part of normfuse. See KernelPackage.h. The manifest is JSON, read by a
+// small parser of its own (objects, arrays, strings, integers and booleans:
+// what the format uses) so that the runtime keeps no dependency.
+//
+//===----------------------------------------------------------------------===//
+
+#include "normfuse/Runtime/KernelPackage.h"
+
+#include <cctype>
+#include <limits>
+#include <map>
+#include <memory>
+
+using namespace normfuse::runtime;
+
+namespace {
+
+/// A parsed JSON value (numbers: integers only).
+struct Json {
+  enum class Kind { Null, Bool, Integer, String, Array, Object };
+  Kind kind = Kind::Null;
+  bool boolean = false;
+  int64_t integer = 0;
+  std::string string;
+  std::vector<Json> array;
+  std::map<std::string, Json> object;
+};
+
+/// A recursive-descent parser; `error` says what and at which byte.
+class Parser {
+public:
+  explicit Parser(const std::string &text) : text(text) {}
+
+  bool parse(Json &value, std::string &error) {
+    if (!parseValue(value, 0) || (skipSpace(), pos != text.size())) {
+      if (message.empty())
+        message = "unexpected text";
+      error = "manifest.json, byte " + std::to_string(pos) + ": " + message;
+      return false;
+    }
+    return true;
+  }
+
+private:
+  static constexpr int kMaxDepth = 64;
+  const std::string &text;
+  size_t pos = 0;
+  std::string message;
+
+  bool fail(const std::string &what) {
+    message = what;
+    return false;
+  }
+  void skipSpace() {
+    while (pos < text.size() &&
+           std::isspace(static_cast<unsigned char>(text[pos])))
+      ++pos;
+  }
+  bool consume(char c) {
+    skipSpace();
+    if (pos < text.size() && text[pos] == c) {
+      ++pos;
+      return true;
+    }
+    return false;
+  }
+  bool parseString(std::string &out) {
+    if (!consume('"'))
+      return fail("expected a string");
+    while (pos < text.size() && text[pos] != '"') {
+      char c = text[pos++];
+      if (static_cast<unsigned char>(c) < 0x20)
+        return fail("a control character in a string");
+      if (c == '\\') {
+        if (pos == text.size())
+          break;
+        char e = text[pos++];
+        switch (e) {
+        case '"':
+        case '\\':
+        case '/':
+          out += e;
+          break;
+        case 'n':
+          out += '\n';
+          break;
+        case 't':
+          out += '\t';
+          break;
+        default:
+          return fail("an escape the manifest does not use");
+        }
+        continue;
+      }
+      out += c;
+    }
+    if (pos == text.size())
+      return fail("an unterminated string");
+    ++pos;
+    return true;
+  }
+  bool parseValue(Json &value, int depth) {
+    if (depth > kMaxDepth)
+      return fail("nesting deeper than " + std::to_string(kMaxDepth));
+    skipSpace();
+    if (pos == text.size())
+      return fail("the text ends where a value should be");
+    char c = text[pos];
+    if (c == '{') {
+      ++pos;
+      value.kind = Json::Kind::Object;
+      if (consume('}'))
+        return true;
+      do {
+        std::string key;
+        if (!parseString(key))
+          return false;
+        if (!consume(':'))
+          return fail("expected ':'");
+        Json member;
+        if (!parseValue(member, depth + 1))
+          return false;
+        if (!value.object.emplace(key, std::move(member)).second)
+          return fail("the key \"" + key + "\" appears twice");
+      } while (consume(','));
+      return consume('}') || fail("expected ',' or '}'");
+    }
+    if (c == '[') {
+      ++pos;
+      value.kind = Json::Kind::Array;
+      if (consume(']'))
+        return true;
+      do {
+        value.array.emplace_back();
+        if (!parseValue(value.array.back(), depth + 1))
+          return false;
+      } while (consume(','));
+      return consume(']') || fail("expected ',' or ']'");
+    }
+    if (c == '"') {
+      value.kind = Json::Kind::String;
+      return parseString(value.string);
+    }
+    if (c == '-' || std::isdigit(static_cast<unsigned char>(c))) {
+      bool negative = c == '-';
+      if (negative)
+        ++pos;
+      if (pos == text.size() ||
+          !std::isdigit(static_cast<unsigned char>(text[pos])))
+        return fail("expected digits");
+      uint64_t magnitude = 0;
+      while (pos < text.size() &&
+             std::isdigit(static_cast<unsigned char>(text[pos]))) {
+        unsigned digit = text[pos++] - '0';
+        if (magnitude >
+            (uint64_t(std::numeric_limits<int64_t>::max()) - digit) / 10)
+          return fail("an integer beyond 64 bits");
+        magnitude = magnitude * 10 + digit;
+      }
+      if (pos < text.size() &&
+          (text[pos] == '.' || text[pos] == 'e' || text[pos] == 'E'))
+        return fail("a number that is not an integer");
+      value.kind = Json::Kind::Integer;
+      value.integer = negative ? -int64_t(magnitude) : int64_t(magnitude);
+      return true;
+    }
+    for (auto [word, kind, flag] : {std::tuple<const char *, Json::Kind, bool>{
+                                        "true", Json::Kind::Bool, true},
+                                    {"false", Json::Kind::Bool, false},
+                                    {"null", Json::Kind::Null, false}}) {
+      size_t n = std::char_traits<char>::length(word);
+      if (text.compare(pos, n, word) == 0) {
+        pos += n;
+        value.kind = kind;
+        value.boolean = flag;
+        return true;
+      }
+    }
+    return fail("expected a value");
+  }
+};
+
+/// Reads typed fields out of parsed JSON, naming the path of what is wrong.
+class Reader {
+public:
+  std::string error;
+
+  const Json *field(const Json &object, const std::string &key, Json::Kind kind,
+                    const std::string &path) {
+    static const char *names[] = {"null",     "a boolean", "an integer",
+                                  "a string", "an array",  "an object"};
+    if (object.kind != Json::Kind::Object)
+      return failAt(path, "is not an object");
+    auto it = object.object.find(key);
+    if (it == object.object.end())
+      return failAt(path, "has no \"" + key + "\"");
+    if (it->second.kind != kind)
+      return failAt(path + "." + key,
+                    std::string("is not ") + names[static_cast<int>(kind)]);
+    return &it->second;
+  }
+  bool integer(const Json &object, const std::string &key, int64_t min,
+               int64_t max, const std::string &path, int64_t &out) {
+    const Json *v = field(object, key, Json::Kind::Integer, path);
+    if (!v)
+      return false;
+    if (v->integer < min || v->integer > max) {
+      failAt(path + "." + key, "is " + std::to_string(v->integer) +
+                                   ", not from " + std::to_string(min) +
+                                   " to " + std::to_string(max));
+      return false;
+    }
+    out = v->integer;
+    return true;
+  }
+  std::nullptr_t failAt(const std::string &path, const std::string &what) {
+    if (error.empty())
+      error = "manifest.json: " + path + " " + what;
+    return nullptr;
+  }
+};
+
+constexpr int64_t kMaxInt = std::numeric_limits<int64_t>::max();
+constexpr int64_t kMaxDim = std::numeric_limits<unsigned>::max();
+
+/// A launch argument: {"buffer": i}, {"temporary": i} or {"integer": v}.
+bool readArg(Reader &r, const Json &j, const std::string &path,
+             const LaunchPlan &plan, LaunchArg &arg) {
+  if (j.kind != Json::Kind::Object || j.object.size() != 1)
+    return r.failAt(path, "is not one of {\"buffer\": i}, {\"temporary\": i}, "
+                          "{\"integer\": v}"),
+           false;
+  const std::string &key = j.object.begin()->first;
+  if (key == "buffer") {
+    arg.kind = LaunchArg::Kind::Buffer;
+    return r.integer(j, key, 0, int64_t(plan.bufferBytes.size()) - 1, path,
+                     arg.index);
+  }
+  if (key == "temporary") {
+    arg.kind = LaunchArg::Kind::Temporary;
+    return r.integer(j, key, 0, int64_t(plan.temporaryBytes.size()) - 1, path,
+                     arg.index);
+  }
+  if (key == "integer") {
+    arg.kind = LaunchArg::Kind::Integer;
+    return r.integer(j, key, std::numeric_limits<int64_t>::min(), kMaxInt, path,
+                     arg.value);
+  }
+  return r.failAt(path, "has the unknown key \"" + key + "\""), false;
+}
+
+/// The bytes of the buffer or temporary `arg` points at.
+uint64_t bytesOf(const LaunchPlan &plan, const LaunchArg &arg) {
+  return arg.kind == LaunchArg::Kind::Buffer ? plan.bufferBytes[arg.index]
+                                             : plan.temporaryBytes[arg.index];
+}
+
+bool readDims(Reader &r, const Json &entry, const std::string &key,
+              const std::string &path, unsigned (&dims)[3]) {
+  const Json *a = r.field(entry, key, Json::Kind::Array, path);
+  if (!a)
+    return false;
+  if (a->array.size() != 3)
+    return r.failAt(path + "." + key, "does not hold 3 sizes"), false;
+  for (int d = 0; d < 3; ++d) {
+    const Json &v = a->array[d];
+    if (v.kind != Json::Kind::Integer || v.integer < 1 || v.integer > kMaxDim)
+      return r.failAt(path + "." + key, "holds a size that is not from 1 to " +
+                                            std::to_string(kMaxDim)),
+             false;
+    dims[d] = unsigned(v.integer);
+  }
+  return true;
+}
+
+bool readPlan(Reader &r, const Json &j, const std::string &path,
+              LaunchPlan &plan) {
+  int64_t numInputs;
+  const Json *buffers = r.field(j, "buffer_bytes", Json::Kind::Array, path);
+  const Json *temps = r.field(j, "temporary_bytes", Json::Kind::Array, path);
+  const Json *steps = r.field(j, "steps", Json::Kind::Array, path);
+  if (!buffers || !temps || !steps)
+    return false;
+  for (auto [list, out, name] :
+       {std::tuple<const Json *, std::vector<size_t> *, const char *>{
+            buffers, &plan.bufferBytes, "buffer_bytes"},
+        {temps, &plan.temporaryBytes, "temporary_bytes"}})
+    for (const Json &v : list->array) {
+      if (v.kind != Json::Kind::Integer || v.integer < 0)
+        return r.failAt(path + "." + name,
+                        "holds something that is not a size"),
+               false;
+      out->push_back(size_t(v.integer));
+    }
+  if (!r.integer(j, "num_inputs", 0, int64_t(plan.bufferBytes.size()), path,
+                 numInputs))
+    return false;
+  plan.numInputs = size_t(numInputs);
+  for (size_t i = 0; i < steps->array.size(); ++i) {
+    const Json &s = steps->array[i];
+    std::string at = path + ".steps[" + std::to_string(i) + "]";
+    Step step;
+    if (s.kind == Json::Kind::Object && s.object.count("launch")) {
+      const Json *l = r.field(s, "launch", Json::Kind::Object, at);
+      const Json *kernel =
+          l ? r.field(*l, "kernel", Json::Kind::String, at + ".launch")
+            : nullptr;
+      const Json *args =
+          l ? r.field(*l, "args", Json::Kind::Array, at + ".launch") : nullptr;
+      int64_t shared;
+      if (!kernel || !args ||
+          !readDims(r, *l, "grid", at + ".launch", step.launch.grid) ||
+          !readDims(r, *l, "block", at + ".launch", step.launch.block) ||
+          !r.integer(*l, "shared_memory_bytes", 0, kMaxInt, at + ".launch",
+                     shared))
+        return false;
+      step.kind = Step::Kind::Launch;
+      step.launch.kernel = kernel->string;
+      step.launch.sharedMemoryBytes = size_t(shared);
+      for (size_t k = 0; k < args->array.size(); ++k) {
+        LaunchArg arg;
+        if (!readArg(r, args->array[k],
+                     at + ".launch.args[" + std::to_string(k) + "]", plan, arg))
+          return false;
+        step.launch.args.push_back(arg);
+      }
+    } else if (s.kind == Json::Kind::Object && s.object.count("copy")) {
+      const Json *c = r.field(s, "copy", Json::Kind::Object, at);
+      const Json *from =
+          c ? r.field(*c, "from", Json::Kind::Object, at + ".copy") : nullptr;
+      const Json *to =
+          c ? r.field(*c, "to", Json::Kind::Object, at + ".copy") : nullptr;
+      int64_t bytes;
+      if (!from || !to ||
+          !readArg(r, *from, at + ".copy.from", plan, step.copy.from) ||
+          !readArg(r, *to, at + ".copy.to", plan, step.copy.to) ||
+          !r.integer(*c, "bytes", 0, kMaxInt, at + ".copy", bytes))
+        return false;
+      if (step.copy.from.kind == LaunchArg::Kind::Integer ||
+          step.copy.to.kind == LaunchArg::Kind::Integer)
+        return r.failAt(at + ".copy", "copies from or to an integer"), false;
+      step.kind = Step::Kind::Copy;
+      step.copy.bytes = size_t(bytes);
+      if (step.copy.bytes > bytesOf(plan, step.copy.from) ||
+          step.copy.bytes > bytesOf(plan, step.copy.to))
+        return r.failAt(at + ".copy",
+                        "copies more bytes than its buffers hold"),
+               false;
+    } else {
+      return r.failAt(at, "is neither {\"launch\": ...} nor {\"copy\": ...}"),
+             false;
+    }
+    plan.steps.push_back(std::move(step));
+  }
+  return true;
+}
+
+/// A string JSON can hold as it is written here.
+std::string quote(const std::string &s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string writeArg(const LaunchArg &arg) {
+  switch (arg.kind) {
+  case LaunchArg::Kind::Buffer:
+    return "{\"buffer\": " + std::to_string(arg.index) + "}";
+  case LaunchArg::Kind::Temporary:
+    return "{\"temporary\": " + std::to_string(arg.index) + "}";
+  case LaunchArg::Kind::Integer:
+    return "{\"integer\": " + std::to_string(arg.value) + "}";
+  }
+  return "";
+}
+
+template <typename T, typename F>
+std::string list(const std::vector<T> &items, F format,
+                 const char *separator = ", ") {
+  std::string out = "[";
+  for (size_t i = 0; i < items.size(); ++i)
+    out += (i ? separator : "") + format(items[i]);
+  return out + "]";
+}
+
+std::string dims(const unsigned (&d)[3]) {
+  return "[" + std::to_string(d[0]) + ", " + std::to_string(d[1]) + ", " +
+         std::to_string(d[2]) + "]";
+}
+
+} // namespace
+
+const PackageEntry *KernelPackage::find(const std::string &name) const {
+  for (const PackageEntry &e : entries)
+    if (e.name == name)
+      return &e;
+  return nullptr;
+}
+
+std::optional<uint64_t>
+normfuse::runtime::argumentBytes(const std::string &dtype,
+                                 const std::vector<int64_t> &shape) {
+  uint64_t bytes = dtype == "f16" || dtype == "bf16" ? 2
+                   : dtype == "f32"                  ? 4
+                   : dtype == "f64"                  ? 8
+                                                     : 0;
+  if (!bytes)
+    return std::nullopt;
+  for (int64_t d : shape)
+    if (d < 0 || __builtin_mul_overflow(bytes, uint64_t(d), &bytes))
+      return std::nullopt;
+  if (bytes > uint64_t(kMaxInt))
+    return std::nullopt;
+  return bytes;
+}
+
+std::string normfuse::runtime::writeManifest(const KernelPackage &package) {
+  auto number = [](auto v) { return std::to_string(v); };
+  std::string out = "{\"format\": \"normfuse-kernel-package\", \"version\": " +
+                    std::to_string(KernelPackage::kVersion) +
+                    ", \"entries\": [";
+  for (size_t e = 0; e < package.entries.size(); ++e) {
+    const PackageEntry &entry = package.entries[e];
+    const LaunchPlan &plan = entry.plan;
+    out += e ? ",\n " : "\n ";
+    out +=
+        "{\"name\": " + quote(entry.name) +
+        ", \"source\": " + quote(entry.source) + ",\n  \"args\": " +
+        list(entry.args,
+             [&](const PackageArg &a) {
+               return std::string("{\"role\": \"") +
+                      (a.role == PackageArg::Role::Input ? "input" : "output") +
+                      "\", \"dtype\": " + quote(a.dtype) +
+                      ", \"shape\": " + list(a.shape, number) + "}";
+             }) +
+        ",\n  \"binaries\": " +
+        list(entry.binaries,
+             [&](const PackageBinary &b) {
+               return "{\"arch\": " + quote(b.arch) +
+                      ", \"file\": " + quote(b.file) + "}";
+             }) +
+        ",\n  \"plan\": {\"num_inputs\": " + std::to_string(plan.numInputs) +
+        ", \"buffer_bytes\": " + list(plan.bufferBytes, number) +
+        ", \"temporary_bytes\": " + list(plan.temporaryBytes, number) +
+        ",\n   \"steps\": " +
+        list(
+            plan.steps,
+            [&](const Step &s) {
+              if (s.kind == Step::Kind::Copy)
+                return "{\"copy\": {\"from\": " + writeArg(s.copy.from) +
+                       ", \"to\": " + writeArg(s.copy.to) +
+                       ", \"bytes\": " + std::to_string(s.copy.bytes) + "}}";
+              return "{\"launch\": {\"kernel\": " + quote(s.launch.kernel) +
+                     ", \"grid\": " + dims(s.launch.grid) +
+                     ", \"block\": " + dims(s.launch.block) +
+                     ", \"shared_memory_bytes\": " +
+                     std::to_string(s.launch.sharedMemoryBytes) +
+                     ", \"args\": " + list(s.launch.args, writeArg) + "}}";
+            },
+            ",\n    ") +
+        "}}";
+  }
+  return out + "]}\n";
+}
+
+std::optional<KernelPackage>
+normfuse::runtime::readManifest(const std::string &text, std::string &error) {
+  Json root;
+  if (!Parser(text).parse(root, error))
+    return std::nullopt;
+  Reader r;
+  KernelPackage package;
+  const Json *format = r.field(root, "format", Json::Kind::String, "(top)");
+  int64_t version;
+  const Json *entries = r.field(root, "entries", Json::Kind::Array, "(top)");
+  if (format && format->string != "normfuse-kernel-package")
+    r.failAt("(top).format", "is not \"normfuse-kernel-package\"");
+  if (format && entries &&
+      r.integer(root, "version", KernelPackage::kVersion,
+                KernelPackage::kVersion, "(top)", version)) {
+    for (size_t e = 0; e < entries->array.size() && r.error.empty(); ++e) {
+      const Json &j = entries->array[e];
+      std::string path = "entries[" + std::to_string(e) + "]";
+      PackageEntry entry;
+      const Json *name = r.field(j, "name", Json::Kind::String, path);
+      const Json *source = r.field(j, "source", Json::Kind::String, path);
+      const Json *args = r.field(j, "args", Json::Kind::Array, path);
+      const Json *binaries = r.field(j, "binaries", Json::Kind::Array, path);
+      const Json *plan = r.field(j, "plan", Json::Kind::Object, path);
+      if (!name || !source || !args || !binaries || !plan)
+        break;
+      entry.name = name->string;
+      entry.source = source->string;
+      if (package.find(entry.name)) {
+        r.failAt(path + ".name", "repeats the entry " + quote(entry.name));
+        break;
+      }
+      for (size_t a = 0; a < args->array.size() && r.error.empty(); ++a) {
+        std::string at = path + ".args[" + std::to_string(a) + "]";
+        const Json &aj = args->array[a];
+        const Json *role = r.field(aj, "role", Json::Kind::String, at);
+        const Json *dtype = r.field(aj, "dtype", Json::Kind::String, at);
+        const Json *shape = r.field(aj, "shape", Json::Kind::Array, at);
+        if (!role || !dtype || !shape)
+          break;
+        PackageArg arg;
+        if (role->string != "input" && role->string != "output") {
+          r.failAt(at + ".role", "is neither \"input\" nor \"output\"");
+          break;
+        }
+        arg.role = role->string == "input" ? PackageArg::Role::Input
+                                           : PackageArg::Role::Output;
+        arg.dtype = dtype->string;
+        for (const Json &d : shape->array) {
+          if (d.kind != Json::Kind::Integer) {
+            r.failAt(at + ".shape", "holds something that is not an integer");
+            break;
+          }
+          arg.shape.push_back(d.integer);
+        }
+        if (r.error.empty() && !argumentBytes(arg.dtype, arg.shape))
+          r.failAt(at, "has an unknown dtype, a negative dimension or more "
+                       "than 2^63 bytes");
+        entry.args.push_back(std::move(arg));
+      }
+      for (size_t b = 0; b < binaries->array.size() && r.error.empty(); ++b) {
+        std::string at = path + ".binaries[" + std::to_string(b) + "]";
+        const Json *arch =
+            r.field(binaries->array[b], "arch", Json::Kind::String, at);
+        const Json *file =
+            r.field(binaries->array[b], "file", Json::Kind::String, at);
+        if (arch && file)
+          entry.binaries.push_back({arch->string, file->string});
+      }
+      if (!r.error.empty() || !readPlan(r, *plan, path + ".plan", entry.plan))
+        break;
+      // The plan's buffers are the arguments: inputs first, sizes equal.
+      size_t inputs = 0;
+      bool ordered = true;
+      for (size_t a = 0; a < entry.args.size(); ++a) {
+        bool input = entry.args[a].role == PackageArg::Role::Input;
+        ordered &= !input || inputs == a;
+        inputs += input;
+      }
+      if (!ordered)
+        r.failAt(path + ".args", "do not list every input before the outputs");
+      else if (entry.plan.bufferBytes.size() != entry.args.size() ||
+               entry.plan.numInputs != inputs)
+        r.failAt(path + ".plan", "does not have one buffer per argument");
+      for (size_t a = 0; a < entry.args.size() && r.error.empty(); ++a)
+        if (*argumentBytes(entry.args[a].dtype, entry.args[a].shape) !=
+            entry.plan.bufferBytes[a])
+          r.failAt(path + ".plan.buffer_bytes[" + std::to_string(a) + "]",
+                   "is not the size of argument " + std::to_string(a));
+      package.entries.push_back(std::move(entry));
+    }
+  }
+  if (!r.error.empty()) {
+    error = r.error;
+    return std::nullopt;
+  }
+  return package;
+}

@@ -1,0 +1,164 @@
+//===- KernelPackageTest.cpp - the kernel package manifest
+//-----------------===//
+//
+// Part of normfuse. A manifest written and read back is the same package;
+// every corruption of one is an error that names what is wrong and where.
+//
+//===----------------------------------------------------------------------===//
+
+#include "normfuse/Runtime/KernelPackage.h"
+
+#include <gtest/gtest.h>
+
+using namespace normfuse::runtime;
+
+namespace {
+
+/// @ln: one f32 (4, 13) input, one (4, 13) output, a 64-byte temporary,
+/// a launch and a copy.
+KernelPackage layerNormPackage() {
+  PackageEntry e;
+  e.name = "ln";
+  e.source = "ln.cu";
+  e.args = {{PackageArg::Role::Input, "f32", {4, 13}},
+            {PackageArg::Role::Output, "f32", {4, 13}}};
+  e.binaries = {{"sm_90", "ln.sm_90.cubin"},
+                {"compute_90", "ln.compute_90.ptx"}};
+  e.plan.numInputs = 1;
+  e.plan.bufferBytes = {208, 208};
+  e.plan.temporaryBytes = {64};
+  Step launch;
+  launch.launch.kernel = "ln_rows";
+  launch.launch.grid[0] = 4;
+  launch.launch.block[0] = 128;
+  launch.launch.sharedMemoryBytes = 512;
+  LaunchArg buffer0, temp0, cols;
+  buffer0.kind = LaunchArg::Kind::Buffer;
+  temp0.kind = LaunchArg::Kind::Temporary;
+  cols.value = -13;
+  launch.launch.args = {buffer0, temp0, cols};
+  Step copy;
+  copy.kind = Step::Kind::Copy;
+  copy.copy.from = buffer0;
+  copy.copy.to.kind = LaunchArg::Kind::Buffer;
+  copy.copy.to.index = 1;
+  copy.copy.bytes = 208;
+  e.plan.steps = {launch, copy};
+  KernelPackage p;
+  p.entries.push_back(e);
+  return p;
+}
+
+TEST(KernelPackageTest, AManifestReadsBackAsTheSamePackage) {
+  std::string text = writeManifest(layerNormPackage());
+  std::string error;
+  auto read = readManifest(text, error);
+  ASSERT_TRUE(read) << error << "\n" << text;
+  EXPECT_EQ(writeManifest(*read), text);
+  const PackageEntry *e = read->find("ln");
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(read->find("missing"), nullptr);
+  EXPECT_EQ(e->source, "ln.cu");
+  ASSERT_EQ(e->args.size(), 2u);
+  EXPECT_EQ(e->args[1].role, PackageArg::Role::Output);
+  EXPECT_EQ(e->args[1].shape, (std::vector<int64_t>{4, 13}));
+  EXPECT_EQ(e->binaries[1].arch, "compute_90");
+  EXPECT_EQ(e->plan.temporaryBytes, std::vector<size_t>{64});
+  ASSERT_EQ(e->plan.steps.size(), 2u);
+  const Launch &l = e->plan.steps[0].launch;
+  EXPECT_EQ(l.kernel, "ln_rows");
+  EXPECT_EQ(l.grid[0], 4u);
+  EXPECT_EQ(l.block[0], 128u);
+  EXPECT_EQ(l.block[1], 1u);
+  EXPECT_EQ(l.sharedMemoryBytes, 512u);
+  EXPECT_EQ(l.args[1].kind, LaunchArg::Kind::Temporary);
+  EXPECT_EQ(l.args[2].value, -13);
+  EXPECT_EQ(e->plan.steps[1].kind, Step::Kind::Copy);
+  EXPECT_EQ(e->plan.steps[1].copy.bytes, 208u);
+}
+
+/// The text of the package's manifest with `from` replaced by `to`.
+std::string corrupted(const std::string &from, const std::string &to) {
+  std::string text = writeManifest(layerNormPackage());
+  size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return text.replace(at, from.size(), to);
+}
+
+std::string readError(const std::string &text) {
+  std::string error;
+  auto package = readManifest(text, error);
+  EXPECT_FALSE(package) << text;
+  return error;
+}
+
+TEST(KernelPackageTest, EveryCorruptionIsAnErrorThatSaysWhereAndWhat) {
+  std::string text = writeManifest(layerNormPackage());
+  EXPECT_EQ(readError(text.substr(0, text.size() / 2))
+                .rfind("manifest.json, byte ", 0),
+            0u);
+  EXPECT_EQ(readError(""), "manifest.json, byte 0: the text ends where a "
+                           "value should be");
+  EXPECT_EQ(readError(corrupted("\"version\": 1", "\"version\": 2")),
+            "manifest.json: (top).version is 2, not from 1 to 1");
+  EXPECT_EQ(readError(corrupted("normfuse-kernel-package", "zip")),
+            "manifest.json: (top).format is not \"normfuse-kernel-package\"");
+  EXPECT_EQ(readError(corrupted("{\"temporary\": 0}", "{\"temporary\": 1}")),
+            "manifest.json: entries[0].plan.steps[0].launch.args[1].temporary "
+            "is 1, not from 0 to 0");
+  EXPECT_EQ(readError(corrupted("{\"buffer\": 1}", "{\"buffer\": 7}")),
+            "manifest.json: entries[0].plan.steps[1].copy.to.buffer is 7, not "
+            "from 0 to 1");
+  EXPECT_EQ(readError(corrupted("\"bytes\": 208", "\"bytes\": 209")),
+            "manifest.json: entries[0].plan.steps[1].copy copies more bytes "
+            "than its buffers hold");
+  EXPECT_EQ(readError(corrupted("\"grid\": [4, 1, 1]", "\"grid\": [0, 1, 1]")),
+            "manifest.json: entries[0].plan.steps[0].launch.grid holds a size "
+            "that is not from 1 to 4294967295");
+  EXPECT_EQ(readError(corrupted("\"shape\": [4, 13]", "\"shape\": [-4, 13]")),
+            "manifest.json: entries[0].args[0] has an unknown dtype, a "
+            "negative dimension or more than 2^63 bytes");
+  EXPECT_EQ(readError(corrupted("\"dtype\": \"f32\"", "\"dtype\": \"i8\"")),
+            "manifest.json: entries[0].args[0] has an unknown dtype, a "
+            "negative dimension or more than 2^63 bytes");
+  EXPECT_EQ(readError(corrupted("\"shape\": [4, 13]",
+                                "\"shape\": [4611686018427387904, 13]")),
+            "manifest.json: entries[0].args[0] has an unknown dtype, a "
+            "negative dimension or more than 2^63 bytes");
+  EXPECT_EQ(readError(corrupted("\"buffer_bytes\": [208, 208]",
+                                "\"buffer_bytes\": [208, 416]")),
+            "manifest.json: entries[0].plan.buffer_bytes[1] is not the size "
+            "of argument 1");
+  EXPECT_EQ(readError(corrupted("\"role\": \"input\"", "\"role\": \"output\"")),
+            "manifest.json: entries[0].plan does not have one buffer per "
+            "argument");
+  EXPECT_EQ(readError(corrupted("\"source\": \"ln.cu\"", "\"source\": 3")),
+            "manifest.json: entries[0].source is not a string");
+  EXPECT_EQ(readError(corrupted("\"num_inputs\": 1", "\"num_inputs\": 1.5")),
+            "manifest.json, byte " +
+                std::to_string(text.find("\"num_inputs\": 1") + 15) +
+                ": a number that is not an integer");
+  EXPECT_EQ(readError(corrupted("\"num_inputs\": 1", "\"num_inputs\": "
+                                                     "99999999999999999999")),
+            "manifest.json, byte " +
+                std::to_string(text.find("\"num_inputs\": 1") + 33) +
+                ": an integer beyond 64 bits");
+  EXPECT_EQ(readError(corrupted("\"name\": \"ln\"",
+                                "\"name\": \"ln\", \"name\": \"x\"")),
+            "manifest.json, byte " +
+                std::to_string(text.find("\"name\": \"ln\"") + 25) +
+                ": the key \"name\" appears twice");
+  EXPECT_EQ(readError(std::string(100, '[') + std::string(100, ']')),
+            "manifest.json, byte 65: nesting deeper than 64");
+}
+
+TEST(KernelPackageTest, ArgumentBytesCountEveryDTypeAndRefuseOverflow) {
+  EXPECT_EQ(argumentBytes("bf16", {3, 5}), 30u);
+  EXPECT_EQ(argumentBytes("f64", {}), 8u);
+  EXPECT_EQ(argumentBytes("f16", {0, 7}), 0u);
+  EXPECT_EQ(argumentBytes("f32", {int64_t(1) << 61}), std::nullopt);
+  EXPECT_EQ(argumentBytes("f32", {-1}), std::nullopt);
+  EXPECT_EQ(argumentBytes("u8", {1}), std::nullopt);
+}
+
+} // namespace
