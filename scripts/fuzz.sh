@@ -3,7 +3,8 @@
 # UndefinedBehaviorSanitizer (in ${NF_FUZZ_BUILD_DIR:-build-fuzz}) and runs
 # each one, from its seed corpus, for a bounded number of inputs:
 #
-#   scripts/fuzz.sh              npy 200000 inputs, jit-args 20000, mlir 2000
+#   scripts/fuzz.sh              npy and manifest 200000 inputs, jit-args 20000,
+#                                mlir 2000
 #                                (about a minute each on 2 cores)
 #   scripts/fuzz.sh 300          each target: 300 seconds instead
 #
@@ -17,7 +18,7 @@ build=${NF_FUZZ_BUILD_DIR:-$root/build-fuzz}
 seconds=${1:-}
 
 NF_SETUP_EXTRA=libclang-rt-19-dev "$root/scripts/setup.sh"
-NF_BUILD_DIR="$build" NF_NINJA_ARGS="nf-fuzz-npy nf-fuzz-mlir nf-fuzz-jit-args" \
+NF_BUILD_DIR="$build" NF_NINJA_ARGS="nf-fuzz-npy nf-fuzz-mlir nf-fuzz-jit-args nf-fuzz-manifest" \
   "$root/scripts/build.sh" -DNF_SANITIZE="address;undefined" \
   -DNF_FUZZ_WITH_LIBFUZZER=ON -DNF_BUILD_TESTS=OFF -DNF_ENABLE_PYTHON=OFF
 
@@ -38,7 +39,7 @@ run() {
   # The seeds (and the regressions) are copied: libFuzzer adds to its
   # corpus folder, and the committed ones stay as they are.
   for seeds in "$@" "$root/fuzz/regressions/$target"; do
-    find "$seeds" -type f \( -name '*.mlir' -o -name '*.npy' -o -path '*jit-args*' \) \
+    find "$seeds" -type f \( -name '*.mlir' -o -name '*.npy' -o -name '*.json' -o -path '*jit-args*' \) \
       -exec cp --backup=numbered -t "$corpus" {} + 2>/dev/null || true
   done
   local bound=(-runs="$runs")
@@ -57,5 +58,6 @@ run() {
 }
 run npy 200000 "$root/fuzz/corpus/npy"
 run jit-args 20000 "$root/fuzz/corpus/jit-args"
+run manifest 200000 "$root/fuzz/corpus/manifest"
 run mlir 2000 "$root/test/Dialect" "$root/test/Codegen/CPU" "$root/examples"
 exit $status
