@@ -1,0 +1,43 @@
+//===- PackageWriter.h - kernel packages from nf functions ------*- C++ -*-===//
+//
+// Part of normfuse. Writes a kernel package (normfuse/Runtime/KernelPackage.h)
+// for functions of a module: each entry lowered for the CUDA back end (for
+// the first architecture listed), its CUDA checked by compiling it for the
+// simulator, optionally compiled ahead of time by NVRTC for every listed
+// architecture, and the manifest. Entries need static shapes (a launch
+// plan is fixed). Nothing is written unless every entry lowered and
+// compiled.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NORMFUSE_JIT_PACKAGEWRITER_H
+#define NORMFUSE_JIT_PACKAGEWRITER_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <string>
+#include <vector>
+
+namespace normfuse::jit {
+
+struct PackageOptions {
+  /// sm_XY or compute_XY; the first one's schedules are the package's.
+  std::vector<std::string> archs = {"sm_90"};
+  /// Compile cubins/PTX with NVRTC for every architecture.
+  bool binaries = false;
+  /// Run nf-fuse-pipeline first.
+  bool fuse = true;
+};
+
+/// Writes the package of `entries` of the module `irText` into `dir`.
+llvm::Error writeKernelPackage(llvm::StringRef irText,
+                               llvm::StringRef bufferName,
+                               llvm::ArrayRef<std::string> entries,
+                               llvm::StringRef dir,
+                               const PackageOptions &options = {});
+
+} // namespace normfuse::jit
+
+#endif // NORMFUSE_JIT_PACKAGEWRITER_H

@@ -1,0 +1,117 @@
+//===- PackageWriter.cpp - kernel packages from nf functions ----*- C++ -*-===//
+//
+// Part of normfuse. See PackageWriter.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "normfuse/JIT/PackageWriter.h"
+#include "normfuse/JIT/CudaPlanKernel.h"
+#include "normfuse/JIT/JIT.h"
+#include "normfuse/Runtime/KernelPackage.h"
+#include "normfuse/Runtime/Nvrtc.h"
+#include "normfuse/Support/Tensor.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <map>
+
+using namespace normfuse;
+using namespace normfuse::jit;
+
+static llvm::Error packageError(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+llvm::Error jit::writeKernelPackage(llvm::StringRef irText,
+                                    llvm::StringRef bufferName,
+                                    llvm::ArrayRef<std::string> entries,
+                                    llvm::StringRef dir,
+                                    const PackageOptions &options) {
+  if (entries.empty())
+    return packageError("a package needs at least one entry");
+  if (options.archs.empty())
+    return packageError("a package needs at least one architecture");
+  Options jitOptions;
+  jitOptions.target = Target::CUDASim;
+  jitOptions.fuse = options.fuse;
+  jitOptions.cuda.arch = options.archs.front();
+  if (llvm::StringRef(jitOptions.cuda.arch).starts_with("compute_"))
+    jitOptions.cuda.arch = "sm_" + jitOptions.cuda.arch.substr(8);
+  JIT jit(jitOptions);
+  std::unique_ptr<runtime::Nvrtc> nvrtc;
+  if (options.binaries) {
+    std::string error;
+    nvrtc = runtime::Nvrtc::open(error);
+    if (!nvrtc)
+      return packageError("cannot compile the package's binaries: " + error);
+  }
+
+  // Everything is made in memory first; files are written at the end.
+  runtime::KernelPackage package;
+  std::map<std::string, std::string> files;
+  for (const std::string &name : entries) {
+    if (package.find(name))
+      return packageError("@" + name + " is listed twice");
+    auto compiled = jit.compile(irText, name);
+    if (!compiled)
+      return compiled.takeError();
+    const Signature &sig = (*compiled)->getSignature();
+    if (!sig.hasStaticShapes())
+      return packageError("@" + name +
+                          " has dynamic dimensions: a package's launch plan "
+                          "needs static shapes");
+    auto *kernel = dynamic_cast<const CudaPlanKernel *>(compiled->get());
+    if (!kernel)
+      return packageError("@" + name + " did not lower to CUDA kernels");
+    runtime::PackageEntry entry;
+    entry.name = name;
+    entry.source = name + ".cu";
+    files[entry.source] = kernel->getSource();
+    for (const TensorType &t : sig.inputs)
+      entry.args.push_back(
+          {runtime::PackageArg::Role::Input, getDTypeName(t.dtype), t.shape});
+    for (const TensorType &t : sig.outputs)
+      entry.args.push_back(
+          {runtime::PackageArg::Role::Output, getDTypeName(t.dtype), t.shape});
+    entry.plan = kernel->getPlan();
+    for (const std::string &arch : options.archs) {
+      if (!nvrtc)
+        break;
+      std::string binary, error;
+      if (!nvrtc->compile(kernel->getSource(), arch, binary, error))
+        return packageError("NVRTC failed on @" + name + " for " + arch +
+                            ":\n" + error);
+      bool ptx = llvm::StringRef(arch).starts_with("compute_");
+      std::string file = name + "." + arch + (ptx ? ".ptx" : ".cubin");
+      files[file] = ptx ? llvm::StringRef(binary).rtrim('\0').str() : binary;
+      entry.binaries.push_back({arch, file});
+    }
+    package.entries.push_back(std::move(entry));
+  }
+  files["manifest.json"] = runtime::writeManifest(package);
+  // What a runtime will check, checked here first.
+  std::string invalid;
+  if (!runtime::readManifest(files["manifest.json"], invalid))
+    return packageError("the manifest written does not read back: " + invalid);
+
+  if (auto ec = llvm::sys::fs::create_directories(dir))
+    return packageError("cannot create " + dir + ": " + ec.message());
+  for (const auto &[file, bytes] : files) {
+    llvm::SmallString<256> path(dir);
+    llvm::sys::path::append(path, file);
+    std::error_code ec;
+    llvm::raw_fd_ostream os(path, ec);
+    if (ec)
+      return packageError("cannot write " + path + ": " + ec.message());
+    os << bytes;
+    os.close();
+    if (os.has_error()) {
+      std::string message = os.error().message();
+      os.clear_error();
+      return packageError("cannot write " + path + ": " + message);
+    }
+  }
+  return llvm::Error::success();
+}
