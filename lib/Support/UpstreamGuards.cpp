@@ -59,7 +59,9 @@ std::optional<std::string> findLinalgArrayCrash(llvm::StringRef text,
   for (auto [op, keyword] : ops) {
     for (size_t at = text.find(op); at != llvm::StringRef::npos;
          at = text.find(op, at + op.size())) {
-      if (inComment(text, at))
+      // In a comment, or the generic form ("linalg.reduce"(...) <{...}>),
+      // which does not go through the custom parser.
+      if (inComment(text, at) || (at > 0 && text[at - 1] == '"'))
         continue;
       // The op's own attribute: the first `keyword =` after it, before the
       // next op of the dialect.
