@@ -34,7 +34,7 @@ if config.nf_cuda_stub_driver and os.path.exists(config.nf_cuda_stub_driver):
     config.substitutions.append(("%cuda_stub_driver", config.nf_cuda_stub_driver))
 
 tool_dirs = [config.nf_tools_dir, config.llvm_tools_dir]
-llvm_config.add_tool_substitutions(["nf-opt", "nf-run", "nf-translate", "nf-package", ToolSubst("not", unresolved="fatal")], tool_dirs)
+llvm_config.add_tool_substitutions(["nf-opt", "nf-run", "nf-translate", "nf-package", "nf-package-run", ToolSubst("not", unresolved="fatal")], tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 # A GPU the cuda target can use: its tests run for real there and are

@@ -16,10 +16,13 @@ CudaPlanKernel::CudaPlanKernel(std::string name, Signature signature,
       plan(std::move(plan)) {}
 
 llvm::Error CudaPlanKernel::checkCall(llvm::ArrayRef<TensorRef> inputs,
-                                      llvm::ArrayRef<TensorRef> outputs) const {
-  if (auto err = checkBuffers(name, inputs, signature.inputs, "input"))
+                                      llvm::ArrayRef<TensorRef> outputs,
+                                      bool deviceAllowed) const {
+  if (auto err =
+          checkBuffers(name, inputs, signature.inputs, "input", deviceAllowed))
     return err;
-  if (auto err = checkBuffers(name, outputs, signature.outputs, "output"))
+  if (auto err = checkBuffers(name, outputs, signature.outputs, "output",
+                              deviceAllowed))
     return err;
   if (inputs.size() + outputs.size() != plan.bufferBytes.size())
     return llvm::createStringError(

@@ -199,7 +199,8 @@ llvm::Error normfuse::jit::checkShapes(
 llvm::Error normfuse::jit::checkBuffers(llvm::StringRef function,
                                         llvm::ArrayRef<TensorRef> buffers,
                                         const std::vector<TensorType> &types,
-                                        llvm::StringRef role) {
+                                        llvm::StringRef role,
+                                        bool deviceAllowed) {
   if (auto err = checkCount(function, buffers.size(), types, role))
     return err;
   for (size_t i = 0; i < buffers.size(); ++i) {
@@ -207,6 +208,9 @@ llvm::Error normfuse::jit::checkBuffers(llvm::StringRef function,
     const TensorType &t = types[i];
     std::string what =
         (role + " #" + llvm::Twine(i) + " of @" + function).str();
+    if (b.space != MemorySpace::Host && !deviceAllowed)
+      return makeError(what + " is CUDA device memory; only the cuda target "
+                              "takes device buffers");
     if (b.dtype != t.dtype)
       return makeError(what + " has dtype " + getDTypeName(b.dtype) +
                        "; expected " + getDTypeName(t.dtype) + " (" + t.str() +
@@ -243,9 +247,20 @@ jit::checkOwnShapes(llvm::StringRef function, const Signature &signature,
   return llvm::Error::success();
 }
 
+llvm::Error jit::checkNoStream(llvm::StringRef function,
+                               const RunOptions &options, Target target) {
+  if (options.cudaStream)
+    return makeError("@" + function + ": the " + getTargetName(target) +
+                     " target takes no CUDA stream");
+  return llvm::Error::success();
+}
+
 llvm::Error HostKernel::run(llvm::ArrayRef<TensorRef> inputs,
                             llvm::ArrayRef<TensorRef> outputs,
-                            int threads) const {
+                            const RunOptions &options) const {
+  const int threads = options.threads;
+  if (auto err = checkNoStream(name, options, Target::CPU))
+    return err;
   if (auto err = checkBuffers(name, inputs, signature.inputs, "input"))
     return err;
   if (auto err = checkBuffers(name, outputs, signature.outputs, "output"))

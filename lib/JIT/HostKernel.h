@@ -26,12 +26,17 @@ class ExecutionEngine;
 namespace normfuse::jit {
 
 /// Checks that `buffers` match `types` (a dynamic dimension matches any
-/// size) and are contiguous with data; `role` is "input" or "output" and
-/// `function` names the function in messages.
+/// size) and are contiguous with data, in host memory unless
+/// `deviceAllowed`; `role` is "input" or "output" and `function` names the
+/// function in messages.
 llvm::Error checkBuffers(llvm::StringRef function,
                          llvm::ArrayRef<TensorRef> buffers,
                          const std::vector<TensorType> &types,
-                         llvm::StringRef role);
+                         llvm::StringRef role, bool deviceAllowed = false);
+
+/// A CUDA stream given to a target that takes none is an error.
+llvm::Error checkNoStream(llvm::StringRef function, const RunOptions &options,
+                          Target target);
 
 /// Checks that there are as many `shapes` as `types` and that each fits its
 /// type (a dynamic dimension matches any size).
@@ -59,9 +64,10 @@ public:
   /// malloc and free are those of the buffer cache (BufferCache.h).
   llvm::Error compile(mlir::ModuleOp module, bool cacheBuffers);
 
+  using Kernel::run;
   llvm::Error run(llvm::ArrayRef<TensorRef> inputs,
                   llvm::ArrayRef<TensorRef> outputs,
-                  int threads) const override;
+                  const RunOptions &options) const override;
 
   /// Itself, when the shapes are those of its signature.
   llvm::Expected<std::shared_ptr<Kernel>>

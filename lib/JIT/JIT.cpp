@@ -287,17 +287,27 @@ public:
         irText(std::move(irText)), bufferName(std::move(bufferName)),
         key(std::move(key)), needsOutputShapes(needsOutputShapes) {}
 
+  Target getTarget() const override { return impl->options.target; }
+
+  using Kernel::run;
   llvm::Error run(llvm::ArrayRef<TensorRef> inputs,
                   llvm::ArrayRef<TensorRef> outputs,
-                  int threads) const override {
+                  const RunOptions &options) const override {
     // Everything the buffers alone tell is checked before compiling.
-    if (auto err = checkBuffers(name, inputs, signature.inputs, "input"))
+    Target target = getTarget();
+    if (target != Target::CUDA)
+      if (auto err = checkNoStream(name, options, target))
+        return err;
+    bool device = target == Target::CUDA;
+    if (auto err =
+            checkBuffers(name, inputs, signature.inputs, "input", device))
       return err;
-    if (auto err = checkBuffers(name, outputs, signature.outputs, "output"))
+    if (auto err =
+            checkBuffers(name, outputs, signature.outputs, "output", device))
       return err;
-    if (threads < 0)
+    if (options.threads < 0)
       return makeError("threads must be 0 (the default) or positive, got " +
-                       llvm::Twine(threads));
+                       llvm::Twine(options.threads));
     std::vector<std::vector<int64_t>> inputShapes, outputShapes;
     for (const TensorRef &b : inputs)
       inputShapes.push_back(b.shape);
@@ -306,7 +316,7 @@ public:
     auto kernel = specialize(inputShapes, outputShapes);
     if (!kernel)
       return kernel.takeError();
-    return (*kernel)->run(inputs, outputs, threads);
+    return (*kernel)->run(inputs, outputs, options);
   }
 
   llvm::Expected<std::shared_ptr<Kernel>>

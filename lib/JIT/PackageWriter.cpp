@@ -7,6 +7,7 @@
 #include "normfuse/JIT/PackageWriter.h"
 #include "normfuse/JIT/CudaPlanKernel.h"
 #include "normfuse/JIT/JIT.h"
+#include "normfuse/Runtime/FileIO.h"
 #include "normfuse/Runtime/KernelPackage.h"
 #include "normfuse/Runtime/Nvrtc.h"
 #include "normfuse/Support/Tensor.h"
@@ -25,7 +26,6 @@ static llvm::Error packageError(const llvm::Twine &message) {
 }
 
 llvm::Error jit::writeKernelPackage(llvm::StringRef irText,
-                                    llvm::StringRef bufferName,
                                     llvm::ArrayRef<std::string> entries,
                                     llvm::StringRef dir,
                                     const PackageOptions &options) {
@@ -98,20 +98,16 @@ llvm::Error jit::writeKernelPackage(llvm::StringRef irText,
 
   if (auto ec = llvm::sys::fs::create_directories(dir))
     return packageError("cannot create " + dir + ": " + ec.message());
+  std::vector<std::string> paths, contents;
   for (const auto &[file, bytes] : files) {
     llvm::SmallString<256> path(dir);
     llvm::sys::path::append(path, file);
-    std::error_code ec;
-    llvm::raw_fd_ostream os(path, ec);
-    if (ec)
-      return packageError("cannot write " + path + ": " + ec.message());
-    os << bytes;
-    os.close();
-    if (os.has_error()) {
-      std::string message = os.error().message();
-      os.clear_error();
-      return packageError("cannot write " + path + ": " + message);
-    }
+    paths.push_back(std::string(path));
+    contents.push_back(bytes);
   }
+  std::string error;
+  if (!runtime::writeFilesAllOrNothing(
+          paths, [&](size_t i) { return contents[i]; }, error))
+    return packageError("cannot write the package: " + error);
   return llvm::Error::success();
 }

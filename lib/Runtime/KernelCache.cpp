@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "normfuse/Runtime/KernelCache.h"
+#include "normfuse/Runtime/FileIO.h"
 #include "normfuse/Runtime/Sha256.h"
 
 #include <atomic>
@@ -56,33 +57,10 @@ KernelCache::Stats KernelCache::stats() const {
   return stats_;
 }
 
-/// The whole contents of `path`; false if it cannot be opened or read.
-static bool readFile(const std::string &path, std::string &out) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return false;
-  out.clear();
-  char chunk[1 << 16];
-  for (;;) {
-    ssize_t n = ::read(fd, chunk, sizeof(chunk));
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0) {
-      ::close(fd);
-      return false;
-    }
-    if (n == 0)
-      break;
-    out.append(chunk, size_t(n));
-  }
-  ::close(fd);
-  return true;
-}
-
 bool KernelCache::readEntry(const KernelKey &key, std::string &binary) {
   std::string path = entryPath(key);
-  std::string data;
-  if (path.empty() || !readFile(path, data))
+  std::string data, unused;
+  if (path.empty() || !readWholeFile(path, data, unused))
     return false;
   auto corrupt = [&] {
     std::lock_guard<std::mutex> lock(mutex_);

@@ -424,6 +424,14 @@ normfuse::runtime::argumentBytes(const std::string &dtype,
   return bytes;
 }
 
+/// A name of a file in the package folder itself: not empty, no '/', not
+/// "." or "..", so that a manifest cannot name files outside its folder.
+static bool isPlainFileName(const std::string &name) {
+  return !name.empty() && name != "." && name != ".." &&
+         name.find('/') == std::string::npos &&
+         name.find('\0') == std::string::npos;
+}
+
 std::string normfuse::runtime::writeManifest(const KernelPackage &package) {
   auto number = [](auto v) { return std::to_string(v); };
   std::string out = "{\"format\": \"normfuse-kernel-package\", \"version\": " +
@@ -501,6 +509,10 @@ normfuse::runtime::readManifest(const std::string &text, std::string &error) {
         break;
       entry.name = name->string;
       entry.source = source->string;
+      if (!isPlainFileName(entry.source)) {
+        r.failAt(path + ".source", "is not a file name of the package folder");
+        break;
+      }
       if (package.find(entry.name)) {
         r.failAt(path + ".name", "repeats the entry " + quote(entry.name));
         break;
@@ -539,7 +551,9 @@ normfuse::runtime::readManifest(const std::string &text, std::string &error) {
             r.field(binaries->array[b], "arch", Json::Kind::String, at);
         const Json *file =
             r.field(binaries->array[b], "file", Json::Kind::String, at);
-        if (arch && file)
+        if (arch && file && !isPlainFileName(file->string))
+          r.failAt(at + ".file", "is not a file name of the package folder");
+        else if (arch && file)
           entry.binaries.push_back({arch->string, file->string});
       }
       if (!r.error.empty() || !readPlan(r, *plan, path + ".plan", entry.plan))

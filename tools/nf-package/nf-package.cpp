@@ -91,8 +91,8 @@ int main(int argc, char **argv) {
   auto file = llvm::MemoryBuffer::getFile(input);
   if (!file)
     return fail("cannot read " + input + ": " + file.getError().message());
-  if (auto err = jit::writeKernelPackage((*file)->getBuffer(), input, entries,
-                                         dir, options))
+  if (auto err =
+          jit::writeKernelPackage((*file)->getBuffer(), entries, dir, options))
     return fail(llvm::toString(std::move(err)));
   return 0;
 }

@@ -12,10 +12,13 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "normfuse/JIT/CudaKernel.h"
 #include "normfuse/JIT/JIT.h"
+#include "normfuse/Runtime/PackageFiles.h"
 #include "normfuse/Support/Npy.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MathExtras.h"
@@ -28,9 +31,12 @@
 using namespace normfuse;
 
 static const char *kUsage = R"(usage: nf-run FILE.mlir --entry NAME [options]
+       nf-run PACKAGE --entry NAME --target cuda|cuda-sim [options]
 
 Runs function NAME of FILE.mlir on .npy inputs and writes .npy outputs.
-Dynamic dimensions ('?') take the sizes of the input files.
+Dynamic dimensions ('?') take the sizes of the input files. Given a kernel
+package folder (made by nf-package) instead, runs its entry NAME with the
+runtime, as nf-package-run does.
 
   --entry NAME        the function to run (required)
   --input FILE.npy    an input, one per argument, in order
@@ -46,7 +52,9 @@ Dynamic dimensions ('?') take the sizes of the input files.
                       for (sm_75 and up; default sm_90)
   --bench N           time N runs (1 to 1000000) after 3 warm-up runs;
                       print the median time, the bytes read and written
-                      and GB/s (table and JSON)
+                      and GB/s (table and JSON); on the cuda target the
+                      launches are timed with CUDA events, beside a device
+                      copy of the same bytes (the bandwidth ceiling)
   --threads T         threads for the row loops (0: OpenMP's default; at
                       most 1024; cpu target)
   --vector-width W    vector lanes of the inner loops: 1, 2, 4, ..., 64
@@ -173,6 +181,45 @@ static std::string parseArguments(int argc, char **argv, Arguments &args) {
   return "";
 }
 
+/// Runs entry `args.entry` of the kernel package folder `args.inputFile`
+/// (made by nf-package) with the runtime, as nf-package-run does.
+static int runPackage(const Arguments &args) {
+  runtime::PackageRunnerOptions options;
+  if (args.target == "cuda")
+    options.target = runtime::PackageTarget::CUDA;
+  else if (args.target == "cuda-sim")
+    options.target = runtime::PackageTarget::CUDASim;
+  else
+    return fail(args.inputFile + " is a kernel package, which runs on the "
+                                 "cuda and cuda-sim targets (--target cuda)");
+  // What the package's compilation fixed, or the cpu target alone reads.
+  if (!args.cudaArch.empty())
+    return fail("--cuda-arch does not apply to a kernel package: its "
+                "kernels were generated when it was made (nf-package "
+                "--cuda-arch)");
+  if (!args.fuse)
+    return fail("--no-fuse does not apply to a kernel package: it was "
+                "fused or not when it was made (nf-package --no-fuse)");
+  if (args.threads != 0 || args.vectorWidth != 0 || args.noBufferCache)
+    return fail("--threads, --vector-width and --no-buffer-cache apply to "
+                "the cpu target only");
+  std::string error;
+  auto runner = runtime::PackageRunner::open(args.inputFile, options, error);
+  if (!runner)
+    return fail(error);
+  runtime::PackageFileRun run;
+  run.entry = args.entry;
+  run.inputs = args.inputs;
+  run.outputs = args.outputs;
+  run.bench = args.bench;
+  run.bf16FromF32 = args.bf16FromF32;
+  std::string report;
+  if (!runtime::runPackageOnFiles(*runner, run, report, error))
+    return fail(error);
+  llvm::outs() << report;
+  return 0;
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   Arguments args;
@@ -182,6 +229,8 @@ int main(int argc, char **argv) {
     llvm::outs() << kUsage;
     return 0;
   }
+  if (llvm::sys::fs::is_directory(args.inputFile))
+    return runPackage(args);
   const std::string &entry = args.entry;
   const std::vector<std::string> &inputs = args.inputs, &outputs = args.outputs;
   const unsigned bench = args.bench;
@@ -304,7 +353,16 @@ int main(int argc, char **argv) {
   if (auto err = runOnce())
     return fail(llvm::toString(std::move(err)));
 
-  if (bench > 0) {
+  // On a GPU the launches alone are timed, with CUDA events.
+  if (auto *cuda = dynamic_cast<jit::CudaKernel *>(kernel.get());
+      cuda && bench > 0) {
+    runtime::PlanTimings timings;
+    if (auto err = cuda->time(inRefs, 3, bench, timings))
+      return fail(llvm::toString(std::move(err)));
+    llvm::outs() << "@" << entry << " on " << cuda->getDeviceDescription()
+                 << "\n"
+                 << runtime::formatPlanTimings(entry, bytes, timings);
+  } else if (bench > 0) {
     for (int i = 0; i < 3; ++i)
       if (auto err = runOnce())
         return fail(llvm::toString(std::move(err)));

@@ -280,6 +280,58 @@ TEST_F(RunErrorsTest, NegativeThreadCount) {
   expectOutputUntouched();
 }
 
+TEST_F(RunErrorsTest, DeviceMemoryIsRefusedOffTheCudaTarget) {
+  normfuse::TensorRef device = in.ref();
+  device.space = normfuse::MemorySpace::CUDADevice;
+  EXPECT_EQ(errorText(kernel->run({device}, {out.ref()})),
+            "input #0 of @relu is CUDA device memory; only the cuda target "
+            "takes device buffers");
+  expectOutputUntouched();
+}
+
+TEST_F(RunErrorsTest, ACudaStreamIsRefusedOffTheCudaTarget) {
+  normfuse::jit::RunOptions options;
+  int stream = 0;
+  options.cudaStream = &stream;
+  EXPECT_EQ(errorText(kernel->run({in.ref()}, {out.ref()}, options)),
+            "@relu: the cpu target takes no CUDA stream");
+  expectOutputUntouched();
+}
+
+// The simulator, and a function with dynamic dimensions (checked before it
+// compiles), refuse them too.
+TEST(JITErrorsTest, TheSimulatorAndDynamicShapesRefuseStreamsAndDeviceMemory) {
+  const char *dynamic = R"mlir(
+func.func @relu(%x: tensor<?x3xf32>) -> tensor<?x3xf32> {
+  %0 = nf.relu %x : tensor<?x3xf32>
+  return %0 : tensor<?x3xf32>
+}
+)mlir";
+  normfuse::jit::Options simOptions;
+  simOptions.target = normfuse::jit::Target::CUDASim;
+  normfuse::jit::JIT sim(simOptions);
+  Buffer in{DType::F32, {2, 3}}, out{DType::F32, {2, 3}};
+  normfuse::TensorRef device = in.ref();
+  device.space = normfuse::MemorySpace::CUDADevice;
+  normfuse::jit::RunOptions withStream;
+  int stream = 0;
+  withStream.cudaStream = &stream;
+  for (const char *ir : {kRelu, dynamic}) {
+    auto kernel = sim.compile(ir, "relu");
+    ASSERT_TRUE(bool(kernel)) << llvm::toString(kernel.takeError());
+    EXPECT_EQ(errorText((*kernel)->run({in.ref()}, {out.ref()}, withStream)),
+              "@relu: the cuda-sim target takes no CUDA stream");
+    EXPECT_EQ(errorText((*kernel)->run({device}, {out.ref()})),
+              "input #0 of @relu is CUDA device memory; only the cuda target "
+              "takes device buffers");
+  }
+  auto cpu = compileOrFail(dynamic, "relu");
+  ASSERT_TRUE(cpu);
+  EXPECT_EQ(errorText(cpu->run({device}, {out.ref()})),
+            "input #0 of @relu is CUDA device memory; only the cuda target "
+            "takes device buffers");
+}
+
 // Dynamic dimensions come from the caller: a shape whose bytes do not fit
 // in 63 bits is refused before anything is specialized or read.
 TEST(JITErrorsTest, ShapesOfMoreThan2To63BytesAreRefused) {

@@ -4,9 +4,11 @@
 // lowered by the nf-cuda-pipeline for the device's architecture, its
 // kernels printed as CUDA C++, compiled by NVRTC through the kernel cache
 // and loaded on the device (normfuse/Runtime/CudaDevice.h), its launch plan
-// read off the host IR. A call takes host buffers: the inputs are copied
-// to the device, outputs and temporaries filled with NaN bytes, the
-// launches run in order and the outputs are copied back.
+// read off the host IR. A call takes device buffers (MemorySpace::
+// CUDADevice), used in place after a check that each lies in a device
+// allocation large enough, and host buffers: host inputs are copied to the
+// device, host outputs (and temporaries) filled with NaN bytes on the
+// device and copied back. It runs on RunOptions::cudaStream.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,10 +29,20 @@ public:
 
   Target getTarget() const override { return Target::CUDA; }
 
-  /// Host buffers in and out; `threads` is ignored.
+  using Kernel::run;
+  /// Device or host buffers; `options.threads` is ignored.
   llvm::Error run(llvm::ArrayRef<TensorRef> inputs,
                   llvm::ArrayRef<TensorRef> outputs,
-                  int threads = 0) const override;
+                  const RunOptions &options) const override;
+
+  /// Times the kernel on device copies of host `inputs` with CUDA events:
+  /// `warmup` runs, then `iterations` runs beside as many device copies of
+  /// the same bytes (runtime::CudaModule::time).
+  llvm::Error time(llvm::ArrayRef<TensorRef> inputs, unsigned warmup,
+                   unsigned iterations, runtime::PlanTimings &timings) const;
+
+  /// The device's name and architecture: "NVIDIA H100 80GB HBM3 (sm_90)".
+  std::string getDeviceDescription() const;
 
 private:
   std::unique_ptr<runtime::CudaModule> module;

@@ -31,10 +31,11 @@ protected:
   CudaPlanKernel(std::string name, Signature signature, std::string source,
                  runtime::LaunchPlan plan);
 
-  /// `inputs` and `outputs` against the signature, then each buffer's size
-  /// against the plan's.
+  /// `inputs` and `outputs` against the signature (host memory only unless
+  /// `deviceAllowed`), then each buffer's size against the plan's.
   llvm::Error checkCall(llvm::ArrayRef<TensorRef> inputs,
-                        llvm::ArrayRef<TensorRef> outputs) const;
+                        llvm::ArrayRef<TensorRef> outputs,
+                        bool deviceAllowed = false) const;
 
   std::string source;
   runtime::LaunchPlan plan;

@@ -30,10 +30,12 @@ public:
 
   Target getTarget() const override { return Target::CUDASim; }
 
-  /// `threads` is ignored: the simulator runs one block at a time.
+  using Kernel::run;
+  /// Host buffers; `options.threads` is ignored (the simulator runs one
+  /// block at a time) and a CUDA stream refused.
   llvm::Error run(llvm::ArrayRef<TensorRef> inputs,
                   llvm::ArrayRef<TensorRef> outputs,
-                  int threads = 0) const override;
+                  const RunOptions &options) const override;
 
   /// run, with the simulator's thread order, and what each launch did in
   /// `stats` (may be null).

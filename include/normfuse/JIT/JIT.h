@@ -145,6 +145,16 @@ void setBufferCacheLimit(size_t bytes);
 /// Frees every idle block of the buffer cache.
 void releaseBufferCache();
 
+/// How one call of a Kernel runs.
+struct RunOptions {
+  /// cpu: > 0 sets the number of threads of the row loops for this call, 0
+  /// keeps the OpenMP default. The CUDA targets ignore it.
+  int threads = 0;
+  /// cuda: the CUstream the call is enqueued on; null is the default
+  /// stream. Any other target refuses a stream.
+  void *cudaStream = nullptr;
+};
+
 /// A compiled function. Run it with input buffers matching
 /// `getSignature().inputs` and output buffers matching `.outputs`; a
 /// dynamic dimension matches any size, and the output shapes must be those
@@ -156,13 +166,22 @@ public:
   const std::string &getName() const { return name; }
   /// Where this kernel runs.
   virtual Target getTarget() const { return Target::CPU; }
-  /// Runs the kernel; `threads` > 0 sets the number of threads for this
-  /// call, 0 keeps the OpenMP default. Nothing is written when an error is
-  /// returned. With dynamic dimensions, the first call with new input
-  /// shapes compiles (see `specialize`).
+  /// Runs the kernel. Nothing is written when an error is returned. With
+  /// dynamic dimensions, the first call with new input shapes compiles (see
+  /// `specialize`). Buffers are host memory, except on the cuda target,
+  /// which takes device memory (MemorySpace::CUDADevice) in place and
+  /// copies host buffers in and out; a cuda call whose buffers are all on
+  /// the device returns once its work is enqueued on the stream.
   virtual llvm::Error run(llvm::ArrayRef<TensorRef> inputs,
                           llvm::ArrayRef<TensorRef> outputs,
-                          int threads = 0) const = 0;
+                          const RunOptions &options) const = 0;
+  /// run with `threads` (RunOptions::threads) and the default stream.
+  llvm::Error run(llvm::ArrayRef<TensorRef> inputs,
+                  llvm::ArrayRef<TensorRef> outputs, int threads = 0) const {
+    RunOptions options;
+    options.threads = threads;
+    return run(inputs, outputs, options);
+  }
   /// The kernel for inputs of `inputShapes`: one with static shapes whose
   /// signature gives the output shapes. A kernel with static shapes returns
   /// itself (when the shapes are its own); one with dynamic dimensions

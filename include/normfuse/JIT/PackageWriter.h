@@ -31,9 +31,10 @@ struct PackageOptions {
   bool fuse = true;
 };
 
-/// Writes the package of `entries` of the module `irText` into `dir`.
+/// Writes the package of `entries` of the module `irText` into `dir`
+/// (created if need be): every file to a temporary first, renamed into
+/// place when all are written, so that a failure leaves no partial package.
 llvm::Error writeKernelPackage(llvm::StringRef irText,
-                               llvm::StringRef bufferName,
                                llvm::ArrayRef<std::string> entries,
                                llvm::StringRef dir,
                                const PackageOptions &options = {});

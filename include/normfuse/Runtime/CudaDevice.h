@@ -62,6 +62,16 @@ public:
   /// it; null with NVRTC's log or the driver's message.
   std::unique_ptr<CudaModule> load(const std::string &source,
                                    std::string &error);
+  /// Loads a compiled image: a cubin, or PTX (`isPtx`) that the driver
+  /// compiles for the device; null with the driver's message.
+  std::unique_ptr<CudaModule> loadImage(std::string image, bool isPtx,
+                                        std::string &error);
+
+  /// Whether [pointer, pointer + bytes) lies in one allocation of device
+  /// (or managed) memory of this process; false with `error` saying what
+  /// it is instead.
+  bool checkDeviceRange(cu::DevicePtr pointer, size_t bytes,
+                        std::string &error);
 
 private:
   CudaDevice() = default;
@@ -72,6 +82,25 @@ private:
   cu::Context context_ = nullptr;
   int computeCapability_ = 0, multiprocessors_ = 0;
   std::string name_, target_;
+};
+
+/// One buffer of a call: device memory used in place, or host memory
+/// copied in (an input) or out (an output).
+struct CallBuffer {
+  /// Host memory; null when `device` is used.
+  void *host = nullptr;
+  cu::DevicePtr device = 0;
+  static CallBuffer onHost(const void *p) { return {const_cast<void *>(p), 0}; }
+  static CallBuffer onDevice(cu::DevicePtr p) { return {nullptr, p}; }
+};
+
+/// Device timings of a plan (CUDA events), in milliseconds.
+struct PlanTimings {
+  std::vector<double> runs;
+  /// A device-to-device copy of half the bytes the plan's buffers hold
+  /// (so that it reads and writes as many bytes as the plan's inputs and
+  /// outputs): the bandwidth ceiling, measured the same way.
+  std::vector<double> copies;
 };
 
 /// A loaded translation unit of kernels.
@@ -90,11 +119,34 @@ public:
            const std::vector<void *> &outputs, std::string &error,
            cu::Stream stream = nullptr);
 
+  /// Runs `plan` on `buffers` (inputs, then outputs; plan.bufferBytes
+  /// each) on `stream`. Device buffers are used in place; host ones get a
+  /// device copy (inputs copied in, outputs filled with 0xff bytes and
+  /// copied out). Temporaries are allocated and freed in stream order
+  /// (cuMemAllocAsync). When every buffer is on the device the call
+  /// returns once the work is enqueued; otherwise it waits for the stream.
+  bool run(const LaunchPlan &plan, const std::vector<CallBuffer> &buffers,
+           std::string &error, cu::Stream stream = nullptr);
+
+  /// Times `plan` on device copies of host `inputs`: `warmup` runs, then
+  /// `iterations` runs and as many copies of the same bytes, each between
+  /// two CUDA events on one stream.
+  bool time(const LaunchPlan &plan, const std::vector<const void *> &inputs,
+            unsigned warmup, unsigned iterations, PlanTimings &timings,
+            std::string &error);
+
+  CudaDevice &device() { return *device_; }
+
 private:
   friend class CudaDevice;
   CudaModule(std::shared_ptr<CudaDevice> device, cu::Module module)
       : device_(std::move(device)), module_(module) {}
   bool function(const std::string &name, cu::Function &fn, std::string &error);
+  /// Enqueues the plan's steps on `stream`.
+  bool enqueue(const LaunchPlan &plan,
+               const std::vector<cu::DevicePtr> &buffers,
+               const std::vector<cu::DevicePtr> &temporaries, cu::Stream stream,
+               std::string &error);
 
   std::shared_ptr<CudaDevice> device_;
   cu::Module module_ = nullptr;

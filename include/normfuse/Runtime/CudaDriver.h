@@ -39,6 +39,11 @@ constexpr Result kErrorNoDevice = 100;
 constexpr int kAttributeComputeCapabilityMajor = 75;
 constexpr int kAttributeComputeCapabilityMinor = 76;
 constexpr int kAttributeMultiprocessorCount = 16;
+constexpr int kPointerAttributeMemoryType = 2;
+constexpr int kPointerAttributeRangeStartAddr = 11;
+constexpr int kPointerAttributeRangeSize = 12;
+constexpr unsigned kMemoryTypeDevice = 2;
+constexpr unsigned kMemoryTypeUnified = 4;
 } // namespace cu
 
 /// The oldest driver normfuse runs on: CUDA 12.0's (cuDriverGetVersion).
@@ -98,6 +103,13 @@ public:
                                   cu::Stream) = nullptr;
   cu::Result (*cuMemsetD8Async)(cu::DevicePtr, unsigned char, size_t,
                                 cu::Stream) = nullptr;
+  cu::Result (*cuMemcpyHtoDAsync)(cu::DevicePtr, const void *, size_t,
+                                  cu::Stream) = nullptr;
+  cu::Result (*cuMemcpyDtoHAsync)(void *, cu::DevicePtr, size_t,
+                                  cu::Stream) = nullptr;
+  cu::Result (*cuMemAllocAsync)(cu::DevicePtr *, size_t, cu::Stream) = nullptr;
+  cu::Result (*cuMemFreeAsync)(cu::DevicePtr, cu::Stream) = nullptr;
+  cu::Result (*cuPointerGetAttribute)(void *, int, cu::DevicePtr) = nullptr;
   cu::Result (*cuStreamSynchronize)(cu::Stream) = nullptr;
   cu::Result (*cuEventCreate)(cu::Event *, unsigned) = nullptr;
   cu::Result (*cuEventRecord)(cu::Event, cu::Stream) = nullptr;

@@ -12,6 +12,7 @@
 #define NORMFUSE_RUNTIME_CUDASIM_H
 
 #include "normfuse/Runtime/CudaSimABI.h"
+#include "normfuse/Runtime/LaunchPlan.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -106,6 +107,19 @@ private:
   nf_sim_kernel_num_params_fn numParamsFn = nullptr;
   std::string keptDir;
 };
+
+/// Runs `plan` with `module`'s kernels on host buffers, as a GPU runs it on
+/// device buffers: the inputs are copied into fresh "device" buffers
+/// (aligned as cudaMalloc's), the outputs and temporaries filled with 0xff
+/// bytes (NaN, so an element no kernel writes shows), the steps run in
+/// order and the outputs copied back. The buffers must hold
+/// plan.bufferBytes each, inputs first. `stats` (may be null) gets what
+/// each launch did. False with `error` naming the failing kernel.
+bool runPlanInSimulator(SimModule &module, const LaunchPlan &plan,
+                        const std::vector<const void *> &inputs,
+                        const std::vector<void *> &outputs, std::string &error,
+                        SimOrder order = SimOrder::Forward,
+                        std::vector<SimStats> *stats = nullptr);
 
 } // namespace normfuse::runtime
 

@@ -72,6 +72,32 @@ struct LaunchPlan {
   std::string str() const;
 };
 
+/// cuLaunchKernel's parameters of `launch`: each argument's value in
+/// `pointers` (a buffer or temporary's address, from `pointerOf(arg)`) or
+/// `integers` (an Integer), and in `params` a pointer to that value.
+template <typename Pointer, typename PointerOf>
+void makeLaunchParams(const Launch &launch, PointerOf pointerOf,
+                      std::vector<Pointer> &pointers,
+                      std::vector<int64_t> &integers,
+                      std::vector<void *> &params) {
+  pointers.assign(launch.args.size(), Pointer());
+  integers.assign(launch.args.size(), 0);
+  params.assign(launch.args.size(), nullptr);
+  for (size_t a = 0; a < launch.args.size(); ++a) {
+    const LaunchArg &arg = launch.args[a];
+    if (arg.kind == LaunchArg::Kind::Integer) {
+      integers[a] = arg.value;
+      params[a] = &integers[a];
+    } else {
+      pointers[a] = pointerOf(arg);
+      params[a] = &pointers[a];
+    }
+  }
+}
+
+/// "buffer 2", "temporary 0", "768".
+std::string describe(const LaunchArg &arg);
+
 } // namespace normfuse::runtime
 
 #endif // NORMFUSE_RUNTIME_LAUNCHPLAN_H

@@ -33,13 +33,22 @@ std::optional<DType> parseDType(llvm::StringRef name);
 /// Prints a shape as "[2, 3, 4]".
 std::string formatShape(const std::vector<int64_t> &shape);
 
-/// A host buffer: `data` points at element [0, ..., 0]; `strides` are in
-/// elements, and empty means row-major contiguous.
+/// Where a buffer's memory is.
+enum class MemorySpace {
+  Host,
+  /// CUDA device (or managed) memory: `data` holds a CUdeviceptr.
+  CUDADevice,
+};
+
+/// A buffer: `data` points at element [0, ..., 0]; `strides` are in
+/// elements, and empty means row-major contiguous. Host memory unless
+/// `space` says otherwise (only the cuda target takes device memory).
 struct TensorRef {
   void *data = nullptr;
   DType dtype = DType::F32;
   std::vector<int64_t> shape;
   std::vector<int64_t> strides;
+  MemorySpace space = MemorySpace::Host;
 
   int64_t getNumElements() const;
   size_t getNumBytes() const { return getNumElements() * getDTypeSize(dtype); }

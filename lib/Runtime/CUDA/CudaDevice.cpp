@@ -81,18 +81,59 @@ std::unique_ptr<CudaModule> CudaDevice::load(const std::string &source,
         return nvrtc_->compile(source, target_, out, err);
       },
       binary, error);
-  if (!compiled || !makeCurrent(error))
+  if (!compiled)
+    return nullptr;
+  return loadImage(std::move(binary), target_.rfind("compute_", 0) == 0, error);
+}
+
+std::unique_ptr<CudaModule> CudaDevice::loadImage(std::string image, bool isPtx,
+                                                  std::string &error) {
+  if (!makeCurrent(error))
     return nullptr;
   // PTX must end with its terminating zero for cuModuleLoadData.
-  if (target_.rfind("compute_", 0) == 0 &&
-      (binary.empty() || binary.back() != '\0'))
-    binary.push_back('\0');
+  if (isPtx && (image.empty() || image.back() != '\0'))
+    image.push_back('\0');
+  if (image.empty()) {
+    error = "an empty cubin";
+    return nullptr;
+  }
   cu::Module module = nullptr;
-  if (!driver_->check(driver_->cuModuleLoadData(&module, binary.data()),
+  if (!driver_->check(driver_->cuModuleLoadData(&module, image.data()),
                       "cuModuleLoadData", error))
     return nullptr;
   return std::unique_ptr<CudaModule>(
       new CudaModule(shared_from_this(), module));
+}
+
+bool CudaDevice::checkDeviceRange(cu::DevicePtr pointer, size_t bytes,
+                                  std::string &error) {
+  if (bytes == 0)
+    return true;
+  if (!makeCurrent(error))
+    return false;
+  unsigned type = 0;
+  cu::DevicePtr start = 0;
+  size_t size = 0;
+  if (driver_->cuPointerGetAttribute(&type, cu::kPointerAttributeMemoryType,
+                                     pointer) != cu::kSuccess ||
+      (type != cu::kMemoryTypeDevice && type != cu::kMemoryTypeUnified)) {
+    error = "is not device memory of this process (a host pointer, or one "
+            "already freed)";
+    return false;
+  }
+  if (!driver_->check(driver_->cuPointerGetAttribute(
+                          &start, cu::kPointerAttributeRangeStartAddr, pointer),
+                      "cuPointerGetAttribute", error) ||
+      !driver_->check(driver_->cuPointerGetAttribute(
+                          &size, cu::kPointerAttributeRangeSize, pointer),
+                      "cuPointerGetAttribute", error))
+    return false;
+  if (pointer - start > size || bytes > size - (pointer - start)) {
+    error = "needs " + std::to_string(bytes) + " bytes, and its allocation " +
+            "holds " + std::to_string(size - (pointer - start)) + " from there";
+    return false;
+  }
+  return true;
 }
 
 CudaModule::~CudaModule() {
@@ -119,76 +160,88 @@ bool CudaModule::function(const std::string &name, cu::Function &fn,
 }
 
 namespace {
-/// Device allocations freed when the run ends, however it ends.
+/// Device allocations freed when a call ends, however it ends: in stream
+/// order for those made so (cuMemAllocAsync), at once for the others.
 struct DeviceMemory {
   CudaDriver &cu;
-  std::vector<cu::DevicePtr> pointers;
-  explicit DeviceMemory(CudaDriver &cu) : cu(cu) {}
+  cu::Stream stream;
+  std::vector<cu::DevicePtr> pointers, streamOrdered;
+  DeviceMemory(CudaDriver &cu, cu::Stream stream) : cu(cu), stream(stream) {}
   ~DeviceMemory() {
+    for (cu::DevicePtr p : streamOrdered)
+      cu.cuMemFreeAsync(p, stream);
     for (cu::DevicePtr p : pointers)
       cu.cuMemFree(p);
   }
-  bool allocate(size_t bytes, cu::DevicePtr &p, std::string &error) {
+  bool allocate(size_t bytes, cu::DevicePtr &p, bool inStreamOrder,
+                std::string &error) {
     // cuMemAlloc refuses 0 bytes: an empty buffer gets one.
-    if (!cu.check(cu.cuMemAlloc(&p, bytes ? bytes : 1), "cuMemAlloc", error)) {
+    bool ok = inStreamOrder
+                  ? cu.check(cu.cuMemAllocAsync(&p, bytes ? bytes : 1, stream),
+                             "cuMemAllocAsync", error)
+                  : cu.check(cu.cuMemAlloc(&p, bytes ? bytes : 1), "cuMemAlloc",
+                             error);
+    if (!ok) {
       error += " (" + std::to_string(bytes) + " bytes)";
       return false;
     }
-    pointers.push_back(p);
+    (inStreamOrder ? streamOrdered : pointers).push_back(p);
+    return true;
+  }
+};
+
+/// A pair of CUDA events, destroyed with it.
+struct EventPair {
+  CudaDriver &cu;
+  cu::Event start = nullptr, stop = nullptr;
+  explicit EventPair(CudaDriver &cu) : cu(cu) {}
+  ~EventPair() {
+    if (start)
+      cu.cuEventDestroy(start);
+    if (stop)
+      cu.cuEventDestroy(stop);
+  }
+  bool create(std::string &error) {
+    return cu.check(cu.cuEventCreate(&start, 0), "cuEventCreate", error) &&
+           cu.check(cu.cuEventCreate(&stop, 0), "cuEventCreate", error);
+  }
+  /// Milliseconds between the events around `work` on `stream`.
+  template <typename Work>
+  bool time(cu::Stream stream, Work work, double &ms, std::string &error) {
+    float elapsed = 0;
+    if (!cu.check(cu.cuEventRecord(start, stream), "cuEventRecord", error) ||
+        !work() ||
+        !cu.check(cu.cuEventRecord(stop, stream), "cuEventRecord", error) ||
+        !cu.check(cu.cuEventSynchronize(stop), "cuEventSynchronize", error) ||
+        !cu.check(cu.cuEventElapsedTime(&elapsed, start, stop),
+                  "cuEventElapsedTime", error))
+      return false;
+    ms = elapsed;
     return true;
   }
 };
 } // namespace
 
-bool CudaModule::run(const LaunchPlan &plan,
-                     const std::vector<const void *> &inputs,
-                     const std::vector<void *> &outputs, std::string &error,
-                     cu::Stream stream) {
-  CudaDriver &cu = device_->driver();
-  if (inputs.size() != plan.numInputs ||
-      inputs.size() + outputs.size() != plan.bufferBytes.size()) {
-    error = "the launch plan has " + std::to_string(plan.numInputs) +
-            " inputs and " +
-            std::to_string(plan.bufferBytes.size() - plan.numInputs) +
-            " outputs, the call " + std::to_string(inputs.size()) + " and " +
-            std::to_string(outputs.size());
-    return false;
-  }
-  if (!device_->makeCurrent(error))
-    return false;
-  DeviceMemory memory(cu);
-  std::vector<cu::DevicePtr> buffers(plan.bufferBytes.size()),
-      temporaries(plan.temporaryBytes.size());
-  for (size_t i = 0; i < buffers.size(); ++i) {
-    size_t bytes = plan.bufferBytes[i];
-    if (!memory.allocate(bytes, buffers[i], error))
-      return false;
-    if (bytes == 0)
-      continue;
-    bool ok =
-        i < inputs.size()
-            ? cu.check(cu.cuMemcpyHtoD(buffers[i], inputs[i], bytes),
-                       "cuMemcpyHtoD", error)
-            : cu.check(cu.cuMemsetD8Async(buffers[i], 0xff, bytes, stream),
-                       "cuMemsetD8Async", error);
-    if (!ok)
-      return false;
-  }
-  for (size_t i = 0; i < temporaries.size(); ++i)
-    if (!memory.allocate(plan.temporaryBytes[i], temporaries[i], error) ||
-        (plan.temporaryBytes[i] != 0 &&
-         !cu.check(cu.cuMemsetD8Async(temporaries[i], 0xff,
-                                      plan.temporaryBytes[i], stream),
-                   "cuMemsetD8Async", error)))
-      return false;
+static std::string countMismatch(const LaunchPlan &plan, size_t buffers) {
+  return "the launch plan has " + std::to_string(plan.numInputs) +
+         " inputs and " +
+         std::to_string(plan.bufferBytes.size() - plan.numInputs) +
+         " outputs, the call " + std::to_string(buffers) + " buffers";
+}
 
+bool CudaModule::enqueue(const LaunchPlan &plan,
+                         const std::vector<cu::DevicePtr> &buffers,
+                         const std::vector<cu::DevicePtr> &temporaries,
+                         cu::Stream stream, std::string &error) {
+  CudaDriver &cu = device_->driver();
   auto pointerOf = [&](const LaunchArg &arg) {
     return arg.kind == LaunchArg::Kind::Buffer ? buffers[arg.index]
                                                : temporaries[arg.index];
   };
   for (const Step &step : plan.steps) {
     if (step.kind == Step::Kind::Copy) {
-      if (!cu.check(cu.cuMemcpyDtoDAsync(pointerOf(step.copy.to),
+      if (step.copy.bytes &&
+          !cu.check(cu.cuMemcpyDtoDAsync(pointerOf(step.copy.to),
                                          pointerOf(step.copy.from),
                                          step.copy.bytes, stream),
                     "cuMemcpyDtoDAsync", error))
@@ -200,19 +253,10 @@ bool CudaModule::run(const LaunchPlan &plan,
     if (!function(launch.kernel, fn, error))
       return false;
     // Each argument's value, then a pointer to it (cuLaunchKernel's form).
-    std::vector<cu::DevicePtr> pointers(launch.args.size());
-    std::vector<long long> integers(launch.args.size());
-    std::vector<void *> params(launch.args.size());
-    for (size_t a = 0; a < launch.args.size(); ++a) {
-      const LaunchArg &arg = launch.args[a];
-      if (arg.kind == LaunchArg::Kind::Integer) {
-        integers[a] = arg.value;
-        params[a] = &integers[a];
-      } else {
-        pointers[a] = pointerOf(arg);
-        params[a] = &pointers[a];
-      }
-    }
+    std::vector<cu::DevicePtr> pointers;
+    std::vector<int64_t> integers;
+    std::vector<void *> params;
+    makeLaunchParams(launch, pointerOf, pointers, integers, params);
     if (!cu.check(cu.cuLaunchKernel(fn, launch.grid[0], launch.grid[1],
                                     launch.grid[2], launch.block[0],
                                     launch.block[1], launch.block[2],
@@ -223,14 +267,141 @@ bool CudaModule::run(const LaunchPlan &plan,
       return false;
     }
   }
-  if (!cu.check(cu.cuStreamSynchronize(stream), "cuStreamSynchronize", error))
+  return true;
+}
+
+bool CudaModule::run(const LaunchPlan &plan,
+                     const std::vector<const void *> &inputs,
+                     const std::vector<void *> &outputs, std::string &error,
+                     cu::Stream stream) {
+  if (inputs.size() != plan.numInputs) {
+    error = countMismatch(plan, inputs.size() + outputs.size());
     return false;
-  for (size_t o = 0; o < outputs.size(); ++o) {
-    size_t i = inputs.size() + o;
-    if (plan.bufferBytes[i] != 0 &&
-        !cu.check(cu.cuMemcpyDtoH(outputs[o], buffers[i], plan.bufferBytes[i]),
-                  "cuMemcpyDtoH", error))
+  }
+  std::vector<CallBuffer> buffers;
+  for (const void *p : inputs)
+    buffers.push_back(CallBuffer::onHost(p));
+  for (void *p : outputs)
+    buffers.push_back(CallBuffer::onHost(p));
+  return run(plan, buffers, error, stream);
+}
+
+bool CudaModule::run(const LaunchPlan &plan,
+                     const std::vector<CallBuffer> &call, std::string &error,
+                     cu::Stream stream) {
+  CudaDriver &cu = device_->driver();
+  if (call.size() != plan.bufferBytes.size()) {
+    error = countMismatch(plan, call.size());
+    return false;
+  }
+  if (!device_->makeCurrent(error))
+    return false;
+  bool anyHost = false;
+  {
+    // Freed in stream order when this scope ends, after the last launch.
+    DeviceMemory memory(cu, stream);
+    std::vector<cu::DevicePtr> buffers(call.size()),
+        temporaries(plan.temporaryBytes.size());
+    for (size_t i = 0; i < call.size(); ++i) {
+      size_t bytes = plan.bufferBytes[i];
+      if (!call[i].host) {
+        buffers[i] = call[i].device;
+        continue;
+      }
+      anyHost = true;
+      if (!memory.allocate(bytes, buffers[i], /*inStreamOrder=*/true, error))
+        return false;
+      if (bytes == 0)
+        continue;
+      bool ok =
+          i < plan.numInputs
+              ? cu.check(cu.cuMemcpyHtoDAsync(buffers[i], call[i].host, bytes,
+                                              stream),
+                         "cuMemcpyHtoDAsync", error)
+              : cu.check(cu.cuMemsetD8Async(buffers[i], 0xff, bytes, stream),
+                         "cuMemsetD8Async", error);
+      if (!ok)
+        return false;
+    }
+    for (size_t i = 0; i < temporaries.size(); ++i)
+      if (!memory.allocate(plan.temporaryBytes[i], temporaries[i],
+                           /*inStreamOrder=*/true, error) ||
+          (plan.temporaryBytes[i] != 0 &&
+           !cu.check(cu.cuMemsetD8Async(temporaries[i], 0xff,
+                                        plan.temporaryBytes[i], stream),
+                     "cuMemsetD8Async", error)))
+        return false;
+    if (!enqueue(plan, buffers, temporaries, stream, error))
+      return false;
+    for (size_t i = plan.numInputs; i < call.size(); ++i)
+      if (call[i].host && plan.bufferBytes[i] != 0 &&
+          !cu.check(cu.cuMemcpyDtoHAsync(call[i].host, buffers[i],
+                                         plan.bufferBytes[i], stream),
+                    "cuMemcpyDtoHAsync", error))
+        return false;
+  }
+  if (anyHost &&
+      !cu.check(cu.cuStreamSynchronize(stream), "cuStreamSynchronize", error))
+    return false;
+  return true;
+}
+
+bool CudaModule::time(const LaunchPlan &plan,
+                      const std::vector<const void *> &inputs, unsigned warmup,
+                      unsigned iterations, PlanTimings &timings,
+                      std::string &error) {
+  CudaDriver &cu = device_->driver();
+  if (inputs.size() != plan.numInputs) {
+    error = countMismatch(plan, inputs.size());
+    return false;
+  }
+  if (!device_->makeCurrent(error))
+    return false;
+  cu::Stream stream = nullptr;
+  DeviceMemory memory(cu, stream);
+  std::vector<cu::DevicePtr> buffers(plan.bufferBytes.size()),
+      temporaries(plan.temporaryBytes.size());
+  size_t totalBytes = 0;
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    size_t bytes = plan.bufferBytes[i];
+    totalBytes += bytes;
+    if (!memory.allocate(bytes, buffers[i], false, error) ||
+        (bytes && i < inputs.size() &&
+         !cu.check(cu.cuMemcpyHtoD(buffers[i], inputs[i], bytes),
+                   "cuMemcpyHtoD", error)))
       return false;
   }
-  return true;
+  for (size_t i = 0; i < temporaries.size(); ++i)
+    if (!memory.allocate(plan.temporaryBytes[i], temporaries[i], false, error))
+      return false;
+  // The copy's source and destination: half the bytes each.
+  size_t copyBytes = totalBytes / 2;
+  cu::DevicePtr copyFrom = 0, copyTo = 0;
+  if (!memory.allocate(copyBytes, copyFrom, false, error) ||
+      !memory.allocate(copyBytes, copyTo, false, error))
+    return false;
+  EventPair events(cu);
+  if (!events.create(error))
+    return false;
+  auto runOnce = [&] {
+    return enqueue(plan, buffers, temporaries, stream, error);
+  };
+  auto copyOnce = [&] {
+    return copyBytes == 0 ||
+           cu.check(cu.cuMemcpyDtoDAsync(copyTo, copyFrom, copyBytes, stream),
+                    "cuMemcpyDtoDAsync", error);
+  };
+  for (unsigned i = 0; i < warmup; ++i)
+    if (!runOnce() || !copyOnce())
+      return false;
+  timings = {};
+  for (unsigned i = 0; i < iterations; ++i) {
+    double run = 0, copy = 0;
+    if (!events.time(stream, runOnce, run, error) ||
+        !events.time(stream, copyOnce, copy, error))
+      return false;
+    timings.runs.push_back(run);
+    timings.copies.push_back(copy);
+  }
+  return cu.check(cu.cuStreamSynchronize(stream), "cuStreamSynchronize", error);
 }

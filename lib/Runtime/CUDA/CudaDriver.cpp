@@ -66,6 +66,11 @@ std::unique_ptr<CudaDriver> CudaDriver::open(std::string &error,
   bind(d->cuMemcpyDtoH, "cuMemcpyDtoH_v2");
   bind(d->cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2");
   bind(d->cuMemsetD8Async, "cuMemsetD8Async");
+  bind(d->cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2");
+  bind(d->cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2");
+  bind(d->cuMemAllocAsync, "cuMemAllocAsync");
+  bind(d->cuMemFreeAsync, "cuMemFreeAsync");
+  bind(d->cuPointerGetAttribute, "cuPointerGetAttribute");
   bind(d->cuStreamSynchronize, "cuStreamSynchronize");
   bind(d->cuEventCreate, "cuEventCreate");
   bind(d->cuEventRecord, "cuEventRecord");

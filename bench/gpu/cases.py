@@ -1,0 +1,179 @@
+"""The cases the GPU check runs: every CUDA op family, in f32, f16 and bf16,
+at shapes that reach every row-norm schedule (short rows, medium rows held
+in registers, long rows streamed, rows of 2^20 split across blocks), odd
+sizes, 1-element rows and batch 1.
+
+Each case is a one-function .mlir module (`@f`) that make_packages.py turns
+into a kernel package here, and a float64 reference that check.py computes
+(with PyTorch on the GPU machine). Plain Python: importing it needs neither
+the compiler nor PyTorch.
+"""
+
+from dataclasses import dataclass, field
+from typing import Callable, List, Sequence, Tuple
+
+EPS = 1e-5
+DTYPES = ("f32", "f16", "bf16")
+
+
+@dataclass
+class Case:
+    name: str
+    ir: str
+    # (shape, dtype, kind) per argument; kind: "data", "scale" (near 1),
+    # "positive" (an rstd), "small" (a mean near 0).
+    inputs: List[Tuple[Tuple[int, ...], str, str]]
+    # (ops, float64 arrays...) -> float64 arrays, one per result; `ops` is
+    # check.py's array backend (PyTorch, or NumPy where PyTorch is missing).
+    reference: Callable
+    # The dtype that sets the tolerance (the data's).
+    dtype: str
+    # The schedule or family this case is for, for the report.
+    family: str
+    results: List[Tuple[Tuple[int, ...], str]] = field(default_factory=list)
+
+
+def _t(shape: Sequence[int], dtype: str) -> str:
+    return "tensor<" + "".join(f"{d}x" for d in shape) + dtype + ">"
+
+
+def _func(args, results, body, returned) -> str:
+    sig = ", ".join(f"%{n}: {_t(s, d)}" for n, s, d in args)
+    res = ", ".join(_t(s, d) for s, d in results)
+    return (f"func.func @f({sig}) -> ({res}) {{\n{body}\n"
+            f"  return {', '.join(returned)} : {res}\n}}\n")
+
+
+def layer_norm(rows: int, cols: int, dtype: str) -> Case:
+    x, g, s = (rows, cols), (cols,), (rows, 1)
+    results = [(x, dtype), (s, "f32"), (s, "f32")]
+    body = (f"  %y, %m, %r = nf.layer_norm %x scale %g bias %b "
+            f"{{axis = 1 : i64, epsilon = {EPS:e}}} : ({_t(x, dtype)}, "
+            f"{_t(g, 'f32')}, {_t(g, 'f32')}) -> ({_t(x, dtype)}, "
+            f"{_t(s, 'f32')}, {_t(s, 'f32')})")
+
+    def ref(ops, x, g, b):
+        m = ops.mean(x, 1)
+        r = 1 / ops.sqrt(ops.mean((x - m) ** 2, 1) + EPS)
+        return [(x - m) * r * g + b, m, r]
+
+    return Case(f"layer_norm_{rows}x{cols}_{dtype}",
+                _func([("x", x, dtype), ("g", g, "f32"), ("b", g, "f32")],
+                      results, body, ["%y", "%m", "%r"]),
+                [(x, dtype, "data"), (g, "f32", "scale"), (g, "f32", "data")],
+                ref, dtype, "layer_norm", results)
+
+
+def rms_norm_gelu(rows: int, cols: int, dtype: str) -> Case:
+    """RMSNorm with its GELU epilogue fused (nf-fuse-pipeline)."""
+    x, g, s = (rows, cols), (cols,), (rows, 1)
+    results = [(x, dtype), (s, "f32")]
+    body = (f"  %y, %r = nf.rms_norm %x scale %g {{axis = 1 : i64, epsilon = "
+            f"{EPS:e}}} : ({_t(x, dtype)}, {_t(g, 'f32')}) -> "
+            f"({_t(x, dtype)}, {_t(s, 'f32')})\n"
+            f"  %z = nf.gelu %y : {_t(x, dtype)}")
+
+    def ref(ops, x, g):
+        r = 1 / ops.sqrt(ops.mean(x * x, 1) + EPS)
+        return [ops.gelu(x * r * g), r]
+
+    return Case(f"rms_norm_gelu_{rows}x{cols}_{dtype}",
+                _func([("x", x, dtype), ("g", g, "f32")], results, body,
+                      ["%z", "%r"]),
+                [(x, dtype, "data"), (g, "f32", "scale")], ref, dtype,
+                "rms_norm+gelu", results)
+
+
+def layer_norm_grad(rows: int, cols: int, dtype: str) -> Case:
+    x, g, s = (rows, cols), (cols,), (rows, 1)
+    results = [(x, dtype), (g, "f32"), (g, "f32")]
+    body = (f"  %dx, %dg, %db = nf.layer_norm_grad %dy, %x, %m, %r scale %g "
+            f"{{axis = 1 : i64}} : ({_t(x, dtype)}, {_t(x, dtype)}, "
+            f"{_t(s, 'f32')}, {_t(s, 'f32')}, {_t(g, 'f32')}) -> "
+            f"({_t(x, dtype)}, {_t(g, 'f32')}, {_t(g, 'f32')})")
+
+    def ref(ops, dy, x, m, r, g):
+        xhat = (x - m) * r
+        dxhat = dy * g
+        dx = r * (dxhat - ops.mean(dxhat, 1) - xhat * ops.mean(dxhat * xhat, 1))
+        return [dx, ops.sum0(dy * xhat), ops.sum0(dy)]
+
+    return Case(f"layer_norm_grad_{rows}x{cols}_{dtype}",
+                _func([("dy", x, dtype), ("x", x, dtype), ("m", s, "f32"),
+                       ("r", s, "f32"), ("g", g, "f32")], results, body,
+                      ["%dx", "%dg", "%db"]),
+                [(x, dtype, "data"), (x, dtype, "data"), (s, "f32", "small"),
+                 (s, "f32", "positive"), (g, "f32", "scale")],
+                ref, dtype, "layer_norm_grad", results)
+
+
+def group_norm(n: int, c: int, h: int, w: int, groups: int, nhwc: bool,
+               dtype: str) -> Case:
+    x = (n, h, w, c) if nhwc else (n, c, h, w)
+    g, s = (c,), (n, groups)
+    results = [(x, dtype), (s, "f32"), (s, "f32")]
+    layout = "nhwc" if nhwc else "nchw"
+    body = (f"  %y, %m, %r = nf.group_norm %x scale %g bias %b {{layout = "
+            f"#nf.layout<{layout}>, num_groups = {groups} : i64}} : "
+            f"({_t(x, dtype)}, {_t(g, 'f32')}, {_t(g, 'f32')}) -> "
+            f"({_t(x, dtype)}, {_t(s, 'f32')}, {_t(s, 'f32')})")
+
+    def ref(ops, x, g, b):
+        nchw = ops.permute(x, (0, 3, 1, 2)) if nhwc else x
+        grouped = nchw.reshape(n, groups, -1)
+        m = ops.mean(grouped, 2)
+        r = 1 / ops.sqrt(ops.mean((grouped - m) ** 2, 2) + EPS)
+        y = ((grouped - m) * r).reshape(n, c, h, w)
+        y = y * g.reshape(1, c, 1, 1) + b.reshape(1, c, 1, 1)
+        if nhwc:
+            y = ops.permute(y, (0, 2, 3, 1))
+        return [y, m.reshape(n, groups), r.reshape(n, groups)]
+
+    return Case(f"group_norm_{layout}_{n}x{c}x{h}x{w}_g{groups}_{dtype}",
+                _func([("x", x, dtype), ("g", g, "f32"), ("b", g, "f32")],
+                      results, body, ["%y", "%m", "%r"]),
+                [(x, dtype, "data"), (g, "f32", "scale"), (g, "f32", "data")],
+                ref, dtype, f"group_norm_{layout}", results)
+
+
+def pointwise(op: str, rows: int, cols: int, dtype: str) -> Case:
+    x = (rows, cols)
+    attr = (" {approximate = #nf.approximation<tanh>}"
+            if op == "gelu_tanh" else "")
+    name = "gelu" if op == "gelu_tanh" else op
+    body = f"  %y = nf.{name} %x{attr} : {_t(x, dtype)}"
+
+    def ref(ops, x):
+        return [getattr(ops, op)(x)]
+
+    return Case(f"{op}_{rows}x{cols}_{dtype}",
+                _func([("x", x, dtype)], [(x, dtype)], body, ["%y"]),
+                [(x, dtype, "data")], ref, dtype, op, [(x, dtype)])
+
+
+def all_cases() -> List[Case]:
+    cases = []
+    for dtype in DTYPES:
+        # Short rows (a warp or less per row), medium rows (a block, in
+        # registers), long rows (streamed), 2^20 (split across blocks), an
+        # odd size, 1-element rows.
+        for rows, cols in [(4096, 64), (512, 1024), (64, 16384), (2, 1 << 20),
+                           (3, 1001), (7, 1)]:
+            cases.append(layer_norm(rows, cols, dtype))
+        for rows, cols in [(2048, 128), (256, 4096), (1, 1 << 20)]:
+            cases.append(rms_norm_gelu(rows, cols, dtype))
+        for rows, cols in [(512, 1024), (3, 1001), (4096, 64)]:
+            cases.append(layer_norm_grad(rows, cols, dtype))
+        # Batch 1, the case PyTorch is slow on (NHWC), and an odd one.
+        cases.append(group_norm(1, 320, 64, 64, 32, True, dtype))
+        cases.append(group_norm(1, 320, 64, 64, 32, False, dtype))
+        cases.append(group_norm(3, 6, 5, 7, 3, True, dtype))
+        for op in ("relu", "silu", "gelu", "gelu_tanh"):
+            cases.append(pointwise(op, 1023, 1025, dtype))
+    return cases
+
+
+def tolerance(dtype: str) -> float:
+    """The largest |result - reference| / max(1, max |reference|) allowed:
+    a few units in the last place of the storage type."""
+    return {"f32": 1e-4, "f16": 4e-3, "bf16": 3e-2}[dtype]

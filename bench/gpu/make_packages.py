@@ -1,0 +1,51 @@
+#!/usr/bin/env python3
+"""Makes the GPU check's kernel packages here, where the compiler is.
+
+    bench/gpu/make_packages.py [--nf-package build/bin/nf-package] [--out DIR]
+
+Writes every case of cases.py as one function of DIR/cases.mlir and
+packages them twice: DIR/binaries (cubins for sm_90 and PTX for compute_90,
+compiled by NVRTC here) and DIR/source (CUDA only, for NVRTC on the GPU
+machine), plus DIR/cases.json (what check.py needs besides the package).
+DIR defaults to build/gpu-check, which run.sh's `carry` takes along.
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cases as cases_mod  # noqa: E402
+
+
+def main() -> int:
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--nf-package", default=os.path.join(root, "build/bin/nf-package"))
+    parser.add_argument("--out", default=os.path.join(root, "build/gpu-check"))
+    parser.add_argument("--arch", default="sm_90,compute_90")
+    args = parser.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    cases = cases_mod.all_cases()
+    module = "".join(re.sub(r"^func\.func @f\(", f"func.func @{c.name}(", c.ir)
+                     for c in cases)
+    mlir = os.path.join(args.out, "cases.mlir")
+    with open(mlir, "w") as f:
+        f.write(module)
+    entries = [a for c in cases for a in ("--entry", c.name)]
+    for folder, extra in (("binaries", ["--binaries"]), ("source", [])):
+        subprocess.run([args.nf_package, mlir, *entries, "-o",
+                        os.path.join(args.out, folder), "--cuda-arch", args.arch,
+                        *extra], check=True)
+    with open(os.path.join(args.out, "cases.json"), "w") as f:
+        json.dump([{"name": c.name, "family": c.family, "dtype": c.dtype,
+                    "inputs": c.inputs, "results": c.results} for c in cases],
+                  f, indent=1)
+    print(f"{len(cases)} cases packaged in {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,45 @@
+//===- LaunchPlan.cpp - the host side of a compiled nf function -----------===//
+//
+// Part of normfuse. See LaunchPlan.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "normfuse/Runtime/LaunchPlan.h"
+
+using namespace normfuse::runtime;
+
+std::string normfuse::runtime::describe(const LaunchArg &a) {
+  switch (a.kind) {
+  case LaunchArg::Kind::Buffer:
+    return "buffer " + std::to_string(a.index);
+  case LaunchArg::Kind::Temporary:
+    return "temporary " + std::to_string(a.index);
+  case LaunchArg::Kind::Integer:
+    return std::to_string(a.value);
+  }
+  return "?";
+}
+
+std::string normfuse::runtime::LaunchPlan::str() const {
+  std::string s;
+  for (size_t i = 0; i < temporaryBytes.size(); ++i)
+    s += "temporary " + std::to_string(i) + ": " +
+         std::to_string(temporaryBytes[i]) + " bytes\n";
+  for (const Step &step : steps) {
+    if (step.kind == Step::Kind::Copy) {
+      s += "copy " + std::to_string(step.copy.bytes) + " bytes from " +
+           describe(step.copy.from) + " to " + describe(step.copy.to) + "\n";
+      continue;
+    }
+    const Launch &l = step.launch;
+    s += "launch " + l.kernel + " grid (" + std::to_string(l.grid[0]) + ", " +
+         std::to_string(l.grid[1]) + ", " + std::to_string(l.grid[2]) +
+         ") block (" + std::to_string(l.block[0]) + ", " +
+         std::to_string(l.block[1]) + ", " + std::to_string(l.block[2]) +
+         ") shared " + std::to_string(l.sharedMemoryBytes) + " args (";
+    for (size_t j = 0; j < l.args.size(); ++j)
+      s += (j ? ", " : "") + describe(l.args[j]);
+    s += ")\n";
+  }
+  return s;
+}

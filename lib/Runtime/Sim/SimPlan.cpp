@@ -1,0 +1,128 @@
+//===- SimPlan.cpp - a launch plan run by the CUDA simulator --------------===//
+//
+// Part of normfuse. See runPlanInSimulator in CudaSim.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "normfuse/Runtime/CudaSim.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+
+using namespace normfuse::runtime;
+
+/// cudaMalloc's alignment.
+static constexpr size_t kDeviceAlignment = 256;
+
+namespace {
+/// A "device" buffer: aligned like cudaMalloc's, freed on destruction.
+struct DeviceBuffer {
+  void *data = nullptr;
+  size_t bytes = 0;
+  explicit DeviceBuffer(size_t n) : bytes(n) {
+    size_t rounded = std::max<size_t>(n, 1);
+    if (rounded <= SIZE_MAX - kDeviceAlignment)
+      data = std::aligned_alloc(kDeviceAlignment,
+                                (rounded + kDeviceAlignment - 1) /
+                                    kDeviceAlignment * kDeviceAlignment);
+  }
+  ~DeviceBuffer() { std::free(data); }
+  DeviceBuffer(const DeviceBuffer &) = delete;
+  DeviceBuffer &operator=(const DeviceBuffer &) = delete;
+};
+} // namespace
+
+bool normfuse::runtime::runPlanInSimulator(
+    SimModule &module, const LaunchPlan &plan,
+    const std::vector<const void *> &inputs, const std::vector<void *> &outputs,
+    std::string &error, SimOrder order, std::vector<SimStats> *stats) {
+  if (inputs.size() != plan.numInputs ||
+      inputs.size() + outputs.size() != plan.bufferBytes.size()) {
+    error = "the launch plan has " + std::to_string(plan.numInputs) +
+            " inputs and " +
+            std::to_string(plan.bufferBytes.size() - plan.numInputs) +
+            " outputs, the call " + std::to_string(inputs.size()) + " and " +
+            std::to_string(outputs.size());
+    return false;
+  }
+  // Device copies: inputs copied in; outputs and temporaries NaN bytes.
+  std::vector<std::unique_ptr<DeviceBuffer>> buffers, temporaries;
+  std::vector<SimBuffer> simBuffers;
+  auto allocate = [&](size_t bytes, const std::string &name, bool readOnly,
+                      std::vector<std::unique_ptr<DeviceBuffer>> &into) {
+    auto device = std::make_unique<DeviceBuffer>(bytes);
+    if (!device->data) {
+      error = "out of memory for " + std::to_string(bytes) + " bytes (" + name +
+              ")";
+      return false;
+    }
+    SimBuffer sb;
+    sb.base = device->data;
+    sb.size = bytes;
+    sb.name = name;
+    sb.readOnly = readOnly;
+    simBuffers.push_back(sb);
+    into.push_back(std::move(device));
+    return true;
+  };
+  for (size_t i = 0; i < plan.bufferBytes.size(); ++i) {
+    bool isInput = i < inputs.size();
+    size_t bytes = plan.bufferBytes[i];
+    if (!allocate(bytes,
+                  isInput ? "input " + std::to_string(i)
+                          : "output " + std::to_string(i - inputs.size()),
+                  isInput, buffers))
+      return false;
+    // An empty tensor may have no data pointer at all: copy nothing.
+    if (isInput && bytes)
+      std::memcpy(buffers.back()->data, inputs[i], bytes);
+    else
+      std::memset(buffers.back()->data, 0xff, bytes);
+  }
+  for (size_t i = 0; i < plan.temporaryBytes.size(); ++i) {
+    if (!allocate(plan.temporaryBytes[i], "temporary " + std::to_string(i),
+                  false, temporaries))
+      return false;
+    std::memset(temporaries.back()->data, 0xff, plan.temporaryBytes[i]);
+  }
+
+  if (stats)
+    stats->clear();
+  auto pointerOf = [&](const LaunchArg &arg) -> void * {
+    return arg.kind == LaunchArg::Kind::Buffer ? buffers[arg.index]->data
+                                               : temporaries[arg.index]->data;
+  };
+  for (const Step &step : plan.steps) {
+    if (step.kind == Step::Kind::Copy) {
+      if (step.copy.bytes)
+        std::memcpy(pointerOf(step.copy.to), pointerOf(step.copy.from),
+                    step.copy.bytes);
+      continue;
+    }
+    const Launch &launch = step.launch;
+    // Argument values, then pointers to them (cuLaunchKernel's params).
+    std::vector<void *> pointers;
+    std::vector<int64_t> integers;
+    std::vector<void *> params;
+    makeLaunchParams(launch, pointerOf, pointers, integers, params);
+    SimStats launchStats;
+    std::string launchError;
+    Dim3 grid{launch.grid[0], launch.grid[1], launch.grid[2]};
+    Dim3 block{launch.block[0], launch.block[1], launch.block[2]};
+    if (!module.launch(launch.kernel, grid, block, launch.sharedMemoryBytes,
+                       params.data(), simBuffers, &launchStats, launchError,
+                       order, /*seed=*/1, int(params.size()))) {
+      error = "kernel " + launch.kernel +
+              " failed in the CUDA simulator: " + launchError;
+      return false;
+    }
+    if (stats)
+      stats->push_back(launchStats);
+  }
+  for (size_t o = 0; o < outputs.size(); ++o)
+    if (size_t bytes = plan.bufferBytes[inputs.size() + o])
+      std::memcpy(outputs[o], buffers[inputs.size() + o]->data, bytes);
+  return true;
+}
