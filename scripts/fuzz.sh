@@ -4,9 +4,11 @@
 # each one, from its seed corpus, for a bounded number of inputs:
 #
 #   scripts/fuzz.sh              npy and manifest 200000 inputs, jit-args 20000,
-#                                mlir 2000
+#                                mlir 2000, one after another
 #                                (about a minute each on 2 cores)
-#   scripts/fuzz.sh 300          each target: 300 seconds instead
+#   scripts/fuzz.sh 300          each target: 300 seconds instead, as many
+#                                side by side as there are cores (the test
+#                                command, scripts/test.sh, runs this with 60)
 #
 # Runs are seeded (-seed=1), so a count-bounded run is repeatable. A crash
 # stops the run with exit status 1 and leaves the input in
@@ -30,7 +32,6 @@ export ASAN_OPTIONS=allow_user_poisoning=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}
 export LSAN_OPTIONS=suppressions=$root/scripts/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-status=0
 run() {
   local target=$1 runs=$2
   shift 2
@@ -51,13 +52,33 @@ run() {
       > "$work/$target.log" 2>&1; then
     tail -40 "$work/$target.log" >&2
     echo "fuzz: $target found a crash: see fuzz/regressions/$target/" >&2
-    status=1
-  else
-    grep -E "stat::number_of_executed_units|stat::peak_rss_mb|cov:" "$work/$target.log" | tail -3
+    return 1
   fi
+  echo "fuzz: $target clean:" $(grep -E "stat::number_of_executed_units|stat::peak_rss_mb" "$work/$target.log")
 }
-run npy 200000 "$root/fuzz/corpus/npy"
-run jit-args 20000 "$root/fuzz/corpus/jit-args"
-run manifest 200000 "$root/fuzz/corpus/manifest"
-run mlir 2000 "$root/test/Dialect" "$root/test/Codegen/CPU" "$root/examples"
+targets=(
+  "npy 200000 $root/fuzz/corpus/npy"
+  "jit-args 20000 $root/fuzz/corpus/jit-args"
+  "manifest 200000 $root/fuzz/corpus/manifest"
+  "mlir 2000 $root/test/Dialect $root/test/Codegen/CPU $root/examples"
+)
+status=0
+if [ -z "$seconds" ]; then
+  for t in "${targets[@]}"; do
+    run $t || status=1
+  done
+else
+  # Time-bounded runs go side by side, one per core.
+  cores=$(nproc)
+  pids=()
+  for t in "${targets[@]}"; do
+    run $t &
+    pids+=($!)
+    if [ ${#pids[@]} -ge "$cores" ]; then
+      for p in "${pids[@]}"; do wait "$p" || status=1; done
+      pids=()
+    fi
+  done
+  for p in "${pids[@]}"; do wait "$p" || status=1; done
+fi
 exit $status

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The test command: installs what is missing, builds, and runs every test
-# (the lit suite and each GoogleTest) through ctest.
+# (the lit suite and each GoogleTest) through ctest, then each fuzz target
+# for NF_FUZZ_SECONDS (default 60; 0 skips them) in its libFuzzer, ASan and
+# UBSan build (scripts/fuzz.sh, build-fuzz).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${NF_BUILD_DIR:-$root/build}
@@ -15,3 +17,7 @@ if ! ninja -C "$build" -n | grep -q "no work to do"; then
   exit 1
 fi
 ctest --test-dir "$build" --output-on-failure -j "$(nproc)"
+seconds=${NF_FUZZ_SECONDS:-60}
+if [ "$seconds" != 0 ]; then
+  "$root/scripts/fuzz.sh" "$seconds"
+fi

@@ -16,6 +16,7 @@
 #include "BufferCache.h"
 #include "Diagnostics.h"
 #include "HostKernel.h"
+#include "MemoryBounds.h"
 #include "normfuse/Codegen/CUDA/Schedule.h"
 #include "normfuse/Codegen/Pipelines.h"
 #include "normfuse/Dialect/NF/IR/NFOps.h"
@@ -24,6 +25,7 @@
 #include "normfuse/InitAll.h"
 #include "normfuse/JIT/CudaKernel.h"
 #include "normfuse/JIT/CudaSimKernel.h"
+#include "normfuse/Runtime/HostMemory.h"
 #include "normfuse/Support/UpstreamGuards.h"
 #include "normfuse/Target/CUDAEmitter.h"
 #include "normfuse/Target/LaunchPlanFromIR.h"
@@ -41,6 +43,7 @@
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
@@ -387,12 +390,23 @@ JIT::Impl::lowerAndCompile(mlir::ModuleOp module, llvm::StringRef function,
     return lowerForCudaSim(module, function, signature, diagnostics);
   if (options.target == Target::CUDA)
     return lowerForCuda(module, function, signature, diagnostics);
+  if (options.fuse) {
+    mlir::PassManager fusePM(context.get());
+    mlir::nf::buildFusePipeline(fusePM);
+    if (mlir::failed(fusePM.run(module)))
+      return makeError("fusing @" + function + " failed:\n" +
+                       diagnostics.str());
+  }
+  // What the tensors between the ops need (after fusion, which keeps some
+  // of them on chip), before the kernel's allocation can fail.
+  if (auto err =
+          checkTensorMemory(module.lookupSymbol<mlir::func::FuncOp>(function),
+                            runtime::physicalMemoryBytes()))
+    return std::move(err);
   mlir::PassManager pm(context.get());
   mlir::nf::CPUPipelineOptions pipeline;
   pipeline.vectorWidth = options.cpu.vectorWidth;
   pipeline.parallel = options.cpu.parallel;
-  if (options.fuse)
-    mlir::nf::buildFusePipeline(pm);
   mlir::nf::buildCPUPipeline(pm, pipeline);
   if (mlir::failed(pm.run(module)))
     return makeError("lowering @" + function + " for the CPU failed:\n" +
@@ -455,6 +469,16 @@ JIT::Impl::lowerForCudaSim(mlir::ModuleOp module, llvm::StringRef function,
       lowerToCUDA(module, function, signature, diagnostics, options.cuda.arch);
   if (!lowered)
     return lowered.takeError();
+  // The simulator's device memory is the host's: its temporaries (all live
+  // for the whole call) must fit beside the inputs and outputs.
+  uint64_t temporaryBytes = 0;
+  for (size_t bytes : lowered->plan.temporaryBytes)
+    temporaryBytes = llvm::SaturatingAdd(temporaryBytes, uint64_t(bytes));
+  if (uint64_t memory = runtime::physicalMemoryBytes(); temporaryBytes > memory)
+    return makeError("the temporaries of @" + function.str() + " take " +
+                     std::to_string(temporaryBytes) +
+                     " bytes, more than this machine's " +
+                     std::to_string(memory) + " bytes of memory");
   std::string error;
   auto simModule = runtime::SimModule::compile(lowered->source, error);
   if (!simModule)

@@ -89,6 +89,24 @@ private:
         case 't':
           out += '\t';
           break;
+        case 'u': {
+          // \u00XX: what quote() writes for the other control characters.
+          unsigned code = 0;
+          for (int i = 0; i < 4; ++i) {
+            char h = pos < text.size() ? text[pos++] : '\0';
+            int digit = h >= '0' && h <= '9'   ? h - '0'
+                        : h >= 'a' && h <= 'f' ? h - 'a' + 10
+                        : h >= 'A' && h <= 'F' ? h - 'A' + 10
+                                               : -1;
+            if (digit < 0)
+              return fail("a \\u escape without four hex digits");
+            code = code * 16 + unsigned(digit);
+          }
+          if (code >= 0x80)
+            return fail("a \\u escape beyond ASCII");
+          out += char(code);
+          break;
+        }
         default:
           return fail("an escape the manifest does not use");
         }
@@ -365,6 +383,17 @@ std::string quote(const std::string &s) {
       out += '\\';
     if (c == '\n') {
       out += "\\n";
+      continue;
+    }
+    if (c == '\t') {
+      out += "\\t";
+      continue;
+    }
+    if (static_cast<unsigned char>(c) < 0x20) {
+      static const char hex[] = "0123456789abcdef";
+      out += "\\u00";
+      out += hex[(c >> 4) & 0xf];
+      out += hex[c & 0xf];
       continue;
     }
     out += c;

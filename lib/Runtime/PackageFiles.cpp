@@ -5,12 +5,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "normfuse/Runtime/PackageFiles.h"
+#include "normfuse/Runtime/HostMemory.h"
 #include "normfuse/Runtime/NpyFile.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <unistd.h>
 
 using namespace normfuse::runtime;
 
@@ -125,8 +125,7 @@ bool normfuse::runtime::runPackageOnFiles(PackageRunner &runner,
   if (runner.target() == PackageTarget::CUDASim)
     for (size_t bytes : entry->plan.temporaryBytes)
       hostBytes += bytes;
-  uint64_t memory =
-      uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGE_SIZE));
+  uint64_t memory = physicalMemoryBytes();
   if (hostBytes > memory) {
     error = "the results of " + at + " take " + std::to_string(hostBytes) +
             " bytes, more than this machine's " + std::to_string(memory) +

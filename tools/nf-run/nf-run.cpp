@@ -14,6 +14,7 @@
 
 #include "normfuse/JIT/CudaKernel.h"
 #include "normfuse/JIT/JIT.h"
+#include "normfuse/Runtime/HostMemory.h"
 #include "normfuse/Runtime/PackageFiles.h"
 #include "normfuse/Support/Npy.h"
 
@@ -26,7 +27,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <unistd.h>
 
 using namespace normfuse;
 
@@ -319,8 +319,7 @@ int main(int argc, char **argv) {
       bytes = llvm::SaturatingMultiply(bytes, uint64_t(d), &overflow);
     resultBytes = llvm::SaturatingAdd(resultBytes, bytes, &overflow);
   }
-  uint64_t memory =
-      uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGE_SIZE));
+  uint64_t memory = runtime::physicalMemoryBytes();
   if (overflow || resultBytes > memory)
     return fail("the results of @" + entry + " take " +
                 (overflow ? std::string("more than 2^64")

@@ -92,6 +92,30 @@ std::string readError(const std::string &text) {
   return error;
 }
 
+TEST(KernelPackageTest, ControlCharactersInStringsReadBackTheSame) {
+  // A tab read from "\t" used to be written raw, which the reader refuses
+  // (found by nf-fuzz-manifest: fuzz/regressions/manifest).
+  KernelPackage p = layerNormPackage();
+  std::string name = "ln\t\n\x01\x1f\"\\rows";
+  p.entries[0].plan.steps[0].launch.kernel = name;
+  std::string text = writeManifest(p);
+  EXPECT_NE(text.find("\"ln\\t\\n\\u0001\\u001f\\\"\\\\rows\""),
+            std::string::npos)
+      << text;
+  std::string error;
+  auto read = readManifest(text, error);
+  ASSERT_TRUE(read) << error << "\n" << text;
+  EXPECT_EQ(read->entries[0].plan.steps[0].launch.kernel, name);
+  EXPECT_EQ(writeManifest(*read), text);
+  // \u escapes beyond ASCII, or short ones, are errors.
+  EXPECT_NE(readError(corrupted("\"ln_rows\"", "\"ln\\u00e9\""))
+                .find("a \\u escape beyond ASCII"),
+            std::string::npos);
+  EXPECT_NE(readError(corrupted("\"ln_rows\"", "\"ln\\u0g\""))
+                .find("a \\u escape without four hex digits"),
+            std::string::npos);
+}
+
 TEST(KernelPackageTest, EveryCorruptionIsAnErrorThatSaysWhereAndWhat) {
   std::string text = writeManifest(layerNormPackage());
   EXPECT_EQ(readError(text.substr(0, text.size() / 2))

@@ -14,16 +14,19 @@
 #include "normfuse/Codegen/Pipelines.h"
 #include "normfuse/InitAll.h"
 #include "normfuse/Runtime/Nvrtc.h"
+#include "normfuse/Support/UpstreamGuards.h"
 #include "normfuse/Target/CUDAEmitter.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Tools/ParseUtilities.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 
 using namespace mlir;
@@ -87,9 +90,28 @@ void nf::registerToCUDATranslation() {
                      "into this folder: kernels.<arch>.cu and "
                      "kernels.<arch>.cubin (sm_XY) or .ptx (compute_XY)"),
       llvm::cl::init(""));
-  TranslateFromMLIRRegistration registration(
+  // A translation from the source text, not from a parsed module, so that
+  // constructs that crash MLIR 19's parser are refused before it runs
+  // (normfuse/Support/UpstreamGuards.h), as nf-opt does.
+  TranslateRegistration registration(
       "nf-to-cuda", "print nf kernels as CUDA C++",
-      [](Operation *op, llvm::raw_ostream &os) -> LogicalResult {
+      [](const std::shared_ptr<llvm::SourceMgr> &sourceMgr,
+         llvm::raw_ostream &os, MLIRContext *context) -> LogicalResult {
+        const llvm::MemoryBuffer *text =
+            sourceMgr->getMemoryBuffer(sourceMgr->getMainFileID());
+        if (auto crash = normfuse::findUpstreamCrash(
+                text->getBuffer(), text->getBufferIdentifier())) {
+          llvm::errs() << *crash << "\n";
+          return failure();
+        }
+        DialectRegistry registry;
+        registerAllDialects(registry);
+        context->appendDialectRegistry(registry);
+        OwningOpRef<Operation *> parsed = parseSourceFileForTool(
+            sourceMgr, ParserConfig(context), /*insertImplicitModule=*/true);
+        if (!parsed) // the parser verifies too
+          return failure();
+        Operation *op = parsed.get();
         auto module = dyn_cast<ModuleOp>(op);
         if (!module)
           return emitError(op->getLoc()) << "expected a builtin.module";
@@ -147,6 +169,5 @@ void nf::registerToCUDATranslation() {
         }
         os << printed;
         return success();
-      },
-      [](DialectRegistry &registry) { registerAllDialects(registry); });
+      });
 }
