@@ -151,6 +151,108 @@ def pointwise(op: str, rows: int, cols: int, dtype: str) -> Case:
                 [(x, dtype, "data")], ref, dtype, op, [(x, dtype)])
 
 
+def matmul_bias_gelu(m: int, k: int, n: int, dtype: str) -> Case:
+    a, b, c, y = (m, k), (k, n), (n,), (m, n)
+    body = (f"  %p = nf.matmul %a, %b : {_t(a, dtype)}, {_t(b, dtype)} -> "
+            f"{_t(y, dtype)}\n"
+            f"  %q = nf.bias_add %p, %c {{layout = #nf.layout<nhwc>}} : "
+            f"{_t(y, dtype)}, {_t(c, dtype)}\n"
+            f"  %z = nf.gelu %q : {_t(y, dtype)}")
+
+    def ref(ops, a, b, c):
+        return [ops.gelu(ops.einsum("mk,kn->mn", a, b) + c)]
+
+    return Case(f"matmul_bias_gelu_{m}x{k}x{n}_{dtype}",
+                _func([("a", a, dtype), ("b", b, dtype), ("c", c, dtype)],
+                      [(y, dtype)], body, ["%z"]),
+                [(a, dtype, "data"), (b, dtype, "data"), (c, dtype, "data")],
+                ref, dtype, "matmul", [(y, dtype)])
+
+
+def _conv_out(size: int, k: int, stride: int, pad: int) -> int:
+    return (size + 2 * pad - k) // stride + 1
+
+
+def _nchw(ops, x, nhwc):
+    return ops.einsum("nhwc->nchw", x) if nhwc else x
+
+
+def _oihw(ops, w, nhwc):
+    return ops.einsum("ohwi->oihw", w) if nhwc else w
+
+
+def _conv_ref(ops, x, w, stride, pad, oh, ow):
+    """y = conv2d(x, w) in NCHW / OIHW, one einsum per filter tap."""
+    xp = ops.pad(x, pad, pad, pad, pad)
+    y = 0
+    for kh in range(w.shape[2]):
+        for kw in range(w.shape[3]):
+            window = xp[:, :, kh:kh + stride * (oh - 1) + 1:stride,
+                        kw:kw + stride * (ow - 1) + 1:stride]
+            y = y + ops.einsum("nchw,oc->nohw", window, w[:, :, kh, kw])
+    return y
+
+
+def conv_bias_relu(n: int, c: int, hw: int, o: int, stride: int, nhwc: bool,
+                   dtype: str) -> Case:
+    """conv2d 3x3 (padding 1) + bias + relu, fused into one kernel."""
+    oh = _conv_out(hw, 3, stride, 1)
+    x = (n, hw, hw, c) if nhwc else (n, c, hw, hw)
+    w = (o, 3, 3, c) if nhwc else (o, c, 3, 3)
+    y = (n, oh, oh, o) if nhwc else (n, o, oh, oh)
+    layout = "nhwc" if nhwc else "nchw"
+    attrs = (f"{{strides = array<i64: {stride}, {stride}>, padding = "
+             f"array<i64: 1, 1, 1, 1>, layout = #nf.layout<{layout}>}}")
+    body = (f"  %y = nf.conv2d %x, %w {attrs} : {_t(x, dtype)}, "
+            f"{_t(w, dtype)} -> {_t(y, dtype)}\n"
+            f"  %b = nf.bias_add %y, %c {{layout = #nf.layout<{layout}>}} : "
+            f"{_t(y, dtype)}, {_t((o,), dtype)}\n"
+            f"  %z = nf.relu %b : {_t(y, dtype)}")
+
+    def ref(ops, xv, wv, cv):
+        out = _conv_ref(ops, _nchw(ops, xv, nhwc), _oihw(ops, wv, nhwc),
+                        stride, 1, oh, oh) + cv.reshape(1, o, 1, 1)
+        out = ops.relu(out)
+        return [ops.einsum("nchw->nhwc", out) if nhwc else out]
+
+    return Case(f"conv_bias_relu_{layout}_{n}x{c}x{hw}x{hw}_o{o}_s{stride}_{dtype}",
+                _func([("x", x, dtype), ("w", w, dtype), ("c", (o,), dtype)],
+                      [(y, dtype)], body, ["%z"]),
+                [(x, dtype, "data"), (w, dtype, "data"), ((o,), dtype, "data")],
+                ref, dtype, f"conv2d_{layout}", [(y, dtype)])
+
+
+def conv_grads(n: int, c: int, hw: int, o: int, stride: int, dtype: str) -> Case:
+    """conv2d_backprop_input and _filter (NCHW, 3x3, padding 1)."""
+    oh = _conv_out(hw, 3, stride, 1)
+    x, w, dy = (n, c, hw, hw), (o, c, 3, 3), (n, o, oh, oh)
+    attrs = (f"{{strides = array<i64: {stride}, {stride}>, padding = "
+             f"array<i64: 1, 1, 1, 1>}}")
+    body = (f"  %dx = nf.conv2d_backprop_input %dy, %w {attrs} : "
+            f"{_t(dy, dtype)}, {_t(w, dtype)} -> {_t(x, dtype)}\n"
+            f"  %dw = nf.conv2d_backprop_filter %x, %dy {attrs} : "
+            f"{_t(x, dtype)}, {_t(dy, dtype)} -> {_t(w, dtype)}")
+
+    def ref(ops, xv, wv, dyv):
+        size = stride * (oh - 1) + 1
+        dxp = ops.zeros((n, c, hw + 2, hw + 2))
+        dw = ops.zeros((o, c, 3, 3))
+        xp = ops.pad(xv, 1, 1, 1, 1)
+        for kh in range(3):
+            for kw in range(3):
+                dxp[:, :, kh:kh + size:stride, kw:kw + size:stride] += \
+                    ops.einsum("nohw,oc->nchw", dyv, wv[:, :, kh, kw])
+                window = xp[:, :, kh:kh + size:stride, kw:kw + size:stride]
+                dw[:, :, kh, kw] = ops.einsum("nchw,nohw->oc", window, dyv)
+        return [dxp[:, :, 1:hw + 1, 1:hw + 1], dw]
+
+    return Case(f"conv_grads_{n}x{c}x{hw}x{hw}_o{o}_s{stride}_{dtype}",
+                _func([("x", x, dtype), ("w", w, dtype), ("dy", dy, dtype)],
+                      [(x, dtype), (w, dtype)], body, ["%dx", "%dw"]),
+                [(x, dtype, "data"), (w, dtype, "data"), (dy, dtype, "data")],
+                ref, dtype, "conv2d_grads", [(x, dtype), (w, dtype)])
+
+
 def all_cases() -> List[Case]:
     cases = []
     for dtype in DTYPES:
@@ -170,6 +272,13 @@ def all_cases() -> List[Case]:
         cases.append(group_norm(3, 6, 5, 7, 3, True, dtype))
         for op in ("relu", "silu", "gelu", "gelu_tanh"):
             cases.append(pointwise(op, 1023, 1025, dtype))
+        # The tiled products: a BERT-sized MLP matmul with its epilogue, an
+        # odd one, convolutions in both layouts, the conv gradients.
+        cases.append(matmul_bias_gelu(512, 768, 3072, dtype))
+        cases.append(matmul_bias_gelu(37, 45, 70, dtype))
+        cases.append(conv_bias_relu(2, 64, 32, 64, 1, True, dtype))
+        cases.append(conv_bias_relu(1, 5, 17, 6, 2, False, dtype))
+        cases.append(conv_grads(2, 8, 17, 12, 2, dtype))
     return cases
 
 

@@ -71,6 +71,15 @@ class TorchOps:
     def gelu_tanh(self, x):
         return self.torch.nn.functional.gelu(x, approximate="tanh")
 
+    def einsum(self, spec, *args):
+        return self.torch.einsum(spec, *args)
+
+    def pad(self, x, top, bottom, left, right):
+        return self.torch.nn.functional.pad(x, (left, right, top, bottom))
+
+    def zeros(self, shape):
+        return self.torch.zeros(shape, dtype=self.torch.float64, device=self.device)
+
 
 class NumpyOps:
     def __init__(self):
@@ -107,6 +116,15 @@ class NumpyOps:
 
     def gelu_tanh(self, x):
         return 0.5 * x * (1 + self.np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
+
+    def einsum(self, spec, *args):
+        return self.np.einsum(spec, *args)
+
+    def pad(self, x, top, bottom, left, right):
+        return self.np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)))
+
+    def zeros(self, shape):
+        return self.np.zeros(shape)
 
 
 def round_to(values, dtype):

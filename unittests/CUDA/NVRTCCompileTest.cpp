@@ -4,7 +4,8 @@
 // Part of normfuse. Prints the CUDA of every kernel family and schedule the
 // CUDA back end emits (row norms and their gradients forced through each
 // schedule, group and
-// instance norms fused with SiLU, in every dtype, and every pointwise op)
+// instance norms fused with SiLU, in every dtype, every pointwise op, and
+// matmul and the convolutions with fused epilogues)
 // as one translation unit per family, and compiles it
 // with NVRTC as the runtime will: cubins for sm_80 and sm_90, PTX for
 // compute_75. Then checks what decides speed before any GPU runs it:
@@ -168,6 +169,50 @@ std::string pointwiseModule(const std::string &dtype) {
          ", %c: " + c + ") -> (" + results + ") {\n" + body + "\n}\n";
 }
 
+/// matmul (64x64 tiles; a fused bias + GELU epilogue), conv2d in both
+/// layouts (a fused bias + ReLU) and its two gradients (32x32 tiles).
+std::string productModule(const std::string &dtype) {
+  auto t = [&](const std::string &shape) {
+    return "tensor<" + shape + "x" + dtype + ">";
+  };
+  std::string module =
+      "func.func @mm_" + dtype + "(%a: " + t("256x96") +
+      ", %b: " + t("96x128") + ", %c: " + t("128") + ") -> " + t("256x128") +
+      " {\n  %p = nf.matmul %a, %b : " + t("256x96") + ", " + t("96x128") +
+      " -> " + t("256x128") +
+      "\n  %q = nf.bias_add %p, %c {layout = "
+      "#nf.layout<nhwc>} : " +
+      t("256x128") + ", " + t("128") + "\n  %z = nf.gelu %q : " + t("256x128") +
+      "\n  return %z : " + t("256x128") + "\n}\n";
+  for (const char *layout : {"nhwc", "nchw"}) {
+    bool nhwc = std::string(layout) == "nhwc";
+    std::string x = t(nhwc ? "2x16x16x8" : "2x8x16x16");
+    std::string w = t(nhwc ? "12x3x3x8" : "12x8x3x3");
+    std::string y = t(nhwc ? "2x8x8x12" : "2x12x8x8");
+    std::string attrs = std::string("{strides = array<i64: 2, 2>, padding = "
+                                    "array<i64: 1, 0, 1, 0>, layout = "
+                                    "#nf.layout<") +
+                        layout + ">}";
+    std::string name = std::string(layout) + "_" + dtype;
+    module += "func.func @conv_" + name + "(%x: " + x + ", %w: " + w +
+              ", %c: " + t("12") + ") -> " + y +
+              " {\n  %y = nf.conv2d %x, %w " + attrs + " : " + x + ", " + w +
+              " -> " + y +
+              "\n  %b = nf.bias_add %y, %c {layout = "
+              "#nf.layout<" +
+              layout + ">} : " + y + ", " + t("12") +
+              "\n  %z = nf.relu %b : " + y + "\n  return %z : " + y + "\n}\n";
+    module += "func.func @conv_grads_" + name + "(%x: " + x + ", %w: " + w +
+              ", %dy: " + y + ") -> (" + x + ", " + w +
+              ") {\n  %dx = nf.conv2d_backprop_input %dy, %w " + attrs + " : " +
+              y + ", " + w + " -> " + x +
+              "\n  %dw = nf.conv2d_backprop_filter %x, %dy " + attrs + " : " +
+              x + ", " + y + " -> " + w + "\n  return %dx, %dw : " + x + ", " +
+              w + "\n}\n";
+  }
+  return module;
+}
+
 /// The CUDA of `module` lowered with `schedule` for row norms (after the
 /// fusion pipeline when `fuse`).
 std::string printCUDA(const std::string &moduleText,
@@ -231,12 +276,14 @@ std::vector<std::string> allSources() {
         prefix + "_$1_$2_");
     sources.push_back(source);
   }
-  std::string pointwise, groupNorms, channelReductions;
+  std::string pointwise, groupNorms, channelReductions, products;
   for (const char *dtype : kDTypes) {
     pointwise += pointwiseModule(dtype);
     groupNorms += groupNormModule(dtype);
     channelReductions += channelReductionModule(dtype);
+    products += productModule(dtype);
   }
+  sources.push_back(printCUDA(products, "auto", /*fuse=*/true));
   sources.push_back(printCUDA(channelReductions, "auto"));
   sources.push_back(printCUDA(pointwise, "auto"));
   sources.push_back(printCUDA(groupNorms, "auto", /*fuse=*/true));
@@ -332,9 +379,11 @@ TEST(NVRTCResourceTest, NoKernelSpillsAtSm90) {
   // 3 group norms (two kernels each) and batch_norm_inference x 4 dtypes.
   // Per-channel reductions x 2 layouts x 4 dtypes: batch_norm_training
   // (two sums of two kernels, the normalize kernel), batch_norm_grad (two
-  // sum kernels, dx), bias_add_grad (two).
+  // sum kernels, dx), bias_add_grad (two). Products x 4 dtypes: the fused
+  // matmul, and per layout the fused conv2d and the two gradients.
   EXPECT_EQ(kernels, 3 * 4 * 2 + 4 * 2 * 2 + (2 + 2 + 3 + 3 + 3) * 4 * 2 +
-                         11 * 4 + (3 * 2 + 1) * 4 + (5 + 3 + 2) * 2 * 4);
+                         11 * 4 + (3 * 2 + 1) * 4 + (5 + 3 + 2) * 2 * 4 +
+                         (1 + 3 * 2) * 4);
 }
 
 TEST(NVRTCResourceTest, VectorSchedulesUse128BitGlobalAccesses) {

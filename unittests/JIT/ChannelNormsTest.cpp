@@ -105,31 +105,6 @@ std::string caseName(const testing::TestParamInfo<ChannelCase> &info) {
   return name;
 }
 
-/// Where a test's kernels run: the CPU JIT, or the CUDA kernels in the
-/// simulator.
-enum class Backend { CPU, CUDASim };
-
-std::shared_ptr<normfuse::jit::Kernel>
-compileFor(Backend backend, const std::string &ir, const std::string &fn) {
-  if (backend == Backend::CPU)
-    return compileOrFail(ir, fn);
-  static normfuse::jit::JIT jit([] {
-    normfuse::jit::Options options;
-    options.target = normfuse::jit::Target::CUDASim;
-    return options;
-  }());
-  auto kernel = jit.compile(ir, fn);
-  if (!kernel) {
-    ADD_FAILURE() << llvm::toString(kernel.takeError()) << "\nIR:\n" << ir;
-    return nullptr;
-  }
-  return *kernel;
-}
-
-std::string backendSuffix(Backend backend) {
-  return backend == Backend::CPU ? "" : "_cudaSim";
-}
-
 // gtest prints parameters with these instead of their bytes.
 [[maybe_unused]] void PrintTo(const ChannelCase &c, std::ostream *os) {
   *os << caseName({c, 0});

@@ -328,9 +328,8 @@ TEST(DTypeCoverageTest,
 /// case lowers and prints for every dtype, op by op and fused; a listed
 /// case that starts to lower fails the test until it leaves the list.
 const std::set<std::string> &cudaGaps() {
-  static const std::set<std::string> gaps = {
-      "conv2d_backprop_filter", "conv2d_backprop_input", "conv2d_relu",
-      "group_norm_grad",        "instance_norm_grad",    "matmul_bias_gelu"};
+  static const std::set<std::string> gaps = {"group_norm_grad",
+                                             "instance_norm_grad"};
   return gaps;
 }
 

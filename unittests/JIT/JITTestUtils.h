@@ -49,6 +49,31 @@ compileOrFail(const std::string &ir, const std::string &fn) {
   return *kernel;
 }
 
+/// Where a test's kernels run: the CPU JIT, or the CUDA kernels in the
+/// simulator.
+enum class Backend { CPU, CUDASim };
+
+inline std::shared_ptr<normfuse::jit::Kernel>
+compileFor(Backend backend, const std::string &ir, const std::string &fn) {
+  if (backend == Backend::CPU)
+    return compileOrFail(ir, fn);
+  static normfuse::jit::JIT jit([] {
+    normfuse::jit::Options options;
+    options.target = normfuse::jit::Target::CUDASim;
+    return options;
+  }());
+  auto kernel = jit.compile(ir, fn);
+  if (!kernel) {
+    ADD_FAILURE() << llvm::toString(kernel.takeError()) << "\nIR:\n" << ir;
+    return nullptr;
+  }
+  return *kernel;
+}
+
+inline std::string backendSuffix(Backend backend) {
+  return backend == Backend::CPU ? "" : "_cudaSim";
+}
+
 /// Records a measured error in the test's XML/JSON report
 /// (--gtest_output=json shows it).
 inline void recordError(const char *what, double error) {

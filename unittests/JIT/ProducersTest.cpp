@@ -137,9 +137,10 @@ std::string matmulIR(const MatmulShape &s, DType in, DType out) {
 
 /// Runs the matmul with operands of `in` and a result of `out`; returns
 /// the relative error against float64.
-double matmulError(const MatmulShape &s, DType in, DType out) {
+double matmulError(const MatmulShape &s, DType in, DType out,
+                   Backend backend = Backend::CPU) {
   std::string ir = matmulIR(s, in, out);
-  auto kernel = compileOrFail(ir, "mm");
+  auto kernel = compileFor(backend, ir, "mm");
   if (!kernel)
     return INFINITY;
   std::mt19937 rng(17);
@@ -152,25 +153,46 @@ double matmulError(const MatmulShape &s, DType in, DType out) {
                        matmulReference(s, a.toDoubles(), b.toDoubles()));
 }
 
-using MatmulParam = std::tuple<int, DType>;
+using MatmulParam = std::tuple<int, DType, Backend>;
 class MatmulTest : public testing::TestWithParam<MatmulParam> {};
 
 TEST_P(MatmulTest, MatchesFloat64Reference) {
-  auto [index, dtype] = GetParam();
+  auto [index, dtype, backend] = GetParam();
   MatmulCase c = matmulCases()[index];
-  double error = matmulError(c.shape, dtype, dtype);
+  double error = matmulError(c.shape, dtype, dtype, backend);
   recordError("relative_error", error);
   EXPECT_LE(error, tolerance(dtype)) << matmulIR(c.shape, dtype, dtype);
+}
+
+std::string matmulName(const testing::TestParamInfo<MatmulParam> &info) {
+  auto [index, dtype, backend] = info.param;
+  return matmulCases()[index].name + "_" + dtypeName(dtype) +
+         backendSuffix(backend);
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Cases, MatmulTest,
     testing::Combine(testing::Range(0, static_cast<int>(matmulCases().size())),
-                     testing::Values(DType::F32, DType::F16, DType::BF16)),
-    [](const testing::TestParamInfo<MatmulParam> &info) {
-      return matmulCases()[std::get<0>(info.param)].name + "_" +
-             dtypeName(std::get<1>(info.param));
-    });
+                     testing::Values(DType::F32, DType::F16, DType::BF16),
+                     testing::Values(Backend::CPU)),
+    matmulName);
+
+// The CUDA kernel (one tiled product) in the simulator: every case in f32
+// (tiles cut by every edge: M, N and K of 1, 3, 7, 33, 45, 101 and 600,
+// batches, shared operands, transposes, K = 0), and the 16-bit and f64
+// loads and stores on a few.
+INSTANTIATE_TEST_SUITE_P(
+    CudaSim, MatmulTest,
+    testing::Combine(testing::Range(0, static_cast<int>(matmulCases().size())),
+                     testing::Values(DType::F32),
+                     testing::Values(Backend::CUDASim)),
+    matmulName);
+INSTANTIATE_TEST_SUITE_P(
+    CudaSimNarrowAndWide, MatmulTest,
+    testing::Combine(testing::Values(0, 3, 10, 13, 15),
+                     testing::Values(DType::F16, DType::BF16, DType::F64),
+                     testing::Values(Backend::CUDASim)),
+    matmulName);
 
 // A 16-bit matmul may return f32: then only the f32 accumulation is left.
 TEST(MatmulWideningTest, SixteenBitOperandsGiveF32Results) {
@@ -178,6 +200,16 @@ TEST(MatmulWideningTest, SixteenBitOperandsGiveF32Results) {
     for (int index : {0, 3, 10, 13, 17, 18, 19, 20, 21, 23}) {
       MatmulCase c = matmulCases()[index];
       double error = matmulError(c.shape, in, DType::F32);
+      recordError((c.name + "_" + dtypeName(in)).c_str(), error);
+      EXPECT_LE(error, 1e-5) << matmulIR(c.shape, in, DType::F32);
+    }
+}
+
+TEST(MatmulWideningTest, SixteenBitOperandsGiveF32ResultsOnCudaSim) {
+  for (DType in : {DType::F16, DType::BF16})
+    for (int index : {3, 13}) {
+      MatmulCase c = matmulCases()[index];
+      double error = matmulError(c.shape, in, DType::F32, Backend::CUDASim);
       recordError((c.name + "_" + dtypeName(in)).c_str(), error);
       EXPECT_LE(error, 1e-5) << matmulIR(c.shape, in, DType::F32);
     }
@@ -258,9 +290,10 @@ std::string convIR(const std::string &op, DType dtype,
 std::vector<double> runConvOp(const std::string &op, const Buffer &a,
                               const Buffer &b,
                               const std::vector<int64_t> &resultShape,
-                              const ConvAttrs &attrs) {
-  auto kernel = compileOrFail(
-      convIR(op, a.dtype, a.shape, b.shape, resultShape, attrs), "f");
+                              const ConvAttrs &attrs,
+                              Backend backend = Backend::CPU) {
+  auto kernel = compileFor(
+      backend, convIR(op, a.dtype, a.shape, b.shape, resultShape, attrs), "f");
   if (!kernel)
     return {};
   Buffer ca = a, cb = b, result(a.dtype, resultShape);
@@ -270,16 +303,20 @@ std::vector<double> runConvOp(const std::string &op, const Buffer &a,
 }
 
 std::vector<double> runConv2D(const ConvGeometry &g, const Buffer &x,
-                              const Buffer &w) {
-  return runConvOp("conv2d", x, w, g.outputShape(), g.attrs);
+                              const Buffer &w, Backend backend = Backend::CPU) {
+  return runConvOp("conv2d", x, w, g.outputShape(), g.attrs, backend);
 }
 std::vector<double> runBackpropInput(const ConvGeometry &g, const Buffer &dy,
-                                     const Buffer &w) {
-  return runConvOp("conv2d_backprop_input", dy, w, g.inputShape(), g.attrs);
+                                     const Buffer &w,
+                                     Backend backend = Backend::CPU) {
+  return runConvOp("conv2d_backprop_input", dy, w, g.inputShape(), g.attrs,
+                   backend);
 }
 std::vector<double> runBackpropFilter(const ConvGeometry &g, const Buffer &x,
-                                      const Buffer &dy) {
-  return runConvOp("conv2d_backprop_filter", x, dy, g.filterShape(), g.attrs);
+                                      const Buffer &dy,
+                                      Backend backend = Backend::CPU) {
+  return runConvOp("conv2d_backprop_filter", x, dy, g.filterShape(), g.attrs,
+                   backend);
 }
 
 /// Random x, w and dy of a conv in `dtype`.
@@ -295,7 +332,7 @@ struct ConvOperands {
   Buffer x, w, dy;
 };
 
-using ConvParam = std::tuple<int, bool, DType>;
+using ConvParam = std::tuple<int, bool, DType, Backend>;
 class ConvTest : public testing::TestWithParam<ConvParam> {
 protected:
   ConvGeometry geometry() const {
@@ -303,13 +340,14 @@ protected:
                       std::get<1>(GetParam()));
   }
   DType dtype() const { return std::get<2>(GetParam()); }
+  Backend backend() const { return std::get<3>(GetParam()); }
 };
 
 TEST_P(ConvTest, ForwardMatchesFloat64Reference) {
   ConvGeometry g = geometry();
   ConvOperands in(g, dtype(), 3);
   double error =
-      relativeError(runConv2D(g, in.x, in.w),
+      relativeError(runConv2D(g, in.x, in.w, backend()),
                     conv2dReference(g, in.x.toDoubles(), in.w.toDoubles()));
   recordError("relative_error", error);
   EXPECT_LE(error, tolerance(dtype())) << g.attrs.toMLIR();
@@ -319,7 +357,7 @@ TEST_P(ConvTest, BackpropInputMatchesFloat64Reference) {
   ConvGeometry g = geometry();
   ConvOperands in(g, dtype(), 4);
   double error = relativeError(
-      runBackpropInput(g, in.dy, in.w),
+      runBackpropInput(g, in.dy, in.w, backend()),
       conv2dBackpropInputReference(g, in.dy.toDoubles(), in.w.toDoubles()));
   recordError("relative_error", error);
   EXPECT_LE(error, tolerance(dtype())) << g.attrs.toMLIR();
@@ -329,23 +367,39 @@ TEST_P(ConvTest, BackpropFilterMatchesFloat64Reference) {
   ConvGeometry g = geometry();
   ConvOperands in(g, dtype(), 5);
   double error = relativeError(
-      runBackpropFilter(g, in.x, in.dy),
+      runBackpropFilter(g, in.x, in.dy, backend()),
       conv2dBackpropFilterReference(g, in.x.toDoubles(), in.dy.toDoubles()));
   recordError("relative_error", error);
   EXPECT_LE(error, tolerance(dtype())) << g.attrs.toMLIR();
 }
 
 std::string convName(const testing::TestParamInfo<ConvParam> &info) {
-  auto [index, nhwc, dtype] = info.param;
+  auto [index, nhwc, dtype, backend] = info.param;
   return convCases()[index].name + (nhwc ? "_nhwc_" : "_nchw_") +
-         dtypeName(dtype);
+         dtypeName(dtype) + backendSuffix(backend);
 }
 
 // Every geometry in f32, in both layouts.
 INSTANTIATE_TEST_SUITE_P(
     F32, ConvTest,
     testing::Combine(testing::Range(0, static_cast<int>(convCases().size())),
-                     testing::Bool(), testing::Values(DType::F32)),
+                     testing::Bool(), testing::Values(DType::F32),
+                     testing::Values(Backend::CPU)),
+    convName);
+
+// The CUDA kernels (implicit GEMMs) in the simulator: every geometry in f32
+// in both layouts; 16-bit and f64 data on two.
+INSTANTIATE_TEST_SUITE_P(
+    CudaSim, ConvTest,
+    testing::Combine(testing::Range(0, static_cast<int>(convCases().size())),
+                     testing::Bool(), testing::Values(DType::F32),
+                     testing::Values(Backend::CUDASim)),
+    convName);
+INSTANTIATE_TEST_SUITE_P(
+    CudaSimNarrowAndWide, ConvTest,
+    testing::Combine(testing::Values(1, 9), testing::Bool(),
+                     testing::Values(DType::F16, DType::BF16, DType::F64),
+                     testing::Values(Backend::CUDASim)),
     convName);
 
 // 16-bit data takes the same index paths; what differs is widening on load,
@@ -353,7 +407,8 @@ INSTANTIATE_TEST_SUITE_P(
 INSTANTIATE_TEST_SUITE_P(
     SixteenBit, ConvTest,
     testing::Combine(testing::Values(0, 1, 7, 8, 9), testing::Bool(),
-                     testing::Values(DType::F16, DType::BF16)),
+                     testing::Values(DType::F16, DType::BF16),
+                     testing::Values(Backend::CPU)),
     convName);
 
 // f64 also through the register tiles (vectors of f64 lanes reduced
@@ -361,7 +416,8 @@ INSTANTIATE_TEST_SUITE_P(
 INSTANTIATE_TEST_SUITE_P(F64, ConvTest,
                          testing::Combine(testing::Values(3, 9),
                                           testing::Bool(),
-                                          testing::Values(DType::F64)),
+                                          testing::Values(DType::F64),
+                                          testing::Values(Backend::CPU)),
                          convName);
 
 // The NHWC register tiles at every vector width: the 4 channel sums of a

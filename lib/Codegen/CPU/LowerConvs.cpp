@@ -34,6 +34,7 @@
 
 #include "PointwiseChain.h"
 #include "ProducerLoops.h"
+#include "normfuse/Codegen/Common/ConvParams.h"
 #include "normfuse/Codegen/Passes.h"
 #include "normfuse/Dialect/NF/IR/NFOps.h"
 
@@ -53,41 +54,6 @@ namespace {
 //===----------------------------------------------------------------------===//
 // conv2d and its gradients
 //===----------------------------------------------------------------------===//
-
-/// The attributes of a conv op and the index order of its layout.
-struct ConvParams {
-  bool nchw;
-  int64_t stride[2], dilation[2], padBefore[2], padAfter[2];
-
-  template <typename ConvOp> static ConvParams get(ConvOp op) {
-    ConvParams p;
-    p.nchw = op.getLayout() == Layout::NCHW;
-    for (int d = 0; d < 2; ++d) {
-      p.stride[d] = op.getStrides()[d];
-      p.dilation[d] = op.getDilations()[d];
-      p.padBefore[d] = op.getPadding()[2 * d];
-      p.padAfter[d] = op.getPadding()[2 * d + 1];
-    }
-    return p;
-  }
-
-  /// Dimensions of (batch, channel, h, w) in an activation.
-  int64_t channelDim() const { return nchw ? 1 : 3; }
-  int64_t spatialDim(int d) const { return (nchw ? 2 : 1) + d; }
-
-  /// Indices of an activation (input or output) element.
-  SmallVector<Value> act(Value n, Value c, Value h, Value w) const {
-    if (nchw)
-      return {n, c, h, w};
-    return {n, h, w, c};
-  }
-  /// Indices of a filter element (OIHW or OHWI).
-  SmallVector<Value> filter(Value o, Value i, Value kh, Value kw) const {
-    if (nchw)
-      return {o, i, kh, kw};
-    return {o, kh, kw, i};
-  }
-};
 
 /// Every size of a conv as index values: batch, input channels, output
 /// channels, input, filter and output spatial sizes.

@@ -56,6 +56,12 @@ FailureOr<FusedNorm> matchFusedNorm(FusedOp op) {
   FailureOr<FusedGroup> group = matchFusedGroup(op);
   if (failed(group))
     return failure();
+  // A conv's epilogue runs where NHWC outputs are stored one by one; the
+  // NCHW loops accumulate rows in scratch first, so an NCHW group runs op
+  // by op on the CPU.
+  if (auto conv = dyn_cast<Conv2DOp>(group->producer);
+      conv && conv.getLayout() != Layout::NHWC)
+    return failure();
   FusedNorm m;
   m.norm = group->producer;
   m.source = group->source;

@@ -43,6 +43,17 @@ LogicalResult lowerNormGradToGPU(RewriterBase &rewriter, Operation *op,
 LogicalResult lowerChannelReductionToGPU(RewriterBase &rewriter, Operation *op,
                                          const GPULoweringOptions &options);
 
+/// matmul, conv2d, conv2d_backprop_input and conv2d_backprop_filter of
+/// static shape: one tiled product kernel each; fails on other ops.
+LogicalResult lowerProductToGPU(RewriterBase &rewriter, Operation *op,
+                                const GPULoweringOptions &options);
+
+/// An nf.fused matmul or conv2d with a pointwise epilogue (no prologue, a
+/// bias along the output channels): one product kernel that applies the
+/// epilogue before it stores. Fails, changing nothing, for any other body.
+LogicalResult lowerFusedProductToGPU(RewriterBase &rewriter, FusedOp fused,
+                                     const GPULoweringOptions &options);
+
 /// The value of one element from its operands' values (in the accumulation
 /// type).
 using ElementFn =

@@ -44,15 +44,16 @@ FailureOr<ForcedRowNormKind> parseRowNormKind(llvm::StringRef name) {
       .Default(failure());
 }
 
-/// Lowers each nf.fused that is a row norm with pointwise neighbours as
-/// one kernel, and inlines every other one (its ops then run one kernel
-/// each).
+/// Lowers each nf.fused that is a row norm with pointwise neighbours, or a
+/// matmul or conv2d with an epilogue, as one kernel, and inlines every
+/// other one (its ops then run one kernel each).
 void lowerFusedOps(func::FuncOp function, RewriterBase &rewriter,
                    const GPULoweringOptions &options) {
   SmallVector<FusedOp> fused;
   function.walk([&](FusedOp op) { fused.push_back(op); });
   for (FusedOp op : fused)
-    if (failed(lowerFusedRowNormToGPU(rewriter, op, options)))
+    if (failed(lowerFusedRowNormToGPU(rewriter, op, options)) &&
+        failed(lowerFusedProductToGPU(rewriter, op, options)))
       inlineFusedBody(rewriter, op);
 }
 
@@ -105,7 +106,8 @@ struct NFLowerToGPUPass : nf::impl::NFLowerToGPUPassBase<NFLowerToGPUPass> {
         if (succeeded(lowerRowNormToGPU(rewriter, op, options)) ||
             succeeded(lowerNormGradToGPU(rewriter, op, options)) ||
             succeeded(lowerChannelReductionToGPU(rewriter, op, options)) ||
-            succeeded(lowerPointwiseToGPU(rewriter, op, options)))
+            succeeded(lowerPointwiseToGPU(rewriter, op, options)) ||
+            succeeded(lowerProductToGPU(rewriter, op, options)))
           continue;
         op->emitOpError() << "has no CUDA lowering yet";
         return signalPassFailure();

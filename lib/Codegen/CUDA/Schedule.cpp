@@ -333,3 +333,26 @@ PointwiseSchedule cuda::selectPointwiseSchedule(int64_t numElements,
   s.minBlocksPerMultiprocessor = elementType.isF64() ? 2 : 4;
   return s;
 }
+
+std::string TiledProductSchedule::str() const {
+  return "tiled-product tile=" + std::to_string(tileM) + "x" +
+         std::to_string(tileN) + "x" + std::to_string(tileK) +
+         " thread=" + std::to_string(threadM) + "x" + std::to_string(threadN);
+}
+
+TiledProductSchedule
+cuda::selectTiledProductSchedule(int64_t m, int64_t n, int64_t k,
+                                 Type elementType, const TargetInfo &target) {
+  (void)k;
+  (void)target;
+  TiledProductSchedule s;
+  // Small results (or f64, whose sums take twice the registers) get 32 x 32
+  // tiles of 2 x 2 per thread: a 64 x 64 tile would leave most of a block
+  // idle, or spill.
+  auto small = [](int64_t d) { return d != ShapedType::kDynamic && d <= 32; };
+  if (small(m) || small(n) || elementType.isF64()) {
+    s.tileM = s.tileN = 32;
+    s.threadM = s.threadN = 2;
+  }
+  return s;
+}

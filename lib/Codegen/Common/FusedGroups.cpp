@@ -118,11 +118,6 @@ FailureOr<FusedGroup> nf::matchFusedGroup(FusedOp op) {
   if (!isa_and_nonnull<LayerNormOp, RMSNormOp, GroupNormOp, InstanceNormOp,
                        MatmulOp, Conv2DOp>(m.producer))
     return failure();
-  // A conv's epilogue runs where NHWC outputs are stored one by one; the
-  // NCHW loops accumulate rows in scratch first.
-  if (auto conv = dyn_cast<Conv2DOp>(m.producer);
-      conv && conv.getLayout() != Layout::NHWC)
-    return failure();
   bool isMatmulOrConv = isa<MatmulOp, Conv2DOp>(m.producer);
   Block &body = op.getBody().front();
   auto outer = [&](Value v) { return outerValue(op, v); };
@@ -179,15 +174,18 @@ FailureOr<FusedGroup> nf::matchFusedGroup(FusedOp op) {
   // the channel axis of a channel norm.
   auto type = cast<RankedTensorType>(m.producer->getResult(0).getType());
   int64_t rank = type.getRank();
-  int64_t channelAxis =
-      llvm::TypeSwitch<Operation *, int64_t>(m.producer)
-          .Case<LayerNormOp, RMSNormOp>([&](auto norm) {
-            int64_t axis = norm.getAxis();
-            return axis == rank - 1 ? axis : -1;
-          })
-          .Case<GroupNormOp, InstanceNormOp>(
-              [&](auto norm) { return getChannelAxis(norm.getLayout(), rank); })
-          .Case<MatmulOp, Conv2DOp>([&](auto) { return rank - 1; });
+  int64_t channelAxis = llvm::TypeSwitch<Operation *, int64_t>(m.producer)
+                            .Case<LayerNormOp, RMSNormOp>([&](auto norm) {
+                              int64_t axis = norm.getAxis();
+                              return axis == rank - 1 ? axis : -1;
+                            })
+                            .Case<GroupNormOp, InstanceNormOp>([&](auto norm) {
+                              return getChannelAxis(norm.getLayout(), rank);
+                            })
+                            .Case([&](MatmulOp) { return rank - 1; })
+                            .Case([&](Conv2DOp conv) {
+                              return getChannelAxis(conv.getLayout(), rank);
+                            });
   for (ArrayRef<PointwiseStep> chain : {ArrayRef<PointwiseStep>(m.prologue),
                                         ArrayRef<PointwiseStep>(m.epilogue)})
     if (hasBiasStep(chain) &&

@@ -660,13 +660,20 @@ inline bool runBlock() {
   }
 }
 
-/// Maps (and keeps) a stack with a guard page for each of `n` fibers.
+/// Unmaps the fibers' stacks.
+inline void releaseStacks() {
+  if (S.stacks)
+    munmap(S.stacks, size_t(S.numStacks) * kStackBytes);
+  S.stacks = nullptr;
+  S.numStacks = 0;
+}
+
+/// Maps a stack with a guard page for each of `n` fibers (kept until
+/// releaseStacks).
 inline bool mapStacks(int n) {
   if (n <= S.numStacks)
     return true;
-  if (S.stacks)
-    munmap(S.stacks, size_t(S.numStacks) * kStackBytes);
-  S.numStacks = 0;
+  releaseStacks();
   void *p = mmap(nullptr, size_t(n) * kStackBytes, PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   S.stacks = p == MAP_FAILED ? nullptr : static_cast<unsigned char *>(p);
@@ -880,6 +887,11 @@ NF_SIM_EXPORT int nf_sim_launch(const char *kernel, const unsigned grid[3],
       }
   if (stats)
     *stats = S.stats;
+  // The stacks go back after every launch: a process that keeps many
+  // modules loaded (the JIT's cache) would otherwise keep two mappings per
+  // fiber of each, and run out of mappings (vm.max_map_count) after a few
+  // hundred modules.
+  releaseStacks();
   S.busy = false;
   return S.failed ? 1 : 0;
 }

@@ -34,3 +34,11 @@ func.func @tosa_is_not_lowered(%x: tensor<4xf32>) -> tensor<4xf32> {
   %y = tosa.add %x, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   return %y : tensor<4xf32>
 }
+
+// -----
+
+func.func @matmul_of_dynamic_shape(%a: tensor<?x8xf32>, %b: tensor<8x4xf32>) -> tensor<?x4xf32> {
+  // expected-error @+1 {{'nf.matmul' op has no CUDA lowering yet}}
+  %c = nf.matmul %a, %b : tensor<?x8xf32>, tensor<8x4xf32> -> tensor<?x4xf32>
+  return %c : tensor<?x4xf32>
+}

@@ -196,6 +196,37 @@ struct PointwiseSchedule {
 PointwiseSchedule selectPointwiseSchedule(int64_t numElements, Type elementType,
                                           const TargetInfo &target);
 
+/// How a matrix product runs: matmul, and conv2d and its two gradients as
+/// implicit GEMMs (the operand tiles gathered from the images and filters
+/// as they are loaded, never materialized). Each block computes `tileM` x
+/// `tileN` outputs of one batch entry; its threads form a grid of
+/// (tileM / threadM) x (tileN / threadN), each keeping threadM x threadN
+/// sums in registers, the outputs it owns `tileM / threadM` rows and
+/// `tileN / threadN` columns apart (so that neighbouring threads store
+/// neighbouring columns). The K dimension goes `tileK` at a time through
+/// shared memory: every thread loads its share of the A and B tiles (zero
+/// past the edges and in the padding), a barrier, the tile's products, a
+/// barrier. Blocks loop over the tiles, at most `maxBlocks` of them.
+/// A straightforward kernel, correct for every shape; its speed is a later
+/// issue.
+struct TiledProductSchedule {
+  int64_t tileM = 64, tileN = 64, tileK = 16;
+  int64_t threadM = 4, threadN = 4;
+  int64_t maxBlocks = 65535;
+  /// __launch_bounds__' second argument: left to aim at full occupancy,
+  /// ptxas spilled the gathers' 64-bit index arithmetic at 48 registers.
+  int64_t minBlocksPerMultiprocessor = 2;
+  int64_t blockSize() const { return (tileM / threadM) * (tileN / threadN); }
+  /// "tiled-product tile=64x64x16 thread=4x4"
+  std::string str() const;
+};
+
+/// The schedule of a product with an M x N result (per batch entry) of
+/// `elementType` accumulated over K (each kDynamic when unknown).
+TiledProductSchedule selectTiledProductSchedule(int64_t m, int64_t n, int64_t k,
+                                                Type elementType,
+                                                const TargetInfo &target);
+
 } // namespace mlir::nf::cuda
 
 #endif // NORMFUSE_CODEGEN_CUDA_SCHEDULE_H

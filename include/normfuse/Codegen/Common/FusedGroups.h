@@ -2,7 +2,8 @@
 //
 // Part of normfuse. The analysis both back ends run on an nf.fused body
 // before lowering it as one kernel: a producer (a forward norm, a matmul,
-// an NHWC conv2d) with a chain of pointwise steps in front of it (the
+// a conv2d; the CPU fuses NHWC convs only) with a chain of pointwise steps
+// in front of it (the
 // prologue, on its input as it is loaded) and after it (the epilogue, on
 // its result before it is stored), each step reading at most one other
 // tensor (add/mul of a same-shape tensor, bias_add of a per-channel

@@ -1,0 +1,606 @@
+//===- LowerProducts.cpp - matmul and convolutions as GPU kernels -*- C++ -*-=//
+//
+// Part of normfuse. nf.matmul, nf.conv2d and the two conv2d gradients
+// become one tiled kernel each (TiledProductSchedule in Schedule.h): a
+// matrix product C[b, m, n] = sum_k A[b, m, k] * B[b, k, n] whose operand
+// elements are gathered from the op's buffers as the tiles are loaded.
+//
+//   op                      M              N              K
+//   matmul                  rows           columns        the inner size
+//   conv2d                  N * OH * OW    O              KH * KW * I
+//   conv2d_backprop_input   N * H * W      I              KH * KW * O
+//   conv2d_backprop_filter  O              KH * KW * I    N * OH * OW
+//
+// (the K and N orders of the filter follow its layout: OHWI for NHWC, OIHW
+// for NCHW, so that the filter's own order is contiguous). A convolution's
+// padding, and a transposed gradient's taps that fall between strides, load
+// as zeros. Products accumulate in f32 (f64 for f64 data) with fused
+// multiply-adds; f16/bf16 are widened on load and narrowed on the store. An
+// nf.fused matmul or conv2d applies its pointwise epilogue to each sum
+// before the store. Shapes must be static (the JIT specializes them).
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelBuilder.h"
+#include "LowerToGPU.h"
+#include "normfuse/Codegen/Common/BufferBuilders.h"
+#include "normfuse/Codegen/Common/ConvParams.h"
+#include "normfuse/Codegen/Common/FusedGroups.h"
+#include "normfuse/Dialect/NF/IR/NFOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <functional>
+
+using namespace mlir;
+using namespace mlir::nf;
+using namespace mlir::nf::cuda;
+
+namespace {
+
+/// Where an operand element lives in its flat buffer, and whether it exists
+/// (null: always, within the product's bounds); built in the kernel.
+struct Access {
+  Value offset, valid;
+};
+
+/// Builds the access of element (batch, row, col) of an operand or the
+/// result.
+using AccessFn = std::function<Access(OpBuilder &, Location, Value batch,
+                                      Value row, Value col)>;
+
+/// A product as the kernel sees it: static sizes, the operands' and the
+/// result's accesses.
+struct Product {
+  int64_t batch = 1, m = 0, n = 0, k = 0;
+  Value a, b;
+  RankedTensorType resultType;
+  AccessFn loadA, loadB, store;
+};
+
+/// Index arithmetic on constants and values, for the access functions.
+struct IndexMath {
+  OpBuilder &b;
+  Location loc;
+  Value c(int64_t v) { return indexConstant(b, loc, v); }
+  Value add(Value x, Value y) { return b.create<arith::AddIOp>(loc, x, y); }
+  Value sub(Value x, Value y) { return b.create<arith::SubIOp>(loc, x, y); }
+  Value mul(Value x, int64_t y) {
+    return y == 1 ? x : b.create<arith::MulIOp>(loc, x, c(y));
+  }
+  Value div(Value x, int64_t y) {
+    return y == 1 ? x : b.create<arith::DivUIOp>(loc, x, c(y));
+  }
+  Value rem(Value x, int64_t y) {
+    return b.create<arith::RemUIOp>(loc, x, c(y));
+  }
+  /// x * scale + y.
+  Value madd(Value x, int64_t scale, Value y) { return add(mul(x, scale), y); }
+  /// x && y, where a null condition is true.
+  Value both(Value x, Value y) {
+    if (!x || !y)
+      return x ? x : y;
+    return b.create<arith::AndIOp>(loc, x, y);
+  }
+  /// 0 <= x < bound, x signed.
+  Value inRange(Value x, int64_t bound) {
+    Value ge = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, x, c(0));
+    Value lt =
+        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, x, c(bound));
+    return both(ge, lt);
+  }
+  /// x is a multiple of `stride` (x signed, known >= 0 where it matters).
+  Value multipleOf(Value x, int64_t stride) {
+    if (stride == 1)
+      return Value();
+    Value r = b.create<arith::RemSIOp>(loc, x, c(stride));
+    return b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, r, c(0));
+  }
+};
+
+/// The element at `access` of `buffer` extended to `acc`, or zero where it
+/// does not exist (no load happens there).
+Value loadOrZero(OpBuilder &b, Location loc, Value buffer, Access access,
+                 Value inBounds, Type acc) {
+  IndexMath im{b, loc};
+  Value valid = im.both(inBounds, access.valid);
+  auto branch = b.create<scf::IfOp>(
+      loc, valid,
+      [&](OpBuilder &tb, Location tl) {
+        Value v = tb.create<memref::LoadOp>(tl, buffer, access.offset);
+        if (v.getType() != acc)
+          v = tb.create<arith::ExtFOp>(tl, acc, v);
+        tb.create<scf::YieldOp>(tl, v);
+      },
+      [&](OpBuilder &eb, Location el) {
+        Value zero =
+            eb.create<arith::ConstantOp>(el, eb.getZeroAttr(acc)).getResult();
+        eb.create<scf::YieldOp>(el, zero);
+      });
+  return branch.getResult(0);
+}
+
+Value lessThan(OpBuilder &b, Location loc, Value x, int64_t bound) {
+  return b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, x,
+                                 indexConstant(b, loc, bound));
+}
+
+/// Launches the tiled kernel of `p` named after `op` and `name`, with the
+/// pointwise `epilogue` (whose operands are the outer tensors
+/// `epilogueOperands`, one per step or null) applied before the store;
+/// returns the result tensor.
+Value emitProduct(OpBuilder &b, Operation *op, const Product &p,
+                  ArrayRef<PointwiseStep> epilogue,
+                  const GPULoweringOptions &options, llvm::StringRef name) {
+  Location loc = op->getLoc();
+  auto module = op->getParentOfType<ModuleOp>();
+  Type storage = p.resultType.getElementType();
+  Type operandElement = getElementTypeOrSelf(p.a.getType());
+  Type acc = getAccumulationType(operandElement);
+  if (getAccumulationType(storage).getIntOrFloatBitWidth() >
+      acc.getIntOrFloatBitWidth())
+    acc = getAccumulationType(storage);
+  TiledProductSchedule s =
+      selectTiledProductSchedule(p.m, p.n, p.k, operandElement, options.target);
+  int64_t threads = s.blockSize();
+  int64_t rowThreads = s.tileM / s.threadM, colThreads = s.tileN / s.threadN;
+
+  Value aBuffer = getBuffer(b, loc, p.a), bBuffer = getBuffer(b, loc, p.b);
+  Value result = b.create<memref::AllocOp>(
+      loc, MemRefType::get(p.resultType.getShape(), storage));
+  SmallVector<Value> args{flatten(b, loc, aBuffer), flatten(b, loc, bBuffer),
+                          flatten(b, loc, result)};
+  for (const PointwiseStep &step : epilogue)
+    if (step.operand)
+      args.push_back(flatten(b, loc, getBuffer(b, loc, step.operand)));
+
+  TypeRange argTypes = ValueRange(args).getTypes();
+  Kernel k = createKernel(module, loc, kernelBaseName(op, name), argTypes,
+                          threads, s.str());
+  k.func->setAttr(kMinBlocksAttr,
+                  b.getI64IntegerAttr(s.minBlocksPerMultiprocessor));
+  Value aTile = addWorkgroupBuffer(k, loc, s.tileK * s.tileM, acc);
+  Value bTile = addWorkgroupBuffer(k, loc, s.tileK * s.tileN, acc);
+  {
+    OpBuilder &kb = k.body;
+    IndexMath im{kb, loc};
+    Value kA = k.arg(0), kB = k.arg(1), kC = k.arg(2);
+    SmallVector<Value> stepArgs;
+    unsigned next = 3;
+    for (const PointwiseStep &step : epilogue)
+      stepArgs.push_back(step.operand ? k.arg(next++) : Value());
+
+    Value tid = kb.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x);
+    Value bid = kb.create<gpu::BlockIdOp>(loc, gpu::Dimension::x);
+    Value grid = kb.create<gpu::GridDimOp>(loc, gpu::Dimension::x);
+    Value tRow = im.div(tid, colThreads), tCol = im.rem(tid, colThreads);
+    int64_t tilesM = llvm::divideCeil(p.m, s.tileM);
+    int64_t tilesN = llvm::divideCeil(p.n, s.tileN);
+    int64_t tiles = p.batch * tilesM * tilesN;
+    Value zero =
+        kb.create<arith::ConstantOp>(loc, kb.getZeroAttr(acc)).getResult();
+    SmallVector<Value> initial(s.threadM * s.threadN, zero);
+
+    // Blocks loop over the output tiles (a block-uniform loop: every
+    // thread reaches the barriers inside).
+    kb.create<scf::ForOp>(
+        loc, bid, im.c(tiles), grid, ValueRange{},
+        [&](OpBuilder &tb, Location tl, Value t, ValueRange) {
+          IndexMath tm{tb, tl};
+          Value batch = tm.div(t, tilesM * tilesN);
+          Value inBatch = tm.rem(t, tilesM * tilesN);
+          Value m0 = tm.mul(tm.div(inBatch, tilesN), s.tileM);
+          Value n0 = tm.mul(tm.rem(inBatch, tilesN), s.tileN);
+
+          auto kLoop = tb.create<scf::ForOp>(
+              tl, tm.c(0), tm.c(p.k), tm.c(s.tileK), initial,
+              [&](OpBuilder &lb, Location ll, Value k0, ValueRange sums) {
+                IndexMath lm{lb, ll};
+                // This tile's A (tileM x tileK, consecutive threads along
+                // K) and B (tileK x tileN, consecutive threads along N),
+                // stored K-major in shared memory.
+                // A loop, not unrolled: the gathers' index arithmetic of
+                // every round at once spilled registers in the convolutions.
+                auto eachElement = [&](int64_t total, auto body) {
+                  lb.create<scf::ForOp>(
+                      ll, tid, lm.c(total), lm.c(threads), ValueRange{},
+                      [&](OpBuilder &eb, Location el, Value e, ValueRange) {
+                        body(eb, el, e);
+                        eb.create<scf::YieldOp>(el);
+                      });
+                };
+                eachElement(s.tileM * s.tileK, [&](OpBuilder &eb, Location el,
+                                                   Value e) {
+                  IndexMath em{eb, el};
+                  Value mm = em.div(e, s.tileK), kk = em.rem(e, s.tileK);
+                  Value row = em.add(m0, mm), col = em.add(k0, kk);
+                  Value inBounds = em.both(lessThan(eb, el, row, p.m),
+                                           lessThan(eb, el, col, p.k));
+                  Value v =
+                      loadOrZero(eb, el, kA, p.loadA(eb, el, batch, row, col),
+                                 inBounds, acc);
+                  eb.create<memref::StoreOp>(el, v, aTile,
+                                             em.madd(kk, s.tileM, mm));
+                });
+                eachElement(s.tileK * s.tileN, [&](OpBuilder &eb, Location el,
+                                                   Value e) {
+                  IndexMath em{eb, el};
+                  Value kk = em.div(e, s.tileN), nn = em.rem(e, s.tileN);
+                  Value row = em.add(k0, kk), col = em.add(n0, nn);
+                  Value inBounds = em.both(lessThan(eb, el, row, p.k),
+                                           lessThan(eb, el, col, p.n));
+                  Value v =
+                      loadOrZero(eb, el, kB, p.loadB(eb, el, batch, row, col),
+                                 inBounds, acc);
+                  eb.create<memref::StoreOp>(el, v, bTile,
+                                             em.madd(kk, s.tileN, nn));
+                });
+                lb.create<gpu::BarrierOp>(ll);
+                auto inner = lb.create<scf::ForOp>(
+                    ll, lm.c(0), lm.c(s.tileK), lm.c(1), sums,
+                    [&](OpBuilder &ib, Location il, Value kk,
+                        ValueRange partial) {
+                      IndexMath in{ib, il};
+                      SmallVector<Value> as, bs;
+                      for (int64_t i = 0; i < s.threadM; ++i)
+                        as.push_back(ib.create<memref::LoadOp>(
+                            il, aTile,
+                            in.madd(kk, s.tileM,
+                                    in.add(tRow, in.c(i * rowThreads)))));
+                      for (int64_t j = 0; j < s.threadN; ++j)
+                        bs.push_back(ib.create<memref::LoadOp>(
+                            il, bTile,
+                            in.madd(kk, s.tileN,
+                                    in.add(tCol, in.c(j * colThreads)))));
+                      SmallVector<Value> out;
+                      for (int64_t i = 0; i < s.threadM; ++i)
+                        for (int64_t j = 0; j < s.threadN; ++j)
+                          out.push_back(ib.create<math::FmaOp>(
+                              il, as[i], bs[j], partial[i * s.threadN + j]));
+                      ib.create<scf::YieldOp>(il, out);
+                    });
+                // The next tile's loads overwrite shared memory.
+                lb.create<gpu::BarrierOp>(ll);
+                lb.create<scf::YieldOp>(ll, inner.getResults());
+              });
+
+          // Each thread's sums, the epilogue applied, narrowed and stored.
+          for (int64_t i = 0; i < s.threadM; ++i)
+            for (int64_t j = 0; j < s.threadN; ++j) {
+              Value row = tm.add(m0, tm.add(tRow, tm.c(i * rowThreads)));
+              Value col = tm.add(n0, tm.add(tCol, tm.c(j * colThreads)));
+              Value inside = tm.both(lessThan(tb, tl, row, p.m),
+                                     lessThan(tb, tl, col, p.n));
+              Value sum = kLoop.getResult(i * s.threadN + j);
+              tb.create<scf::IfOp>(tl, inside, [&](OpBuilder &sb, Location sl) {
+                Value offset = p.store(sb, sl, batch, row, col).offset;
+                Value v = sum;
+                for (auto [step, arg] : llvm::zip(epilogue, stepArgs)) {
+                  Value operand;
+                  if (arg) {
+                    // A bias runs along the columns (the channels).
+                    Value at =
+                        step.kind == PointwiseStepKind::BiasAdd ? col : offset;
+                    operand = loadLanes(sb, sl, arg, at, 1, acc)[0];
+                  }
+                  v = applyPointwiseStep(sb, sl, step, v, operand, 1,
+                                         Exp2Form::MathOp);
+                }
+                storeLanes(sb, sl, {v}, kC, offset);
+                sb.create<scf::YieldOp>(sl);
+              });
+            }
+          tb.create<scf::YieldOp>(tl);
+        });
+  }
+
+  // A block per output tile, at most maxBlocks; none for an empty result
+  // (a grid of 0 blocks is an error).
+  int64_t tiles =
+      p.batch * llvm::divideCeil(p.m, s.tileM) * llvm::divideCeil(p.n, s.tileN);
+  if (tiles > 0)
+    launch(b, loc, k.func, indexConstant(b, loc, std::min(tiles, s.maxBlocks)),
+           threads, args);
+  return toTensor(b, loc, result);
+}
+
+} // namespace
+
+namespace {
+
+bool allStatic(TypeRange types) {
+  return llvm::all_of(types, [](Type t) {
+    auto tensor = dyn_cast<RankedTensorType>(t);
+    return tensor && tensor.hasStaticShape();
+  });
+}
+
+FailureOr<Product> getProduct(MatmulOp op) {
+  if (!allStatic(op->getOperandTypes()) || !allStatic(op->getResultTypes()))
+    return failure();
+  auto lhs = cast<RankedTensorType>(op.getLhs().getType());
+  auto rhs = cast<RankedTensorType>(op.getRhs().getType());
+  Product p;
+  p.resultType = cast<RankedTensorType>(op.getResult().getType());
+  int64_t rank = p.resultType.getRank();
+  int64_t m = p.m = p.resultType.getDimSize(rank - 2);
+  int64_t n = p.n = p.resultType.getDimSize(rank - 1);
+  bool transA = op.getTransposeLhs(), transB = op.getTransposeRhs();
+  int64_t k = p.k = lhs.getDimSize(lhs.getRank() - (transA ? 2 : 1));
+  for (int64_t d = 0; d + 2 < rank; ++d)
+    p.batch *= p.resultType.getDimSize(d);
+  // An operand without batch dimensions is shared by every batch entry.
+  bool aBatched = lhs.getRank() > 2, bBatched = rhs.getRank() > 2;
+  p.a = op.getLhs();
+  p.b = op.getRhs();
+  p.loadA = [=](OpBuilder &b, Location loc, Value batch, Value row,
+                Value col) -> Access {
+    IndexMath im{b, loc};
+    Value at = transA ? im.madd(col, m, row) : im.madd(row, k, col);
+    return {aBatched ? im.madd(batch, m * k, at) : at, Value()};
+  };
+  p.loadB = [=](OpBuilder &b, Location loc, Value batch, Value row,
+                Value col) -> Access {
+    IndexMath im{b, loc};
+    Value at = transB ? im.madd(col, k, row) : im.madd(row, n, col);
+    return {bBatched ? im.madd(batch, k * n, at) : at, Value()};
+  };
+  p.store = [=](OpBuilder &b, Location loc, Value batch, Value row,
+                Value col) -> Access {
+    IndexMath im{b, loc};
+    return {im.madd(batch, m * n, im.madd(row, n, col)), Value()};
+  };
+  return p;
+}
+
+/// The sizes of a convolution: batch, input and output channels, input,
+/// filter and output spatial sizes.
+struct ConvShape {
+  ConvParams params;
+  int64_t n, c, o, in[2], kernel[2], out[2];
+
+  /// From the (static) input activation, filter and output activation.
+  static ConvShape get(const ConvParams &p, RankedTensorType x,
+                       RankedTensorType w, RankedTensorType y) {
+    ConvShape s;
+    s.params = p;
+    s.n = x.getDimSize(0);
+    s.c = x.getDimSize(p.channelDim());
+    s.o = w.getDimSize(0);
+    for (int d = 0; d < 2; ++d) {
+      s.in[d] = x.getDimSize(p.spatialDim(d));
+      s.kernel[d] = w.getDimSize(p.spatialDim(d));
+      s.out[d] = y.getDimSize(p.spatialDim(d));
+    }
+    return s;
+  }
+  int64_t taps() const { return kernel[0] * kernel[1]; }
+
+  /// (n, h, w) of the flat position `m` of an image of `size`.
+  std::array<Value, 3> position(IndexMath &im, Value m,
+                                const int64_t size[2]) const {
+    Value inImage = im.rem(m, size[0] * size[1]);
+    return {im.div(m, size[0] * size[1]), im.div(inImage, size[1]),
+            im.rem(inImage, size[1])};
+  }
+  /// (channel, kh, kw) of index `j` over the taps and `channels` channels,
+  /// in the filter's order (OIHW: channel major; OHWI: channel minor).
+  std::array<Value, 3> tap(IndexMath &im, Value j, int64_t channels) const {
+    if (params.nchw)
+      return {im.div(j, taps()), im.rem(im.div(j, kernel[1]), kernel[0]),
+              im.rem(j, kernel[1])};
+    return {im.rem(j, channels), im.div(j, kernel[1] * channels),
+            im.rem(im.div(j, channels), kernel[1])};
+  }
+  /// The flat offset of activation element (n, ch, h, w) of an activation
+  /// with `channels` channels and spatial `size`.
+  Value activation(IndexMath &im, Value n, Value ch, Value h, Value w,
+                   int64_t channels, const int64_t size[2]) const {
+    if (params.nchw)
+      return im.madd(im.madd(im.madd(n, channels, ch), size[0], h), size[1], w);
+    return im.madd(im.madd(im.madd(n, size[0], h), size[1], w), channels, ch);
+  }
+  /// The flat offset of filter element (o, i, kh, kw).
+  Value filter(IndexMath &im, Value o, Value i, Value kh, Value kw) const {
+    if (params.nchw)
+      return im.madd(im.madd(im.madd(o, c, i), kernel[0], kh), kernel[1], kw);
+    return im.madd(im.madd(im.madd(o, kernel[0], kh), kernel[1], kw), c, i);
+  }
+  /// The input coordinate that output coordinate `out` reads at tap `t`
+  /// along spatial dimension `d` (negative or past the end in the padding).
+  Value inputCoordinate(IndexMath &im, Value out, Value t, int d) const {
+    return im.add(
+        im.sub(im.mul(out, params.stride[d]), im.c(params.padBefore[d])),
+        im.mul(t, params.dilation[d]));
+  }
+  /// The input element that output position `position` (flat over n, oh,
+  /// ow) reads at `tapIndex` (over the taps and input channels, in the
+  /// filter's order); invalid in the padding.
+  Access inputAt(IndexMath &im, Value position, Value tapIndex) const {
+    auto [n, oh, ow] = this->position(im, position, out);
+    auto [i, kh, kw] = tap(im, tapIndex, c);
+    Value ih = inputCoordinate(im, oh, kh, 0);
+    Value iw = inputCoordinate(im, ow, kw, 1);
+    return {activation(im, n, i, ih, iw, c, in),
+            im.both(im.inRange(ih, in[0]), im.inRange(iw, in[1]))};
+  }
+};
+
+FailureOr<Product> getProduct(Conv2DOp op) {
+  if (!allStatic(op->getOperandTypes()) || !allStatic(op->getResultTypes()))
+    return failure();
+  Product p;
+  p.resultType = cast<RankedTensorType>(op.getResult().getType());
+  ConvShape s = ConvShape::get(
+      ConvParams::get(op), cast<RankedTensorType>(op.getInput().getType()),
+      cast<RankedTensorType>(op.getFilter().getType()), p.resultType);
+  p.m = s.n * s.out[0] * s.out[1];
+  p.n = s.o;
+  p.k = s.taps() * s.c;
+  p.a = op.getInput();
+  p.b = op.getFilter();
+  p.loadA = [=](OpBuilder &b, Location loc, Value, Value row,
+                Value col) -> Access {
+    IndexMath im{b, loc};
+    return s.inputAt(im, row, col);
+  };
+  // K runs in the filter's own order: a filter row is contiguous.
+  p.loadB = [=](OpBuilder &b, Location loc, Value, Value row,
+                Value col) -> Access {
+    IndexMath im{b, loc};
+    return {im.madd(col, s.taps() * s.c, row), Value()};
+  };
+  p.store = [=](OpBuilder &b, Location loc, Value, Value row,
+                Value col) -> Access {
+    IndexMath im{b, loc};
+    auto [n, oh, ow] = s.position(im, row, s.out);
+    return {s.activation(im, n, col, oh, ow, s.o, s.out), Value()};
+  };
+  return p;
+}
+
+FailureOr<Product> getProduct(Conv2DBackpropInputOp op) {
+  if (!allStatic(op->getOperandTypes()) || !allStatic(op->getResultTypes()))
+    return failure();
+  Product p;
+  p.resultType = cast<RankedTensorType>(op.getGradInput().getType());
+  ConvShape s =
+      ConvShape::get(ConvParams::get(op), p.resultType,
+                     cast<RankedTensorType>(op.getFilter().getType()),
+                     cast<RankedTensorType>(op.getGradOutput().getType()));
+  p.m = s.n * s.in[0] * s.in[1];
+  p.n = s.c;
+  p.k = s.taps() * s.o;
+  p.a = op.getGradOutput();
+  p.b = op.getFilter();
+  // dx[n, i, ih, iw] takes dy[n, o, oh, ow] * w[o, i, kh, kw] where
+  // ih = oh * stride - pad + kh * dilation: oh = (ih + pad - kh * dilation)
+  // / stride when that divides and is in range.
+  p.loadA = [=](OpBuilder &b, Location loc, Value, Value row,
+                Value col) -> Access {
+    IndexMath im{b, loc};
+    auto [n, ih, iw] = s.position(im, row, s.in);
+    auto [o, kh, kw] = s.tap(im, col, s.o);
+    Value valid;
+    Value out[2];
+    Value inCoord[2] = {ih, iw}, tap[2] = {kh, kw};
+    for (int d = 0; d < 2; ++d) {
+      Value shifted = im.sub(im.add(inCoord[d], im.c(s.params.padBefore[d])),
+                             im.mul(tap[d], s.params.dilation[d]));
+      valid = im.both(valid, im.multipleOf(shifted, s.params.stride[d]));
+      out[d] = s.params.stride[d] == 1
+                   ? shifted
+                   : b.create<arith::DivSIOp>(loc, shifted,
+                                              im.c(s.params.stride[d]));
+      valid = im.both(valid, im.inRange(out[d], s.out[d]));
+    }
+    return {s.activation(im, n, o, out[0], out[1], s.o, s.out), valid};
+  };
+  p.loadB = [=](OpBuilder &b, Location loc, Value, Value row,
+                Value col) -> Access {
+    IndexMath im{b, loc};
+    auto [o, kh, kw] = s.tap(im, row, s.o);
+    return {s.filter(im, o, col, kh, kw), Value()};
+  };
+  p.store = [=](OpBuilder &b, Location loc, Value, Value row,
+                Value col) -> Access {
+    IndexMath im{b, loc};
+    auto [n, ih, iw] = s.position(im, row, s.in);
+    return {s.activation(im, n, col, ih, iw, s.c, s.in), Value()};
+  };
+  return p;
+}
+
+FailureOr<Product> getProduct(Conv2DBackpropFilterOp op) {
+  if (!allStatic(op->getOperandTypes()) || !allStatic(op->getResultTypes()))
+    return failure();
+  Product p;
+  p.resultType = cast<RankedTensorType>(op.getGradFilter().getType());
+  ConvShape s = ConvShape::get(
+      ConvParams::get(op), cast<RankedTensorType>(op.getInput().getType()),
+      p.resultType, cast<RankedTensorType>(op.getGradOutput().getType()));
+  p.m = s.o;
+  p.n = s.taps() * s.c;
+  p.k = s.n * s.out[0] * s.out[1];
+  p.a = op.getGradOutput();
+  p.b = op.getInput();
+  p.loadA = [=](OpBuilder &b, Location loc, Value, Value row,
+                Value col) -> Access {
+    IndexMath im{b, loc};
+    auto [n, oh, ow] = s.position(im, col, s.out);
+    return {s.activation(im, n, row, oh, ow, s.o, s.out), Value()};
+  };
+  p.loadB = [=](OpBuilder &b, Location loc, Value, Value row,
+                Value col) -> Access {
+    IndexMath im{b, loc};
+    return s.inputAt(im, row, col);
+  };
+  p.store = [=](OpBuilder &b, Location loc, Value, Value row,
+                Value col) -> Access {
+    IndexMath im{b, loc};
+    return {im.madd(row, s.taps() * s.c, col), Value()};
+  };
+  return p;
+}
+
+/// The product of any of the four ops, or failure.
+FailureOr<Product> getAnyProduct(Operation *op) {
+  return llvm::TypeSwitch<Operation *, FailureOr<Product>>(op)
+      .Case<MatmulOp, Conv2DOp, Conv2DBackpropInputOp, Conv2DBackpropFilterOp>(
+          [](auto product) { return getProduct(product); })
+      .Default([](Operation *) { return failure(); });
+}
+
+/// The axis of the product's result that its columns (N) run along, which
+/// a fused bias must follow.
+int64_t columnAxis(Operation *op) {
+  if (auto conv = dyn_cast<Conv2DOp>(op))
+    return getChannelAxis(conv.getLayout(), 4);
+  return cast<RankedTensorType>(op->getResult(0).getType()).getRank() - 1;
+}
+
+} // namespace
+
+LogicalResult cuda::lowerProductToGPU(RewriterBase &rewriter, Operation *op,
+                                      const GPULoweringOptions &options) {
+  FailureOr<Product> p = getAnyProduct(op);
+  if (failed(p))
+    return failure();
+  rewriter.setInsertionPoint(op);
+  rewriter.replaceOp(op, emitProduct(rewriter, op, *p, {}, options,
+                                     op->getName().stripDialect()));
+  return success();
+}
+
+LogicalResult cuda::lowerFusedProductToGPU(RewriterBase &rewriter,
+                                           FusedOp fused,
+                                           const GPULoweringOptions &options) {
+  FailureOr<FusedGroup> group = matchFusedGroup(fused);
+  if (failed(group) || !isa<MatmulOp, Conv2DOp>(group->producer) ||
+      !group->prologue.empty() ||
+      !biasOnlyOnAxis(group->epilogue, columnAxis(group->producer)))
+    return failure();
+  // The group yields its epilogued result and nothing else.
+  Operation *yield = fused.getBody().front().getTerminator();
+  if (yield->getNumOperands() != 1 || yield->getOperand(0) != group->result)
+    return failure();
+  FailureOr<Product> p = getAnyProduct(group->producer);
+  if (failed(p))
+    return failure();
+  // The operands from outside the fused op.
+  p->a = outerValue(fused, p->a);
+  p->b = outerValue(fused, p->b);
+  if (!p->a || !p->b)
+    return failure();
+  p->resultType = cast<RankedTensorType>(fused.getResult(0).getType());
+  rewriter.setInsertionPoint(fused);
+  std::string name =
+      (group->producer->getName().stripDialect() + "_epilogue").str();
+  rewriter.replaceOp(
+      fused, emitProduct(rewriter, fused, *p, group->epilogue, options, name));
+  return success();
+}
