@@ -4,8 +4,8 @@
 // Part of normfuse. Prints the CUDA of every kernel family and schedule the
 // CUDA back end emits (row norms and their gradients forced through each
 // schedule, group and
-// instance norms fused with SiLU, in every dtype, every pointwise op, and
-// matmul and the convolutions with fused epilogues)
+// instance norms fused with SiLU and their gradients, in every dtype, every
+// pointwise op, and matmul and the convolutions with fused epilogues)
 // as one translation unit per family, and compiles it
 // with NVRTC as the runtime will: cubins for sm_80 and sm_90, PTX for
 // compute_75. Then checks what decides speed before any GPU runs it:
@@ -169,6 +169,30 @@ std::string pointwiseModule(const std::string &dtype) {
          ", %c: " + c + ") -> (" + results + ") {\n" + body + "\n}\n";
 }
 
+/// group_norm_grad (NHWC) and instance_norm_grad (NCHW): three kernels
+/// each.
+std::string groupNormGradModule(const std::string &dtype) {
+  std::string nhwc = "tensor<2x16x16x320x" + dtype + ">";
+  std::string nchw = "tensor<2x320x16x16x" + dtype + ">";
+  std::string stat = dtype == "f64" ? "f64" : "f32";
+  std::string p = "tensor<320x" + stat + ">";
+  auto grad = [&](const std::string &name, const std::string &t,
+                  const std::string &op, const std::string &attrs,
+                  const std::string &st) {
+    return "func.func @" + name + "_" + dtype + "(%dy: " + t + ", %x: " + t +
+           ", %m: " + st + ", %r: " + st + ", %s: " + p + ") -> (" + t + ", " +
+           p + ", " + p + ") {\n  %dx, %ds, %db = " + op +
+           " %dy, %x, %m, %r scale %s " + attrs + " : (" + t + ", " + t + ", " +
+           st + ", " + st + ", " + p + ") -> (" + t + ", " + p + ", " + p +
+           ")\n  return %dx, %ds, %db : " + t + ", " + p + ", " + p + "\n}\n";
+  };
+  return grad("group_grad_nhwc", nhwc, "nf.group_norm_grad",
+              "{layout = #nf.layout<nhwc>, num_groups = 32 : i64}",
+              "tensor<2x32x" + stat + ">") +
+         grad("instance_grad_nchw", nchw, "nf.instance_norm_grad", "",
+              "tensor<2x320x" + stat + ">");
+}
+
 /// matmul (64x64 tiles; a fused bias + GELU epilogue), conv2d in both
 /// layouts (a fused bias + ReLU) and its two gradients (32x32 tiles).
 std::string productModule(const std::string &dtype) {
@@ -276,13 +300,16 @@ std::vector<std::string> allSources() {
         prefix + "_$1_$2_");
     sources.push_back(source);
   }
-  std::string pointwise, groupNorms, channelReductions, products;
+  std::string pointwise, groupNorms, channelReductions, products,
+      groupNormGrads;
   for (const char *dtype : kDTypes) {
     pointwise += pointwiseModule(dtype);
     groupNorms += groupNormModule(dtype);
     channelReductions += channelReductionModule(dtype);
     products += productModule(dtype);
+    groupNormGrads += groupNormGradModule(dtype);
   }
+  sources.push_back(printCUDA(groupNormGrads, "auto"));
   sources.push_back(printCUDA(products, "auto", /*fuse=*/true));
   sources.push_back(printCUDA(channelReductions, "auto"));
   sources.push_back(printCUDA(pointwise, "auto"));
@@ -380,10 +407,11 @@ TEST(NVRTCResourceTest, NoKernelSpillsAtSm90) {
   // Per-channel reductions x 2 layouts x 4 dtypes: batch_norm_training
   // (two sums of two kernels, the normalize kernel), batch_norm_grad (two
   // sum kernels, dx), bias_add_grad (two). Products x 4 dtypes: the fused
-  // matmul, and per layout the fused conv2d and the two gradients.
+  // matmul, and per layout the fused conv2d and the two gradients. Group
+  // and instance norm gradients: three kernels each x 4 dtypes.
   EXPECT_EQ(kernels, 3 * 4 * 2 + 4 * 2 * 2 + (2 + 2 + 3 + 3 + 3) * 4 * 2 +
                          11 * 4 + (3 * 2 + 1) * 4 + (5 + 3 + 2) * 2 * 4 +
-                         (1 + 3 * 2) * 4);
+                         (1 + 3 * 2) * 4 + 2 * 3 * 4);
 }
 
 TEST(NVRTCResourceTest, VectorSchedulesUse128BitGlobalAccesses) {

@@ -5,24 +5,19 @@
 // it. One case per op (some ops have two) is a small function with a
 // pointwise neighbour where the op has a fusable result, so that the fused
 // compile builds an nf.fused group. For f16, bf16, f32 and f64 each case is
-// compiled for the CPU and run (its results finite and close to the f64
-// run on the same values), and lowered and printed as CUDA; i32 and
-// f8E4M3FN must be refused by the verifier. Every op the nf dialect
+// compiled and run on the CPU and as CUDA kernels in the simulator, op by
+// op and fused (its results finite and close to the f64 CPU run on the
+// same values); i32, f8E4M3FN and complex<f32> must be refused by the
+// verifier. Every op the nf dialect
 // registers must have a case, so a new op without one fails here.
 //
 //===----------------------------------------------------------------------===//
 
 #include "JITTestUtils.h"
 #include "Reference.h"
-#include "normfuse/Codegen/Pipelines.h"
 #include "normfuse/Dialect/NF/IR/NFDialect.h"
-#include "normfuse/Dialect/NF/Transforms/FusePipeline.h"
-#include "normfuse/InitAll.h"
-#include "normfuse/Target/CUDAEmitter.h"
 
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
-#include "mlir/Pass/PassManager.h"
 
 #include <cmath>
 #include <set>
@@ -236,6 +231,18 @@ normfuse::jit::JIT &cpuJIT(bool fuse) {
   return fused;
 }
 
+/// A JIT for the CUDA kernels in the simulator, op by op or fused.
+normfuse::jit::JIT &simJIT(bool fuse) {
+  auto make = [](bool f) {
+    normfuse::jit::Options options;
+    options.target = normfuse::jit::Target::CUDASim;
+    options.fuse = f;
+    return options;
+  };
+  static normfuse::jit::JIT opByOp(make(false)), fused(make(true));
+  return fuse ? fused : opByOp;
+}
+
 /// Relative L2 error allowed against the f64 run of the same values.
 double tolerance(DType dtype) {
   switch (dtype) {
@@ -251,15 +258,16 @@ double tolerance(DType dtype) {
   return 0;
 }
 
-using CoverageParam = std::tuple<int, DType, bool>;
+using CoverageParam = std::tuple<int, DType, bool, Backend>;
 
 class DTypeCoverageTest : public testing::TestWithParam<CoverageParam> {};
 
-TEST_P(DTypeCoverageTest, CompilesAndRunsOnTheCPUCloseToFloat64) {
-  auto [index, dtype, fuse] = GetParam();
+TEST_P(DTypeCoverageTest, CompilesAndRunsCloseToFloat64) {
+  auto [index, dtype, fuse, backend] = GetParam();
   const OpCase &c = opCases()[index];
   std::string ir = instantiate(c, mlirName(dtype));
-  auto compiled = cpuJIT(fuse).compile(ir, "f");
+  auto compiled =
+      (backend == Backend::CPU ? cpuJIT(fuse) : simJIT(fuse)).compile(ir, "f");
   ASSERT_TRUE(bool(compiled)) << llvm::toString(compiled.takeError()) << ir;
   auto kernel = *compiled;
   auto reference = compileOrFail(instantiate(c, "f64"), "f");
@@ -298,9 +306,9 @@ TEST_P(DTypeCoverageTest, CompilesAndRunsOnTheCPUCloseToFloat64) {
 }
 
 std::string coverageName(const testing::TestParamInfo<CoverageParam> &info) {
-  auto [index, dtype, fuse] = info.param;
+  auto [index, dtype, fuse, backend] = info.param;
   return std::string(opCases()[index].name) + "_" + mlirName(dtype) +
-         (fuse ? "_fused" : "_op_by_op");
+         (fuse ? "_fused" : "_op_by_op") + backendSuffix(backend);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -308,7 +316,8 @@ INSTANTIATE_TEST_SUITE_P(
     testing::Combine(testing::Range(0, int(opCases().size())),
                      testing::Values(DType::F16, DType::BF16, DType::F32,
                                      DType::F64),
-                     testing::Bool()),
+                     testing::Bool(),
+                     testing::Values(Backend::CPU, Backend::CUDASim)),
     coverageName);
 
 TEST(DTypeCoverageTest,
@@ -321,56 +330,6 @@ TEST(DTypeCoverageTest,
       EXPECT_EQ(message.rfind("the IR does not parse or verify", 0), 0u)
           << c.name << " " << t << ": " << message;
     }
-}
-
-/// The cases the CUDA back end cannot lower yet, for any dtype (issue "CUDA
-/// code generation"): each fails with a message, never a crash. Every other
-/// case lowers and prints for every dtype, op by op and fused; a listed
-/// case that starts to lower fails the test until it leaves the list.
-const std::set<std::string> &cudaGaps() {
-  static const std::set<std::string> gaps = {"group_norm_grad",
-                                             "instance_norm_grad"};
-  return gaps;
-}
-
-TEST(DTypeCoverageTest, EveryCaseLowersAndPrintsAsCUDAExceptTheListedGaps) {
-  mlir::DialectRegistry registry;
-  mlir::nf::registerAllDialects(registry);
-  mlir::MLIRContext context(registry);
-  context.loadAllAvailableDialects();
-  for (const OpCase &c : opCases()) {
-    bool gap = cudaGaps().count(c.name);
-    for (DType dtype : {DType::F16, DType::BF16, DType::F32, DType::F64})
-      for (bool fuse : {false, true}) {
-        SCOPED_TRACE(std::string(c.name) + " " + mlirName(dtype) +
-                     (fuse ? " fused" : " op by op"));
-        std::string error;
-        mlir::ScopedDiagnosticHandler handler(&context,
-                                              [&](mlir::Diagnostic &d) {
-                                                error += d.str() + "\n";
-                                                return mlir::success();
-                                              });
-        auto module = mlir::parseSourceString<mlir::ModuleOp>(
-            instantiate(c, mlirName(dtype)), &context);
-        ASSERT_TRUE(module) << error;
-        mlir::PassManager pm(&context);
-        if (fuse)
-          mlir::nf::buildFusePipeline(pm);
-        mlir::nf::CUDAPipelineOptions options;
-        mlir::nf::buildCUDAPipeline(pm, options);
-        std::string source;
-        llvm::raw_string_ostream os(source);
-        bool lowered = mlir::succeeded(pm.run(*module)) &&
-                       mlir::succeeded(mlir::nf::translateToCUDA(*module, os));
-        if (gap) {
-          EXPECT_FALSE(lowered) << "lowers now: take it off cudaGaps()";
-          EXPECT_NE(error, "") << "failed without a message";
-        } else {
-          EXPECT_TRUE(lowered) << error;
-          EXPECT_NE(source.find("__global__"), std::string::npos);
-        }
-      }
-  }
 }
 
 TEST(DTypeCoverageTest, EveryOpOfTheDialectHasACase) {

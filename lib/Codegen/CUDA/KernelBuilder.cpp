@@ -25,6 +25,43 @@ Value cuda::indexConstant(OpBuilder &b, Location loc, int64_t v) {
   return b.create<arith::ConstantIndexOp>(loc, v);
 }
 
+Value IndexMath::c(int64_t v) { return indexConstant(b, loc, v); }
+Value IndexMath::add(Value x, Value y) {
+  return b.create<arith::AddIOp>(loc, x, y);
+}
+Value IndexMath::sub(Value x, Value y) {
+  return b.create<arith::SubIOp>(loc, x, y);
+}
+Value IndexMath::mul(Value x, int64_t y) {
+  return y == 1 ? x : b.create<arith::MulIOp>(loc, x, c(y));
+}
+Value IndexMath::div(Value x, int64_t y) {
+  return y == 1 ? x : b.create<arith::DivUIOp>(loc, x, c(y));
+}
+Value IndexMath::rem(Value x, int64_t y) {
+  return y == 1 ? c(0) : b.create<arith::RemUIOp>(loc, x, c(y));
+}
+Value IndexMath::madd(Value x, int64_t scale, Value y) {
+  return add(mul(x, scale), y);
+}
+Value IndexMath::both(Value x, Value y) {
+  if (!x || !y)
+    return x ? x : y;
+  return b.create<arith::AndIOp>(loc, x, y);
+}
+Value IndexMath::inRange(Value x, int64_t bound) {
+  Value ge = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, x, c(0));
+  Value lt =
+      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, x, c(bound));
+  return both(ge, lt);
+}
+Value IndexMath::multipleOf(Value x, int64_t stride) {
+  if (stride == 1)
+    return Value();
+  Value r = b.create<arith::RemSIOp>(loc, x, c(stride));
+  return b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, r, c(0));
+}
+
 std::string cuda::kernelBaseName(Operation *op, llvm::StringRef what) {
   auto function = op->getParentOfType<FunctionOpInterface>();
   if (!function)

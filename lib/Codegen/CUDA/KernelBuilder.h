@@ -59,6 +59,27 @@ void launch(OpBuilder &b, Location loc, gpu::GPUFuncOp kernel, Value gridSize,
 /// An index constant.
 Value indexConstant(OpBuilder &b, Location loc, int64_t v);
 
+/// Index arithmetic with constant operands (index values, unsigned
+/// division), for the address computations of the lowerings.
+struct IndexMath {
+  OpBuilder &b;
+  Location loc;
+  Value c(int64_t v);
+  Value add(Value x, Value y);
+  Value sub(Value x, Value y);
+  Value mul(Value x, int64_t y);
+  Value div(Value x, int64_t y);
+  Value rem(Value x, int64_t y);
+  /// x * scale + y.
+  Value madd(Value x, int64_t scale, Value y);
+  /// x && y, where a null condition is true.
+  Value both(Value x, Value y);
+  /// 0 <= x < bound, x signed.
+  Value inRange(Value x, int64_t bound);
+  /// x is a multiple of `stride` (x signed); null (true) for stride 1.
+  Value multipleOf(Value x, int64_t stride);
+};
+
 /// Loads `width` consecutive elements at `offset` of the flat buffer (one
 /// vector.load when width > 1) and extends each to `acc`.
 SmallVector<Value> loadLanes(OpBuilder &b, Location loc, Value buffer,

@@ -62,46 +62,6 @@ struct Product {
   AccessFn loadA, loadB, store;
 };
 
-/// Index arithmetic on constants and values, for the access functions.
-struct IndexMath {
-  OpBuilder &b;
-  Location loc;
-  Value c(int64_t v) { return indexConstant(b, loc, v); }
-  Value add(Value x, Value y) { return b.create<arith::AddIOp>(loc, x, y); }
-  Value sub(Value x, Value y) { return b.create<arith::SubIOp>(loc, x, y); }
-  Value mul(Value x, int64_t y) {
-    return y == 1 ? x : b.create<arith::MulIOp>(loc, x, c(y));
-  }
-  Value div(Value x, int64_t y) {
-    return y == 1 ? x : b.create<arith::DivUIOp>(loc, x, c(y));
-  }
-  Value rem(Value x, int64_t y) {
-    return b.create<arith::RemUIOp>(loc, x, c(y));
-  }
-  /// x * scale + y.
-  Value madd(Value x, int64_t scale, Value y) { return add(mul(x, scale), y); }
-  /// x && y, where a null condition is true.
-  Value both(Value x, Value y) {
-    if (!x || !y)
-      return x ? x : y;
-    return b.create<arith::AndIOp>(loc, x, y);
-  }
-  /// 0 <= x < bound, x signed.
-  Value inRange(Value x, int64_t bound) {
-    Value ge = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, x, c(0));
-    Value lt =
-        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, x, c(bound));
-    return both(ge, lt);
-  }
-  /// x is a multiple of `stride` (x signed, known >= 0 where it matters).
-  Value multipleOf(Value x, int64_t stride) {
-    if (stride == 1)
-      return Value();
-    Value r = b.create<arith::RemSIOp>(loc, x, c(stride));
-    return b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, r, c(0));
-  }
-};
-
 /// The element at `access` of `buffer` extended to `acc`, or zero where it
 /// does not exist (no load happens there).
 Value loadOrZero(OpBuilder &b, Location loc, Value buffer, Access access,

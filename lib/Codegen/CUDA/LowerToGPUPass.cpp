@@ -105,6 +105,7 @@ struct NFLowerToGPUPass : nf::impl::NFLowerToGPUPassBase<NFLowerToGPUPass> {
         }
         if (succeeded(lowerRowNormToGPU(rewriter, op, options)) ||
             succeeded(lowerNormGradToGPU(rewriter, op, options)) ||
+            succeeded(lowerGroupNormGradToGPU(rewriter, op)) ||
             succeeded(lowerChannelReductionToGPU(rewriter, op, options)) ||
             succeeded(lowerPointwiseToGPU(rewriter, op, options)) ||
             succeeded(lowerProductToGPU(rewriter, op, options)))
