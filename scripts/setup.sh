@@ -52,3 +52,18 @@ else
   echo "setup: installing the Python packages of python/requirements.txt into $venv"
   "$venv/bin/python" -m pip install -q --disable-pip-version-check -r "$root/python/requirements.txt"
 fi
+
+# NVIDIA's cuobjdump and nvdisasm (PyPI wheels, into the same environment):
+# the NVRTC tests read the SASS of the cubins they compile. Only where a
+# CUDA toolkit is installed; the tests skip that check without them.
+sass_tools="$venv/lib/python3*/site-packages/nvidia/cu13/bin"
+if [ -d /usr/local/cuda/include ] || command -v nvcc > /dev/null; then
+  # shellcheck disable=SC2086
+  if ls $sass_tools/cuobjdump $sass_tools/nvdisasm > /dev/null 2>&1; then
+    echo "setup: cuobjdump and nvdisasm are already installed in $venv"
+  else
+    echo "setup: installing cuobjdump and nvdisasm into $venv"
+    "$venv/bin/python" -m pip install -q --disable-pip-version-check \
+      "nvidia-cuda-cuobjdump==13.5.37" "nvidia-cuda-nvdisasm==13.5.37"
+  fi
+fi
