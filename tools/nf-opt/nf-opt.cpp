@@ -22,6 +22,7 @@
 #include "llvm/Support/ToolOutputFile.h"
 
 namespace mlir::nf::test {
+void registerTestCPUSchedulePass();
 void registerTestFusionPass();
 void registerTestRaisePatternsPass();
 } // namespace mlir::nf::test
@@ -31,6 +32,7 @@ int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   mlir::nf::registerAllDialects(registry);
   mlir::nf::registerAllPasses();
+  mlir::nf::test::registerTestCPUSchedulePass();
   mlir::nf::test::registerTestFusionPass();
   mlir::nf::test::registerTestRaisePatternsPass();
 

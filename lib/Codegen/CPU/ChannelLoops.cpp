@@ -7,6 +7,7 @@
 #include "ChannelLoops.h"
 #include "LoopUtils.h"
 #include "PointwiseChain.h"
+#include "normfuse/Codegen/CPU/Schedule.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -18,21 +19,6 @@
 using namespace mlir;
 using namespace mlir::nf;
 using namespace mlir::nf::cpu;
-
-/// Channels-last positions per parallel chunk: the chunk's partial sums stay
-/// short f32 sums, and a chunk is a few tens of KiB of data.
-static constexpr int64_t kChunkPositions = 64;
-
-/// Vectors of channels whose sums over a chunk's positions the second
-/// moments pass keeps in registers at once.
-static constexpr int64_t kMomentsUnroll = 4;
-
-/// Channels per parallel iteration of the combination of chunk moments.
-static constexpr int64_t kCombineChannels = 32;
-
-/// Elements of the images one range of emitImageRanges holds (about 4 MiB
-/// of f32): every pass of a range after the first reads from cache.
-static constexpr int64_t kRangeElements = 1 << 20;
 
 Value ChannelShape::view(OpBuilder &b, Location loc, Value buffer) const {
   return reshapeBuffer(b, loc, buffer, viewSizes());

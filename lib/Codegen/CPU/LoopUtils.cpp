@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "LoopUtils.h"
+#include "normfuse/Codegen/CPU/Schedule.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -19,14 +20,6 @@
 
 using namespace mlir;
 using namespace mlir::nf;
-
-/// Vectors accumulate over this many elements before their sum is added to
-/// the f64 total: the f32 error of a block stays that of a short sum.
-static constexpr int64_t kSumBlockElements = 512;
-
-/// Bytes a parallel iteration with streaming stores should write: enough
-/// that its closing fence costs little.
-static constexpr int64_t kStreamingIterationBytes = 64 << 10;
 
 Value cpu::reshapeBuffer(OpBuilder &b, Location loc, Value buffer,
                          ArrayRef<Value> sizes) {
@@ -154,24 +147,26 @@ void cpu::emitStreamingVersions(
     int64_t width, bool returned,
     llvm::function_ref<void(OpBuilder &, Location, const StreamingStores &)>
         body) {
-  StreamingStores streaming;
+  // The schedule layer decides from the outputs' sizes and layout.
+  StreamingQuery query;
+  query.returned = returned;
+  query.width = width;
   std::optional<int64_t> row = getConstantIntValue(rowElements);
-  int64_t bytes = 0, rowBytes = 0;
-  bool qualifies =
-      returned && width > 1 && row && *row > 0 && *row % width == 0;
+  query.rowElements = row ? *row : 0;
   for (Value output : outputs) {
     auto type = cast<MemRefType>(output.getType());
     int64_t elementBytes = type.getElementTypeBitWidth() / 8;
-    if (!qualifies || !type.hasStaticShape() || elementBytes == 0) {
-      qualifies = false;
+    if (!type.hasStaticShape() || elementBytes == 0 || !row) {
+      query.staticShapes = false;
       break;
     }
-    bytes += type.getNumElements() * elementBytes;
-    rowBytes = std::max(rowBytes, *row * elementBytes);
+    query.totalBytes += type.getNumElements() * elementBytes;
+    query.rowBytes = std::max(query.rowBytes, *row * elementBytes);
     if ((width * elementBytes) % kStreamingAlignment != 0)
-      qualifies = false;
+      query.vectorsAligned = false;
   }
-  if (!qualifies || bytes < kStreamingStoreBytes)
+  StreamingChoice choice = selectStreamingStores(query);
+  if (!choice.enabled)
     return body(b, loc, StreamingStores());
 
   // The function is marked for nf-align-streaming-stores. It is found from
@@ -188,9 +183,9 @@ void cpu::emitStreamingVersions(
     }
     region = parent->getParentRegion();
   }
+  StreamingStores streaming;
   streaming.enabled = true;
-  streaming.rowsPerIteration = std::max<int64_t>(
-      1, llvm::divideCeil(kStreamingIterationBytes, rowBytes));
+  streaming.rowsPerIteration = choice.rowsPerIteration;
   // Each output's first element (its base pointer plus its offset) on a
   // kStreamingAlignment boundary.
   Value aligned;
@@ -378,7 +373,7 @@ SmallVector<Value> cpu::emitBlockedSumsF64(OpBuilder &b, Location loc, Value n,
   if (width > 1) {
     // Blocks of whole unrolled groups: four accumulators of `width` lanes
     // per term.
-    constexpr int64_t kUnroll = 4;
+    constexpr int64_t kUnroll = kSumUnroll;
     int64_t group = width * kUnroll;
     int64_t blockElements = std::max(kSumBlockElements, group);
     blockElements -= blockElements % group;

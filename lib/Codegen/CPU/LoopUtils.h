@@ -11,6 +11,7 @@
 #ifndef NORMFUSE_LIB_CODEGEN_CPU_LOOPUTILS_H
 #define NORMFUSE_LIB_CODEGEN_CPU_LOOPUTILS_H
 
+#include "normfuse/Codegen/CPU/Schedule.h"
 #include "normfuse/Codegen/Common/ActivationMath.h"
 #include "normfuse/Codegen/Common/BufferBuilders.h"
 #include "normfuse/Codegen/Passes.h"
@@ -57,18 +58,9 @@ Value loadAs(OpBuilder &b, Location loc, Value buffer, ValueRange indices,
 void storeAs(OpBuilder &b, Location loc, Value value, Value buffer,
              ValueRange indices, bool streaming = false);
 
-/// The alignment, in bytes, of every non-temporal vector store the nf
-/// loops emit: what malloc and NumPy guarantee (a large malloc block is
-/// 16 bytes past a page boundary, so never 32-byte aligned).
-constexpr int64_t kStreamingAlignment = 16;
-
 /// The unit attribute on a function whose loops use streaming stores: what
 /// nf-align-streaming-stores looks for.
 constexpr llvm::StringLiteral kStreamingStoresAttr = "nf.streaming_stores";
-
-/// Outputs larger than this many bytes are written with non-temporal
-/// stores when their layout allows (see emitStreamingVersions).
-constexpr int64_t kStreamingStoreBytes = int64_t(16) << 20;
 
 /// Non-temporal ("streaming") stores of a loop nest's outputs. An output
 /// too large to stay in cache for its next reader is better written around

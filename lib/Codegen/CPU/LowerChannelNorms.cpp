@@ -26,6 +26,7 @@
 #include "ChannelLoops.h"
 #include "LoopUtils.h"
 #include "PointwiseChain.h"
+#include "normfuse/Codegen/CPU/Schedule.h"
 #include "normfuse/Codegen/Passes.h"
 #include "normfuse/Dialect/NF/IR/NFOps.h"
 
@@ -41,11 +42,6 @@ using namespace mlir::nf;
 using namespace mlir::nf::cpu;
 
 namespace {
-
-/// Images (a static count) from which a forward GroupNorm or InstanceNorm
-/// gives each thread whole images. Below it the passes over an image are
-/// parallel, so that one image or a few still use every thread.
-constexpr int64_t kParallelImagesMin = 8;
 
 Value f64Const(OpBuilder &b, Location loc, double v) {
   return floatConstant(b, loc, v, b.getF64Type(), 1);
@@ -220,7 +216,7 @@ void emitChannelNormForward(OpBuilder &b, Location loc,
   // per pass, and (channels-last) one image is read while the one before
   // is written.
   std::optional<int64_t> images = getConstantIntValue(shape.images);
-  if (!f.grouping.acrossImages && images && *images >= kParallelImagesMin) {
+  if (!f.grouping.acrossImages && wholeImagesPerThread(images)) {
     if (shape.channelsLast) {
       emitPipelinedImages(
           b, loc, loop, channelMean, channelM2,

@@ -34,6 +34,7 @@
 
 #include "PointwiseChain.h"
 #include "ProducerLoops.h"
+#include "normfuse/Codegen/CPU/Schedule.h"
 #include "normfuse/Codegen/Common/ConvParams.h"
 #include "normfuse/Codegen/Passes.h"
 #include "normfuse/Dialect/NF/IR/NFOps.h"
@@ -93,10 +94,6 @@ SmallVector<Value> activationSizes(const ConvParams &p, Value n, Value c,
                                    const Value hw[2]) {
   return p.act(n, c, hw[0], hw[1]);
 }
-
-/// Register tiles of the NHWC conv2d.
-static constexpr int64_t kTilePositions = 3;
-static constexpr int64_t kTileChannels = 4;
 
 /// The outputs of one row (n, oh) of an NHWC conv2d, computed either in
 /// register tiles (positions whose window lies wholly in the input) or one
@@ -382,12 +379,8 @@ struct LowerConv2D : LoopLoweringPattern<Conv2DOp> {
     }
     return toTensor(b, loc, y);
   }
-  /// Output channels of one parallel iteration of the NHWC conv: a row
-  /// (n, oh) is split into chunks of this many channels.
-  static constexpr int64_t kChannelChunk = 32;
-
   /// The NHWC conv loops: one parallel iteration per (n, oh, chunk of
-  /// kChannelChunk output channels). Positions whose window is wholly in
+  /// kConvChannelChunk output channels). Positions whose window is wholly in
   /// the input are computed in register tiles of `positions` x `channels`
   /// outputs (see emitTile); the others, where the window is clipped by
   /// the padding, one output at a time.
@@ -406,8 +399,8 @@ struct LowerConv2D : LoopLoweringPattern<Conv2DOp> {
         b, loc, w,
         {s.o, s.k[0], b.createOrFold<arith::MulIOp>(loc, s.k[1], s.c)});
     Value chunks =
-        divui(b, loc, addi(b, loc, s.o, idx(b, loc, kChannelChunk - 1)),
-              kChannelChunk);
+        divui(b, loc, addi(b, loc, s.o, idx(b, loc, kConvChannelChunk - 1)),
+              kConvChannelChunk);
     Value rows = b.createOrFold<arith::MulIOp>(
         loc, b.createOrFold<arith::MulIOp>(loc, s.n, s.out[0]), chunks);
     // Positions [owLo, owHi) have their whole window in the input:
@@ -425,9 +418,9 @@ struct LowerConv2D : LoopLoweringPattern<Conv2DOp> {
     emitParallelRows(b, loc, rows, [&](OpBuilder &pb, Location pl, Value row) {
       SmallVector<Value> r = delinearize(pb, pl, row, {s.n, s.out[0], chunks});
       Value n = r[0], oh = r[1];
-      Value oBegin = muli(pb, pl, r[2], kChannelChunk);
-      Value oEnd =
-          minsi(pb, pl, addi(pb, pl, oBegin, idx(pb, pl, kChannelChunk)), s.o);
+      Value oBegin = muli(pb, pl, r[2], kConvChannelChunk);
+      Value oEnd = minsi(
+          pb, pl, addi(pb, pl, oBegin, idx(pb, pl, kConvChannelChunk)), s.o);
       Value offH =
           subi(pb, pl, muli(pb, pl, oh, sh), idx(pb, pl, p.padBefore[0]));
       IndexRange khs =
@@ -449,18 +442,18 @@ struct LowerConv2D : LoopLoweringPattern<Conv2DOp> {
       };
       edge(pb, pl, zero, owLo);
       edge(pb, pl, owHi, outW);
-      // Whole windows: tiles of kTilePositions x kTileChannels, then the
-      // leftover positions and channels in narrower tiles.
+      // Whole windows: tiles of kConvTilePositions x kConvTileChannels, then
+      // the leftover positions and channels in narrower tiles.
       auto tiles = [&](OpBuilder &cb, Location cl, Value o0, int64_t channels) {
-        Value step = idx(cb, cl, kTilePositions);
+        Value step = idx(cb, cl, kConvTilePositions);
         Value span = subi(cb, cl, owHi, owLo);
-        Value whole = addi(
-            cb, cl, owLo,
-            muli(cb, cl, divui(cb, cl, span, kTilePositions), kTilePositions));
+        Value whole = addi(cb, cl, owLo,
+                           muli(cb, cl, divui(cb, cl, span, kConvTilePositions),
+                                kConvTilePositions));
         cb.create<scf::ForOp>(
             cl, owLo, whole, step, std::nullopt,
             [&](OpBuilder &fb, Location fl, Value ow0, ValueRange) {
-              tile.emit(fb, fl, kTilePositions, channels, ow0, o0);
+              tile.emit(fb, fl, kConvTilePositions, channels, ow0, o0);
               fb.create<scf::YieldOp>(fl);
             });
         emitFor(cb, cl, whole, owHi,
@@ -470,12 +463,13 @@ struct LowerConv2D : LoopLoweringPattern<Conv2DOp> {
       };
       Value oWhole = addi(
           pb, pl, oBegin,
-          muli(pb, pl, divui(pb, pl, subi(pb, pl, oEnd, oBegin), kTileChannels),
-               kTileChannels));
+          muli(pb, pl,
+               divui(pb, pl, subi(pb, pl, oEnd, oBegin), kConvTileChannels),
+               kConvTileChannels));
       pb.create<scf::ForOp>(
-          pl, oBegin, oWhole, idx(pb, pl, kTileChannels), std::nullopt,
+          pl, oBegin, oWhole, idx(pb, pl, kConvTileChannels), std::nullopt,
           [&](OpBuilder &fb, Location fl, Value o0, ValueRange) {
-            tiles(fb, fl, o0, kTileChannels);
+            tiles(fb, fl, o0, kConvTileChannels);
             fb.create<scf::YieldOp>(fl);
           });
       emitFor(pb, pl, oWhole, oEnd, [&](OpBuilder &fb, Location fl, Value o0) {

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "LoopUtils.h"
+#include "normfuse/Codegen/CPU/Schedule.h"
 #include "normfuse/Codegen/Common/NormMath.h"
 #include "normfuse/Codegen/Passes.h"
 #include "normfuse/Dialect/NF/IR/NFOps.h"
@@ -23,12 +24,6 @@
 using namespace mlir;
 using namespace mlir::nf;
 using namespace mlir::nf::cpu;
-
-/// Parallel chunks of rows: enough to spread over the threads, few enough
-/// that the per-chunk parameter-gradient rows stay small.
-static constexpr int64_t kMaxRowChunks = 64;
-/// The scratch rows of all chunks together hold at most this many elements.
-static constexpr int64_t kMaxScratchElements = 1 << 22;
 
 namespace {
 

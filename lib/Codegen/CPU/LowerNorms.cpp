@@ -12,6 +12,7 @@
 #include "BF16Pairs.h"
 #include "LoopUtils.h"
 #include "PointwiseChain.h"
+#include "normfuse/Codegen/CPU/Schedule.h"
 #include "normfuse/Codegen/Common/NormMath.h"
 #include "normfuse/Codegen/Passes.h"
 #include "normfuse/Dialect/NF/IR/NFOps.h"
@@ -138,9 +139,6 @@ Value isFinite(OpBuilder &b, Location loc, Value v) {
                                  b.create<arith::SubFOp>(loc, v, v),
                                  floatConstant(b, loc, 0.0, v.getType(), 1));
 }
-
-/// Elements the center of a LayerNorm row averages: its first ones.
-constexpr int64_t kCenterElements = 16;
 
 /// The mean (in `acc`) and variance (in f64) of row `row`. One pass sums
 /// d = x - K and d^2 around K, the mean of the row's first kCenterElements

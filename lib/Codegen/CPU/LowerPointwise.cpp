@@ -9,6 +9,7 @@
 
 #include "LoopUtils.h"
 #include "PointwiseChain.h"
+#include "normfuse/Codegen/CPU/Schedule.h"
 #include "normfuse/Codegen/Passes.h"
 #include "normfuse/Dialect/NF/IR/NFOps.h"
 
@@ -24,10 +25,6 @@
 using namespace mlir;
 using namespace mlir::nf;
 using namespace mlir::nf::cpu;
-
-/// Elements per parallel chunk of a flattened pointwise op: large enough to
-/// amortize scheduling, small enough to spread a few MiB across threads.
-static constexpr int64_t kChunkElements = 16384;
 
 namespace {
 
@@ -57,8 +54,8 @@ Value lowerElementwise(OpBuilder &b, Location loc, ValueRange operands,
   Value flatResult = reshapeBuffer(b, loc, result, {n});
 
   Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
-  Value chunk = b.create<arith::ConstantIndexOp>(loc, kChunkElements);
-  // Every chunk starts at a multiple of kChunkElements, so its vector
+  Value chunk = b.create<arith::ConstantIndexOp>(loc, kPointwiseChunkElements);
+  // Every chunk starts at a multiple of kPointwiseChunkElements, so its vector
   // stores are aligned like rows of that many elements: a large result is
   // written around the caches (see StreamingStores).
   emitStreamingVersions(

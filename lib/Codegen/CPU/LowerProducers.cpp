@@ -22,6 +22,7 @@
 
 #include "PointwiseChain.h"
 #include "ProducerLoops.h"
+#include "normfuse/Codegen/CPU/Schedule.h"
 #include "normfuse/Codegen/Passes.h"
 #include "normfuse/Dialect/NF/IR/NFOps.h"
 
@@ -35,9 +36,6 @@ using namespace mlir;
 using namespace mlir::nf;
 using namespace mlir::nf::cpu;
 using namespace mlir::nf::cpu::producers;
-
-/// Vectors of columns a matmul row keeps in registers over the k loop.
-static constexpr int64_t kColumnVectors = 4;
 
 namespace {
 
@@ -93,16 +91,6 @@ MatrixView viewAsBatchedMatrix(OpBuilder &b, Location loc, Value full) {
   return v;
 }
 
-/// Rows of lhs that share each vector of rhs loaded in the k loop.
-constexpr int64_t kRowGroup = 3;
-/// Rows of one parallel iteration.
-constexpr int64_t kRowChunk = 96;
-/// Rows (of M) from which a matmul packs rhs into panels.
-constexpr int64_t kPackMinRows = 4;
-/// Values of k packed into a panel at a time: 16 KiB of f32 for a block of
-/// 4 vectors of 8 columns, so that a panel stays in L1.
-constexpr int64_t kDepthBlock = 128;
-
 /// Copies the elements [lower, upper) of a row in vectors of `width`
 /// lanes, then scalars: store(load(i, lanes), i).
 using CopyLoad =
@@ -155,7 +143,7 @@ public:
         lhsAt(lhsAt), lhsTransposed(lhsTransposed),
         rhsTransposed(rhsTransposed), packRhs(packRhs),
         packLhs(packRhs && getElementTypeOrSelf(lhs.buffer.getType()) != acc),
-        rowGroup(acc.getIntOrFloatBitWidth() > 32 ? 1 : kRowGroup) {
+        rowGroup(matmulRowGroup(acc)) {
     assert((packRhs || !rhsTransposed) &&
            "a transposed rhs is read through its panel");
   }
@@ -498,16 +486,16 @@ struct LowerMatmul : LoopLoweringPattern<MatmulOp> {
             .emit(pb, pl, batch, m, n, k);
     };
     // Few rows cannot repay packing rhs (a pass over its columns per
-    // iteration): a matrix-vector product ran 1.7x slower packed, 2.7x with
-    // transpose_rhs. Decided at compile time when M is static.
-    Value few = b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, m,
-                                              idx(b, loc, kPackMinRows));
-    if (std::optional<int64_t> known = getConstantIntValue(few)) {
-      if (*known)
-        inPlace(b, loc);
-      else
-        packed(b, loc);
+    // iteration): the schedule layer decides when M is static, the rows at
+    // run time otherwise.
+    MatmulRhs rhsChoice = selectMatmulRhs(getConstantIntValue(m));
+    if (rhsChoice == MatmulRhs::InPlace) {
+      inPlace(b, loc);
+    } else if (rhsChoice == MatmulRhs::Packed) {
+      packed(b, loc);
     } else {
+      Value few = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, m,
+                                          idx(b, loc, kPackMinRows));
       b.create<scf::IfOp>(
           loc, few,
           [&](OpBuilder &tb, Location tl) {
