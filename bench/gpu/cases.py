@@ -136,6 +136,45 @@ def group_norm(n: int, c: int, h: int, w: int, groups: int, nhwc: bool,
                 ref, dtype, f"group_norm_{layout}", results)
 
 
+def group_norm_grad(n: int, c: int, h: int, w: int, groups: int, nhwc: bool,
+                    dtype: str) -> Case:
+    """group_norm_grad with a scale (groups == c: instance_norm_grad)."""
+    x = (n, h, w, c) if nhwc else (n, c, h, w)
+    g, s = (c,), (n, groups)
+    layout = "nhwc" if nhwc else "nchw"
+    instance = groups == c
+    op = "nf.instance_norm_grad" if instance else "nf.group_norm_grad"
+    attrs = (f"{{layout = #nf.layout<{layout}>}}" if instance else
+             f"{{layout = #nf.layout<{layout}>, num_groups = {groups} : i64}}")
+    results = [(x, dtype), (g, "f32"), (g, "f32")]
+    body = (f"  %dx, %dg, %db = {op} %dy, %x, %m, %r scale %g {attrs} : "
+            f"({_t(x, dtype)}, {_t(x, dtype)}, {_t(s, 'f32')}, "
+            f"{_t(s, 'f32')}, {_t(g, 'f32')}) -> ({_t(x, dtype)}, "
+            f"{_t(g, 'f32')}, {_t(g, 'f32')})")
+
+    def ref(ops, dy, xv, m, r, gv):
+        if nhwc:
+            dy, xv = (ops.einsum("nhwc->nchw", t) for t in (dy, xv))
+        mm, rr = m.reshape(n, groups, 1), r.reshape(n, groups, 1)
+        xhat = ((xv.reshape(n, groups, -1) - mm) * rr).reshape(n, c, h, w)
+        gdy = dy * gv.reshape(1, c, 1, 1)
+        gg, gx = gdy.reshape(n, groups, -1), (gdy * xhat).reshape(n, groups, -1)
+        dx = rr * (gg - ops.mean(gg, 2) - xhat.reshape(n, groups, -1) * ops.mean(gx, 2))
+        dx = dx.reshape(n, c, h, w)
+        if nhwc:
+            dx = ops.einsum("nchw->nhwc", dx)
+        return [dx, ops.einsum("nchw->c", dy * xhat), ops.einsum("nchw->c", dy)]
+
+    name = "instance_norm_grad" if instance else f"group_norm_grad_g{groups}"
+    return Case(f"{name}_{layout}_{n}x{c}x{h}x{w}_{dtype}",
+                _func([("dy", x, dtype), ("x", x, dtype), ("m", s, "f32"),
+                       ("r", s, "f32"), ("g", g, "f32")], results, body,
+                      ["%dx", "%dg", "%db"]),
+                [(x, dtype, "data"), (x, dtype, "data"), (s, "f32", "small"),
+                 (s, "f32", "positive"), (g, "f32", "scale")],
+                ref, dtype, f"group_norm_grad_{layout}", results)
+
+
 def pointwise(op: str, rows: int, cols: int, dtype: str) -> Case:
     x = (rows, cols)
     attr = (" {approximate = #nf.approximation<tanh>}"
@@ -279,6 +318,10 @@ def all_cases() -> List[Case]:
         cases.append(conv_bias_relu(2, 64, 32, 64, 1, True, dtype))
         cases.append(conv_bias_relu(1, 5, 17, 6, 2, False, dtype))
         cases.append(conv_grads(2, 8, 17, 12, 2, dtype))
+        # The group and instance norm gradients: batch 1 NHWC (SD-sized),
+        # an odd NCHW one.
+        cases.append(group_norm_grad(1, 320, 32, 32, 32, True, dtype))
+        cases.append(group_norm_grad(2, 6, 5, 7, 6, False, dtype))
     return cases
 
 
