@@ -239,8 +239,10 @@ LogicalResult lowerGroupNormGrad(RewriterBase &rewriter, GradOp op,
     Value grid = kb.create<gpu::GridDimOp>(loc, gpu::Dimension::x);
     Value start = ix.add(ix.mul(bid, kBlockSize), tid);
     Value step = kb.create<arith::MulIOp>(loc, grid, ix.c(kBlockSize));
-    Value inverseCount =
-        floatConstant(kb, loc, 1.0 / double(g.groupElements()), acc, 1);
+    // (An empty group has no element to scale: no infinity in the source.)
+    Value inverseCount = floatConstant(
+        kb, loc, g.groupElements() > 0 ? 1.0 / double(g.groupElements()) : 0.0,
+        acc, 1);
     kb.create<scf::ForOp>(
         loc, start, ix.c(g.total()), step, ValueRange{},
         [&](OpBuilder &lb, Location ll, Value e, ValueRange) {
