@@ -7,8 +7,9 @@
 // words; the test pass nf-test-cpu-schedule prints them as remarks, which
 // test/Codegen/CPU/cpu-schedules.mlir checks.
 //
-// The constants were measured on the development machines (AVX2, 8 f32
-// lanes); docs/CPU.md says why each has its value.
+// The constants were tuned on the development machines (AVX2, 8 f32
+// lanes); each comment says what its value buys, docs/CPU.md describes the
+// loops they tune.
 //
 //===----------------------------------------------------------------------===//
 
