@@ -444,16 +444,11 @@ std::vector<VectorKernel> vectorKernels(const std::string &source) {
     if (width * (dtype == "f64" ? 8 : dtype == "f32" ? 4 : 2) != 16)
       continue;
     // A split row's first kernel stores two scalars a block, by design, and
-    // so do a channels-first reduction's blocks (one sum each). The group
-    // norms' normalize kernels are checked for their loads only: NVVM
-    // splits their 16-byte stores in the NCHW and f64 cases (a known gap,
-    // docs/CUDA.md).
+    // so do a channels-first reduction's blocks (one sum each).
     bool channelsFirst =
         (*it)[2].str().find("channels-first") != std::string::npos;
     bool checkStores = !endsWith(kernel, "_partial") &&
-                       !endsWith(kernel, "_rowsums") && !channelsFirst &&
-                       kernel.find("group_norm") == std::string::npos &&
-                       kernel.find("instance_norm") == std::string::npos;
+                       !endsWith(kernel, "_rowsums") && !channelsFirst;
     kernels.push_back({kernel, checkStores});
   }
   return kernels;

@@ -45,18 +45,34 @@ template <class T, int N> struct alignas(sizeof(T) * N) nf_vec { T v[N]; };
 /// Global memory accesses (the simulator checks and counts them).
 template <class T> __device__ __forceinline__ T nf_ldg(const T *p) { return *p; }
 template <class T> __device__ __forceinline__ void nf_stg(T *p, T v) { *p = v; }
-/// Eight or four 16-bit lanes as one 16- or 8-byte store of packed words:
-/// stored as a struct, they are stored two bytes at a time.
+/// One 16- or 8-byte global store of words. Stored as a struct (or even
+/// as a uint4 through a cast pointer), a vector is sometimes split by
+/// NVVM into 2- or 4-byte stores; st.global.v4/v2 is one access.
+__device__ __forceinline__ void nf_st_words(void *p, uint4 w) {
+  asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(w.x),
+               "r"(w.y), "r"(w.z), "r"(w.w));
+}
+__device__ __forceinline__ void nf_st_words(void *p, uint2 w) {
+  asm volatile("st.global.v2.b32 [%0], {%1, %2};" ::"l"(p), "r"(w.x), "r"(w.y));
+}
+/// A vector store: 16-bit lanes packed in pairs into words, wider lanes'
+/// words as they are.
 template <class T, int N>
 __device__ __forceinline__ void nf_stg(nf_vec<T, N> *p, nf_vec<T, N> v) {
   const unsigned short *h = reinterpret_cast<const unsigned short *>(&v);
+  const unsigned *w = reinterpret_cast<const unsigned *>(&v);
   if constexpr (sizeof(T) == 2 && N == 8)
-    *reinterpret_cast<uint4 *>(p) = make_uint4(
-        h[0] | (unsigned(h[1]) << 16), h[2] | (unsigned(h[3]) << 16),
-        h[4] | (unsigned(h[5]) << 16), h[6] | (unsigned(h[7]) << 16));
+    nf_st_words(p, make_uint4(h[0] | (unsigned(h[1]) << 16),
+                              h[2] | (unsigned(h[3]) << 16),
+                              h[4] | (unsigned(h[5]) << 16),
+                              h[6] | (unsigned(h[7]) << 16)));
   else if constexpr (sizeof(T) == 2 && N == 4)
-    *reinterpret_cast<uint2 *>(p) =
-        make_uint2(h[0] | (unsigned(h[1]) << 16), h[2] | (unsigned(h[3]) << 16));
+    nf_st_words(p, make_uint2(h[0] | (unsigned(h[1]) << 16),
+                              h[2] | (unsigned(h[3]) << 16)));
+  else if constexpr (sizeof(T) >= 4 && sizeof(T) * N == 16)
+    nf_st_words(p, make_uint4(w[0], w[1], w[2], w[3]));
+  else if constexpr (sizeof(T) >= 4 && sizeof(T) * N == 8)
+    nf_st_words(p, make_uint2(w[0], w[1]));
   else
     *p = v;
 }
