@@ -7,6 +7,8 @@
 //   when it is streamed; y and the statistics written once);
 // - a norm gradient reads dy and x once and writes dx once when its rows
 //   stay on chip, plus one row of partial parameter gradients per block;
+// - a group norm gradient reads dy and x twice (the sums per (image,
+//   channel), dx) and writes dx once;
 // - BatchNorm training reads x three times (the mean, the squared
 //   deviations, the normalize step) and writes y once, with partial rows
 //   of per-channel sums between its kernels;
@@ -253,6 +255,109 @@ TEST(BatchNormTrafficTest, ReadsXThreeTimesAndWritesYOnce) {
   // per element (from cache on a GPU).
   EXPECT_EQ(traffic[4].bytesLoaded, tensor + 4 * tensor);
   EXPECT_EQ(traffic[4].bytesStored, tensor);
+}
+
+/// Inputs and poisoned outputs of one NHWC group_norm_grad call (f32,
+/// `groups` groups, with a scale), its IR, and its float64 reference.
+struct GroupNormGradCall {
+  GroupNormGradCall(int64_t n, int64_t hw, int64_t c, int64_t groups)
+      : n(n), hw(hw), c(c), groups(groups), dy(DType::F32, {n, hw, c}),
+        x(DType::F32, {n, hw, c}), mean(DType::F32, {n, groups}),
+        rstd(DType::F32, {n, groups}), scale(DType::F32, {c}),
+        dx(DType::F32, {n, hw, c}), dscale(DType::F32, {c}),
+        dbias(DType::F32, {c}) {
+    std::mt19937 rng(31);
+    dy.fillNormal(rng);
+    x.fillNormal(rng, 0.5, 2.0);
+    scale.fillNormal(rng, 1.0, 0.5);
+    std::vector<double> y, m, r;
+    groupNormReference(x.toDoubles(), {n, c, hw, true}, groups, nullptr,
+                       nullptr, 1e-5, y, m, r);
+    for (size_t i = 0; i < m.size(); ++i) {
+      mean.set(i, m[i]);
+      rstd.set(i, r[i]);
+    }
+    for (Buffer *b : {&dx, &dscale, &dbias})
+      b->fill(std::nan(""));
+  }
+  std::string ir() const {
+    std::string t = tensorType(DType::F32, {n, hw, c});
+    std::string st = tensorType(DType::F32, {n, groups});
+    std::string p = tensorType(DType::F32, {c});
+    return "func.func @g(%dy: " + t + ", %x: " + t + ", %m: " + st +
+           ", %r: " + st + ", %s: " + p + ") -> (" + t + ", " + p + ", " + p +
+           ") {\n  %dx, %ds, %db = nf.group_norm_grad %dy, %x, %m, %r scale "
+           "%s {layout = #nf.layout<nhwc>, num_groups = " +
+           std::to_string(groups) + " : i64} : (" + t + ", " + t + ", " + st +
+           ", " + st + ", " + p + ") -> (" + t + ", " + p + ", " + p +
+           ")\n  return %dx, %ds, %db : " + t + ", " + p + ", " + p + "\n}\n";
+  }
+  llvm::Error run(const CudaSimKernel &kernel, SimOrder order,
+                  std::vector<SimStats> *stats = nullptr) {
+    return kernel.runInSimulator(
+        {dy.ref(), x.ref(), mean.ref(), rstd.ref(), scale.ref()},
+        {dx.ref(), dscale.ref(), dbias.ref()}, order, stats);
+  }
+  /// The largest relative error of dx, dscale and dbias.
+  double error() const {
+    std::vector<double> rdx, rds, rdb, s = scale.toDoubles();
+    channelNormGradReference(dy.toDoubles(), x.toDoubles(), {n, c, hw, true},
+                             groups, false, mean.toDoubles(), rstd.toDoubles(),
+                             &s, rdx, rds, rdb);
+    return std::max({relativeError(dx.toDoubles(), rdx),
+                     relativeError(dscale.toDoubles(), rds),
+                     relativeError(dbias.toDoubles(), rdb)});
+  }
+  int64_t n, hw, c, groups;
+  Buffer dy, x, mean, rstd, scale, dx, dscale, dbias;
+};
+
+// 2 images of 64 positions of 16 f32 channels in 4 groups: the sums kernel
+// has 4 threads of float4 a position and 64 positions a block, so a block
+// per image; dx is elementwise in float4s, a group's 4 channels a vector.
+TEST(GroupNormGradTrafficTest, ReadsDyAndXTwiceAndWritesDxOnce) {
+  const int64_t n = 2, hw = 64, c = 16, groups = 4, threads = 256;
+  GroupNormGradCall call(n, hw, c, groups);
+  auto kernel = compileForSim(call.ir(), "g");
+  ASSERT_TRUE(kernel);
+  std::vector<SimStats> traffic;
+  ASSERT_EQ(errorText(call.run(*kernel, SimOrder::Forward, &traffic)), "");
+  EXPECT_LE(call.error(), 1e-5);
+  ASSERT_EQ(traffic.size(), 3u);
+  uint64_t tensor = uint64_t(n * hw * c * 4), row = uint64_t(c * 4);
+  // Sums: dy and x once; each thread reads the mean and rstd of its 4
+  // channels' groups once (from cache on a GPU); a block writes a partial
+  // row of 16 channels for each of its 2 sums.
+  EXPECT_EQ(traffic[0].bytesLoaded, 2 * tensor + n * threads * 2 * 4 * 4);
+  EXPECT_EQ(traffic[0].bytesStored, n * 2 * row);
+  // Finish: a thread per (image, group) reads its 4 channels' 2 partial
+  // sums and scales; a thread per channel its 2 images' 2 sums. It writes
+  // 2 sums per (image, group), dscale and dbias.
+  EXPECT_EQ(traffic[1].bytesLoaded,
+            uint64_t(n * groups * (4 * 2 + 4) * 4 + c * n * 2 * 4));
+  EXPECT_EQ(traffic[1].bytesStored, uint64_t(n * groups * 2 * 4 + 2 * row));
+  // dx: dy and x a second time and dx once; per float4 its scales and its
+  // group's mean, rstd and two sums (from cache on a GPU).
+  EXPECT_EQ(traffic[2].bytesLoaded, 2 * tensor + (tensor / 16) * 32);
+  EXPECT_EQ(traffic[2].bytesStored, tensor);
+}
+
+TEST(SimulatorOrderTest, ThreadOrderDoesNotChangeAGroupNormGradient) {
+  // 64 position groups of a block hand their channel sums over in
+  // workgroup memory; the finishing threads add in a fixed order.
+  GroupNormGradCall forward(2, 100, 16, 4), reverse(2, 100, 16, 4),
+      shuffled(2, 100, 16, 4);
+  auto kernel = compileForSim(forward.ir(), "g");
+  ASSERT_TRUE(kernel);
+  ASSERT_EQ(errorText(forward.run(*kernel, SimOrder::Forward)), "");
+  ASSERT_EQ(errorText(reverse.run(*kernel, SimOrder::Reverse)), "");
+  ASSERT_EQ(errorText(shuffled.run(*kernel, SimOrder::Shuffle)), "");
+  EXPECT_LE(forward.error(), 1e-5);
+  for (GroupNormGradCall *other : {&reverse, &shuffled}) {
+    EXPECT_EQ(forward.dx.bytes, other->dx.bytes);
+    EXPECT_EQ(forward.dscale.bytes, other->dscale.bytes);
+    EXPECT_EQ(forward.dbias.bytes, other->dbias.bytes);
+  }
 }
 
 TEST(SimulatorOrderTest, ThreadOrderDoesNotChangeANormGradient) {

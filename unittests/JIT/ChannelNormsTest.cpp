@@ -522,6 +522,25 @@ INSTANTIATE_TEST_SUITE_P(CudaSim, ChannelNormGradTest,
                                           testing::Values(Backend::CUDASim)),
                          gradCaseName);
 
+// Shapes that reach each path of the CUDA group norm gradient's schedule
+// (LowerGroupNormGrads.cpp): NHWC with 40000 positions an image, more than
+// one trip of each image's share of the grid (528 blocks of 64 positions),
+// in 2-lane f16 vectors that cross groups of 3 channels; NCHW with each
+// (image, channel)'s 1023 positions cut into 4 parts, the last one
+// partial, and one group of 5 channels; batch 1 with 32 groups of 2
+// channels in 4-lane vectors.
+std::vector<ChannelCase> gpuGroupGradCases() {
+  return {ChannelCase{DType::F16, true, 2, 6, 1, 40000, 2},
+          ChannelCase{DType::F32, false, 2, 5, 33, 31, 1},
+          ChannelCase{DType::F32, true, 1, 64, 16, 16, 32}};
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    CudaSimSchedules, ChannelNormGradTest,
+    testing::Combine(testing::ValuesIn(gpuGroupGradCases()),
+                     testing::Values(false), testing::Values(Backend::CUDASim)),
+    gradCaseName);
+
 /// The loss sum(dy * group_norm(x)) differentiated numerically through the
 /// forward kernel (f64) agrees with group_norm_grad's dx, dscale and dbias.
 TEST(ChannelNormGradTest, GroupNormGradMatchesCentralDifferences) {

@@ -278,16 +278,44 @@ SmallVector<Value> cuda::emitRowGroupSums(OpBuilder &b, Location loc,
     tb.create<scf::YieldOp>(tl);
   });
   b.create<gpu::BarrierOp>(loc);
-  for (int64_t gi = 1; gi < groups; ++gi)
-    for (int64_t kv = 0; kv < perThread; ++kv)
-      for (int64_t l = 0; l < vw; ++l) {
-        Value v =
-            b.create<memref::LoadOp>(loc, handOver, slotOf(b, c(b, gi), kv, l));
-        total[kv * vw + l] =
-            b.create<arith::AddFOp>(loc, total[kv * vw + l], v);
-      }
+  // Groups 1.. in order, a loop (not unrolled: a block of 128 row groups
+  // would print thousands of lines).
+  auto loop = b.create<scf::ForOp>(
+      loc, c(b, 1), c(b, groups), c(b, 1), total,
+      [&](OpBuilder &lb, Location ll, Value gi, ValueRange sums) {
+        SmallVector<Value> next;
+        for (int64_t kv = 0; kv < perThread; ++kv)
+          for (int64_t l = 0; l < vw; ++l) {
+            Value v =
+                lb.create<memref::LoadOp>(ll, handOver, slotOf(lb, gi, kv, l));
+            next.push_back(lb.create<arith::AddFOp>(ll, sums[kv * vw + l], v));
+          }
+        lb.create<scf::YieldOp>(ll, next);
+      });
   b.create<gpu::BarrierOp>(loc);
-  return total;
+  return SmallVector<Value>(loop.getResults());
+}
+
+SmallVector<Value> cuda::emitValuesIf(
+    OpBuilder &b, Location loc, Value valid, Type acc,
+    llvm::function_ref<SmallVector<Value>(OpBuilder &, Location)> values) {
+  if (!valid)
+    return values(b, loc);
+  // The else branch needs the count before the then branch is built.
+  size_t count = 0;
+  auto ifOp = b.create<scf::IfOp>(
+      loc, valid,
+      [&](OpBuilder &tb, Location tl) {
+        SmallVector<Value> v = values(tb, tl);
+        count = v.size();
+        tb.create<scf::YieldOp>(tl, v);
+      },
+      [&](OpBuilder &eb, Location el) {
+        eb.create<scf::YieldOp>(
+            el, SmallVector<Value>(count, eb.create<arith::ConstantOp>(
+                                              el, eb.getFloatAttr(acc, 0.0))));
+      });
+  return SmallVector<Value>(ifOp.getResults());
 }
 
 Value cuda::addWorkgroupBuffer(Kernel &k, Location loc, int64_t count,

@@ -113,6 +113,13 @@ SmallVector<Value> emitRowGroupSums(OpBuilder &b, Location loc,
                                     Value group, Value lane, int64_t groups,
                                     int64_t threadsPerRow, int64_t vw);
 
+/// `values()` where `valid` holds (or always, when `valid` is null), and
+/// zeros of `acc` (as many) where it does not: loads that must not touch
+/// memory outside a tensor.
+SmallVector<Value> emitValuesIf(
+    OpBuilder &b, Location loc, Value valid, Type acc,
+    llvm::function_ref<SmallVector<Value>(OpBuilder &, Location)> values);
+
 /// A workgroup buffer of `count` elements of `type` in kernel `k`.
 Value addWorkgroupBuffer(Kernel &k, Location loc, int64_t count, Type type);
 

@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ChannelSums.h"
 #include "KernelBuilder.h"
 #include "LowerToGPU.h"
 #include "normfuse/Codegen/Common/ActivationMath.h"
@@ -37,310 +38,17 @@ namespace {
 /// Threads of a block of the finishing kernel (a thread per channel).
 constexpr int64_t kFinishBlockSize = 256;
 
-/// A tensor of static shape as (outer, channels, inner): NHWC and (N, C)
-/// have inner 1 (the channels are contiguous), NCHW has outer N and inner
-/// the spatial size.
-struct ChannelDims {
-  int64_t outer = 1, channels = 1, inner = 1;
-  bool channelsLast() const { return inner == 1; }
-  /// Elements per channel.
-  int64_t count() const { return outer * inner; }
-};
-
-ChannelDims getChannelDims(RankedTensorType type, Layout layout) {
-  int64_t rank = type.getRank();
-  int64_t axis = getChannelAxis(layout, rank);
-  ChannelDims d;
-  for (int64_t i = 0; i < rank; ++i) {
-    int64_t size = type.getDimSize(i);
-    if (i < axis)
-      d.outer *= size;
-    else if (i == axis)
-      d.channels = size;
-    else
-      d.inner *= size;
-  }
-  return d;
-}
-
-/// Per element: the values to sum, from the lanes of the inputs and the
-/// per-channel operands' values at the element's channel.
-using SumsFn = llvm::function_ref<SmallVector<Value>(
-    OpBuilder &, Location, ArrayRef<Value>, ArrayRef<Value>)>;
 /// Per channel: the value to store in each output, from the sums, the
 /// finishing kernel's per-channel operands and the element count.
 using FinishFn = llvm::function_ref<SmallVector<Value>(
     OpBuilder &, Location, ArrayRef<Value>, ArrayRef<Value>, Value)>;
 
-/// One per-channel reduction: its tensor, buffers (flat) and sums.
-struct ChannelSums {
-  ChannelDims dims;
-  Type element, acc;
-  int64_t numSums = 1;
-  SmallVector<Value> inputs;         // of the tensor's shape
-  SmallVector<Value> perChannel;     // (C), read by SumsFn
-  SmallVector<Value> finishOperands; // (C), read by FinishFn
-  SmallVector<Value> outputs;        // (C), written by FinishFn
-};
-
-/// The reduction of a tensor of `type` in `layout`, with `numSums` sums.
-ChannelSums channelSumsOf(RankedTensorType type, Layout layout,
-                          int64_t numSums = 1) {
-  ChannelSums cs;
-  cs.dims = getChannelDims(type, layout);
-  cs.element = type.getElementType();
-  cs.acc = getAccumulationType(cs.element);
-  cs.numSums = numSums;
-  return cs;
-}
-
-/// `vw` zeros of `acc` for each of `n` values.
-SmallVector<Value> zeros(OpBuilder &b, Location loc, Type acc, int64_t n) {
-  return SmallVector<Value>(n, floatConstant(b, loc, 0.0, acc, 1));
-}
-
-/// The sums kernel of a channels-last reduction. Returns it and its grid.
-std::pair<gpu::GPUFuncOp, int64_t>
-buildChannelsLastSums(ModuleOp module, Location loc, const std::string &name,
-                      const ChannelSums &cs, const ChannelReductionSchedule &s,
-                      TypeRange types, SumsFn sumsFn) {
-  const ChannelDims &d = cs.dims;
-  int64_t K = cs.numSums, T = s.threadsPerRow, R = s.rowsPerBlock,
-          vw = s.vectorWidth, vpt = s.vectorsPerThread;
-  int64_t positions = d.outer;
-  int64_t slots =
-      std::min<int64_t>(llvm::divideCeil(positions, R), s.maxBlocks);
-  int64_t trips = slots ? llvm::divideCeil(positions, slots * R) : 0;
-  Kernel k = createKernel(module, loc, name, types, s.blockSize(), s.str());
-  OpBuilder &b = k.body;
-  Type acc = cs.acc;
-  auto c = [&](OpBuilder &ib, int64_t v) { return indexConstant(ib, loc, v); };
-  Value handOver =
-      R > 1 ? addWorkgroupBuffer(k, loc, (R - 1) * vpt * T * vw, acc) : Value();
-  unsigned numIn = cs.inputs.size(), numPer = cs.perChannel.size();
-  Value partial = k.arg(numIn + numPer);
-
-  Value tid = b.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x);
-  Value bid = b.create<gpu::BlockIdOp>(loc, gpu::Dimension::x);
-  Value lane = R > 1 ? b.create<arith::RemUIOp>(loc, tid, c(b, T)) : tid;
-  Value group = R > 1 ? b.create<arith::DivUIOp>(loc, tid, c(b, T)) : c(b, 0);
-  bool allColumns = vpt * T * vw == d.channels;
-  SmallVector<Value> cols, colValid;
-  SmallVector<SmallVector<Value>> perChannel; // [kv][operand * vw + l]
-  for (int64_t kv = 0; kv < vpt; ++kv) {
-    Value col = b.create<arith::MulIOp>(
-        loc, b.create<arith::AddIOp>(loc, lane, c(b, kv * T)), c(b, vw));
-    cols.push_back(col);
-    Value valid = allColumns
-                      ? Value()
-                      : b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult,
-                                                col, c(b, d.channels));
-    colValid.push_back(valid);
-    auto load = [&](OpBuilder &lb, Location ll) {
-      SmallVector<Value> v;
-      for (unsigned p = 0; p < numPer; ++p) {
-        SmallVector<Value> lanes =
-            loadLanes(lb, ll, k.arg(numIn + p), col, vw, acc);
-        v.append(lanes.begin(), lanes.end());
-      }
-      return v;
-    };
-    if (numPer == 0) {
-      perChannel.emplace_back();
-    } else if (!valid) {
-      perChannel.push_back(load(b, loc));
-    } else {
-      auto ifOp = b.create<scf::IfOp>(
-          loc, valid,
-          [&](OpBuilder &tb, Location tl) {
-            tb.create<scf::YieldOp>(tl, load(tb, tl));
-          },
-          [&](OpBuilder &eb, Location el) {
-            eb.create<scf::YieldOp>(el, zeros(eb, el, acc, numPer * vw));
-          });
-      perChannel.push_back(SmallVector<Value>(ifOp.getResults()));
-    }
-  }
-
-  // acc[(kk * vpt + kv) * vw + l]: sum kk of column (kv * T + lane) * vw + l.
-  auto loop = b.create<scf::ForOp>(
-      loc, c(b, 0), c(b, trips), c(b, 1), zeros(b, loc, acc, K * vpt * vw),
-      [&](OpBuilder &fb, Location fl, Value trip, ValueRange accs) {
-        Value pos = fb.create<arith::AddIOp>(
-            fl,
-            fb.create<arith::AddIOp>(
-                fl, fb.create<arith::MulIOp>(fl, bid, c(fb, R)), group),
-            fb.create<arith::MulIOp>(fl, trip, c(fb, slots * R)));
-        Value posValid = fb.create<arith::CmpIOp>(fl, arith::CmpIPredicate::ult,
-                                                  pos, c(fb, positions));
-        Value base = fb.create<arith::MulIOp>(fl, pos, c(fb, d.channels));
-        SmallVector<Value> next(accs.begin(), accs.end());
-        for (int64_t kv = 0; kv < vpt; ++kv) {
-          Value valid = colValid[kv] ? fb.create<arith::AndIOp>(fl, posValid,
-                                                                colValid[kv])
-                                     : posValid;
-          Value offset = fb.create<arith::AddIOp>(fl, base, cols[kv]);
-          // Invalid elements add nothing (their value may not be 0).
-          auto ifOp = fb.create<scf::IfOp>(
-              fl, valid,
-              [&](OpBuilder &tb, Location tl) {
-                SmallVector<SmallVector<Value>> in;
-                for (unsigned i = 0; i < numIn; ++i)
-                  in.push_back(loadLanes(tb, tl, k.arg(i), offset, vw, acc));
-                SmallVector<Value> out(K * vw);
-                for (int64_t l = 0; l < vw; ++l) {
-                  SmallVector<Value> lanes, params;
-                  for (auto &v : in)
-                    lanes.push_back(v[l]);
-                  for (unsigned p = 0; p < numPer; ++p)
-                    params.push_back(perChannel[kv][p * vw + l]);
-                  SmallVector<Value> sums = sumsFn(tb, tl, lanes, params);
-                  for (int64_t kk = 0; kk < K; ++kk)
-                    out[kk * vw + l] = sums[kk];
-                }
-                tb.create<scf::YieldOp>(tl, out);
-              },
-              [&](OpBuilder &eb, Location el) {
-                eb.create<scf::YieldOp>(el, zeros(eb, el, acc, K * vw));
-              });
-          for (int64_t kk = 0; kk < K; ++kk)
-            for (int64_t l = 0; l < vw; ++l) {
-              int64_t at = (kk * vpt + kv) * vw + l;
-              next[at] = fb.create<arith::AddFOp>(fl, next[at],
-                                                  ifOp.getResult(kk * vw + l));
-            }
-        }
-        fb.create<scf::YieldOp>(fl, next);
-      });
-
-  // The block's row groups combine; group 0 writes partial row `bid`:
-  // partial[(bid * K + kk) * C + column].
-  Value first =
-      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, group, c(b, 0));
-  for (int64_t kk = 0; kk < K; ++kk) {
-    SmallVector<Value> mine(loop.getResults().begin() + kk * vpt * vw,
-                            loop.getResults().begin() + (kk + 1) * vpt * vw);
-    SmallVector<Value> total =
-        emitRowGroupSums(b, loc, mine, handOver, group, lane, R, T, vw);
-    Value rowBase = b.create<arith::MulIOp>(
-        loc,
-        b.create<arith::AddIOp>(loc, b.create<arith::MulIOp>(loc, bid, c(b, K)),
-                                c(b, kk)),
-        c(b, d.channels));
-    for (int64_t kv = 0; kv < vpt; ++kv) {
-      Value write = colValid[kv]
-                        ? b.create<arith::AndIOp>(loc, first, colValid[kv])
-                        : first;
-      Value at = b.create<arith::AddIOp>(loc, rowBase, cols[kv]);
-      ArrayRef<Value> lanes = ArrayRef<Value>(total).slice(kv * vw, vw);
-      b.create<scf::IfOp>(loc, write, [&](OpBuilder &tb, Location tl) {
-        storeLanes(tb, tl, lanes, partial, at);
-        tb.create<scf::YieldOp>(tl);
-      });
-    }
-  }
-  return {k.func, slots};
-}
-
-/// The parts each channel of a channels-first reduction is cut into: about
-/// maxBlocks blocks in all, none with less than a vector per thread.
-int64_t channelsFirstParts(const ChannelDims &d,
-                           const ChannelReductionSchedule &s) {
-  int64_t byWork = std::max<int64_t>(
-      1, llvm::divideCeil(d.count(), s.threadsPerRow * s.vectorWidth));
-  int64_t byGrid = std::max<int64_t>(
-      1, llvm::divideCeil(s.maxBlocks, std::max<int64_t>(d.channels, 1)));
-  return std::min(byWork, byGrid);
-}
-
-/// The sums kernel of a channels-first reduction: block (channel, part)
-/// sums its part of the channel's N x S elements and writes
-/// partial[(channel * parts + part) * K + kk].
-gpu::GPUFuncOp
-buildChannelsFirstSums(ModuleOp module, Location loc, const std::string &name,
-                       const ChannelSums &cs, const ChannelReductionSchedule &s,
-                       int64_t parts, TypeRange types, SumsFn sumsFn) {
-  const ChannelDims &d = cs.dims;
-  int64_t K = cs.numSums, T = s.threadsPerRow, vw = s.vectorWidth;
-  // Parts start on whole vectors, so a vector never crosses an image. An
-  // empty tensor has no parts (and the kernel is never launched).
-  int64_t partLen =
-      parts ? llvm::alignTo(llvm::divideCeil(d.count(), parts), vw) : 0;
-  Kernel k = createKernel(module, loc, name, types, s.blockSize(), s.str());
-  OpBuilder &b = k.body;
-  Type acc = cs.acc;
-  auto c = [&](OpBuilder &ib, int64_t v) { return indexConstant(ib, loc, v); };
-  Value scratch = T > 32 ? addWorkgroupBuffer(k, loc, T / 32, acc) : Value();
-  unsigned numIn = cs.inputs.size(), numPer = cs.perChannel.size();
-  Value partial = k.arg(numIn + numPer);
-
-  Value tid = b.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x);
-  Value bid = b.create<gpu::BlockIdOp>(loc, gpu::Dimension::x);
-  Value channel = b.create<arith::DivUIOp>(loc, bid, c(b, parts));
-  Value part = b.create<arith::RemUIOp>(loc, bid, c(b, parts));
-  SmallVector<Value> params;
-  for (unsigned p = 0; p < numPer; ++p)
-    params.push_back(loadLanes(b, loc, k.arg(numIn + p), channel, 1, acc)[0]);
-  Value begin = b.create<arith::MulIOp>(loc, part, c(b, partLen));
-  Value end = b.create<arith::MinUIOp>(
-      loc, b.create<arith::AddIOp>(loc, begin, c(b, partLen)), c(b, d.count()));
-  Value start = b.create<arith::AddIOp>(
-      loc, begin, b.create<arith::MulIOp>(loc, tid, c(b, vw)));
-  auto loop = b.create<scf::ForOp>(
-      loc, start, end, c(b, T * vw), zeros(b, loc, acc, K),
-      [&](OpBuilder &fb, Location fl, Value j, ValueRange accs) {
-        // Element j of the channel: image j / S, position j % S.
-        Value image = fb.create<arith::DivUIOp>(fl, j, c(fb, d.inner));
-        Value position = fb.create<arith::RemUIOp>(fl, j, c(fb, d.inner));
-        Value offset = fb.create<arith::AddIOp>(
-            fl,
-            fb.create<arith::MulIOp>(
-                fl,
-                fb.create<arith::AddIOp>(
-                    fl, fb.create<arith::MulIOp>(fl, image, c(fb, d.channels)),
-                    channel),
-                c(fb, d.inner)),
-            position);
-        SmallVector<SmallVector<Value>> in;
-        for (unsigned i = 0; i < numIn; ++i)
-          in.push_back(loadLanes(fb, fl, k.arg(i), offset, vw, acc));
-        SmallVector<Value> next(accs.begin(), accs.end());
-        for (int64_t l = 0; l < vw; ++l) {
-          SmallVector<Value> lanes;
-          for (auto &v : in)
-            lanes.push_back(v[l]);
-          SmallVector<Value> sums = sumsFn(fb, fl, lanes, params);
-          for (int64_t kk = 0; kk < K; ++kk)
-            next[kk] = fb.create<arith::AddFOp>(fl, next[kk], sums[kk]);
-        }
-        fb.create<scf::YieldOp>(fl, next);
-      });
-  SmallVector<Value> totals;
-  for (int64_t kk = 0; kk < K; ++kk)
-    totals.push_back(T > 32
-                         ? emitBlockSum(b, loc, loop.getResult(kk), scratch, T)
-                         : emitWarpSum(b, loc, loop.getResult(kk), T));
-  Value firstThread =
-      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, tid, c(b, 0));
-  b.create<scf::IfOp>(loc, firstThread, [&](OpBuilder &tb, Location tl) {
-    Value base = tb.create<arith::MulIOp>(tl, bid, c(tb, K));
-    for (int64_t kk = 0; kk < K; ++kk) {
-      Value at = tb.create<arith::AddIOp>(tl, base, c(tb, kk));
-      tb.create<memref::StoreOp>(tl, totals[kk], partial, at);
-    }
-    tb.create<scf::YieldOp>(tl);
-  });
-  return k.func;
-}
-
-/// The finishing kernel: thread c adds channel c's `numParts` partial sums
-/// (at partial[part * partStride + kk * sumStride + c * channelStride]) in
-/// part order and stores FinishFn's values.
+/// The finishing kernel: thread c adds channel c's partial sums in part
+/// order and stores FinishFn's values.
 gpu::GPUFuncOp buildFinish(ModuleOp module, Location loc,
                            const std::string &name, const ChannelSums &cs,
-                           int64_t numParts, int64_t partStride,
-                           int64_t sumStride, int64_t channelStride,
-                           TypeRange types, FinishFn finishFn) {
+                           const PartialSums &partials, TypeRange types,
+                           FinishFn finishFn) {
   Kernel k = createKernel(module, loc, name, types, kFinishBlockSize,
                           "channel-finish block=256");
   OpBuilder &b = k.body;
@@ -357,18 +65,12 @@ gpu::GPUFuncOp buildFinish(ModuleOp module, Location loc,
   Value inRange = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult,
                                           channel, c(b, cs.dims.channels));
   b.create<scf::IfOp>(loc, inRange, [&](OpBuilder &tb, Location tl) {
-    Value base = tb.create<arith::MulIOp>(tl, channel, c(tb, channelStride));
     SmallVector<Value> sums;
     for (int64_t kk = 0; kk < cs.numSums; ++kk) {
       auto loop = tb.create<scf::ForOp>(
-          tl, c(tb, 0), c(tb, numParts), c(tb, 1), zeros(tb, tl, acc, 1),
+          tl, c(tb, 0), c(tb, partials.parts), c(tb, 1), zeros(tb, tl, acc, 1),
           [&](OpBuilder &fb, Location fl, Value p, ValueRange sum) {
-            Value at = fb.create<arith::AddIOp>(
-                fl,
-                fb.create<arith::AddIOp>(
-                    fl, fb.create<arith::MulIOp>(fl, p, c(fb, partStride)),
-                    c(fb, kk * sumStride)),
-                base);
+            Value at = partials.index(fb, fl, c(fb, 0), channel, p, kk);
             Value v = fb.create<memref::LoadOp>(fl, partial, at);
             fb.create<scf::YieldOp>(
                 fl, ValueRange{fb.create<arith::AddFOp>(fl, sum[0], v)});
@@ -394,57 +96,20 @@ void emitChannelSums(OpBuilder &b, Operation *op, llvm::StringRef what,
   Location loc = op->getLoc();
   auto module = op->getParentOfType<ModuleOp>();
   const ChannelDims &d = cs.dims;
-  int64_t K = cs.numSums;
   ChannelReductionSchedule s = selectChannelReductionSchedule(
       d.channels, d.inner, d.channelsLast(), cs.element, options.target);
-  std::string base = kernelBaseName(op, what);
-  auto c = [&](OpBuilder &ib, int64_t v) { return indexConstant(ib, loc, v); };
-
-  int64_t numParts, partStride, sumStride, channelStride;
-  if (d.channelsLast()) {
-    numParts = std::min<int64_t>(llvm::divideCeil(d.outer, s.rowsPerBlock),
-                                 s.maxBlocks);
-    partStride = K * d.channels;
-    sumStride = d.channels;
-    channelStride = 1;
-  } else {
-    numParts = channelsFirstParts(d, s);
-    partStride = K;
-    sumStride = 1;
-    channelStride = numParts * K;
-  }
-  // An empty tensor has no parts: every sum is 0.
-  if (d.count() == 0)
-    numParts = 0;
-  Value partial =
-      allocTemporary(b, loc, c(b, numParts * K * d.channels), cs.acc);
-  SmallVector<Value> sumsArgs(cs.inputs);
-  sumsArgs.append(cs.perChannel.begin(), cs.perChannel.end());
-  sumsArgs.push_back(partial);
-  TypeRange sumsTypes = ValueRange(sumsArgs).getTypes();
-  gpu::GPUFuncOp sumsKernel;
-  int64_t sumsGrid;
-  if (d.channelsLast()) {
-    std::tie(sumsKernel, sumsGrid) = buildChannelsLastSums(
-        module, loc, base + "_sums", cs, s, sumsTypes, sumsFn);
-  } else {
-    sumsKernel = buildChannelsFirstSums(module, loc, base + "_sums", cs, s,
-                                        numParts, sumsTypes, sumsFn);
-    sumsGrid = numParts * d.channels;
-  }
-  SmallVector<Value> finishArgs{partial};
+  PartialSums partials = emitPartialChannelSums(b, op, what, cs, s, sumsFn);
+  SmallVector<Value> finishArgs{partials.buffer};
   finishArgs.append(cs.finishOperands.begin(), cs.finishOperands.end());
   finishArgs.append(cs.outputs.begin(), cs.outputs.end());
-  gpu::GPUFuncOp finishKernel = buildFinish(
-      module, loc, base + "_finish", cs, numParts, partStride, sumStride,
-      channelStride, ValueRange(finishArgs).getTypes(), finishFn);
-  // Static shapes: empty grids are known here and launch nothing.
-  if (sumsGrid > 0 && d.count() > 0)
-    launch(b, loc, sumsKernel, c(b, sumsGrid), s.blockSize(), sumsArgs);
+  gpu::GPUFuncOp finishKernel =
+      buildFinish(module, loc, kernelBaseName(op, what) + "_finish", cs,
+                  partials, ValueRange(finishArgs).getTypes(), finishFn);
   if (d.channels > 0)
-    launch(b, loc, finishKernel,
-           c(b, llvm::divideCeil(d.channels, kFinishBlockSize)),
-           kFinishBlockSize, finishArgs);
+    launch(
+        b, loc, finishKernel,
+        indexConstant(b, loc, llvm::divideCeil(d.channels, kFinishBlockSize)),
+        kFinishBlockSize, finishArgs);
 }
 
 /// The flat buffer of a tensor.

@@ -2,26 +2,28 @@
 //
 // Part of normfuse. group_norm_grad and instance_norm_grad (an instance
 // norm is a group norm of one channel per group), NHWC and NCHW, static
-// shapes, as three kernels:
+// shapes, as three kernels (GroupNormGradSchedule):
 //
-// - `_group_sums`: a block per (image, group) adds g*dy and g*dy*xhat over
-//   the group's elements (xhat = (x - mean) * rstd from the saved
-//   statistics), by the block's threads and then shuffles and workgroup
-//   memory, and writes the two sums;
-// - `_dx`: an elementwise kernel, dx = rstd * (g*dy - mean(g*dy) - xhat *
+// - `_sums`: the sums of dy and dy*xhat (xhat = (x - mean) * rstd from the
+//   saved statistics) per (image, channel), the per-channel reduction of
+//   BatchNorm's gradient kept per image (ChannelSums.h): partial sums, a
+//   block per part of an image;
+// - `_finish`: a thread per (image, group) adds the partial sums of the
+//   group's channels times their scale (the group's sums of g*dy and
+//   g*dy*xhat); a thread per channel adds them over the images (dscale
+//   and dbias). Fixed orders: deterministic, no atomics;
+// - `_dx`: elementwise, dx = rstd * (g*dy - mean(g*dy) - xhat *
 //   mean(g*dy*xhat)) with the group's means (NormMath.h, the CPU's
-//   formula);
-// - `_param_sums`: a block per channel adds dy*xhat and dy over every
-//   image and position, in a fixed order: dscale and dbias, deterministic
-//   and without atomics.
+//   formula), in vectors.
 //
-// x and dy are read three times. This is the straightforward schedule that
-// makes every group norm gradient run on the GPU; a tuned one (one pass for
-// dx where a group fits a block, two-stage parameter sums as the row norms
-// have) is a later step.
+// dy and x are read twice (the sums, dx) and dx written once, whatever the
+// batch and group sizes: the first kernel's blocks are shared among the
+// images and cut each image's positions into parts, so batch 1 and few
+// large groups fill the GPU as well as many small ones.
 //
 //===----------------------------------------------------------------------===//
 
+#include "ChannelSums.h"
 #include "KernelBuilder.h"
 #include "LowerToGPU.h"
 #include "normfuse/Codegen/Common/ActivationMath.h"
@@ -38,11 +40,6 @@ using namespace mlir::nf;
 using namespace mlir::nf::cuda;
 
 namespace {
-
-/// Threads of every block of these kernels.
-constexpr int64_t kBlockSize = 256;
-/// The most blocks a grid has; blocks loop over the rest.
-constexpr int64_t kMaxBlocks = 65535;
 
 /// The geometry of a group norm's activation: N images of C channels at HW
 /// positions, G groups of `perGroup` channels.
@@ -68,74 +65,10 @@ struct GroupGeometry {
   }
 };
 
-/// Element `i` of group `grp` of image `img`: its flat offset and channel.
-std::pair<Value, Value> groupElement(IndexMath &ix, const GroupGeometry &g,
-                                     Value img, Value grp, Value i) {
-  int64_t cpg = g.perGroup();
-  if (g.nhwc) {
-    Value channel = ix.add(ix.mul(grp, cpg), ix.rem(i, cpg));
-    Value position = ix.add(ix.mul(img, g.hw), ix.div(i, cpg));
-    return {ix.add(ix.mul(position, g.c), channel), channel};
-  }
-  Value channel = ix.add(ix.mul(grp, cpg), ix.div(i, g.hw));
-  return {ix.add(ix.mul(ix.add(ix.mul(img, g.c), ix.mul(grp, cpg)), g.hw), i),
-          channel};
-}
-
-/// A grid-stride loop of the block over [0, count) with `body(index)`;
-/// block-uniform, so the body may hold barriers.
-void forEachBlockItem(OpBuilder &b, Location loc, int64_t count,
-                      llvm::function_ref<void(OpBuilder &, Value)> body) {
-  Value bid = b.create<gpu::BlockIdOp>(loc, gpu::Dimension::x);
-  Value grid = b.create<gpu::GridDimOp>(loc, gpu::Dimension::x);
-  b.create<scf::ForOp>(loc, bid, indexConstant(b, loc, count), grid,
-                       ValueRange{},
-                       [&](OpBuilder &lb, Location ll, Value item, ValueRange) {
-                         body(lb, item);
-                         lb.create<scf::YieldOp>(ll);
-                       });
-}
-
-/// The sums of `count` terms over the block's threads: thread t adds terms
-/// t, t + blockSize, ... (`terms(index)` gives one value per sum), then the
-/// block adds the threads' sums; the totals are in every thread.
-SmallVector<Value>
-blockSums(OpBuilder &b, Location loc, Value scratch, Type acc, Value count,
-          unsigned numSums,
-          llvm::function_ref<SmallVector<Value>(OpBuilder &, Value)> terms) {
-  Value tid = b.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x);
-  Value zero = floatConstant(b, loc, 0.0, acc, 1);
-  auto loop = b.create<scf::ForOp>(
-      loc, tid, count, indexConstant(b, loc, kBlockSize),
-      SmallVector<Value>(numSums, zero),
-      [&](OpBuilder &lb, Location ll, Value i, ValueRange sums) {
-        SmallVector<Value> t = terms(lb, i), next;
-        for (unsigned s = 0; s < numSums; ++s)
-          next.push_back(lb.create<arith::AddFOp>(ll, sums[s], t[s]));
-        lb.create<scf::YieldOp>(ll, next);
-      });
-  SmallVector<Value> totals;
-  for (Value partial : loop.getResults())
-    totals.push_back(emitBlockSum(b, loc, partial, scratch, kBlockSize));
-  return totals;
-}
-
-/// Stores `values` at `offsets` of `buffers` from thread 0 alone.
-void storeFromThreadZero(OpBuilder &b, Location loc, ArrayRef<Value> values,
-                         ArrayRef<Value> buffers, ArrayRef<Value> offsets) {
-  Value tid = b.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x);
-  Value first = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, tid,
-                                        indexConstant(b, loc, 0));
-  b.create<scf::IfOp>(loc, first, [&](OpBuilder &tb, Location tl) {
-    for (auto [v, buffer, offset] : llvm::zip(values, buffers, offsets))
-      storeLanes(tb, tl, {v}, buffer, offset);
-    tb.create<scf::YieldOp>(tl);
-  });
-}
-
 template <typename GradOp>
 LogicalResult lowerGroupNormGrad(RewriterBase &rewriter, GradOp op,
-                                 int64_t numGroups) {
+                                 int64_t numGroups,
+                                 const GPULoweringOptions &options) {
   auto xType = cast<RankedTensorType>(op.getInput().getType());
   for (Type t : op->getOperandTypes())
     if (!cast<RankedTensorType>(t).hasStaticShape())
@@ -145,6 +78,9 @@ LogicalResult lowerGroupNormGrad(RewriterBase &rewriter, GradOp op,
   GroupGeometry g = GroupGeometry::get(xType, op.getLayout(), numGroups);
   Type acc = getAccumulationType(xType.getElementType());
   bool hasScale = bool(op.getScale());
+  GroupNormGradSchedule s = selectGroupNormGradSchedule(
+      g.n, g.c, g.hw, g.nhwc, xType.getElementType(), options.target);
+  int64_t cpg = g.perGroup(), G = g.groups;
 
   rewriter.setInsertionPoint(op);
   OpBuilder &b = rewriter;
@@ -164,81 +100,158 @@ LogicalResult lowerGroupNormGrad(RewriterBase &rewriter, GradOp op,
   Value dbiasBuffer = alloc(op.getGradBias());
   Value dx = flatten(b, loc, dxBuffer), dscale = flatten(b, loc, dscaleBuffer),
         dbias = flatten(b, loc, dbiasBuffer);
-  int64_t imageGroups = g.n * g.groups;
-  Value sums =
+  llvm::StringRef what = op->getName().stripDialect();
+  std::string base = kernelBaseName(op, what);
+  /// The (image, group) of a channel: where its mean, rstd and sums are.
+  auto imageGroup = [G, cpg](OpBuilder &ib, Location il, Value image,
+                             Value channel) {
+    IndexMath ix{ib, il};
+    return ix.add(ix.mul(image, G), ix.div(channel, cpg));
+  };
+
+  // 1. The partial sums of dy*xhat (0) and dy (1) per (image, channel).
+  ChannelSums cs = channelSumsOf(xType, op.getLayout(), 2, /*perImage=*/true);
+  cs.inputs = {dy, x};
+  cs.perChannel = {mean, rstd};
+  cs.paramIndex = imageGroup;
+  PartialSums partials = emitPartialChannelSums(
+      b, op, what, cs, s.sums,
+      [](OpBuilder &fb, Location fl, ArrayRef<Value> in, ArrayRef<Value> p) {
+        Value xhat = emitNormalize(fb, fl, in[1], p[0], p[1], Value(), Value());
+        return SmallVector<Value>{
+            fb.create<arith::MulFOp>(fl, in[0], xhat).getResult(), in[0]};
+      });
+
+  // 2. The group sums (of g*dy and g*dy*xhat) and the parameter gradients.
+  int64_t imageGroups = g.n * G;
+  Value groupSums =
       allocTemporary(b, loc, indexConstant(b, loc, 2 * imageGroups), acc);
-  std::string base = kernelBaseName(op, op->getName().stripDialect());
-  std::string schedule = "group-norm-grad block=" + std::to_string(kBlockSize);
-
-  // The arguments every kernel takes: dy, x, mean, rstd, [scale], then its
-  // own.
-  SmallVector<Value> common{dy, x, mean, rstd};
+  SmallVector<Value> finishArgs{partials.buffer};
   if (hasScale)
-    common.push_back(scale);
-  auto kernelFor = [&](llvm::StringRef what, ValueRange own) {
-    SmallVector<Value> args(common);
-    args.append(own.begin(), own.end());
-    Kernel k = createKernel(module, loc, base + "_" + what.str(),
-                            ValueRange(args).getTypes(), kBlockSize, schedule);
-    return std::make_pair(k, args);
-  };
-  /// Per element of a kernel: g*dy (or dy), dy, xhat, from the element's
-  /// offset, channel and (image, group).
-  struct Terms {
-    Value scaledDy, dy, xhat, rstd;
-  };
-  auto termsAt = [&](OpBuilder &kb, Kernel &k, Value offset, Value channel,
-                     Value imageGroup) {
-    Terms t;
-    t.dy = loadLanes(kb, loc, k.arg(0), offset, 1, acc)[0];
-    Value xv = loadLanes(kb, loc, k.arg(1), offset, 1, acc)[0];
-    Value m = loadLanes(kb, loc, k.arg(2), imageGroup, 1, acc)[0];
-    t.rstd = loadLanes(kb, loc, k.arg(3), imageGroup, 1, acc)[0];
-    t.xhat = kb.create<arith::MulFOp>(loc, kb.create<arith::SubFOp>(loc, xv, m),
-                                      t.rstd);
-    t.scaledDy =
-        hasScale
-            ? kb.create<arith::MulFOp>(
-                  loc, loadLanes(kb, loc, k.arg(4), channel, 1, acc)[0], t.dy)
-            : t.dy;
-    return t;
-  };
-  unsigned own = common.size();
-
-  // 1. The two sums of each (image, group).
-  auto [sumsKernel, sumsArgs] = kernelFor("group_sums", ValueRange{sums});
+    finishArgs.push_back(scale);
+  finishArgs.append({groupSums, dscale, dbias});
+  int64_t finishBlock = s.finishBlockSize;
+  Kernel finish = createKernel(module, loc, base + "_finish",
+                               ValueRange(finishArgs).getTypes(), finishBlock,
+                               "group-norm-grad-finish block=" +
+                                   std::to_string(finishBlock));
   {
-    Kernel &k = sumsKernel;
-    Value scratch = addWorkgroupBuffer(k, loc, kBlockSize / 32, acc);
-    forEachBlockItem(k.body, loc, imageGroups, [&](OpBuilder &kb, Value ig) {
-      IndexMath ix{kb, loc};
-      Value img = ix.div(ig, g.groups), grp = ix.rem(ig, g.groups);
-      SmallVector<Value> totals = blockSums(
-          kb, loc, scratch, acc, ix.c(g.groupElements()), 2,
-          [&](OpBuilder &lb, Value i) -> SmallVector<Value> {
-            IndexMath li{lb, loc};
-            auto [offset, channel] = groupElement(li, g, img, grp, i);
-            Terms t = termsAt(lb, k, offset, channel, ig);
-            return {t.scaledDy,
-                    lb.create<arith::MulFOp>(loc, t.scaledDy, t.xhat)};
+    OpBuilder &kb = finish.body;
+    IndexMath ix{kb, loc};
+    unsigned next = hasScale ? 2 : 1;
+    Value kScale = hasScale ? finish.arg(1) : Value();
+    Value kGroupSums = finish.arg(next), kDscale = finish.arg(next + 1),
+          kDbias = finish.arg(next + 2);
+    Value item = ix.add(
+        ix.mul(kb.create<gpu::BlockIdOp>(loc, gpu::Dimension::x), finishBlock),
+        kb.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x));
+    /// The sums over `count` of (part, sum kk) for kk = 0, 1 in order, with
+    /// `at(i, part, kk)` the partial sum's index and `weight(i)` its factor.
+    auto addParts =
+        [&](OpBuilder &ob, Location ol, int64_t count,
+            llvm::function_ref<Value(OpBuilder &, Value, Value, int64_t)> at,
+            llvm::function_ref<Value(OpBuilder &, Value)> weight) {
+          auto outerLoop = ob.create<scf::ForOp>(
+              ol, indexConstant(ob, ol, 0), indexConstant(ob, ol, count),
+              indexConstant(ob, ol, 1), zeros(ob, ol, acc, 2),
+              [&](OpBuilder &fb, Location fl, Value i, ValueRange totals) {
+                auto partLoop = fb.create<scf::ForOp>(
+                    fl, indexConstant(fb, fl, 0),
+                    indexConstant(fb, fl, partials.parts),
+                    indexConstant(fb, fl, 1), zeros(fb, fl, acc, 2),
+                    [&](OpBuilder &pb, Location pl, Value p, ValueRange sums) {
+                      SmallVector<Value> added;
+                      for (int64_t kk = 0; kk < 2; ++kk)
+                        added.push_back(pb.create<arith::AddFOp>(
+                            pl, sums[kk],
+                            pb.create<memref::LoadOp>(pl, finish.arg(0),
+                                                      at(pb, i, p, kk))));
+                      pb.create<scf::YieldOp>(pl, added);
+                    });
+                Value w = weight ? weight(fb, i) : Value();
+                SmallVector<Value> added;
+                for (int64_t kk = 0; kk < 2; ++kk) {
+                  Value v = partLoop.getResult(kk);
+                  if (w)
+                    v = fb.create<arith::MulFOp>(fl, w, v);
+                  added.push_back(fb.create<arith::AddFOp>(fl, totals[kk], v));
+                }
+                fb.create<scf::YieldOp>(fl, added);
+              });
+          return SmallVector<Value>(outerLoop.getResults());
+        };
+    Value isGroup = kb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult,
+                                             item, ix.c(imageGroups));
+    Value isChannel = kb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult,
+                                               item, ix.c(imageGroups + g.c));
+    kb.create<scf::IfOp>(
+        loc, isGroup,
+        [&](OpBuilder &tb, Location tl) {
+          // (image, group): its channels' sums, each times its scale.
+          IndexMath tx{tb, tl};
+          Value img = tx.div(item, G), grp = tx.rem(item, G);
+          SmallVector<Value> sums = addParts(
+              tb, tl, cpg,
+              [&](OpBuilder &pb, Value i, Value p, int64_t kk) {
+                IndexMath px{pb, tl};
+                return partials.index(pb, tl, img, px.madd(grp, cpg, i), p, kk);
+              },
+              [&](OpBuilder &wb, Value i) -> Value {
+                if (!hasScale)
+                  return Value();
+                IndexMath wx{wb, tl};
+                return loadLanes(wb, tl, kScale, wx.madd(grp, cpg, i), 1,
+                                 acc)[0];
+              });
+          // Stored as (sum g*dy, sum g*dy*xhat).
+          Value at = tx.mul(item, 2);
+          storeLanes(tb, tl, {sums[1], sums[0]}, kGroupSums, at);
+          tb.create<scf::YieldOp>(tl);
+        },
+        [&](OpBuilder &eb, Location el) {
+          eb.create<scf::IfOp>(el, isChannel, [&](OpBuilder &tb, Location tl) {
+            // A channel: its sums over every image.
+            IndexMath tx{tb, tl};
+            Value channel = tx.sub(item, tx.c(imageGroups));
+            SmallVector<Value> sums = addParts(
+                tb, tl, g.n,
+                [&](OpBuilder &pb, Value i, Value p, int64_t kk) {
+                  return partials.index(pb, tl, i, channel, p, kk);
+                },
+                nullptr);
+            storeLanes(tb, tl, {sums[0]}, kDscale, channel);
+            storeLanes(tb, tl, {sums[1]}, kDbias, channel);
+            tb.create<scf::YieldOp>(tl);
           });
-      Value at = ix.mul(ig, 2);
-      storeFromThreadZero(kb, loc, totals, {k.arg(own), k.arg(own)},
-                          {at, ix.add(at, ix.c(1))});
-    });
+          eb.create<scf::YieldOp>(el);
+        });
   }
 
-  // 2. dx, elementwise.
-  auto [dxKernel, dxArgs] = kernelFor("dx", ValueRange{sums, dx});
+  // 3. dx, elementwise: vectors of a position's channels (NHWC) or of a
+  // channel's positions (NCHW).
+  SmallVector<Value> dxArgs{dy, x, mean, rstd};
+  if (hasScale)
+    dxArgs.push_back(scale);
+  dxArgs.append({groupSums, dx});
+  const PointwiseSchedule &ps = s.dx;
+  int64_t vw = ps.vectorWidth, block = ps.blockSize;
+  Kernel dxKernel =
+      createKernel(module, loc, base + "_dx", ValueRange(dxArgs).getTypes(),
+                   block, "group-norm-grad-dx " + ps.str());
+  dxKernel.func->setAttr(kMinBlocksAttr,
+                         b.getI64IntegerAttr(ps.minBlocksPerMultiprocessor));
   {
     Kernel &k = dxKernel;
     OpBuilder &kb = k.body;
     IndexMath ix{kb, loc};
+    unsigned next = hasScale ? 5 : 4;
+    Value kScale = hasScale ? k.arg(4) : Value();
+    Value kGroupSums = k.arg(next), kDx = k.arg(next + 1);
     Value tid = kb.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x);
     Value bid = kb.create<gpu::BlockIdOp>(loc, gpu::Dimension::x);
     Value grid = kb.create<gpu::GridDimOp>(loc, gpu::Dimension::x);
-    Value start = ix.add(ix.mul(bid, kBlockSize), tid);
-    Value step = kb.create<arith::MulIOp>(loc, grid, ix.c(kBlockSize));
+    Value start = ix.mul(ix.add(ix.mul(bid, block), tid), vw);
+    Value step = kb.create<arith::MulIOp>(loc, grid, ix.c(block * vw));
     // (An empty group has no element to scale: no infinity in the source.)
     Value inverseCount = floatConstant(
         kb, loc, g.groupElements() > 0 ? 1.0 / double(g.groupElements()) : 0.0,
@@ -247,63 +260,78 @@ LogicalResult lowerGroupNormGrad(RewriterBase &rewriter, GradOp op,
         loc, start, ix.c(g.total()), step, ValueRange{},
         [&](OpBuilder &lb, Location ll, Value e, ValueRange) {
           IndexMath li{lb, ll};
-          Value channel =
-              g.nhwc ? li.rem(e, g.c) : li.rem(li.div(e, g.hw), g.c);
-          Value img = li.div(e, g.c * g.hw);
-          Value ig =
-              li.add(li.mul(img, g.groups), li.div(channel, g.perGroup()));
-          Terms t = termsAt(lb, k, e, channel, ig);
-          Value at = li.mul(ig, 2);
-          Value sumDy = loadLanes(lb, ll, k.arg(own), at, 1, acc)[0];
-          Value sumDyXhat =
-              loadLanes(lb, ll, k.arg(own), li.add(at, li.c(1)), 1, acc)[0];
-          Value v = emitNormGradInput(
-              lb, ll, t.scaledDy, t.xhat,
-              lb.create<arith::MulFOp>(ll, sumDyXhat, inverseCount),
-              lb.create<arith::MulFOp>(ll, sumDy, inverseCount), t.rstd);
-          storeLanes(lb, ll, {v}, k.arg(own + 1), e);
+          SmallVector<Value> dyLanes = loadLanes(lb, ll, k.arg(0), e, vw, acc);
+          SmallVector<Value> xLanes = loadLanes(lb, ll, k.arg(1), e, vw, acc);
+          // The first lane's channel and image; NHWC lanes are consecutive
+          // channels, NCHW lanes share one.
+          Value channel, img;
+          if (g.nhwc) {
+            channel = li.rem(e, g.c);
+            img = li.div(e, g.c * g.hw);
+          } else {
+            Value key = li.div(e, g.hw);
+            channel = li.rem(key, g.c);
+            img = li.div(key, g.c);
+          }
+          SmallVector<Value> scales;
+          if (hasScale)
+            scales =
+                g.nhwc ? loadLanes(lb, ll, kScale, channel, vw, acc)
+                       : SmallVector<Value>(
+                             vw, loadLanes(lb, ll, kScale, channel, 1, acc)[0]);
+          // What the lanes of one (image, group) share.
+          struct GroupValues {
+            Value mean, rstd, meanDy, meanDyXhat;
+          };
+          auto groupValues = [&](Value laneChannel) {
+            Value ig = imageGroup(lb, ll, img, laneChannel);
+            Value at = li.mul(ig, 2);
+            GroupValues v;
+            v.mean = loadLanes(lb, ll, k.arg(2), ig, 1, acc)[0];
+            v.rstd = loadLanes(lb, ll, k.arg(3), ig, 1, acc)[0];
+            v.meanDy = lb.create<arith::MulFOp>(
+                ll, loadLanes(lb, ll, kGroupSums, at, 1, acc)[0], inverseCount);
+            v.meanDyXhat = lb.create<arith::MulFOp>(
+                ll,
+                loadLanes(lb, ll, kGroupSums, li.add(at, li.c(1)), 1, acc)[0],
+                inverseCount);
+            return v;
+          };
+          // Lanes share their (image, group) in runs of `run`: all of them
+          // for NCHW and where a group holds the vector, a group's worth
+          // where the vector holds whole groups.
+          int64_t run = !g.nhwc || cpg % vw == 0 ? vw : vw % cpg == 0 ? cpg : 1;
+          GroupValues v;
+          SmallVector<Value> out;
+          for (int64_t l = 0; l < vw; ++l) {
+            if (l % run == 0)
+              v = groupValues(l ? li.add(channel, li.c(l)) : channel);
+            Value xhat = emitNormalize(lb, ll, xLanes[l], v.mean, v.rstd,
+                                       Value(), Value());
+            Value gdy =
+                hasScale ? lb.create<arith::MulFOp>(ll, scales[l], dyLanes[l])
+                         : dyLanes[l];
+            out.push_back(emitNormGradInput(lb, ll, gdy, xhat, v.meanDyXhat,
+                                            v.meanDy, v.rstd));
+          }
+          storeLanes(lb, ll, out, kDx, e);
           lb.create<scf::YieldOp>(ll);
         });
   }
 
-  // 3. dscale and dbias: a block per channel over every image and position.
-  auto [paramKernel, paramArgs] =
-      kernelFor("param_sums", ValueRange{dscale, dbias});
-  {
-    Kernel &k = paramKernel;
-    Value scratch = addWorkgroupBuffer(k, loc, kBlockSize / 32, acc);
-    forEachBlockItem(k.body, loc, g.c, [&](OpBuilder &kb, Value channel) {
-      IndexMath ix{kb, loc};
-      Value grp = ix.div(channel, g.perGroup());
-      SmallVector<Value> totals = blockSums(
-          kb, loc, scratch, acc, ix.c(g.n * g.hw), 2,
-          [&](OpBuilder &lb, Value j) -> SmallVector<Value> {
-            IndexMath li{lb, loc};
-            Value img = li.div(j, g.hw), position = li.rem(j, g.hw);
-            Value offset =
-                g.nhwc
-                    ? li.add(li.mul(li.add(li.mul(img, g.hw), position), g.c),
-                             channel)
-                    : li.add(li.mul(li.add(li.mul(img, g.c), channel), g.hw),
-                             position);
-            Terms t = termsAt(lb, k, offset, channel,
-                              li.add(li.mul(img, g.groups), grp));
-            return {lb.create<arith::MulFOp>(loc, t.dy, t.xhat), t.dy};
-          });
-      storeFromThreadZero(kb, loc, totals, {k.arg(own), k.arg(own + 1)},
-                          {channel, channel});
-    });
-  }
-
-  // The launches; none for an empty grid.
-  auto launchOver = [&](Kernel &k, SmallVector<Value> &args, int64_t items) {
-    if (items > 0)
-      launch(b, loc, k.func, indexConstant(b, loc, std::min(items, kMaxBlocks)),
-             kBlockSize, args);
-  };
-  launchOver(sumsKernel, sumsArgs, imageGroups);
-  launchOver(dxKernel, dxArgs, llvm::divideCeil(g.total(), kBlockSize));
-  launchOver(paramKernel, paramArgs, g.c);
+  // The launches (the sums' is emitted above); none for an empty grid.
+  int64_t finishItems = imageGroups + g.c;
+  if (finishItems > 0)
+    launch(b, loc, finish.func,
+           indexConstant(b, loc, llvm::divideCeil(finishItems, finishBlock)),
+           finishBlock, finishArgs);
+  if (g.total() > 0)
+    launch(
+        b, loc, dxKernel.func,
+        indexConstant(b, loc,
+                      std::min<int64_t>(llvm::divideCeil(g.total(), block * vw),
+                                        ps.maxBlocks)),
+        block, dxArgs);
   rewriter.replaceOp(op, {toTensor(b, loc, dxBuffer),
                           toTensor(b, loc, dscaleBuffer),
                           toTensor(b, loc, dbiasBuffer)});
@@ -313,10 +341,11 @@ LogicalResult lowerGroupNormGrad(RewriterBase &rewriter, GradOp op,
 } // namespace
 
 LogicalResult cuda::lowerGroupNormGradToGPU(RewriterBase &rewriter,
-                                            Operation *op) {
+                                            Operation *op,
+                                            const GPULoweringOptions &options) {
   if (auto grad = dyn_cast<GroupNormGradOp>(op))
-    return lowerGroupNormGrad(rewriter, grad, grad.getNumGroups());
+    return lowerGroupNormGrad(rewriter, grad, grad.getNumGroups(), options);
   if (auto grad = dyn_cast<InstanceNormGradOp>(op))
-    return lowerGroupNormGrad(rewriter, grad, 0);
+    return lowerGroupNormGrad(rewriter, grad, 0, options);
   return failure();
 }

@@ -168,22 +168,7 @@ RowValues loadRow(OpBuilder &b, Location loc, const RowGradSpec &spec,
       v.append(x.begin(), x.end());
       return v;
     };
-    SmallVector<Value> dyx;
-    if (!valid) {
-      dyx = load(b, loc);
-    } else {
-      auto ifOp = b.create<scf::IfOp>(
-          loc, valid,
-          [&](OpBuilder &tb, Location tl) {
-            tb.create<scf::YieldOp>(tl, load(tb, tl));
-          },
-          [&](OpBuilder &eb, Location el) {
-            eb.create<scf::YieldOp>(
-                el,
-                SmallVector<Value>(2 * vw, floatConstant(eb, el, 0.0, acc, 1)));
-          });
-      dyx.assign(ifOp.getResults().begin(), ifOp.getResults().end());
-    }
+    SmallVector<Value> dyx = emitValuesIf(b, loc, valid, acc, load);
     SmallVector<Value> dy(dyx.begin(), dyx.begin() + vw), xhat, gdy;
     for (int64_t l = 0; l < vw; ++l) {
       xhat.push_back(

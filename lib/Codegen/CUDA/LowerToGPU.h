@@ -38,9 +38,11 @@ LogicalResult lowerFusedRowNormToGPU(RewriterBase &rewriter, FusedOp fused,
 LogicalResult lowerNormGradToGPU(RewriterBase &rewriter, Operation *op,
                                  const GPULoweringOptions &options);
 
-/// group_norm_grad and instance_norm_grad of static shape: group sums,
-/// dx, then per-channel parameter sums; fails on other ops.
-LogicalResult lowerGroupNormGradToGPU(RewriterBase &rewriter, Operation *op);
+/// group_norm_grad and instance_norm_grad of static shape: sums per
+/// (image, channel), the group sums and parameter gradients from them, then
+/// dx; fails on other ops.
+LogicalResult lowerGroupNormGradToGPU(RewriterBase &rewriter, Operation *op,
+                                      const GPULoweringOptions &options);
 
 /// batch_norm_training, batch_norm_grad and bias_add_grad (static shapes):
 /// per-channel sums, then elementwise kernels; fails on other ops.

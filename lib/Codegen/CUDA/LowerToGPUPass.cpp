@@ -105,7 +105,7 @@ struct NFLowerToGPUPass : nf::impl::NFLowerToGPUPassBase<NFLowerToGPUPass> {
         }
         if (succeeded(lowerRowNormToGPU(rewriter, op, options)) ||
             succeeded(lowerNormGradToGPU(rewriter, op, options)) ||
-            succeeded(lowerGroupNormGradToGPU(rewriter, op)) ||
+            succeeded(lowerGroupNormGradToGPU(rewriter, op, options)) ||
             succeeded(lowerChannelReductionToGPU(rewriter, op, options)) ||
             succeeded(lowerPointwiseToGPU(rewriter, op, options)) ||
             succeeded(lowerProductToGPU(rewriter, op, options)))

@@ -334,6 +334,20 @@ PointwiseSchedule cuda::selectPointwiseSchedule(int64_t numElements,
   return s;
 }
 
+GroupNormGradSchedule
+cuda::selectGroupNormGradSchedule(int64_t images, int64_t channels,
+                                  int64_t spatial, bool channelsLast,
+                                  Type elementType, const TargetInfo &target) {
+  (void)images;
+  GroupNormGradSchedule s;
+  s.sums = selectChannelReductionSchedule(channels, spatial, channelsLast,
+                                          elementType, target);
+  s.dx = selectPointwiseSchedule(channelsLast ? channels : spatial, elementType,
+                                 target);
+  s.finishBlockSize = kChannelReductionBlockSize;
+  return s;
+}
+
 std::string TiledProductSchedule::str() const {
   return "tiled-product tile=" + std::to_string(tileM) + "x" +
          std::to_string(tileN) + "x" + std::to_string(tileK) +

@@ -1,60 +1,107 @@
 // group_norm_grad and instance_norm_grad (LowerGroupNormGrads.cpp): three
-// kernels of 256 threads. `_group_sums` takes a block per (image, group)
-// and writes the group's sums of g*dy and g*dy*xhat; `_dx` is a grid-stride
-// elementwise kernel; `_param_sums` takes a block per channel and writes
-// dscale and dbias from thread 0, in a fixed order.
+// kernels. `_sums` is the per-channel reduction of BatchNorm's gradient
+// kept per (image, channel): partial sums of dy*xhat and dy, with each
+// lane's mean and rstd those of its (image, group); `_finish` has a thread
+// per (image, group) (its channels' sums times their scale) and one per
+// channel (dscale, dbias over the images); `_dx` is elementwise, in
+// vectors.
 // RUN: nf-opt %s --nf-lower-to-gpu | FileCheck %s
 
 // CHECK-LABEL: func.func @group_norm_grad_nhwc
-// Two sums for each of 2 x 4 (image, group): a temporary of 16.
+// 2 images x 1 block x 2 sums x 16 channels of partial sums.
+// CHECK: %[[PARTIAL:.+]] = memref.alloc() : memref<64xf32>
+// CHECK: %[[PARTIAL_FLAT:.+]] = memref.cast %[[PARTIAL]]
+// A block per image (12 positions fit one block of 128 position groups).
+// CHECK: %[[IMAGES:.+]] = arith.constant 2 : index
+// CHECK: gpu.launch_func @nf_kernels::@group_norm_grad_nhwc_group_norm_grad_sums blocks in (%[[IMAGES]],
+// CHECK-SAME: %[[PARTIAL_FLAT]] : memref<?xf32>)
+// Two sums for each of 2 x 4 (image, group).
 // CHECK: %[[SUMS:.+]] = memref.alloc() : memref<16xf32>
-// CHECK: %[[IMAGE_GROUPS:.+]] = arith.constant 8 : index
-// CHECK: gpu.launch_func @nf_kernels::@group_norm_grad_nhwc_group_norm_grad_group_sums blocks in (%[[IMAGE_GROUPS]],
-// 2 x 4 x 3 x 16 = 384 elements: 2 blocks.
-// CHECK: %[[DX_BLOCKS:.+]] = arith.constant 2 : index
-// CHECK: gpu.launch_func @nf_kernels::@group_norm_grad_nhwc_group_norm_grad_dx blocks in (%[[DX_BLOCKS]],
-// CHECK: %[[CHANNELS:.+]] = arith.constant 16 : index
-// CHECK: gpu.launch_func @nf_kernels::@group_norm_grad_nhwc_group_norm_grad_param_sums blocks in (%[[CHANNELS]],
+// CHECK: %[[SUMS_FLAT:.+]] = memref.cast %[[SUMS]]
+// 8 (image, group)s and 16 channels: one block of 256 threads.
+// CHECK: gpu.launch_func @nf_kernels::@group_norm_grad_nhwc_group_norm_grad_finish
+// CHECK-SAME: args(%[[PARTIAL_FLAT]] : memref<?xf32>, %{{.+}} : memref<?xf32>, %[[SUMS_FLAT]] : memref<?xf32>,
+// 384 elements in vectors of 8: one block.
+// CHECK: gpu.launch_func @nf_kernels::@group_norm_grad_nhwc_group_norm_grad_dx
+// CHECK-SAME: %[[SUMS_FLAT]] : memref<?xf32>, %{{.+}} : memref<?xf16>)
 func.func @group_norm_grad_nhwc(%dy: tensor<2x4x3x16xf16>, %x: tensor<2x4x3x16xf16>, %m: tensor<2x4xf32>, %r: tensor<2x4xf32>, %s: tensor<16xf32>) -> (tensor<2x4x3x16xf16>, tensor<16xf32>, tensor<16xf32>) {
   %dx, %ds, %db = nf.group_norm_grad %dy, %x, %m, %r scale %s {layout = #nf.layout<nhwc>, num_groups = 4 : i64} : (tensor<2x4x3x16xf16>, tensor<2x4x3x16xf16>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<16xf32>) -> (tensor<2x4x3x16xf16>, tensor<16xf32>, tensor<16xf32>)
   return %dx, %ds, %db : tensor<2x4x3x16xf16>, tensor<16xf32>, tensor<16xf32>
 }
 
-// An instance norm is a group norm of one channel a group: 2 x 5 sums.
+// An instance norm is a group norm of one channel a group. NCHW: a block
+// per (image, channel) (21 positions are one part), 2 x 5 x 2 partial
+// sums, 2 x 5 x 2 group sums.
 // CHECK-LABEL: func.func @instance_norm_grad_nchw
 // CHECK: memref.alloc() : memref<20xf64>
-// CHECK: gpu.launch_func @nf_kernels::@instance_norm_grad_nchw_instance_norm_grad_group_sums
+// CHECK: %[[BLOCKS:.+]] = arith.constant 10 : index
+// CHECK: gpu.launch_func @nf_kernels::@instance_norm_grad_nchw_instance_norm_grad_sums blocks in (%[[BLOCKS]],
+// CHECK: memref.alloc() : memref<20xf64>
+// CHECK: gpu.launch_func @nf_kernels::@instance_norm_grad_nchw_instance_norm_grad_finish
 // CHECK: gpu.launch_func @nf_kernels::@instance_norm_grad_nchw_instance_norm_grad_dx
-// CHECK: gpu.launch_func @nf_kernels::@instance_norm_grad_nchw_instance_norm_grad_param_sums
 func.func @instance_norm_grad_nchw(%dy: tensor<2x5x7x3xf64>, %x: tensor<2x5x7x3xf64>, %m: tensor<2x5xf64>, %r: tensor<2x5xf64>) -> (tensor<2x5x7x3xf64>, tensor<5xf64>, tensor<5xf64>) {
   %dx, %ds, %db = nf.instance_norm_grad %dy, %x, %m, %r : (tensor<2x5x7x3xf64>, tensor<2x5x7x3xf64>, tensor<2x5xf64>, tensor<2x5xf64>) -> (tensor<2x5x7x3xf64>, tensor<5xf64>, tensor<5xf64>)
   return %dx, %ds, %db : tensor<2x5x7x3xf64>, tensor<5xf64>, tensor<5xf64>
 }
 
-// CHECK-LABEL: gpu.func @group_norm_grad_nhwc_group_norm_grad_group_sums
-// CHECK-SAME: workgroup(%{{.+}} : memref<8xf32, #gpu.address_space<workgroup>>)
-// CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
-// Blocks loop over the (image, group)s; threads over the group's elements.
+// CHECK-LABEL: gpu.func @group_norm_grad_nhwc_group_norm_grad_sums
+// CHECK-SAME: nf.schedule = "channels-last threads-per-row=2 rows-per-block=128 vector=8
+// Lane l of a thread's 8 channels: the mean of (image, (channel + l) / 4).
+// CHECK: %[[LANE:.+]] = arith.muli %{{.+}}, %c8
+// CHECK: %[[IMAGE_BASE:.+]] = arith.muli %{{.+}}, %c4
+// CHECK: %[[GROUP:.+]] = arith.divui %{{.+}}, %c4
+// CHECK: %[[IG:.+]] = arith.addi %[[IMAGE_BASE]], %[[GROUP]]
+// CHECK: memref.load %arg2[%[[IG]]] : memref<?xf32>
+// Every element: xhat, then dy * xhat and dy added.
 // CHECK: scf.for
-// CHECK: scf.for {{.+}} iter_args
-// CHECK: memref.load {{.+}} : memref<?xf16>
-// CHECK: arith.extf
-// The block's sums: shuffles within warps, workgroup memory across them.
-// CHECK: gpu.shuffle xor
+// CHECK: vector.load %arg0
+// CHECK: vector.load %arg1
+// CHECK: arith.subf
+// CHECK: arith.mulf
+// The 128 position groups combine in workgroup memory, in a loop.
 // CHECK: gpu.barrier
-// Thread 0 writes the two sums.
-// CHECK: arith.cmpi eq
-// CHECK: scf.if
-// CHECK: memref.store
-// CHECK: memref.store
+// CHECK: scf.for %{{.+}} = %c1{{.*}} to %c128
+// CHECK: gpu.barrier
+// CHECK: vector.store
+
+// CHECK-LABEL: gpu.func @group_norm_grad_nhwc_group_norm_grad_finish
+// Threads 0..7: (image, group)s; 8..23: channels.
+// CHECK: %[[GROUPS:.+]] = arith.cmpi ult, %[[ITEM:.+]], %c8
+// CHECK: %[[CHANNELS:.+]] = arith.cmpi ult, %[[ITEM]], %c24
+// CHECK: scf.if %[[GROUPS]]
+// The group's 4 channels, each over its parts, times its scale.
+// CHECK: scf.for %{{.+}} = %c0{{.*}} to %c4
+// CHECK: scf.for
+// CHECK: memref.load %arg0
+// CHECK: memref.load %arg0
+// CHECK: %[[SCALE:.+]] = memref.load %arg1
+// CHECK: arith.mulf %[[SCALE]]
+// CHECK: arith.mulf %[[SCALE]]
+// Stored as (sum of g*dy, sum of g*dy*xhat).
+// CHECK: %[[PAIR:.+]] = vector.from_elements %[[S:.+]]#1, %[[S]]#0
+// CHECK: vector.store %[[PAIR]], %arg2
+// CHECK: } else {
+// CHECK: scf.if %[[CHANNELS]]
+// A channel: the 2 images' sums.
+// CHECK: scf.for %{{.+}} = %c0{{.*}} to %c2
+// CHECK: memref.store %{{.+}}, %arg3
+// CHECK: memref.store %{{.+}}, %arg4
 
 // CHECK-LABEL: gpu.func @group_norm_grad_nhwc_group_norm_grad_dx
+// CHECK-SAME: nf.schedule = "group-norm-grad-dx grid-stride block=256 vector=8
 // CHECK: scf.for
-// CHECK: arith.truncf {{.+}} : f32 to f16
-// CHECK: memref.store
+// CHECK: vector.load %arg0{{.+}} vector<8xf16>
+// CHECK: vector.load %arg1{{.+}} vector<8xf16>
+// The scale of the 8 channels as two f32 vectors.
+// CHECK: vector.load %arg4{{.+}} vector<4xf32>
+// CHECK: vector.load %arg4{{.+}} vector<4xf32>
+// Groups of 4 channels: lanes 0-3 share their group's mean, rstd and sums,
+// lanes 4-7 the next group's.
+// CHECK-COUNT-2: memref.load %arg2
+// CHECK-NOT: memref.load %arg2
+// CHECK: vector.store %{{.+}}, %arg6{{.+}} vector<8xf16>
 
-// CHECK-LABEL: gpu.func @group_norm_grad_nhwc_group_norm_grad_param_sums
-// CHECK: gpu.shuffle xor
-// CHECK: scf.if
-// CHECK: memref.store
-// CHECK: memref.store
+// CHECK-LABEL: gpu.func @instance_norm_grad_nchw_instance_norm_grad_sums
+// CHECK-SAME: nf.schedule = "channels-first
+// CHECK-LABEL: gpu.func @instance_norm_grad_nchw_instance_norm_grad_dx
+// CHECK-SAME: vector=1

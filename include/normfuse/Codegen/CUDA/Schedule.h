@@ -196,6 +196,33 @@ struct PointwiseSchedule {
 PointwiseSchedule selectPointwiseSchedule(int64_t numElements, Type elementType,
                                           const TargetInfo &target);
 
+/// How a group or instance norm gradient runs (group_norm_grad,
+/// instance_norm_grad), in three kernels:
+///  - `_sums`: the sums of dy and dy*xhat for each (image, channel), a
+///    per-channel reduction of every image (`sums`; the images share its
+///    blocks) that writes partial sums;
+///  - `_finish`: a thread per (image, group) adds the partial sums of the
+///    group's channels, each weighted by its scale (the group's sums of
+///    g*dy and g*dy*xhat), and a thread per channel adds them over the
+///    images (dscale, dbias), each in a fixed order: deterministic, no
+///    atomics;
+///  - `_dx`: elementwise (`dx`), vectors of a position's channels (NHWC)
+///    or of a channel's positions (NCHW).
+/// dy and x are read twice and dx written once, at every batch size and
+/// group size (the partial sums stay small beside the tensor).
+struct GroupNormGradSchedule {
+  ChannelReductionSchedule sums;
+  PointwiseSchedule dx;
+  int64_t finishBlockSize = 256;
+};
+
+/// The schedule of a group norm gradient over `images` images of
+/// `channels` channels at `spatial` positions.
+GroupNormGradSchedule
+selectGroupNormGradSchedule(int64_t images, int64_t channels, int64_t spatial,
+                            bool channelsLast, Type elementType,
+                            const TargetInfo &target);
+
 /// How a matrix product runs: matmul, and conv2d and its two gradients as
 /// implicit GEMMs (the operand tiles gathered from the images and filters
 /// as they are loaded, never materialized). Each block computes `tileM` x

@@ -1,0 +1,96 @@
+//===- ChannelSums.h - partial sums per channel on the GPU ------*- C++ -*-===//
+//
+// Part of normfuse. The first kernel of every per-channel reduction: sums
+// over every dimension but the channels, kept per channel (bias_add_grad,
+// BatchNorm's statistics and gradients) or per (image, channel) (the group
+// and instance norm gradients), written as partial sums, a block per part
+// of the tensor (ChannelReductionSchedule). What the lowerings then make of
+// the partial sums (adding them per channel in a fixed order, and what
+// follows) is theirs.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NORMFUSE_LIB_CODEGEN_CUDA_CHANNELSUMS_H
+#define NORMFUSE_LIB_CODEGEN_CUDA_CHANNELSUMS_H
+
+#include "normfuse/Codegen/CUDA/Schedule.h"
+#include "normfuse/Dialect/NF/IR/NFOps.h"
+
+#include "mlir/IR/Builders.h"
+
+#include <functional>
+
+namespace mlir::nf::cuda {
+
+/// A tensor of static shape as (images, outer, channels, inner), with a sum
+/// kept per (image, channel): element (n, o, c, i) is at
+/// ((n * outer + o) * channels + c) * inner + i. One sum per channel
+/// (BatchNorm, bias_add_grad) is one image: NHWC and (N, C) have inner 1
+/// (the channels are contiguous), NCHW has outer N and inner the spatial
+/// size. A sum per (image, channel) has images N and outer (NHWC) or inner
+/// (NCHW) the spatial size.
+struct ChannelDims {
+  int64_t images = 1, outer = 1, channels = 1, inner = 1;
+  bool channelsLast() const { return inner == 1; }
+  /// Elements per (image, channel).
+  int64_t count() const { return outer * inner; }
+};
+
+/// `type` in `layout` with one sum per channel, or with `perImage` one per
+/// (image, channel).
+ChannelDims getChannelDims(RankedTensorType type, Layout layout,
+                           bool perImage = false);
+
+/// Per element: the values to sum, from the lanes of the inputs and the
+/// per-channel operands' values at the element's channel.
+using SumsFn = llvm::function_ref<SmallVector<Value>(
+    OpBuilder &, Location, ArrayRef<Value>, ArrayRef<Value>)>;
+
+/// Where the per-channel operands of (image, channel) are.
+using ParamIndexFn =
+    std::function<Value(OpBuilder &, Location, Value image, Value channel)>;
+
+/// One per-channel reduction: its tensor, buffers (flat) and sums.
+struct ChannelSums {
+  ChannelDims dims;
+  Type element, acc;
+  int64_t numSums = 1;
+  SmallVector<Value> inputs;         // of the tensor's shape
+  SmallVector<Value> perChannel;     // read by SumsFn
+  SmallVector<Value> finishOperands; // (C), for the lowering's own use
+  SmallVector<Value> outputs;        // (C), for the lowering's own use
+  /// The element of `perChannel` for (image, channel); unset: the channel
+  /// (the operands are (C), loaded as vectors where the channels are).
+  ParamIndexFn paramIndex;
+};
+
+/// The reduction of a tensor of `type` in `layout`, with `numSums` sums,
+/// per channel or, with `perImage`, per (image, channel).
+ChannelSums channelSumsOf(RankedTensorType type, Layout layout,
+                          int64_t numSums = 1, bool perImage = false);
+
+/// The partial sums of a reduction: sum `kk` of part `p` of (image n,
+/// channel c) is buffer[n * imageStride + c * channelStride + p *
+/// partStride + kk * sumStride], for p in [0, parts).
+struct PartialSums {
+  Value buffer;
+  int64_t parts = 0;
+  int64_t imageStride = 0, channelStride = 0, partStride = 0, sumStride = 0;
+  /// The index of sum `kk` of part `part` of (image, channel).
+  Value index(OpBuilder &b, Location loc, Value image, Value channel,
+              Value part, int64_t kk) const;
+};
+
+/// Launches, before `op`, the kernel `<function>_<what>_sums` that writes
+/// the partial sums of `cs` (a temporary it allocates) with schedule `s`.
+PartialSums emitPartialChannelSums(OpBuilder &b, Operation *op,
+                                   llvm::StringRef what, const ChannelSums &cs,
+                                   const ChannelReductionSchedule &s,
+                                   SumsFn sumsFn);
+
+/// `n` zeros of `acc`.
+SmallVector<Value> zeros(OpBuilder &b, Location loc, Type acc, int64_t n);
+
+} // namespace mlir::nf::cuda
+
+#endif // NORMFUSE_LIB_CODEGEN_CUDA_CHANNELSUMS_H
