@@ -318,106 +318,128 @@ std::pair<Value, Value> allocStats(OpBuilder &b, Location loc,
   return {full, reshapeBuffer(b, loc, full, {rows})};
 }
 
-/// Writes y[r, :] = ((x[r, :] - mean) * rstd) * scale + bias, where `mean`
-/// may be null (RMSNorm) and `meanSquare` is the mean of (x - mean)^2.
+/// The next row of x fetched into cache while this one is normalized (one
+/// prefetch per 2 * width elements, the last row fetching itself): the
+/// moments pass of the next row then reads from cache, and this row's
+/// arithmetic overlaps the reads from memory. LayerNorm + GELU on
+/// 32768x1024 f32 went from 0.56-0.60 to 0.75-0.80 of copy, LayerNorm
+/// alone from 10.8-12.1 to 8.7-9.1 ms.
+struct NextRowPrefetch {
+  NextRowPrefetch(OpBuilder &b, Location loc, const RowNormBuffers &r,
+                  Value row)
+      : x(r.x) {
+    Value one = b.create<arith::ConstantIndexOp>(loc, 1);
+    next = b.create<arith::MinUIOp>(loc, b.create<arith::AddIOp>(loc, row, one),
+                                    b.create<arith::SubIOp>(loc, r.rows, one));
+  }
+  /// The prefetch of column `j` of the next row.
+  void at(OpBuilder &b, Location loc, Value j) const {
+    b.create<memref::PrefetchOp>(loc, x, ValueRange{next, j},
+                                 /*isWrite=*/false, /*localityHint=*/3,
+                                 /*isDataCache=*/true);
+  }
+  Value x, next;
+};
+
+/// The normalize step of `w` lanes `v` of a row, with the lanes of the
+/// scale and bias buffers (null when absent) at column `at`.
+using NormalizeLanesFn =
+    llvm::function_ref<Value(OpBuilder &, Location, Value v, Value scale,
+                             Value bias, Value at, int64_t w)>;
+
+/// A bf16 pair row (BF16Pairs.h): 2 * width elements at a time as even and
+/// odd lanes, the scale and bias from their pair-layout copies, the
+/// elements after the last whole block one at a time.
 ///
-/// bf16 pair rows leave out the NaN case of the rounding where no result
-/// can be a NaN: when the parameters, meanSquare and rstd are finite. Then
-/// every x - mean is finite (its square sums to a finite value), and so is
-/// (x - mean) * rstd (at most sqrt(n) in magnitude); scaling and shifting by
-/// finite values can overflow to an infinity, which rounds as it should,
-/// but not make a NaN.
+/// The rounding to bf16 leaves out its NaN case where no result can be a
+/// NaN: when the parameters, meanSquare and rstd are finite. Then every
+/// x - mean is finite (its square sums to a finite value), and so is
+/// (x - mean) * rstd (at most sqrt(n) in magnitude); scaling and shifting
+/// by finite values can overflow to an infinity, which rounds as it
+/// should, but not make a NaN.
+void emitNormalizeBF16PairRow(OpBuilder &b, Location loc,
+                              const RowNormBuffers &r, Value row,
+                              Value meanSquare, Value rstd, int64_t width,
+                              Type acc, const NextRowPrefetch &prefetch,
+                              NormalizeLanesFn normalize, bool streaming) {
+  Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
+  auto rowLoop = [&](OpBuilder &rb, Location rl, bool noNaN) {
+    emitVectorLoop(
+        rb, rl, zero, r.cols, 2 * width,
+        [&](OpBuilder &lb, Location ll, Value j, int64_t w) {
+          if (w == 1) {
+            Value v = loadAs(lb, ll, r.x, {row, j}, 1, acc);
+            storeAs(lb, ll, normalize(lb, ll, v, r.scale, r.bias, j, 1), r.y,
+                    {row, j});
+            return;
+          }
+          prefetch.at(lb, ll, j);
+          auto [even, odd] = loadBF16Pairs(lb, ll, r.x, {row, j}, width);
+          Value oddAt = lb.create<arith::AddIOp>(
+              ll, j, lb.create<arith::ConstantIndexOp>(ll, width));
+          storeBF16Pairs(
+              lb, ll,
+              normalize(lb, ll, even, r.scalePairs, r.biasPairs, j, width),
+              normalize(lb, ll, odd, r.scalePairs, r.biasPairs, oddAt, width),
+              r.y, {row, j}, streaming, noNaN);
+        });
+  };
+  Value finite = b.create<arith::AndIOp>(
+      loc, r.paramsFinite,
+      b.create<arith::AndIOp>(loc, isFinite(b, loc, meanSquare),
+                              isFinite(b, loc, rstd)));
+  b.create<scf::IfOp>(
+      loc, finite,
+      [&](OpBuilder &tb, Location tl) {
+        rowLoop(tb, tl, /*noNaN=*/true);
+        tb.create<scf::YieldOp>(tl);
+      },
+      [&](OpBuilder &eb, Location el) {
+        rowLoop(eb, el, /*noNaN=*/false);
+        eb.create<scf::YieldOp>(el);
+      });
+}
+
+/// Writes y[r, :] = ((x[r, :] - mean) * rstd) * scale + bias, where `mean`
+/// may be null (RMSNorm) and `meanSquare` is the mean of (x - mean)^2: the
+/// shared normalize step (NormMath.h) in the CPU's form (scale and bias as
+/// one fma; bf16 pair rows also center by one fma), over the row in wide
+/// vectors through a fused body's prologue and epilogue, or in bf16 pairs.
 void emitNormalizeRow(OpBuilder &b, Location loc, const RowNormBuffers &r,
                       Value row, Value mean, Value meanSquare, Value rstd,
                       int64_t width, Type acc,
                       const StreamingStores &streaming) {
-  // v normalized, scaled and shifted; the scale and bias of its lanes are
-  // at `at` of `scale` and `bias`.
-  // bf16 pair rows take (x - mean) * rstd as one fma, x * rstd +
-  // (-mean * rstd): rounding -mean * rstd costs |mean| / std * 2^-24 of a
-  // result of order 1, 2^-15 of what rounding x to bf16 already costs.
-  Value shift;
-  if (mean && r.bf16Pairs)
-    shift =
-        b.create<arith::NegFOp>(loc, b.create<arith::MulFOp>(loc, mean, rstd));
+  const NormalizeForm form = NormalizeForm::FusedScaleBias;
+  Value shift =
+      mean && r.bf16Pairs ? emitNormalizeShift(b, loc, mean, rstd) : Value();
   auto normalize = [&](OpBuilder &lb, Location ll, Value v, Value scale,
                        Value bias, Value at, int64_t w) -> Value {
+    Value y;
     if (shift) {
-      v = lb.create<math::FmaOp>(ll, v, splat(lb, ll, rstd, w),
-                                 splat(lb, ll, shift, w));
+      Value rs = splat(lb, ll, rstd, w);
+      y = emitShiftedNormalize(lb, ll, v, rs, splat(lb, ll, shift, w), Value(),
+                               Value(), form);
     } else {
-      if (mean)
-        v = lb.create<arith::SubFOp>(ll, v, splat(lb, ll, mean, w));
-      v = lb.create<arith::MulFOp>(ll, v, splat(lb, ll, rstd, w));
+      Value m = mean ? splat(lb, ll, mean, w) : Value();
+      y = emitNormalize(lb, ll, v, m, splat(lb, ll, rstd, w), Value(), Value(),
+                        form);
     }
-    if (scale && bias)
-      return lb.create<math::FmaOp>(ll, v, loadAs(lb, ll, scale, at, w, acc),
-                                    loadAs(lb, ll, bias, at, w, acc));
-    if (scale)
-      v = lb.create<arith::MulFOp>(ll, v, loadAs(lb, ll, scale, at, w, acc));
-    if (bias)
-      v = lb.create<arith::AddFOp>(ll, v, loadAs(lb, ll, bias, at, w, acc));
-    return v;
+    // The lanes of the scale and bias next to their fma.
+    Value s = scale ? loadAs(lb, ll, scale, at, w, acc) : Value();
+    Value t = bias ? loadAs(lb, ll, bias, at, w, acc) : Value();
+    return emitScaleAndBias(lb, ll, y, s, t, form);
   };
-  Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
-  // The next row is fetched into cache while this one is normalized (one
-  // prefetch per 2 * width elements, the last row fetching itself): the
-  // moments pass of the next row then reads from cache, and this row's
-  // arithmetic overlaps the reads from memory. LayerNorm + GELU on
-  // 32768x1024 f32 went from 0.56-0.60 to 0.75-0.80 of copy, LayerNorm
-  // alone from 10.8-12.1 to 8.7-9.1 ms.
-  Value one = b.create<arith::ConstantIndexOp>(loc, 1);
-  Value nextRow =
-      b.create<arith::MinUIOp>(loc, b.create<arith::AddIOp>(loc, row, one),
-                               b.create<arith::SubIOp>(loc, r.rows, one));
-  auto prefetchNextRow = [&](OpBuilder &lb, Location ll, Value j) {
-    lb.create<memref::PrefetchOp>(ll, r.x, ValueRange{nextRow, j},
-                                  /*isWrite=*/false, /*localityHint=*/3,
-                                  /*isDataCache=*/true);
-  };
+  NextRowPrefetch prefetch(b, loc, r, row);
   if (r.bf16Pairs) {
-    auto rowLoop = [&](OpBuilder &rb, Location rl, bool noNaN) {
-      emitVectorLoop(
-          rb, rl, zero, r.cols, 2 * width,
-          [&](OpBuilder &lb, Location ll, Value j, int64_t w) {
-            if (w > 1)
-              prefetchNextRow(lb, ll, j);
-            if (w == 1) {
-              Value v = loadAs(lb, ll, r.x, {row, j}, 1, acc);
-              storeAs(lb, ll, normalize(lb, ll, v, r.scale, r.bias, j, 1), r.y,
-                      {row, j});
-              return;
-            }
-            auto [even, odd] = loadBF16Pairs(lb, ll, r.x, {row, j}, width);
-            Value oddAt = lb.create<arith::AddIOp>(
-                ll, j, lb.create<arith::ConstantIndexOp>(ll, width));
-            storeBF16Pairs(
-                lb, ll,
-                normalize(lb, ll, even, r.scalePairs, r.biasPairs, j, width),
-                normalize(lb, ll, odd, r.scalePairs, r.biasPairs, oddAt, width),
-                r.y, {row, j}, streaming.enabled, noNaN);
-          });
-    };
-    Value finite = b.create<arith::AndIOp>(
-        loc, r.paramsFinite,
-        b.create<arith::AndIOp>(loc, isFinite(b, loc, meanSquare),
-                                isFinite(b, loc, rstd)));
-    b.create<scf::IfOp>(
-        loc, finite,
-        [&](OpBuilder &tb, Location tl) {
-          rowLoop(tb, tl, /*noNaN=*/true);
-          tb.create<scf::YieldOp>(tl);
-        },
-        [&](OpBuilder &eb, Location el) {
-          rowLoop(eb, el, /*noNaN=*/false);
-          eb.create<scf::YieldOp>(el);
-        });
+    emitNormalizeBF16PairRow(b, loc, r, row, meanSquare, rstd, width, acc,
+                             prefetch, normalize, streaming.enabled);
     return;
   }
+  Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
   emitWideVectorLoop(b, loc, zero, r.cols, 2 * width, width,
                      [&](OpBuilder &lb, Location ll, Value j, int64_t w) {
                        if (w > width)
-                         prefetchNextRow(lb, ll, j);
+                         prefetch.at(lb, ll, j);
                        Value v = normalize(
                            lb, ll, loadRowInput(lb, ll, r, row, j, w, acc),
                            r.scale, r.bias, j, w);

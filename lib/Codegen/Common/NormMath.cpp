@@ -54,15 +54,35 @@ Moments nf::emitChanCombine(OpBuilder &b, Location loc, const Moments &a,
   return {n, mean, m2};
 }
 
-Value nf::emitNormalize(OpBuilder &b, Location loc, Value x, Value mean,
-                        Value rstd, Value scale, Value bias) {
-  Value centered = mean ? b.create<arith::SubFOp>(loc, x, mean).getResult() : x;
-  Value y = b.create<arith::MulFOp>(loc, centered, rstd);
+Value nf::emitScaleAndBias(OpBuilder &b, Location loc, Value y, Value scale,
+                           Value bias, NormalizeForm form) {
+  if (scale && bias && form == NormalizeForm::FusedScaleBias)
+    return b.create<math::FmaOp>(loc, y, scale, bias);
   if (scale)
     y = b.create<arith::MulFOp>(loc, y, scale);
   if (bias)
     y = b.create<arith::AddFOp>(loc, y, bias);
   return y;
+}
+
+Value nf::emitNormalize(OpBuilder &b, Location loc, Value x, Value mean,
+                        Value rstd, Value scale, Value bias,
+                        NormalizeForm form) {
+  Value centered = mean ? b.create<arith::SubFOp>(loc, x, mean).getResult() : x;
+  Value y = b.create<arith::MulFOp>(loc, centered, rstd);
+  return emitScaleAndBias(b, loc, y, scale, bias, form);
+}
+
+Value nf::emitShiftedNormalize(OpBuilder &b, Location loc, Value x, Value rstd,
+                               Value shift, Value scale, Value bias,
+                               NormalizeForm form) {
+  Value y = b.create<math::FmaOp>(loc, x, rstd, shift);
+  return emitScaleAndBias(b, loc, y, scale, bias, form);
+}
+
+Value nf::emitNormalizeShift(OpBuilder &b, Location loc, Value mean,
+                             Value rstd) {
+  return b.create<arith::NegFOp>(loc, b.create<arith::MulFOp>(loc, mean, rstd));
 }
 
 Value nf::emitNormGradInput(OpBuilder &b, Location loc, Value scaledGradOutput,

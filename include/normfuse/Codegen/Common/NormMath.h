@@ -34,11 +34,37 @@ struct Moments {
 Moments emitChanCombine(OpBuilder &b, Location loc, const Moments &a,
                         const Moments &b2);
 
+/// How a target rounds the normalize step's scale and bias.
+enum class NormalizeForm {
+  /// y * scale, then + bias, each rounded (CUDA: NVRTC contracts them as
+  /// it sees fit).
+  Separate,
+  /// y * scale + bias as one fma where both are given: the CPU's (one
+  /// instruction, one rounding).
+  FusedScaleBias,
+};
+
 /// (x - mean) * rstd, times scale and plus bias where those are non-null
 /// (`mean` is null for RMSNorm). All operands of one float type, scalars
 /// or vectors of the same lanes (splat mean/rstd first).
 Value emitNormalize(OpBuilder &b, Location loc, Value x, Value mean, Value rstd,
-                    Value scale, Value bias);
+                    Value scale, Value bias,
+                    NormalizeForm form = NormalizeForm::Separate);
+
+/// The same with the centering folded into one fma, x * rstd + shift,
+/// where shift = -mean * rstd (emitNormalizeShift): one instruction less
+/// per element, and rounding shift costs |mean| / std * 2^-24 of a result
+/// of order 1. The CPU's bf16 rows take it, where that is 2^-15 of what
+/// rounding x to bf16 already costs.
+Value emitShiftedNormalize(OpBuilder &b, Location loc, Value x, Value rstd,
+                           Value shift, Value scale, Value bias,
+                           NormalizeForm form);
+/// -mean * rstd.
+Value emitNormalizeShift(OpBuilder &b, Location loc, Value mean, Value rstd);
+/// The last step of both: y times scale and plus bias, where those are
+/// non-null, in `form`.
+Value emitScaleAndBias(OpBuilder &b, Location loc, Value y, Value scale,
+                       Value bias, NormalizeForm form);
 
 /// The input gradient of a norm over n elements, from g*dy (the output
 /// gradient times the scale), xhat (the normalized input), rstd, and the
