@@ -15,6 +15,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/Support/DynamicLibrary.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Target/TargetMachine.h"
 
 #include "mlir/ExecutionEngine/CRunnerUtils.h"
@@ -224,6 +225,14 @@ llvm::Error normfuse::jit::checkBuffers(llvm::StringRef function,
                        "); the CPU kernels need row-major buffers");
     if (!b.data && b.getNumElements() != 0)
       return makeError(what + " has no data (a null pointer)");
+    if (b.space != MemorySpace::Host &&
+        reinterpret_cast<uintptr_t>(b.data) % kDeviceBufferAlignment != 0)
+      return makeError(
+          what + " is device memory at " +
+          llvm::formatv("{0:x}", reinterpret_cast<uintptr_t>(b.data)).str() +
+          ", not " + llvm::Twine(kDeviceBufferAlignment) +
+          "-byte aligned; the CUDA kernels access it 16 bytes at a time "
+          "(copy it into a fresh allocation, such as PyTorch's .clone())");
   }
   return llvm::Error::success();
 }

@@ -25,10 +25,17 @@ class ExecutionEngine;
 
 namespace normfuse::jit {
 
+/// The alignment the CUDA kernels assume of every buffer they take in
+/// place: their vectors are 16-byte loads and stores (a misaligned one is
+/// a fault that poisons the CUDA context). Host buffers are copied into
+/// fresh device allocations, which are aligned.
+constexpr uintptr_t kDeviceBufferAlignment = 16;
+
 /// Checks that `buffers` match `types` (a dynamic dimension matches any
 /// size) and are contiguous with data, in host memory unless
-/// `deviceAllowed`; `role` is "input" or "output" and `function` names the
-/// function in messages.
+/// `deviceAllowed`, device buffers aligned to kDeviceBufferAlignment;
+/// `role` is "input" or "output" and `function` names the function in
+/// messages.
 llvm::Error checkBuffers(llvm::StringRef function,
                          llvm::ArrayRef<TensorRef> buffers,
                          const std::vector<TensorType> &types,

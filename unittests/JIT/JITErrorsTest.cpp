@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "HostKernel.h"
 #include "JITTestUtils.h"
 #include "Reference.h"
 #include "normfuse/Codegen/Passes.h"
@@ -12,6 +13,7 @@
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/PatternMatch.h"
+#include "llvm/Support/FormatVariadic.h"
 
 #include <set>
 
@@ -330,6 +332,37 @@ func.func @relu(%x: tensor<?x3xf32>) -> tensor<?x3xf32> {
   EXPECT_EQ(errorText(cpu->run({device}, {out.ref()})),
             "input #0 of @relu is CUDA device memory; only the cuda target "
             "takes device buffers");
+}
+
+// The cuda target takes device buffers in place; its kernels load and
+// store 16 bytes at a time, so a buffer that does not start on a 16-byte
+// boundary (a view at an offset into another allocation) is refused before
+// any launch (a misaligned access would poison the CUDA context).
+TEST(JITErrorsTest, DeviceBuffersMustBe16ByteAlignedOnTheCudaTarget) {
+  alignas(64) static float storage[16];
+  std::vector<normfuse::jit::TensorType> types{{DType::F32, {2}}};
+  normfuse::TensorRef device{
+      storage, DType::F32, {2}, {}, normfuse::MemorySpace::CUDADevice};
+  EXPECT_EQ(errorText(normfuse::jit::checkBuffers("f", {device}, types, "input",
+                                                  true)),
+            "");
+  for (int offset : {1, 2, 3}) {
+    device.data = storage + offset;
+    std::string address =
+        llvm::formatv("{0:x}", reinterpret_cast<uintptr_t>(storage + offset));
+    EXPECT_EQ(errorText(normfuse::jit::checkBuffers("f", {device}, types,
+                                                    "input", true)),
+              "input #0 of @f is device memory at " + address +
+                  ", not 16-byte aligned; the CUDA kernels access it 16 "
+                  "bytes at a time (copy it into a fresh allocation, such as "
+                  "PyTorch's .clone())");
+  }
+  // Host buffers are copied into aligned device memory: any address does.
+  normfuse::TensorRef host{
+      storage + 1, DType::F32, {2}, {}, normfuse::MemorySpace::Host};
+  EXPECT_EQ(
+      errorText(normfuse::jit::checkBuffers("f", {host}, types, "input", true)),
+      "");
 }
 
 // Dynamic dimensions come from the caller: a shape whose bytes do not fit
