@@ -101,16 +101,20 @@ TEST_P(RowNormTrafficTest, MovesTheBytesItsScheduleStates) {
 INSTANTIATE_TEST_SUITE_P(
     Schedules, RowNormTrafficTest,
     testing::Values(
-        // 9 rows of 17: the last block of 8 rows has 7 past the end.
+        // 9 rows of 17: the last block of 8 rows has 7 past the end. Rows
+        // of 17, 1001 and 999 are peeled: their heads and tails are read
+        // once too.
         TrafficCase{"warp-rows", DType::F32, 9, 17, 1},
         TrafficCase{"block-row-registers", DType::F16, 3, 1000, 1},
-        TrafficCase{"block-row-streaming", DType::F32, 2, 1000, 3}),
+        TrafficCase{"block-row-registers", DType::F16, 3, 1001, 1},
+        TrafficCase{"block-row-streaming", DType::F32, 2, 1000, 3},
+        TrafficCase{"block-row-streaming", DType::F32, 2, 999, 3}),
     [](const testing::TestParamInfo<TrafficCase> &info) {
       std::string n = info.param.schedule;
       for (char &ch : n)
         if (ch == '-')
           ch = '_';
-      return n;
+      return n + "_" + std::to_string(info.param.cols);
     });
 
 // A split row reads its chunk twice in the first kernel (the second time

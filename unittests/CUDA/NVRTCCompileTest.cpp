@@ -45,12 +45,15 @@ namespace {
 const char *kDTypes[] = {"f32", "f16", "bf16", "f64"};
 
 /// Functions of every row-norm kernel in `dtype` (rows of 2048 elements,
-/// which every schedule can take) and every pointwise op.
-std::string rowNormModule(const std::string &dtype, const char *op) {
-  std::string x = "tensor<16x2048x" + dtype + ">";
+/// which every schedule can take, or of `cols`; named with `suffix`) and
+/// every pointwise op.
+std::string rowNormModule(const std::string &dtype, const char *op,
+                          int64_t cols = 2048, const std::string &suffix = "") {
+  std::string n = std::to_string(cols);
+  std::string x = "tensor<16x" + n + "x" + dtype + ">";
   std::string st = dtype == "f64" ? "tensor<16x1xf64>" : "tensor<16x1xf32>";
-  std::string p = "tensor<2048x" + dtype + ">";
-  std::string name = std::string(op) + "_" + dtype;
+  std::string p = "tensor<" + n + "x" + dtype + ">";
+  std::string name = std::string(op) + suffix + "_" + dtype;
   if (std::string(op) == "layer_norm")
     return "func.func @" + name + "(%x: " + x + ", %s: " + p + ", %b: " + p +
            ") -> (" + x + ", " + st + ", " + st +
@@ -278,15 +281,17 @@ std::vector<std::string> allSources() {
   std::vector<std::string> sources;
   for (const char *schedule : {"warp-rows", "block-row-registers",
                                "block-row-streaming", "split-row", "auto"}) {
-    // Forward rows of 2048 under each forced schedule; gradient rows of 512
-    // (16 elements a thread in warp rows) forced, and of 32768 (split into
-    // the automatic chunks) under "auto".
+    // Forward rows of 2048, and of 2047 (peeled), under each forced
+    // schedule; gradient rows of 512 (16 elements a thread in warp rows)
+    // forced, and of 32768 (split into the automatic chunks) under "auto".
     bool automatic = std::string(schedule) == "auto";
     std::string module;
     for (const char *dtype : kDTypes)
       for (const char *op : {"layer_norm", "rms_norm"}) {
-        if (!automatic)
+        if (!automatic) {
           module += rowNormModule(dtype, op);
+          module += rowNormModule(dtype, op, 2047, "_peeled");
+        }
         module += nftest::rowNormGradIR(
             *normfuse::parseDType(dtype), 16, automatic ? 32768 : 512,
             std::string(op) == "layer_norm",
@@ -300,8 +305,9 @@ std::vector<std::string> allSources() {
       if (ch == '-')
         ch = '_';
     source = std::regex_replace(
-        source, std::regex("(layer_norm|rms_norm)_(f32|f16|bf16|f64)_"),
-        prefix + "_$1_$2_");
+        source,
+        std::regex("(layer_norm|rms_norm)((?:_peeled)?)_(f32|f16|bf16|f64)_"),
+        prefix + "_$1$2_$3_");
     sources.push_back(source);
   }
   std::string pointwise, groupNorms, channelReductions, products,
@@ -406,8 +412,9 @@ TEST(NVRTCResourceTest, NoKernelSpillsAtSm90) {
       EXPECT_EQ((*it)[3].str(), "0") << "spill loads in " << (*it)[1];
     }
   }
-  // Forward: 3 one-kernel schedules x 4 dtypes x 2 norms, split rows (two
-  // kernels) x 4 dtypes x 2 norms. Gradients, 4 dtypes x 2 norms: warp and
+  // Forward, for rows of 2048 and of 2047 (peeled): 3 one-kernel schedules
+  // x 4 dtypes x 2 norms, split rows (two kernels) x 4 dtypes x 2 norms.
+  // Gradients, 4 dtypes x 2 norms: warp and
   // block rows two kernels each (dx, parameter sums), streaming (taken as
   // split), split and auto (split) three. 11 pointwise kernels x 4 dtypes,
   // 3 group norms (two kernels each) and batch_norm_inference x 4 dtypes.
@@ -416,7 +423,7 @@ TEST(NVRTCResourceTest, NoKernelSpillsAtSm90) {
   // sum kernels, dx), bias_add_grad (two). Products x 4 dtypes: the fused
   // matmul, and per layout the fused conv2d and the two gradients. Group
   // and instance norm gradients: three kernels each x 4 dtypes.
-  EXPECT_EQ(kernels, 3 * 4 * 2 + 4 * 2 * 2 + (2 + 2 + 3 + 3 + 3) * 4 * 2 +
+  EXPECT_EQ(kernels, 2 * (3 * 4 * 2 + 4 * 2 * 2) + (2 + 2 + 3 + 3 + 3) * 4 * 2 +
                          11 * 4 + (3 * 2 + 1) * 4 + (5 + 3 + 2) * 2 * 4 +
                          (1 + 3 * 2) * 4 + 2 * 3 * 4);
 }

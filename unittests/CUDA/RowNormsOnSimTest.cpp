@@ -4,7 +4,8 @@
 // Part of normfuse. The CUDA kernels of layer_norm and rms_norm, printed as
 // CUDA C++ and run by the CUDA simulator, against float64 references, on
 // shapes chosen to reach every path of each schedule: 1-element rows, odd
-// sizes (no vector loads), vector tails (rows that do not fill the last
+// sizes (single elements below 4 vectors a row, peeled rows beyond), vector
+// tails (rows that do not fill the last
 // register vector of every lane), a last block with rows past the end
 // (warp rows), rows split into several chunks with a partial last one,
 // f32/f16/bf16/f64, a 2^20-element row, and rows with mean 100 and std
@@ -139,12 +140,20 @@ std::vector<SimNormCase> cases() {
   v.push_back({DType::F32, 1, int64_t(1) << 20});
   v.push_back({DType::BF16, 1, int64_t(1) << 20});
   // Each schedule forced on small rows: vector tails, odd sizes, and for
-  // warp rows a last block whose rows run past the end.
+  // warp rows a last block whose rows run past the end. Rows of 37 are
+  // peeled (16-byte vectors from each row's first 16-byte boundary, single
+  // elements before and after): 3 rows of f32 start 0, 1 and 2 elements
+  // past a boundary (heads of 0, 3 and 2 elements), f16 rows need a head
+  // of up to 7 elements from as few as 4 vectors a row.
   for (const char *s :
        {"warp-rows", "block-row-registers", "block-row-streaming", "split-row"})
     for (auto [d, rows, cols] :
          std::vector<std::tuple<DType, int64_t, int64_t>>{
-             {DType::F32, 5, 3}, {DType::F16, 3, 40}, {DType::BF16, 2, 2056}})
+             {DType::F32, 5, 3},
+             {DType::F16, 3, 40},
+             {DType::BF16, 2, 2056},
+             {DType::F32, 3, 37},
+             {DType::F16, 3, 37}})
       v.push_back({d, rows, cols, s});
   // Split rows of several chunks (64 vectors each when forced), the last
   // one partial: 1000 f32 is 4 chunks of 256, the last of 232; 999 f32 has

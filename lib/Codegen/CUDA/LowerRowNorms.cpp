@@ -97,14 +97,57 @@ std::pair<Value, Value> emitAddress(OpBuilder &b, Location loc,
 }
 
 /// `width` per-channel values from `buffer` at `channel`: consecutive
-/// channels, or one broadcast where a vector's lanes share a channel.
+/// channels (one element at a time where rows are peeled: the vector of x
+/// is aligned, the same columns of the scale are not), or one broadcast
+/// where a vector's lanes share a channel.
 SmallVector<Value> loadPerChannel(OpBuilder &b, Location loc,
                                   const RowNormKernel &spec, Value buffer,
                                   Value channel, int64_t width) {
-  if (!spec.lanesShareChannel())
+  if (spec.lanesShareChannel()) {
+    Value v = loadLanes(b, loc, buffer, channel, 1, spec.acc)[0];
+    return SmallVector<Value>(width, v);
+  }
+  if (!spec.schedule.peeled || width == 1)
     return loadLanes(b, loc, buffer, channel, width, spec.acc);
-  Value v = loadLanes(b, loc, buffer, channel, 1, spec.acc)[0];
-  return SmallVector<Value>(width, v);
+  IndexMath ix{b, loc};
+  SmallVector<Value> lanes;
+  for (int64_t l = 0; l < width; ++l)
+    lanes.push_back(
+        loadLanes(b, loc, buffer, ix.add(channel, ix.c(l)), 1, spec.acc)[0]);
+  return lanes;
+}
+
+/// Columns [begin, end) of a peeled row whose first element is at flat
+/// `rowBase`: whole vectors over [alignedBegin, alignedEnd), single
+/// elements before and after (fewer than a vector each).
+struct PeeledRange {
+  Value begin, alignedBegin, alignedEnd, end;
+};
+
+PeeledRange emitPeeledRange(OpBuilder &b, Location loc, int64_t vw,
+                            Value rowBase, Value begin, Value end) {
+  IndexMath ix{b, loc};
+  Value head = ix.rem(ix.sub(ix.c(vw), ix.rem(ix.add(rowBase, begin), vw)), vw);
+  PeeledRange r;
+  r.begin = begin;
+  r.end = end;
+  r.alignedBegin = b.create<arith::MinUIOp>(loc, ix.add(begin, head), end);
+  r.alignedEnd = ix.add(r.alignedBegin,
+                        ix.mul(ix.div(ix.sub(end, r.alignedBegin), vw), vw));
+  return r;
+}
+
+/// The single elements thread `lane` takes of a peeled range (lane < the
+/// vector width): column begin + lane of the head and alignedEnd + lane of
+/// the tail, each with whether it is in the range.
+SmallVector<std::pair<Value, Value>>
+peeledElements(OpBuilder &b, Location loc, const PeeledRange &r, Value lane) {
+  IndexMath ix{b, loc};
+  Value head = ix.add(r.begin, lane), tail = ix.add(r.alignedEnd, lane);
+  return {{head, b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, head,
+                                         r.alignedBegin)},
+          {tail, b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, tail,
+                                         r.end)}};
 }
 
 /// The kernel's arguments, in order: x, [scale], [bias], y, [mean], [rstd],
@@ -153,12 +196,13 @@ SmallVector<Value> applySteps(OpBuilder &b, Location loc,
   return lanes;
 }
 
-/// x at flat `offset` (column `col`), its prologue applied.
+/// x at flat `offset` (column `col`), `width` lanes (the schedule's vector
+/// unless given), its prologue applied.
 SmallVector<Value> loadX(OpBuilder &b, Location loc, const RowNormKernel &spec,
                          Value x, ArrayRef<Value> prologueArgs, Value offset,
-                         Value col) {
-  SmallVector<Value> lanes =
-      loadLanes(b, loc, x, offset, spec.schedule.vectorWidth, spec.acc);
+                         Value col, int64_t width = 0) {
+  SmallVector<Value> lanes = loadLanes(
+      b, loc, x, offset, width ? width : spec.schedule.vectorWidth, spec.acc);
   if (spec.prologue.empty())
     return lanes;
   return applySteps(b, loc, spec, spec.prologue, prologueArgs, lanes, offset,
@@ -246,135 +290,156 @@ void emitRowNormBody(Kernel &k, Location loc, const RowNormKernel &spec,
   // The normalize step of `lanes` at column `col`, stored to y.
   auto normalizeAndStore = [&](OpBuilder &nb, Location nl, Value col,
                                ArrayRef<Value> lanes, Value mean, Value rstd) {
+    int64_t width = lanes.size();
     SmallVector<Value> scale, bias;
     if (spec.hasScale)
-      scale = loadLanes(nb, nl, a.scale, col, vw, acc);
+      scale = loadPerChannel(nb, nl, spec, a.scale, col, width);
     if (spec.hasBias)
-      bias = loadLanes(nb, nl, a.bias, col, vw, acc);
+      bias = loadPerChannel(nb, nl, spec, a.bias, col, width);
     SmallVector<Value> out;
-    for (int64_t l = 0; l < vw; ++l)
+    for (int64_t l = 0; l < width; ++l)
       out.push_back(emitNormalize(nb, nl, lanes[l], mean, rstd,
                                   spec.hasScale ? scale[l] : Value(),
                                   spec.hasBias ? bias[l] : Value()));
     storeY(nb, nl, spec, a, out, nb.create<arith::AddIOp>(nl, rowBase, col),
            col);
   };
+  /// x at column `col`, `width` lanes, where `valid` holds (zeros where it
+  /// does not; always where it is null).
+  auto loadXIf = [&](OpBuilder &lb, Location ll, Value col, Value valid,
+                     int64_t width) {
+    return emitValuesIf(lb, ll, valid, acc, [&](OpBuilder &tb, Location tl) {
+      return loadX(tb, tl, spec, a.x, a.prologue,
+                   tb.create<arith::AddIOp>(tl, rowBase, col), col, width);
+    });
+  };
+  /// The sum of squared deviations of `lanes` from `mean` (of the lanes
+  /// themselves for RMSNorm), 0 where `valid` is false.
+  auto squares = [&](OpBuilder &qb, Location ql, ArrayRef<Value> lanes,
+                     Value mean, Value valid) {
+    SmallVector<Value> sq;
+    for (Value x : lanes) {
+      Value d = mean ? qb.create<arith::SubFOp>(ql, x, mean).getResult() : x;
+      sq.push_back(qb.create<arith::MulFOp>(ql, d, d));
+    }
+    Value sum = sumOf(qb, ql, sq);
+    if (valid)
+      sum = qb.create<arith::SelectOp>(ql, valid, sum,
+                                       floatConstant(qb, ql, 0.0, acc, 1));
+    return sum;
+  };
+  /// `body` where `valid` holds (always where it is null).
+  auto ifValid = [&](OpBuilder &ib, Location il, Value valid,
+                     llvm::function_ref<void(OpBuilder &, Location)> body) {
+    if (!valid)
+      return body(ib, il);
+    ib.create<scf::IfOp>(il, valid, [&](OpBuilder &tb, Location tl) {
+      body(tb, tl);
+      tb.create<scf::YieldOp>(tl);
+    });
+  };
+  // A peeled row: its whole vectors from the first 16-byte boundary, and
+  // the single elements before and after them, one of each per lane.
+  PeeledRange range;
+  SmallVector<std::pair<Value, Value>> ends;
+  Value firstVector = c(0);
+  if (s.peeled) {
+    range = emitPeeledRange(b, loc, vw, rowBase, c(0), cols);
+    firstVector = range.alignedBegin;
+    for (auto [col, valid] : peeledElements(b, loc, range, lane))
+      ends.push_back({col, rowValid
+                               ? b.create<arith::AndIOp>(loc, valid, rowValid)
+                               : valid});
+  }
+  Value vectorsEnd = s.peeled ? range.alignedEnd : cols;
 
   Value mean, rstd;
   if (s.kind != RowNormSchedule::Kind::BlockRowStreaming) {
     // The row in registers: vector k of this lane starts at column
-    // (k * tpr + lane) * vw.
+    // firstVector + (k * tpr + lane) * vw, and a peeled row adds a head and
+    // a tail element.
     int64_t perThread = s.vectorsPerThread;
     // Whether every vector of every lane lies in the row (and the row in
-    // the tensor): then nothing is guarded. Otherwise vector k is loaded,
+    // the tensor): then nothing is guarded. Otherwise each piece is loaded,
     // summed and stored only where it is valid, so a block reads each
     // element of its rows once and nothing else.
-    bool allValid = !ShapedType::isDynamic(spec.cols) &&
+    bool allValid = !s.peeled && !ShapedType::isDynamic(spec.cols) &&
                     perThread * tpr * vw == spec.cols && !rowValid;
-    SmallVector<Value> cols_k, valid_k;
-    SmallVector<SmallVector<Value>> x_k;
+    struct Piece {
+      Value col, valid;
+      SmallVector<Value> lanes;
+    };
+    SmallVector<Piece> pieces;
     for (int64_t kv = 0; kv < perThread; ++kv) {
-      Value col = b.create<arith::AddIOp>(loc, laneOffset, c(kv * tpr * vw));
-      cols_k.push_back(col);
-      Value offset = b.create<arith::AddIOp>(loc, rowBase, col);
-      if (allValid) {
-        valid_k.push_back(Value());
-        x_k.push_back(loadX(b, loc, spec, a.x, a.prologue, offset, col));
-        continue;
+      Value col = b.create<arith::AddIOp>(
+          loc, b.create<arith::AddIOp>(loc, firstVector, laneOffset),
+          c(kv * tpr * vw));
+      Value valid;
+      if (!allValid) {
+        valid = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, col,
+                                        vectorsEnd);
+        if (rowValid)
+          valid = b.create<arith::AndIOp>(loc, valid, rowValid);
       }
-      Value valid =
-          b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, col, cols);
-      if (rowValid)
-        valid = b.create<arith::AndIOp>(loc, valid, rowValid);
-      valid_k.push_back(valid);
-      SmallVector<Type> types(vw, acc);
-      auto ifOp = b.create<scf::IfOp>(
-          loc, valid,
-          [&](OpBuilder &tb, Location tl) {
-            tb.create<scf::YieldOp>(
-                tl, loadX(tb, tl, spec, a.x, a.prologue, offset, col));
-          },
-          [&](OpBuilder &eb, Location el) {
-            SmallVector<Value> zeros(vw, floatConstant(eb, el, 0.0, acc, 1));
-            eb.create<scf::YieldOp>(el, zeros);
-          });
-      x_k.push_back(SmallVector<Value>(ifOp.getResults()));
+      pieces.push_back({col, valid, loadXIf(b, loc, col, valid, vw)});
     }
+    for (auto [col, valid] : ends)
+      pieces.push_back({col, valid, loadXIf(b, loc, col, valid, 1)});
     SmallVector<Value> partial;
     if (spec.center) {
-      for (auto &lanes : x_k)
-        partial.push_back(sumOf(b, loc, lanes));
+      for (Piece &p : pieces)
+        partial.push_back(sumOf(b, loc, p.lanes));
       mean =
           b.create<arith::DivFOp>(loc, reduce(sumOf(b, loc, partial)), colsF);
     }
     partial.clear();
-    for (auto [lanes, valid] : llvm::zip(x_k, valid_k)) {
-      SmallVector<Value> squares;
-      for (Value x : lanes) {
-        Value d = mean ? b.create<arith::SubFOp>(loc, x, mean).getResult() : x;
-        squares.push_back(b.create<arith::MulFOp>(loc, d, d));
-      }
-      Value sq = sumOf(b, loc, squares);
-      if (valid)
-        sq = b.create<arith::SelectOp>(loc, valid, sq, zeroAcc());
-      partial.push_back(sq);
-    }
+    for (Piece &p : pieces)
+      partial.push_back(squares(b, loc, p.lanes, mean, p.valid));
     Value meanSquare =
         b.create<arith::DivFOp>(loc, reduce(sumOf(b, loc, partial)), colsF);
     rstd = emitRstd(b, loc, meanSquare, spec.epsilon);
-
-    auto storeAll = [&](OpBuilder &sb, Location sl) {
-      for (size_t kv = 0; kv < cols_k.size(); ++kv) {
-        Value col = cols_k[kv], valid = valid_k[kv];
-        ArrayRef<Value> lanes = x_k[kv];
-        if (!valid) {
-          normalizeAndStore(sb, sl, col, lanes, mean, rstd);
-          continue;
-        }
-        sb.create<scf::IfOp>(sl, valid, [&](OpBuilder &tb, Location tl) {
-          normalizeAndStore(tb, tl, col, lanes, mean, rstd);
-          tb.create<scf::YieldOp>(tl);
-        });
-      }
-    };
-    storeAll(b, loc);
+    for (Piece &p : pieces)
+      ifValid(b, loc, p.valid, [&](OpBuilder &tb, Location tl) {
+        normalizeAndStore(tb, tl, p.col, p.lanes, mean, rstd);
+      });
   } else {
-    // Streaming: three sweeps over the row, vw elements per lane and step.
+    // Streaming: three sweeps over the row, vw elements per lane and step
+    // (and a peeled row's head and tail elements).
     Value step = c(tpr * vw);
-    auto sweep =
-        [&](llvm::function_ref<Value(OpBuilder &, Location, ArrayRef<Value>)>
-                perVector) {
-          auto loop = b.create<scf::ForOp>(
-              loc, laneOffset, cols, step, ValueRange{zeroAcc()},
-              [&](OpBuilder &fb, Location fl, Value col, ValueRange sum) {
-                Value offset = fb.create<arith::AddIOp>(fl, rowBase, col);
-                SmallVector<Value> lanes =
-                    loadX(fb, fl, spec, a.x, a.prologue, offset, col);
-                fb.create<scf::YieldOp>(
-                    fl, ValueRange{fb.create<arith::AddFOp>(
-                            fl, sum[0], perVector(fb, fl, lanes))});
-              });
-          return loop.getResult(0);
-        };
+    Value start = b.create<arith::AddIOp>(loc, firstVector, laneOffset);
+    auto sweep = [&](llvm::function_ref<Value(OpBuilder &, Location,
+                                              ArrayRef<Value>, Value)>
+                         perPiece) {
+      auto loop = b.create<scf::ForOp>(
+          loc, start, vectorsEnd, step, ValueRange{zeroAcc()},
+          [&](OpBuilder &fb, Location fl, Value col, ValueRange sum) {
+            Value offset = fb.create<arith::AddIOp>(fl, rowBase, col);
+            SmallVector<Value> lanes =
+                loadX(fb, fl, spec, a.x, a.prologue, offset, col);
+            fb.create<scf::YieldOp>(
+                fl, ValueRange{fb.create<arith::AddFOp>(
+                        fl, sum[0], perPiece(fb, fl, lanes, Value()))});
+          });
+      Value total = loop.getResult(0);
+      for (auto [col, valid] : ends)
+        total = b.create<arith::AddFOp>(
+            loc, total,
+            perPiece(b, loc, loadXIf(b, loc, col, valid, 1), valid));
+      return total;
+    };
     if (spec.center)
       mean = b.create<arith::DivFOp>(
           loc,
-          reduce(sweep([&](OpBuilder &fb, Location fl, ArrayRef<Value> lanes) {
-            return sumOf(fb, fl, lanes);
-          })),
+          reduce(sweep([&](OpBuilder &fb, Location fl, ArrayRef<Value> lanes,
+                           Value) { return sumOf(fb, fl, lanes); })),
           colsF);
-    Value sq = sweep([&](OpBuilder &fb, Location fl, ArrayRef<Value> lanes) {
-      SmallVector<Value> squares;
-      for (Value x : lanes) {
-        Value d = mean ? fb.create<arith::SubFOp>(fl, x, mean).getResult() : x;
-        squares.push_back(fb.create<arith::MulFOp>(fl, d, d));
-      }
-      return sumOf(fb, fl, squares);
-    });
+    Value sq =
+        sweep([&](OpBuilder &fb, Location fl, ArrayRef<Value> lanes,
+                  Value valid) { return squares(fb, fl, lanes, mean, valid); });
     rstd = emitRstd(b, loc, b.create<arith::DivFOp>(loc, reduce(sq), colsF),
                     spec.epsilon);
     b.create<scf::ForOp>(
-        loc, laneOffset, cols, step, ValueRange{},
+        loc, start, vectorsEnd, step, ValueRange{},
         [&](OpBuilder &fb, Location fl, Value col, ValueRange) {
           Value offset = fb.create<arith::AddIOp>(fl, rowBase, col);
           SmallVector<Value> lanes =
@@ -382,6 +447,14 @@ void emitRowNormBody(Kernel &k, Location loc, const RowNormKernel &spec,
           normalizeAndStore(fb, fl, col, lanes, mean, rstd);
           fb.create<scf::YieldOp>(fl);
         });
+    for (auto [col, valid] : ends)
+      ifValid(b, loc, valid, [&, col = col](OpBuilder &tb, Location tl) {
+        normalizeAndStore(tb, tl, col,
+                          loadX(tb, tl, spec, a.x, a.prologue,
+                                tb.create<arith::AddIOp>(tl, rowBase, col), col,
+                                1),
+                          mean, rstd);
+      });
   }
 
   // The statistics, from the row's first lane.
@@ -436,8 +509,36 @@ ChunkOfRow emitChunkOfRow(OpBuilder &b, Location loc, const RowNormKernel &spec,
   return c;
 }
 
-/// Sums `perVector(lanes)` over this thread's vectors of columns [begin,
-/// end) of the row at `rowBase`.
+/// This thread's part of columns [begin, end) of the row at `rowBase`:
+/// vectors from `first` (its own first one) to `vectorsEnd`, `tpr * vw`
+/// apart, and where the row is peeled its head and tail elements (with
+/// whether each is there).
+struct ChunkPieces {
+  Value first, vectorsEnd;
+  SmallVector<std::pair<Value, Value>> ends;
+};
+
+ChunkPieces emitChunkPieces(OpBuilder &b, Location loc,
+                            const RowNormKernel &spec, Value rowBase,
+                            Value begin, Value end) {
+  int64_t vw = spec.schedule.vectorWidth;
+  Value tid = b.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x);
+  IndexMath ix{b, loc};
+  ChunkPieces p;
+  p.vectorsEnd = end;
+  Value vectorsBegin = begin;
+  if (spec.schedule.peeled) {
+    PeeledRange range = emitPeeledRange(b, loc, vw, rowBase, begin, end);
+    vectorsBegin = range.alignedBegin;
+    p.vectorsEnd = range.alignedEnd;
+    p.ends = peeledElements(b, loc, range, tid);
+  }
+  p.first = ix.add(vectorsBegin, ix.mul(tid, vw));
+  return p;
+}
+
+/// Sums `perVector(lanes)` over this thread's part of columns [begin, end)
+/// of the row at `rowBase` (ChunkPieces).
 Value emitChunkSweep(
     OpBuilder &b, Location loc, const RowNormKernel &spec, Value x,
     ArrayRef<Value> prologueArgs, Value row, Value rowBase, Value begin,
@@ -446,11 +547,10 @@ Value emitChunkSweep(
         perVector) {
   const RowNormSchedule &s = spec.schedule;
   int64_t vw = s.vectorWidth;
-  Value tid = b.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x);
-  Value first = b.create<arith::AddIOp>(
-      loc, begin, b.create<arith::MulIOp>(loc, tid, indexConstant(b, loc, vw)));
+  ChunkPieces pieces = emitChunkPieces(b, loc, spec, rowBase, begin, end);
   auto loop = b.create<scf::ForOp>(
-      loc, first, end, indexConstant(b, loc, s.threadsPerRow * vw),
+      loc, pieces.first, pieces.vectorsEnd,
+      indexConstant(b, loc, s.threadsPerRow * vw),
       ValueRange{floatConstant(b, loc, 0.0, spec.acc, 1)},
       [&](OpBuilder &fb, Location fl, Value col, ValueRange sum) {
         auto [offset, channel] = emitAddress(fb, fl, spec, row, rowBase, col);
@@ -459,7 +559,20 @@ Value emitChunkSweep(
         fb.create<scf::YieldOp>(fl, ValueRange{fb.create<arith::AddFOp>(
                                         fl, sum[0], perVector(fb, fl, lanes))});
       });
-  return loop.getResult(0);
+  Value total = loop.getResult(0);
+  // A peeled row's single elements (rows only: the offset is rowBase + col).
+  for (auto [col, valid] : pieces.ends) {
+    SmallVector<Value> lanes = emitValuesIf(
+        b, loc, valid, spec.acc, [&, col = col](OpBuilder &tb, Location tl) {
+          return loadX(tb, tl, spec, x, prologueArgs,
+                       tb.create<arith::AddIOp>(tl, rowBase, col), col, 1);
+        });
+    Value term =
+        b.create<arith::SelectOp>(loc, valid, perVector(b, loc, lanes),
+                                  floatConstant(b, loc, 0.0, spec.acc, 1));
+    total = b.create<arith::AddFOp>(loc, total, term);
+  }
+  return total;
 }
 
 /// The two kernels of a split row and their launches: `args` are the
@@ -614,27 +727,38 @@ void lowerSplitRow(OpBuilder &b, Location loc, ModuleOp module, Operation *op,
     Value rstd = emitRstd(kb, loc, meanSquare, spec.epsilon);
     int64_t vw = s.vectorWidth;
     Value tid = kb.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x);
-    Value start = kb.create<arith::AddIOp>(
-        loc, ch.begin, kb.create<arith::MulIOp>(loc, tid, c(kb, vw)));
+    /// Normalizes and stores `width` elements at column `col`.
+    auto normalizeAt = [&](OpBuilder &fb, Location fl, Value col,
+                           int64_t width) {
+      auto [offset, channel] =
+          emitAddress(fb, fl, spec, ch.row, ch.rowBase, col);
+      SmallVector<Value> lanes =
+          loadX(fb, fl, spec, a.x, a.prologue, offset, channel, width);
+      SmallVector<Value> scale, bias, out;
+      if (spec.hasScale)
+        scale = loadPerChannel(fb, fl, spec, a.scale, channel, width);
+      if (spec.hasBias)
+        bias = loadPerChannel(fb, fl, spec, a.bias, channel, width);
+      for (int64_t l = 0; l < width; ++l)
+        out.push_back(emitNormalize(fb, fl, lanes[l], mean, rstd,
+                                    spec.hasScale ? scale[l] : Value(),
+                                    spec.hasBias ? bias[l] : Value()));
+      storeY(fb, fl, spec, a, out, offset, channel);
+    };
+    ChunkPieces pieces =
+        emitChunkPieces(kb, loc, spec, ch.rowBase, ch.begin, ch.end);
     kb.create<scf::ForOp>(
-        loc, start, ch.end, c(kb, s.threadsPerRow * vw), ValueRange{},
-        [&](OpBuilder &fb, Location fl, Value col, ValueRange) {
-          auto [offset, channel] =
-              emitAddress(fb, fl, spec, ch.row, ch.rowBase, col);
-          SmallVector<Value> lanes =
-              loadX(fb, fl, spec, a.x, a.prologue, offset, channel);
-          SmallVector<Value> scale, bias, out;
-          if (spec.hasScale)
-            scale = loadPerChannel(fb, fl, spec, a.scale, channel, vw);
-          if (spec.hasBias)
-            bias = loadPerChannel(fb, fl, spec, a.bias, channel, vw);
-          for (int64_t l = 0; l < vw; ++l)
-            out.push_back(emitNormalize(fb, fl, lanes[l], mean, rstd,
-                                        spec.hasScale ? scale[l] : Value(),
-                                        spec.hasBias ? bias[l] : Value()));
-          storeY(fb, fl, spec, a, out, offset, channel);
+        loc, pieces.first, pieces.vectorsEnd, c(kb, s.threadsPerRow * vw),
+        ValueRange{}, [&](OpBuilder &fb, Location fl, Value col, ValueRange) {
+          normalizeAt(fb, fl, col, vw);
           fb.create<scf::YieldOp>(fl);
         });
+    for (auto [col, valid] : pieces.ends)
+      kb.create<scf::IfOp>(loc, valid,
+                           [&, col = col](OpBuilder &tb, Location tl) {
+                             normalizeAt(tb, tl, col, 1);
+                             tb.create<scf::YieldOp>(tl);
+                           });
     if (spec.writeMean || spec.writeRstd) {
       Value first = kb.create<arith::AndIOp>(
           loc,

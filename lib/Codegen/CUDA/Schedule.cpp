@@ -17,6 +17,10 @@ using namespace mlir;
 using namespace mlir::nf;
 using namespace mlir::nf::cuda;
 
+/// Rows of a length the widest vector does not divide are peeled (see
+/// RowNormSchedule::peeled) from this many widest vectors on; shorter ones
+/// take the narrower vector that divides them.
+static constexpr int64_t kPeelMinVectors = 4;
 /// Rows up to this many elements are normalized by (part of) a warp.
 static constexpr int64_t kWarpRowMaxElements = 1024;
 /// Threads of a block that normalizes several short rows.
@@ -109,6 +113,8 @@ std::string RowNormSchedule::str() const {
                   " registers=" + std::to_string(vectorsPerThread);
   if (kind == Kind::SplitRow)
     s += " chunk=" + std::to_string(chunkElements);
+  if (peeled)
+    s += " peeled";
   return s;
 }
 
@@ -161,7 +167,15 @@ RowNormSchedule cuda::selectRowNormSchedule(int64_t cols, Type elementType,
   RowNormSchedule s;
   s.vectorWidth = vectorWidthFor(cols, elementType);
   bool dynamic = ShapedType::isDynamic(cols);
-  int64_t vectors = dynamic ? 0 : llvm::divideCeil(cols, s.vectorWidth);
+  int64_t widest = vectorWidthFor(int64_t(1) << 20, elementType);
+  if (s.vectorWidth < widest && (dynamic || cols >= kPeelMinVectors * widest)) {
+    s.vectorWidth = widest;
+    s.peeled = true;
+  }
+  // Whole vectors of a row: a peeled row has at most cols / vw of them.
+  int64_t vectors = dynamic    ? 0
+                    : s.peeled ? cols / s.vectorWidth
+                               : llvm::divideCeil(cols, s.vectorWidth);
   int64_t maxVectorsPerThread =
       std::max<int64_t>(1, kMaxElementsPerThread / s.vectorWidth);
 
@@ -186,6 +200,13 @@ RowNormSchedule cuda::selectRowNormSchedule(int64_t cols, Type elementType,
   case Kind::WarpRows:
   case Kind::BlockRowInRegisters:
     shapeRowInRegisters(s, vectors);
+    if (s.peeled && s.threadsPerRow < s.vectorWidth) {
+      // A head and a tail element per thread at most.
+      s.threadsPerRow = s.vectorWidth;
+      s.vectorsPerThread = llvm::divideCeil(vectors, s.threadsPerRow);
+      if (kind == Kind::WarpRows)
+        s.rowsPerBlock = kWarpRowsBlockSize / s.threadsPerRow;
+    }
     break;
   case Kind::BlockRowStreaming:
     s.threadsPerRow = kStreamingBlockSize;

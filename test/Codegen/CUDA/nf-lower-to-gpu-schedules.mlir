@@ -48,18 +48,28 @@ func.func @rows_of_65536_f32(%x: tensor<4x65536xf32>) -> tensor<4x65536xf32> {
   %y, %m, %r = nf.layer_norm %x {axis = 1 : i64} : (tensor<4x65536xf32>) -> (tensor<4x65536xf32>, tensor<4x1xf32>, tensor<4x1xf32>)
   return %y : tensor<4x65536xf32>
 }
-// An odd length: no vector divides it, scalar accesses.
+// An odd length: no vector divides it; rows are peeled (16-byte vectors
+// from each row's first 16-byte boundary, single elements before and
+// after): 640 vectors of 8 at most, a vector a thread.
 // CHECK-LABEL: gpu.func @rows_of_5121_f16_layer_norm
-// CHECK-SAME: nf.schedule = "block-row-registers threads-per-row=864 rows-per-block=1 vector=1 registers=6"
+// CHECK-SAME: nf.schedule = "block-row-registers threads-per-row=640 rows-per-block=1 vector=8 registers=1 peeled"
 func.func @rows_of_5121_f16(%x: tensor<4x5121xf16>) -> tensor<4x5121xf16> {
   %y, %m, %r = nf.layer_norm %x {axis = 1 : i64} : (tensor<4x5121xf16>) -> (tensor<4x5121xf16>, tensor<4x1xf32>, tensor<4x1xf32>)
   return %y : tensor<4x5121xf16>
 }
+// A length unknown here: split and peeled.
 // CHECK-LABEL: gpu.func @rows_of_unknown_length_layer_norm_partial
-// CHECK-SAME: nf.schedule = "split-row threads-per-row=512 rows-per-block=1 vector=1 registers=0 chunk=4096"
+// CHECK-SAME: nf.schedule = "split-row threads-per-row=512 rows-per-block=1 vector=4 registers=0 chunk=16384 peeled"
 func.func @rows_of_unknown_length(%x: tensor<4x?xf32>) -> tensor<4x?xf32> {
   %y, %m, %r = nf.layer_norm %x {axis = 1 : i64} : (tensor<4x?xf32>) -> (tensor<4x?xf32>, tensor<4x1xf32>, tensor<4x1xf32>)
   return %y : tensor<4x?xf32>
+}
+// Shorter than 4 vectors of 4: single elements, not peeled.
+// CHECK-LABEL: gpu.func @rows_of_15_f32_layer_norm
+// CHECK-SAME: nf.schedule = "warp-rows threads-per-row=16 rows-per-block=16 vector=1 registers=1"
+func.func @rows_of_15_f32(%x: tensor<4x15xf32>) -> tensor<4x15xf32> {
+  %y, %m, %r = nf.layer_norm %x {axis = 1 : i64} : (tensor<4x15xf32>) -> (tensor<4x15xf32>, tensor<4x1xf32>, tensor<4x1xf32>)
+  return %y : tensor<4x15xf32>
 }
 // Rows over two trailing dimensions (2x3 f64): 16-byte vectors of 2.
 // CHECK-LABEL: gpu.func @rows_of_2_f64_layer_norm

@@ -74,8 +74,16 @@ struct RowNormSchedule {
   int64_t threadsPerRow = 256;
   int64_t rowsPerBlock = 1;
   /// Elements per global load and store: 16 bytes or fewer, dividing the
-  /// row length (so every row starts on a whole vector).
+  /// row length (so every row starts on a whole vector) unless `peeled`.
   int64_t vectorWidth = 1;
+  /// Rows of a length no 16-byte vector divides (or unknown): each row (a
+  /// split row: each chunk) is read and written as a head of single
+  /// elements up to the first 16-byte boundary, whole 16-byte vectors, and
+  /// a tail of single elements (fewer than a vector each). The scale and
+  /// bias, whose alignment differs from the row's, are read an element at
+  /// a time. Threads per row are at least a vector's lanes, so one element
+  /// of the head and of the tail per thread covers them.
+  bool peeled = false;
   /// Vectors each thread keeps in registers (0 when streaming).
   int64_t vectorsPerThread = 0;
   /// SplitRow: the elements of one chunk (a multiple of the vector width).
