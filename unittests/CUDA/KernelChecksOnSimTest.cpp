@@ -9,9 +9,9 @@
 //   stay on chip, plus one row of partial parameter gradients per block;
 // - a group norm gradient reads dy and x twice (the sums per (image,
 //   channel), dx) and writes dx once;
-// - BatchNorm training reads x three times (the mean, the squared
-//   deviations, the normalize step) and writes y once, with partial rows
-//   of per-channel sums between its kernels;
+// - BatchNorm training reads x twice from memory (each part's moments in
+//   two sweeps, the second from cache on a GPU; the normalize step) and
+//   writes y once, with partial rows of per-part moments between;
 // - the order of the threads between barriers does not change a result,
 //   the parameter gradients included (no atomics: every run adds in the
 //   same order);
@@ -208,8 +208,9 @@ TEST(RowNormGradTrafficTest, ReadsDyAndXOnceAndWritesOnePartialRowPerBlock) {
 
 // 4 x 8 x 8 images of 16 f32 channels, NHWC: 4 threads of float4 cover a
 // position, 64 positions a block, so 256 positions are 4 blocks, each
-// writing a partial row of 16 sums.
-TEST(BatchNormTrafficTest, ReadsXThreeTimesAndWritesYOnce) {
+// writing three partial rows of 16 (the mean from the pivot, M2, the
+// pivot).
+TEST(BatchNormTrafficTest, ReadsXTwiceForTheMomentsOnceToNormalize) {
   const int64_t n = 4, h = 8, w = 8, c = 16, blocks = 4, threads = 256;
   std::string x = tensorType(DType::F32, {n, h, w, c});
   std::string p = tensorType(DType::F32, {c});
@@ -240,25 +241,23 @@ TEST(BatchNormTrafficTest, ReadsXThreeTimesAndWritesYOnce) {
                  stats[3].ref()},
                 SimOrder::Forward, &traffic)),
             "");
-  ASSERT_EQ(traffic.size(), 5u);
+  ASSERT_EQ(traffic.size(), 3u);
   uint64_t tensor = uint64_t(n * h * w * c * 4), row = uint64_t(c * 4);
-  uint64_t partialRows = blocks * row;
-  // The mean: x once; a partial row per block; the rows summed per channel.
-  EXPECT_EQ(traffic[0].bytesLoaded, tensor);
-  EXPECT_EQ(traffic[0].bytesStored, partialRows);
-  EXPECT_EQ(traffic[1].bytesLoaded, partialRows);
-  EXPECT_EQ(traffic[1].bytesStored, row);
-  // The squared deviations: x once more, and the mean once per thread;
-  // rstd and the two running statistics from the partial rows, the mean and
-  // the old running statistics.
-  EXPECT_EQ(traffic[2].bytesLoaded, tensor + blocks * threads * 16);
-  EXPECT_EQ(traffic[2].bytesStored, partialRows);
-  EXPECT_EQ(traffic[3].bytesLoaded, partialRows + 3 * row);
-  EXPECT_EQ(traffic[3].bytesStored, 3 * row);
+  // The moments: each thread reads its channels' pivot (the first
+  // position's value) once, then x twice (the part's sum from the pivot,
+  // the squared deviations: from cache on a GPU); three partial rows a
+  // block.
+  EXPECT_EQ(traffic[0].bytesLoaded, 2 * tensor + blocks * threads * 16);
+  EXPECT_EQ(traffic[0].bytesStored, blocks * 3 * row);
+  // A thread per channel combines the 4 parts (mean and M2 each, the pivot
+  // once) with the old running statistics; writes mean, rstd and both
+  // running statistics.
+  EXPECT_EQ(traffic[1].bytesLoaded, uint64_t(c * (blocks * 8 + 4 + 8)));
+  EXPECT_EQ(traffic[1].bytesStored, 4 * row);
   // Normalize: x a third time, y once; mean, rstd, scale and bias are read
   // per element (from cache on a GPU).
-  EXPECT_EQ(traffic[4].bytesLoaded, tensor + 4 * tensor);
-  EXPECT_EQ(traffic[4].bytesStored, tensor);
+  EXPECT_EQ(traffic[2].bytesLoaded, tensor + 4 * tensor);
+  EXPECT_EQ(traffic[2].bytesStored, tensor);
 }
 
 /// Inputs and poisoned outputs of one NHWC group_norm_grad call (f32,

@@ -419,12 +419,12 @@ TEST(NVRTCResourceTest, NoKernelSpillsAtSm90) {
   // split), split and auto (split) three. 11 pointwise kernels x 4 dtypes,
   // 3 group norms (two kernels each) and batch_norm_inference x 4 dtypes.
   // Per-channel reductions x 2 layouts x 4 dtypes: batch_norm_training
-  // (two sums of two kernels, the normalize kernel), batch_norm_grad (two
+  // (the moments, their finish, the normalize kernel), batch_norm_grad (two
   // sum kernels, dx), bias_add_grad (two). Products x 4 dtypes: the fused
   // matmul, and per layout the fused conv2d and the two gradients. Group
   // and instance norm gradients: three kernels each x 4 dtypes.
   EXPECT_EQ(kernels, 2 * (3 * 4 * 2 + 4 * 2 * 2) + (2 + 2 + 3 + 3 + 3) * 4 * 2 +
-                         11 * 4 + (3 * 2 + 1) * 4 + (5 + 3 + 2) * 2 * 4 +
+                         11 * 4 + (3 * 2 + 1) * 4 + (3 + 3 + 2) * 2 * 4 +
                          (1 + 3 * 2) * 4 + 2 * 3 * 4);
 }
 

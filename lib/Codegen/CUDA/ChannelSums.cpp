@@ -59,6 +59,38 @@ Value PartialSums::index(OpBuilder &b, Location loc, Value image, Value channel,
       ix.add(ix.mul(part, partStride), ix.c(kk * sumStride)));
 }
 
+Value PartialSums::partCount(OpBuilder &b, Location loc, Value part,
+                             Type type) const {
+  IndexMath ix{b, loc};
+  auto toFloat = [&](Value n) -> Value {
+    return b.create<arith::UIToFPOp>(
+        loc, type, b.create<arith::IndexCastUIOp>(loc, b.getI64Type(), n));
+  };
+  /// max(0, min(limit - begin, len)) for unsigned indices.
+  auto clamped = [&](OpBuilder &cb, Value begin, Value limit, int64_t len) {
+    IndexMath cx{cb, loc};
+    Value inside =
+        cb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, begin, limit);
+    Value left = cb.create<arith::MinUIOp>(
+        loc, cb.create<arith::SubIOp>(loc, limit, begin), cx.c(len));
+    return cb.create<arith::SelectOp>(loc, inside, left, cx.c(0));
+  };
+  if (!channelsLast)
+    return toFloat(clamped(b, ix.mul(part, partLen), ix.c(count), partLen));
+  // Each trip t adds the positions [t * parts * R + part * R, + R).
+  auto loop = b.create<scf::ForOp>(
+      loc, ix.c(0), ix.c(trips), ix.c(1), ValueRange{ix.c(0)},
+      [&](OpBuilder &fb, Location fl, Value t, ValueRange n) {
+        IndexMath fx{fb, fl};
+        Value begin =
+            fx.add(fx.mul(t, parts * rowsPerBlock), fx.mul(part, rowsPerBlock));
+        fb.create<scf::YieldOp>(
+            fl, ValueRange{fx.add(
+                    n[0], clamped(fb, begin, fx.c(positions), rowsPerBlock))});
+      });
+  return toFloat(loop.getResult(0));
+}
+
 namespace {
 
 /// The values of the per-channel operands at `channel` + 0 .. vw - 1 of
@@ -144,82 +176,196 @@ buildChannelsLastSums(ModuleOp module, Location loc, const std::string &name,
       perChannel.push_back(emitValuesIf(b, loc, valid, acc, load));
   }
 
-  // acc[(kk * vpt + kv) * vw + l]: sum kk of column (kv * T + lane) * vw + l.
-  auto loop = b.create<scf::ForOp>(
-      loc, c(b, 0), c(b, trips), c(b, 1), zeros(b, loc, acc, K * vpt * vw),
-      [&](OpBuilder &fb, Location fl, Value trip, ValueRange accs) {
-        IndexMath fx{fb, fl};
-        Value pos =
-            fx.add(fx.add(fx.mul(slot, R), group), fx.mul(trip, slots * R));
-        Value posValid = fb.create<arith::CmpIOp>(fl, arith::CmpIPredicate::ult,
-                                                  pos, c(fb, positions));
-        Value base = fx.mul(fx.add(fx.mul(image, positions), pos), d.channels);
-        SmallVector<Value> next(accs.begin(), accs.end());
-        for (int64_t kv = 0; kv < vpt; ++kv) {
-          Value valid = colValid[kv] ? fb.create<arith::AndIOp>(fl, posValid,
-                                                                colValid[kv])
-                                     : posValid;
-          Value offset = fb.create<arith::AddIOp>(fl, base, cols[kv]);
-          // Invalid elements add nothing (their value may not be 0).
-          auto ifOp = fb.create<scf::IfOp>(
-              fl, valid,
-              [&](OpBuilder &tb, Location tl) {
-                SmallVector<SmallVector<Value>> in;
-                for (unsigned i = 0; i < numIn; ++i)
-                  in.push_back(loadLanes(tb, tl, k.arg(i), offset, vw, acc));
-                SmallVector<Value> out(K * vw);
-                for (int64_t l = 0; l < vw; ++l) {
-                  SmallVector<Value> lanes, params;
-                  for (auto &v : in)
-                    lanes.push_back(v[l]);
-                  for (unsigned p = 0; p < numPer; ++p)
-                    params.push_back(perChannel[kv][p * vw + l]);
-                  SmallVector<Value> sums = sumsFn(tb, tl, lanes, params);
-                  for (int64_t kk = 0; kk < K; ++kk)
-                    out[kk * vw + l] = sums[kk];
-                }
-                tb.create<scf::YieldOp>(tl, out);
-              },
-              [&](OpBuilder &eb, Location el) {
-                eb.create<scf::YieldOp>(el, zeros(eb, el, acc, K * vw));
-              });
-          for (int64_t kk = 0; kk < K; ++kk)
-            for (int64_t l = 0; l < vw; ++l) {
-              int64_t at = (kk * vpt + kv) * vw + l;
-              next[at] = fb.create<arith::AddFOp>(fl, next[at],
-                                                  ifOp.getResult(kk * vw + l));
-            }
-        }
-        fb.create<scf::YieldOp>(fl, next);
-      });
-
-  // The block's row groups combine; group 0 writes partial row `bid`:
-  // partial[(bid * K + kk) * C + column].
+  /// Per element (lane l of vector kv): its `n` terms.
+  using TermsFn = llvm::function_ref<SmallVector<Value>(
+      OpBuilder &, Location, ArrayRef<Value> in, ArrayRef<Value> params,
+      int64_t kv, int64_t l)>;
+  /// The `n` terms of each lane of the vector at `offset` (column vector
+  /// kv), [kk * vw + l].
+  auto termsAt = [&](OpBuilder &tb, Location tl, Value offset, int64_t kv,
+                     int64_t n, TermsFn terms) {
+    SmallVector<SmallVector<Value>> in;
+    for (unsigned i = 0; i < numIn; ++i)
+      in.push_back(loadLanes(tb, tl, k.arg(i), offset, vw, acc));
+    SmallVector<Value> o(n * vw);
+    for (int64_t l = 0; l < vw; ++l) {
+      SmallVector<Value> lanes, params;
+      for (auto &v : in)
+        lanes.push_back(v[l]);
+      for (unsigned p = 0; p < numPer; ++p)
+        params.push_back(perChannel[kv][p * vw + l]);
+      SmallVector<Value> t = terms(tb, tl, lanes, params, kv, l);
+      for (int64_t kk = 0; kk < n; ++kk)
+        o[kk * vw + l] = t[kk];
+    }
+    return o;
+  };
+  /// The sums of `n` terms over the block's positions: [(kk * vpt + kv) *
+  /// vw + l] is term kk of column (kv * T + lane) * vw + l, in this thread.
+  auto sweep = [&](int64_t n, TermsFn terms) {
+    auto loop = b.create<scf::ForOp>(
+        loc, c(b, 0), c(b, trips), c(b, 1), zeros(b, loc, acc, n * vpt * vw),
+        [&](OpBuilder &fb, Location fl, Value trip, ValueRange accs) {
+          IndexMath fx{fb, fl};
+          Value pos =
+              fx.add(fx.add(fx.mul(slot, R), group), fx.mul(trip, slots * R));
+          Value posValid = fb.create<arith::CmpIOp>(
+              fl, arith::CmpIPredicate::ult, pos, c(fb, positions));
+          Value base =
+              fx.mul(fx.add(fx.mul(image, positions), pos), d.channels);
+          SmallVector<Value> next(accs.begin(), accs.end());
+          for (int64_t kv = 0; kv < vpt; ++kv) {
+            Value valid = fx.both(posValid, colValid[kv]);
+            Value offset = fb.create<arith::AddIOp>(fl, base, cols[kv]);
+            // Invalid elements add nothing (their value may not be 0).
+            SmallVector<Value> out = emitValuesIf(
+                fb, fl, valid, acc, [&](OpBuilder &tb, Location tl) {
+                  return termsAt(tb, tl, offset, kv, n, terms);
+                });
+            for (int64_t kk = 0; kk < n; ++kk)
+              for (int64_t l = 0; l < vw; ++l) {
+                int64_t at = (kk * vpt + kv) * vw + l;
+                next[at] =
+                    fb.create<arith::AddFOp>(fl, next[at], out[kk * vw + l]);
+              }
+          }
+          fb.create<scf::YieldOp>(fl, next);
+        });
+    return SmallVector<Value>(loop.getResults());
+  };
   Value first =
       b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, group, c(b, 0));
-  for (int64_t kk = 0; kk < K; ++kk) {
-    SmallVector<Value> mine(loop.getResults().begin() + kk * vpt * vw,
-                            loop.getResults().begin() + (kk + 1) * vpt * vw);
-    SmallVector<Value> total =
-        emitRowGroupSums(b, loc, mine, handOver, group, lane, R, T, vw);
-    Value rowBase = b.create<arith::MulIOp>(
-        loc,
-        b.create<arith::AddIOp>(loc, b.create<arith::MulIOp>(loc, bid, c(b, K)),
-                                c(b, kk)),
-        c(b, d.channels));
+  /// Group 0 writes `values` (a value per column of this thread) as
+  /// partial row `bid * rows + kk`: partial[(bid * rows + kk) * C + column],
+  /// with `rows` values per part (K sums, or a mean and an M2).
+  int64_t rowsPerPart = cs.moments ? 3 : K;
+  auto writeRow = [&](ArrayRef<Value> values, int64_t kk) {
+    IndexMath wx{b, loc};
+    Value rowBase =
+        wx.mul(wx.add(wx.mul(bid, rowsPerPart), wx.c(kk)), d.channels);
     for (int64_t kv = 0; kv < vpt; ++kv) {
-      Value write = colValid[kv]
-                        ? b.create<arith::AndIOp>(loc, first, colValid[kv])
-                        : first;
+      Value write = wx.both(first, colValid[kv]);
       Value at = b.create<arith::AddIOp>(loc, rowBase, cols[kv]);
-      ArrayRef<Value> lanes = ArrayRef<Value>(total).slice(kv * vw, vw);
+      ArrayRef<Value> lanes = values.slice(kv * vw, vw);
       b.create<scf::IfOp>(loc, write, [&](OpBuilder &tb, Location tl) {
         storeLanes(tb, tl, lanes, partial, at);
         tb.create<scf::YieldOp>(tl);
       });
     }
+  };
+
+  if (!cs.moments) {
+    SmallVector<Value> sums =
+        sweep(K, [&](OpBuilder &tb, Location tl, ArrayRef<Value> in,
+                     ArrayRef<Value> params, int64_t,
+                     int64_t) { return sumsFn(tb, tl, in, params); });
+    // The block's row groups combine; group 0 writes the partial rows.
+    for (int64_t kk = 0; kk < K; ++kk) {
+      ArrayRef<Value> mine =
+          ArrayRef<Value>(sums).slice(kk * vpt * vw, vpt * vw);
+      writeRow(emitRowGroupSums(b, loc, mine, handOver, group, lane, R, T, vw),
+               kk);
+    }
+    return k.func;
   }
+
+  // Moments: the block's mean of each column, then the squared deviations
+  // from it (a second sweep over the same positions, from cache on a GPU).
+  // Both are taken around a pivot, the column's value at the image's first
+  // position (the same in every block), and the mean is written as its
+  // distance from the pivot: rounding then costs |mean - pivot| rather
+  // than |mean| (a column of mean 100 and std 0.01 keeps its variance,
+  // also through Chan's formula across the parts, which the finishing
+  // kernel applies to these distances).
+  Type f = acc;
+  auto value = [&](OpBuilder &tb, Location tl, ArrayRef<Value> in,
+                   ArrayRef<Value> params) {
+    return sumsFn(tb, tl, in, params)[0];
+  };
+  SmallVector<Value> pivots; // [kv * vw + l]
+  {
+    IndexMath px{b, loc};
+    Value there = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult,
+                                          c(b, 0), c(b, positions));
+    Value base = px.mul(px.mul(image, positions), d.channels);
+    for (int64_t kv = 0; kv < vpt; ++kv) {
+      SmallVector<Value> lanes = emitValuesIf(
+          b, loc, px.both(there, colValid[kv]), acc,
+          [&](OpBuilder &tb, Location tl) {
+            return termsAt(
+                tb, tl, tb.create<arith::AddIOp>(tl, base, cols[kv]), kv, 1,
+                [&](OpBuilder &vb, Location vl, ArrayRef<Value> in,
+                    ArrayRef<Value> params, int64_t, int64_t) {
+                  return SmallVector<Value>{value(vb, vl, in, params)};
+                });
+          });
+      pivots.append(lanes.begin(), lanes.end());
+    }
+  }
+  SmallVector<Value> sums =
+      sweep(1, [&](OpBuilder &tb, Location tl, ArrayRef<Value> in,
+                   ArrayRef<Value> params, int64_t kv, int64_t l) {
+        return SmallVector<Value>{tb.create<arith::SubFOp>(
+            tl, value(tb, tl, in, params), pivots[kv * vw + l])};
+      });
+  SmallVector<Value> total =
+      emitRowGroupSums(b, loc, sums, handOver, group, lane, R, T, vw);
+  PartialSums layout;
+  layout.channelsLast = true;
+  layout.parts = slots;
+  layout.positions = positions;
+  layout.rowsPerBlock = R;
+  layout.trips = trips;
+  Value count = layout.partCount(b, loc, slot, f);
+  Value safeCount =
+      b.create<arith::MaximumFOp>(loc, count, floatConstant(b, loc, 1.0, f, 1));
+  SmallVector<Value> means; // from the pivots
+  for (Value t : total)
+    means.push_back(b.create<arith::DivFOp>(loc, t, safeCount));
+  if (R > 1) {
+    // Group 0's means to every group, through the hand-over buffer.
+    Value slotBase = c(b, 0);
+    auto slotOf = [&](OpBuilder &ib, int64_t kv, int64_t l) {
+      IndexMath sx{ib, loc};
+      return sx.add(slotBase,
+                    sx.add(sx.mul(sx.add(lane, sx.c(kv * T)), vw), sx.c(l)));
+    };
+    b.create<scf::IfOp>(loc, first, [&](OpBuilder &tb, Location tl) {
+      for (int64_t kv = 0; kv < vpt; ++kv)
+        for (int64_t l = 0; l < vw; ++l)
+          tb.create<memref::StoreOp>(tl, means[kv * vw + l], handOver,
+                                     slotOf(tb, kv, l));
+      tb.create<scf::YieldOp>(tl);
+    });
+    b.create<gpu::BarrierOp>(loc);
+    for (int64_t kv = 0; kv < vpt; ++kv)
+      for (int64_t l = 0; l < vw; ++l)
+        means[kv * vw + l] =
+            b.create<memref::LoadOp>(loc, handOver, slotOf(b, kv, l));
+    b.create<gpu::BarrierOp>(loc);
+  }
+  SmallVector<Value> squares =
+      sweep(1, [&](OpBuilder &tb, Location tl, ArrayRef<Value> in,
+                   ArrayRef<Value> params, int64_t kv, int64_t l) {
+        Value dev = tb.create<arith::SubFOp>(
+            tl,
+            tb.create<arith::SubFOp>(tl, value(tb, tl, in, params),
+                                     pivots[kv * vw + l]),
+            means[kv * vw + l]);
+        return SmallVector<Value>{tb.create<arith::MulFOp>(tl, dev, dev)};
+      });
+  writeRow(means, 0);
+  writeRow(emitRowGroupSums(b, loc, squares, handOver, group, lane, R, T, vw),
+           1);
+  writeRow(pivots, 2);
   return k.func;
+}
+
+/// The elements of each part of a channels-first reduction in `parts`
+/// parts. Parts start on whole vectors, so a vector never crosses an
+/// image. An empty tensor has no parts (and the kernel is never launched).
+int64_t partLengthOf(const ChannelDims &d, int64_t vw, int64_t parts) {
+  return parts ? llvm::alignTo(llvm::divideCeil(d.count(), parts), vw) : 0;
 }
 
 /// The parts each channel of a channels-first reduction is cut into: about
@@ -243,10 +389,7 @@ buildChannelsFirstSums(ModuleOp module, Location loc, const std::string &name,
                        int64_t parts, TypeRange types, SumsFn sumsFn) {
   const ChannelDims &d = cs.dims;
   int64_t K = cs.numSums, T = s.threadsPerRow, vw = s.vectorWidth;
-  // Parts start on whole vectors, so a vector never crosses an image. An
-  // empty tensor has no parts (and the kernel is never launched).
-  int64_t partLen =
-      parts ? llvm::alignTo(llvm::divideCeil(d.count(), parts), vw) : 0;
+  int64_t partLen = partLengthOf(d, vw, parts);
   Kernel k = createKernel(module, loc, name, types, s.blockSize(), s.str());
   OpBuilder &b = k.body;
   Type acc = cs.acc;
@@ -270,40 +413,90 @@ buildChannelsFirstSums(ModuleOp module, Location loc, const std::string &name,
       loc, b.create<arith::AddIOp>(loc, begin, c(b, partLen)), c(b, d.count()));
   Value start = b.create<arith::AddIOp>(
       loc, begin, b.create<arith::MulIOp>(loc, tid, c(b, vw)));
-  auto loop = b.create<scf::ForOp>(
-      loc, start, end, c(b, T * vw), zeros(b, loc, acc, K),
-      [&](OpBuilder &fb, Location fl, Value j, ValueRange accs) {
-        // Element j of the (image, channel): outer index j / inner,
-        // position j % inner.
-        IndexMath fx{fb, fl};
-        Value outer = fx.add(fx.mul(image, d.outer), fx.div(j, d.inner));
-        Value offset =
-            fx.add(fx.mul(fx.add(fx.mul(outer, d.channels), channel), d.inner),
-                   fx.rem(j, d.inner));
-        SmallVector<SmallVector<Value>> in;
-        for (unsigned i = 0; i < numIn; ++i)
-          in.push_back(loadLanes(fb, fl, k.arg(i), offset, vw, acc));
-        SmallVector<Value> next(accs.begin(), accs.end());
-        for (int64_t l = 0; l < vw; ++l) {
-          SmallVector<Value> lanes;
-          for (auto &v : in)
-            lanes.push_back(v[l]);
-          SmallVector<Value> sums = sumsFn(fb, fl, lanes, params);
-          for (int64_t kk = 0; kk < K; ++kk)
-            next[kk] = fb.create<arith::AddFOp>(fl, next[kk], sums[kk]);
-        }
-        fb.create<scf::YieldOp>(fl, next);
-      });
+  /// The block's totals of `n` terms per element (every thread has them).
+  auto sweep = [&](int64_t n, llvm::function_ref<SmallVector<Value>(
+                                  OpBuilder &, Location, ArrayRef<Value>)>
+                                  terms) {
+    auto loop = b.create<scf::ForOp>(
+        loc, start, end, c(b, T * vw), zeros(b, loc, acc, n),
+        [&](OpBuilder &fb, Location fl, Value j, ValueRange accs) {
+          // Element j of the (image, channel): outer index j / inner,
+          // position j % inner.
+          IndexMath fx{fb, fl};
+          Value outer = fx.add(fx.mul(image, d.outer), fx.div(j, d.inner));
+          Value offset = fx.add(
+              fx.mul(fx.add(fx.mul(outer, d.channels), channel), d.inner),
+              fx.rem(j, d.inner));
+          SmallVector<SmallVector<Value>> in;
+          for (unsigned i = 0; i < numIn; ++i)
+            in.push_back(loadLanes(fb, fl, k.arg(i), offset, vw, acc));
+          SmallVector<Value> next(accs.begin(), accs.end());
+          for (int64_t l = 0; l < vw; ++l) {
+            SmallVector<Value> lanes;
+            for (auto &v : in)
+              lanes.push_back(v[l]);
+            SmallVector<Value> t = terms(fb, fl, lanes);
+            for (int64_t kk = 0; kk < n; ++kk)
+              next[kk] = fb.create<arith::AddFOp>(fl, next[kk], t[kk]);
+          }
+          fb.create<scf::YieldOp>(fl, next);
+        });
+    SmallVector<Value> totals;
+    for (Value v : loop.getResults())
+      totals.push_back(T > 32 ? emitBlockSum(b, loc, v, scratch, T)
+                              : emitWarpSum(b, loc, v, T));
+    return totals;
+  };
   SmallVector<Value> totals;
-  for (int64_t kk = 0; kk < K; ++kk)
-    totals.push_back(T > 32
-                         ? emitBlockSum(b, loc, loop.getResult(kk), scratch, T)
-                         : emitWarpSum(b, loc, loop.getResult(kk), T));
+  if (!cs.moments) {
+    totals = sweep(K, [&](OpBuilder &fb, Location fl, ArrayRef<Value> lanes) {
+      return sumsFn(fb, fl, lanes, params);
+    });
+  } else {
+    // The part's mean, then the squared deviations from it.
+    Value count = b.create<arith::UIToFPOp>(
+        loc, acc,
+        b.create<arith::IndexCastUIOp>(
+            loc, b.getI64Type(),
+            b.create<arith::SubIOp>(
+                loc, b.create<arith::MaxUIOp>(loc, end, begin), begin)));
+    Value safeCount = b.create<arith::MaximumFOp>(
+        loc, count, floatConstant(b, loc, 1.0, acc, 1));
+    // Around a pivot, the (image, channel)'s first element, the mean as its
+    // distance from the pivot (see the channels-last kernel).
+    Value pivot;
+    {
+      IndexMath tx{b, loc};
+      Value offset = tx.mul(
+          tx.add(tx.mul(tx.mul(image, d.outer), d.channels), channel), d.inner);
+      SmallVector<Value> lanes;
+      for (unsigned i = 0; i < numIn; ++i)
+        lanes.push_back(loadLanes(b, loc, k.arg(i), offset, 1, acc)[0]);
+      pivot = sumsFn(b, loc, lanes, params)[0];
+    }
+    auto fromPivot = [&](OpBuilder &fb, Location fl, ArrayRef<Value> lanes) {
+      return fb.create<arith::SubFOp>(fl, sumsFn(fb, fl, lanes, params)[0],
+                                      pivot);
+    };
+    Value mean = b.create<arith::DivFOp>(
+        loc,
+        sweep(1,
+              [&](OpBuilder &fb, Location fl, ArrayRef<Value> lanes) {
+                return SmallVector<Value>{fromPivot(fb, fl, lanes)};
+              })[0],
+        safeCount);
+    Value m2 = sweep(1, [&](OpBuilder &fb, Location fl, ArrayRef<Value> lanes) {
+      Value dev = fb.create<arith::SubFOp>(fl, fromPivot(fb, fl, lanes), mean);
+      return SmallVector<Value>{fb.create<arith::MulFOp>(fl, dev, dev)};
+    })[0];
+    totals = {mean, m2, pivot};
+  }
   Value firstThread =
       b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, tid, c(b, 0));
   b.create<scf::IfOp>(loc, firstThread, [&](OpBuilder &tb, Location tl) {
-    Value base = tb.create<arith::MulIOp>(tl, bid, c(tb, K));
-    for (int64_t kk = 0; kk < K; ++kk) {
+    int64_t n = totals.size();
+    Value base = tb.create<arith::MulIOp>(tl, bid, c(tb, n));
+    for (int64_t kk = 0; kk < n; ++kk) {
       Value at = tb.create<arith::AddIOp>(tl, base, c(tb, kk));
       tb.create<memref::StoreOp>(tl, totals[kk], partial, at);
     }
@@ -322,11 +515,18 @@ PartialSums cuda::emitPartialChannelSums(OpBuilder &b, Operation *op,
   Location loc = op->getLoc();
   auto module = op->getParentOfType<ModuleOp>();
   const ChannelDims &d = cs.dims;
-  int64_t K = cs.numSums;
+  // Values per part: the sums, or a mean (from the pivot), an M2 and the
+  // pivot.
+  int64_t K = cs.moments ? 3 : cs.numSums;
   std::string name = kernelBaseName(op, what) + "_sums";
   PartialSums p;
+  p.channelsLast = d.channelsLast();
+  p.positions = d.outer;
+  p.rowsPerBlock = s.rowsPerBlock;
+  p.count = d.count();
   if (d.channelsLast()) {
     p.parts = channelsLastSlots(d, s);
+    p.trips = p.parts ? llvm::divideCeil(d.outer, p.parts * s.rowsPerBlock) : 0;
     p.partStride = K * d.channels;
     p.sumStride = d.channels;
     p.channelStride = 1;
@@ -339,6 +539,7 @@ PartialSums cuda::emitPartialChannelSums(OpBuilder &b, Operation *op,
   // An empty tensor has no parts: every sum is 0.
   if (d.count() == 0)
     p.parts = 0;
+  p.partLen = partLengthOf(d, s.vectorWidth, p.parts);
   p.imageStride = p.parts * K * d.channels;
   p.buffer = allocTemporary(
       b, loc, indexConstant(b, loc, d.images * p.imageStride), cs.acc);

@@ -62,6 +62,13 @@ struct ChannelSums {
   /// The element of `perChannel` for (image, channel); unset: the channel
   /// (the operands are (C), loaded as vectors where the channels are).
   ParamIndexFn paramIndex;
+  /// Instead of sums: the mean and M2 (the sum of squared deviations from
+  /// that mean) of SumsFn's one value over each part, from two sweeps over
+  /// the part (the second from cache on a GPU), to be combined across the
+  /// parts by Chan's formula (PartialSums::partCount gives their counts).
+  /// The mean is written as its distance from a pivot, the channel's first
+  /// value, written too. Never E[x^2] - E[x]^2.
+  bool moments = false;
 };
 
 /// The reduction of a tensor of `type` in `layout`, with `numSums` sums,
@@ -71,14 +78,25 @@ ChannelSums channelSumsOf(RankedTensorType type, Layout layout,
 
 /// The partial sums of a reduction: sum `kk` of part `p` of (image n,
 /// channel c) is buffer[n * imageStride + c * channelStride + p *
-/// partStride + kk * sumStride], for p in [0, parts).
+/// partStride + kk * sumStride], for p in [0, parts). With moments, kk 0 is
+/// the part's mean less the pivot, kk 1 its M2 and kk 2 the pivot.
 struct PartialSums {
   Value buffer;
   int64_t parts = 0;
   int64_t imageStride = 0, channelStride = 0, partStride = 0, sumStride = 0;
+  /// How the parts cut an (image, channel)'s elements: channels last, part
+  /// p holds positions p * R + g + t * parts * R (g < R, t < trips) below
+  /// `positions`; channels first, elements [p * partLen, (p + 1) *
+  /// partLen) below `count`.
+  bool channelsLast = true;
+  int64_t positions = 0, rowsPerBlock = 1, trips = 0;
+  int64_t partLen = 0, count = 0;
   /// The index of sum `kk` of part `part` of (image, channel).
   Value index(OpBuilder &b, Location loc, Value image, Value channel,
               Value part, int64_t kk) const;
+  /// The elements part `part` holds of each (image, channel), as a `type`
+  /// float.
+  Value partCount(OpBuilder &b, Location loc, Value part, Type type) const;
 };
 
 /// Launches, before `op`, the kernel `<function>_<what>_sums` that writes

@@ -10,9 +10,11 @@
 // then runs per element (BatchNorm's normalize step, its input gradient)
 // is an elementwise kernel with per-channel operands (LowerPointwise.cpp).
 //
-// BatchNorm's variance takes two passes over x (the mean first, then the
-// squared deviations from it), never E[x^2] - E[x]^2. Shapes must be
-// static (the JIT specializes dynamic ones).
+// BatchNorm's statistics are one reduction of moments (ChannelSums::
+// moments): per part its mean and the squared deviations from it, in two
+// sweeps over the part, combined by Chan's formula in the finishing
+// kernel; never E[x^2] - E[x]^2. Shapes must be static (the JIT
+// specializes dynamic ones).
 //
 //===----------------------------------------------------------------------===//
 
@@ -66,7 +68,36 @@ gpu::GPUFuncOp buildFinish(ModuleOp module, Location loc,
                                           channel, c(b, cs.dims.channels));
   b.create<scf::IfOp>(loc, inRange, [&](OpBuilder &tb, Location tl) {
     SmallVector<Value> sums;
-    for (int64_t kk = 0; kk < cs.numSums; ++kk) {
+    if (cs.moments) {
+      // The parts' means and M2s combined by Chan's formula, in part order.
+      Value zero = floatConstant(tb, tl, 0.0, acc, 1);
+      auto combine = tb.create<scf::ForOp>(
+          tl, c(tb, 0), c(tb, partials.parts), c(tb, 1),
+          ValueRange{zero, zero, zero},
+          [&](OpBuilder &fb, Location fl, Value p, ValueRange m) {
+            Moments part;
+            part.count = partials.partCount(fb, fl, p, acc);
+            part.mean = fb.create<memref::LoadOp>(
+                fl, partial, partials.index(fb, fl, c(fb, 0), channel, p, 0));
+            part.m2 = fb.create<memref::LoadOp>(
+                fl, partial, partials.index(fb, fl, c(fb, 0), channel, p, 1));
+            Moments sum =
+                emitChanCombine(fb, fl, Moments{m[0], m[1], m[2]}, part);
+            fb.create<scf::YieldOp>(fl,
+                                    ValueRange{sum.count, sum.mean, sum.m2});
+          });
+      // The parts' means are distances from the pivot every part shares.
+      Value pivot =
+          partials.parts
+              ? tb.create<memref::LoadOp>(
+                      tl, partial,
+                      partials.index(tb, tl, c(tb, 0), channel, c(tb, 0), 2))
+                    .getResult()
+              : zero;
+      sums = {tb.create<arith::AddFOp>(tl, pivot, combine.getResult(1)),
+              combine.getResult(2)};
+    }
+    for (int64_t kk = 0; !cs.moments && kk < cs.numSums; ++kk) {
       auto loop = tb.create<scf::ForOp>(
           tl, c(tb, 0), c(tb, partials.parts), c(tb, 1), zeros(tb, tl, acc, 1),
           [&](OpBuilder &fb, Location fl, Value p, ValueRange sum) {
@@ -165,54 +196,40 @@ LogicalResult lowerBatchNormTraining(RewriterBase &rewriter,
   Value runningMean = allocStatic(b, loc, op.getNewRunningMean().getType());
   Value runningVar = allocStatic(b, loc, op.getNewRunningVar().getType());
 
-  // The mean, then the squared deviations from it.
-  ChannelSums first = channelSumsOf(type, op.getLayout());
-  first.inputs = {x};
-  first.outputs = {flatten(b, loc, mean)};
+  // The mean and the squared deviations from it: per part two sweeps (the
+  // second from cache), the parts combined by Chan's formula.
+  ChannelSums moments = channelSumsOf(type, op.getLayout());
+  moments.moments = true;
+  moments.inputs = {x};
+  moments.finishOperands = {flatBuffer(b, loc, op.getRunningMean()),
+                            flatBuffer(b, loc, op.getRunningVar())};
+  moments.outputs = {flatten(b, loc, mean), flatten(b, loc, rstd),
+                     flatten(b, loc, runningMean), flatten(b, loc, runningVar)};
   emitChannelSums(
-      b, op, "batch_norm_training_mean", first, options,
+      b, op, "batch_norm_training_moments", moments, options,
       [](OpBuilder &, Location, ArrayRef<Value> in, ArrayRef<Value>) {
         return SmallVector<Value>{in[0]};
       },
-      [](OpBuilder &fb, Location fl, ArrayRef<Value> sums, ArrayRef<Value>,
-         Value count) {
-        return SmallVector<Value>{
-            fb.create<arith::DivFOp>(fl, sums[0], count).getResult()};
-      });
-  ChannelSums second = first;
-  second.perChannel = {flatten(b, loc, mean)};
-  second.finishOperands = {flatten(b, loc, mean),
-                           flatBuffer(b, loc, op.getRunningMean()),
-                           flatBuffer(b, loc, op.getRunningVar())};
-  second.outputs = {flatten(b, loc, rstd), flatten(b, loc, runningMean),
-                    flatten(b, loc, runningVar)};
-  emitChannelSums(
-      b, op, "batch_norm_training_var", second, options,
-      [](OpBuilder &fb, Location fl, ArrayRef<Value> in, ArrayRef<Value> m) {
-        Value d = fb.create<arith::SubFOp>(fl, in[0], m[0]);
-        return SmallVector<Value>{
-            fb.create<arith::MulFOp>(fl, d, d).getResult()};
-      },
       [&](OpBuilder &fb, Location fl, ArrayRef<Value> sums, ArrayRef<Value> ops,
           Value count) {
-        // running' = (1 - momentum) running + momentum * statistic, the
-        // variance's unbiased (n / (n - 1); the verifier asks n > 1) unless
-        // the op asks for the biased one (ONNX).
+        // sums: the mean and M2. running' = (1 - momentum) running +
+        // momentum * statistic, the variance's unbiased (n / (n - 1); the
+        // verifier asks n > 1) unless the op asks for the biased one (ONNX).
         Type t = sums[0].getType();
         auto constant = [&](double v) {
           return floatConstant(fb, fl, v, t, 1);
         };
-        Value var = fb.create<arith::DivFOp>(fl, sums[0], count);
+        Value var = fb.create<arith::DivFOp>(fl, sums[1], count);
         Value unbiased = fb.create<arith::DivFOp>(
-            fl, sums[0], fb.create<arith::SubFOp>(fl, count, constant(1.0)));
+            fl, sums[1], fb.create<arith::SubFOp>(fl, count, constant(1.0)));
         auto update = [&](Value old, Value stat) -> Value {
           return fb.create<arith::AddFOp>(
               fl, fb.create<arith::MulFOp>(fl, constant(1.0 - momentum), old),
               fb.create<arith::MulFOp>(fl, constant(momentum), stat));
         };
         return SmallVector<Value>{
-            emitRstd(fb, fl, var, eps), update(ops[1], ops[0]),
-            update(ops[2], unbiasedRunningVar ? unbiased : var)};
+            sums[0], emitRstd(fb, fl, var, eps), update(ops[0], sums[0]),
+            update(ops[1], unbiasedRunningVar ? unbiased : var)};
       });
 
   // y = (x - mean) * rstd * scale + bias, per element.

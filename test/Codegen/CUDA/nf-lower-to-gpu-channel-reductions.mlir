@@ -25,14 +25,16 @@ func.func @bias_add_grad_nchw(%dy: tensor<8x64x32x32xf32>) -> tensor<64xf32> {
   return %g : tensor<64xf32>
 }
 
-// BatchNorm training: the mean (sums, finish), the squared deviations from
-// it (sums, finish: rstd and the running statistics), then y.
+// BatchNorm training: each part's moments (the mean from a pivot, M2, the
+// pivot: three partial rows a block), the finish (Chan's formula over the
+// parts: mean, rstd and the running statistics), then y. 64 bf16 channels:
+// 8 threads of 8 a position, 32 positions a block, 2048 positions in 64
+// blocks: 64 x 3 x 64 partial values.
 // CHECK-LABEL: func.func @batch_norm_training(
-// CHECK: gpu.launch_func @nf_kernels::@batch_norm_training_batch_norm_training_mean_sums
-// CHECK: gpu.launch_func @nf_kernels::@batch_norm_training_batch_norm_training_mean_finish
-// CHECK: gpu.launch_func @nf_kernels::@batch_norm_training_batch_norm_training_var_sums
-// CHECK: gpu.launch_func @nf_kernels::@batch_norm_training_batch_norm_training_var_finish
-// CHECK: gpu.launch_func @nf_kernels::@batch_norm_training_batch_norm_training
+// CHECK: memref.alloc() : memref<12288xf32>
+// CHECK: gpu.launch_func @nf_kernels::@batch_norm_training_batch_norm_training_moments_sums blocks in (%c64
+// CHECK: gpu.launch_func @nf_kernels::@batch_norm_training_batch_norm_training_moments_finish
+// CHECK: gpu.launch_func @nf_kernels::@batch_norm_training_batch_norm_training blocks
 func.func @batch_norm_training(%x: tensor<8x16x16x64xbf16>, %s: tensor<64xbf16>, %b: tensor<64xbf16>, %rm: tensor<64xf32>, %rv: tensor<64xf32>) -> (tensor<8x16x16x64xbf16>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>) {
   %y, %m, %r, %nm, %nv = nf.batch_norm_training %x scale %s bias %b running(%rm, %rv) {layout = #nf.layout<nhwc>} : (tensor<8x16x16x64xbf16>, tensor<64xbf16>, tensor<64xbf16>, tensor<64xf32>, tensor<64xf32>) -> (tensor<8x16x16x64xbf16>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>)
   return %y, %m, %r, %nm, %nv : tensor<8x16x16x64xbf16>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>
@@ -58,6 +60,32 @@ func.func @batch_norm_grad(%dy: tensor<8x64x7x7xf32>, %x: tensor<8x64x7x7xf32>, 
 // CHECK-SAME: nf.schedule = "channel-finish block=256"
 // CHECK-LABEL: gpu.func @bias_add_grad_nchw_bias_add_grad_sums(
 // CHECK-SAME: nf.schedule = "channels-first threads-per-row=256 rows-per-block=1 vector=4 registers=1 max-blocks=1056"
+// The moments kernel: the pivot (the image's first position) loaded before
+// the two sweeps; the block's sums from the pivot combined and its means
+// handed to every position group between barriers; the squared deviations;
+// three partial rows.
+// CHECK-LABEL: gpu.func @batch_norm_training_batch_norm_training_moments_sums(
+// CHECK-SAME: nf.schedule = "channels-last threads-per-row=8 rows-per-block=32 vector=8 registers=1
+// CHECK: vector.load %arg0
+// CHECK: scf.for
+// CHECK: arith.subf
+// CHECK: gpu.barrier
+// CHECK: arith.divf
+// CHECK: gpu.barrier
+// CHECK: gpu.barrier
+// CHECK: scf.for
+// CHECK: arith.subf
+// CHECK: arith.subf
+// CHECK: arith.mulf
+// CHECK-COUNT-3: vector.store
+// The finish combines the parts by Chan's formula and adds the pivot back.
+// CHECK-LABEL: gpu.func @batch_norm_training_batch_norm_training_moments_finish(
+// CHECK: scf.for {{.+}} iter_args
+// CHECK: arith.subf
+// CHECK: arith.select
+// CHECK: scf.yield
+// CHECK: memref.load
+// CHECK: arith.addf
 // 49 positions: scalars.
 // CHECK-LABEL: gpu.func @batch_norm_grad_batch_norm_grad_sums(
 // CHECK-SAME: nf.schedule = "channels-first threads-per-row=256 rows-per-block=1 vector=1
