@@ -277,21 +277,18 @@ buildChannelsLastSums(ModuleOp module, Location loc, const std::string &name,
   // than |mean| (a column of mean 100 and std 0.01 keeps its variance,
   // also through Chan's formula across the parts, which the finishing
   // kernel applies to these distances).
-  Type f = acc;
   auto value = [&](OpBuilder &tb, Location tl, ArrayRef<Value> in,
                    ArrayRef<Value> params) {
     return sumsFn(tb, tl, in, params)[0];
   };
+  // (The kernel runs only where there are positions.)
   SmallVector<Value> pivots; // [kv * vw + l]
   {
     IndexMath px{b, loc};
-    Value there = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult,
-                                          c(b, 0), c(b, positions));
     Value base = px.mul(px.mul(image, positions), d.channels);
     for (int64_t kv = 0; kv < vpt; ++kv) {
       SmallVector<Value> lanes = emitValuesIf(
-          b, loc, px.both(there, colValid[kv]), acc,
-          [&](OpBuilder &tb, Location tl) {
+          b, loc, colValid[kv], acc, [&](OpBuilder &tb, Location tl) {
             return termsAt(
                 tb, tl, tb.create<arith::AddIOp>(tl, base, cols[kv]), kv, 1,
                 [&](OpBuilder &vb, Location vl, ArrayRef<Value> in,
@@ -316,19 +313,17 @@ buildChannelsLastSums(ModuleOp module, Location loc, const std::string &name,
   layout.positions = positions;
   layout.rowsPerBlock = R;
   layout.trips = trips;
-  Value count = layout.partCount(b, loc, slot, f);
-  Value safeCount =
-      b.create<arith::MaximumFOp>(loc, count, floatConstant(b, loc, 1.0, f, 1));
+  Value count = layout.partCount(b, loc, slot, acc);
+  Value safeCount = b.create<arith::MaximumFOp>(
+      loc, count, floatConstant(b, loc, 1.0, acc, 1));
   SmallVector<Value> means; // from the pivots
   for (Value t : total)
     means.push_back(b.create<arith::DivFOp>(loc, t, safeCount));
   if (R > 1) {
     // Group 0's means to every group, through the hand-over buffer.
-    Value slotBase = c(b, 0);
     auto slotOf = [&](OpBuilder &ib, int64_t kv, int64_t l) {
       IndexMath sx{ib, loc};
-      return sx.add(slotBase,
-                    sx.add(sx.mul(sx.add(lane, sx.c(kv * T)), vw), sx.c(l)));
+      return sx.add(sx.mul(sx.add(lane, sx.c(kv * T)), vw), sx.c(l));
     };
     b.create<scf::IfOp>(loc, first, [&](OpBuilder &tb, Location tl) {
       for (int64_t kv = 0; kv < vpt; ++kv)
