@@ -27,6 +27,10 @@ struct CUDAEmitOptions {
   /// Named in the file's header comment (the kernels' schedules were
   /// chosen for it).
   std::string arch = "sm_90";
+  /// Whether a module without kernels prints (the prelude alone: a lowered
+  /// function whose results are all empty launches nothing) rather than
+  /// fails (nf-translate: the module was probably not lowered).
+  bool allowNoKernels = false;
 };
 
 /// Prints every gpu.func kernel of `module` as CUDA C++ to `os`. Fails,

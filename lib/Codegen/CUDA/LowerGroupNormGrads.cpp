@@ -46,7 +46,7 @@ namespace {
 struct GroupGeometry {
   bool nhwc = true;
   int64_t n = 1, c = 1, hw = 1, groups = 1;
-  int64_t perGroup() const { return c / groups; }
+  int64_t perGroup() const { return groups ? c / groups : 0; }
   /// Elements of one (image, group).
   int64_t groupElements() const { return perGroup() * hw; }
   int64_t total() const { return n * c * hw; }
@@ -100,6 +100,16 @@ LogicalResult lowerGroupNormGrad(RewriterBase &rewriter, GradOp op,
   Value dbiasBuffer = alloc(op.getGradBias());
   Value dx = flatten(b, loc, dxBuffer), dscale = flatten(b, loc, dscaleBuffer),
         dbias = flatten(b, loc, dbiasBuffer);
+  auto replace = [&] {
+    rewriter.replaceOp(op, {toTensor(b, loc, dxBuffer),
+                            toTensor(b, loc, dscaleBuffer),
+                            toTensor(b, loc, dbiasBuffer)});
+  };
+  // No channels: every result is empty, no kernel.
+  if (g.c == 0) {
+    replace();
+    return success();
+  }
   llvm::StringRef what = op->getName().stripDialect();
   std::string base = kernelBaseName(op, what);
   /// The (image, group) of a channel: where its mean, rstd and sums are.
@@ -332,9 +342,7 @@ LogicalResult lowerGroupNormGrad(RewriterBase &rewriter, GradOp op,
                       std::min<int64_t>(llvm::divideCeil(g.total(), block * vw),
                                         ps.maxBlocks)),
         block, dxArgs);
-  rewriter.replaceOp(op, {toTensor(b, loc, dxBuffer),
-                          toTensor(b, loc, dscaleBuffer),
-                          toTensor(b, loc, dbiasBuffer)});
+  replace();
   return success();
 }
 

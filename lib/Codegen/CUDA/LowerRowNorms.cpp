@@ -837,8 +837,12 @@ SmallVector<Value> emitRowNorm(OpBuilder &b, NormOp op, Operation *before,
       spec.groups = op.getNumGroups();
     else
       spec.groups = spec.channels;
-    spec.channelsPerGroup = spec.channels / spec.groups;
-    spec.spatial = type.getNumElements() / (type.getDimSize(0) * spec.channels);
+    // (No channels: no groups, and nothing to launch, below.)
+    spec.channelsPerGroup = spec.groups ? spec.channels / spec.groups : 0;
+    spec.spatial = 1;
+    for (int64_t d = 1; d < rank; ++d)
+      if (d != channelAxis)
+        spec.spatial *= type.getDimSize(d);
     cols = spec.channelsPerGroup * spec.spatial;
     spec.schedule = selectGroupNormSchedule(
         cols,
@@ -902,6 +906,10 @@ SmallVector<Value> emitRowNorm(OpBuilder &b, NormOp op, Operation *before,
     r.push_back(toTensor(b, loc, rstdBuffer));
     return r;
   };
+  // A group norm without images or channels has empty results: no kernel.
+  if (isGroupNorm && type.getNumElements() == 0 &&
+      (type.getDimSize(0) == 0 || spec.channels == 0))
+    return results();
   if (s.kind == RowNormSchedule::Kind::SplitRow) {
     lowerSplitRow(b, loc, module, op, spec, args, rows, colsValue);
     return results();
