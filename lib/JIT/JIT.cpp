@@ -134,9 +134,10 @@ static std::string checkOptions(const Options &options) {
            "not apply to the " +
            target + " target";
   if (isCPU && (options.cuda.arch != cuda.arch ||
-                options.cuda.rowNormSchedule != cuda.rowNormSchedule))
-    return "the CUDA options (architecture, row-norm schedule) do not apply "
-           "to the cpu target";
+                options.cuda.rowNormSchedule != cuda.rowNormSchedule ||
+                options.cuda.shapeGenericKernels != cuda.shapeGenericKernels))
+    return "the CUDA options (architecture, row-norm schedule, shape-generic "
+           "kernels) do not apply to the cpu target";
   int64_t width = options.cpu.vectorWidth;
   if (width < 0 || width > 64 || (width & (width - 1)) != 0)
     return "the vector width must be 0 (the host's) or a power of two up "
@@ -229,10 +230,15 @@ struct JIT::Impl : std::enable_shared_from_this<JIT::Impl> {
 
   /// Lowers `module` for the CPU and JIT-compiles its `function`. Called
   /// under `mutex`.
+  /// On the CUDA targets, `bufferShapes` (inputs, then outputs) are the
+  /// shapes of a call to a function of dynamic shape lowered as it is
+  /// (CUDAOptions::shapeGenericKernels); empty, the function's shapes are
+  /// static.
   llvm::Expected<std::shared_ptr<Kernel>>
   lowerAndCompile(mlir::ModuleOp module, llvm::StringRef function,
                   const Signature &signature,
-                  const DiagnosticCollector &diagnostics);
+                  const DiagnosticCollector &diagnostics,
+                  llvm::ArrayRef<llvm::ArrayRef<int64_t>> bufferShapes = {});
 
   /// The printed CUDA of a function and its launch plan.
   struct CudaLowering {
@@ -244,7 +250,8 @@ struct JIT::Impl : std::enable_shared_from_this<JIT::Impl> {
   llvm::Expected<CudaLowering>
   lowerToCUDA(mlir::ModuleOp module, llvm::StringRef function,
               const Signature &signature,
-              const DiagnosticCollector &diagnostics, const std::string &arch);
+              const DiagnosticCollector &diagnostics, const std::string &arch,
+              llvm::ArrayRef<llvm::ArrayRef<int64_t>> bufferShapes);
 
   /// Lowers for the CUDA simulator, or for the GPU: the printed CUDA
   /// compiled for the host against the simulator, or by NVRTC for the
@@ -252,11 +259,13 @@ struct JIT::Impl : std::enable_shared_from_this<JIT::Impl> {
   llvm::Expected<std::shared_ptr<Kernel>>
   lowerForCudaSim(mlir::ModuleOp module, llvm::StringRef function,
                   const Signature &signature,
-                  const DiagnosticCollector &diagnostics);
+                  const DiagnosticCollector &diagnostics,
+                  llvm::ArrayRef<llvm::ArrayRef<int64_t>> bufferShapes);
   llvm::Expected<std::shared_ptr<Kernel>>
   lowerForCuda(mlir::ModuleOp module, llvm::StringRef function,
                const Signature &signature,
-               const DiagnosticCollector &diagnostics);
+               const DiagnosticCollector &diagnostics,
+               llvm::ArrayRef<llvm::ArrayRef<int64_t>> bufferShapes);
 
   /// The GPU of the cuda target, opened on first use; an error saying why
   /// it cannot be used. Called under `mutex`.
@@ -382,14 +391,15 @@ JIT::Impl::parseFunction(llvm::StringRef irText, llvm::StringRef bufferName,
   return std::move(module);
 }
 
-llvm::Expected<std::shared_ptr<Kernel>>
-JIT::Impl::lowerAndCompile(mlir::ModuleOp module, llvm::StringRef function,
-                           const Signature &signature,
-                           const DiagnosticCollector &diagnostics) {
+llvm::Expected<std::shared_ptr<Kernel>> JIT::Impl::lowerAndCompile(
+    mlir::ModuleOp module, llvm::StringRef function, const Signature &signature,
+    const DiagnosticCollector &diagnostics,
+    llvm::ArrayRef<llvm::ArrayRef<int64_t>> bufferShapes) {
   if (options.target == Target::CUDASim)
-    return lowerForCudaSim(module, function, signature, diagnostics);
+    return lowerForCudaSim(module, function, signature, diagnostics,
+                           bufferShapes);
   if (options.target == Target::CUDA)
-    return lowerForCuda(module, function, signature, diagnostics);
+    return lowerForCuda(module, function, signature, diagnostics, bufferShapes);
   if (options.fuse) {
     mlir::PassManager fusePM(context.get());
     mlir::nf::buildFusePipeline(fusePM);
@@ -423,7 +433,8 @@ JIT::Impl::lowerAndCompile(mlir::ModuleOp module, llvm::StringRef function,
 
 llvm::Expected<JIT::Impl::CudaLowering> JIT::Impl::lowerToCUDA(
     mlir::ModuleOp module, llvm::StringRef function, const Signature &signature,
-    const DiagnosticCollector &diagnostics, const std::string &arch) {
+    const DiagnosticCollector &diagnostics, const std::string &arch,
+    llvm::ArrayRef<llvm::ArrayRef<int64_t>> bufferShapes) {
   mlir::PassManager pm(context.get());
   if (options.fuse)
     mlir::nf::buildFusePipeline(pm);
@@ -444,7 +455,8 @@ llvm::Expected<JIT::Impl::CudaLowering> JIT::Impl::lowerToCUDA(
     return makeError("printing the CUDA of @" + function + " failed:\n" +
                      diagnostics.str());
   auto host = module.lookupSymbol<mlir::func::FuncOp>(function);
-  auto plan = mlir::nf::readLaunchPlan(host, signature.outputs.size());
+  auto plan =
+      mlir::nf::readLaunchPlan(host, signature.outputs.size(), bufferShapes);
   if (mlir::failed(plan))
     return makeError("reading the launch plan of @" + function + " failed:\n" +
                      diagnostics.str());
@@ -463,12 +475,12 @@ llvm::Expected<std::shared_ptr<runtime::CudaDevice>> JIT::Impl::getDevice() {
   return device;
 }
 
-llvm::Expected<std::shared_ptr<Kernel>>
-JIT::Impl::lowerForCudaSim(mlir::ModuleOp module, llvm::StringRef function,
-                           const Signature &signature,
-                           const DiagnosticCollector &diagnostics) {
-  auto lowered =
-      lowerToCUDA(module, function, signature, diagnostics, options.cuda.arch);
+llvm::Expected<std::shared_ptr<Kernel>> JIT::Impl::lowerForCudaSim(
+    mlir::ModuleOp module, llvm::StringRef function, const Signature &signature,
+    const DiagnosticCollector &diagnostics,
+    llvm::ArrayRef<llvm::ArrayRef<int64_t>> bufferShapes) {
+  auto lowered = lowerToCUDA(module, function, signature, diagnostics,
+                             options.cuda.arch, bufferShapes);
   if (!lowered)
     return lowered.takeError();
   // The simulator's device memory is the host's: its temporaries (all live
@@ -494,13 +506,15 @@ JIT::Impl::lowerForCudaSim(mlir::ModuleOp module, llvm::StringRef function,
 llvm::Expected<std::shared_ptr<Kernel>>
 JIT::Impl::lowerForCuda(mlir::ModuleOp module, llvm::StringRef function,
                         const Signature &signature,
-                        const DiagnosticCollector &diagnostics) {
+                        const DiagnosticCollector &diagnostics,
+                        llvm::ArrayRef<llvm::ArrayRef<int64_t>> bufferShapes) {
   auto gpu = getDevice();
   if (!gpu)
     return gpu.takeError();
   // Kernels for the device's own architecture (sm_90 for 9.0).
   std::string arch = "sm_" + std::to_string((*gpu)->computeCapability());
-  auto lowered = lowerToCUDA(module, function, signature, diagnostics, arch);
+  auto lowered =
+      lowerToCUDA(module, function, signature, diagnostics, arch, bufferShapes);
   if (!lowered)
     return lowered.takeError();
   std::string error;
@@ -519,14 +533,15 @@ JIT::Impl::compile(llvm::StringRef irText, llvm::StringRef bufferName,
   if (!optionsError.empty())
     return makeError(optionsError);
   std::lock_guard<std::mutex> lock(mutex);
-  std::string key = std::to_string(llvm::xxh3_64bits(irText)) + "/" +
-                    function.str() + "/w" +
-                    std::to_string(options.cpu.vectorWidth) +
-                    (options.cpu.parallel ? "/omp/" : "/serial/") +
-                    (options.fuse ? "fused/" : "") +
-                    (options.cpu.cacheBuffers ? "cached-buffers/" : "") +
-                    getTargetName(options.target) + "/" + options.cuda.arch +
-                    "/" + options.cuda.rowNormSchedule + "/" + target;
+  std::string key =
+      std::to_string(llvm::xxh3_64bits(irText)) + "/" + function.str() + "/w" +
+      std::to_string(options.cpu.vectorWidth) +
+      (options.cpu.parallel ? "/omp/" : "/serial/") +
+      (options.fuse ? "fused/" : "") +
+      (options.cpu.cacheBuffers ? "cached-buffers/" : "") +
+      getTargetName(options.target) + "/" + options.cuda.arch + "/" +
+      options.cuda.rowNormSchedule +
+      (options.cuda.shapeGenericKernels ? "/shape-generic/" : "/") + target;
   if (auto it = cache.find(key); it != cache.end())
     return it->second;
   if (auto it = genericKernels.find(key); it != genericKernels.end())
@@ -615,9 +630,29 @@ JIT::Impl::specialize(const ShapeGenericKernel &generic,
                        ")");
   }
 
-  auto kernel = lowerAndCompile(**module, function, *signature, diagnostics);
-  if (kernel)
-    cache.emplace(key, *kernel);
+  std::shared_ptr<Kernel> kernel;
+  if (options.target != Target::CPU && options.cuda.shapeGenericKernels) {
+    // The function as written, its kernels taking their sizes as
+    // arguments; the plan for these shapes.
+    auto asWritten = parseFunction(generic.irText, generic.bufferName, function,
+                                   diagnostics);
+    if (!asWritten)
+      return asWritten.takeError();
+    llvm::SmallVector<llvm::ArrayRef<int64_t>> bufferShapes(argShapes);
+    for (const TensorType &t : signature->outputs)
+      bufferShapes.push_back(t.shape);
+    auto lowered = lowerAndCompile(**asWritten, function, *signature,
+                                   diagnostics, bufferShapes);
+    if (!lowered)
+      return lowered.takeError();
+    kernel = *lowered;
+  } else {
+    auto lowered = lowerAndCompile(**module, function, *signature, diagnostics);
+    if (!lowered)
+      return lowered.takeError();
+    kernel = *lowered;
+  }
+  cache.emplace(key, kernel);
   return kernel;
 }
 

@@ -277,6 +277,31 @@ std::string printCUDA(const std::string &moduleText,
 
 /// Every kernel the CUDA back end emits, each schedule once: one source
 /// per forced schedule (the kernels' names say which).
+/// Every kernel family with dynamic sizes (its sizes index arguments), in
+/// f16 with f32 statistics.
+const char *kDynamicShapesModule = R"mlir(
+func.func @dyn_group_norm(%x: tensor<?x?x?x320xf16>, %s: tensor<320xf16>, %b: tensor<320xf16>) -> tensor<?x?x?x320xf16> {
+  %y, %m, %r = nf.group_norm %x scale %s bias %b {layout = #nf.layout<nhwc>, num_groups = 32 : i64} : (tensor<?x?x?x320xf16>, tensor<320xf16>, tensor<320xf16>) -> (tensor<?x?x?x320xf16>, tensor<?x32xf32>, tensor<?x32xf32>)
+  %a = nf.silu %y : tensor<?x?x?x320xf16>
+  return %a : tensor<?x?x?x320xf16>
+}
+func.func @dyn_instance_norm_grad(%dy: tensor<?x?x?x?xf16>, %x: tensor<?x?x?x?xf16>, %m: tensor<?x?xf32>, %r: tensor<?x?xf32>) -> (tensor<?x?x?x?xf16>, tensor<?xf32>, tensor<?xf32>) {
+  %dx, %ds, %db = nf.instance_norm_grad %dy, %x, %m, %r : (tensor<?x?x?x?xf16>, tensor<?x?x?x?xf16>, tensor<?x?xf32>, tensor<?x?xf32>) -> (tensor<?x?x?x?xf16>, tensor<?xf32>, tensor<?xf32>)
+  return %dx, %ds, %db : tensor<?x?x?x?xf16>, tensor<?xf32>, tensor<?xf32>
+}
+func.func @dyn_batch_norm(%x: tensor<?x?x?x64xf16>, %rm: tensor<64xf32>, %rv: tensor<64xf32>, %dy: tensor<?x64x?x?xf16>, %x2: tensor<?x64x?x?xf16>, %m: tensor<64xf32>, %r: tensor<64xf32>) -> (tensor<?x?x?x64xf16>, tensor<?x64x?x?xf16>, tensor<64xf16>) {
+  %y, %bm, %br, %nm, %nv = nf.batch_norm_training %x running(%rm, %rv) {layout = #nf.layout<nhwc>} : (tensor<?x?x?x64xf16>, tensor<64xf32>, tensor<64xf32>) -> (tensor<?x?x?x64xf16>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>)
+  %dx, %ds, %db = nf.batch_norm_grad %dy, %x2, %m, %r {layout = #nf.layout<nchw>} : (tensor<?x64x?x?xf16>, tensor<?x64x?x?xf16>, tensor<64xf32>, tensor<64xf32>) -> (tensor<?x64x?x?xf16>, tensor<64xf32>, tensor<64xf32>)
+  %g = nf.bias_add_grad %dy {layout = #nf.layout<nchw>} : tensor<?x64x?x?xf16> -> tensor<64xf16>
+  return %y, %dx, %g : tensor<?x?x?x64xf16>, tensor<?x64x?x?xf16>, tensor<64xf16>
+}
+func.func @dyn_products(%a: tensor<?x?xf16>, %b: tensor<?x?xf16>, %x: tensor<?x?x?x8xf16>, %w: tensor<16x3x3x8xf16>) -> (tensor<?x?xf16>, tensor<?x?x?x16xf16>) {
+  %c = nf.matmul %a, %b : tensor<?x?xf16>, tensor<?x?xf16> -> tensor<?x?xf16>
+  %y = nf.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>, layout = #nf.layout<nhwc>} : tensor<?x?x?x8xf16>, tensor<16x3x3x8xf16> -> tensor<?x?x?x16xf16>
+  return %c, %y : tensor<?x?xf16>, tensor<?x?x?x16xf16>
+}
+)mlir";
+
 std::vector<std::string> allSources() {
   std::vector<std::string> sources;
   for (const char *schedule : {"warp-rows", "block-row-registers",
@@ -324,6 +349,7 @@ std::vector<std::string> allSources() {
   sources.push_back(printCUDA(channelReductions, "auto"));
   sources.push_back(printCUDA(pointwise, "auto"));
   sources.push_back(printCUDA(groupNorms, "auto", /*fuse=*/true));
+  sources.push_back(printCUDA(kDynamicShapesModule, "auto", /*fuse=*/true));
   return sources;
 }
 
@@ -422,10 +448,13 @@ TEST(NVRTCResourceTest, NoKernelSpillsAtSm90) {
   // (the moments, their finish, the normalize kernel), batch_norm_grad (two
   // sum kernels, dx), bias_add_grad (two). Products x 4 dtypes: the fused
   // matmul, and per layout the fused conv2d and the two gradients. Group
-  // and instance norm gradients: three kernels each x 4 dtypes.
+  // and instance norm gradients: three kernels each x 4 dtypes. Dynamic
+  // shapes: the group norm (two), the instance norm gradient (three),
+  // batch_norm_training and batch_norm_grad (three each), bias_add_grad
+  // (two), matmul and conv2d (one each).
   EXPECT_EQ(kernels, 2 * (3 * 4 * 2 + 4 * 2 * 2) + (2 + 2 + 3 + 3 + 3) * 4 * 2 +
                          11 * 4 + (3 * 2 + 1) * 4 + (3 + 3 + 2) * 2 * 4 +
-                         (1 + 3 * 2) * 4 + 2 * 3 * 4);
+                         (1 + 3 * 2) * 4 + 2 * 3 * 4 + (2 + 3 + 3 + 3 + 2 + 2));
 }
 
 /// A kernel whose schedule moves 16 bytes per access, and whether it must

@@ -174,10 +174,14 @@ TEST(JITOptionsTest, AnOptionOfAnotherTargetIsRefused) {
   EXPECT_NE(optionsError(sim), "");
   normfuse::jit::Options cpu;
   cpu.cuda.arch = "sm_80";
-  EXPECT_EQ(optionsError(cpu), "the CUDA options (architecture, row-norm "
-                               "schedule) do not apply to the cpu target");
+  EXPECT_EQ(optionsError(cpu),
+            "the CUDA options (architecture, row-norm schedule, shape-generic "
+            "kernels) do not apply to the cpu target");
   cpu.cuda = {};
   cpu.cuda.rowNormSchedule = "split-row";
+  EXPECT_NE(optionsError(cpu), "");
+  cpu.cuda = {};
+  cpu.cuda.shapeGenericKernels = true;
   EXPECT_NE(optionsError(cpu), "");
 }
 

@@ -106,6 +106,13 @@ struct CUDAOptions {
   /// "split-row" to force one (tests reach every path on small shapes this
   /// way).
   std::string rowNormSchedule = "auto";
+  /// Functions with dynamic dimensions: lowered once as they are, the
+  /// kernels taking their sizes as arguments (what nf-opt's
+  /// --nf-cuda-pipeline makes of such a function), each call's launch plan
+  /// read off that lowering for the call's shapes. Off (the default), each
+  /// new set of shapes specializes the function first: kernels of constant
+  /// sizes, which index faster.
+  bool shapeGenericKernels = false;
 };
 
 struct Options {

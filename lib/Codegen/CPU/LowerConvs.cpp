@@ -56,39 +56,6 @@ namespace {
 // conv2d and its gradients
 //===----------------------------------------------------------------------===//
 
-/// Every size of a conv as index values: batch, input channels, output
-/// channels, input, filter and output spatial sizes.
-struct ConvSizes {
-  Value n, c, o, in[2], k[2], out[2];
-};
-
-/// Sizes of a conv2d whose operands are the buffers `x` and `w` and whose
-/// result has `type` (output sizes from the shape rule where dynamic).
-ConvSizes convForwardSizes(OpBuilder &b, Location loc, const ConvParams &p,
-                           Value x, Value w, RankedTensorType type) {
-  ConvSizes s;
-  s.n = dimOf(b, loc, x, 0);
-  s.c = dimOf(b, loc, x, p.channelDim());
-  s.o = dimOf(b, loc, w, 0);
-  for (int d = 0; d < 2; ++d) {
-    s.in[d] = dimOf(b, loc, x, p.spatialDim(d));
-    s.k[d] = dimOf(b, loc, w, p.spatialDim(d));
-    int64_t static_ = type.getDimSize(p.spatialDim(d));
-    if (!ShapedType::isDynamic(static_)) {
-      s.out[d] = idx(b, loc, static_);
-      continue;
-    }
-    // (in + pads - dilation * (k - 1) - 1) / stride + 1
-    Value padded =
-        addi(b, loc, s.in[d], idx(b, loc, p.padBefore[d] + p.padAfter[d] - 1));
-    Value span =
-        muli(b, loc, subi(b, loc, s.k[d], idx(b, loc, 1)), p.dilation[d]);
-    Value room = maxsi(b, loc, subi(b, loc, padded, span), idx(b, loc, 0));
-    s.out[d] = addi(b, loc, divui(b, loc, room, p.stride[d]), idx(b, loc, 1));
-  }
-  return s;
-}
-
 /// The sizes of the result of a conv op, in its layout.
 SmallVector<Value> activationSizes(const ConvParams &p, Value n, Value c,
                                    const Value hw[2]) {
@@ -499,30 +466,7 @@ struct LowerConv2DBackpropInput : LoopLoweringPattern<Conv2DBackpropInputOp> {
     Value w = getBuffer(b, loc, adaptor.getFilter());
     Value zero = idx(b, loc, 0);
 
-    ConvSizes s;
-    s.n = dimOf(b, loc, dy, 0);
-    s.o = dimOf(b, loc, dy, p.channelDim());
-    s.c = dimOf(b, loc, w, p.nchw ? 1 : 3);
-    for (int d = 0; d < 2; ++d) {
-      s.out[d] = dimOf(b, loc, dy, p.spatialDim(d));
-      s.k[d] = dimOf(b, loc, w, p.spatialDim(d));
-      int64_t static_ = type.getDimSize(p.spatialDim(d));
-      if (!ShapedType::isDynamic(static_)) {
-        s.in[d] = idx(b, loc, static_);
-        continue;
-      }
-      // Dynamic: the smallest input with this output size,
-      // (out - 1) * stride + dilation * (k - 1) + 1 - pads.
-      Value extent =
-          muli(b, loc, subi(b, loc, s.out[d], idx(b, loc, 1)), p.stride[d]);
-      extent = addi(
-          b, loc, extent,
-          muli(b, loc, subi(b, loc, s.k[d], idx(b, loc, 1)), p.dilation[d]));
-      s.in[d] = maxsi(
-          b, loc,
-          subi(b, loc, extent, idx(b, loc, p.padBefore[d] + p.padAfter[d] - 1)),
-          zero);
-    }
+    ConvSizes s = convBackpropInputSizes(b, loc, p, dy, w, type);
     Value dx = allocResult(b, loc, type, activationSizes(p, s.n, s.c, s.in));
     int64_t sh = p.stride[0], sw = p.stride[1];
     int64_t dh = p.dilation[0], dw = p.dilation[1];
@@ -690,29 +634,7 @@ struct LowerConv2DBackpropFilter : LoopLoweringPattern<Conv2DBackpropFilterOp> {
     Value dy = getBuffer(b, loc, adaptor.getGradOutput());
     Value zero = idx(b, loc, 0);
 
-    ConvSizes s;
-    s.n = dimOf(b, loc, x, 0);
-    s.c = dimOf(b, loc, x, p.channelDim());
-    s.o = dimOf(b, loc, dy, p.channelDim());
-    for (int d = 0; d < 2; ++d) {
-      s.in[d] = dimOf(b, loc, x, p.spatialDim(d));
-      s.out[d] = dimOf(b, loc, dy, p.spatialDim(d));
-      int64_t static_ = type.getDimSize(p.spatialDim(d));
-      if (!ShapedType::isDynamic(static_)) {
-        s.k[d] = idx(b, loc, static_);
-        continue;
-      }
-      // Dynamic: the largest filter with this output size,
-      // (in + pads - 1 - (out - 1) * stride) / dilation + 1.
-      Value room = addi(b, loc, s.in[d],
-                        idx(b, loc, p.padBefore[d] + p.padAfter[d] - 1));
-      room = subi(
-          b, loc, room,
-          muli(b, loc, subi(b, loc, s.out[d], idx(b, loc, 1)), p.stride[d]));
-      s.k[d] =
-          addi(b, loc, divui(b, loc, maxsi(b, loc, room, zero), p.dilation[d]),
-               idx(b, loc, 1));
-    }
+    ConvSizes s = convBackpropFilterSizes(b, loc, p, x, dy, type);
     SmallVector<Value> sizes =
         p.filter(s.o, s.c, s.k[0], s.k[1]); // OIHW or OHWI
     Value dw = allocResult(b, loc, type, sizes);

@@ -17,30 +17,35 @@ using namespace mlir;
 using namespace mlir::nf;
 using namespace mlir::nf::cuda;
 
-ChannelDims cuda::getChannelDims(RankedTensorType type, Layout layout,
-                                 bool perImage) {
-  int64_t rank = type.getRank();
+ChannelDims cuda::getChannelDims(OpBuilder &b, Location loc, Value buffer,
+                                 Layout layout, bool perImage) {
+  int64_t rank = cast<MemRefType>(buffer.getType()).getRank();
   int64_t axis = getChannelAxis(layout, rank);
-  ChannelDims d;
+  IndexMath im{b, loc};
+  ChannelDims d{im.c(1), im.c(1), im.c(1), im.c(1)};
   for (int64_t i = 0; i < rank; ++i) {
-    int64_t size = type.getDimSize(i);
+    Value size = getNumElements(b, loc, buffer, i, i + 1);
     if (i == 0 && perImage)
       d.images = size;
     else if (i < axis)
-      d.outer *= size;
+      d.outer = im.product(d.outer, size);
     else if (i == axis)
       d.channels = size;
     else
-      d.inner *= size;
+      d.inner = im.product(d.inner, size);
   }
   return d;
 }
 
-ChannelSums cuda::channelSumsOf(RankedTensorType type, Layout layout,
-                                int64_t numSums, bool perImage) {
+Value ChannelDims::count(OpBuilder &b, Location loc) const {
+  return IndexMath{b, loc}.product(outer, inner);
+}
+
+ChannelSums cuda::channelSumsOf(OpBuilder &b, Location loc, Value tensor,
+                                Layout layout, int64_t numSums, bool perImage) {
   ChannelSums cs;
-  cs.dims = getChannelDims(type, layout, perImage);
-  cs.element = type.getElementType();
+  cs.dims = getChannelDims(b, loc, getBuffer(b, loc, tensor), layout, perImage);
+  cs.element = getElementTypeOrSelf(tensor.getType());
   cs.acc = getAccumulationType(cs.element);
   cs.numSums = numSums;
   return cs;
@@ -51,15 +56,19 @@ SmallVector<Value> cuda::zeros(OpBuilder &b, Location loc, Type acc,
   return SmallVector<Value>(n, floatConstant(b, loc, 0.0, acc, 1));
 }
 
-Value PartialSums::index(OpBuilder &b, Location loc, Value image, Value channel,
-                         Value part, int64_t kk) const {
+Value PartialSums::index(Kernel &k, OpBuilder &b, Location loc, Value image,
+                         Value channel, Value part, int64_t kk) const {
   IndexMath ix{b, loc};
+  auto z = [&](Value host) { return k.size(b, loc, host); };
+  int64_t stride = constantOr(sumStride);
+  Value sum = ShapedType::isDynamic(stride) ? ix.mul(z(sumStride), kk)
+                                            : ix.c(kk * stride);
   return ix.add(
-      ix.add(ix.mul(image, imageStride), ix.mul(channel, channelStride)),
-      ix.add(ix.mul(part, partStride), ix.c(kk * sumStride)));
+      ix.add(ix.mul(image, z(imageStride)), ix.mul(channel, z(channelStride))),
+      ix.add(ix.mul(part, z(partStride)), sum));
 }
 
-Value PartialSums::partCount(OpBuilder &b, Location loc, Value part,
+Value PartialSums::partCount(Kernel &k, OpBuilder &b, Location loc, Value part,
                              Type type) const {
   IndexMath ix{b, loc};
   auto toFloat = [&](Value n) -> Value {
@@ -67,26 +76,31 @@ Value PartialSums::partCount(OpBuilder &b, Location loc, Value part,
         loc, type, b.create<arith::IndexCastUIOp>(loc, b.getI64Type(), n));
   };
   /// max(0, min(limit - begin, len)) for unsigned indices.
-  auto clamped = [&](OpBuilder &cb, Value begin, Value limit, int64_t len) {
-    IndexMath cx{cb, loc};
+  auto clamped = [&](OpBuilder &cb, Value begin, Value limit, Value len) {
     Value inside =
         cb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, begin, limit);
     Value left = cb.create<arith::MinUIOp>(
-        loc, cb.create<arith::SubIOp>(loc, limit, begin), cx.c(len));
-    return cb.create<arith::SelectOp>(loc, inside, left, cx.c(0));
+        loc, cb.create<arith::SubIOp>(loc, limit, begin), len);
+    return cb.create<arith::SelectOp>(loc, inside, left,
+                                      IndexMath{cb, loc}.c(0));
   };
-  if (!channelsLast)
-    return toFloat(clamped(b, ix.mul(part, partLen), ix.c(count), partLen));
+  if (!channelsLast) {
+    Value len = k.size(b, loc, partLen);
+    return toFloat(clamped(b, ix.mul(part, len), k.size(b, loc, count), len));
+  }
   // Each trip t adds the positions [t * parts * R + part * R, + R).
   auto loop = b.create<scf::ForOp>(
-      loc, ix.c(0), ix.c(trips), ix.c(1), ValueRange{ix.c(0)},
+      loc, ix.c(0), k.size(b, loc, trips), ix.c(1), ValueRange{ix.c(0)},
       [&](OpBuilder &fb, Location fl, Value t, ValueRange n) {
         IndexMath fx{fb, fl};
-        Value begin =
-            fx.add(fx.mul(t, parts * rowsPerBlock), fx.mul(part, rowsPerBlock));
+        int64_t known = constantOr(parts);
+        Value stride = known >= 0 ? fx.c(known * rowsPerBlock)
+                                  : fx.mul(k.size(fb, fl, parts), rowsPerBlock);
+        Value begin = fx.add(fx.mul(t, stride), fx.mul(part, rowsPerBlock));
         fb.create<scf::YieldOp>(
-            fl, ValueRange{fx.add(
-                    n[0], clamped(fb, begin, fx.c(positions), rowsPerBlock))});
+            fl, ValueRange{
+                    fx.add(n[0], clamped(fb, begin, k.size(fb, fl, positions),
+                                         fx.c(rowsPerBlock)))});
       });
   return toFloat(loop.getResult(0));
 }
@@ -95,7 +109,7 @@ namespace {
 
 /// The values of the per-channel operands at `channel` + 0 .. vw - 1 of
 /// `image`: vw lanes of each operand in turn.
-SmallVector<Value> loadPerChannel(OpBuilder &b, Location loc,
+SmallVector<Value> loadPerChannel(Kernel &k, OpBuilder &b, Location loc,
                                   const ChannelSums &cs, ValueRange operands,
                                   Value image, Value channel, int64_t vw) {
   SmallVector<Value> values;
@@ -110,35 +124,33 @@ SmallVector<Value> loadPerChannel(OpBuilder &b, Location loc,
     for (int64_t l = 0; l < vw; ++l)
       values.push_back(
           loadLanes(b, loc, operand,
-                    cs.paramIndex(b, loc, image, ix.add(channel, ix.c(l))), 1,
-                    cs.acc)[0]);
+                    cs.paramIndex(k, b, loc, image, ix.add(channel, ix.c(l))),
+                    1, cs.acc)[0]);
   }
   return values;
-}
-
-/// The blocks of each image of a channels-last reduction: enough for its
-/// positions, about maxBlocks in all.
-int64_t channelsLastSlots(const ChannelDims &d,
-                          const ChannelReductionSchedule &s) {
-  return std::min<int64_t>(
-      llvm::divideCeil(d.outer, s.rowsPerBlock),
-      std::max<int64_t>(1, s.maxBlocks / std::max<int64_t>(d.images, 1)));
 }
 
 /// The sums kernel of a channels-last reduction: block (image, slot) loops
 /// over the image's positions slot * R + group, + slots * R, ... and
 /// writes partial row `bid` (`slots` per image).
-gpu::GPUFuncOp
-buildChannelsLastSums(ModuleOp module, Location loc, const std::string &name,
-                      const ChannelSums &cs, const ChannelReductionSchedule &s,
-                      int64_t slots, TypeRange types, SumsFn sumsFn) {
+Kernel buildChannelsLastSums(ModuleOp module, Location loc,
+                             const std::string &name, const ChannelSums &cs,
+                             const ChannelReductionSchedule &s,
+                             const PartialSums &p, TypeRange types,
+                             SumsFn sumsFn) {
   const ChannelDims &d = cs.dims;
   int64_t K = cs.numSums, T = s.threadsPerRow, R = s.rowsPerBlock,
           vw = s.vectorWidth, vpt = s.vectorsPerThread;
-  int64_t positions = d.outer;
-  int64_t trips = slots ? llvm::divideCeil(positions, slots * R) : 0;
+  int64_t channels = constantOr(d.channels); // static here
   Kernel k = createKernel(module, loc, name, types, s.blockSize(), s.str());
   OpBuilder &b = k.body;
+  Value slots = k.size(b, loc, p.parts);
+  Value positions = k.size(b, loc, p.positions);
+  Value trips = k.size(b, loc, p.trips);
+  // The positions between a block's trips: slots * R.
+  Value tripStride = constantOr(p.parts) >= 0
+                         ? indexConstant(b, loc, constantOr(p.parts) * R)
+                         : IndexMath{b, loc}.mul(slots, R);
   Type acc = cs.acc;
   auto c = [&](OpBuilder &ib, int64_t v) { return indexConstant(ib, loc, v); };
   Value handOver =
@@ -152,7 +164,7 @@ buildChannelsLastSums(ModuleOp module, Location loc, const std::string &name,
   Value group = R > 1 ? b.create<arith::DivUIOp>(loc, tid, c(b, T)) : c(b, 0);
   IndexMath ix{b, loc};
   Value image = ix.div(bid, slots), slot = ix.rem(bid, slots);
-  bool allColumns = vpt * T * vw == d.channels;
+  bool allColumns = vpt * T * vw == channels;
   SmallVector<Value> cols, colValid;
   SmallVector<SmallVector<Value>> perChannel; // [kv][operand * vw + l]
   for (int64_t kv = 0; kv < vpt; ++kv) {
@@ -162,13 +174,13 @@ buildChannelsLastSums(ModuleOp module, Location loc, const std::string &name,
     Value valid = allColumns
                       ? Value()
                       : b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult,
-                                                col, c(b, d.channels));
+                                                col, c(b, channels));
     colValid.push_back(valid);
     auto load = [&](OpBuilder &lb, Location ll) {
       SmallVector<Value> operands;
       for (unsigned p = 0; p < numPer; ++p)
         operands.push_back(k.arg(numIn + p));
-      return loadPerChannel(lb, ll, cs, operands, image, col, vw);
+      return loadPerChannel(k, lb, ll, cs, operands, image, col, vw);
     };
     if (numPer == 0)
       perChannel.emplace_back();
@@ -204,15 +216,14 @@ buildChannelsLastSums(ModuleOp module, Location loc, const std::string &name,
   /// vw + l] is term kk of column (kv * T + lane) * vw + l, in this thread.
   auto sweep = [&](int64_t n, TermsFn terms) {
     auto loop = b.create<scf::ForOp>(
-        loc, c(b, 0), c(b, trips), c(b, 1), zeros(b, loc, acc, n * vpt * vw),
+        loc, c(b, 0), trips, c(b, 1), zeros(b, loc, acc, n * vpt * vw),
         [&](OpBuilder &fb, Location fl, Value trip, ValueRange accs) {
           IndexMath fx{fb, fl};
           Value pos =
-              fx.add(fx.add(fx.mul(slot, R), group), fx.mul(trip, slots * R));
+              fx.add(fx.add(fx.mul(slot, R), group), fx.mul(trip, tripStride));
           Value posValid = fb.create<arith::CmpIOp>(
-              fl, arith::CmpIPredicate::ult, pos, c(fb, positions));
-          Value base =
-              fx.mul(fx.add(fx.mul(image, positions), pos), d.channels);
+              fl, arith::CmpIPredicate::ult, pos, positions);
+          Value base = fx.mul(fx.add(fx.mul(image, positions), pos), channels);
           SmallVector<Value> next(accs.begin(), accs.end());
           for (int64_t kv = 0; kv < vpt; ++kv) {
             Value valid = fx.both(posValid, colValid[kv]);
@@ -242,7 +253,7 @@ buildChannelsLastSums(ModuleOp module, Location loc, const std::string &name,
   auto writeRow = [&](ArrayRef<Value> values, int64_t kk) {
     IndexMath wx{b, loc};
     Value rowBase =
-        wx.mul(wx.add(wx.mul(bid, rowsPerPart), wx.c(kk)), d.channels);
+        wx.mul(wx.add(wx.mul(bid, rowsPerPart), wx.c(kk)), channels);
     for (int64_t kv = 0; kv < vpt; ++kv) {
       Value write = wx.both(first, colValid[kv]);
       Value at = b.create<arith::AddIOp>(loc, rowBase, cols[kv]);
@@ -266,7 +277,7 @@ buildChannelsLastSums(ModuleOp module, Location loc, const std::string &name,
       writeRow(emitRowGroupSums(b, loc, mine, handOver, group, lane, R, T, vw),
                kk);
     }
-    return k.func;
+    return k;
   }
 
   // Moments: the block's mean of each column, then the squared deviations
@@ -285,7 +296,7 @@ buildChannelsLastSums(ModuleOp module, Location loc, const std::string &name,
   SmallVector<Value> pivots; // [kv * vw + l]
   {
     IndexMath px{b, loc};
-    Value base = px.mul(px.mul(image, positions), d.channels);
+    Value base = px.mul(px.mul(image, positions), channels);
     for (int64_t kv = 0; kv < vpt; ++kv) {
       SmallVector<Value> lanes = emitValuesIf(
           b, loc, colValid[kv], acc, [&](OpBuilder &tb, Location tl) {
@@ -307,13 +318,7 @@ buildChannelsLastSums(ModuleOp module, Location loc, const std::string &name,
       });
   SmallVector<Value> total =
       emitRowGroupSums(b, loc, sums, handOver, group, lane, R, T, vw);
-  PartialSums layout;
-  layout.channelsLast = true;
-  layout.parts = slots;
-  layout.positions = positions;
-  layout.rowsPerBlock = R;
-  layout.trips = trips;
-  Value count = layout.partCount(b, loc, slot, acc);
+  Value count = p.partCount(k, b, loc, slot, acc);
   Value safeCount = b.create<arith::MaximumFOp>(
       loc, count, floatConstant(b, loc, 1.0, acc, 1));
   SmallVector<Value> means; // from the pivots
@@ -353,40 +358,25 @@ buildChannelsLastSums(ModuleOp module, Location loc, const std::string &name,
   writeRow(emitRowGroupSums(b, loc, squares, handOver, group, lane, R, T, vw),
            1);
   writeRow(pivots, 2);
-  return k.func;
-}
-
-/// The elements of each part of a channels-first reduction in `parts`
-/// parts. Parts start on whole vectors, so a vector never crosses an
-/// image. An empty tensor has no parts (and the kernel is never launched).
-int64_t partLengthOf(const ChannelDims &d, int64_t vw, int64_t parts) {
-  return parts ? llvm::alignTo(llvm::divideCeil(d.count(), parts), vw) : 0;
-}
-
-/// The parts each channel of a channels-first reduction is cut into: about
-/// maxBlocks blocks in all, none with less than a vector per thread.
-int64_t channelsFirstParts(const ChannelDims &d,
-                           const ChannelReductionSchedule &s) {
-  int64_t byWork = std::max<int64_t>(
-      1, llvm::divideCeil(d.count(), s.threadsPerRow * s.vectorWidth));
-  int64_t byGrid = std::max<int64_t>(
-      1, llvm::divideCeil(s.maxBlocks,
-                          std::max<int64_t>(d.images * d.channels, 1)));
-  return std::min(byWork, byGrid);
+  return k;
 }
 
 /// The sums kernel of a channels-first reduction: block (image, channel,
 /// part) sums its part of the (image, channel)'s outer x inner elements
 /// and writes partial[((image * C + channel) * parts + part) * K + kk].
-gpu::GPUFuncOp
-buildChannelsFirstSums(ModuleOp module, Location loc, const std::string &name,
-                       const ChannelSums &cs, const ChannelReductionSchedule &s,
-                       int64_t parts, TypeRange types, SumsFn sumsFn) {
+Kernel buildChannelsFirstSums(ModuleOp module, Location loc,
+                              const std::string &name, const ChannelSums &cs,
+                              const ChannelReductionSchedule &s,
+                              const PartialSums &p, TypeRange types,
+                              SumsFn sumsFn) {
   const ChannelDims &d = cs.dims;
   int64_t K = cs.numSums, T = s.threadsPerRow, vw = s.vectorWidth;
-  int64_t partLen = partLengthOf(d, vw, parts);
   Kernel k = createKernel(module, loc, name, types, s.blockSize(), s.str());
   OpBuilder &b = k.body;
+  Value parts = k.size(b, loc, p.parts), partLen = k.size(b, loc, p.partLen);
+  Value count = k.size(b, loc, p.count);
+  Value channels = k.size(b, loc, d.channels);
+  Value outerSize = k.size(b, loc, d.outer), inner = k.size(b, loc, d.inner);
   Type acc = cs.acc;
   auto c = [&](OpBuilder &ib, int64_t v) { return indexConstant(ib, loc, v); };
   Value scratch = T > 32 ? addWorkgroupBuffer(k, loc, T / 32, acc) : Value();
@@ -397,15 +387,15 @@ buildChannelsFirstSums(ModuleOp module, Location loc, const std::string &name,
   Value bid = b.create<gpu::BlockIdOp>(loc, gpu::Dimension::x);
   IndexMath ix{b, loc};
   Value key = ix.div(bid, parts), part = ix.rem(bid, parts);
-  Value image = ix.div(key, d.channels), channel = ix.rem(key, d.channels);
+  Value image = ix.div(key, channels), channel = ix.rem(key, channels);
   SmallVector<Value> operands;
   for (unsigned p = 0; p < numPer; ++p)
     operands.push_back(k.arg(numIn + p));
   SmallVector<Value> params =
-      loadPerChannel(b, loc, cs, operands, image, channel, 1);
-  Value begin = b.create<arith::MulIOp>(loc, part, c(b, partLen));
+      loadPerChannel(k, b, loc, cs, operands, image, channel, 1);
+  Value begin = b.create<arith::MulIOp>(loc, part, partLen);
   Value end = b.create<arith::MinUIOp>(
-      loc, b.create<arith::AddIOp>(loc, begin, c(b, partLen)), c(b, d.count()));
+      loc, b.create<arith::AddIOp>(loc, begin, partLen), count);
   Value start = b.create<arith::AddIOp>(
       loc, begin, b.create<arith::MulIOp>(loc, tid, c(b, vw)));
   /// The block's totals of `n` terms per element (every thread has them).
@@ -418,10 +408,10 @@ buildChannelsFirstSums(ModuleOp module, Location loc, const std::string &name,
           // Element j of the (image, channel): outer index j / inner,
           // position j % inner.
           IndexMath fx{fb, fl};
-          Value outer = fx.add(fx.mul(image, d.outer), fx.div(j, d.inner));
-          Value offset = fx.add(
-              fx.mul(fx.add(fx.mul(outer, d.channels), channel), d.inner),
-              fx.rem(j, d.inner));
+          Value outer = fx.add(fx.mul(image, outerSize), fx.div(j, inner));
+          Value offset =
+              fx.add(fx.mul(fx.add(fx.mul(outer, channels), channel), inner),
+                     fx.rem(j, inner));
           SmallVector<SmallVector<Value>> in;
           for (unsigned i = 0; i < numIn; ++i)
             in.push_back(loadLanes(fb, fl, k.arg(i), offset, vw, acc));
@@ -463,7 +453,7 @@ buildChannelsFirstSums(ModuleOp module, Location loc, const std::string &name,
     {
       IndexMath tx{b, loc};
       Value offset = tx.mul(
-          tx.add(tx.mul(tx.mul(image, d.outer), d.channels), channel), d.inner);
+          tx.add(tx.mul(tx.mul(image, outerSize), channels), channel), inner);
       SmallVector<Value> lanes;
       for (unsigned i = 0; i < numIn; ++i)
         lanes.push_back(loadLanes(b, loc, k.arg(i), offset, 1, acc)[0]);
@@ -497,7 +487,7 @@ buildChannelsFirstSums(ModuleOp module, Location loc, const std::string &name,
     }
     tb.create<scf::YieldOp>(tl);
   });
-  return k.func;
+  return k;
 }
 
 } // namespace
@@ -514,42 +504,73 @@ PartialSums cuda::emitPartialChannelSums(OpBuilder &b, Operation *op,
   // pivot.
   int64_t K = cs.moments ? 3 : cs.numSums;
   std::string name = kernelBaseName(op, what) + "_sums";
+  // The host's sizes: constants where the shape is static.
+  IndexMath im{b, loc};
+  auto min = [&](Value x, Value y) {
+    return b.createOrFold<arith::MinUIOp>(loc, x, y);
+  };
+  auto max = [&](Value x, Value y) {
+    return b.createOrFold<arith::MaxUIOp>(loc, x, y);
+  };
+  auto ifNonZero = [&](Value n, Value v) {
+    Value zero = im.c(0);
+    Value isZero =
+        b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, n, zero);
+    return b.createOrFold<arith::SelectOp>(loc, isZero, zero, v);
+  };
+  Value one = im.c(1), maxBlocks = im.c(s.maxBlocks);
   PartialSums p;
   p.channelsLast = d.channelsLast();
   p.positions = d.outer;
   p.rowsPerBlock = s.rowsPerBlock;
-  p.count = d.count();
-  if (d.channelsLast()) {
-    p.parts = channelsLastSlots(d, s);
-    p.trips = p.parts ? llvm::divideCeil(d.outer, p.parts * s.rowsPerBlock) : 0;
-    p.partStride = K * d.channels;
-    p.sumStride = d.channels;
-    p.channelStride = 1;
+  p.count = d.count(b, loc);
+  if (p.channelsLast) {
+    // Enough blocks per image for its positions, about maxBlocks in all.
+    p.parts = min(im.ceilDiv(d.outer, s.rowsPerBlock),
+                  max(one, b.createOrFold<arith::DivUIOp>(loc, maxBlocks,
+                                                          max(d.images, one))));
+    p.trips = ifNonZero(
+        p.parts,
+        im.ceilDiv(d.outer,
+                   max(im.product(p.parts, im.c(s.rowsPerBlock)), one)));
   } else {
-    p.parts = channelsFirstParts(d, s);
-    p.partStride = K;
-    p.sumStride = 1;
-    p.channelStride = p.parts * K;
+    // About maxBlocks blocks in all, none with less than a vector per
+    // thread.
+    Value byWork =
+        max(one, im.ceilDiv(p.count, s.threadsPerRow * s.vectorWidth));
+    Value byGrid = max(
+        one, im.ceilDiv(maxBlocks, max(im.product(d.images, d.channels), one)));
+    p.parts = min(byWork, byGrid);
   }
   // An empty tensor has no parts: every sum is 0.
-  if (d.count() == 0)
-    p.parts = 0;
-  p.partLen = partLengthOf(d, s.vectorWidth, p.parts);
-  p.imageStride = p.parts * K * d.channels;
-  p.buffer = allocTemporary(
-      b, loc, indexConstant(b, loc, d.images * p.imageStride), cs.acc);
+  p.parts = ifNonZero(p.count, p.parts);
+  // Parts start on whole vectors, so a vector never crosses an image.
+  p.partLen = ifNonZero(
+      p.parts, im.product(im.ceilDiv(im.ceilDiv(p.count, max(p.parts, one)),
+                                     s.vectorWidth),
+                          im.c(s.vectorWidth)));
+  if (p.channelsLast) {
+    p.partStride = im.product(im.c(K), d.channels);
+    p.sumStride = d.channels;
+    p.channelStride = one;
+  } else {
+    p.partStride = im.c(K);
+    p.sumStride = one;
+    p.channelStride = im.product(p.parts, im.c(K));
+  }
+  p.imageStride = im.product(im.product(p.parts, im.c(K)), d.channels);
+  p.buffer =
+      allocTemporary(b, loc, im.product(d.images, p.imageStride), cs.acc);
   SmallVector<Value> args(cs.inputs);
   args.append(cs.perChannel.begin(), cs.perChannel.end());
   args.push_back(p.buffer);
   TypeRange types = ValueRange(args).getTypes();
-  gpu::GPUFuncOp kernel = d.channelsLast()
-                              ? buildChannelsLastSums(module, loc, name, cs, s,
-                                                      p.parts, types, sumsFn)
-                              : buildChannelsFirstSums(module, loc, name, cs, s,
-                                                       p.parts, types, sumsFn);
-  // Static shapes: an empty grid is known here and launches nothing.
-  int64_t grid = d.images * p.parts * (d.channelsLast() ? 1 : d.channels);
-  if (grid > 0)
-    launch(b, loc, kernel, indexConstant(b, loc, grid), s.blockSize(), args);
+  Kernel kernel =
+      p.channelsLast
+          ? buildChannelsLastSums(module, loc, name, cs, s, p, types, sumsFn)
+          : buildChannelsFirstSums(module, loc, name, cs, s, p, types, sumsFn);
+  Value grid = im.product(im.product(d.images, p.parts),
+                          p.channelsLast ? one : d.channels);
+  launchUnlessEmpty(b, loc, kernel, grid, s.blockSize(), args);
   return p;
 }

@@ -13,6 +13,7 @@
 #ifndef NORMFUSE_LIB_CODEGEN_CUDA_CHANNELSUMS_H
 #define NORMFUSE_LIB_CODEGEN_CUDA_CHANNELSUMS_H
 
+#include "KernelBuilder.h"
 #include "normfuse/Codegen/CUDA/Schedule.h"
 #include "normfuse/Dialect/NF/IR/NFOps.h"
 
@@ -22,33 +23,38 @@
 
 namespace mlir::nf::cuda {
 
-/// A tensor of static shape as (images, outer, channels, inner), with a sum
-/// kept per (image, channel): element (n, o, c, i) is at
-/// ((n * outer + o) * channels + c) * inner + i. One sum per channel
-/// (BatchNorm, bias_add_grad) is one image: NHWC and (N, C) have inner 1
-/// (the channels are contiguous), NCHW has outer N and inner the spatial
-/// size. A sum per (image, channel) has images N and outer (NHWC) or inner
-/// (NCHW) the spatial size.
+/// A tensor as (images, outer, channels, inner), with a sum kept per
+/// (image, channel): element (n, o, c, i) is at ((n * outer + o) * channels
+/// + c) * inner + i. One sum per channel (BatchNorm, bias_add_grad) is one
+/// image: NHWC and (N, C) have inner 1 (the channels are contiguous), NCHW
+/// has outer N and inner the spatial size. A sum per (image, channel) has
+/// images N and outer (NHWC) or inner (NCHW) the spatial size. The sizes
+/// are host index values, constants where static.
 struct ChannelDims {
-  int64_t images = 1, outer = 1, channels = 1, inner = 1;
-  bool channelsLast() const { return inner == 1; }
+  Value images, outer, channels, inner;
+  /// Whether the channels are contiguous and of a known count: the
+  /// channels-last kernels hold a thread's channels in registers (dynamic
+  /// channels take the channels-first kernels, in runs of one element).
+  bool channelsLast() const {
+    return constantOr(inner) == 1 && constantOr(channels) >= 0;
+  }
   /// Elements per (image, channel).
-  int64_t count() const { return outer * inner; }
+  Value count(OpBuilder &b, Location loc) const;
 };
 
-/// `type` in `layout` with one sum per channel, or with `perImage` one per
-/// (image, channel).
-ChannelDims getChannelDims(RankedTensorType type, Layout layout,
-                           bool perImage = false);
+/// The buffer `buffer` of a tensor in `layout` with one sum per channel, or
+/// with `perImage` one per (image, channel).
+ChannelDims getChannelDims(OpBuilder &b, Location loc, Value buffer,
+                           Layout layout, bool perImage = false);
 
 /// Per element: the values to sum, from the lanes of the inputs and the
 /// per-channel operands' values at the element's channel.
 using SumsFn = llvm::function_ref<SmallVector<Value>(
     OpBuilder &, Location, ArrayRef<Value>, ArrayRef<Value>)>;
 
-/// Where the per-channel operands of (image, channel) are.
-using ParamIndexFn =
-    std::function<Value(OpBuilder &, Location, Value image, Value channel)>;
+/// Where the per-channel operands of (image, channel) are, in kernel `k`.
+using ParamIndexFn = std::function<Value(Kernel &k, OpBuilder &, Location,
+                                         Value image, Value channel)>;
 
 /// One per-channel reduction: its tensor, buffers (flat) and sums.
 struct ChannelSums {
@@ -71,32 +77,38 @@ struct ChannelSums {
   bool moments = false;
 };
 
-/// The reduction of a tensor of `type` in `layout`, with `numSums` sums,
-/// per channel or, with `perImage`, per (image, channel).
-ChannelSums channelSumsOf(RankedTensorType type, Layout layout,
-                          int64_t numSums = 1, bool perImage = false);
+/// The reduction of `tensor` (its buffer) in `layout`, with `numSums`
+/// sums, per channel or, with `perImage`, per (image, channel).
+ChannelSums channelSumsOf(OpBuilder &b, Location loc, Value tensor,
+                          Layout layout, int64_t numSums = 1,
+                          bool perImage = false);
 
 /// The partial sums of a reduction: sum `kk` of part `p` of (image n,
 /// channel c) is buffer[n * imageStride + c * channelStride + p *
 /// partStride + kk * sumStride], for p in [0, parts). With moments, kk 0 is
-/// the part's mean less the pivot, kk 1 its M2 and kk 2 the pivot.
+/// the part's mean less the pivot, kk 1 its M2 and kk 2 the pivot. The
+/// sizes are host index values (constants where static); a kernel reads
+/// them through Kernel::size.
 struct PartialSums {
   Value buffer;
-  int64_t parts = 0;
-  int64_t imageStride = 0, channelStride = 0, partStride = 0, sumStride = 0;
+  Value parts;
+  Value imageStride, channelStride, partStride, sumStride;
   /// How the parts cut an (image, channel)'s elements: channels last, part
   /// p holds positions p * R + g + t * parts * R (g < R, t < trips) below
   /// `positions`; channels first, elements [p * partLen, (p + 1) *
   /// partLen) below `count`.
   bool channelsLast = true;
-  int64_t positions = 0, rowsPerBlock = 1, trips = 0;
-  int64_t partLen = 0, count = 0;
-  /// The index of sum `kk` of part `part` of (image, channel).
-  Value index(OpBuilder &b, Location loc, Value image, Value channel,
+  Value positions, trips;
+  int64_t rowsPerBlock = 1;
+  Value partLen, count;
+  /// The index of sum `kk` of part `part` of (image, channel), in kernel
+  /// `k`.
+  Value index(Kernel &k, OpBuilder &b, Location loc, Value image, Value channel,
               Value part, int64_t kk) const;
   /// The elements part `part` holds of each (image, channel), as a `type`
-  /// float.
-  Value partCount(OpBuilder &b, Location loc, Value part, Type type) const;
+  /// float, in kernel `k`.
+  Value partCount(Kernel &k, OpBuilder &b, Location loc, Value part,
+                  Type type) const;
 };
 
 /// Launches, before `op`, the kernel `<function>_<what>_sums` that writes

@@ -55,6 +55,63 @@ Value IndexMath::inRange(Value x, int64_t bound) {
       b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, x, c(bound));
   return both(ge, lt);
 }
+int64_t cuda::constantOr(Value v) {
+  std::optional<int64_t> c = getConstantIntValue(v);
+  return c ? *c : ShapedType::kDynamic;
+}
+
+Value IndexMath::mul(Value x, Value y) {
+  if (auto k = getConstantIntValue(y))
+    return mul(x, *k);
+  return b.create<arith::MulIOp>(loc, x, y);
+}
+Value IndexMath::div(Value x, Value y) {
+  if (auto k = getConstantIntValue(y))
+    return div(x, *k);
+  return b.create<arith::DivUIOp>(loc, x, y);
+}
+Value IndexMath::ceilDiv(Value x, int64_t y) {
+  if (std::optional<int64_t> cx = getConstantIntValue(x))
+    return c(llvm::divideCeil(*cx, y));
+  return y == 1 ? x : b.create<arith::CeilDivUIOp>(loc, x, c(y));
+}
+Value IndexMath::ceilDiv(Value x, Value y) {
+  std::optional<int64_t> cx = getConstantIntValue(x),
+                         cy = getConstantIntValue(y);
+  if (cx && cy && *cy > 0)
+    return c(llvm::divideCeil(*cx, *cy));
+  if (cy == 1)
+    return x;
+  return b.create<arith::CeilDivUIOp>(loc, x, y);
+}
+Value IndexMath::rem(Value x, Value y) {
+  if (auto k = getConstantIntValue(y))
+    return rem(x, *k);
+  return b.create<arith::RemUIOp>(loc, x, y);
+}
+Value IndexMath::madd(Value x, Value scale, Value y) {
+  return add(mul(x, scale), y);
+}
+Value IndexMath::inRange(Value x, Value bound) {
+  if (auto k = getConstantIntValue(bound))
+    return inRange(x, *k);
+  Value ge = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, x, c(0));
+  Value lt = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, x, bound);
+  return both(ge, lt);
+}
+Value IndexMath::below(Value x, Value bound) {
+  return b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, x, bound);
+}
+Value IndexMath::product(Value x, Value y) {
+  std::optional<int64_t> cx = getConstantIntValue(x),
+                         cy = getConstantIntValue(y);
+  if (cx == 1 || cy == 1)
+    return cx == 1 ? y : x;
+  if (cx && cy)
+    return c(*cx * *cy);
+  return b.create<arith::MulIOp>(loc, x, y);
+}
+
 Value IndexMath::multipleOf(Value x, int64_t stride) {
   if (stride == 1)
     return Value();
@@ -98,7 +155,7 @@ Kernel cuda::createKernel(ModuleOp module, Location loc,
   OpBuilder body = OpBuilder::atBlockEnd(&entry);
   auto ret = body.create<gpu::ReturnOp>(loc);
   body.setInsertionPoint(ret);
-  return {func, body};
+  return {func, body, {}, {}};
 }
 
 Value cuda::flatten(OpBuilder &b, Location loc, Value buffer) {
@@ -129,6 +186,42 @@ Value cuda::allocTemporary(OpBuilder &b, Location loc, Value count,
   return b.create<memref::AllocOp>(
       loc, MemRefType::get({ShapedType::kDynamic}, element),
       ValueRange{atLeastOne});
+}
+
+Value Kernel::size(OpBuilder &b, Location loc, Value host) {
+  if (std::optional<int64_t> c = getConstantIntValue(host))
+    return indexConstant(b, loc, *c);
+  for (auto [h, param] : llvm::zip(sizeArguments, sizeParameters))
+    if (h == host)
+      return param;
+  unsigned at = func.getNumArguments();
+  func.insertArgument(at, b.getIndexType(), DictionaryAttr(), loc);
+  sizeArguments.push_back(host);
+  sizeParameters.push_back(func.getArgument(at));
+  return sizeParameters.back();
+}
+
+void cuda::launch(OpBuilder &b, Location loc, const Kernel &kernel,
+                  Value gridSize, int64_t blockSize, ValueRange args) {
+  SmallVector<Value> all(args);
+  llvm::append_range(all, kernel.sizeArguments);
+  launch(b, loc, kernel.func, gridSize, blockSize, all);
+}
+
+void cuda::launchUnlessEmpty(OpBuilder &b, Location loc, const Kernel &kernel,
+                             Value gridSize, int64_t blockSize,
+                             ValueRange args) {
+  if (std::optional<int64_t> n = getConstantIntValue(gridSize)) {
+    if (*n > 0)
+      launch(b, loc, kernel, indexConstant(b, loc, *n), blockSize, args);
+    return;
+  }
+  Value any = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, gridSize,
+                                      indexConstant(b, loc, 0));
+  b.create<scf::IfOp>(loc, any, [&](OpBuilder &tb, Location tl) {
+    launch(tb, tl, kernel, gridSize, blockSize, args);
+    tb.create<scf::YieldOp>(tl);
+  });
 }
 
 void cuda::launch(OpBuilder &b, Location loc, gpu::GPUFuncOp kernel,

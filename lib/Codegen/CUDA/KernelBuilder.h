@@ -29,6 +29,15 @@ struct Kernel {
   gpu::GPUFuncOp func;
   OpBuilder body;
   Value arg(unsigned i) { return func.getArgument(i); }
+
+  /// A size the host computes (an index value), inside this kernel at `b`:
+  /// its constant where it is one; otherwise an index argument appended to
+  /// the kernel on first use, whose host value its launch passes.
+  Value size(OpBuilder &b, Location loc, Value host);
+  /// The host values of the arguments `size` appended, in order.
+  SmallVector<Value> sizeArguments;
+  /// Their kernel arguments.
+  SmallVector<Value> sizeParameters;
 };
 
 /// "<function>_<what>": the base name of the kernel of `op`, named after
@@ -51,6 +60,17 @@ Value flatten(OpBuilder &b, Location loc, Value buffer);
 /// elements of `element` between the launches of one op: static when
 /// `count` folded to a constant.
 Value allocTemporary(OpBuilder &b, Location loc, Value count, Type element);
+
+/// Launches `kernel` with `args` and then the sizes it took as arguments
+/// (Kernel::size).
+void launch(OpBuilder &b, Location loc, const Kernel &kernel, Value gridSize,
+            int64_t blockSize, ValueRange args);
+
+/// Launches `kernel` (as the launch above) where `gridSize` is not 0: not at
+/// all when it is the constant 0, under an scf.if when it is dynamic (a
+/// grid of 0 blocks is an error).
+void launchUnlessEmpty(OpBuilder &b, Location loc, const Kernel &kernel,
+                       Value gridSize, int64_t blockSize, ValueRange args);
 
 /// Launches `kernel` from the host with a 1-D grid and block and `args`.
 void launch(OpBuilder &b, Location loc, gpu::GPUFuncOp kernel, Value gridSize,
@@ -78,7 +98,24 @@ struct IndexMath {
   Value inRange(Value x, int64_t bound);
   /// x is a multiple of `stride` (x signed); null (true) for stride 1.
   Value multipleOf(Value x, int64_t stride);
+
+  /// The same with a size `y` that is a kernel value: a constant goes
+  /// through the constant forms above (the IR is that of a static size).
+  Value mul(Value x, Value y);
+  Value div(Value x, Value y);
+  Value ceilDiv(Value x, Value y);
+  Value ceilDiv(Value x, int64_t y);
+  Value rem(Value x, Value y);
+  Value madd(Value x, Value scale, Value y);
+  Value inRange(Value x, Value bound);
+  /// x < bound, unsigned.
+  Value below(Value x, Value bound);
+  /// The product of two sizes, a constant where both are.
+  Value product(Value x, Value y);
 };
+
+/// The constant `v` holds, or ShapedType::kDynamic.
+int64_t constantOr(Value v);
 
 /// Loads `width` consecutive elements at `offset` of the flat buffer (one
 /// vector.load when width > 1) and extends each to `acc`.

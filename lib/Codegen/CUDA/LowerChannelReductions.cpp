@@ -13,8 +13,8 @@
 // BatchNorm's statistics are one reduction of moments (ChannelSums::
 // moments): per part its mean and the squared deviations from it, in two
 // sweeps over the part, combined by Chan's formula in the finishing
-// kernel; never E[x^2] - E[x]^2. Shapes must be static (the JIT
-// specializes dynamic ones).
+// kernel; never E[x^2] - E[x]^2. Dynamic sizes are the kernels' index
+// arguments (Kernel::size).
 //
 //===----------------------------------------------------------------------===//
 
@@ -47,10 +47,9 @@ using FinishFn = llvm::function_ref<SmallVector<Value>(
 
 /// The finishing kernel: thread c adds channel c's partial sums in part
 /// order and stores FinishFn's values.
-gpu::GPUFuncOp buildFinish(ModuleOp module, Location loc,
-                           const std::string &name, const ChannelSums &cs,
-                           const PartialSums &partials, TypeRange types,
-                           FinishFn finishFn) {
+Kernel buildFinish(ModuleOp module, Location loc, const std::string &name,
+                   const ChannelSums &cs, const PartialSums &partials,
+                   TypeRange types, FinishFn finishFn) {
   Kernel k = createKernel(module, loc, name, types, kFinishBlockSize,
                           "channel-finish block=256");
   OpBuilder &b = k.body;
@@ -64,44 +63,57 @@ gpu::GPUFuncOp buildFinish(ModuleOp module, Location loc,
                               b.create<gpu::BlockIdOp>(loc, gpu::Dimension::x),
                               c(b, kFinishBlockSize)),
       b.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x));
-  Value inRange = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult,
-                                          channel, c(b, cs.dims.channels));
+  Value inRange =
+      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, channel,
+                              k.size(b, loc, cs.dims.channels));
   b.create<scf::IfOp>(loc, inRange, [&](OpBuilder &tb, Location tl) {
     SmallVector<Value> sums;
     if (cs.moments) {
       // The parts' means and M2s combined by Chan's formula, in part order.
       Value zero = floatConstant(tb, tl, 0.0, acc, 1);
       auto combine = tb.create<scf::ForOp>(
-          tl, c(tb, 0), c(tb, partials.parts), c(tb, 1),
+          tl, c(tb, 0), k.size(tb, tl, partials.parts), c(tb, 1),
           ValueRange{zero, zero, zero},
           [&](OpBuilder &fb, Location fl, Value p, ValueRange m) {
             Moments part;
-            part.count = partials.partCount(fb, fl, p, acc);
+            part.count = partials.partCount(k, fb, fl, p, acc);
             part.mean = fb.create<memref::LoadOp>(
-                fl, partial, partials.index(fb, fl, c(fb, 0), channel, p, 0));
+                fl, partial,
+                partials.index(k, fb, fl, c(fb, 0), channel, p, 0));
             part.m2 = fb.create<memref::LoadOp>(
-                fl, partial, partials.index(fb, fl, c(fb, 0), channel, p, 1));
+                fl, partial,
+                partials.index(k, fb, fl, c(fb, 0), channel, p, 1));
             Moments sum =
                 emitChanCombine(fb, fl, Moments{m[0], m[1], m[2]}, part);
             fb.create<scf::YieldOp>(fl,
                                     ValueRange{sum.count, sum.mean, sum.m2});
           });
-      // The parts' means are distances from the pivot every part shares.
+      // The parts' means are distances from the pivot every part shares
+      // (none without parts).
+      auto loadPivot = [&](OpBuilder &pb, Location pl) {
+        return SmallVector<Value>{pb.create<memref::LoadOp>(
+            pl, partial,
+            partials.index(k, pb, pl, c(pb, 0), channel, c(pb, 0), 2))};
+      };
+      int64_t parts = constantOr(partials.parts);
       Value pivot =
-          partials.parts
-              ? tb.create<memref::LoadOp>(
-                      tl, partial,
-                      partials.index(tb, tl, c(tb, 0), channel, c(tb, 0), 2))
-                    .getResult()
-              : zero;
+          parts == 0 ? zero
+          : parts > 0
+              ? loadPivot(tb, tl)[0]
+              : emitValuesIf(tb, tl,
+                             tb.create<arith::CmpIOp>(
+                                 tl, arith::CmpIPredicate::ne,
+                                 k.size(tb, tl, partials.parts), c(tb, 0)),
+                             acc, loadPivot)[0];
       sums = {tb.create<arith::AddFOp>(tl, pivot, combine.getResult(1)),
               combine.getResult(2)};
     }
     for (int64_t kk = 0; !cs.moments && kk < cs.numSums; ++kk) {
       auto loop = tb.create<scf::ForOp>(
-          tl, c(tb, 0), c(tb, partials.parts), c(tb, 1), zeros(tb, tl, acc, 1),
+          tl, c(tb, 0), k.size(tb, tl, partials.parts), c(tb, 1),
+          zeros(tb, tl, acc, 1),
           [&](OpBuilder &fb, Location fl, Value p, ValueRange sum) {
-            Value at = partials.index(fb, fl, c(fb, 0), channel, p, kk);
+            Value at = partials.index(k, fb, fl, c(fb, 0), channel, p, kk);
             Value v = fb.create<memref::LoadOp>(fl, partial, at);
             fb.create<scf::YieldOp>(
                 fl, ValueRange{fb.create<arith::AddFOp>(fl, sum[0], v)});
@@ -111,13 +123,21 @@ gpu::GPUFuncOp buildFinish(ModuleOp module, Location loc,
     SmallVector<Value> operands;
     for (unsigned o = 0; o < numOps; ++o)
       operands.push_back(loadLanes(tb, tl, k.arg(1 + o), channel, 1, acc)[0]);
-    Value count = floatConstant(tb, tl, double(cs.dims.count()), acc, 1);
+    int64_t known = constantOr(partials.count);
+    Value count =
+        known >= 0
+            ? floatConstant(tb, tl, double(known), acc, 1)
+            : tb.create<arith::UIToFPOp>(
+                    tl, acc,
+                    tb.create<arith::IndexCastUIOp>(
+                        tl, tb.getI64Type(), k.size(tb, tl, partials.count)))
+                  .getResult();
     SmallVector<Value> values = finishFn(tb, tl, sums, operands, count);
     for (auto [i, v] : llvm::enumerate(values))
       storeLanes(tb, tl, {v}, k.arg(1 + numOps + i), channel);
     tb.create<scf::YieldOp>(tl);
   });
-  return k.func;
+  return k;
 }
 
 /// Launches the two kernels of a per-channel reduction before `op`.
@@ -128,19 +148,18 @@ void emitChannelSums(OpBuilder &b, Operation *op, llvm::StringRef what,
   auto module = op->getParentOfType<ModuleOp>();
   const ChannelDims &d = cs.dims;
   ChannelReductionSchedule s = selectChannelReductionSchedule(
-      d.channels, d.inner, d.channelsLast(), cs.element, options.target);
+      constantOr(d.channels), constantOr(d.inner), d.channelsLast(), cs.element,
+      options.target);
   PartialSums partials = emitPartialChannelSums(b, op, what, cs, s, sumsFn);
   SmallVector<Value> finishArgs{partials.buffer};
   finishArgs.append(cs.finishOperands.begin(), cs.finishOperands.end());
   finishArgs.append(cs.outputs.begin(), cs.outputs.end());
-  gpu::GPUFuncOp finishKernel =
+  Kernel finishKernel =
       buildFinish(module, loc, kernelBaseName(op, what) + "_finish", cs,
                   partials, ValueRange(finishArgs).getTypes(), finishFn);
-  if (d.channels > 0)
-    launch(
-        b, loc, finishKernel,
-        indexConstant(b, loc, llvm::divideCeil(d.channels, kFinishBlockSize)),
-        kFinishBlockSize, finishArgs);
+  launchUnlessEmpty(b, loc, finishKernel,
+                    IndexMath{b, loc}.ceilDiv(d.channels, kFinishBlockSize),
+                    kFinishBlockSize, finishArgs);
 }
 
 /// The flat buffer of a tensor.
@@ -148,23 +167,24 @@ Value flatBuffer(OpBuilder &b, Location loc, Value tensor) {
   return flatten(b, loc, getBuffer(b, loc, tensor));
 }
 
-/// A fresh (C) buffer of `type` (static).
-Value allocStatic(OpBuilder &b, Location loc, RankedTensorType type) {
+/// A fresh (C) buffer of `type`, of `channels` elements where dynamic.
+Value allocChannels(OpBuilder &b, Location loc, RankedTensorType type,
+                    Value channels) {
+  auto memref = MemRefType::get(type.getShape(), type.getElementType());
   return b.create<memref::AllocOp>(
-      loc, MemRefType::get(type.getShape(), type.getElementType()));
+      loc, memref,
+      memref.hasStaticShape() ? ValueRange() : ValueRange{channels});
 }
 
 LogicalResult lowerBiasAddGrad(RewriterBase &rewriter, BiasAddGradOp op,
                                const GPULoweringOptions &options) {
-  auto type = cast<RankedTensorType>(op.getGradOutput().getType());
-  if (!type.hasStaticShape())
-    return failure();
   Location loc = op.getLoc();
   OpBuilder &b = rewriter;
   b.setInsertionPoint(op);
-  ChannelSums cs = channelSumsOf(type, op.getLayout());
+  ChannelSums cs = channelSumsOf(b, loc, op.getGradOutput(), op.getLayout());
   cs.inputs.push_back(flatBuffer(b, loc, op.getGradOutput()));
-  Value grad = allocStatic(b, loc, op.getGradBias().getType());
+  Value grad =
+      allocChannels(b, loc, op.getGradBias().getType(), cs.dims.channels);
   cs.outputs.push_back(flatten(b, loc, grad));
   emitChannelSums(
       b, op, "bias_add_grad", cs, options,
@@ -182,8 +202,6 @@ LogicalResult lowerBatchNormTraining(RewriterBase &rewriter,
                                      BatchNormTrainingOp op,
                                      const GPULoweringOptions &options) {
   RankedTensorType type = op.getResult().getType();
-  if (!type.hasStaticShape())
-    return failure();
   Location loc = op.getLoc();
   OpBuilder &b = rewriter;
   b.setInsertionPoint(op);
@@ -191,14 +209,18 @@ LogicalResult lowerBatchNormTraining(RewriterBase &rewriter,
   double momentum = op.getMomentum().convertToDouble();
   bool unbiasedRunningVar = op.getUnbiasedRunningVar();
   Value x = flatBuffer(b, loc, op.getInput());
-  Value mean = allocStatic(b, loc, op.getBatchMean().getType());
-  Value rstd = allocStatic(b, loc, op.getBatchRstd().getType());
-  Value runningMean = allocStatic(b, loc, op.getNewRunningMean().getType());
-  Value runningVar = allocStatic(b, loc, op.getNewRunningVar().getType());
-
   // The mean and the squared deviations from it: per part two sweeps (the
   // second from cache), the parts combined by Chan's formula.
-  ChannelSums moments = channelSumsOf(type, op.getLayout());
+  ChannelSums moments = channelSumsOf(b, loc, op.getInput(), op.getLayout());
+  auto alloc = [&](Value result) {
+    return allocChannels(b, loc, cast<RankedTensorType>(result.getType()),
+                         moments.dims.channels);
+  };
+  Value mean = alloc(op.getBatchMean());
+  Value rstd = alloc(op.getBatchRstd());
+  Value runningMean = alloc(op.getNewRunningMean());
+  Value runningVar = alloc(op.getNewRunningVar());
+
   moments.moments = true;
   moments.inputs = {x};
   moments.finishOperands = {flatBuffer(b, loc, op.getRunningMean()),
@@ -258,23 +280,22 @@ LogicalResult lowerBatchNormTraining(RewriterBase &rewriter,
 LogicalResult lowerBatchNormGrad(RewriterBase &rewriter, BatchNormGradOp op,
                                  const GPULoweringOptions &options) {
   RankedTensorType type = op.getGradInput().getType();
-  if (!type.hasStaticShape())
-    return failure();
   Location loc = op.getLoc();
   OpBuilder &b = rewriter;
   b.setInsertionPoint(op);
-  ChannelSums cs = channelSumsOf(type, op.getLayout(), 2);
+  ChannelSums cs = channelSumsOf(b, loc, op.getInput(), op.getLayout(), 2);
   cs.inputs = {flatBuffer(b, loc, op.getGradOutput()),
                flatBuffer(b, loc, op.getInput())};
   cs.perChannel = {flatBuffer(b, loc, op.getMean()),
                    flatBuffer(b, loc, op.getRstd())};
-  Value dscale = allocStatic(b, loc, op.getGradScale().getType());
-  Value dbias = allocStatic(b, loc, op.getGradBias().getType());
-  auto accType = RankedTensorType::get({cs.dims.channels}, cs.acc);
-  Value sumDy = allocStatic(b, loc, accType);
-  Value sumDyXhat = allocStatic(b, loc, accType);
+  Value channels = cs.dims.channels;
+  Value dscale = allocChannels(b, loc, op.getGradScale().getType(), channels);
+  Value dbias = allocChannels(b, loc, op.getGradBias().getType(), channels);
+  auto accType = RankedTensorType::get({constantOr(channels)}, cs.acc);
+  Value meanDy = allocChannels(b, loc, accType, channels);
+  Value meanDyXhat = allocChannels(b, loc, accType, channels);
   cs.outputs = {flatten(b, loc, dscale), flatten(b, loc, dbias),
-                flatten(b, loc, sumDyXhat), flatten(b, loc, sumDy)};
+                flatten(b, loc, meanDyXhat), flatten(b, loc, meanDy)};
   emitChannelSums(
       b, op, "batch_norm_grad", cs, options,
       [](OpBuilder &fb, Location fl, ArrayRef<Value> in, ArrayRef<Value> p) {
@@ -282,28 +303,29 @@ LogicalResult lowerBatchNormGrad(RewriterBase &rewriter, BatchNormGradOp op,
         return SmallVector<Value>{
             fb.create<arith::MulFOp>(fl, in[0], xhat).getResult(), in[0]};
       },
-      [](OpBuilder &, Location, ArrayRef<Value> sums, ArrayRef<Value>, Value) {
-        return SmallVector<Value>{sums[0], sums[1], sums[0], sums[1]};
+      [](OpBuilder &fb, Location fl, ArrayRef<Value> sums, ArrayRef<Value>,
+         Value count) {
+        return SmallVector<Value>{sums[0], sums[1],
+                                  fb.create<arith::DivFOp>(fl, sums[0], count),
+                                  fb.create<arith::DivFOp>(fl, sums[1], count)};
       });
 
   // dx = rstd * (g dy - g sum(dy) / n - xhat * g sum(dy xhat) / n).
   bool hasScale = bool(op.getScale());
-  SmallVector<Value> params{op.getMean(), op.getRstd(), toTensor(b, loc, sumDy),
-                            toTensor(b, loc, sumDyXhat)};
+  SmallVector<Value> params{op.getMean(), op.getRstd(),
+                            toTensor(b, loc, meanDy),
+                            toTensor(b, loc, meanDyXhat)};
   if (hasScale)
     params.push_back(op.getScale());
   int64_t axis = getChannelAxis(op.getLayout(), type.getRank());
-  double count = double(cs.dims.count());
   Value dx = emitElementwise(
       b, op, type, ValueRange{op.getGradOutput(), op.getInput()}, params, axis,
       options, "batch_norm_grad",
       [&](OpBuilder &fb, Location fl, ArrayRef<Value> v) -> Value {
-        // v: dy, x, mean, rstd, sum(dy), sum(dy xhat), [scale]
-        Type t = v[0].getType();
-        Value n = floatConstant(fb, fl, count, t, 1);
+        // v: dy, x, mean, rstd, mean(dy), mean(dy xhat), [scale]
         Value xhat = emitNormalize(fb, fl, v[1], v[2], v[3], Value(), Value());
-        Value meanDy = fb.create<arith::DivFOp>(fl, v[4], n);
-        Value meanDyXhat = fb.create<arith::DivFOp>(fl, v[5], n);
+        Value meanDy = v[4];
+        Value meanDyXhat = v[5];
         Value gdy = v[0];
         if (hasScale) {
           gdy = fb.create<arith::MulFOp>(fl, gdy, v[6]);

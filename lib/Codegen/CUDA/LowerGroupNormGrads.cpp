@@ -1,8 +1,8 @@
 //===- LowerGroupNormGrads.cpp - group/instance norm gradients on the GPU -===//
 //
 // Part of normfuse. group_norm_grad and instance_norm_grad (an instance
-// norm is a group norm of one channel per group), NHWC and NCHW, static
-// shapes, as three kernels (GroupNormGradSchedule):
+// norm is a group norm of one channel per group), NHWC and NCHW, as three
+// kernels (GroupNormGradSchedule), dynamic sizes their index arguments:
 //
 // - `_sums`: the sums of dy and dy*xhat (xhat = (x - mean) * rstd from the
 //   saved statistics) per (image, channel), the per-channel reduction of
@@ -42,25 +42,35 @@ using namespace mlir::nf::cuda;
 namespace {
 
 /// The geometry of a group norm's activation: N images of C channels at HW
-/// positions, G groups of `perGroup` channels.
+/// positions, G groups of `perGroup` channels; host index values, constants
+/// where static.
 struct GroupGeometry {
   bool nhwc = true;
-  int64_t n = 1, c = 1, hw = 1, groups = 1;
-  int64_t perGroup() const { return groups ? c / groups : 0; }
-  /// Elements of one (image, group).
-  int64_t groupElements() const { return perGroup() * hw; }
-  int64_t total() const { return n * c * hw; }
+  Value n, c, hw, groups, perGroup;
+  /// Elements of one (image, group), (image, group)s, and all elements.
+  Value groupElements, imageGroups, total;
 
-  static GroupGeometry get(RankedTensorType x, Layout layout, int64_t groups) {
+  /// Of the buffer `x`; `groups` 0 for an instance norm (a group per
+  /// channel).
+  static GroupGeometry get(OpBuilder &b, Location loc, Value x, Layout layout,
+                           int64_t groups) {
+    IndexMath im{b, loc};
     GroupGeometry g;
     g.nhwc = layout == Layout::NHWC;
-    int64_t rank = x.getRank(), axis = getChannelAxis(layout, rank);
-    g.n = x.getDimSize(0);
-    g.c = x.getDimSize(axis);
+    int64_t rank = cast<MemRefType>(x.getType()).getRank();
+    int64_t axis = getChannelAxis(layout, rank);
+    g.n = getNumElements(b, loc, x, 0, 1);
+    g.c = getNumElements(b, loc, x, axis, axis + 1);
+    g.hw = im.c(1);
     for (int64_t d = 1; d < rank; ++d)
       if (d != axis)
-        g.hw *= x.getDimSize(d);
-    g.groups = groups > 0 ? groups : g.c;
+        g.hw = im.product(g.hw, getNumElements(b, loc, x, d, d + 1));
+    g.groups = groups > 0 ? im.c(groups) : g.c;
+    g.perGroup = groups > 0 ? b.createOrFold<arith::DivUIOp>(loc, g.c, g.groups)
+                            : im.c(1);
+    g.groupElements = im.product(g.perGroup, g.hw);
+    g.imageGroups = im.product(g.n, g.groups);
+    g.total = im.product(im.product(g.n, g.c), g.hw);
     return g;
   }
 };
@@ -70,29 +80,36 @@ LogicalResult lowerGroupNormGrad(RewriterBase &rewriter, GradOp op,
                                  int64_t numGroups,
                                  const GPULoweringOptions &options) {
   auto xType = cast<RankedTensorType>(op.getInput().getType());
-  for (Type t : op->getOperandTypes())
-    if (!cast<RankedTensorType>(t).hasStaticShape())
-      return failure();
   Location loc = op.getLoc();
   auto module = op->template getParentOfType<ModuleOp>();
-  GroupGeometry g = GroupGeometry::get(xType, op.getLayout(), numGroups);
   Type acc = getAccumulationType(xType.getElementType());
   bool hasScale = bool(op.getScale());
-  GroupNormGradSchedule s = selectGroupNormGradSchedule(
-      g.n, g.c, g.hw, g.nhwc, xType.getElementType(), options.target);
-  int64_t cpg = g.perGroup(), G = g.groups;
 
   rewriter.setInsertionPoint(op);
   OpBuilder &b = rewriter;
+  IndexMath hm{b, loc};
+  Value xBuffer = getBuffer(b, loc, op.getInput());
+  GroupGeometry g =
+      GroupGeometry::get(b, loc, xBuffer, op.getLayout(), numGroups);
+  // 1. The partial sums of dy*xhat (0) and dy (1) per (image, channel).
+  ChannelSums cs = channelSumsOf(b, loc, op.getInput(), op.getLayout(), 2,
+                                 /*perImage=*/true);
+  GroupNormGradSchedule s = selectGroupNormGradSchedule(
+      constantOr(g.n), constantOr(g.c), constantOr(g.hw),
+      cs.dims.channelsLast(), xType.getElementType(), options.target);
   auto flat = [&](Value tensor) {
     return flatten(b, loc, getBuffer(b, loc, tensor));
   };
-  auto alloc = [&](Value result) {
+  auto alloc = [&](Value result) -> Value {
     auto type = cast<RankedTensorType>(result.getType());
-    return b.create<memref::AllocOp>(
-        loc, MemRefType::get(type.getShape(), type.getElementType()));
+    auto memref = MemRefType::get(type.getShape(), type.getElementType());
+    if (type.getRank() == 1) // (C)
+      return b.create<memref::AllocOp>(
+          loc, memref,
+          memref.hasStaticShape() ? ValueRange() : ValueRange{g.c});
+    return allocBuffer(b, loc, type, xBuffer);
   };
-  Value dy = flat(op.getGradOutput()), x = flat(op.getInput());
+  Value dy = flat(op.getGradOutput()), x = flatten(b, loc, xBuffer);
   Value mean = flat(op.getMean()), rstd = flat(op.getRstd());
   Value scale = hasScale ? flat(op.getScale()) : Value();
   Value dxBuffer = alloc(op.getGradInput());
@@ -105,22 +122,23 @@ LogicalResult lowerGroupNormGrad(RewriterBase &rewriter, GradOp op,
                             toTensor(b, loc, dscaleBuffer),
                             toTensor(b, loc, dbiasBuffer)});
   };
-  // No channels: every result is empty, no kernel.
-  if (g.c == 0) {
+  // No channels: every result is empty, no kernel (with a dynamic channel
+  // count, the launches see that their grids are empty).
+  if (constantOr(g.c) == 0) {
     replace();
     return success();
   }
   llvm::StringRef what = op->getName().stripDialect();
   std::string base = kernelBaseName(op, what);
-  /// The (image, group) of a channel: where its mean, rstd and sums are.
-  auto imageGroup = [G, cpg](OpBuilder &ib, Location il, Value image,
-                             Value channel) {
+  /// The (image, group) of a channel in kernel `k`: where its mean, rstd
+  /// and sums are.
+  auto imageGroup = [g](Kernel &k, OpBuilder &ib, Location il, Value image,
+                        Value channel) {
     IndexMath ix{ib, il};
-    return ix.add(ix.mul(image, G), ix.div(channel, cpg));
+    return ix.add(ix.mul(image, k.size(ib, il, g.groups)),
+                  ix.div(channel, k.size(ib, il, g.perGroup)));
   };
 
-  // 1. The partial sums of dy*xhat (0) and dy (1) per (image, channel).
-  ChannelSums cs = channelSumsOf(xType, op.getLayout(), 2, /*perImage=*/true);
   cs.inputs = {dy, x};
   cs.perChannel = {mean, rstd};
   cs.paramIndex = imageGroup;
@@ -133,9 +151,9 @@ LogicalResult lowerGroupNormGrad(RewriterBase &rewriter, GradOp op,
       });
 
   // 2. The group sums (of g*dy and g*dy*xhat) and the parameter gradients.
-  int64_t imageGroups = g.n * G;
   Value groupSums =
-      allocTemporary(b, loc, indexConstant(b, loc, 2 * imageGroups), acc);
+      allocTemporary(b, loc, hm.product(hm.c(2), g.imageGroups), acc);
+  Value finishItems = b.createOrFold<arith::AddIOp>(loc, g.imageGroups, g.c);
   SmallVector<Value> finishArgs{partials.buffer};
   if (hasScale)
     finishArgs.push_back(scale);
@@ -158,16 +176,16 @@ LogicalResult lowerGroupNormGrad(RewriterBase &rewriter, GradOp op,
     /// The sums over `count` of (part, sum kk) for kk = 0, 1 in order, with
     /// `at(i, part, kk)` the partial sum's index and `weight(i)` its factor.
     auto addParts =
-        [&](OpBuilder &ob, Location ol, int64_t count,
+        [&](OpBuilder &ob, Location ol, Value count,
             llvm::function_ref<Value(OpBuilder &, Value, Value, int64_t)> at,
             llvm::function_ref<Value(OpBuilder &, Value)> weight) {
           auto outerLoop = ob.create<scf::ForOp>(
-              ol, indexConstant(ob, ol, 0), indexConstant(ob, ol, count),
+              ol, indexConstant(ob, ol, 0), finish.size(ob, ol, count),
               indexConstant(ob, ol, 1), zeros(ob, ol, acc, 2),
               [&](OpBuilder &fb, Location fl, Value i, ValueRange totals) {
                 auto partLoop = fb.create<scf::ForOp>(
                     fl, indexConstant(fb, fl, 0),
-                    indexConstant(fb, fl, partials.parts),
+                    finish.size(fb, fl, partials.parts),
                     indexConstant(fb, fl, 1), zeros(fb, fl, acc, 2),
                     [&](OpBuilder &pb, Location pl, Value p, ValueRange sums) {
                       SmallVector<Value> added;
@@ -190,26 +208,32 @@ LogicalResult lowerGroupNormGrad(RewriterBase &rewriter, GradOp op,
               });
           return SmallVector<Value>(outerLoop.getResults());
         };
+    Value imageGroups = finish.size(kb, loc, g.imageGroups);
     Value isGroup = kb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult,
-                                             item, ix.c(imageGroups));
-    Value isChannel = kb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult,
-                                               item, ix.c(imageGroups + g.c));
+                                             item, imageGroups);
+    Value isChannel =
+        kb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, item,
+                                 finish.size(kb, loc, finishItems));
     kb.create<scf::IfOp>(
         loc, isGroup,
         [&](OpBuilder &tb, Location tl) {
           // (image, group): its channels' sums, each times its scale.
           IndexMath tx{tb, tl};
-          Value img = tx.div(item, G), grp = tx.rem(item, G);
+          Value groups = finish.size(tb, tl, g.groups);
+          Value img = tx.div(item, groups), grp = tx.rem(item, groups);
           SmallVector<Value> sums = addParts(
-              tb, tl, cpg,
+              tb, tl, g.perGroup,
               [&](OpBuilder &pb, Value i, Value p, int64_t kk) {
                 IndexMath px{pb, tl};
-                return partials.index(pb, tl, img, px.madd(grp, cpg, i), p, kk);
+                Value cpg = finish.size(pb, tl, g.perGroup);
+                return partials.index(finish, pb, tl, img, px.madd(grp, cpg, i),
+                                      p, kk);
               },
               [&](OpBuilder &wb, Value i) -> Value {
                 if (!hasScale)
                   return Value();
                 IndexMath wx{wb, tl};
+                Value cpg = finish.size(wb, tl, g.perGroup);
                 return loadLanes(wb, tl, kScale, wx.madd(grp, cpg, i), 1,
                                  acc)[0];
               });
@@ -222,11 +246,11 @@ LogicalResult lowerGroupNormGrad(RewriterBase &rewriter, GradOp op,
           eb.create<scf::IfOp>(el, isChannel, [&](OpBuilder &tb, Location tl) {
             // A channel: its sums over every image.
             IndexMath tx{tb, tl};
-            Value channel = tx.sub(item, tx.c(imageGroups));
+            Value channel = tx.sub(item, imageGroups);
             SmallVector<Value> sums = addParts(
                 tb, tl, g.n,
                 [&](OpBuilder &pb, Value i, Value p, int64_t kk) {
-                  return partials.index(pb, tl, i, channel, p, kk);
+                  return partials.index(finish, pb, tl, i, channel, p, kk);
                 },
                 nullptr);
             storeLanes(tb, tl, {sums[0]}, kDscale, channel);
@@ -263,11 +287,29 @@ LogicalResult lowerGroupNormGrad(RewriterBase &rewriter, GradOp op,
     Value start = ix.mul(ix.add(ix.mul(bid, block), tid), vw);
     Value step = kb.create<arith::MulIOp>(loc, grid, ix.c(block * vw));
     // (An empty group has no element to scale: no infinity in the source.)
-    Value inverseCount = floatConstant(
-        kb, loc, g.groupElements() > 0 ? 1.0 / double(g.groupElements()) : 0.0,
-        acc, 1);
+    int64_t groupElements = constantOr(g.groupElements);
+    Value inverseCount;
+    if (groupElements >= 0) {
+      inverseCount = floatConstant(
+          kb, loc, groupElements > 0 ? 1.0 / double(groupElements) : 0.0, acc,
+          1);
+    } else {
+      Value n = k.size(kb, loc, g.groupElements);
+      Value empty =
+          kb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, n, ix.c(0));
+      Value inverse = kb.create<arith::DivFOp>(
+          loc, floatConstant(kb, loc, 1.0, acc, 1),
+          kb.create<arith::UIToFPOp>(
+              loc, acc,
+              kb.create<arith::IndexCastUIOp>(loc, kb.getI64Type(), n)));
+      inverseCount = kb.create<arith::SelectOp>(
+          loc, empty, floatConstant(kb, loc, 0.0, acc, 1), inverse);
+    }
+    Value channels = k.size(kb, loc, g.c);
+    Value imageElements = k.size(kb, loc, hm.product(g.c, g.hw));
+    Value spatial = k.size(kb, loc, g.hw);
     kb.create<scf::ForOp>(
-        loc, start, ix.c(g.total()), step, ValueRange{},
+        loc, start, k.size(kb, loc, g.total), step, ValueRange{},
         [&](OpBuilder &lb, Location ll, Value e, ValueRange) {
           IndexMath li{lb, ll};
           SmallVector<Value> dyLanes = loadLanes(lb, ll, k.arg(0), e, vw, acc);
@@ -276,12 +318,12 @@ LogicalResult lowerGroupNormGrad(RewriterBase &rewriter, GradOp op,
           // channels, NCHW lanes share one.
           Value channel, img;
           if (g.nhwc) {
-            channel = li.rem(e, g.c);
-            img = li.div(e, g.c * g.hw);
+            channel = li.rem(e, channels);
+            img = li.div(e, imageElements);
           } else {
-            Value key = li.div(e, g.hw);
-            channel = li.rem(key, g.c);
-            img = li.div(key, g.c);
+            Value key = li.div(e, spatial);
+            channel = li.rem(key, channels);
+            img = li.div(key, channels);
           }
           SmallVector<Value> scales;
           if (hasScale)
@@ -294,7 +336,7 @@ LogicalResult lowerGroupNormGrad(RewriterBase &rewriter, GradOp op,
             Value mean, rstd, meanDy, meanDyXhat;
           };
           auto groupValues = [&](Value laneChannel) {
-            Value ig = imageGroup(lb, ll, img, laneChannel);
+            Value ig = imageGroup(k, lb, ll, img, laneChannel);
             Value at = li.mul(ig, 2);
             GroupValues v;
             v.mean = loadLanes(lb, ll, k.arg(2), ig, 1, acc)[0];
@@ -310,7 +352,11 @@ LogicalResult lowerGroupNormGrad(RewriterBase &rewriter, GradOp op,
           // Lanes share their (image, group) in runs of `run`: all of them
           // for NCHW and where a group holds the vector, a group's worth
           // where the vector holds whole groups.
-          int64_t run = !g.nhwc || cpg % vw == 0 ? vw : vw % cpg == 0 ? cpg : 1;
+          // (A dynamic channel count gives NHWC scalars: runs of 1.)
+          int64_t cpg = constantOr(g.perGroup);
+          int64_t run = !g.nhwc || (cpg > 0 && cpg % vw == 0) ? vw
+                        : cpg > 0 && vw % cpg == 0            ? cpg
+                                                              : 1;
           GroupValues v;
           SmallVector<Value> out;
           for (int64_t l = 0; l < vw; ++l) {
@@ -330,18 +376,13 @@ LogicalResult lowerGroupNormGrad(RewriterBase &rewriter, GradOp op,
   }
 
   // The launches (the sums' is emitted above); none for an empty grid.
-  int64_t finishItems = imageGroups + g.c;
-  if (finishItems > 0)
-    launch(b, loc, finish.func,
-           indexConstant(b, loc, llvm::divideCeil(finishItems, finishBlock)),
-           finishBlock, finishArgs);
-  if (g.total() > 0)
-    launch(
-        b, loc, dxKernel.func,
-        indexConstant(b, loc,
-                      std::min<int64_t>(llvm::divideCeil(g.total(), block * vw),
-                                        ps.maxBlocks)),
-        block, dxArgs);
+  launchUnlessEmpty(b, loc, finish, hm.ceilDiv(finishItems, finishBlock),
+                    finishBlock, finishArgs);
+  launchUnlessEmpty(
+      b, loc, dxKernel,
+      b.createOrFold<arith::MinUIOp>(loc, hm.ceilDiv(g.total, block * vw),
+                                     hm.c(ps.maxBlocks)),
+      block, dxArgs);
   replace();
   return success();
 }

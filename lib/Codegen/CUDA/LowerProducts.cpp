@@ -17,7 +17,9 @@
 // as zeros. Products accumulate in f32 (f64 for f64 data) with fused
 // multiply-adds; f16/bf16 are widened on load and narrowed on the store. An
 // nf.fused matmul or conv2d applies its pointwise epilogue to each sum
-// before the store. Shapes must be static (the JIT specializes them).
+// before the store. Sizes that are static are constants in the kernel; the
+// others (dynamic dimensions) are its trailing index arguments, computed on
+// the host.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,6 +34,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <functional>
@@ -49,14 +52,27 @@ struct Access {
 };
 
 /// Builds the access of element (batch, row, col) of an operand or the
-/// result.
-using AccessFn = std::function<Access(OpBuilder &, Location, Value batch,
-                                      Value row, Value col)>;
+/// result, from the product's sizes in the kernel (ProductSizes::kernel).
+using AccessFn = std::function<Access(OpBuilder &, Location, ArrayRef<Value>,
+                                      Value batch, Value row, Value col)>;
 
-/// A product as the kernel sees it: static sizes, the operands' and the
+/// A product's sizes on the host (constants where static). The kernel's
+/// start with the batch, M, N and K; a convolution's ConvSizes follow.
+struct ProductSizes {
+  SmallVector<Value> kernel;
+  /// Each dimension of the result.
+  SmallVector<Value> result;
+};
+enum ProductSize : unsigned { kBatch, kM, kN, kK, kConvSizes };
+
+/// The sizes of a product of the buffers of its operands a and b.
+using SizesFn =
+    std::function<ProductSizes(OpBuilder &, Location, Value a, Value b)>;
+
+/// A product as the kernel sees it: its sizes, the operands' and the
 /// result's accesses.
 struct Product {
-  int64_t batch = 1, m = 0, n = 0, k = 0;
+  SizesFn sizes;
   Value a, b;
   RankedTensorType resultType;
   AccessFn loadA, loadB, store;
@@ -84,9 +100,10 @@ Value loadOrZero(OpBuilder &b, Location loc, Value buffer, Access access,
   return branch.getResult(0);
 }
 
-Value lessThan(OpBuilder &b, Location loc, Value x, int64_t bound) {
-  return b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, x,
-                                 indexConstant(b, loc, bound));
+Value lessThan(OpBuilder &b, Location loc, Value x, Value bound) {
+  if (auto k = getConstantIntValue(bound))
+    bound = indexConstant(b, loc, *k);
+  return b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, x, bound);
 }
 
 /// Launches the tiled kernel of `p` named after `op` and `name`, with the
@@ -104,14 +121,21 @@ Value emitProduct(OpBuilder &b, Operation *op, const Product &p,
   if (getAccumulationType(storage).getIntOrFloatBitWidth() >
       acc.getIntOrFloatBitWidth())
     acc = getAccumulationType(storage);
-  TiledProductSchedule s =
-      selectTiledProductSchedule(p.m, p.n, p.k, operandElement, options.target);
+  Value aBuffer = getBuffer(b, loc, p.a), bBuffer = getBuffer(b, loc, p.b);
+  ProductSizes hostSizes = p.sizes(b, loc, aBuffer, bBuffer);
+  ArrayRef<Value> sizes = hostSizes.kernel;
+  TiledProductSchedule s = selectTiledProductSchedule(
+      constantOr(sizes[kM]), constantOr(sizes[kN]), constantOr(sizes[kK]),
+      operandElement, options.target);
   int64_t threads = s.blockSize();
   int64_t rowThreads = s.tileM / s.threadM, colThreads = s.tileN / s.threadN;
 
-  Value aBuffer = getBuffer(b, loc, p.a), bBuffer = getBuffer(b, loc, p.b);
-  Value result = b.create<memref::AllocOp>(
-      loc, MemRefType::get(p.resultType.getShape(), storage));
+  auto resultType = MemRefType::get(p.resultType.getShape(), storage);
+  SmallVector<Value> dynamicSizes;
+  for (int64_t d = 0; d < resultType.getRank(); ++d)
+    if (resultType.isDynamicDim(d))
+      dynamicSizes.push_back(hostSizes.result[d]);
+  Value result = b.create<memref::AllocOp>(loc, resultType, dynamicSizes);
   SmallVector<Value> args{flatten(b, loc, aBuffer), flatten(b, loc, bBuffer),
                           flatten(b, loc, result)};
   for (const PointwiseStep &step : epilogue)
@@ -134,13 +158,18 @@ Value emitProduct(OpBuilder &b, Operation *op, const Product &p,
     for (const PointwiseStep &step : epilogue)
       stepArgs.push_back(step.operand ? k.arg(next++) : Value());
 
+    SmallVector<Value> kSizes;
+    for (Value host : sizes)
+      kSizes.push_back(k.size(kb, loc, host));
+    Value pm = kSizes[kM], pn = kSizes[kN], pk = kSizes[kK];
     Value tid = kb.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x);
     Value bid = kb.create<gpu::BlockIdOp>(loc, gpu::Dimension::x);
     Value grid = kb.create<gpu::GridDimOp>(loc, gpu::Dimension::x);
     Value tRow = im.div(tid, colThreads), tCol = im.rem(tid, colThreads);
-    int64_t tilesM = llvm::divideCeil(p.m, s.tileM);
-    int64_t tilesN = llvm::divideCeil(p.n, s.tileN);
-    int64_t tiles = p.batch * tilesM * tilesN;
+    Value tilesM = im.ceilDiv(pm, s.tileM);
+    Value tilesN = im.ceilDiv(pn, s.tileN);
+    Value batchTiles = im.product(tilesM, tilesN);
+    Value tiles = im.product(kSizes[kBatch], batchTiles);
     Value zero =
         kb.create<arith::ConstantOp>(loc, kb.getZeroAttr(acc)).getResult();
     SmallVector<Value> initial(s.threadM * s.threadN, zero);
@@ -148,16 +177,16 @@ Value emitProduct(OpBuilder &b, Operation *op, const Product &p,
     // Blocks loop over the output tiles (a block-uniform loop: every
     // thread reaches the barriers inside).
     kb.create<scf::ForOp>(
-        loc, bid, im.c(tiles), grid, ValueRange{},
+        loc, bid, tiles, grid, ValueRange{},
         [&](OpBuilder &tb, Location tl, Value t, ValueRange) {
           IndexMath tm{tb, tl};
-          Value batch = tm.div(t, tilesM * tilesN);
-          Value inBatch = tm.rem(t, tilesM * tilesN);
+          Value batch = tm.div(t, batchTiles);
+          Value inBatch = tm.rem(t, batchTiles);
           Value m0 = tm.mul(tm.div(inBatch, tilesN), s.tileM);
           Value n0 = tm.mul(tm.rem(inBatch, tilesN), s.tileN);
 
           auto kLoop = tb.create<scf::ForOp>(
-              tl, tm.c(0), tm.c(p.k), tm.c(s.tileK), initial,
+              tl, tm.c(0), pk, tm.c(s.tileK), initial,
               [&](OpBuilder &lb, Location ll, Value k0, ValueRange sums) {
                 IndexMath lm{lb, ll};
                 // This tile's A (tileM x tileK, consecutive threads along
@@ -178,11 +207,11 @@ Value emitProduct(OpBuilder &b, Operation *op, const Product &p,
                   IndexMath em{eb, el};
                   Value mm = em.div(e, s.tileK), kk = em.rem(e, s.tileK);
                   Value row = em.add(m0, mm), col = em.add(k0, kk);
-                  Value inBounds = em.both(lessThan(eb, el, row, p.m),
-                                           lessThan(eb, el, col, p.k));
-                  Value v =
-                      loadOrZero(eb, el, kA, p.loadA(eb, el, batch, row, col),
-                                 inBounds, acc);
+                  Value inBounds = em.both(lessThan(eb, el, row, pm),
+                                           lessThan(eb, el, col, pk));
+                  Value v = loadOrZero(eb, el, kA,
+                                       p.loadA(eb, el, kSizes, batch, row, col),
+                                       inBounds, acc);
                   eb.create<memref::StoreOp>(el, v, aTile,
                                              em.madd(kk, s.tileM, mm));
                 });
@@ -191,11 +220,11 @@ Value emitProduct(OpBuilder &b, Operation *op, const Product &p,
                   IndexMath em{eb, el};
                   Value kk = em.div(e, s.tileN), nn = em.rem(e, s.tileN);
                   Value row = em.add(k0, kk), col = em.add(n0, nn);
-                  Value inBounds = em.both(lessThan(eb, el, row, p.k),
-                                           lessThan(eb, el, col, p.n));
-                  Value v =
-                      loadOrZero(eb, el, kB, p.loadB(eb, el, batch, row, col),
-                                 inBounds, acc);
+                  Value inBounds = em.both(lessThan(eb, el, row, pk),
+                                           lessThan(eb, el, col, pn));
+                  Value v = loadOrZero(eb, el, kB,
+                                       p.loadB(eb, el, kSizes, batch, row, col),
+                                       inBounds, acc);
                   eb.create<memref::StoreOp>(el, v, bTile,
                                              em.madd(kk, s.tileN, nn));
                 });
@@ -233,11 +262,11 @@ Value emitProduct(OpBuilder &b, Operation *op, const Product &p,
             for (int64_t j = 0; j < s.threadN; ++j) {
               Value row = tm.add(m0, tm.add(tRow, tm.c(i * rowThreads)));
               Value col = tm.add(n0, tm.add(tCol, tm.c(j * colThreads)));
-              Value inside = tm.both(lessThan(tb, tl, row, p.m),
-                                     lessThan(tb, tl, col, p.n));
+              Value inside =
+                  tm.both(lessThan(tb, tl, row, pm), lessThan(tb, tl, col, pn));
               Value sum = kLoop.getResult(i * s.threadN + j);
               tb.create<scf::IfOp>(tl, inside, [&](OpBuilder &sb, Location sl) {
-                Value offset = p.store(sb, sl, batch, row, col).offset;
+                Value offset = p.store(sb, sl, kSizes, batch, row, col).offset;
                 Value v = sum;
                 for (auto [step, arg] : llvm::zip(epilogue, stepArgs)) {
                   Value operand;
@@ -260,11 +289,13 @@ Value emitProduct(OpBuilder &b, Operation *op, const Product &p,
 
   // A block per output tile, at most maxBlocks; none for an empty result
   // (a grid of 0 blocks is an error).
-  int64_t tiles =
-      p.batch * llvm::divideCeil(p.m, s.tileM) * llvm::divideCeil(p.n, s.tileN);
-  if (tiles > 0)
-    launch(b, loc, k.func, indexConstant(b, loc, std::min(tiles, s.maxBlocks)),
-           threads, args);
+  IndexMath hm{b, loc};
+  Value tiles =
+      hm.product(sizes[kBatch], hm.product(hm.ceilDiv(sizes[kM], s.tileM),
+                                           hm.ceilDiv(sizes[kN], s.tileN)));
+  launchUnlessEmpty(
+      b, loc, k, b.createOrFold<arith::MinUIOp>(loc, tiles, hm.c(s.maxBlocks)),
+      threads, args);
   return toTensor(b, loc, result);
 }
 
@@ -272,94 +303,113 @@ Value emitProduct(OpBuilder &b, Operation *op, const Product &p,
 
 namespace {
 
-bool allStatic(TypeRange types) {
-  return llvm::all_of(types, [](Type t) {
-    auto tensor = dyn_cast<RankedTensorType>(t);
-    return tensor && tensor.hasStaticShape();
-  });
+/// Size `d` of `buffer` (a constant where static).
+Value dimOf(OpBuilder &b, Location loc, Value buffer, int64_t d) {
+  return getNumElements(b, loc, buffer, d, d + 1);
 }
 
 FailureOr<Product> getProduct(MatmulOp op) {
-  if (!allStatic(op->getOperandTypes()) || !allStatic(op->getResultTypes()))
-    return failure();
   auto lhs = cast<RankedTensorType>(op.getLhs().getType());
   auto rhs = cast<RankedTensorType>(op.getRhs().getType());
   Product p;
   p.resultType = cast<RankedTensorType>(op.getResult().getType());
   int64_t rank = p.resultType.getRank();
-  int64_t m = p.m = p.resultType.getDimSize(rank - 2);
-  int64_t n = p.n = p.resultType.getDimSize(rank - 1);
   bool transA = op.getTransposeLhs(), transB = op.getTransposeRhs();
-  int64_t k = p.k = lhs.getDimSize(lhs.getRank() - (transA ? 2 : 1));
-  for (int64_t d = 0; d + 2 < rank; ++d)
-    p.batch *= p.resultType.getDimSize(d);
   // An operand without batch dimensions is shared by every batch entry.
   bool aBatched = lhs.getRank() > 2, bBatched = rhs.getRank() > 2;
+  p.sizes = [=](OpBuilder &b, Location loc, Value a, Value bb) {
+    int64_t ra = lhs.getRank(), rb = rhs.getRank();
+    IndexMath im{b, loc};
+    ProductSizes z;
+    Value m = dimOf(b, loc, a, ra - (transA ? 1 : 2));
+    Value k = dimOf(b, loc, a, ra - (transA ? 2 : 1));
+    Value n = dimOf(b, loc, bb, rb - (transB ? 2 : 1));
+    Value batch = im.c(1);
+    for (int64_t d = 0; d + 2 < rank; ++d) {
+      Value size = aBatched ? dimOf(b, loc, a, d) : dimOf(b, loc, bb, d);
+      z.result.push_back(size);
+      batch = im.product(batch, size);
+    }
+    z.result.push_back(m);
+    z.result.push_back(n);
+    z.kernel = {batch, m, n, k};
+    return z;
+  };
   p.a = op.getLhs();
   p.b = op.getRhs();
-  p.loadA = [=](OpBuilder &b, Location loc, Value batch, Value row,
-                Value col) -> Access {
+  p.loadA = [=](OpBuilder &b, Location loc, ArrayRef<Value> z, Value batch,
+                Value row, Value col) -> Access {
     IndexMath im{b, loc};
+    Value m = z[kM], k = z[kK];
     Value at = transA ? im.madd(col, m, row) : im.madd(row, k, col);
-    return {aBatched ? im.madd(batch, m * k, at) : at, Value()};
+    return {aBatched ? im.madd(batch, im.product(m, k), at) : at, Value()};
   };
-  p.loadB = [=](OpBuilder &b, Location loc, Value batch, Value row,
-                Value col) -> Access {
+  p.loadB = [=](OpBuilder &b, Location loc, ArrayRef<Value> z, Value batch,
+                Value row, Value col) -> Access {
     IndexMath im{b, loc};
+    Value n = z[kN], k = z[kK];
     Value at = transB ? im.madd(col, k, row) : im.madd(row, n, col);
-    return {bBatched ? im.madd(batch, k * n, at) : at, Value()};
+    return {bBatched ? im.madd(batch, im.product(k, n), at) : at, Value()};
   };
-  p.store = [=](OpBuilder &b, Location loc, Value batch, Value row,
-                Value col) -> Access {
+  p.store = [=](OpBuilder &b, Location loc, ArrayRef<Value> z, Value batch,
+                Value row, Value col) -> Access {
     IndexMath im{b, loc};
-    return {im.madd(batch, m * n, im.madd(row, n, col)), Value()};
+    Value m = z[kM], n = z[kN];
+    return {im.madd(batch, im.product(m, n), im.madd(row, n, col)), Value()};
   };
   return p;
 }
 
-/// The sizes of a convolution: batch, input and output channels, input,
-/// filter and output spatial sizes.
+/// The sizes of a convolution in the kernel: batch, input and output
+/// channels, input, filter and output spatial sizes (ProductSizes::kernel
+/// from kConvSizes on).
 struct ConvShape {
   ConvParams params;
-  int64_t n, c, o, in[2], kernel[2], out[2];
+  Value n, c, o, in[2], kernel[2], out[2];
 
-  /// From the (static) input activation, filter and output activation.
-  static ConvShape get(const ConvParams &p, RankedTensorType x,
-                       RankedTensorType w, RankedTensorType y) {
+  /// The host's sizes to pass, in the order `at` reads them.
+  static void append(const ConvSizes &s, SmallVector<Value> &sizes) {
+    sizes.append(
+        {s.n, s.c, s.o, s.in[0], s.in[1], s.k[0], s.k[1], s.out[0], s.out[1]});
+  }
+  /// From the kernel's sizes.
+  static ConvShape at(const ConvParams &p, ArrayRef<Value> z) {
     ConvShape s;
     s.params = p;
-    s.n = x.getDimSize(0);
-    s.c = x.getDimSize(p.channelDim());
-    s.o = w.getDimSize(0);
+    ArrayRef<Value> v = z.drop_front(kConvSizes);
+    s.n = v[0];
+    s.c = v[1];
+    s.o = v[2];
     for (int d = 0; d < 2; ++d) {
-      s.in[d] = x.getDimSize(p.spatialDim(d));
-      s.kernel[d] = w.getDimSize(p.spatialDim(d));
-      s.out[d] = y.getDimSize(p.spatialDim(d));
+      s.in[d] = v[3 + d];
+      s.kernel[d] = v[5 + d];
+      s.out[d] = v[7 + d];
     }
     return s;
   }
-  int64_t taps() const { return kernel[0] * kernel[1]; }
+  Value taps(IndexMath &im) const { return im.product(kernel[0], kernel[1]); }
 
   /// (n, h, w) of the flat position `m` of an image of `size`.
   std::array<Value, 3> position(IndexMath &im, Value m,
-                                const int64_t size[2]) const {
-    Value inImage = im.rem(m, size[0] * size[1]);
-    return {im.div(m, size[0] * size[1]), im.div(inImage, size[1]),
+                                const Value size[2]) const {
+    Value plane = im.product(size[0], size[1]);
+    Value inImage = im.rem(m, plane);
+    return {im.div(m, plane), im.div(inImage, size[1]),
             im.rem(inImage, size[1])};
   }
   /// (channel, kh, kw) of index `j` over the taps and `channels` channels,
   /// in the filter's order (OIHW: channel major; OHWI: channel minor).
-  std::array<Value, 3> tap(IndexMath &im, Value j, int64_t channels) const {
+  std::array<Value, 3> tap(IndexMath &im, Value j, Value channels) const {
     if (params.nchw)
-      return {im.div(j, taps()), im.rem(im.div(j, kernel[1]), kernel[0]),
+      return {im.div(j, taps(im)), im.rem(im.div(j, kernel[1]), kernel[0]),
               im.rem(j, kernel[1])};
-    return {im.rem(j, channels), im.div(j, kernel[1] * channels),
+    return {im.rem(j, channels), im.div(j, im.product(kernel[1], channels)),
             im.rem(im.div(j, channels), kernel[1])};
   }
   /// The flat offset of activation element (n, ch, h, w) of an activation
   /// with `channels` channels and spatial `size`.
   Value activation(IndexMath &im, Value n, Value ch, Value h, Value w,
-                   int64_t channels, const int64_t size[2]) const {
+                   Value channels, const Value size[2]) const {
     if (params.nchw)
       return im.madd(im.madd(im.madd(n, channels, ch), size[0], h), size[1], w);
     return im.madd(im.madd(im.madd(n, size[0], h), size[1], w), channels, ch);
@@ -391,32 +441,37 @@ struct ConvShape {
 };
 
 FailureOr<Product> getProduct(Conv2DOp op) {
-  if (!allStatic(op->getOperandTypes()) || !allStatic(op->getResultTypes()))
-    return failure();
   Product p;
   p.resultType = cast<RankedTensorType>(op.getResult().getType());
-  ConvShape s = ConvShape::get(
-      ConvParams::get(op), cast<RankedTensorType>(op.getInput().getType()),
-      cast<RankedTensorType>(op.getFilter().getType()), p.resultType);
-  p.m = s.n * s.out[0] * s.out[1];
-  p.n = s.o;
-  p.k = s.taps() * s.c;
+  ConvParams params = ConvParams::get(op);
+  RankedTensorType type = p.resultType;
+  p.sizes = [=](OpBuilder &b, Location loc, Value x, Value w) {
+    IndexMath im{b, loc};
+    ConvSizes s = convForwardSizes(b, loc, params, x, w, type);
+    ProductSizes z;
+    z.kernel = {im.c(1), im.product(s.n, im.product(s.out[0], s.out[1])), s.o,
+                im.product(im.product(s.k[0], s.k[1]), s.c)};
+    ConvShape::append(s, z.kernel);
+    z.result = params.act(s.n, s.o, s.out[0], s.out[1]);
+    return z;
+  };
   p.a = op.getInput();
   p.b = op.getFilter();
-  p.loadA = [=](OpBuilder &b, Location loc, Value, Value row,
+  p.loadA = [=](OpBuilder &b, Location loc, ArrayRef<Value> z, Value, Value row,
                 Value col) -> Access {
     IndexMath im{b, loc};
-    return s.inputAt(im, row, col);
+    return ConvShape::at(params, z).inputAt(im, row, col);
   };
   // K runs in the filter's own order: a filter row is contiguous.
-  p.loadB = [=](OpBuilder &b, Location loc, Value, Value row,
+  p.loadB = [=](OpBuilder &b, Location loc, ArrayRef<Value> z, Value, Value row,
                 Value col) -> Access {
     IndexMath im{b, loc};
-    return {im.madd(col, s.taps() * s.c, row), Value()};
+    return {im.madd(col, z[kK], row), Value()};
   };
-  p.store = [=](OpBuilder &b, Location loc, Value, Value row,
+  p.store = [=](OpBuilder &b, Location loc, ArrayRef<Value> z, Value, Value row,
                 Value col) -> Access {
     IndexMath im{b, loc};
+    ConvShape s = ConvShape::at(params, z);
     auto [n, oh, ow] = s.position(im, row, s.out);
     return {s.activation(im, n, col, oh, ow, s.o, s.out), Value()};
   };
@@ -424,51 +479,57 @@ FailureOr<Product> getProduct(Conv2DOp op) {
 }
 
 FailureOr<Product> getProduct(Conv2DBackpropInputOp op) {
-  if (!allStatic(op->getOperandTypes()) || !allStatic(op->getResultTypes()))
-    return failure();
   Product p;
   p.resultType = cast<RankedTensorType>(op.getGradInput().getType());
-  ConvShape s =
-      ConvShape::get(ConvParams::get(op), p.resultType,
-                     cast<RankedTensorType>(op.getFilter().getType()),
-                     cast<RankedTensorType>(op.getGradOutput().getType()));
-  p.m = s.n * s.in[0] * s.in[1];
-  p.n = s.c;
-  p.k = s.taps() * s.o;
+  ConvParams params = ConvParams::get(op);
+  RankedTensorType type = p.resultType;
+  p.sizes = [=](OpBuilder &b, Location loc, Value dy, Value w) {
+    IndexMath im{b, loc};
+    ConvSizes s = convBackpropInputSizes(b, loc, params, dy, w, type);
+    ProductSizes z;
+    z.kernel = {im.c(1), im.product(s.n, im.product(s.in[0], s.in[1])), s.c,
+                im.product(im.product(s.k[0], s.k[1]), s.o)};
+    ConvShape::append(s, z.kernel);
+    z.result = params.act(s.n, s.c, s.in[0], s.in[1]);
+    return z;
+  };
   p.a = op.getGradOutput();
   p.b = op.getFilter();
   // dx[n, i, ih, iw] takes dy[n, o, oh, ow] * w[o, i, kh, kw] where
   // ih = oh * stride - pad + kh * dilation: oh = (ih + pad - kh * dilation)
   // / stride when that divides and is in range.
-  p.loadA = [=](OpBuilder &b, Location loc, Value, Value row,
+  p.loadA = [=](OpBuilder &b, Location loc, ArrayRef<Value> z, Value, Value row,
                 Value col) -> Access {
     IndexMath im{b, loc};
+    ConvShape s = ConvShape::at(params, z);
     auto [n, ih, iw] = s.position(im, row, s.in);
     auto [o, kh, kw] = s.tap(im, col, s.o);
     Value valid;
     Value out[2];
     Value inCoord[2] = {ih, iw}, tap[2] = {kh, kw};
     for (int d = 0; d < 2; ++d) {
-      Value shifted = im.sub(im.add(inCoord[d], im.c(s.params.padBefore[d])),
-                             im.mul(tap[d], s.params.dilation[d]));
-      valid = im.both(valid, im.multipleOf(shifted, s.params.stride[d]));
-      out[d] = s.params.stride[d] == 1
-                   ? shifted
-                   : b.create<arith::DivSIOp>(loc, shifted,
-                                              im.c(s.params.stride[d]));
+      Value shifted = im.sub(im.add(inCoord[d], im.c(params.padBefore[d])),
+                             im.mul(tap[d], params.dilation[d]));
+      valid = im.both(valid, im.multipleOf(shifted, params.stride[d]));
+      out[d] =
+          params.stride[d] == 1
+              ? shifted
+              : b.create<arith::DivSIOp>(loc, shifted, im.c(params.stride[d]));
       valid = im.both(valid, im.inRange(out[d], s.out[d]));
     }
     return {s.activation(im, n, o, out[0], out[1], s.o, s.out), valid};
   };
-  p.loadB = [=](OpBuilder &b, Location loc, Value, Value row,
+  p.loadB = [=](OpBuilder &b, Location loc, ArrayRef<Value> z, Value, Value row,
                 Value col) -> Access {
     IndexMath im{b, loc};
+    ConvShape s = ConvShape::at(params, z);
     auto [o, kh, kw] = s.tap(im, row, s.o);
     return {s.filter(im, o, col, kh, kw), Value()};
   };
-  p.store = [=](OpBuilder &b, Location loc, Value, Value row,
+  p.store = [=](OpBuilder &b, Location loc, ArrayRef<Value> z, Value, Value row,
                 Value col) -> Access {
     IndexMath im{b, loc};
+    ConvShape s = ConvShape::at(params, z);
     auto [n, ih, iw] = s.position(im, row, s.in);
     return {s.activation(im, n, col, ih, iw, s.c, s.in), Value()};
   };
@@ -476,33 +537,38 @@ FailureOr<Product> getProduct(Conv2DBackpropInputOp op) {
 }
 
 FailureOr<Product> getProduct(Conv2DBackpropFilterOp op) {
-  if (!allStatic(op->getOperandTypes()) || !allStatic(op->getResultTypes()))
-    return failure();
   Product p;
   p.resultType = cast<RankedTensorType>(op.getGradFilter().getType());
-  ConvShape s = ConvShape::get(
-      ConvParams::get(op), cast<RankedTensorType>(op.getInput().getType()),
-      p.resultType, cast<RankedTensorType>(op.getGradOutput().getType()));
-  p.m = s.o;
-  p.n = s.taps() * s.c;
-  p.k = s.n * s.out[0] * s.out[1];
+  ConvParams params = ConvParams::get(op);
+  RankedTensorType type = p.resultType;
+  p.sizes = [=](OpBuilder &b, Location loc, Value dy, Value x) {
+    IndexMath im{b, loc};
+    ConvSizes s = convBackpropFilterSizes(b, loc, params, x, dy, type);
+    ProductSizes z;
+    z.kernel = {im.c(1), s.o, im.product(im.product(s.k[0], s.k[1]), s.c),
+                im.product(s.n, im.product(s.out[0], s.out[1]))};
+    ConvShape::append(s, z.kernel);
+    z.result = params.filter(s.o, s.c, s.k[0], s.k[1]); // OIHW or OHWI
+    return z;
+  };
   p.a = op.getGradOutput();
   p.b = op.getInput();
-  p.loadA = [=](OpBuilder &b, Location loc, Value, Value row,
+  p.loadA = [=](OpBuilder &b, Location loc, ArrayRef<Value> z, Value, Value row,
                 Value col) -> Access {
     IndexMath im{b, loc};
+    ConvShape s = ConvShape::at(params, z);
     auto [n, oh, ow] = s.position(im, col, s.out);
     return {s.activation(im, n, row, oh, ow, s.o, s.out), Value()};
   };
-  p.loadB = [=](OpBuilder &b, Location loc, Value, Value row,
+  p.loadB = [=](OpBuilder &b, Location loc, ArrayRef<Value> z, Value, Value row,
                 Value col) -> Access {
     IndexMath im{b, loc};
-    return s.inputAt(im, row, col);
+    return ConvShape::at(params, z).inputAt(im, row, col);
   };
-  p.store = [=](OpBuilder &b, Location loc, Value, Value row,
+  p.store = [=](OpBuilder &b, Location loc, ArrayRef<Value> z, Value, Value row,
                 Value col) -> Access {
     IndexMath im{b, loc};
-    return {im.madd(row, s.taps() * s.c, col), Value()};
+    return {im.madd(row, z[kN], col), Value()};
   };
   return p;
 }

@@ -58,7 +58,23 @@ struct RowNormKernel {
     GroupsNHWC,
   };
   Layout layout = Layout::Rows;
-  int64_t groups = 1, channelsPerGroup = 1, spatial = 1, channels = 1;
+  /// A group norm's groups, channels per group, spatial size and channels
+  /// on the host (constants where static) ...
+  SmallVector<Value> groupSizes;
+  enum GroupSize { kGroups, kChannelsPerGroup, kSpatial, kChannels };
+  /// ... read inside this kernel (`inKernel`; Kernel::size).
+  Kernel *kernel = nullptr;
+
+  /// This spec inside kernel `k`.
+  RowNormKernel inKernel(Kernel &k) const {
+    RowNormKernel spec = *this;
+    spec.kernel = &k;
+    return spec;
+  }
+  /// Size `which` in the kernel, at `b`.
+  Value size(OpBuilder &b, Location loc, GroupSize which) const {
+    return kernel->size(b, loc, groupSizes[which]);
+  }
 
   /// Whether a vector's lanes share one channel (so per-channel values are
   /// one load, broadcast) rather than run over consecutive channels.
@@ -70,30 +86,33 @@ struct RowNormKernel {
 std::pair<Value, Value> emitAddress(OpBuilder &b, Location loc,
                                     const RowNormKernel &spec, Value row,
                                     Value rowBase, Value col) {
-  auto c = [&](int64_t v) { return indexConstant(b, loc, v); };
   using Layout = RowNormKernel::Layout;
   if (spec.layout == Layout::Rows)
     return {b.create<arith::AddIOp>(loc, rowBase, col), col};
-  Value group = b.create<arith::RemUIOp>(loc, row, c(spec.groups));
+  using S = RowNormKernel;
+  auto size = [&](S::GroupSize which) { return spec.size(b, loc, which); };
+  Value group = b.create<arith::RemUIOp>(loc, row, size(S::kGroups));
   Value firstChannel =
-      b.create<arith::MulIOp>(loc, group, c(spec.channelsPerGroup));
+      b.create<arith::MulIOp>(loc, group, size(S::kChannelsPerGroup));
   if (spec.layout == Layout::GroupsNCHW)
     return {b.create<arith::AddIOp>(loc, rowBase, col),
             b.create<arith::AddIOp>(
                 loc, firstChannel,
-                b.create<arith::DivUIOp>(loc, col, c(spec.spatial)))};
+                b.create<arith::DivUIOp>(loc, col, size(S::kSpatial)))};
   // NHWC: image n = row / G, position p = col / cpg, channel c = col % cpg:
   // (n * spatial + p) * C + g * cpg + c.
-  Value image = b.create<arith::DivUIOp>(loc, row, c(spec.groups));
-  Value position = b.create<arith::DivUIOp>(loc, col, c(spec.channelsPerGroup));
-  Value inGroup = b.create<arith::RemUIOp>(loc, col, c(spec.channelsPerGroup));
+  Value image = b.create<arith::DivUIOp>(loc, row, size(S::kGroups));
+  Value position =
+      b.create<arith::DivUIOp>(loc, col, size(S::kChannelsPerGroup));
+  Value inGroup =
+      b.create<arith::RemUIOp>(loc, col, size(S::kChannelsPerGroup));
   Value channel = b.create<arith::AddIOp>(loc, firstChannel, inGroup);
   Value pixel = b.create<arith::AddIOp>(
-      loc, b.create<arith::MulIOp>(loc, image, c(spec.spatial)), position);
-  return {
-      b.create<arith::AddIOp>(
-          loc, b.create<arith::MulIOp>(loc, pixel, c(spec.channels)), channel),
-      channel};
+      loc, b.create<arith::MulIOp>(loc, image, size(S::kSpatial)), position);
+  return {b.create<arith::AddIOp>(
+              loc, b.create<arith::MulIOp>(loc, pixel, size(S::kChannels)),
+              channel),
+          channel};
 }
 
 /// `width` per-channel values from `buffer` at `channel`: consecutive
@@ -579,8 +598,9 @@ Value emitChunkSweep(
 /// one-kernel arguments (x, [scale], [bias], y, [mean], [rstd], rows,
 /// cols).
 void lowerSplitRow(OpBuilder &b, Location loc, ModuleOp module, Operation *op,
-                   const RowNormKernel &spec, ArrayRef<Value> args, Value rows,
-                   Value cols) {
+                   const RowNormKernel &hostSpec, ArrayRef<Value> args,
+                   Value rows, Value cols) {
+  const RowNormKernel &spec = hostSpec;
   auto countArgs = [](ArrayRef<PointwiseStep> steps) {
     return unsigned(llvm::count_if(
         steps, [](const PointwiseStep &s) { return bool(s.operand); }));
@@ -618,7 +638,8 @@ void lowerSplitRow(OpBuilder &b, Location loc, ModuleOp module, Operation *op,
     Value x = k1.arg(0), out = k1.arg(1), kCols = k1.arg(3);
     unsigned next = 5;
     SmallVector<Value> prologueArgs;
-    bindStepArgs(k1, spec.prologue, next, prologueArgs);
+    bindStepArgs(k1, hostSpec.prologue, next, prologueArgs);
+    RowNormKernel spec = hostSpec.inKernel(k1);
     ChunkOfRow ch = emitChunkOfRow(kb, loc, spec, kCols, k1.arg(4));
     auto reduce = [&](Value v) {
       return s.threadsPerRow <= 32
@@ -674,9 +695,10 @@ void lowerSplitRow(OpBuilder &b, Location loc, ModuleOp module, Operation *op,
                            s.blockSize(), s.str());
   {
     OpBuilder &kb = k2.body;
-    RowNormArgs a = bindArgs(k2, spec);
+    RowNormArgs a = bindArgs(k2, hostSpec);
     unsigned n = k2.func.getFunctionType().getNumInputs();
     Value kPartials = k2.arg(n - 2), kChunks = k2.arg(n - 1);
+    RowNormKernel spec = hostSpec.inKernel(k2);
     ChunkOfRow ch = emitChunkOfRow(kb, loc, spec, a.cols, kChunks);
     Value rowChunks = kb.create<arith::MulIOp>(loc, ch.row, kChunks);
     Value zero = floatConstant(kb, loc, 0.0, acc, 1);
@@ -780,8 +802,8 @@ void lowerSplitRow(OpBuilder &b, Location loc, ModuleOp module, Operation *op,
   Value any =
       b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, work, c(b, 0));
   b.create<scf::IfOp>(loc, any, [&](OpBuilder &tb, Location tl) {
-    launch(tb, tl, k1.func, blocks, s.blockSize(), args1);
-    launch(tb, tl, k2.func, blocks, s.blockSize(), args2);
+    launch(tb, tl, k1, blocks, s.blockSize(), args1);
+    launch(tb, tl, k2, blocks, s.blockSize(), args2);
     tb.create<scf::YieldOp>(tl);
   });
 }
@@ -825,30 +847,40 @@ SmallVector<Value> emitRowNorm(OpBuilder &b, NormOp op, Operation *before,
   spec.prologue = in.prologue;
   spec.epilogue = in.epilogue;
   int64_t cols = 1;
+  // Host side: buffers, the launch, tensors of the results.
+  b.setInsertionPoint(before);
+  Value x = getBuffer(b, loc, in.input);
+  Value rows, colsValue;
   if constexpr (isGroupNorm) {
     // A row per (image, group): the group's channels at every position.
-    // Group norms are lowered for static shapes (the JIT specializes).
+    IndexMath im{b, loc};
     int64_t channelAxis = getChannelAxis(op.getLayout(), rank);
     spec.layout = op.getLayout() == Layout::NHWC
                       ? RowNormKernel::Layout::GroupsNHWC
                       : RowNormKernel::Layout::GroupsNCHW;
-    spec.channels = type.getDimSize(channelAxis);
-    if constexpr (std::is_same_v<NormOp, GroupNormOp>)
-      spec.groups = op.getNumGroups();
-    else
-      spec.groups = spec.channels;
-    // (No channels: no groups, and nothing to launch, below.)
-    spec.channelsPerGroup = spec.groups ? spec.channels / spec.groups : 0;
-    spec.spatial = 1;
+    Value channels = getNumElements(b, loc, x, channelAxis, channelAxis + 1);
+    Value groups, channelsPerGroup;
+    if constexpr (std::is_same_v<NormOp, GroupNormOp>) {
+      groups = im.c(op.getNumGroups());
+      channelsPerGroup = b.createOrFold<arith::DivUIOp>(loc, channels, groups);
+    } else {
+      groups = channels;
+      channelsPerGroup = im.c(1);
+    }
+    Value spatial = im.c(1);
     for (int64_t d = 1; d < rank; ++d)
       if (d != channelAxis)
-        spec.spatial *= type.getDimSize(d);
-    cols = spec.channelsPerGroup * spec.spatial;
-    spec.schedule = selectGroupNormSchedule(
-        cols,
-        spec.layout == RowNormKernel::Layout::GroupsNHWC ? spec.channelsPerGroup
-                                                         : spec.spatial,
-        element, options.target, options.rowNorm);
+        spatial = im.product(spatial, getNumElements(b, loc, x, d, d + 1));
+    spec.groupSizes = {groups, channelsPerGroup, spatial, channels};
+    rows = im.product(getNumElements(b, loc, x, 0, 1), groups);
+    colsValue = im.product(channelsPerGroup, spatial);
+    cols = constantOr(colsValue);
+    // An instance norm's group is one channel: its run is its own.
+    int64_t contiguous = spec.layout == RowNormKernel::Layout::GroupsNHWC
+                             ? constantOr(channelsPerGroup)
+                             : constantOr(spatial);
+    spec.schedule = selectGroupNormSchedule(cols, contiguous, element,
+                                            options.target, options.rowNorm);
   } else {
     for (int64_t d = axis; d < rank; ++d) {
       if (type.isDynamicDim(d)) {
@@ -859,22 +891,13 @@ SmallVector<Value> emitRowNorm(OpBuilder &b, NormOp op, Operation *before,
     }
     spec.schedule =
         selectRowNormSchedule(cols, element, options.target, options.rowNorm);
+    rows = getNumElements(b, loc, x, 0, axis);
+    colsValue = getNumElements(b, loc, x, axis, rank);
   }
   spec.cols = cols;
   const RowNormSchedule &s = spec.schedule;
 
-  // Host side: buffers, the launch, tensors of the results.
-  b.setInsertionPoint(before);
-  Value x = getBuffer(b, loc, in.input);
   Value y = allocBuffer(b, loc, type, x);
-  Value rows, colsValue;
-  if constexpr (isGroupNorm) {
-    rows = indexConstant(b, loc, type.getDimSize(0) * spec.groups);
-    colsValue = indexConstant(b, loc, cols);
-  } else {
-    rows = getNumElements(b, loc, x, 0, axis);
-    colsValue = getNumElements(b, loc, x, axis, rank);
-  }
   SmallVector<Value> args{flatten(b, loc, x)};
   if (spec.hasScale)
     args.push_back(flatten(b, loc, getBuffer(b, loc, in.scale)));
@@ -906,9 +929,11 @@ SmallVector<Value> emitRowNorm(OpBuilder &b, NormOp op, Operation *before,
     r.push_back(toTensor(b, loc, rstdBuffer));
     return r;
   };
-  // A group norm without images or channels has empty results: no kernel.
-  if (isGroupNorm && type.getNumElements() == 0 &&
-      (type.getDimSize(0) == 0 || spec.channels == 0))
+  // A group norm without images or channels has empty results: no kernel
+  // (with dynamic sizes, the launches check that there are rows).
+  if (isGroupNorm &&
+      (constantOr(rows) == 0 ||
+       constantOr(spec.groupSizes[RowNormKernel::kChannels]) == 0))
     return results();
   if (s.kind == RowNormSchedule::Kind::SplitRow) {
     lowerSplitRow(b, loc, module, op, spec, args, rows, colsValue);
@@ -920,7 +945,7 @@ SmallVector<Value> emitRowNorm(OpBuilder &b, NormOp op, Operation *before,
                                kernelBaseName(op, op->getName().stripDialect()),
                                argTypes, s.blockSize(), s.str());
   Value scratch = addScratch(kernel, loc, s.threadsPerRow, spec.acc);
-  emitRowNormBody(kernel, loc, spec, scratch);
+  emitRowNormBody(kernel, loc, spec.inKernel(kernel), scratch);
 
   // No launch for an empty tensor (a grid of 0 blocks is an error).
   Value blocks = b.create<arith::CeilDivUIOp>(
@@ -929,7 +954,7 @@ SmallVector<Value> emitRowNorm(OpBuilder &b, NormOp op, Operation *before,
   Value any = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, work,
                                       indexConstant(b, loc, 0));
   b.create<scf::IfOp>(loc, any, [&](OpBuilder &tb, Location tl) {
-    launch(tb, tl, kernel.func, blocks, s.blockSize(), args);
+    launch(tb, tl, kernel, blocks, s.blockSize(), args);
     tb.create<scf::YieldOp>(tl);
   });
   return results();
@@ -939,19 +964,9 @@ SmallVector<Value> emitRowNorm(OpBuilder &b, NormOp op, Operation *before,
 template <typename NormOp>
 constexpr bool kHasBias = !std::is_same_v<NormOp, RMSNormOp>;
 
-/// Group norms are lowered for static shapes only.
-template <typename NormOp> bool canLower(NormOp op) {
-  if constexpr (std::is_same_v<NormOp, GroupNormOp> ||
-                std::is_same_v<NormOp, InstanceNormOp>)
-    return op.getResult().getType().hasStaticShape();
-  return true;
-}
-
 template <typename NormOp>
 LogicalResult lowerRowNorm(RewriterBase &rewriter, NormOp op,
                            const GPULoweringOptions &options) {
-  if (!canLower(op))
-    return failure();
   RowNormOperands in;
   in.input = op.getInput();
   in.scale = op.getScale();
@@ -965,8 +980,6 @@ template <typename NormOp>
 LogicalResult lowerFusedRowNorm(RewriterBase &rewriter, FusedOp fused,
                                 NormOp op, const FusedGroup &group,
                                 const GPULoweringOptions &options) {
-  if (!canLower(op))
-    return failure();
   RowNormOperands in;
   in.input = group.source;
   in.scale = op.getScale() ? outerValue(fused, op.getScale()) : Value();

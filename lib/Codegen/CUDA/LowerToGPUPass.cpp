@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "KernelBuilder.h"
 #include "LowerToGPU.h"
 #include "normfuse/Codegen/Common/FunctionPrep.h"
 #include "normfuse/Codegen/Passes.h"
@@ -22,6 +23,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::nf {
 #define GEN_PASS_DEF_NFLOWERTOGPUPASS
@@ -113,7 +115,20 @@ struct NFLowerToGPUPass : nf::impl::NFLowerToGPUPassBase<NFLowerToGPUPass> {
         op->emitOpError() << "has no CUDA lowering yet";
         return signalPassFailure();
       }
+      eraseDeadOps(function);
     }
+    if (auto kernels = module.lookupSymbol<gpu::GPUModuleOp>(kKernelModuleName))
+      eraseDeadOps(kernels);
+  }
+
+  /// The index arithmetic the lowerings left unused (sizes that folded to
+  /// constants, constants of sizes that were not needed).
+  static void eraseDeadOps(Operation *root) {
+    SmallVector<Operation *> ops;
+    root->walk<WalkOrder::PostOrder>([&](Operation *op) { ops.push_back(op); });
+    for (Operation *op : llvm::reverse(ops))
+      if (op != root && isOpTriviallyDead(op))
+        op->erase();
   }
 };
 

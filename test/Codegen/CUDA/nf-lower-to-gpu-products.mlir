@@ -10,11 +10,28 @@
 // CHECK-LABEL: func.func @matmul_256x300x128
 // 4 x 2 tiles of 64 x 64: 8 blocks of 256 threads.
 // CHECK: %[[BLOCKS:.+]] = arith.constant 8 : index
-// CHECK: %[[THREADS:.+]] = arith.constant 256 : index
+// CHECK-NEXT: arith.constant 1 : index
+// CHECK-NEXT: %[[THREADS:.+]] = arith.constant 256 : index
 // CHECK: gpu.launch_func @nf_kernels::@matmul_256x300x128_matmul blocks in (%[[BLOCKS]], %{{.+}}, %{{.+}}) threads in (%[[THREADS]],
 func.func @matmul_256x300x128(%a: tensor<256x300xf16>, %b: tensor<300x128xf16>) -> tensor<256x128xf16> {
   %c = nf.matmul %a, %b : tensor<256x300xf16>, tensor<300x128xf16> -> tensor<256x128xf16>
   return %c : tensor<256x128xf16>
+}
+
+// Dynamic sizes stay dynamic: the host reads M off the buffer, computes
+// the grid (none for no rows) and passes M to the kernel, whose static
+// sizes stay constants.
+// CHECK-LABEL: func.func @matmul_of_dynamic_rows
+// CHECK: %[[M:.+]] = memref.dim %{{.+}}, %c0 : memref<?x64xf32>
+// CHECK: memref.alloc(%[[M]]) : memref<?x32xf32>
+// CHECK: %[[TILES:.+]] = arith.ceildivui %[[M]], %{{.+}} : index
+// CHECK: %[[GRID:.+]] = arith.minui %[[TILES]], %{{.+}} : index
+// CHECK: %[[ANY:.+]] = arith.cmpi ne, %[[GRID]]
+// CHECK: scf.if %[[ANY]] {
+// CHECK: gpu.launch_func @nf_kernels::@matmul_of_dynamic_rows_matmul blocks in (%[[GRID]], {{.+}} args({{.+}}, %[[M]] : index)
+func.func @matmul_of_dynamic_rows(%a: tensor<?x64xf32>, %b: tensor<64x32xf32>) -> tensor<?x32xf32> {
+  %c = nf.matmul %a, %b : tensor<?x64xf32>, tensor<64x32xf32> -> tensor<?x32xf32>
+  return %c : tensor<?x32xf32>
 }
 
 // CHECK-LABEL: func.func @small_f64_matmul
@@ -59,6 +76,13 @@ func.func @conv_grads(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %dy: ten
 // CHECK: gpu.barrier
 // CHECK: arith.truncf
 // CHECK: memref.store {{.+}} : memref<?xf16>
+
+// The kernel of the dynamic matmul: M is its last argument; K stays 64.
+// CHECK-LABEL: gpu.func @matmul_of_dynamic_rows_matmul
+// CHECK-SAME: (%{{.+}}: memref<?xf32>, %{{.+}}: memref<?xf32>, %{{.+}}: memref<?xf32>, %[[KM:[^:]+]]: index)
+// CHECK: %[[K:.+]] = arith.constant 64 : index
+// CHECK: arith.ceildivui %[[KM]]
+// CHECK: scf.for %{{.+}} = %{{.+}} to %[[K]] step
 
 // CHECK-LABEL: gpu.func @small_f64_matmul_matmul
 // CHECK-SAME: memref<512xf64, #gpu.address_space<workgroup>>

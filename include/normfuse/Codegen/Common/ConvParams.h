@@ -10,6 +10,8 @@
 
 #include "normfuse/Dialect/NF/IR/NFOps.h"
 
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Value.h"
 #include "llvm/ADT/SmallVector.h"
 
@@ -49,6 +51,29 @@ struct ConvParams {
     return {o, kh, kw, i};
   }
 };
+
+/// The sizes of a conv op as index values (constants where static): batch,
+/// input and output channels, input, filter and output spatial sizes.
+struct ConvSizes {
+  Value n, c, o, in[2], k[2], out[2];
+};
+
+/// conv2d of the buffers `x` and `w` with a result of `type`: the output's
+/// spatial sizes from the shape rule where `type` leaves them dynamic.
+ConvSizes convForwardSizes(OpBuilder &b, Location loc, const ConvParams &p,
+                           Value x, Value w, RankedTensorType type);
+
+/// conv2d_backprop_input of `dy` and `w` with a result of `type`: where
+/// dynamic, the input's spatial sizes are the smallest that give dy's.
+ConvSizes convBackpropInputSizes(OpBuilder &b, Location loc,
+                                 const ConvParams &p, Value dy, Value w,
+                                 RankedTensorType type);
+
+/// conv2d_backprop_filter of `x` and `dy` with a result of `type`: where
+/// dynamic, the filter's spatial sizes are the largest that give dy's.
+ConvSizes convBackpropFilterSizes(OpBuilder &b, Location loc,
+                                  const ConvParams &p, Value x, Value dy,
+                                  RankedTensorType type);
 
 } // namespace mlir::nf
 

@@ -1,0 +1,321 @@
+//===- DynamicShapesOnSimTest.cpp - shape-generic CUDA kernels -*- C++ -*-===//
+//
+// Part of normfuse. Functions with dynamic dimensions lowered for CUDA as
+// they are (what nf-opt's --nf-cuda-pipeline emits): the kernels take their
+// sizes as arguments, and each call's launch plan is read off the one
+// lowering for the call's shapes (CUDAOptions::shapeGenericKernels). Every
+// op family runs in the simulator on several shapes, each against the CPU
+// back end on the same inputs (the CPU's own tests check it against float64
+// references), and every shape of a function runs the same CUDA source.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CudaSimTestUtils.h"
+
+using namespace nftest;
+using normfuse::jit::CudaSimKernel;
+using normfuse::jit::Kernel;
+
+namespace {
+
+/// The cuda-sim JIT that keeps dynamic dimensions in the kernels.
+normfuse::jit::JIT &shapeGenericJIT() {
+  static normfuse::jit::JIT jit([] {
+    normfuse::jit::Options options;
+    options.target = normfuse::jit::Target::CUDASim;
+    options.cuda.shapeGenericKernels = true;
+    return options;
+  }());
+  return jit;
+}
+
+/// The CPU JIT, fusing as the simulator's does.
+normfuse::jit::JIT &cpuJIT() {
+  static normfuse::jit::JIT jit{normfuse::jit::Options()};
+  return jit;
+}
+
+struct DynamicCase {
+  const char *name;
+  /// A function @f.
+  const char *ir;
+  /// The input shapes of each call.
+  std::vector<std::vector<std::vector<int64_t>>> calls;
+  /// Relative error allowed against the CPU, per output.
+  double tolerance = 1e-5;
+  /// The output shapes of each call, where the inputs leave them open.
+  std::vector<std::vector<std::vector<int64_t>>> outputs = {};
+};
+
+[[maybe_unused]] void PrintTo(const DynamicCase &c, std::ostream *os) {
+  *os << c.name;
+}
+
+class DynamicShapesOnSimTest : public testing::TestWithParam<DynamicCase> {};
+
+std::shared_ptr<Kernel> compileWith(normfuse::jit::JIT &jit, const char *ir) {
+  auto kernel = jit.compile(ir, "f");
+  if (!kernel) {
+    ADD_FAILURE() << llvm::toString(kernel.takeError());
+    return nullptr;
+  }
+  return *kernel;
+}
+
+TEST_P(DynamicShapesOnSimTest, MatchesCPUWithOneLoweringForEveryShape) {
+  const DynamicCase &c = GetParam();
+  auto sim = compileWith(shapeGenericJIT(), c.ir);
+  auto cpu = compileWith(cpuJIT(), c.ir);
+  ASSERT_TRUE(sim && cpu);
+  ASSERT_FALSE(sim->getSignature().hasStaticShapes());
+  std::string source;
+  for (size_t call = 0; call < c.calls.size(); ++call) {
+    const auto &shapes = c.calls[call];
+    std::vector<std::vector<int64_t>> outputShapes;
+    if (!c.outputs.empty())
+      outputShapes = c.outputs[call];
+    std::string trace;
+    for (const auto &s : shapes)
+      trace += tensorType(DType::F32, s) + " ";
+    SCOPED_TRACE(trace);
+    auto simCall = sim->specialize(shapes, outputShapes);
+    auto cpuCall = cpu->specialize(shapes, outputShapes);
+    ASSERT_TRUE(bool(simCall)) << llvm::toString(simCall.takeError());
+    ASSERT_TRUE(bool(cpuCall)) << llvm::toString(cpuCall.takeError());
+    const std::string &callSource =
+        std::static_pointer_cast<CudaSimKernel>(*simCall)->getSource();
+    if (source.empty())
+      source = callSource;
+    EXPECT_EQ(callSource, source) << "the CUDA was lowered again";
+
+    std::mt19937 rng(7);
+    const auto &sig = (*cpuCall)->getSignature();
+    std::vector<Buffer> inputs, simOut, cpuOut;
+    for (size_t i = 0; i < sig.inputs.size(); ++i) {
+      inputs.emplace_back(sig.inputs[i].dtype, sig.inputs[i].shape);
+      inputs.back().fillNormal(rng, 0.5, 1.5);
+    }
+    for (const auto &t : sig.outputs) {
+      simOut.emplace_back(t.dtype, t.shape);
+      simOut.back().fill(std::nan(""));
+      cpuOut.emplace_back(t.dtype, t.shape);
+    }
+    std::vector<normfuse::TensorRef> in, simRefs, cpuRefs;
+    for (Buffer &b : inputs)
+      in.push_back(b.ref());
+    for (Buffer &b : simOut)
+      simRefs.push_back(b.ref());
+    for (Buffer &b : cpuOut)
+      cpuRefs.push_back(b.ref());
+    ASSERT_EQ(errorText(sim->run(in, simRefs)), "");
+    ASSERT_EQ(errorText(cpu->run(in, cpuRefs)), "");
+    for (size_t o = 0; o < simOut.size(); ++o)
+      EXPECT_LE(relativeError(simOut[o].toDoubles(), cpuOut[o].toDoubles()),
+                c.tolerance)
+          << "output #" << o;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Ops, DynamicShapesOnSimTest,
+    testing::Values(
+        DynamicCase{"layer_norm_rows_and_columns",
+                    R"mlir(
+func.func @f(%x: tensor<?x?xf32>, %s: tensor<?xf32>, %b: tensor<?xf32>)
+    -> (tensor<?x?xf32>, tensor<?x1xf32>, tensor<?x1xf32>) {
+  %y, %m, %r = nf.layer_norm %x scale %s bias %b {axis = 1 : i64}
+      : (tensor<?x?xf32>, tensor<?xf32>, tensor<?xf32>)
+      -> (tensor<?x?xf32>, tensor<?x1xf32>, tensor<?x1xf32>)
+  return %y, %m, %r : tensor<?x?xf32>, tensor<?x1xf32>, tensor<?x1xf32>
+})mlir",
+                    {{{3, 37}, {37}, {37}},
+                     {{1, 1}, {1}, {1}},
+                     {{2, 5000}, {5000}, {5000}}}},
+        DynamicCase{"rms_norm_f16_rows",
+                    R"mlir(
+func.func @f(%x: tensor<?x64xf16>, %s: tensor<64xf16>) -> tensor<?x64xf16> {
+  %y, %r = nf.rms_norm %x scale %s {axis = 1 : i64}
+      : (tensor<?x64xf16>, tensor<64xf16>) -> (tensor<?x64xf16>, tensor<?x1xf32>)
+  return %y : tensor<?x64xf16>
+})mlir",
+                    {{{5, 64}, {64}}, {{1, 64}, {64}}, {{33, 64}, {64}}},
+                    1e-3},
+        DynamicCase{"layer_norm_grad",
+                    R"mlir(
+func.func @f(%dy: tensor<?x?xf32>, %x: tensor<?x?xf32>, %m: tensor<?x1xf32>,
+             %r: tensor<?x1xf32>, %s: tensor<?xf32>)
+    -> (tensor<?x?xf32>, tensor<?xf32>, tensor<?xf32>) {
+  %dx, %ds, %db = nf.layer_norm_grad %dy, %x, %m, %r scale %s {axis = 1 : i64}
+      : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x1xf32>, tensor<?x1xf32>,
+         tensor<?xf32>) -> (tensor<?x?xf32>, tensor<?xf32>, tensor<?xf32>)
+  return %dx, %ds, %db : tensor<?x?xf32>, tensor<?xf32>, tensor<?xf32>
+})mlir",
+                    {{{4, 9}, {4, 9}, {4, 1}, {4, 1}, {9}},
+                     {{70, 300}, {70, 300}, {70, 1}, {70, 1}, {300}}}},
+        DynamicCase{"bias_gelu_nhwc",
+                    R"mlir(
+func.func @f(%x: tensor<?x?x?x16xf32>, %b: tensor<16xf32>)
+    -> tensor<?x?x?x16xf32> {
+  %0 = nf.bias_add %x, %b {layout = #nf.layout<nhwc>}
+      : tensor<?x?x?x16xf32>, tensor<16xf32>
+  %1 = nf.gelu %0 : tensor<?x?x?x16xf32>
+  return %1 : tensor<?x?x?x16xf32>
+})mlir",
+                    {{{1, 3, 5, 16}, {16}}, {{2, 4, 4, 16}, {16}}}},
+        DynamicCase{"group_norm_nhwc_batch_and_spatial",
+                    R"mlir(
+func.func @f(%x: tensor<?x?x?x64xf32>, %s: tensor<64xf32>, %b: tensor<64xf32>)
+    -> (tensor<?x?x?x64xf32>, tensor<?x32xf32>, tensor<?x32xf32>) {
+  %y, %m, %r = nf.group_norm %x scale %s bias %b {layout = #nf.layout<nhwc>, num_groups = 32 : i64}
+      : (tensor<?x?x?x64xf32>, tensor<64xf32>, tensor<64xf32>)
+      -> (tensor<?x?x?x64xf32>, tensor<?x32xf32>, tensor<?x32xf32>)
+  return %y, %m, %r : tensor<?x?x?x64xf32>, tensor<?x32xf32>, tensor<?x32xf32>
+})mlir",
+                    {{{1, 8, 8, 64}, {64}, {64}},
+                     {{2, 3, 5, 64}, {64}, {64}},
+                     {{0, 3, 5, 64}, {64}, {64}}}},
+        DynamicCase{"group_norm_nchw_every_size",
+                    R"mlir(
+func.func @f(%x: tensor<?x?x?x?xf32>, %s: tensor<?xf32>, %b: tensor<?xf32>)
+    -> (tensor<?x?x?x?xf32>, tensor<?x4xf32>, tensor<?x4xf32>) {
+  %y, %m, %r = nf.group_norm %x scale %s bias %b {num_groups = 4 : i64}
+      : (tensor<?x?x?x?xf32>, tensor<?xf32>, tensor<?xf32>)
+      -> (tensor<?x?x?x?xf32>, tensor<?x4xf32>, tensor<?x4xf32>)
+  return %y, %m, %r : tensor<?x?x?x?xf32>, tensor<?x4xf32>, tensor<?x4xf32>
+})mlir",
+                    {{{2, 8, 5, 5}, {8}, {8}},
+                     {{1, 12, 3, 7}, {12}, {12}},
+                     {{1, 4, 70, 80}, {4}, {4}}}},
+        DynamicCase{"instance_norm_nhwc_f16_channels",
+                    R"mlir(
+func.func @f(%x: tensor<?x?x?x?xf16>) -> tensor<?x?x?x?xf16> {
+  %y, %m, %r = nf.instance_norm %x {layout = #nf.layout<nhwc>}
+      : (tensor<?x?x?x?xf16>) -> (tensor<?x?x?x?xf16>, tensor<?x?xf32>, tensor<?x?xf32>)
+  return %y : tensor<?x?x?x?xf16>
+})mlir",
+                    {{{2, 4, 4, 16}}, {{1, 3, 3, 8}}, {{3, 1, 1, 5}}},
+                    1e-3},
+        DynamicCase{"group_norm_silu_fused_f16",
+                    R"mlir(
+func.func @f(%x: tensor<?x8x8x64xf16>, %s: tensor<64xf16>, %b: tensor<64xf16>)
+    -> tensor<?x8x8x64xf16> {
+  %y, %m, %r = nf.group_norm %x scale %s bias %b {layout = #nf.layout<nhwc>, num_groups = 32 : i64}
+      : (tensor<?x8x8x64xf16>, tensor<64xf16>, tensor<64xf16>)
+      -> (tensor<?x8x8x64xf16>, tensor<?x32xf32>, tensor<?x32xf32>)
+  %a = nf.silu %y : tensor<?x8x8x64xf16>
+  return %a : tensor<?x8x8x64xf16>
+})mlir",
+                    {{{1, 8, 8, 64}, {64}, {64}}, {{3, 8, 8, 64}, {64}, {64}}},
+                    1e-3},
+        DynamicCase{"group_norm_grad_nhwc_batch_and_spatial",
+                    R"mlir(
+func.func @f(%dy: tensor<?x?x?x16xf32>, %x: tensor<?x?x?x16xf32>, %m: tensor<?x4xf32>,
+             %r: tensor<?x4xf32>, %s: tensor<16xf32>)
+    -> (tensor<?x?x?x16xf32>, tensor<16xf32>, tensor<16xf32>) {
+  %dx, %ds, %db = nf.group_norm_grad %dy, %x, %m, %r scale %s {layout = #nf.layout<nhwc>, num_groups = 4 : i64}
+      : (tensor<?x?x?x16xf32>, tensor<?x?x?x16xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<16xf32>)
+      -> (tensor<?x?x?x16xf32>, tensor<16xf32>, tensor<16xf32>)
+  return %dx, %ds, %db : tensor<?x?x?x16xf32>, tensor<16xf32>, tensor<16xf32>
+})mlir",
+                    {{{2, 4, 3, 16}, {2, 4, 3, 16}, {2, 4}, {2, 4}, {16}},
+                     {{1, 50, 41, 16}, {1, 50, 41, 16}, {1, 4}, {1, 4}, {16}}}},
+        DynamicCase{"instance_norm_grad_nchw_every_size",
+                    R"mlir(
+func.func @f(%dy: tensor<?x?x?x?xf32>, %x: tensor<?x?x?x?xf32>, %m: tensor<?x?xf32>,
+             %r: tensor<?x?xf32>)
+    -> (tensor<?x?x?x?xf32>, tensor<?xf32>, tensor<?xf32>) {
+  %dx, %ds, %db = nf.instance_norm_grad %dy, %x, %m, %r
+      : (tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>)
+      -> (tensor<?x?x?x?xf32>, tensor<?xf32>, tensor<?xf32>)
+  return %dx, %ds, %db : tensor<?x?x?x?xf32>, tensor<?xf32>, tensor<?xf32>
+})mlir",
+                    {{{2, 5, 3, 7}, {2, 5, 3, 7}, {2, 5}, {2, 5}},
+                     {{1, 3, 1, 1}, {1, 3, 1, 1}, {1, 3}, {1, 3}}}},
+        DynamicCase{"group_norm_grad_nhwc_f16_channels",
+                    R"mlir(
+func.func @f(%dy: tensor<?x?x?x?xf16>, %x: tensor<?x?x?x?xf16>, %m: tensor<?x2xf32>,
+             %r: tensor<?x2xf32>)
+    -> (tensor<?x?x?x?xf16>, tensor<?xf32>, tensor<?xf32>) {
+  %dx, %ds, %db = nf.group_norm_grad %dy, %x, %m, %r {layout = #nf.layout<nhwc>, num_groups = 2 : i64}
+      : (tensor<?x?x?x?xf16>, tensor<?x?x?x?xf16>, tensor<?x2xf32>, tensor<?x2xf32>)
+      -> (tensor<?x?x?x?xf16>, tensor<?xf32>, tensor<?xf32>)
+  return %dx, %ds, %db : tensor<?x?x?x?xf16>, tensor<?xf32>, tensor<?xf32>
+})mlir",
+                    {{{2, 3, 3, 6}, {2, 3, 3, 6}, {2, 2}, {2, 2}},
+                     {{1, 4, 5, 10}, {1, 4, 5, 10}, {1, 2}, {1, 2}}},
+                    1e-3},
+        DynamicCase{
+            "batch_norm_training_nhwc_and_nchw",
+            R"mlir(
+func.func @f(%x: tensor<?x?x?x8xf32>, %s: tensor<8xf32>, %b: tensor<8xf32>,
+             %rm: tensor<8xf32>, %rv: tensor<8xf32>, %x2: tensor<?x?x?x?xf16>,
+             %rm2: tensor<?xf32>, %rv2: tensor<?xf32>)
+    -> (tensor<?x?x?x8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>,
+        tensor<?x?x?x?xf16>, tensor<?xf32>, tensor<?xf32>) {
+  %y, %m, %r, %nm, %nv = nf.batch_norm_training %x scale %s bias %b running(%rm, %rv) {layout = #nf.layout<nhwc>}
+      : (tensor<?x?x?x8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>)
+      -> (tensor<?x?x?x8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>)
+  %y2, %m2, %r2, %nm2, %nv2 = nf.batch_norm_training %x2 running(%rm2, %rv2) {layout = #nf.layout<nchw>}
+      : (tensor<?x?x?x?xf16>, tensor<?xf32>, tensor<?xf32>)
+      -> (tensor<?x?x?x?xf16>, tensor<?xf32>, tensor<?xf32>, tensor<?xf32>, tensor<?xf32>)
+  return %y, %m, %r, %nm, %nv, %y2, %nm2, %nv2 : tensor<?x?x?x8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>,
+      tensor<?x?x?x?xf16>, tensor<?xf32>, tensor<?xf32>
+})mlir",
+            {{{2, 3, 5, 8}, {8}, {8}, {8}, {8}, {2, 3, 4, 5}, {3}, {3}},
+             {{4, 30, 31, 8}, {8}, {8}, {8}, {8}, {3, 5, 70, 9}, {5}, {5}}},
+            1e-3},
+        DynamicCase{"batch_norm_grad_and_bias_add_grad",
+                    R"mlir(
+func.func @f(%dy: tensor<?x?x?x?xf32>, %x: tensor<?x?x?x?xf32>, %m: tensor<?xf32>,
+             %r: tensor<?xf32>, %s: tensor<?xf32>)
+    -> (tensor<?x?x?x?xf32>, tensor<?xf32>, tensor<?xf32>, tensor<?xf32>) {
+  %dx, %ds, %db = nf.batch_norm_grad %dy, %x, %m, %r scale %s {layout = #nf.layout<nhwc>}
+      : (tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>, tensor<?xf32>, tensor<?xf32>, tensor<?xf32>)
+      -> (tensor<?x?x?x?xf32>, tensor<?xf32>, tensor<?xf32>)
+  %g = nf.bias_add_grad %dy {layout = #nf.layout<nchw>} : tensor<?x?x?x?xf32> -> tensor<?xf32>
+  return %dx, %ds, %db, %g : tensor<?x?x?x?xf32>, tensor<?xf32>, tensor<?xf32>, tensor<?xf32>
+})mlir",
+                    {{{2, 3, 5, 6}, {2, 3, 5, 6}, {6}, {6}, {6}},
+                     {{3, 9, 11, 5}, {3, 9, 11, 5}, {5}, {5}, {5}}}},
+        DynamicCase{"matmul_every_size",
+                    R"mlir(
+func.func @f(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %c = nf.matmul %a, %b : tensor<?x?xf32>, tensor<?x?xf32> -> tensor<?x?xf32>
+  return %c : tensor<?x?xf32>
+})mlir",
+                    {{{5, 7}, {7, 3}}, {{70, 33}, {33, 65}}, {{1, 1}, {1, 1}}}},
+        DynamicCase{"batched_matmul_transposed_f16",
+                    R"mlir(
+func.func @f(%a: tensor<?x?x16xf16>, %b: tensor<24x16xf16>) -> tensor<?x?x24xf16> {
+  %c = nf.matmul %a, %b {transpose_rhs} : tensor<?x?x16xf16>, tensor<24x16xf16> -> tensor<?x?x24xf16>
+  return %c : tensor<?x?x24xf16>
+})mlir",
+                    {{{2, 5, 16}, {24, 16}}, {{3, 40, 16}, {24, 16}}},
+                    1e-3},
+        DynamicCase{"conv2d_nhwc_batch_and_spatial_with_bias_relu",
+                    R"mlir(
+func.func @f(%x: tensor<?x?x?x5xf32>, %w: tensor<6x3x3x5xf32>, %b: tensor<6xf32>)
+    -> tensor<?x?x?x6xf32> {
+  %y = nf.conv2d %x, %w {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 2>, layout = #nf.layout<nhwc>} : tensor<?x?x?x5xf32>, tensor<6x3x3x5xf32> -> tensor<?x?x?x6xf32>
+  %z = nf.bias_add %y, %b {layout = #nf.layout<nhwc>} : tensor<?x?x?x6xf32>, tensor<6xf32>
+  %r = nf.relu %z : tensor<?x?x?x6xf32>
+  return %r : tensor<?x?x?x6xf32>
+})mlir",
+                    {{{2, 9, 7, 5}, {6, 3, 3, 5}, {6}},
+                     {{1, 4, 11, 5}, {6, 3, 3, 5}, {6}}}},
+        DynamicCase{
+            "conv2d_nchw_grads",
+            R"mlir(
+func.func @f(%x: tensor<?x3x?x?xf32>, %w: tensor<4x3x3x3xf32>, %dy: tensor<?x4x?x?xf32>)
+    -> (tensor<?x3x?x?xf32>, tensor<4x3x3x3xf32>) {
+  %dx = nf.conv2d_backprop_input %dy, %w : tensor<?x4x?x?xf32>, tensor<4x3x3x3xf32> -> tensor<?x3x?x?xf32>
+  %dw = nf.conv2d_backprop_filter %x, %dy : tensor<?x3x?x?xf32>, tensor<?x4x?x?xf32> -> tensor<4x3x3x3xf32>
+  return %dx, %dw : tensor<?x3x?x?xf32>, tensor<4x3x3x3xf32>
+})mlir",
+            {{{1, 3, 8, 8}, {4, 3, 3, 3}, {1, 4, 6, 6}},
+             {{2, 3, 5, 9}, {4, 3, 3, 3}, {2, 4, 3, 7}}},
+            1e-5,
+            {{{1, 3, 8, 8}, {4, 3, 3, 3}}, {{2, 3, 5, 9}, {4, 3, 3, 3}}}}),
+    [](const auto &info) { return std::string(info.param.name); });
+
+} // namespace
