@@ -104,9 +104,11 @@ LogicalResult PlanReader::evaluate(Operation *op) {
   auto u = [](int64_t v) { return uint64_t(v); };
   FailureOr<int64_t> result =
       llvm::TypeSwitch<Operation *, FailureOr<int64_t>>(op)
-          .Case([&](arith::AddIOp) { return in[0] + in[1]; })
-          .Case([&](arith::SubIOp) { return in[0] - in[1]; })
-          .Case([&](arith::MulIOp) { return in[0] * in[1]; })
+          // Two's complement wrapping, as the ops define it (no C++
+          // overflow).
+          .Case([&](arith::AddIOp) { return int64_t(u(in[0]) + u(in[1])); })
+          .Case([&](arith::SubIOp) { return int64_t(u(in[0]) - u(in[1])); })
+          .Case([&](arith::MulIOp) { return int64_t(u(in[0]) * u(in[1])); })
           .Case([&](arith::AndIOp) { return in[0] & in[1]; })
           .Case([&](arith::OrIOp) { return in[0] | in[1]; })
           .Case([&](arith::MinUIOp) {
@@ -125,9 +127,13 @@ LogicalResult PlanReader::evaluate(Operation *op) {
                 if (isa<arith::DivUIOp>(div))
                   return int64_t(u(in[0]) / u(in[1]));
                 if (isa<arith::CeilDivUIOp>(div))
-                  return int64_t((u(in[0]) + u(in[1]) - 1) / u(in[1]));
+                  return int64_t(u(in[0]) / u(in[1]) +
+                                 (u(in[0]) % u(in[1]) != 0));
                 if (isa<arith::RemUIOp>(div))
                   return int64_t(u(in[0]) % u(in[1]));
+                if (in[0] == INT64_MIN && in[1] == -1)
+                  return div->emitOpError() << "overflows in the launch plan",
+                         failure();
                 if (isa<arith::DivSIOp>(div))
                   return in[0] / in[1];
                 return in[0] % in[1];
