@@ -9,6 +9,7 @@ into a kernel package here, and a float64 reference that check.py computes
 the compiler nor PyTorch.
 """
 
+import re
 from dataclasses import dataclass, field
 from typing import Callable, List, Sequence, Tuple
 
@@ -31,6 +32,10 @@ class Case:
     # The schedule or family this case is for, for the report.
     family: str
     results: List[Tuple[Tuple[int, ...], str]] = field(default_factory=list)
+    # Whether every dimension is dynamic in the IR: the package then holds
+    # the shape-generic kernels (sizes as arguments) with the plan for the
+    # input shapes (nf-package --input-shapes).
+    dynamic: bool = False
 
 
 def _t(shape: Sequence[int], dtype: str) -> str:
@@ -292,6 +297,17 @@ def conv_grads(n: int, c: int, hw: int, o: int, stride: int, dtype: str) -> Case
                 ref, dtype, "conv2d_grads", [(x, dtype), (w, dtype)])
 
 
+def shape_generic(case: Case) -> Case:
+    """`case` with every dimension of every tensor dynamic."""
+    def dynamic_type(m):
+        dims = m.group(1).split("x")
+        return "tensor<" + "?x" * len(dims) + m.group(2) + ">"
+    ir = re.sub(r"tensor<([0-9]+(?:x[0-9]+)*)x(f32|f16|bf16)>", dynamic_type,
+                case.ir)
+    return Case(case.name + "_dynamic", ir, case.inputs, case.reference,
+                case.dtype, case.family + "_dynamic", case.results, True)
+
+
 def all_cases() -> List[Case]:
     cases = []
     for dtype in DTYPES:
@@ -323,6 +339,13 @@ def all_cases() -> List[Case]:
         # an odd NCHW one.
         cases.append(group_norm_grad(1, 320, 32, 32, 32, True, dtype))
         cases.append(group_norm_grad(2, 6, 5, 7, 6, False, dtype))
+        # Shape-generic kernels (every size an argument) of each family.
+        for case in (layer_norm(3, 1001, dtype),
+                     group_norm(3, 6, 5, 7, 3, True, dtype),
+                     group_norm_grad(2, 6, 5, 7, 6, False, dtype),
+                     matmul_bias_gelu(37, 45, 70, dtype),
+                     conv_bias_relu(1, 5, 17, 6, 2, False, dtype)):
+            cases.append(shape_generic(case))
     return cases
 
 

@@ -35,6 +35,11 @@ def main() -> int:
     with open(mlir, "w") as f:
         f.write(module)
     entries = [a for c in cases for a in ("--entry", c.name)]
+    for c in cases:
+        if c.dynamic:
+            shapes = ",".join("x".join(str(d) for d in shape)
+                              for shape, _, _ in c.inputs)
+            entries += ["--input-shapes", f"{c.name}={shapes}"]
     for folder, extra in (("binaries", ["--binaries"]), ("source", [])):
         subprocess.run([args.nf_package, mlir, *entries, "-o",
                         os.path.join(args.out, folder), "--cuda-arch", args.arch,

@@ -12,6 +12,7 @@
 #include "normfuse/Runtime/Nvrtc.h"
 #include "normfuse/Support/Tensor.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
@@ -40,6 +41,10 @@ llvm::Error jit::writeKernelPackage(llvm::StringRef irText,
   if (llvm::StringRef(jitOptions.cuda.arch).starts_with("compute_"))
     jitOptions.cuda.arch = "sm_" + jitOptions.cuda.arch.substr(8);
   JIT jit(jitOptions);
+  // Entries of dynamic shape: lowered as they are, their plans read for the
+  // shapes given.
+  jitOptions.cuda.shapeGenericKernels = true;
+  JIT shapeGenericJIT(jitOptions);
   std::unique_ptr<runtime::Nvrtc> nvrtc;
   if (options.binaries) {
     std::string error;
@@ -51,17 +56,32 @@ llvm::Error jit::writeKernelPackage(llvm::StringRef irText,
   // Everything is made in memory first; files are written at the end.
   runtime::KernelPackage package;
   std::map<std::string, std::string> files;
+  for (const auto &[name, shapes] : options.inputShapes)
+    if (!llvm::is_contained(entries, name))
+      return packageError("input shapes given for @" + name +
+                          ", which is not an entry");
   for (const std::string &name : entries) {
     if (package.find(name))
       return packageError("@" + name + " is listed twice");
-    auto compiled = jit.compile(irText, name);
+    auto shapes = options.inputShapes.find(name);
+    bool generic = shapes != options.inputShapes.end();
+    auto compiled = (generic ? shapeGenericJIT : jit).compile(irText, name);
     if (!compiled)
       return compiled.takeError();
+    if (generic && (*compiled)->getSignature().hasStaticShapes())
+      return packageError("@" + name +
+                          " has static shapes: give input shapes only for "
+                          "an entry with dynamic dimensions");
+    if (generic) {
+      compiled = (*compiled)->specialize(shapes->second);
+      if (!compiled)
+        return compiled.takeError();
+    }
     const Signature &sig = (*compiled)->getSignature();
     if (!sig.hasStaticShapes())
       return packageError("@" + name +
                           " has dynamic dimensions: a package's launch plan "
-                          "needs static shapes");
+                          "needs the input shapes (--input-shapes)");
     auto *kernel = dynamic_cast<const CudaPlanKernel *>(compiled->get());
     if (!kernel)
       return packageError("@" + name + " did not lower to CUDA kernels");

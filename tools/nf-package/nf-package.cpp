@@ -14,15 +14,21 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <optional>
+
 using namespace normfuse;
 
 static const char *kUsage =
     R"(usage: nf-package FILE.mlir --entry NAME [--entry NAME ...] -o DIR [options]
 
-Writes DIR/manifest.json and DIR/<entry>.cu for each entry (functions with
-static shapes), lowered for the CUDA back end.
+Writes DIR/manifest.json and DIR/<entry>.cu for each entry, lowered for the
+CUDA back end.
 
   --entry NAME        a function to package (at least one)
+  --input-shapes NAME=SHAPE,SHAPE,...
+                      the input shapes (e.g. 2x64x64x320,320) of an entry
+                      with dynamic dimensions: its kernels take their
+                      sizes as arguments, its launch plan is for these
   -o DIR              the package folder (created)
   --cuda-arch LIST    comma-separated sm_XY / compute_XY (XY at least 75);
                       the first one's schedules are used; default sm_90
@@ -31,6 +37,30 @@ static shapes), lowered for the CUDA back end.
   --no-fuse           package the functions op by op, as written
   --help              this text
 )";
+
+/// "f=2x64x320,320" as ("f", {{2, 64, 320}, {320}}).
+static std::optional<std::pair<std::string, std::vector<std::vector<int64_t>>>>
+parseInputShapes(llvm::StringRef text) {
+  auto [name, list] = text.split('=');
+  if (name.empty() || list.empty() || !text.contains('='))
+    return std::nullopt;
+  std::vector<std::vector<int64_t>> shapes;
+  llvm::SmallVector<llvm::StringRef> parts;
+  list.split(parts, ',');
+  for (llvm::StringRef part : parts) {
+    std::vector<int64_t> shape;
+    llvm::SmallVector<llvm::StringRef> sizes;
+    part.split(sizes, 'x');
+    for (llvm::StringRef size : sizes) {
+      uint64_t v;
+      if (size.empty() || size.getAsInteger(10, v) || v > uint64_t(INT64_MAX))
+        return std::nullopt;
+      shape.push_back(int64_t(v));
+    }
+    shapes.push_back(std::move(shape));
+  }
+  return std::make_pair(name.str(), std::move(shapes));
+}
 
 static int fail(const llvm::Twine &message) {
   llvm::errs() << "nf-package: error: " << message << "\n";
@@ -58,13 +88,22 @@ int main(int argc, char **argv) {
       options.binaries = true;
     } else if (arg == "--no-fuse") {
       options.fuse = false;
-    } else if (arg == "--entry" || arg == "-o" || arg == "--cuda-arch") {
+    } else if (arg == "--entry" || arg == "-o" || arg == "--cuda-arch" ||
+               arg == "--input-shapes") {
       auto v = value(arg);
       if (!v)
         return fail(arg + " needs a value");
-      if (arg == "--entry")
+      if (arg == "--entry") {
         entries.push_back(*v);
-      else if (arg == "-o")
+      } else if (arg == "--input-shapes") {
+        auto shapes = parseInputShapes(*v);
+        if (!shapes)
+          return fail("--input-shapes '" + *v +
+                      "': expected NAME=SHAPE,SHAPE,... with each shape "
+                      "sizes joined by 'x' (e.g. f=2x64x320,320)");
+        if (!options.inputShapes.emplace(shapes->first, shapes->second).second)
+          return fail("--input-shapes given twice for @" + shapes->first);
+      } else if (arg == "-o")
         dir = *v;
       else {
         options.archs.clear();

@@ -4,9 +4,10 @@
 // for functions of a module: each entry lowered for the CUDA back end (for
 // the first architecture listed), its CUDA checked by compiling it for the
 // simulator, optionally compiled ahead of time by NVRTC for every listed
-// architecture, and the manifest. Entries need static shapes (a launch
-// plan is fixed). Nothing is written unless every entry lowered and
-// compiled.
+// architecture, and the manifest. A launch plan is fixed: an entry of
+// dynamic shape is packaged for given input shapes, with its shape-generic
+// kernels (sizes as arguments) and the plan for those shapes. Nothing is
+// written unless every entry lowered and compiled.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +18,8 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
+#include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -29,6 +32,8 @@ struct PackageOptions {
   bool binaries = false;
   /// Run nf-fuse-pipeline first.
   bool fuse = true;
+  /// The input shapes of entries with dynamic dimensions, by name.
+  std::map<std::string, std::vector<std::vector<int64_t>>> inputShapes;
 };
 
 /// Writes the package of `entries` of the module `irText` into `dir`
