@@ -18,6 +18,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <map>
+#include <memory>
 
 using namespace normfuse;
 using namespace normfuse::jit;
@@ -42,9 +43,12 @@ llvm::Error jit::writeKernelPackage(llvm::StringRef irText,
     jitOptions.cuda.arch = "sm_" + jitOptions.cuda.arch.substr(8);
   JIT jit(jitOptions);
   // Entries of dynamic shape: lowered as they are, their plans read for the
-  // shapes given.
-  jitOptions.cuda.shapeGenericKernels = true;
-  JIT shapeGenericJIT(jitOptions);
+  // shapes given (a JIT of their own, made only where there are some).
+  std::unique_ptr<JIT> shapeGenericJIT;
+  if (!options.inputShapes.empty()) {
+    jitOptions.cuda.shapeGenericKernels = true;
+    shapeGenericJIT = std::make_unique<JIT>(jitOptions);
+  }
   std::unique_ptr<runtime::Nvrtc> nvrtc;
   if (options.binaries) {
     std::string error;
@@ -65,7 +69,7 @@ llvm::Error jit::writeKernelPackage(llvm::StringRef irText,
       return packageError("@" + name + " is listed twice");
     auto shapes = options.inputShapes.find(name);
     bool generic = shapes != options.inputShapes.end();
-    auto compiled = (generic ? shapeGenericJIT : jit).compile(irText, name);
+    auto compiled = (generic ? *shapeGenericJIT : jit).compile(irText, name);
     if (!compiled)
       return compiled.takeError();
     if (generic && (*compiled)->getSignature().hasStaticShapes())
