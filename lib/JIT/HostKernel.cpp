@@ -9,6 +9,7 @@
 
 #include "HostKernel.h"
 #include "BufferCache.h"
+#include "StridedCopy.h"
 
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
@@ -18,8 +19,7 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Target/TargetMachine.h"
 
-#include "mlir/ExecutionEngine/CRunnerUtils.h"
-
+#include <cmath>
 #include <cstring>
 #include <dlfcn.h>
 #include <mutex>
@@ -70,6 +70,25 @@ static __bf16 truncateFloatToBFloat16(float value) {
   __bf16 out;
   std::memcpy(&out, &result, sizeof out);
   return out;
+}
+
+/// The same from f64 (compiler-rt's __truncdfbf2, which libgcc 12 lacks;
+/// libLLVM.so exported it, the static LLVM does not), rounded once: the
+/// f64 value is first rounded to f32 by rounding to odd (truncated, and the
+/// last bit set where anything was cut off), which keeps the information
+/// the second rounding to bf16 needs, since f32 carries more than two bits
+/// beyond bf16's.
+static __bf16 truncateDoubleToBFloat16(double value) {
+  float narrowed = static_cast<float>(value);
+  if (std::isfinite(narrowed) && static_cast<double>(narrowed) != value) {
+    if (std::fabs(static_cast<double>(narrowed)) > std::fabs(value))
+      narrowed = std::nextafter(narrowed, 0.0f);
+    uint32_t bits;
+    std::memcpy(&bits, &narrowed, sizeof bits);
+    bits |= 1u;
+    std::memcpy(&narrowed, &bits, sizeof bits);
+  }
+  return truncateFloatToBFloat16(narrowed);
 }
 
 /// Puts OpenMP's runtime in the process's global scope, where the compiled
@@ -126,9 +145,12 @@ llvm::Error HostKernel::compile(mlir::ModuleOp module, bool cacheBuffers) {
     symbols[interner("__truncsfbf2")] = {
         llvm::orc::ExecutorAddr::fromPtr(&truncateFloatToBFloat16),
         llvm::JITSymbolFlags::Exported};
+    symbols[interner("__truncdfbf2")] = {
+        llvm::orc::ExecutorAddr::fromPtr(&truncateDoubleToBFloat16),
+        llvm::JITSymbolFlags::Exported};
     // A copy between strided views (e.g. into a padded buffer).
     symbols[interner("memrefCopy")] = {
-        llvm::orc::ExecutorAddr::fromPtr(&memrefCopy),
+        llvm::orc::ExecutorAddr::fromPtr(&normfuseStridedCopy),
         llvm::JITSymbolFlags::Exported};
     return symbols;
   });

@@ -8,8 +8,10 @@
 // compiled and run on the CPU and as CUDA kernels in the simulator, op by
 // op and fused (its results finite and close to the f64 CPU run on the
 // same values); i32, f8E4M3FN and complex<f32> must be refused by the
-// verifier. Every op the nf dialect
-// registers must have a case, so a new op without one fails here.
+// verifier. With NF_TEST_GPU set, the same cases also run on the machine's
+// GPU (DTypeCoverageOnGPUTest: the cuda target, NVRTC and the driver). Every op
+// the nf dialect registers must have a case, so a new op without one fails
+// here.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,9 +22,11 @@
 #include "mlir/IR/MLIRContext.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <set>
 
 using namespace nftest;
+using normfuse::jit::Target;
 
 namespace {
 
@@ -231,15 +235,25 @@ normfuse::jit::JIT &cpuJIT(bool fuse) {
   return fused;
 }
 
+/// Options of a JIT for `target`, op by op or fused.
+normfuse::jit::Options jitOptions(normfuse::jit::Target target, bool fuse) {
+  normfuse::jit::Options options;
+  options.target = target;
+  options.fuse = fuse;
+  return options;
+}
+
 /// A JIT for the CUDA kernels in the simulator, op by op or fused.
 normfuse::jit::JIT &simJIT(bool fuse) {
-  auto make = [](bool f) {
-    normfuse::jit::Options options;
-    options.target = normfuse::jit::Target::CUDASim;
-    options.fuse = f;
-    return options;
-  };
-  static normfuse::jit::JIT opByOp(make(false)), fused(make(true));
+  static normfuse::jit::JIT opByOp(jitOptions(Target::CUDASim, false)),
+      fused(jitOptions(Target::CUDASim, true));
+  return fuse ? fused : opByOp;
+}
+
+/// A JIT for the machine's GPU (the cuda target), op by op or fused.
+normfuse::jit::JIT &gpuJIT(bool fuse) {
+  static normfuse::jit::JIT opByOp(jitOptions(Target::CUDA, false)),
+      fused(jitOptions(Target::CUDA, true));
   return fuse ? fused : opByOp;
 }
 
@@ -260,14 +274,12 @@ double tolerance(DType dtype) {
 
 using CoverageParam = std::tuple<int, DType, bool, Backend>;
 
-class DTypeCoverageTest : public testing::TestWithParam<CoverageParam> {};
-
-TEST_P(DTypeCoverageTest, CompilesAndRunsCloseToFloat64) {
-  auto [index, dtype, fuse, backend] = GetParam();
+/// Compiles case `index` for `dtype` with `jit`, runs it on positive
+/// values and compares every result with the f64 CPU run of the same values.
+void checkCloseToFloat64(int index, DType dtype, normfuse::jit::JIT &jit) {
   const OpCase &c = opCases()[index];
   std::string ir = instantiate(c, mlirName(dtype));
-  auto compiled =
-      (backend == Backend::CPU ? cpuJIT(fuse) : simJIT(fuse)).compile(ir, "f");
+  auto compiled = jit.compile(ir, "f");
   ASSERT_TRUE(bool(compiled)) << llvm::toString(compiled.takeError()) << ir;
   auto kernel = *compiled;
   auto reference = compileOrFail(instantiate(c, "f64"), "f");
@@ -305,6 +317,14 @@ TEST_P(DTypeCoverageTest, CompilesAndRunsCloseToFloat64) {
   }
 }
 
+class DTypeCoverageTest : public testing::TestWithParam<CoverageParam> {};
+
+TEST_P(DTypeCoverageTest, CompilesAndRunsCloseToFloat64) {
+  auto [index, dtype, fuse, backend] = GetParam();
+  checkCloseToFloat64(index, dtype,
+                      backend == Backend::CPU ? cpuJIT(fuse) : simJIT(fuse));
+}
+
 std::string coverageName(const testing::TestParamInfo<CoverageParam> &info) {
   auto [index, dtype, fuse, backend] = info.param;
   return std::string(opCases()[index].name) + "_" + mlirName(dtype) +
@@ -319,6 +339,42 @@ INSTANTIATE_TEST_SUITE_P(
                      testing::Bool(),
                      testing::Values(Backend::CPU, Backend::CUDASim)),
     coverageName);
+
+/// The same cases on the machine's GPU: instantiated only where
+/// NF_TEST_GPU is set (bench/gpu/run.sh sets it on the GPU machine), so
+/// that machines without one list none of them.
+using GPUCoverageParam = std::tuple<int, DType, bool>;
+class DTypeCoverageOnGPUTest : public testing::TestWithParam<GPUCoverageParam> {
+};
+
+TEST_P(DTypeCoverageOnGPUTest, CompilesAndRunsCloseToFloat64) {
+  auto [index, dtype, fuse] = GetParam();
+  checkCloseToFloat64(index, dtype, gpuJIT(fuse));
+}
+
+std::vector<GPUCoverageParam> gpuCoverageParams() {
+  std::vector<GPUCoverageParam> params;
+  const char *enabled = std::getenv("NF_TEST_GPU");
+  if (!enabled || !*enabled)
+    return params;
+  for (int index = 0; index < int(opCases().size()); ++index)
+    for (DType dtype : {DType::F16, DType::BF16, DType::F32, DType::F64})
+      for (bool fuse : {false, true})
+        params.emplace_back(index, dtype, fuse);
+  return params;
+}
+
+std::string
+gpuCoverageName(const testing::TestParamInfo<GPUCoverageParam> &info) {
+  auto [index, dtype, fuse] = info.param;
+  return std::string(opCases()[index].name) + "_" + mlirName(dtype) +
+         (fuse ? "_fused" : "_op_by_op") + "_cuda";
+}
+
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(DTypeCoverageOnGPUTest);
+INSTANTIATE_TEST_SUITE_P(Ops, DTypeCoverageOnGPUTest,
+                         testing::ValuesIn(gpuCoverageParams()),
+                         gpuCoverageName);
 
 TEST(DTypeCoverageTest,
      ElementTypesOutsideF16BF16F32F64AreRefusedByTheVerifier) {

@@ -20,6 +20,7 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <limits>
 
 using namespace nftest;
 
@@ -467,6 +468,59 @@ func.func @transpose_cast(%x: tensor<3x5x7xf32>) -> tensor<7x3x5xf16> {
         ref[(c * 3 + a) * 5 + b] =
             roundTo(DType::F16, x.get((a * 5 + b) * 7 + c));
   EXPECT_EQ(y.toDoubles(), ref);
+}
+
+// tosa.pad becomes a copy of the input into a strided window of the padded
+// buffer (memref.copy between strided views: the JIT's own strided copy,
+// since normfuse links no MLIR runner library).
+TEST(TosaLayoutTest, PadPlacesTheInputInsideThePadValue) {
+  std::string ir = R"(
+func.func @pad(%x: tensor<2x3x4xf32>) -> tensor<3x6x5xf32> {
+  %p = "tosa.const"() <{value = dense<[[0, 1], [1, 2], [1, 0]]> : tensor<3x2xi32>}> : () -> tensor<3x2xi32>
+  %v = "tosa.const"() <{value = dense<-7.0> : tensor<f32>}> : () -> tensor<f32>
+  %y = tosa.pad %x, %p, %v : (tensor<2x3x4xf32>, tensor<3x2xi32>, tensor<f32>) -> tensor<3x6x5xf32>
+  return %y : tensor<3x6x5xf32>
+}
+)";
+  auto kernel = compileOrFail(ir, "pad");
+  ASSERT_TRUE(kernel);
+  Buffer x(DType::F32, {2, 3, 4}), y(DType::F32, {3, 6, 5});
+  for (int64_t i = 0; i < x.size(); ++i)
+    x.set(i, double(i));
+  y.fill(std::nan(""));
+  ASSERT_EQ(errorText(kernel->run({x.ref()}, {y.ref()})), "");
+  std::vector<double> ref(y.size(), -7.0);
+  for (int64_t a = 0; a < 2; ++a)
+    for (int64_t b = 0; b < 3; ++b)
+      for (int64_t c = 0; c < 4; ++c)
+        ref[(a * 6 + b + 1) * 5 + c + 1] = double((a * 3 + b) * 4 + c);
+  EXPECT_EQ(y.toDoubles(), ref);
+}
+
+// f64 to bf16 is one rounding to nearest even (the JIT's own
+// __truncdfbf2): 1 + 2^-8 + 2^-40 lies above the halfway point between the
+// bf16 values 1 and 1 + 2^-7, which rounding to f32 first would turn into
+// a tie (and round down to 1).
+TEST(TosaLayoutTest, F64ToBF16RoundsOnceToNearestEven) {
+  std::string ir = R"(
+func.func @narrow(%x: tensor<5xf64>) -> tensor<5xbf16> {
+  %y = arith.truncf %x : tensor<5xf64> to tensor<5xbf16>
+  return %y : tensor<5xbf16>
+}
+)";
+  auto kernel = compileOrFail(ir, "narrow");
+  ASSERT_TRUE(kernel);
+  Buffer x(DType::F64, {5}), y(DType::BF16, {5});
+  const double above = 1.0 + std::ldexp(1.0, -8) + std::ldexp(1.0, -40);
+  const double inputs[] = {above, 1.0 + std::ldexp(1.0, -8),
+                           1.0 + 3 * std::ldexp(1.0, -8), -above, 1e300};
+  for (int64_t i = 0; i < 5; ++i)
+    x.set(i, inputs[i]);
+  y.fill(std::nan(""));
+  ASSERT_EQ(errorText(kernel->run({x.ref()}, {y.ref()})), "");
+  EXPECT_EQ(y.toDoubles(),
+            (std::vector<double>{1.0078125, 1.0, 1.015625, -1.0078125,
+                                 std::numeric_limits<double>::infinity()}));
 }
 
 TEST(TosaMatmulTest, BatchedMatmulMatchesFloat64Reference) {
