@@ -8,20 +8,35 @@ called on the arrays you already have.
 `compile` takes MLIR text or the path of a .mlir file (a `str` without a `{`
 is read as a path), fuses it (raises decomposed TOSA/arith chains to nf ops
 and fuses each producer with its pointwise neighbours) unless `fuse=False`,
-and returns a `Function`. A call takes arrays in argument order: NumPy arrays
-(f16, f32, f64, and ml_dtypes.bfloat16) or anything that speaks DLPack
-(PyTorch, JAX), without copying them, and returns NumPy arrays, or writes
-into the arrays given as `out=`.
+and returns a `Function`. A call, `fn(*arrays, out=None, stream=None)`,
+takes arrays in argument order: NumPy arrays (f16, f32, f64, and
+ml_dtypes.bfloat16) or anything that speaks DLPack (PyTorch, JAX), without
+copying them, and returns NumPy arrays, or writes into the arrays given as
+`out=`.
+
+On target="cuda", arrays in CUDA device memory (PyTorch CUDA tensors, CuPy
+arrays, any DLPack producer on device 0) are used in place, and results
+are allocated on the device by the library of the first device argument
+(torch.empty, cupy.empty; another library's arrays need `out=`). A call
+runs on `stream` (an int CUstream handle, 0 the legacy default stream, or a
+torch.cuda.Stream or cupy.cuda.Stream), by default on PyTorch's current
+stream when an array is a PyTorch tensor, else CuPy's for CuPy arrays, else
+0; it returns once its work is enqueued. Host arrays may be mixed in: they
+are copied to the device and back, and the call then waits for its stream.
+The cpu and cuda-sim targets take host arrays and no stream. PyTorch and
+CuPy are imported only for arrays of theirs.
 
 Errors raise exceptions carrying normfuse's message: `CompileError` for IR
 that does not parse, verify or lower, or an unknown function; `TypeError`
-for a wrong number of arguments or a wrong dtype; `ValueError` for a wrong
-shape, a non-contiguous array or an array outside host memory. A rejected
-call writes nothing.
+for a wrong number of arguments or a wrong dtype, or a stream of the wrong
+type; `ValueError` for a wrong shape, a non-contiguous array, an array in
+memory the target cannot take (device arrays on cpu and cuda-sim), or a
+stream on a target other than cuda. A rejected call writes nothing.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 import statistics
 from dataclasses import dataclass
@@ -137,6 +152,186 @@ def _signature(types) -> Tuple[TensorType, ...]:
     return tuple(TensorType(dtype, tuple(shape)) for dtype, shape in types)
 
 
+# DLPack's device types (dlpack.h's DLDeviceType).
+_KDL_CPU = 1
+_KDL_CUDA = 2
+_KDL_CUDA_MANAGED = 13
+_CUDA_DEVICE_TYPES = (_KDL_CUDA, _KDL_CUDA_MANAGED)
+
+
+class _NumPy:
+    """NumPy arrays: handed over by the buffer protocol; bf16
+    (ml_dtypes.bfloat16) as a uint16 view flagged as bf16."""
+
+    def ref(self, a, cuda):
+        """(what the extension takes, whether it is a bf16 view, whether
+        it is in CUDA memory); `cuda`: whether the caller needs the last."""
+        if a.dtype == _BF16:
+            return a.view(np.uint16), True, False
+        return a, False, False
+
+
+class _Scalar(_NumPy):
+    """NumPy scalars, as 0-d arrays."""
+
+    def ref(self, a, cuda):
+        return _NumPy.ref(self, np.asarray(a), cuda)
+
+
+class _DLPack:
+    """Anything else with __dlpack__ (JAX, ...): handed over by DLPack."""
+
+    def ref(self, a, cuda):
+        if not cuda:
+            return a, False, False
+        device = getattr(a, "__dlpack_device__", None)
+        return a, False, device is not None and device()[0] in _CUDA_DEVICE_TYPES
+
+
+class _Torch:
+    """PyTorch tensors. CPU and CUDA tensors are described by their
+    attributes (address, shape, strides, dtype, device), which costs less
+    than a DLPack export; tensors on other devices go by DLPack (which says
+    where they are). Results are allocated with torch.empty, by PyTorch's
+    caching allocator; the default stream is PyTorch's current one."""
+
+    def __init__(self, torch):
+        self.torch = torch
+        self.names = {
+            torch.float16: "f16",
+            torch.bfloat16: "bf16",
+            torch.float32: "f32",
+            torch.float64: "f64",
+        }
+        self.dtypes = {name: dtype for dtype, name in self.names.items()}
+        # The current stream's handle without making a Stream object (what
+        # torch._inductor's generated code calls); the public API otherwise.
+        self.raw_stream = getattr(
+            getattr(torch, "_C", None), "_cuda_getCurrentRawStream", None
+        )
+
+    def ref(self, t, cuda):
+        if t.is_cuda:
+            device = _KDL_CUDA
+        elif t.is_cpu:
+            device = _KDL_CPU
+        else:
+            return t, False, False
+        dtype = t.dtype
+        name = self.names.get(dtype) or str(dtype).rpartition(".")[2]
+        described = (t.data_ptr(), t.shape, t.stride(), name, device, t.get_device())
+        return described, False, cuda and device == _KDL_CUDA
+
+    def empty(self, shape, dtype, like):
+        return self.torch.empty(shape, dtype=self.dtypes[dtype], device=like.device)
+
+    def current_stream(self, like):
+        if self.raw_stream is not None:
+            return self.raw_stream(like.get_device())
+        return self.torch.cuda.current_stream(like.device).cuda_stream
+
+
+class _CuPy:
+    """CuPy arrays (CUDA memory): handed over by DLPack. Results are
+    allocated with cupy.empty on the array's device, by CuPy's memory pool;
+    the default stream is CuPy's current one."""
+
+    def __init__(self, cupy):
+        self.cupy = cupy
+
+    def ref(self, a, cuda):
+        return a, False, cuda
+
+    def empty(self, shape, dtype, like):
+        with like.device:
+            return self.cupy.empty(shape, _NUMPY_DTYPES[dtype])
+
+    def current_stream(self, like):
+        with like.device:
+            return self.cupy.cuda.get_current_stream().ptr
+
+
+_NUMPY = _NumPy()
+_SCALAR = _Scalar()
+_DLPACK = _DLPack()
+# How each type of array is handed over, found on its first call.
+_LIBRARIES = {np.ndarray: _NUMPY}
+# One _Torch or _CuPy per module object.
+_MODULE_LIBRARIES = {}
+
+
+def _module_library(name: str, kind):
+    module = importlib.import_module(name)
+    library = _MODULE_LIBRARIES.get(module)
+    if library is None:
+        library = _MODULE_LIBRARIES[module] = kind(module)
+    return library
+
+
+def _find_library(tp):
+    """How arrays of type `tp` are handed over, or None for a type that is
+    not an array. PyTorch and CuPy are imported only here, for a type that
+    comes from them (so they are imported already)."""
+    if issubclass(tp, np.ndarray):
+        return _NUMPY
+    if issubclass(tp, np.generic):
+        return _SCALAR
+    packages = {c.__module__.partition(".")[0] for c in tp.__mro__}
+    if "torch" in packages:
+        torch = _module_library("torch", _Torch)
+        if issubclass(tp, torch.torch.Tensor):
+            return torch
+    if "cupy" in packages:
+        cupy = _module_library("cupy", _CuPy)
+        if issubclass(tp, cupy.cupy.ndarray):
+            return cupy
+    if hasattr(tp, "__dlpack__"):
+        return _DLPACK
+    return None
+
+
+def _library(a):
+    tp = type(a)
+    try:
+        return _LIBRARIES[tp]
+    except KeyError:
+        library = _LIBRARIES[tp] = _find_library(tp)
+        return library
+
+
+# The largest CUstream handle.
+_MAX_STREAM = 2**64 - 1
+
+
+def _stream_handle(stream) -> int:
+    """The CUstream handle of `stream`: an int (0 is the legacy default
+    stream), or an object with .cuda_stream (torch.cuda.Stream), .ptr
+    (cupy.cuda.Stream) or __cuda_stream__() (the CUDA stream protocol)."""
+    handle = stream
+    if not isinstance(stream, int):
+        if hasattr(stream, "cuda_stream"):
+            handle = stream.cuda_stream
+        elif hasattr(stream, "ptr"):
+            handle = stream.ptr
+        elif hasattr(stream, "__cuda_stream__"):
+            handle = stream.__cuda_stream__()[1]
+        else:
+            raise TypeError(
+                "stream must be an int (a CUstream handle, 0 for the legacy "
+                "default stream) or a stream object with .cuda_stream "
+                "(torch.cuda.Stream) or .ptr (cupy.cuda.Stream), not "
+                f"{type(stream).__name__}"
+            )
+    if not isinstance(handle, int) or isinstance(handle, bool):
+        raise TypeError(
+            f"stream must be an int or a stream object, not {type(handle).__name__}"
+            + ("" if handle is stream else f" (the handle of a {type(stream).__name__})")
+        )
+    if not 0 <= handle <= _MAX_STREAM:
+        raise ValueError(f"stream must be a CUstream handle (0 to 2**64-1), not {handle}")
+    return handle
+
+
 class Function:
     """A compiled function. Call it with arrays in argument order."""
 
@@ -146,17 +341,27 @@ class Function:
         self._signature = Signature(
             _signature(impl.inputs), _signature(impl.outputs)
         )
-        self._static = all(
-            d is not None for t in self._signature.outputs for d in t.shape
-        )
+        self._name = impl.name
+        self._target = impl.target
+        self._cuda = self._target == "cuda"
+        self._num_inputs = len(self._signature.inputs)
+        self._num_outputs = len(self._signature.outputs)
+        self._out_dtypes = tuple(t.dtype for t in self._signature.outputs)
+        self._out_numpy_dtypes = tuple(_NUMPY_DTYPES[d] for d in self._out_dtypes)
+        if all(d is not None for t in self._signature.outputs for d in t.shape):
+            self._out_shapes = tuple(t.shape for t in self._signature.outputs)
+        else:
+            self._out_shapes = None
+        # Result shapes by input shapes (dynamic dimensions).
+        self._shapes_by_inputs = {}
 
     @property
     def name(self) -> str:
-        return self._impl.name
+        return self._name
 
     @property
     def target(self) -> str:
-        return self._impl.target
+        return self._target
 
     @property
     def signature(self) -> Signature:
@@ -165,22 +370,27 @@ class Function:
     def __repr__(self) -> str:
         return f"<normfuse.Function @{self.name} {self._signature} on {self.target}>"
 
-    def __call__(self, *arrays, out=None):
+    def __call__(self, *arrays, out=None, stream=None):
         """Runs the function; returns its result (a tuple when it has
-        several), or `out` when given."""
-        inputs, in_views = self._inputs(arrays)
-        outputs, out_views, results = self._outputs(arrays, out)
-        self._impl.run(inputs, in_views, outputs, out_views, self._threads)
-        return results
+        several), or `out` when given. On the cuda target it runs on
+        `stream` (see `compile`)."""
+        inputs, in_views, outputs, out_views, handle, returned = self._call(
+            arrays, out, stream
+        )
+        self._impl.run(inputs, in_views, outputs, out_views, self._threads, handle)
+        return returned
 
-    def bench(self, *arrays, runs: int = 100, out=None) -> BenchResult:
-        """Times `runs` calls (after one untimed call) on these arrays."""
+    def bench(self, *arrays, runs: int = 100, out=None, stream=None) -> BenchResult:
+        """Times `runs` calls (after one untimed call) on these arrays, by
+        the host's clock. With device arrays, each call is timed until its
+        stream has finished (the stream is synchronized after each call)."""
         if not isinstance(runs, int) or isinstance(runs, bool) or runs < 1:
             raise ValueError(f"runs must be a positive integer, not {runs!r}")
-        inputs, in_views = self._inputs(arrays)
-        outputs, out_views, _ = self._outputs(arrays, out)
+        inputs, in_views, outputs, out_views, handle, _ = self._call(
+            arrays, out, stream
+        )
         seconds = self._impl.bench(
-            inputs, in_views, outputs, out_views, self._threads, runs
+            inputs, in_views, outputs, out_views, self._threads, handle, runs
         )
         times = tuple(s * 1e3 for s in seconds)
         return BenchResult(
@@ -196,50 +406,107 @@ class Function:
             f"@{self.name} takes {want} {what} ({self._signature}), got {got}"
         )
 
-    def _array(self, a, role: str, index: int):
-        """(the array as the extension takes it, whether it is a uint16 view
-        of bf16 data)"""
-        if isinstance(a, np.ndarray):
-            if a.dtype == _BF16:
-                return a.view(np.uint16), True
-            return a, False
-        if isinstance(a, np.generic):
-            return self._array(np.asarray(a), role, index)
-        if hasattr(a, "__dlpack__"):
-            return a, False
-        raise TypeError(
-            f"{role} {index + 1} of @{self.name} is a {type(a).__name__}, "
-            "not an array (a NumPy array or an object with __dlpack__)"
-        )
+    def _refs(self, arrays, role: str):
+        """(what the extension takes, bf16 flags, [(index, library, array)]
+        of the arrays in CUDA memory (found on the cuda target only))"""
+        cuda = self._cuda
+        refs = []
+        views = []
+        on_device = []
+        for i, a in enumerate(arrays):
+            library = _library(a)
+            if library is None:
+                raise TypeError(
+                    f"{role} {i + 1} of @{self.name} is a {type(a).__name__}, "
+                    "not an array (a NumPy array or an object with __dlpack__)"
+                )
+            ref, view, device = library.ref(a, cuda)
+            refs.append(ref)
+            views.append(view)
+            if device:
+                on_device.append((i, library, a))
+        return refs, views, on_device
 
-    def _inputs(self, arrays):
-        if len(arrays) != len(self._signature.inputs):
-            raise self._arity("arguments", len(self._signature.inputs), len(arrays))
-        pairs = [self._array(a, "argument", i) for i, a in enumerate(arrays)]
-        return [p[0] for p in pairs], [p[1] for p in pairs]
-
-    def _outputs(self, arrays, out):
-        """(output arrays, their bf16 flags, what the call returns)"""
-        count = len(self._signature.outputs)
-        if out is not None:
-            given = tuple(out) if isinstance(out, (tuple, list)) else (out,)
-            if len(given) != count:
-                raise self._arity("results", count, len(given))
-            pairs = [self._array(a, "output", i) for i, a in enumerate(given)]
-            return [p[0] for p in pairs], [p[1] for p in pairs], out
-        if self._static:
-            shapes = [t.shape for t in self._signature.outputs]
+    def _call(self, arrays, out, stream):
+        """(inputs, their bf16 flags, outputs, theirs, the stream handle,
+        what the call returns)"""
+        if len(arrays) != self._num_inputs:
+            raise self._arity("arguments", self._num_inputs, len(arrays))
+        inputs, in_views, on_device = self._refs(arrays, "argument")
+        if out is None:
+            results = self._allocate(arrays, on_device)
+            outputs, out_views, _ = self._refs(results, "output")
+            returned = results[0] if self._num_outputs == 1 else tuple(results)
         else:
+            given = tuple(out) if isinstance(out, (tuple, list)) else (out,)
+            if len(given) != self._num_outputs:
+                raise self._arity("results", self._num_outputs, len(given))
+            outputs, out_views, out_on_device = self._refs(given, "output")
+            on_device += out_on_device
+            returned = out
+        if stream is not None:
+            if not self._cuda:
+                raise ValueError(
+                    f"stream applies to the cuda target, not {self._target}"
+                )
+            handle = _stream_handle(stream)
+        elif on_device:
+            handle = self._current_stream(on_device)
+        else:
+            handle = 0
+        return inputs, in_views, outputs, out_views, handle, returned
+
+    @staticmethod
+    def _current_stream(on_device) -> int:
+        """The stream a call on these device arrays runs on by default:
+        PyTorch's current stream when one is a PyTorch tensor, else CuPy's
+        when one is a CuPy array, else the legacy default stream."""
+        fallback = None
+        for _, library, a in on_device:
+            if isinstance(library, _Torch):
+                return library.current_stream(a)
+            if fallback is None and isinstance(library, _CuPy):
+                fallback = (library, a)
+        return fallback[0].current_stream(fallback[1]) if fallback else 0
+
+    def _result_shapes(self, arrays):
+        if self._out_shapes is not None:
+            return self._out_shapes
+        key = tuple(tuple(a.shape) for a in arrays)
+        shapes = self._shapes_by_inputs.get(key)
+        if shapes is None:
             shapes = self._impl.output_shapes(
-                [tuple(int(d) for d in a.shape) for a in arrays]
+                [tuple(int(d) for d in shape) for shape in key]
             )
-        results = [
-            np.empty(tuple(shape), _NUMPY_DTYPES[t.dtype])
-            for shape, t in zip(shapes, self._signature.outputs)
+            shapes = self._shapes_by_inputs[key] = tuple(tuple(s) for s in shapes)
+        return shapes
+
+    def _allocate(self, arrays, on_device):
+        """New results: NumPy arrays, or on the cuda target with an
+        argument in device memory, device arrays of the first such
+        argument's library."""
+        shapes = self._result_shapes(arrays)
+        if not on_device:
+            return [np.empty(s, d) for s, d in zip(shapes, self._out_numpy_dtypes)]
+        index, library, like = on_device[0]
+        what = f"argument {index + 1} of @{self.name}"
+        if not isinstance(library, (_Torch, _CuPy)):
+            raise ValueError(
+                f"{what} is a CUDA array of {type(like).__module__}."
+                f"{type(like).__qualname__}; normfuse allocates device results "
+                "with PyTorch or CuPy only: pass out= (arrays to write the "
+                "results into)"
+            )
+        if isinstance(library, _CuPy) and "bf16" in self._out_dtypes:
+            result = self._out_dtypes.index("bf16") + 1
+            raise ValueError(
+                f"result {result} of @{self.name} is bf16, and CuPy has no "
+                f"bfloat16 dtype to allocate it on the device of {what}: pass "
+                "out= (e.g. PyTorch tensors of torch.bfloat16)"
+            )
+        return [
+            library.empty(s, d, like) for s, d in zip(shapes, self._out_dtypes)
         ]
-        pairs = [self._array(a, "output", i) for i, a in enumerate(results)]
-        returned = results[0] if count == 1 else tuple(results)
-        return [p[0] for p in pairs], [p[1] for p in pairs], returned
 
 
 def compile(
@@ -255,7 +522,9 @@ def compile(
     fuse: run the fusion pipeline first (the default); False runs the
       function op by op as written.
     target: "cpu" (LLVM JIT for this CPU), "cuda-sim" (the CUDA kernels on
-      normfuse's CPU simulator: slow, for checking), or "cuda" (the GPU).
+      normfuse's CPU simulator: slow, for checking), or "cuda" (the GPU,
+      which also takes CUDA device arrays and a stream; see the module's
+      documentation).
     threads: CPU threads for each call (1 to 1024); None lets OpenMP choose.
     """
     if not isinstance(entry, str):

@@ -2,21 +2,26 @@
 //
 // Part of normfuse. The C++ half of the Python package: compiles functions
 // through the JIT library and runs them on arrays that cross by DLPack or the
-// buffer protocol, without copies. The Python half (normfuse/__init__.py)
-// reads sources, counts arguments, allocates results and turns
-// ml_dtypes.bfloat16 arrays into uint16 views flagged as bf16 (NumPy cannot
-// export that dtype).
+// buffer protocol, or that the Python half describes itself (PyTorch
+// tensors: address, shape, strides, dtype, device), without copies. Host
+// arrays are host TensorRefs; CUDA device (and managed) arrays are
+// MemorySpace::CUDADevice TensorRefs, which only the cuda target takes; a
+// call runs on the CUstream it is given (RunOptions::cudaStream). The
+// Python half (normfuse/__init__.py) reads sources, counts arguments,
+// allocates results, picks the stream and turns ml_dtypes.bfloat16 arrays
+// into uint16 views flagged as bf16 (NumPy cannot export that dtype).
 //
 // Errors: a request that does not compile raises normfuse.CompileError with
 // the JIT's message; an argument of the wrong dtype raises TypeError; any
-// other rejected call (shape, contiguity, device) raises ValueError. The
-// GIL is released while a kernel runs; the JIT and its kernels are safe to
-// call from several threads.
+// other rejected call (shape, contiguity, memory the target cannot take)
+// raises ValueError. The GIL is released while a kernel runs; the JIT and
+// its kernels are safe to call from several threads.
 //
 //===----------------------------------------------------------------------===//
 
 #include "normfuse/JIT/JIT.h"
 #include "normfuse/JIT/ModuleTools.h"
+#include "normfuse/Runtime/CudaDriver.h"
 
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
@@ -32,6 +37,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <tuple>
+#include <type_traits>
 
 namespace nb = nanobind;
 using namespace normfuse;
@@ -141,40 +147,202 @@ std::string describeDType(nb::dlpack::dtype dtype) {
          (dtype.lanes == 1 ? "" : "x" + std::to_string(dtype.lanes));
 }
 
-/// The TensorRef of argument `index` (counted from 1 in messages) of
-/// `role`, checked against `expected`'s dtype and the kernel's device.
+/// DLPack's device types (dlpack.h's DLDeviceType) that normfuse reads.
+enum DLPackDevice : int32_t {
+  kDLCPU = 1,
+  kDLCUDA = 2,
+  /// Page-locked host memory (cudaMallocHost): host memory.
+  kDLCUDAHost = 3,
+  /// Managed memory (cudaMallocManaged): device memory to the cuda target.
+  kDLCUDAManaged = 13,
+};
+
+/// The CUDA device the cuda target runs on (runtime::CudaDeviceOptions'
+/// default ordinal).
+constexpr int32_t kCUDADeviceOrdinal = 0;
+
+/// Which buffer of a call a message is about; spelled out only for an
+/// error.
+struct BufferName {
+  const char *role;
+  /// Counted from 0.
+  size_t index;
+  const std::string &function;
+  /// "argument 2 of @ln"
+  std::string str() const {
+    return std::string(role) + " " + std::to_string(index + 1) + " of @" +
+           function;
+  }
+};
+
+/// A buffer handed over by Python, and the DLPack device it lives on.
+struct Buffer {
+  TensorRef ref;
+  int32_t deviceType = kDLCPU;
+  int32_t deviceId = 0;
+};
+
+/// Sets `buffer`'s memory space from its DLPack device, then checks that a
+/// kernel of `target` (none: no check) can take it: host memory anywhere,
+/// CUDA memory of the cuda target's device on the cuda target. Raises
+/// ValueError otherwise.
+void place(Buffer &buffer, std::optional<Target> target,
+           const BufferName &name) {
+  switch (buffer.deviceType) {
+  case kDLCPU:
+  case kDLCUDAHost:
+    buffer.ref.space = MemorySpace::Host;
+    return;
+  case kDLCUDA:
+  case kDLCUDAManaged:
+    buffer.ref.space = MemorySpace::CUDADevice;
+    break;
+  default:
+    throw nb::value_error(
+        (name.str() + " is in the memory of DLPack device type " +
+         std::to_string(buffer.deviceType) +
+         ", which normfuse cannot read (it takes host arrays, and CUDA "
+         "device arrays on the cuda target)")
+            .c_str());
+  }
+  if (!target)
+    return;
+  if (*target != Target::CUDA)
+    throw nb::value_error((name.str() + " is in CUDA device memory; the " +
+                           getTargetName(*target) +
+                           " target takes host arrays (compile with "
+                           "target=\"cuda\" to pass device arrays)")
+                              .c_str());
+  if (buffer.deviceType == kDLCUDA && buffer.deviceId != kCUDADeviceOrdinal)
+    throw nb::value_error((name.str() + " is on CUDA device " +
+                           std::to_string(buffer.deviceId) +
+                           "; the cuda target runs on device " +
+                           std::to_string(kCUDADeviceOrdinal) +
+                           " (CUDA_VISIBLE_DEVICES chooses which GPU that is)")
+                              .c_str());
+}
+
+/// Raises TypeError: buffer `name` has the dtype spelled `spelled`, not
+/// `expected`'s.
+[[noreturn]] void throwDTypeError(const std::string &spelled,
+                                  const TensorType &expected,
+                                  const BufferName &name) {
+  throw nb::type_error((name.str() + " has dtype " + spelled + "; it takes " +
+                        getDTypeName(expected.dtype) + " (" + expected.str() +
+                        ")")
+                           .c_str());
+}
+
+/// An array imported by DLPack or the buffer protocol, kept alive by
+/// `held` while its TensorRef is in use; its memory checked (`place`)
+/// before its dtype.
 template <typename Array>
-TensorRef toTensorRef(const Array &array, bool bf16View,
-                      const TensorType &expected, const char *role,
-                      size_t index, const std::string &function) {
-  std::string what =
-      std::string(role) + " " + std::to_string(index + 1) + " of @" + function;
+Buffer importArray(nb::handle object, bool bf16View, const TensorType &expected,
+                   std::optional<Target> target, const BufferName &name,
+                   std::vector<Array> &held) {
+  Array array;
+  if (!nb::try_cast(object, array, /*convert=*/false))
+    throw nb::type_error(
+        (name.str() + (std::is_same_v<Array, nb::ndarray<nb::ro>>
+                           ? " could not be read as an array (DLPack or the "
+                             "buffer protocol refused it)"
+                           : " is not a writable array (read-only, or neither "
+                             "DLPack nor the buffer protocol exports it)"))
+            .c_str());
+  Buffer buffer;
+  buffer.deviceType = array.device_type();
+  buffer.deviceId = array.device_id();
+  place(buffer, target, name);
   std::optional<DType> dtype = toDType(array.dtype(), bf16View);
   if (!dtype || *dtype != expected.dtype)
-    throw nb::type_error((what + " has dtype " +
-                          (dtype ? std::string(getDTypeName(*dtype))
-                                 : describeDType(array.dtype())) +
-                          "; it takes " + getDTypeName(expected.dtype) + " (" +
-                          expected.str() + ")")
-                             .c_str());
-  if (array.device_type() != nb::device::cpu::value)
-    throw nb::value_error((what +
-                           " is not in host memory (DLPack device type " +
-                           std::to_string(array.device_type()) +
-                           "): normfuse's targets take host arrays for now")
-                              .c_str());
-  TensorRef ref;
+    throwDTypeError(dtype ? getDTypeName(*dtype) : describeDType(array.dtype()),
+                    expected, name);
+  TensorRef &ref = buffer.ref;
   ref.data = const_cast<void *>(static_cast<const void *>(array.data()));
   ref.dtype = *dtype;
+  ref.shape.resize(array.ndim());
+  ref.strides.resize(array.ndim());
   for (size_t d = 0; d < array.ndim(); ++d) {
-    ref.shape.push_back(array.shape(d));
-    ref.strides.push_back(array.stride(d));
+    ref.shape[d] = array.shape(d);
+    ref.strides[d] = array.stride(d);
   }
-  return ref;
+  held.push_back(std::move(array));
+  return buffer;
+}
+
+/// The integers of `sequence` (a tuple, or any iterable).
+void readInts(nb::handle sequence, std::vector<int64_t> &ints) {
+  if (nb::isinstance<nb::tuple>(sequence)) {
+    auto tuple = nb::borrow<nb::tuple>(sequence);
+    ints.resize(tuple.size());
+    for (size_t i = 0; i < ints.size(); ++i)
+      ints[i] = nb::cast<int64_t>(tuple[i]);
+    return;
+  }
+  for (nb::handle d : sequence)
+    ints.push_back(nb::cast<int64_t>(d));
+}
+
+/// A buffer the Python half describes itself, as it does PyTorch tensors
+/// (reading their attributes is faster than a DLPack export): (address,
+/// shape, strides in elements, dtype name, DLPack device type, device id).
+Buffer readDescribedBuffer(nb::handle object, const TensorType &expected,
+                           std::optional<Target> target,
+                           const BufferName &name) {
+  auto fields = nb::borrow<nb::tuple>(object);
+  if (fields.size() != 6 || !nb::isinstance<nb::str>(fields[3]))
+    throw nb::type_error(
+        (name.str() +
+         ": a described buffer is (address, shape, strides, dtype name, "
+         "DLPack device type, device id)")
+            .c_str());
+  Buffer buffer;
+  buffer.deviceType = nb::cast<int32_t>(fields[4]);
+  buffer.deviceId = nb::cast<int32_t>(fields[5]);
+  place(buffer, target, name);
+  const char *dtypeName = nb::borrow<nb::str>(fields[3]).c_str();
+  std::optional<DType> dtype = parseDType(dtypeName);
+  if (!dtype || *dtype != expected.dtype)
+    throwDTypeError(dtypeName, expected, name);
+  TensorRef &ref = buffer.ref;
+  ref.data = reinterpret_cast<void *>(nb::cast<uintptr_t>(fields[0]));
+  ref.dtype = *dtype;
+  readInts(fields[1], ref.shape);
+  readInts(fields[2], ref.strides);
+  if (ref.strides.size() != ref.shape.size())
+    throw nb::value_error(
+        (name.str() + " has " + std::to_string(ref.shape.size()) +
+         " dimensions and " + std::to_string(ref.strides.size()) + " strides")
+            .c_str());
+  return buffer;
+}
+
+/// The CUDA driver, opened on first use (for Function.bench on device
+/// arrays, which waits for the stream after each call). Never closed, as
+/// the JITs are never destroyed.
+runtime::CudaDriver &getCudaDriver() {
+  static std::mutex mutex;
+  static runtime::CudaDriver *driver = nullptr;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!driver) {
+    std::string error;
+    driver = runtime::CudaDriver::open(error).release();
+    if (!driver)
+      throw nb::value_error(("waiting for the CUDA stream: " + error).c_str());
+  }
+  return *driver;
 }
 
 using InArray = nb::ndarray<nb::ro>;
 using OutArray = nb::ndarray<>;
+
+/// The buffers of one call, and the imported arrays behind them.
+struct Call {
+  std::vector<TensorRef> inputs, outputs;
+  std::vector<InArray> heldInputs;
+  std::vector<OutArray> heldOutputs;
+  bool anyOnDevice = false;
+};
 
 /// A compiled function: its kernel and the JIT that keeps it alive.
 class Function {
@@ -203,40 +371,54 @@ public:
     return shapes;
   }
 
-  void run(const std::vector<InArray> &inputs,
-           const std::vector<bool> &inputBF16Views,
-           const std::vector<OutArray> &outputs,
-           const std::vector<bool> &outputBF16Views, int threads) const {
-    std::vector<TensorRef> in, out;
-    refs(inputs, inputBF16Views, outputs, outputBF16Views, in, out);
+  /// Runs the kernel on `stream` (a CUstream; the cuda target's alone).
+  void run(nb::list inputs, const std::vector<bool> &inputBF16Views,
+           nb::list outputs, const std::vector<bool> &outputBF16Views,
+           int threads, uintptr_t stream) const {
+    Call call = prepare(inputs, inputBF16Views, outputs, outputBF16Views,
+                        kernel->getTarget());
+    RunOptions options = runOptions(threads, stream);
     llvm::Error error = llvm::Error::success();
     {
       nb::gil_scoped_release release;
-      error = kernel->run(in, out, threads);
+      error = kernel->run(call.inputs, call.outputs, options);
     }
     if (error)
       throw nb::value_error(message(std::move(error)).c_str());
   }
 
   /// Runs the function `runs` times after one untimed call; the seconds of
-  /// each timed run.
-  std::vector<double> bench(const std::vector<InArray> &inputs,
+  /// each timed run. With a buffer in device memory each run's time lasts
+  /// until `stream` has finished its work.
+  std::vector<double> bench(nb::list inputs,
                             const std::vector<bool> &inputBF16Views,
-                            const std::vector<OutArray> &outputs,
+                            nb::list outputs,
                             const std::vector<bool> &outputBF16Views,
-                            int threads, int runs) const {
+                            int threads, uintptr_t stream, int runs) const {
     if (runs < 1)
       throw nb::value_error("runs must be at least 1");
-    std::vector<TensorRef> in, out;
-    refs(inputs, inputBF16Views, outputs, outputBF16Views, in, out);
+    Call call = prepare(inputs, inputBF16Views, outputs, outputBF16Views,
+                        kernel->getTarget());
+    RunOptions options = runOptions(threads, stream);
+    runtime::CudaDriver *driver = call.anyOnDevice ? &getCudaDriver() : nullptr;
     std::vector<double> seconds;
     llvm::Error error = llvm::Error::success();
+    std::string waitError;
     {
       nb::gil_scoped_release release;
-      error = kernel->run(in, out, threads);
-      for (int r = 0; r < runs && !error; ++r) {
+      // A device call returns once its work is enqueued: wait for it.
+      auto once = [&] {
+        error = kernel->run(call.inputs, call.outputs, options);
+        return !error &&
+               (!driver || driver->check(driver->cuStreamSynchronize(
+                                             static_cast<runtime::cu::Stream>(
+                                                 options.cudaStream)),
+                                         "cuStreamSynchronize", waitError));
+      };
+      bool ok = once();
+      for (int r = 0; r < runs && ok; ++r) {
         auto start = std::chrono::steady_clock::now();
-        error = kernel->run(in, out, threads);
+        ok = once();
         seconds.push_back(std::chrono::duration<double>(
                               std::chrono::steady_clock::now() - start)
                               .count());
@@ -244,15 +426,50 @@ public:
     }
     if (error)
       throw nb::value_error(message(std::move(error)).c_str());
+    if (!waitError.empty())
+      throw nb::value_error(("@" + name() + ": " + waitError).c_str());
     return seconds;
   }
 
+  /// What a call would hand the kernel, without running it: for each
+  /// input, then each output, (space "host" or "cuda", address, dtype,
+  /// shape, strides). Each buffer's memory is checked as a kernel of
+  /// `targetName` would take it, or not at all when it is None. For the
+  /// tests of the package, which have no GPU.
+  nb::list tensorRefs(nb::list inputs, const std::vector<bool> &inputBF16Views,
+                      nb::list outputs,
+                      const std::vector<bool> &outputBF16Views,
+                      const std::optional<std::string> &targetName) const {
+    std::optional<Target> target;
+    if (targetName && !(target = parseTarget(*targetName)))
+      throw nb::value_error(("unknown target '" + *targetName + "'").c_str());
+    Call call =
+        prepare(inputs, inputBF16Views, outputs, outputBF16Views, target);
+    nb::list described;
+    for (const auto *refs : {&call.inputs, &call.outputs})
+      for (const TensorRef &r : *refs)
+        described.append(nb::make_tuple(
+            r.space == MemorySpace::Host ? "host" : "cuda",
+            reinterpret_cast<uintptr_t>(r.data), getDTypeName(r.dtype),
+            nb::tuple(nb::cast(r.shape)), nb::tuple(nb::cast(r.strides))));
+    return described;
+  }
+
 private:
-  void refs(const std::vector<InArray> &inputs,
-            const std::vector<bool> &inputBF16Views,
-            const std::vector<OutArray> &outputs,
-            const std::vector<bool> &outputBF16Views,
-            std::vector<TensorRef> &in, std::vector<TensorRef> &out) const {
+  RunOptions runOptions(int threads, uintptr_t stream) const {
+    RunOptions options;
+    options.threads = threads;
+    options.cudaStream = reinterpret_cast<void *>(stream);
+    return options;
+  }
+
+  /// The buffers of a call. Each element of `inputs` and `outputs` is an
+  /// array (DLPack or the buffer protocol) or a described buffer (a
+  /// tuple, see readDescribedBuffer). Each buffer's memory is checked
+  /// (`place`) as a kernel of `target` takes it, unless `target` is none.
+  Call prepare(nb::list inputs, const std::vector<bool> &inputBF16Views,
+               nb::list outputs, const std::vector<bool> &outputBF16Views,
+               std::optional<Target> target) const {
     const Signature &sig = kernel->getSignature();
     if (inputs.size() != sig.inputs.size() ||
         outputs.size() != sig.outputs.size() ||
@@ -262,12 +479,32 @@ private:
           ("@" + name() + " takes " + std::to_string(sig.inputs.size()) +
            " arguments and " + std::to_string(sig.outputs.size()) + " results")
               .c_str());
-    for (size_t i = 0; i < inputs.size(); ++i)
-      in.push_back(toTensorRef(inputs[i], inputBF16Views[i], sig.inputs[i],
-                               "argument", i, name()));
-    for (size_t i = 0; i < outputs.size(); ++i)
-      out.push_back(toTensorRef(outputs[i], outputBF16Views[i], sig.outputs[i],
-                                "output", i, name()));
+    Call call;
+    call.inputs.reserve(inputs.size());
+    call.outputs.reserve(outputs.size());
+    call.heldInputs.reserve(inputs.size());
+    call.heldOutputs.reserve(outputs.size());
+    for (size_t i = 0; i < inputs.size() + outputs.size(); ++i) {
+      bool isInput = i < inputs.size();
+      size_t index = isInput ? i : i - inputs.size();
+      nb::handle object = isInput ? inputs[index] : outputs[index];
+      const TensorType &expected =
+          isInput ? sig.inputs[index] : sig.outputs[index];
+      BufferName bufferName{isInput ? "argument" : "output", index,
+                            kernel->getName()};
+      Buffer buffer;
+      if (nb::isinstance<nb::tuple>(object))
+        buffer = readDescribedBuffer(object, expected, target, bufferName);
+      else if (isInput)
+        buffer = importArray(object, inputBF16Views[index], expected, target,
+                             bufferName, call.heldInputs);
+      else
+        buffer = importArray(object, outputBF16Views[index], expected, target,
+                             bufferName, call.heldOutputs);
+      call.anyOnDevice |= buffer.ref.space != MemorySpace::Host;
+      (isInput ? call.inputs : call.outputs).push_back(std::move(buffer.ref));
+    }
+    return call;
   }
 
   std::shared_ptr<JIT> jit;
@@ -330,10 +567,14 @@ NB_MODULE(_normfuse, m) {
       .def("output_shapes", &Function::outputShapes, nb::arg("input_shapes"))
       .def("run", &Function::run, nb::arg("inputs"),
            nb::arg("input_bf16_views"), nb::arg("outputs"),
-           nb::arg("output_bf16_views"), nb::arg("threads"))
+           nb::arg("output_bf16_views"), nb::arg("threads"), nb::arg("stream"))
       .def("bench", &Function::bench, nb::arg("inputs"),
            nb::arg("input_bf16_views"), nb::arg("outputs"),
-           nb::arg("output_bf16_views"), nb::arg("threads"), nb::arg("runs"));
+           nb::arg("output_bf16_views"), nb::arg("threads"), nb::arg("stream"),
+           nb::arg("runs"))
+      .def("tensor_refs", &Function::tensorRefs, nb::arg("inputs"),
+           nb::arg("input_bf16_views"), nb::arg("outputs"),
+           nb::arg("output_bf16_views"), nb::arg("target").none());
 
   m.def("compile", &compile, nb::arg("source"), nb::arg("is_path"),
         nb::arg("entry"), nb::arg("target"), nb::arg("fuse"));

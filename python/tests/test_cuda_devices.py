@@ -1,0 +1,179 @@
+"""The cuda target on PyTorch CUDA tensors and CuPy arrays: in place, on
+the caller's stream, results allocated by the caller's library. Needs a GPU
+and PyTorch: skipped unless torch.cuda.is_available() (CuPy's tests also
+need CuPy). Every result is checked against float64 NumPy; tolerances are
+stated where they are used. What needs no GPU is in test_device_arrays.py."""
+
+import numpy as np
+import pytest
+
+import normfuse
+from conftest import layer_norm_ir, layer_norm_reference, relu_ir
+
+torch = pytest.importorskip("torch")
+if not torch.cuda.is_available():
+    pytest.skip("no CUDA device for PyTorch", allow_module_level=True)
+
+ROWS, COLS = 64, 768
+# f32 LayerNorm of 768 columns against float64, |y| up to about 5.
+ATOL_F32 = 5e-5
+# The CUDA stream sleeps this many clock cycles (tens of milliseconds)
+# before the values a test reads are written.
+SLEEP_CYCLES = 50_000_000
+
+
+@pytest.fixture(scope="module")
+def ln():
+    return normfuse.compile(layer_norm_ir(rows="?", cols=COLS), "ln", target="cuda")
+
+
+@pytest.fixture
+def inputs():
+    g = torch.Generator().manual_seed(1234)
+    x = torch.randn(ROWS, COLS, generator=g) * 3 + 7
+    scale = torch.randn(COLS, generator=g)
+    bias = torch.randn(COLS, generator=g)
+    return x.cuda(), scale.cuda(), bias.cuda()
+
+
+def check_layer_norm(x, scale, bias, y, mean, rstd, atol=ATOL_F32):
+    ref_y, ref_mean, ref_rstd = layer_norm_reference(
+        *(t.double().cpu().numpy() for t in (x, scale, bias)))
+    np.testing.assert_allclose(y.double().cpu().numpy(), ref_y, rtol=0, atol=atol)
+    np.testing.assert_allclose(mean.double().cpu().numpy(), ref_mean, rtol=1e-6)
+    np.testing.assert_allclose(rstd.double().cpu().numpy(), ref_rstd, rtol=1e-5)
+
+
+def nan_like(t, shape=None):
+    return torch.full(shape or t.shape, float("nan"), dtype=t.dtype, device=t.device)
+
+
+def test_torch_tensors_give_torch_results_on_their_device(ln, inputs):
+    y, mean, rstd = ln(*inputs)
+    for r, shape in ((y, (ROWS, COLS)), (mean, (ROWS, 1)), (rstd, (ROWS, 1))):
+        assert isinstance(r, torch.Tensor)
+        assert r.device == inputs[0].device and r.dtype == torch.float32
+        assert tuple(r.shape) == shape
+    torch.cuda.synchronize()
+    check_layer_norm(*inputs, y, mean, rstd)
+
+
+def test_out_writes_torch_tensors_in_place(ln, inputs):
+    x = inputs[0]
+    out = (nan_like(x), nan_like(x, (ROWS, 1)), nan_like(x, (ROWS, 1)))
+    pointers = [t.data_ptr() for t in out]
+    assert ln(*inputs, out=out) is out
+    assert [t.data_ptr() for t in out] == pointers
+    torch.cuda.synchronize()
+    check_layer_norm(*inputs, *out)
+
+
+def test_bf16_tensors(inputs):
+    fn = normfuse.compile(layer_norm_ir(dtype="bf16", rows=ROWS, cols=COLS),
+                          "ln", target="cuda")
+    x, scale, bias = inputs
+    y, mean, rstd = fn(x.bfloat16(), scale, bias)
+    assert y.dtype == torch.bfloat16
+    torch.cuda.synchronize()
+    ref_y, _, _ = layer_norm_reference(
+        *(t.double().cpu().numpy() for t in (x.bfloat16(), scale, bias)))
+    # Rounded to bf16 once: 2^-8 of the largest |y|.
+    np.testing.assert_allclose(y.double().cpu().numpy(), ref_y, rtol=0,
+                               atol=2**-8 * np.abs(ref_y).max())
+
+
+def delayed_inputs(stream, inputs):
+    """Copies of `inputs` that hold NaN until `stream`, after sleeping, has
+    written their values: a kernel that runs on another stream reads NaN."""
+    copies = [nan_like(t) for t in inputs]
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        torch.cuda._sleep(SLEEP_CYCLES)
+        for copy, t in zip(copies, inputs):
+            copy.copy_(t)
+    return copies
+
+
+def test_the_current_torch_stream_is_the_default(ln, inputs):
+    stream = torch.cuda.Stream()
+    x, scale, bias = delayed_inputs(stream, inputs)
+    with torch.cuda.stream(stream):
+        y, mean, rstd = ln(x, scale, bias)
+    stream.synchronize()
+    check_layer_norm(*inputs, y, mean, rstd)
+
+
+def test_an_explicit_torch_stream(ln, inputs):
+    stream = torch.cuda.Stream()
+    x, scale, bias = delayed_inputs(stream, inputs)
+    out = (nan_like(x), nan_like(x, (ROWS, 1)), nan_like(x, (ROWS, 1)))
+    stream.wait_stream(torch.cuda.current_stream())
+    ln(x, scale, bias, out=out, stream=stream)
+    stream.synchronize()
+    check_layer_norm(*inputs, *out)
+
+
+def test_a_stream_handle_as_an_int(ln, inputs):
+    stream = torch.cuda.Stream()
+    x, scale, bias = delayed_inputs(stream, inputs)
+    out = (nan_like(x), nan_like(x, (ROWS, 1)), nan_like(x, (ROWS, 1)))
+    stream.wait_stream(torch.cuda.current_stream())
+    ln(x, scale, bias, out=out, stream=stream.cuda_stream)
+    stream.synchronize()
+    check_layer_norm(*inputs, *out)
+
+
+def test_host_and_device_arrays_mixed(ln, inputs):
+    x, scale, bias = inputs
+    host_x = x.cpu().numpy()
+    y, mean, rstd = ln(host_x, scale, bias)
+    assert isinstance(y, torch.Tensor) and y.is_cuda
+    torch.cuda.synchronize()
+    check_layer_norm(x, scale, bias, y, mean, rstd)
+    # Host results of device arguments: the call waits for them.
+    out = (np.full((ROWS, COLS), np.nan, np.float32),
+           np.full((ROWS, 1), np.nan, np.float32), np.full((ROWS, 1), np.nan, np.float32))
+    ln(x, scale, bias, out=out)
+    check_layer_norm(x, scale, bias, *(torch.from_numpy(a) for a in out))
+
+
+def test_bench_waits_for_the_stream(ln, inputs):
+    result = ln.bench(*inputs, runs=5)
+    assert result.runs == 5 and result.min_ms > 0
+    assert torch.cuda.current_stream().query()
+
+
+def test_a_non_contiguous_tensor_raises_value_error(ln, inputs):
+    x, scale, bias = inputs
+    wide = torch.zeros(ROWS, 2 * COLS, device=x.device)
+    with pytest.raises(ValueError, match="contiguous"):
+        ln(wide[:, ::2], scale, bias)
+
+
+def test_a_misaligned_tensor_raises_value_error(inputs):
+    fn = normfuse.compile(relu_ir(shape="?x8"), "relu", target="cuda")
+    flat = torch.zeros(8 * 4 + 1, device="cuda")
+    with pytest.raises(ValueError, match="aligned"):
+        fn(flat[1:].view(4, 8))
+
+
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="one CUDA device")
+def test_a_tensor_on_another_device_raises_value_error(ln, inputs):
+    x, scale, bias = (t.to("cuda:1") for t in inputs)
+    with pytest.raises(ValueError, match="is on CUDA device 1; the cuda target runs on device 0"):
+        ln(x, scale, bias)
+
+
+def test_cupy_arrays(ln, inputs):
+    cupy = pytest.importorskip("cupy")
+    x, scale, bias = (cupy.asarray(t.cpu().numpy()) for t in inputs)
+    y, mean, rstd = ln(x, scale, bias)
+    assert isinstance(y, cupy.ndarray)
+    stream = cupy.cuda.Stream(non_blocking=True)
+    out = (cupy.full((ROWS, COLS), np.nan, np.float32),
+           cupy.full((ROWS, 1), np.nan, np.float32), cupy.full((ROWS, 1), np.nan, np.float32))
+    cupy.cuda.Device().synchronize()
+    ln(x, scale, bias, out=out, stream=stream)
+    stream.synchronize()
+    for got in ((y, mean, rstd), out):
+        check_layer_norm(*inputs, *(torch.from_numpy(cupy.asnumpy(a)) for a in got))
