@@ -6,6 +6,9 @@ on the GPU machine; with --target cuda-sim it runs here, on small cases).
     check.py --tool BIN/nf-package-run --packages build/gpu-check
              [--target cuda|cuda-sim] [--filter REGEX] [--bench N]
              [--sanitizer compute-sanitizer] [--json OUT.json]
+             [--jsonl RECORDS.jsonl] [--deadline UNIX_TIME]
+    check.py ... --sanitizer compute-sanitizer --sanitize-from RECORDS.jsonl
+             [--jobs N]       # only the sanitizers, once per family
 
 For each case: fresh random inputs (seeded by the case name), rounded to
 the storage dtype; the entry run from the package with cubins (and, for
@@ -14,24 +17,31 @@ compared with the reference computed in float64 from the rounded inputs:
 max |result - reference| / max(1, max |reference|) within the dtype's
 tolerance, and every element finite. With --bench, the entry's CUDA-event
 timing beside a device copy of the same bytes. With --sanitizer,
-compute-sanitizer memcheck and racecheck on one case per family and dtype.
-Prints one line per case and a summary; exit status 1 if any case failed.
+compute-sanitizer memcheck and racecheck on one case per family (its first
+case that passed). With --jsonl, each case's record is appended as it ends
+(what survives a time box); with --deadline, cases left when it comes are
+recorded as skipped. Only the cases make_packages.py packaged (its
+cases.json) run. With --sanitize-from, only memcheck and racecheck run, on
+the smallest case of each family that passed in those records, N at once
+(bench/gpu/run_steps.py runs them last, after the sweep). Prints one line
+per case and a summary; exit status 1 if any case failed. Needs NumPy (and
+PyTorch for references on the GPU; NumPy computes them without it).
 """
 import argparse
 import json
 import math
 import os
-import random
 import re
-import struct
 import subprocess
 import sys
 import tempfile
+import time
+
+import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cases as cases_mod  # noqa: E402
-
-DESCR = {"f32": "<f4", "f16": "<f2", "f64": "<f8", "bf16": "<V2"}
+import references as refs  # noqa: E402
 
 
 class TorchOps:
@@ -42,10 +52,10 @@ class TorchOps:
 
     def array(self, values, shape):
         t = self.torch
-        return t.tensor(values, dtype=t.float64, device=self.device).reshape(shape)
+        return t.from_numpy(np.asarray(values, np.float64).reshape(shape)).to(self.device)
 
     def values(self, a):
-        return a.detach().reshape(-1).cpu().tolist()
+        return a.detach().reshape(-1).cpu().numpy()
 
     def mean(self, x, axis):
         return x.mean(axis, keepdim=True)
@@ -83,15 +93,13 @@ class TorchOps:
 
 class NumpyOps:
     def __init__(self):
-        import numpy
-        self.np = numpy
-        self.erf = numpy.vectorize(math.erf)
+        self.erf = np.vectorize(math.erf)
 
     def array(self, values, shape):
-        return self.np.array(values, dtype=self.np.float64).reshape(shape)
+        return np.asarray(values, np.float64).reshape(shape)
 
     def values(self, a):
-        return self.np.asarray(a).reshape(-1).tolist()
+        return np.asarray(a, np.float64).reshape(-1)
 
     def mean(self, x, axis):
         return x.mean(axis=axis, keepdims=True)
@@ -100,89 +108,64 @@ class NumpyOps:
         return x.sum(axis=0)
 
     def sqrt(self, x):
-        return self.np.sqrt(x)
+        return np.sqrt(x)
 
     def permute(self, x, p):
         return x.transpose(p)
 
     def relu(self, x):
-        return self.np.maximum(x, 0)
+        return np.maximum(x, 0)
 
     def silu(self, x):
-        return x / (1 + self.np.exp(-x))
+        return x / (1 + np.exp(-x))
 
     def gelu(self, x):
         return 0.5 * x * (1 + self.erf(x / math.sqrt(2)))
 
     def gelu_tanh(self, x):
-        return 0.5 * x * (1 + self.np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
+        return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
 
     def einsum(self, spec, *args):
-        return self.np.einsum(spec, *args)
+        return np.einsum(spec, *args)
 
     def pad(self, x, top, bottom, left, right):
-        return self.np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)))
+        return np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)))
 
     def zeros(self, shape):
-        return self.np.zeros(shape)
+        return np.zeros(shape)
 
 
 def round_to(values, dtype):
-    """`values` rounded to `dtype` (bf16: to nearest even), as floats."""
-    if dtype == "f32":
-        return list(struct.unpack(f"<{len(values)}f", struct.pack(f"<{len(values)}f", *values)))
-    if dtype == "f16":
-        return list(struct.unpack(f"<{len(values)}e", struct.pack(f"<{len(values)}e", *values)))
-    bits = struct.unpack(f"<{len(values)}I", struct.pack(f"<{len(values)}f", *values))
-    rounded = [((b + 0x7FFF + ((b >> 16) & 1)) >> 16) << 16 for b in bits]
-    return list(struct.unpack(f"<{len(values)}f", struct.pack(f"<{len(values)}I", *rounded)))
+    """`values` rounded to `dtype` (bf16: to nearest even), as float64."""
+    if dtype == "bf16":
+        return refs.from_bf16_bits(refs.to_bf16_bits(values)).astype(np.float64)
+    return np.asarray(values).astype(refs.NUMPY[dtype]).astype(np.float64)
 
 
-def write_npy(path, values, shape, dtype):
+def write_input(path, values, dtype):
     """bf16 is written as f32 (nf-package-run --bf16-from-f32 rounds it as
-    round_to does)."""
-    descr = "<f4" if dtype in ("f32", "bf16") else DESCR[dtype]
-    fmt = {"<f4": "f", "<f2": "e", "<f8": "d"}[descr]
-    dims = ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "")
-    header = "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }" % (descr, dims)
-    header += " " * ((64 - (10 + len(header) + 1) % 64) % 64) + "\n"
-    with open(path, "wb") as f:
-        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode())
-        f.write(struct.pack(f"<{len(values)}{fmt}", *values))
-
-
-def read_npy(path):
-    data = open(path, "rb").read()
-    n = struct.unpack("<H", data[8:10])[0]
-    header = data[10:10 + n].decode()
-    descr = header.split("'descr': '")[1].split("'")[0]
-    payload = data[10 + n:]
-    if descr == "<V2":
-        bits = struct.unpack(f"<{len(payload) // 2}H", payload)
-        return list(struct.unpack(f"<{len(bits)}f", struct.pack(f"<{len(bits)}I", *[b << 16 for b in bits])))
-    fmt = {"<f4": "f", "<f2": "e", "<f8": "d"}[descr]
-    size = struct.calcsize(fmt)
-    return list(struct.unpack(f"<{len(payload) // size}{fmt}", payload))
+    round_to does, so the values pass unchanged)."""
+    refs.write_npy(path, refs.storage(values, "f32" if dtype == "bf16" else dtype),
+                   "f32" if dtype == "bf16" else dtype)
 
 
 def make_inputs(case, seed):
-    rng = random.Random(seed)
+    rng = np.random.default_rng(seed)
     out = []
     for shape, dtype, kind in case.inputs:
-        count = math.prod(shape)
         if kind == "scale":
-            values = [1 + 0.5 * rng.uniform(-1, 1) for _ in range(count)]
+            values = 1 + 0.5 * rng.uniform(-1, 1, shape)
         elif kind == "positive":
-            values = [rng.uniform(0.5, 2) for _ in range(count)]
+            values = rng.uniform(0.5, 2, shape)
         elif kind == "small":
-            values = [0.1 * rng.gauss(0, 1) for _ in range(count)]
+            values = 0.1 * rng.standard_normal(shape)
         else:
-            values = [rng.gauss(0.5, 2) for _ in range(count)]
+            values = rng.normal(0.5, 2, shape)
         out.append(round_to(values, dtype))
     return out
 
 
-def run_case(args, ops, case, package, workdir, extra=()):
+def run_case(args, ops, case, package, workdir, extra=(), timeout=120):
     """(error, worst relative difference, bench JSON or None)"""
     seed = int.from_bytes(case.name.encode()[:8].ljust(8, b"\0"), "little")
     inputs = make_inputs(case, seed)
@@ -190,7 +173,7 @@ def run_case(args, ops, case, package, workdir, extra=()):
            "--bf16-from-f32"]
     for i, ((shape, dtype, _), values) in enumerate(zip(case.inputs, inputs)):
         path = os.path.join(workdir, f"in{i}.npy")
-        write_npy(path, values, shape, dtype)
+        write_input(path, values, dtype)
         cmd += ["--input", path]
     outs = [os.path.join(workdir, f"out{i}.npy") for i in range(len(case.results))]
     for path in outs:
@@ -199,7 +182,10 @@ def run_case(args, ops, case, package, workdir, extra=()):
         cmd += ["--output", path]
     if args.bench and not extra:
         cmd += ["--bench", str(args.bench)]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return f"timed out after {timeout} s", None, None
     if proc.returncode != 0:
         return (proc.stderr.strip() or proc.stdout.strip())[-2000:], None, None
     if extra:
@@ -212,22 +198,74 @@ def run_case(args, ops, case, package, workdir, extra=()):
     for line in proc.stdout.splitlines():
         if line.startswith("{"):
             bench = json.loads(line)
-    refs = case.reference(ops, *[ops.array(v, s) for v, (s, _, _) in zip(inputs, case.inputs)])
+    refs_out = case.reference(ops, *[ops.array(v, s) for v, (s, _, _) in zip(inputs, case.inputs)])
     worst = 0.0
-    for i, (path, ref, (shape, dtype)) in enumerate(zip(outs, refs, case.results)):
-        got = read_npy(path)
+    for i, (path, ref, (shape, dtype)) in enumerate(zip(outs, refs_out, case.results)):
+        got = refs.read_npy(path)[0].reshape(-1).astype(np.float64)
         want = ops.values(ref)
-        if len(got) != len(want):
-            return f"result {i}: {len(got)} elements, expected {len(want)}", None, bench
-        if not all(math.isfinite(g) for g in got):
+        if got.size != want.size:
+            return f"result {i}: {got.size} elements, expected {want.size}", None, bench
+        if not np.isfinite(got).all():
             return f"result {i}: a non-finite element", None, bench
-        scale = max(1.0, max((abs(w) for w in want), default=0.0))
-        diff = max((abs(g - w) for g, w in zip(got, want)), default=0.0) / scale
+        scale = max(1.0, float(np.abs(want).max(initial=0.0)))
+        diff = float(np.abs(got - want).max(initial=0.0)) / scale
         worst = max(worst, diff)
         tol = cases_mod.tolerance(dtype)
         if diff > tol:
             return f"result {i}: relative difference {diff:.3g} over {tol:g}", worst, bench
     return None, worst, bench
+
+
+def sanitize(args, ops, cases) -> int:
+    """compute-sanitizer memcheck and racecheck on one case per family: its
+    smallest that passed (the odd sizes, where bounds go wrong), in
+    parallel; records appended to --jsonl."""
+    import concurrent.futures
+    passed = set()
+    if os.path.exists(args.sanitize_from):
+        for line in open(args.sanitize_from):
+            try:
+                r = json.loads(line)
+            except ValueError:
+                continue
+            if r.get("ok"):
+                passed.add(r["case"])
+    chosen = {}
+    for c in cases:
+        if passed and c.name not in passed:
+            continue
+        size = sum(math.prod(s) for s, _, _ in c.inputs)
+        if c.family not in chosen or size < chosen[c.family][0]:
+            chosen[c.family] = (size, c)
+    jsonl = open(args.jsonl, "a") if args.jsonl else None
+    failures = 0
+
+    def one(case):
+        record = {"case": case.name, "family": case.family, "dtype": case.dtype, "sanitized": True}
+        with tempfile.TemporaryDirectory() as workdir:
+            for tool in ("memcheck", "racecheck"):
+                left = args.deadline - time.time() if args.deadline else 600
+                if left < 10:
+                    record[tool] = "skipped: the time box ran out"
+                    continue
+                e, _, _ = run_case(args, ops, case, os.path.join(args.packages, "binaries"), workdir,
+                                   extra=(args.sanitizer, "--tool", tool, "--error-exitcode", "1"),
+                                   timeout=min(120, max(5, left - 5)))
+                record[tool] = "clean" if e is None else e
+        record["ok"] = all(record.get(t) == "clean" or str(record.get(t)).startswith("skipped")
+                           for t in ("memcheck", "racecheck"))
+        return record
+
+    with concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)) as pool:
+        for record in pool.map(one, [c for _, c in chosen.values()]):
+            failures += not record["ok"]
+            if jsonl:
+                jsonl.write(json.dumps(record) + "\n")
+                jsonl.flush()
+            print(f"{'ok  ' if record['ok'] else 'FAIL'} {record['case']}: memcheck {record['memcheck']}, "
+                  f"racecheck {record['racecheck']}", flush=True)
+    print(f"sanitizers: {len(chosen) - failures} of {len(chosen)} families clean")
+    return 1 if failures else 0
 
 
 def main() -> int:
@@ -240,6 +278,15 @@ def main() -> int:
     parser.add_argument("--bench", type=int, default=0)
     parser.add_argument("--sanitizer", default="")
     parser.add_argument("--json", default="")
+    parser.add_argument("--jsonl", default="", help="append each case's record as it ends")
+    parser.add_argument("--deadline", type=float, default=0,
+                        help="time.time() after which cases are recorded as skipped")
+    parser.add_argument("--sanitize-from", default="",
+                        help="run only compute-sanitizer (--sanitizer), memcheck and racecheck, once per family "
+                             "on its smallest case that passed in this RECORDS.jsonl (every case if none)")
+    parser.add_argument("--jobs", type=int, default=1, help="sanitizer runs at once")
+    parser.add_argument("--max-elements", type=int, default=0,
+                        help="record cases with more input elements as skipped (0: no limit; the simulator's)")
     parser.add_argument("--device", default="")
     parser.add_argument("--driver", default="")
     parser.add_argument("--date", default="")
@@ -249,33 +296,75 @@ def main() -> int:
     except ImportError:
         ops = NumpyOps()
     cases = [c for c in cases_mod.all_cases() if re.search(args.filter, c.name)]
-    results, failures = [], 0
+    # Only what make_packages.py packaged (all cases, or its --filter's).
+    listing = os.path.join(args.packages, "cases.json")
+    if os.path.exists(listing):
+        packaged = {c["name"] for c in json.load(open(listing))}
+        cases = [c for c in cases if c.name in packaged]
+    if args.sanitize_from:
+        return sanitize(args, ops, cases)
+    results, failures, skipped = [], 0, 0
     nvrtc_done, sanitized = set(), set()
+    jsonl = open(args.jsonl, "a") if args.jsonl else None
+
+    def left():
+        return args.deadline - time.time() if args.deadline else float("inf")
+
     with tempfile.TemporaryDirectory() as workdir:
         for case in cases:
             record = {"case": case.name, "family": case.family, "dtype": case.dtype}
-            err, worst, bench = run_case(args, ops, case, os.path.join(args.packages, "binaries"), workdir)
+            size = sum(math.prod(shape) for shape, _, _ in case.inputs)
+            reason = None
+            if args.max_elements and size > args.max_elements:
+                reason = f"{size} input elements: over --max-elements {args.max_elements}"
+            elif left() < 5:
+                reason = "the check's time box ran out"
+            if reason:
+                record.update(ok=None, skipped=reason)
+                skipped += 1
+                results.append(record)
+                if jsonl:
+                    jsonl.write(json.dumps(record) + "\n")
+                    jsonl.flush()
+                continue
+            start = time.perf_counter()
+            err, worst, bench = run_case(args, ops, case, os.path.join(args.packages, "binaries"),
+                                         workdir, timeout=min(120, max(5, left())))
             record.update(ok=err is None, error=err, max_rel_diff=worst, bench=bench)
             if err is None and case.family not in nvrtc_done:
                 nvrtc_done.add(case.family)
-                err2, _, _ = run_case(args, ops, case, os.path.join(args.packages, "source"), workdir)
+                err2, _, _ = run_case(args, ops, case, os.path.join(args.packages, "source"),
+                                      workdir, timeout=min(120, max(5, left())))
                 record["from_source_ok"] = err2 is None
                 err = err or (err2 and "from source: " + err2)
-            if err is None and args.sanitizer and (case.family, case.dtype) not in sanitized:
-                sanitized.add((case.family, case.dtype))
-                for tool in ("memcheck", "racecheck"):
-                    e, _, _ = run_case(args, ops, case, os.path.join(args.packages, "binaries"), workdir,
-                                       extra=(args.sanitizer, "--tool", tool, "--error-exitcode", "1"))
-                    record[tool] = "clean" if e is None else e
-                    err = err or (e and f"{tool}: {e}")
+            # compute-sanitizer once per kernel family (its first case that
+            # passed), while there is time for it.
+            if err is None and args.sanitizer and case.family not in sanitized:
+                if left() < 40:
+                    record["memcheck"] = record["racecheck"] = "skipped: the time box ran out"
+                else:
+                    sanitized.add(case.family)
+                    for tool in ("memcheck", "racecheck"):
+                        e, _, _ = run_case(args, ops, case, os.path.join(args.packages, "binaries"),
+                                           workdir, timeout=min(90, max(5, left() - 5)),
+                                           extra=(args.sanitizer, "--tool", tool, "--error-exitcode", "1"))
+                        record[tool] = "clean" if e is None else e
+                        err = err or (e and f"{tool}: {e}")
             record["ok"] = err is None
+            record["error"] = err
+            record["seconds"] = round(time.perf_counter() - start, 2)
             failures += err is not None
             results.append(record)
+            if jsonl:
+                jsonl.write(json.dumps(record) + "\n")
+                jsonl.flush()
             frac = f" {bench['fraction_of_copy']:.2f} of copy" if bench and "fraction_of_copy" in bench else ""
             print(f"{'ok  ' if err is None else 'FAIL'} {case.name}: max rel diff "
                   f"{worst if worst is not None else float('nan'):.3g}{frac}"
                   + (f"  [{err}]" if err else ""), flush=True)
-    print(f"{len(cases) - failures} of {len(cases)} cases passed")
+    ran = len(cases) - skipped
+    print(f"{ran - failures} of {ran} cases passed"
+          + (f"; {skipped} skipped (time box or size)" if skipped else ""))
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"device": args.device, "driver": args.driver,

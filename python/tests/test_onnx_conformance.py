@@ -8,6 +8,8 @@ ONNX's momentum weighs the old running value (nf's weighs the new one:
 1 - momentum) and its running variance takes the biased batch variance
 (nf.batch_norm_training's unbiased_running_var = false)."""
 
+import os
+
 import numpy as np
 import pytest
 
@@ -60,7 +62,11 @@ def test_the_onnx_package_has_both_training_mode_cases():
         "test_batchnorm_example_training_mode"]
 
 
-@pytest.mark.parametrize("target", ["cpu", "cuda-sim"])
+# On a GPU (bench/gpu/run.sh sets NF_TEST_GPU), the cuda target too.
+TARGETS = ["cpu", "cuda-sim"] + (["cuda"] if os.environ.get("NF_TEST_GPU") else [])
+
+
+@pytest.mark.parametrize("target", TARGETS, ids=[t.replace("-", "_") for t in TARGETS])
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
 def test_onnx_training_mode_node_test_agrees(case, target):
     name, attrs, (x, s, b, mean, var), (y, out_mean, out_var) = case
