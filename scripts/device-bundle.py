@@ -58,15 +58,18 @@ _nf_bundle=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 export PATH="$_nf_bundle/bin:$PATH"
 export PYTHONPATH="$_nf_bundle/python${PYTHONPATH:+:$PYTHONPATH}"
 _nf_lib="$_nf_bundle/lib"
-# libz and libzstd from the bundle only where the system has none.
+# libz and libzstd from the bundle only where the system has none (the
+# loader's cache read once: under pipefail, `ldconfig -p | grep -q` fails
+# when grep stops reading early).
+_nf_cache=$(/sbin/ldconfig -p 2>/dev/null || true)
 for _nf_so in libz.so.1 libzstd.so.1; do
-  if ! /sbin/ldconfig -p 2>/dev/null | grep -q "^[[:space:]]*$_nf_so "; then
+  if ! grep -q "^[[:space:]]*$_nf_so " <<< "$_nf_cache"; then
     _nf_lib="$_nf_lib:$_nf_bundle/lib/extra"
     break
   fi
 done
 export LD_LIBRARY_PATH="$_nf_lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-unset _nf_bundle _nf_lib _nf_so
+unset _nf_bundle _nf_lib _nf_so _nf_cache
 """
 
 
@@ -104,9 +107,20 @@ def copy_stripped(source, target):
     run(["strip", "-o", target, source])
 
 
+def newest_glibc(path):
+    """The newest GLIBC_x.y symbol version `path` needs."""
+    versions = set(re.findall(r"GLIBC_(\d+)\.(\d+)", run(["objdump", "-T", path])))
+    return max(((int(a), int(b)) for a, b in versions), default=(0, 0))
+
+
 def check_and_collect_libraries(stage, binaries):
-    """Copies what `binaries` load into the stage; refuses anything else."""
+    """Copies what `binaries` load into the stage; refuses anything else,
+    and a binary that needs a glibc newer than 2.36."""
     for binary in binaries:
+        glibc = newest_glibc(binary)
+        if glibc > (2, 36):
+            raise BundleError(f"{os.path.relpath(binary, stage)} needs glibc "
+                              f"{glibc[0]}.{glibc[1]}; the bundle promises 2.36")
         resolved = resolved_libraries(binary)
         for soname in needed_libraries(binary):
             if soname in SYSTEM_LIBRARIES:

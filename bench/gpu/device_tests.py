@@ -47,9 +47,9 @@ PYTEST_FILES = ("test_cuda_devices.py",)
 NPY_TOOL = os.path.join(ROOT, "test/Tools/nf-run/Inputs/npy_tool.py")
 LN_MLIR = os.path.join(ROOT, "test/Tools/nf-run/Inputs/layer_norm.mlir")
 
-# The CUDA tests of each binary. DTypeCoverage has no real-cuda
-# parameterization yet (its cases run on the CPU and in cuda-sim, named
-# *_cudaSim); `*_cuda` picks it up when it comes.
+# The CUDA tests of each binary: in NFJITTests, DTypeCoverageOnGPUTest
+# (every op and dtype on the cuda target, `*_cuda`, instantiated by
+# NF_TEST_GPU) and the device-buffer and stream tests.
 # NFCUDATests runs the CUDA kernels in the simulator, on the CPU: CI runs
 # it; the device has nothing to add to it (None: not run, said so).
 GTEST_FILTERS = {
@@ -60,7 +60,7 @@ GTEST_FILTERS = {
     "NFNVRTCTests": "*",
 }
 # Processes a binary's tests are split across (GTEST_TOTAL_SHARDS) on the GPU.
-SHARDS = {"NFJITTests": 4}
+SHARDS = {"NFJITTests": 8}
 GTEST_FILTERS_SIM = {
     "NFRuntimeTests": "*",
     "NFJITTests": "*DeviceMemory*:*CudaStream*",

@@ -68,7 +68,7 @@ def table(doc):
                      f"{sum(r.get('ok') is None for r in check)} skipped" + (f": {', '.join(bad[:8])}" if bad else ""))
         fracs = [r["bench"]["fraction_of_copy"] for r in check if r.get("bench") and "fraction_of_copy" in r["bench"]]
         if fracs:
-            lines.append(f"  package cases' fraction of copy: median {statistics.median(fracs):.2f}, "
+            lines.append(f"  package cases' fraction of copy (hot L2: not flushed, small cases fit in it): median {statistics.median(fracs):.2f}, "
                          f"min {min(fracs):.2f}, max {max(fracs):.2f} ({len(fracs)} cases)")
     for r in res.get("gtest", []):
         lines.append(f"{r['check']}: {'ok' if r.get('ok') else 'FAILED' if r.get('ok') is False else 'skipped'}"

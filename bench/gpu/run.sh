@@ -149,9 +149,22 @@ fi
 export NF_KERNEL_CACHE_DIR=$tmp/kernel-cache
 if [ -z "${CUDA_HOME:-}" ] && [ -d /usr/local/cuda/include ]; then export CUDA_HOME=/usr/local/cuda; fi
 # NVRTC is dlopened as libnvrtc.so(.13): where the loader does not know it,
-# the toolkit's lib64 goes last on the path (never its stubs/ folder).
-if ! /sbin/ldconfig -p 2> /dev/null | grep -q 'libnvrtc\.so' && [ -d "${CUDA_HOME:-/usr/local/cuda}/lib64" ]; then
+# the toolkit's own file is named (NF_NVRTC_LIBRARY) and its lib64 goes
+# last on the path, for NVRTC's builtins (never the stubs/ folder). The
+# loader's cache is read once: `ldconfig -p | grep -q` fails under pipefail
+# when grep stops reading early.
+ld_cache=$(/sbin/ldconfig -p 2> /dev/null || true)
+if ! grep -q 'libnvrtc\.so' <<< "$ld_cache" && [ -d "${CUDA_HOME:-/usr/local/cuda}/lib64" ]; then
+  nvrtc=$(ls "${CUDA_HOME:-/usr/local/cuda}"/lib64/libnvrtc.so.1[0-9] 2> /dev/null | tail -1 || true)
+  if [ -n "$nvrtc" ]; then export NF_NVRTC_LIBRARY=$nvrtc; fi
   export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}${CUDA_HOME:-/usr/local/cuda}/lib64
+fi
+# The bundle's binaries need glibc 2.36 (LLVM's Support calls arc4random):
+# an older system fails every step, so it is said once, first.
+glibc=$(ldd --version 2> /dev/null | head -1 | grep -oE '[0-9]+\.[0-9]+$' || true)
+say "# glibc ${glibc:-unknown}; GPU compute mode $(nvidia-smi --query-gpu=compute_mode --format=csv,noheader 2> /dev/null | head -1 || echo unknown)"
+if [ -n "$glibc" ] && [ "$(printf '%s\n2.36\n' "$glibc" | sort -V | head -1)" != 2.36 ]; then
+  say "# glibc $glibc is older than the 2.36 the device bundle needs: its tools cannot load here"
 fi
 
 command="bench/gpu/run.sh"

@@ -40,7 +40,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 
 # step: (default time box in s, or None for "what is left")
-BOXES = {"lit": 30, "references": 60, "check": 100, "gtest": 60, "onnx": 20, "pytest": 30, "nvrtc": 25,
+BOXES = {"lit": 30, "references": 60, "check": 80, "gtest": 75, "onnx": 20, "pytest": 30, "nvrtc": 25,
          "sweep": None, "sanitizers": None}
 ORDER = ["lit", "references", "check", "gtest", "onnx", "pytest", "nvrtc", "sweep", "sanitizers"]
 # Kept back from the sweep for the sanitizers, and from everything for the
@@ -254,7 +254,7 @@ def main() -> int:
                    "--target", args.target, "--filter", args.filter, "--jsonl", f"{args.tmp}/check.jsonl",
                    "--deadline", deadline(b - 3), *sim_limit]
             if cuda:
-                cmd += ["--bench", "20"]
+                cmd += ["--bench", "5"]
             e = run.step(name, cmd, b, records="check")
         elif name == "gtest":
             b = box(name)
@@ -262,8 +262,9 @@ def main() -> int:
                                 args.target, "--jsonl", f"{args.tmp}/gtest.jsonl", "--deadline", deadline(b - 3)],
                          b, records="gtest")
         elif name == "onnx":
+            b = box(name)
             e = run.step(name, [py, f"{HERE}/device_tests.py", "onnx", "--target", args.target, "--jsonl",
-                                f"{args.tmp}/onnx.jsonl"], box(name), records="onnx")
+                                f"{args.tmp}/onnx.jsonl", "--deadline", deadline(b - 2)], b, records="onnx")
         elif name == "pytest":
             b = box(name)
             e = run.step(name, [py, f"{HERE}/device_tests.py", "pytest", "--target", args.target, "--jsonl",

@@ -389,6 +389,12 @@ def _grad_peer(B, forward, inputs, dy):
     return lambda: t.autograd.grad(y, leaves, dy, retain_graph=True)
 
 
+# Liger's row kernels hold a row in one block: calculate_settings refuses
+# rows over 65536 elements (liger_kernel/ops/utils.py).
+LIGER_MAX_COLUMNS = 65536
+LIGER_TOO_LONG = f"Liger's row kernels stop at {LIGER_MAX_COLUMNS} columns"
+
+
 def _liger(name):
     """Liger's autograd Function `name` from its module, or why not."""
     try:
@@ -448,12 +454,14 @@ def row_norm_case(op, direction, dtype, rows, cols, tier):
                 built.peers["eager"] = lambda: fn(*inputs)
                 built.peers["compile"] = ("compile", fn, inputs, None)
                 lf, why = _liger(op)
-                if lf is None:
+                if cols > LIGER_MAX_COLUMNS:
+                    built.peers["liger"] = LIGER_TOO_LONG
+                elif lf is None:
                     built.peers["liger"] = why
                 elif ln:
                     built.peers["liger"] = lambda: lf.apply(x, g, b, EPS)
                 else:
-                    built.peers["liger"] = lambda: lf.apply(x, g, EPS, 0.0, "llama", False)
+                    built.peers["liger"] = lambda: lf.apply(x, g, EPS, 0.0, "llama", True)
             return built
 
         # backward: dy, x, saved statistics (f32, from float64), scale
@@ -505,13 +513,18 @@ def row_norm_case(op, direction, dtype, rows, cols, tier):
             built.peers["eager"] = _grad_peer(B, fwd, leaves, dy)
             built.peers["compile"] = ("compile", fwd, leaves, dy)
             lf, why = _liger(op)
-            if lf is None:
+            if cols > LIGER_MAX_COLUMNS:
+                built.peers["liger"] = LIGER_TOO_LONG
+            elif lf is None:
                 built.peers["liger"] = why
             elif ln:
                 built.peers["liger"] = _grad_peer(B, lambda x_, g_, b_: lf.apply(x_, g_, b_, EPS), leaves, dy)
             else:
+                # Liger's default (in_place=True) writes dx over dy: its
+                # own copy of dy (its values change after the first call,
+                # whose result is the one checked; the time does not).
                 built.peers["liger"] = _grad_peer(
-                    B, lambda x_, g_: lf.apply(x_, g_, EPS, 0.0, "llama", False), leaves, dy)
+                    B, lambda x_, g_: lf.apply(x_, g_, EPS, 0.0, "llama", True), leaves, dy.clone())
         return built
 
     return Case(op, op, direction, dtype, (rows, cols), tier, build)
@@ -809,8 +822,11 @@ def add_layer_norm_case(dtype, shape, tier):
         if peers_ok:
             F = B.F
             fn = lambda x_, h_, g_, b_: F.layer_norm(x_ + h_, x_.shape[-1:], g_, b_, 1e-12)  # noqa: E731
-            built.peers["eager"] = lambda: fn(x, h, g, b)
-            built.peers["compile"] = ("compile", fn, [x, h, g, b], None)
+            # PyTorch's CUDA layer_norm takes its scale and bias in the
+            # input's dtype (pytorch/pytorch#135969): converted once here.
+            gx, bx = g.to(x.dtype), b.to(x.dtype)
+            built.peers["eager"] = lambda: fn(x, h, gx, bx)
+            built.peers["compile"] = ("compile", fn, [x, h, gx, bx], None)
             built.peers["liger"] = "not a Liger op (a residual add before the norm)"
         return built
 
@@ -874,7 +890,9 @@ def example_block_case(path, entry, dtype, tier):
                     wa = W1[0] if tosa else W1
                     wb = W2[0] if tosa else W2
                     h = F.gelu(X @ wa + B1, approximate="tanh") @ wb + B2
-                    return F.layer_norm(X + h, (768,), G, Bt, eps)
+                    # Scale and bias in the input's dtype, as PyTorch's
+                    # CUDA layer_norm takes them (768 elements a call).
+                    return F.layer_norm(X + h, (768,), G.to(X.dtype), Bt.to(X.dtype), eps)
             else:
                 def fn(X, G1, Be1, W1, B1, G2, Be2, W2, B2):
                     xc = X.permute(0, 3, 1, 2)
@@ -989,6 +1007,14 @@ def all_cases(small: bool) -> List[Case]:
             tiers[3].append(matmul_case(dtype, m, k, n_, 3))
     for dtype in dtypes:
         tiers[3].append(conv_case(dtype, 32, 7, 512, 512, 3))
+    # Within tier 1, one case of each (family, op, direction) first, so that
+    # a short budget still measures every family once.
+    seen, first, rest = set(), [], []
+    for c in tiers[1]:
+        key = (c.family, c.op, c.direction)
+        (rest if key in seen else first).append(c)
+        seen.add(key)
+    tiers[1] = first + rest
     for tier in (1, 2, 3):
         cases += tiers[tier]
     return cases
@@ -1073,16 +1099,24 @@ class Sweep:
                 return None, "too little sweep time left for a compile", None
             self.compiled[key] = t.compile(fn)
         cfn = self.compiled[key]
+        if cfn is None:
+            return None, f"torch.compile of {case.op} {case.direction} failed earlier", None
         start = time.perf_counter()
-        if dy is None:
-            cfn(*inputs)
-            call = lambda: cfn(*inputs)  # noqa: E731
-        else:
-            call = _grad_peer(self.B, cfn, inputs, dy)
-            call()
-        t.cuda.synchronize()
-        first = time.perf_counter() - start
-        self.compile_spent += first
+        try:
+            if dy is None:
+                cfn(*inputs)
+                call = lambda: cfn(*inputs)  # noqa: E731
+            else:
+                call = _grad_peer(self.B, cfn, inputs, dy)
+                call()
+            t.cuda.synchronize()
+        except Exception:
+            # A failed compile still spent its time, and would fail again.
+            self.compiled[key] = None
+            raise
+        finally:
+            first = time.perf_counter() - start
+            self.compile_spent += first
         return call, None, first
 
     def run_case(self, case):
@@ -1121,12 +1155,13 @@ class Sweep:
             nf["ok"] = nf["nonfinite"] == 0 and nf["error"] <= tol
             if self.torch_ok:
                 nf["median_ms"], nf["min_ms"], nf["runs"] = self.timed(call, outs)
-                nf["host_ms"] = self.host_timed(call)
-                # What the last of those calls wrote (outputs poisoned before
+                # What the last timed call wrote (outputs poisoned before
                 # each): the same check again (a race shows up here).
+                B.sync()
                 again = [B.error(o, r) for o, r in zip(outs, refs)]
                 nf["error_after_timing"] = max(e for e, _ in again)
                 nf["ok"] = nf["ok"] and sum(b for _, b in again) == 0 and nf["error_after_timing"] <= tol
+                nf["host_ms"] = self.host_timed(call)
             else:
                 nf["timing"] = "skipped: " + self.no_timing
         except Exception as e:  # noqa: BLE001
@@ -1235,7 +1270,7 @@ def main() -> int:
     parser.add_argument("--budget-s", type=float, default=float(os.environ.get("NF_SWEEP_BUDGET_S", 240)))
     parser.add_argument("--deadline", type=float, default=0)
     parser.add_argument("--compile-budget-s", type=float,
-                        default=float(os.environ.get("NF_SWEEP_COMPILE_BUDGET_S", 90)))
+                        default=float(os.environ.get("NF_SWEEP_COMPILE_BUDGET_S", 45)))
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--filter", default=os.environ.get("NF_SWEEP_FILTER", ""))
     parser.add_argument("--target", default="cuda")
@@ -1294,6 +1329,15 @@ def main() -> int:
         for knob in ("cache_size_limit", "recompile_limit"):
             if hasattr(torch._dynamo.config, knob):
                 setattr(torch._dynamo.config, knob, 256)
+        # The backward peers call autograd.grad with retain_graph=True (one
+        # graph, timed many times), which a compiled backward with donated
+        # buffers (the default since PyTorch 2.6) refuses.
+        try:
+            import torch._functorch.config as functorch_config
+            if hasattr(functorch_config, "donated_buffer"):
+                functorch_config.donated_buffer = False
+        except ImportError:
+            pass
         B = TorchBackend()
     else:
         B = NumpyBackend()
