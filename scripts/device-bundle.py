@@ -21,8 +21,9 @@ The bundle's folder (what the archive unpacks to):
     VERSION  the commit, the date, the Python the module is for
 
 LLVM and MLIR are linked into each binary (NF_LINK_LLVM_STATIC, the
-default); what the binaries load beyond glibc 2.36, libstdc++ (GLIBCXX
-3.4.30: GCC 12's, which every system with glibc 2.36 has), the NVIDIA
+default); what the binaries load beyond glibc 2.34 (LLVM's call of glibc
+2.36's arc4random is served by lib/Support/Arc4Random.c), libstdc++
+(GLIBCXX 3.4.30: GCC 12's, which Debian 12 and Ubuntu 22.04 have), the NVIDIA
 driver and NVRTC is in lib/. A binary that needs anything else (libLLVM.so
 because the build was configured with NF_LINK_LLVM_STATIC=OFF) is refused.
 """
@@ -45,7 +46,7 @@ TOOLS = ["nf-run", "nf-opt", "nf-translate", "nf-package-run"]
 TESTS = ["unittests/JIT/NFJITTests", "unittests/CUDA/NFCUDATests",
          "unittests/Runtime/NFRuntimeTests"]
 # What a bundled binary may load from the system: glibc, libstdc++ and
-# libgcc_s (the glibc 2.36 generation has GCC 12's), the bundle's lib/.
+# libgcc_s (GCC 12's on Debian 12 and Ubuntu 22.04 and later), the bundle's lib/.
 SYSTEM_LIBRARIES = {"libc.so.6", "libm.so.6", "libdl.so.2", "librt.so.1",
                     "libpthread.so.0", "ld-linux-x86-64.so.2",
                     "libstdc++.so.6", "libgcc_s.so.1"}
@@ -115,12 +116,12 @@ def newest_glibc(path):
 
 def check_and_collect_libraries(stage, binaries):
     """Copies what `binaries` load into the stage; refuses anything else,
-    and a binary that needs a glibc newer than 2.36."""
+    and a binary that needs a glibc newer than 2.34."""
     for binary in binaries:
         glibc = newest_glibc(binary)
-        if glibc > (2, 36):
+        if glibc > (2, 34):
             raise BundleError(f"{os.path.relpath(binary, stage)} needs glibc "
-                              f"{glibc[0]}.{glibc[1]}; the bundle promises 2.36")
+                              f"{glibc[0]}.{glibc[1]}; the bundle promises 2.34")
         resolved = resolved_libraries(binary)
         for soname in needed_libraries(binary):
             if soname in SYSTEM_LIBRARIES:

@@ -159,12 +159,12 @@ if ! grep -q 'libnvrtc\.so' <<< "$ld_cache" && [ -d "${CUDA_HOME:-/usr/local/cud
   if [ -n "$nvrtc" ]; then export NF_NVRTC_LIBRARY=$nvrtc; fi
   export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}${CUDA_HOME:-/usr/local/cuda}/lib64
 fi
-# The bundle's binaries need glibc 2.36 (LLVM's Support calls arc4random):
+# The bundle's binaries need glibc 2.34 (device-bundle.py checks it):
 # an older system fails every step, so it is said once, first.
 glibc=$(ldd --version 2> /dev/null | head -1 | grep -oE '[0-9]+\.[0-9]+$' || true)
 say "# glibc ${glibc:-unknown}; GPU compute mode $(nvidia-smi --query-gpu=compute_mode --format=csv,noheader 2> /dev/null | head -1 || echo unknown)"
-if [ -n "$glibc" ] && [ "$(printf '%s\n2.36\n' "$glibc" | sort -V | head -1)" != 2.36 ]; then
-  say "# glibc $glibc is older than the 2.36 the device bundle needs: its tools cannot load here"
+if [ -n "$glibc" ] && [ "$(printf '%s\n2.34\n' "$glibc" | sort -V | head -1)" != 2.34 ]; then
+  say "# glibc $glibc is older than the 2.34 the device bundle needs: its tools cannot load here"
 fi
 
 command="bench/gpu/run.sh"
