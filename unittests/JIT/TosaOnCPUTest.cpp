@@ -523,6 +523,49 @@ func.func @narrow(%x: tensor<5xf64>) -> tensor<5xbf16> {
                                  std::numeric_limits<double>::infinity()}));
 }
 
+// A convolution of f16 data with an f32 result (TOSA's f16 inputs with f32
+// accumulation), 3x3, padded, with an f16 bias: small integers, so every
+// product and sum is exact and the result must equal the reference exactly.
+TEST(TosaConvTest, F16DataWithF32ResultIsExact) {
+  std::string ir = R"(
+func.func @conv(%x: tensor<2x5x6x3xf16>, %w: tensor<4x3x3x3xf16>, %b: tensor<4xf16>) -> tensor<2x5x6x4xf32> {
+  %y = tosa.conv2d %x, %w, %b {pad = array<i64: 1, 1, 1, 1>, stride = array<i64: 1, 1>, dilation = array<i64: 1, 1>}
+      : (tensor<2x5x6x3xf16>, tensor<4x3x3x3xf16>, tensor<4xf16>) -> tensor<2x5x6x4xf32>
+  return %y : tensor<2x5x6x4xf32>
+}
+)";
+  auto kernel = compileOrFail(ir, "conv");
+  ASSERT_TRUE(kernel);
+  Buffer x(DType::F16, {2, 5, 6, 3}), w(DType::F16, {4, 3, 3, 3}),
+      b(DType::F16, {4}), y(DType::F32, {2, 5, 6, 4});
+  for (int64_t i = 0; i < x.size(); ++i)
+    x.set(i, double(i % 7) - 3);
+  for (int64_t i = 0; i < w.size(); ++i)
+    w.set(i, double(i % 5) - 2);
+  for (int64_t i = 0; i < b.size(); ++i)
+    b.set(i, double(i) * 16);
+  y.fill(std::nan(""));
+  ASSERT_EQ(errorText(kernel->run({x.ref(), w.ref(), b.ref()}, {y.ref()})), "");
+  std::vector<double> ref(y.size());
+  for (int64_t n = 0; n < 2; ++n)
+    for (int64_t h = 0; h < 5; ++h)
+      for (int64_t v = 0; v < 6; ++v)
+        for (int64_t o = 0; o < 4; ++o) {
+          double sum = b.get(o);
+          for (int64_t kh = 0; kh < 3; ++kh)
+            for (int64_t kw = 0; kw < 3; ++kw)
+              for (int64_t c = 0; c < 3; ++c) {
+                int64_t ih = h + kh - 1, iw = v + kw - 1;
+                if (ih < 0 || ih >= 5 || iw < 0 || iw >= 6)
+                  continue;
+                sum += x.get(((n * 5 + ih) * 6 + iw) * 3 + c) *
+                       w.get(((o * 3 + kh) * 3 + kw) * 3 + c);
+              }
+          ref[((n * 5 + h) * 6 + v) * 4 + o] = sum;
+        }
+  EXPECT_EQ(y.toDoubles(), ref);
+}
+
 TEST(TosaMatmulTest, BatchedMatmulMatchesFloat64Reference) {
   const int64_t batch = 2, m = 5, k = 33, n = 7;
   std::string a = tensorType(DType::F32, {batch, m, k});

@@ -4,6 +4,8 @@
 // arith/math ops on tensors) to linalg, tensor and arith ops on tensors with
 // upstream's conversions, run as a dynamic pipeline on the functions that
 // need them only, so that a function of nf ops alone is never rewritten.
+// Convolutions of f16/bf16 data with f32 results get their operands widened
+// first, which upstream's lowering cannot do itself.
 //
 //===----------------------------------------------------------------------===//
 
@@ -41,6 +43,35 @@ bool needsLinalgLowering(Operation *op) {
          llvm::any_of(op->getOperandTypes(), llvm::IsaPred<RankedTensorType>);
 }
 
+/// Widens the float input, weight and bias of a TOSA convolution whose
+/// result has a wider float type (f16 or bf16 data accumulated in f32, as
+/// TOSA allows) to the result's type with tosa.cast: upstream's lowering
+/// extends them with arith.extsi, which takes integers only. Exact: a
+/// product of two f16 or bf16 values is exact in f32, and the sum was in
+/// f32 already.
+void widenMixedPrecisionConvolutions(func::FuncOp fn) {
+  fn.walk([](Operation *op) {
+    if (!isa<tosa::Conv2DOp, tosa::Conv3DOp, tosa::DepthwiseConv2DOp,
+             tosa::TransposeConv2DOp>(op))
+      return;
+    auto resultType = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+    if (!resultType)
+      return;
+    auto wide = dyn_cast<FloatType>(resultType.getElementType());
+    if (!wide)
+      return;
+    OpBuilder builder(op);
+    for (OpOperand &operand : op->getOpOperands()) {
+      auto type = dyn_cast<RankedTensorType>(operand.get().getType());
+      auto narrow = type ? dyn_cast<FloatType>(type.getElementType()) : nullptr;
+      if (!narrow || narrow.getWidth() >= wide.getWidth())
+        continue;
+      operand.set(builder.create<tosa::CastOp>(op->getLoc(), type.clone(wide),
+                                               operand.get()));
+    }
+  });
+}
+
 struct NFLowerTosaToLinalgPass
     : nf::impl::NFLowerTosaToLinalgPassBase<NFLowerTosaToLinalgPass> {
   void runOnOperation() override {
@@ -54,6 +85,7 @@ struct NFLowerTosaToLinalgPass
     // Upstream's addTosaToLinalgPasses without its canonicalizations and
     // constant folding. tosa-to-linalg broadcasts size-1 dimensions but
     // wants operands of equal rank: tosa-make-broadcastable reshapes them.
+    widenMixedPrecisionConvolutions(fn);
     OpPassManager pm(func::FuncOp::getOperationName());
     pm.addPass(tosa::createTosaMakeBroadcastablePass());
     pm.addPass(tosa::createTosaToLinalgNamed());

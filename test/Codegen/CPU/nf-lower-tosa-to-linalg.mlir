@@ -89,3 +89,24 @@ func.func @nf_only_is_untouched(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %1 = nf.relu %0 : tensor<4x8xf32>
   return %1 : tensor<4x8xf32>
 }
+
+// A convolution of f16 data with an f32 result (f32 accumulation): input,
+// weight and bias are widened to f32 first (upstream's lowering would extend
+// them with arith.extsi, which takes integers only); exact, as an f16
+// product is exact in f32.
+// CHECK-LABEL: func.func @conv_of_f16_data_with_an_f32_result
+// CHECK-SAME: (%[[X:.+]]: tensor<1x4x4x2xf16> {{.+}}, %[[W:.+]]: tensor<3x1x1x2xf16> {{.+}}, %[[B:.+]]: tensor<3xf16> {{.+}})
+// CHECK-NOT: arith.extsi
+// CHECK: %[[XW:.+]] = linalg.generic {{.+}} ins(%[[X]] : tensor<1x4x4x2xf16>) outs(%{{.+}} : tensor<1x4x4x2xf32>)
+// CHECK: arith.extf
+// CHECK: %[[WW:.+]] = linalg.generic {{.+}} ins(%[[W]] : tensor<3x1x1x2xf16>) outs(%{{.+}} : tensor<3x1x1x2xf32>)
+// CHECK: arith.extf
+// CHECK: %[[BW:.+]] = linalg.generic {{.+}} ins(%[[B]] : tensor<3xf16>) outs(%{{.+}} : tensor<3xf32>)
+// CHECK: arith.extf
+// CHECK: linalg.conv_2d_nhwc_fhwc {{.+}} ins(%[[XW]], %[[WW]] : tensor<1x4x4x2xf32>, tensor<3x1x1x2xf32>)
+// CHECK-NOT: arith.extsi
+func.func @conv_of_f16_data_with_an_f32_result(%x: tensor<1x4x4x2xf16>, %w: tensor<3x1x1x2xf16>, %b: tensor<3xf16>) -> tensor<1x4x4x3xf32> {
+  %y = tosa.conv2d %x, %w, %b {pad = array<i64: 0, 0, 0, 0>, stride = array<i64: 1, 1>, dilation = array<i64: 1, 1>}
+      : (tensor<1x4x4x2xf16>, tensor<3x1x1x2xf16>, tensor<3xf16>) -> tensor<1x4x4x3xf32>
+  return %y : tensor<1x4x4x3xf32>
+}
