@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """normfuse's main job on the shipped examples, through the Python package.
 
-For each function of examples/*.mlir: raise and fuse it, compile it both op
-by op and fused, run both on the same random inputs on the CPU (and on the
-GPU when one is usable), and print the kernels before and after, the median
-time of each with the speedup, and the largest difference between the two
-results. The kernel graphs before and after go to OUT as DOT and, where
+For each function of examples/*.mlir and each ONNX model of
+examples/onnx/*.onnx (imported by normfuse.onnx): raise and fuse it,
+compile it both op by op and fused, run both on the same random inputs on
+the CPU (and on the GPU when one is usable), and print the kernels before
+and after, the median time of each with the speedup, and the largest
+difference between the two results (and, for an ONNX model, between the
+fused results and ONNX's reference evaluator's). The kernel graphs before and after go to OUT as DOT and, where
 Graphviz's `dot` is installed, SVG.
 
     PYTHONPATH=build/python .venv/bin/python scripts/demo.py [--out DIR] [--runs N]
@@ -22,6 +24,7 @@ import time
 import numpy as np
 
 import normfuse
+import normfuse.onnx
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 # How far fused and op-by-op results may differ, relative to the largest
@@ -103,11 +106,20 @@ def gpu_target():
         return None, str(error).splitlines()[0]
 
 
+def onnx_reference(path, inputs):
+    """The ONNX model's outputs for `inputs` by ONNX's reference evaluator."""
+    from onnx.reference import ReferenceEvaluator  # noqa: PLC0415
+
+    model = ReferenceEvaluator(str(path))
+    return tuple(model.run(None, dict(zip(model.input_names, inputs))))
+
+
 def run_example(path, out, runs, targets, have_dot, rng):
     """Prints the example's report; the number of results where fused and
-    op by op disagree."""
+    op by op (or an ONNX model's reference) disagree."""
     disagreements = 0
-    source = path.read_text()
+    is_onnx = path.suffix == ".onnx"
+    source = normfuse.onnx.import_model(path) if is_onnx else path.read_text()
     before = normfuse.kernel_graph(source)
     after = normfuse.kernel_graph(source, fuse=True)
     name = path.stem
@@ -140,6 +152,14 @@ def run_example(path, out, runs, targets, have_dot, rng):
             if not diff <= tolerance:
                 print(f"  DISAGREE: more than {tolerance:.3g}")
                 disagreements += 1
+            if is_onnx:
+                diff, scale = largest_difference(fused_results,
+                                                 onnx_reference(path, inputs))
+                print(f"  largest difference fused vs ONNX's reference evaluator: "
+                      f"{diff:.3g}")
+                if not diff <= tolerance:
+                    print(f"  DISAGREE: more than {tolerance:.3g}")
+                    disagreements += 1
     print(f"  graphs: {graphs[0]} {graphs[1]}")
     return disagreements
 
@@ -158,7 +178,9 @@ def main():
     rng = np.random.default_rng(0)
     start = time.perf_counter()
     disagreements = 0
-    for path in sorted((ROOT / "examples").glob("*.mlir")):
+    examples = sorted((ROOT / "examples").glob("*.mlir")) + \
+        sorted((ROOT / "examples" / "onnx").glob("*.onnx"))
+    for path in examples:
         disagreements += run_example(path, args.out, args.runs, targets,
                                      have_dot, rng)
     print(f"\ndemo: every example raised, fused, compiled, run and compared on "

@@ -221,10 +221,14 @@ def stage_bundle(stage, build, module):
         copy_stripped(os.path.join(build, test), target)
         binaries.append(target)
     package = os.path.join(stage, "python", "normfuse")
-    os.makedirs(package)
-    for name in os.listdir(os.path.join(ROOT, "python", "normfuse")):
-        if name.endswith(".py"):
-            shutil.copy2(os.path.join(ROOT, "python", "normfuse", name), package)
+    sources = os.path.join(ROOT, "python", "normfuse")
+    # The package's Python files, subpackages (normfuse.onnx) included.
+    for directory, _, files in os.walk(sources):
+        for name in files:
+            if name.endswith(".py"):
+                target = os.path.join(package, os.path.relpath(directory, sources))
+                os.makedirs(target, exist_ok=True)
+                shutil.copy2(os.path.join(directory, name), target)
     target = os.path.join(package, os.path.basename(module))
     copy_stripped(module, target)
     binaries.append(target)

@@ -9,6 +9,7 @@
 
 #include "HostKernel.h"
 #include "BufferCache.h"
+#include "SoftFloat.h"
 #include "StridedCopy.h"
 
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
@@ -54,41 +55,6 @@ static std::string formatDims(const std::vector<int64_t> &shape) {
                                 ? std::string("?")
                                 : std::to_string(shape[i]));
   return s + "]";
-}
-
-/// f32 -> bf16, round to nearest even, NaN kept a (quiet) NaN: what LLVM
-/// calls for arithmetic on bf16 scalars where the CPU has no bf16
-/// instructions (compiler-rt's __truncsfbf2, which libgcc lacks).
-static __bf16 truncateFloatToBFloat16(float value) {
-  uint32_t bits;
-  std::memcpy(&bits, &value, sizeof bits);
-  uint16_t result;
-  if ((bits & 0x7fffffffu) > 0x7f800000u)
-    result = uint16_t((bits >> 16) | 0x40u);
-  else
-    result = uint16_t((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
-  __bf16 out;
-  std::memcpy(&out, &result, sizeof out);
-  return out;
-}
-
-/// The same from f64 (compiler-rt's __truncdfbf2, which libgcc 12 lacks;
-/// libLLVM.so exported it, the static LLVM does not), rounded once: the
-/// f64 value is first rounded to f32 by rounding to odd (truncated, and the
-/// last bit set where anything was cut off), which keeps the information
-/// the second rounding to bf16 needs, since f32 carries more than two bits
-/// beyond bf16's.
-static __bf16 truncateDoubleToBFloat16(double value) {
-  float narrowed = static_cast<float>(value);
-  if (std::isfinite(narrowed) && static_cast<double>(narrowed) != value) {
-    if (std::fabs(static_cast<double>(narrowed)) > std::fabs(value))
-      narrowed = std::nextafter(narrowed, 0.0f);
-    uint32_t bits;
-    std::memcpy(&bits, &narrowed, sizeof bits);
-    bits |= 1u;
-    std::memcpy(&narrowed, &bits, sizeof bits);
-  }
-  return truncateFloatToBFloat16(narrowed);
 }
 
 /// Puts OpenMP's runtime in the process's global scope, where the compiled
@@ -142,12 +108,8 @@ llvm::Error HostKernel::compile(mlir::ModuleOp module, bool cacheBuffers) {
           llvm::orc::ExecutorAddr::fromPtr(&buffer_cache::release),
           llvm::JITSymbolFlags::Exported};
     }
-    symbols[interner("__truncsfbf2")] = {
-        llvm::orc::ExecutorAddr::fromPtr(&truncateFloatToBFloat16),
-        llvm::JITSymbolFlags::Exported};
-    symbols[interner("__truncdfbf2")] = {
-        llvm::orc::ExecutorAddr::fromPtr(&truncateDoubleToBFloat16),
-        llvm::JITSymbolFlags::Exported};
+    // Conversions to and from bf16 and f16 the CPU has no instruction for.
+    addSoftFloatSymbols(symbols, interner);
     // A copy between strided views (e.g. into a padded buffer).
     symbols[interner("memrefCopy")] = {
         llvm::orc::ExecutorAddr::fromPtr(&normfuseStridedCopy),

@@ -6,6 +6,7 @@
 
 #include "normfuse/Support/Tensor.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSwitch.h"
 
 using namespace normfuse;
@@ -65,6 +66,10 @@ bool TensorRef::isContiguous() const {
     return true;
   if (strides.size() != shape.size())
     return false;
+  // No elements: nothing is out of place, whatever the strides (NumPy
+  // gives an empty array's strides as if its zero dimension were not).
+  if (llvm::is_contained(shape, 0))
+    return true;
   int64_t expected = 1;
   for (size_t i = shape.size(); i-- > 0;) {
     if (shape[i] != 1 && strides[i] != expected)

@@ -231,6 +231,11 @@ int main(int argc, char **argv) {
   }
   if (llvm::sys::fs::is_directory(args.inputFile))
     return runPackage(args);
+  if (llvm::StringRef(args.inputFile).ends_with(".onnx"))
+    return fail(args.inputFile +
+                " is an ONNX model; nf-run reads MLIR: convert it first with "
+                "'python -m normfuse.onnx " +
+                args.inputFile + " -o MODEL.mlir' (docs/ONNX.md)");
   const std::string &entry = args.entry;
   const std::vector<std::string> &inputs = args.inputs, &outputs = args.outputs;
   const unsigned bench = args.bench;

@@ -273,6 +273,15 @@ TEST_F(RunErrorsTest, ExplicitRowMajorStridesAreContiguous) {
   EXPECT_EQ(errorText(kernel->run({strided}, {out.ref()})), "");
 }
 
+TEST(TensorRefTest, AnEmptyTensorIsContiguousWhateverItsStrides) {
+  normfuse::TensorRef empty;
+  empty.shape = {2, 0, 4};
+  empty.strides = {4, 4, 1}; // NumPy's strides for np.empty((2, 0, 4))
+  EXPECT_TRUE(empty.isContiguous());
+  empty.shape = {2, 3, 4}; // the same strides with elements: a gap
+  EXPECT_FALSE(empty.isContiguous());
+}
+
 TEST_F(RunErrorsTest, NullData) {
   normfuse::TensorRef null = out.ref();
   null.data = nullptr;

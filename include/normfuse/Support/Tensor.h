@@ -53,7 +53,8 @@ struct TensorRef {
   int64_t getNumElements() const;
   size_t getNumBytes() const { return getNumElements() * getDTypeSize(dtype); }
   /// Whether the elements lie row-major without gaps (strides empty, or
-  /// equal to the row-major strides wherever the size is above 1).
+  /// equal to the row-major strides wherever the size is above 1), or
+  /// there are no elements.
   bool isContiguous() const;
 };
 

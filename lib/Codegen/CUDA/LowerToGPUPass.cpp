@@ -34,6 +34,23 @@ using namespace mlir;
 using namespace mlir::nf;
 using namespace mlir::nf::cuda;
 
+/// Whether `op` computes on tensors in a dialect the GPU lowering does not
+/// take: TOSA, linalg, and elementwise arith or math ops on tensors (what
+/// a framework's primitive ops or the ONNX importer's division and square
+/// root are). Tensor constants are not computation; the GPU lowering
+/// treats them where an nf op reads them.
+static bool isUnloweredTensorOp(Operation *op) {
+  Dialect *dialect = op->getDialect();
+  if (!dialect)
+    return false;
+  StringRef ns = dialect->getNamespace();
+  if (ns == "tosa" || ns == "linalg")
+    return true;
+  if ((ns != "arith" && ns != "math") || isa<arith::ConstantOp>(op))
+    return false;
+  return llvm::any_of(op->getResultTypes(), llvm::IsaPred<RankedTensorType>);
+}
+
 namespace {
 
 FailureOr<ForcedRowNormKind> parseRowNormKind(llvm::StringRef name) {
@@ -92,9 +109,7 @@ struct NFLowerToGPUPass : nf::impl::NFLowerToGPUPassBase<NFLowerToGPUPass> {
       function.walk([&](Operation *op) {
         if (op->getDialect() && isa<NFDialect>(op->getDialect()))
           ops.push_back(op);
-        else if (op->getDialect() &&
-                 (op->getDialect()->getNamespace() == "tosa" ||
-                  op->getDialect()->getNamespace() == "linalg"))
+        else if (isUnloweredTensorOp(op))
           ops.push_back(op);
       });
       for (Operation *op : ops) {

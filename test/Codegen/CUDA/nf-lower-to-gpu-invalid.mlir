@@ -10,3 +10,21 @@ func.func @tosa_is_not_lowered(%x: tensor<4xf32>) -> tensor<4xf32> {
   %y = tosa.add %x, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   return %y : tensor<4xf32>
 }
+
+// -----
+
+// Elementwise arith and math on tensors (ONNX's Div and Sqrt as the
+// importer writes them) are refused alike, not left unbufferized.
+func.func @tensor_arith_is_not_lowered(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'arith.divf' op cannot run on the CUDA target: only nf ops are lowered to GPU kernels (raise decomposed graphs first with --nf-fuse-pipeline)}}
+  %y = arith.divf %x, %x : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+func.func @tensor_math_is_not_lowered(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'math.sqrt' op cannot run on the CUDA target: only nf ops are lowered to GPU kernels (raise decomposed graphs first with --nf-fuse-pipeline)}}
+  %y = math.sqrt %x : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
