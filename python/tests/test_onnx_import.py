@@ -280,3 +280,45 @@ def test_group_and_instance_norms_in_nchw_match(target):
     np.testing.assert_allclose(nfo.compile(m, target=target)(x, s, b), reference(m, x, s, b)[0],
                                rtol=1e-4, atol=1e-5)
 
+
+# --- a one-pass variance, raised -------------------------------------------------
+
+def one_pass_layer_norm_model(rows, cols, epsilon=1e-5):
+    """LayerNorm over the last axis with the variance as mean(x*x) -
+    mean(x)^2 (ONNX's own LayerNormalization function body)."""
+    nodes = [helper.make_node("ReduceMean", ["x", "axes"], ["mean"]),
+             helper.make_node("Mul", ["x", "x"], ["sq"]),
+             helper.make_node("ReduceMean", ["sq", "axes"], ["msq"]),
+             helper.make_node("Mul", ["mean", "mean"], ["m2"]),
+             helper.make_node("Sub", ["msq", "m2"], ["var"]),
+             helper.make_node("Add", ["var", "eps"], ["ve"]),
+             helper.make_node("Sqrt", ["ve"], ["std"]),
+             helper.make_node("Sub", ["x", "mean"], ["d"]),
+             helper.make_node("Div", ["d", "std"], ["y"])]
+    inits = [const("axes", np.array([-1], np.int64)),
+             const("eps", np.array(epsilon, np.float32))]
+    return model(nodes, [tensor("x", [rows, cols])], [tensor("y", [rows, cols])], inits)
+
+
+def test_a_one_pass_variance_is_raised_to_one_kernel():
+    fused = normfuse.fuse(nfo.import_model(one_pass_layer_norm_model(4, 64)))
+    assert fused.count("nf.layer_norm") == 1
+    assert "tosa.reduce_sum" not in fused and "math.sqrt" not in fused
+
+
+def test_the_raised_one_pass_variance_is_stable_where_the_graph_is_not():
+    """Data of mean 100 and standard deviation 0.01: mean(x*x) - mean(x)^2
+    in f32 cancels to noise (x*x is about 1e4, its f32 rounding 1e-3,
+    the variance 1e-4); nf's kernel computes the variance stably."""
+    rows, cols = 8, 1024
+    rng = np.random.default_rng(4)
+    x = (100 + 0.01 * rng.standard_normal((rows, cols))).astype(np.float32)
+    x64 = x.astype(np.float64)
+    centered = x64 - x64.mean(-1, keepdims=True)
+    exact = centered / np.sqrt((centered ** 2).mean(-1, keepdims=True) + 1e-5)
+    m = one_pass_layer_norm_model(rows, cols)
+    raised = nfo.compile(m)(x)
+    as_written = nfo.compile(m, fuse=False)(x)
+    assert np.abs(raised - exact).max() < 1e-3
+    # Op by op, the cancelled variance is far off (or negative: NaN).
+    assert not (np.abs(as_written - exact) <= 0.1).all()

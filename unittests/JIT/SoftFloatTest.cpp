@@ -80,10 +80,11 @@ TEST(SoftFloatTest, HalfwayCasesBetweenHalvesRoundToEven) {
   // wrong), in both signs, subnormals included.
   for (uint32_t bits = 0; bits < 0x7bffu; ++bits) {
     for (double sign : {1.0, -1.0}) {
-      double mid = sign * (halfValue(uint16_t(bits)) +
-                           halfValue(uint16_t(bits + 1))) / 2;
-      for (double x : {mid, std::nextafter(mid, 0.0),
-                       std::nextafter(mid, sign * 1e9)}) {
+      double mid = sign *
+                   (halfValue(uint16_t(bits)) + halfValue(uint16_t(bits + 1))) /
+                   2;
+      for (double x :
+           {mid, std::nextafter(mid, 0.0), std::nextafter(mid, sign * 1e9)}) {
         ASSERT_EQ(truncateDoubleToHalfBits(x), referenceHalf(x)) << x;
         if (double(float(x)) == x)
           ASSERT_EQ(truncateFloatToHalfBits(float(x)), referenceHalf(x)) << x;
@@ -112,9 +113,9 @@ TEST(SoftFloatTest, RandomFloatsAndDoublesRoundOnceToNearestEven) {
     double d = doubleOf(bits);
     // Most random doubles are far outside f16's range: also draw ones of
     // f16's exponents (2^-26 to 2^17).
-    double near = std::ldexp(1.0 + double(bits >> 12) * 0x1p-52,
-                             int(bits % 44) - 26) *
-                  ((bits >> 11) & 1 ? -1 : 1);
+    double near =
+        std::ldexp(1.0 + double(bits >> 12) * 0x1p-52, int(bits % 44) - 26) *
+        ((bits >> 11) & 1 ? -1 : 1);
     float f = floatOf(uint32_t(bits >> 32));
     for (double x : {d, near}) {
       if (std::isnan(x))

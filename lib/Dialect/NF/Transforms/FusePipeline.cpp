@@ -17,6 +17,10 @@ using namespace mlir;
 
 void nf::buildFusePipeline(OpPassManager &pm) {
   OpPassManager &function = pm.nest<func::FuncOp>();
+  // CSE first: a chain that computes a value twice (ONNX's LayerNorm body
+  // takes 1/stddev once for the output and once for InvStdDev) is one
+  // chain to raising, which refuses values used outside their chain.
+  function.addPass(createCSEPass());
   function.addPass(createNFRaisePass());
   // Canonicalization folds what raising left dead (constants, reshapes)
   // and CSE merges repeated constants before fusion looks at uses.

@@ -7,6 +7,13 @@
 // such chains, read the axes, epsilon and affine parameters off them, and
 // replace them by one nf.layer_norm, nf.rms_norm or nf.group_norm.
 //
+// The variance may also come in one pass, as mean(x * x) - mean(x)^2 (the
+// form of ONNX's LayerNormalization and GroupNormalization function bodies,
+// and of Flax's fast variance, there clamped by max(., 0)): the nf op
+// computes it stably instead, which is closer to the exact result than the
+// chain, whose subtraction cancels catastrophically where the mean is large
+// against the deviation.
+//
 // A chain is raised only when it computes exactly the norm: float tensors
 // of static shape, 1/N equal to the reciprocal of the number of reduced
 // elements (to the rounding of the element type), the variance over the
@@ -64,6 +71,17 @@ Value reshapeSource(Value v) {
                       tensor::CollapseShapeOp>(op))
     return op->getOperand(0);
   return nullptr;
+}
+
+/// The value a chain of reshapes defining `v` starts from (`v` itself if
+/// none does), each reshape added to `ops` if given.
+Value viewSource(Value v, SmallVectorImpl<Operation *> *ops = nullptr) {
+  while (Value source = reshapeSource(v)) {
+    if (ops)
+      ops->push_back(v.getDefiningOp());
+    v = source;
+  }
+  return v;
 }
 
 /// mean(source) over `axes`: one tosa.reduce_sum per axis (in any order),
@@ -128,6 +146,71 @@ Value matchSquare(Value v, Operation *&square) {
       isSplatRounded(square->getOperand(1), 2.0))
     return square->getOperand(0);
   return nullptr;
+}
+
+/// Whether `op` is max(v, 0) (its `v` returned): tosa.maximum or
+/// arith.maximumf with a zero splat, tosa.clamp from 0 with no upper bound
+/// (infinity or the largest float), or nf.relu (what raising makes of a
+/// max(v, 0) it sees first). Null for any other bound.
+Value matchClampAtZero(Operation *op) {
+  if (auto relu = dyn_cast_or_null<ReluOp>(op))
+    return relu.getInput();
+  if (auto clamp = dyn_cast_or_null<tosa::ClampOp>(op)) {
+    double high = clamp.getMaxFp().convertToDouble();
+    if (clamp.getMinFp().convertToDouble() == 0.0 &&
+        (std::isinf(high) || high >= 3.4028234663852886e38))
+      return clamp.getInput();
+    return nullptr;
+  }
+  Value v;
+  if (classify(op) == Arith::Max)
+    matchOperands(op, [&](Value x, Value zero) {
+      std::optional<double> value = splatValue(zero);
+      if (x.getType() != op->getResult(0).getType() || !value || *value != 0.0)
+        return false;
+      v = x;
+      return true;
+    });
+  return v;
+}
+
+/// A variance computed in one pass: mean(y * y) - mean(y)^2 over the same
+/// axes, optionally clamped by max(., 0).
+struct OnePassVariance {
+  Value input; // y
+  Value mean;  // mean(y), the value squared
+  SmallVector<int64_t> axes;
+  SmallVector<Operation *> ops;
+};
+
+std::optional<OnePassVariance> matchOnePassVariance(Value v) {
+  OnePassVariance variance;
+  if (Operation *op = v.getDefiningOp(); Value clamped = matchClampAtZero(op)) {
+    variance.ops.push_back(op);
+    v = clamped;
+  }
+  Operation *sub = definedBy(v, Arith::Sub);
+  if (!sub)
+    return std::nullopt;
+  Operation *square, *squareOfMean;
+  std::optional<Mean> meanOfSquares = matchMean(sub->getOperand(0));
+  Value mean = matchSquare(sub->getOperand(1), squareOfMean);
+  std::optional<Mean> meanOfInput = mean ? matchMean(mean) : std::nullopt;
+  if (!meanOfSquares || !meanOfInput ||
+      sub->getOperand(0).getType() != v.getType() ||
+      sub->getOperand(1).getType() != v.getType() ||
+      meanOfSquares->axes != meanOfInput->axes)
+    return std::nullopt;
+  Value y = matchSquare(meanOfSquares->source, square);
+  if (!y || y != meanOfInput->source)
+    return std::nullopt;
+  variance.input = y;
+  variance.mean = mean;
+  variance.axes = meanOfInput->axes;
+  variance.ops.append({sub, squareOfMean, square});
+  variance.ops.append(meanOfSquares->ops);
+  variance.ops.append(meanOfInput->ops);
+  return variance;
 }
 
 /// The `v` of sqrt(v) (math.sqrt or pow(v, 0.5)), its op added to `ops`.
@@ -201,6 +284,9 @@ struct NormCore {
   double epsilon = 0.0;
   Value mean, rstd;  // the chain's statistics (no mean for RMSNorm)
   Value foldedScale; // the scale of of * (rstd * scale)
+  // A one-pass variance of this input and mean, where the chain has one
+  // (then `of` must be input - mean: a LayerNorm).
+  Value onePassInput, onePassMean;
   SmallVector<Operation *> ops;
 };
 
@@ -222,15 +308,23 @@ bool matchNormalizer(Value r, Value of, NormCore &core) {
   }
   if (!rstd)
     return false;
-  std::optional<Mean> variance = matchMean(rstd->variance);
-  Operation *square;
-  if (!variance || matchSquare(variance->source, square) != of)
-    return false;
-  core.axes = variance->axes;
   core.epsilon = rstd->epsilon;
   core.ops.append(rstd->ops);
-  core.ops.append(variance->ops);
-  core.ops.push_back(square);
+  std::optional<Mean> variance = matchMean(rstd->variance);
+  Operation *square;
+  if (variance && matchSquare(variance->source, square) == of) {
+    core.axes = variance->axes;
+    core.ops.append(variance->ops);
+    core.ops.push_back(square);
+    return true;
+  }
+  std::optional<OnePassVariance> onePass = matchOnePassVariance(rstd->variance);
+  if (!onePass)
+    return false;
+  core.axes = onePass->axes;
+  core.onePassInput = onePass->input;
+  core.onePassMean = onePass->mean;
+  core.ops.append(onePass->ops);
   return true;
 }
 
@@ -258,6 +352,9 @@ matchNormalizingMul(Operation *root,
 /// x * rstd(mean(x^2)) at `root`.
 std::optional<NormCore> matchRMSCore(Operation *root) {
   return matchNormalizingMul(root, [](Value x, NormCore &core) {
+    // A one-pass variance is of y - mean(y), not of x itself.
+    if (core.onePassInput)
+      return false;
     core.input = x;
     return true;
   });
@@ -275,9 +372,14 @@ std::optional<NormCore> matchLayerNormCore(Operation *root) {
     if (x.getType() != centered.getType() || !mean || mean->source != x ||
         core.axes != mean->axes)
       return false;
+    // A one-pass variance must be of this x (its mean may be this mean
+    // or another computation of it).
+    if (core.onePassInput && core.onePassInput != x)
+      return false;
     core.input = x;
     core.mean = sub->getOperand(1);
-    core.ops.append(mean->ops);
+    if (core.onePassMean != core.mean)
+      core.ops.append(mean->ops);
     core.ops.push_back(sub);
     return true;
   });
@@ -421,6 +523,29 @@ std::optional<NormMatch> trailingNorm(Operation *root,
   return m;
 }
 
+/// A LayerNorm of an f16 or bf16 x computed in f32 (ONNX's stash_type):
+/// tosa.cast(core(tosa.cast(x) to f32)) back to x's type at `op`. nf's
+/// kernel for x computes in f32 too, and rounds once where the chain
+/// rounds the normalized value before its scale and bias.
+std::optional<NormMatch> matchStashedLayerNorm(Operation *op) {
+  auto back = dyn_cast<tosa::CastOp>(op);
+  Operation *coreRoot = back ? back.getInput().getDefiningOp() : nullptr;
+  std::optional<NormCore> core =
+      coreRoot ? matchLayerNormCore(coreRoot) : std::nullopt;
+  if (!core || core->foldedScale)
+    return std::nullopt;
+  auto in = core->input.getDefiningOp<tosa::CastOp>();
+  Value x = in ? in.getInput() : Value();
+  RankedTensorType type = x ? normTensorType(x) : nullptr;
+  if (!type || type != back.getType() ||
+      !isa<Float16Type, BFloat16Type>(type.getElementType()) ||
+      !getElementTypeOrSelf(core->input).isF32())
+    return std::nullopt;
+  core->input = x;
+  core->ops.append({in, back});
+  return trailingNorm(op, std::move(core));
+}
+
 /// The layout and group count of a GroupNorm of `x` computed as a
 /// LayerNorm-style chain over `axes` of `grouped`, a reshape of x.
 /// Sufficient conditions, from row-major order within one sample:
@@ -446,38 +571,185 @@ std::optional<std::pair<Layout, int64_t>> groupLayout(ArrayRef<int64_t> x,
   return std::nullopt;
 }
 
-/// reshape(LayerNorm chain over the group axes of reshape(x)) to x's type.
+/// Whether `back` is x of type `x` with its spatial dimensions flattened:
+/// (N, C, H * W * ...), the shape ONNX's GroupNormalization-21 body applies
+/// its per-channel scale and bias in.
+bool isChannelsFirstFlattening(RankedTensorType back, RankedTensorType x) {
+  return back.getRank() == 3 && x.getRank() >= 3 &&
+         back.getElementType() == x.getElementType() &&
+         back.getDimSize(0) == x.getDimSize(0) &&
+         back.getDimSize(1) == x.getDimSize(1) &&
+         back.getNumElements() == x.getNumElements();
+}
+
+/// reshape(LayerNorm chain over the group axes of reshape(x)) to x's type,
+/// or, for NCHW, to x's (N, C, H * W) flattening; either reshape may be a
+/// chain of reshapes (ONNX's GroupNormalization-21 body has both).
 std::optional<NormMatch> matchGroupNormInner(Operation *back) {
-  Value normalized = reshapeSource(back->getResult(0));
+  SmallVector<Operation *> views;
+  Value normalized = reshapeSource(back->getResult(0))
+                         ? viewSource(back->getResult(0), &views)
+                         : Value();
   Operation *coreRoot = normalized ? normalized.getDefiningOp() : nullptr;
   std::optional<NormCore> core =
       coreRoot ? matchLayerNormCore(coreRoot) : std::nullopt;
   if (!core || core->foldedScale)
     return std::nullopt;
-  Value x = reshapeSource(core->input);
+  Value x = reshapeSource(core->input) ? viewSource(core->input) : Value();
   RankedTensorType type = x ? normTensorType(x) : nullptr;
-  if (!type || back->getResult(0).getType() != type)
+  auto backType = dyn_cast<RankedTensorType>(back->getResult(0).getType());
+  if (!type || !backType)
+    return std::nullopt;
+  bool flattened =
+      backType != type && isChannelsFirstFlattening(backType, type);
+  if (backType != type && !flattened)
     return std::nullopt;
   ArrayRef<int64_t> shape = type.getShape();
   auto layout = groupLayout(
       shape, cast<RankedTensorType>(core->input.getType()).getShape(),
       core->axes);
-  if (!layout)
+  if (!layout || (flattened && layout->first != Layout::NCHW))
     return std::nullopt;
   NormMatch m;
   m.root = back;
   m.input = x;
   m.ops = std::move(core->ops);
-  m.ops.push_back(back);
+  m.ops.append(views); // back and the reshapes between it and the core
   m.epsilon = core->epsilon;
   m.mean = core->mean;
   m.rstd = core->rstd;
   std::tie(m.layout, m.numGroups) = *layout;
   int64_t channelAxis = getChannelAxis(m.layout, shape.size());
   m.paramShape = {shape[channelAxis]};
-  m.paramBroadcast.assign(shape.size(), 1);
+  // Scale and bias broadcast against the chain's shape after `back`.
+  m.paramBroadcast.assign(backType.getRank(), 1);
   m.paramBroadcast[channelAxis] = shape[channelAxis];
   return m;
+}
+
+/// The variance of x over `axes` as the chain computes it: two-pass,
+/// mean((x - mean(x))^2) (a mean of x over the same axes, this one or
+/// another computation of it), or one-pass. Its ops are added to `ops`.
+bool matchVarianceOf(Value variance, Value x, ArrayRef<int64_t> axes,
+                     SmallVectorImpl<Operation *> &ops) {
+  if (std::optional<Mean> mean = matchMean(variance)) {
+    Operation *square;
+    Value centered = matchSquare(mean->source, square);
+    Operation *sub = centered ? definedBy(centered, Arith::Sub) : nullptr;
+    std::optional<Mean> inner =
+        sub ? matchMean(sub->getOperand(1)) : std::nullopt;
+    if (!inner || sub->getOperand(0) != x || inner->source != x ||
+        mean->axes != axes || inner->axes != axes)
+      return false;
+    ops.append(mean->ops);
+    ops.append({square, sub});
+    ops.append(inner->ops);
+    return true;
+  }
+  std::optional<OnePassVariance> onePass = matchOnePassVariance(variance);
+  if (!onePass || onePass->input != x || onePass->axes != axes)
+    return false;
+  ops.append(onePass->ops);
+  return true;
+}
+
+/// tf.nn.batch_normalization's folded affine form of a LayerNorm over
+/// trailing axes (what Keras' LayerNormalization calls):
+///   inv = rstd(var(x)) [* scale];  y = x * inv + (bias - mean(x) * inv)
+/// and without a bias x * inv - mean(x) * inv, x * inv + (-(mean(x) * inv))
+/// or x * inv + (-mean(x)) * inv. The variance is two-pass or one-pass.
+std::optional<NormMatch> matchFoldedLayerNorm(Operation *root) {
+  Arith kind = classify(root);
+  if (kind != Arith::Add && kind != Arith::Sub)
+    return std::nullopt;
+  Type type = root->getResult(0).getType();
+  std::optional<NormMatch> result;
+  auto tryTerms = [&](Value scaledInput, Value shift) {
+    // scaledInput = x * inv
+    Operation *mulX = definedBy(scaledInput, Arith::Mul);
+    if (!mulX || scaledInput.getType() != type)
+      return false;
+    return matchOperands(mulX, [&](Value x, Value inv) {
+      if (x.getType() != type || !normTensorType(x))
+        return false;
+      // shift = bias - mean * inv, -(mean * inv), or (for a Sub root)
+      // mean * inv itself.
+      SmallVector<Operation *> ops = {root, mulX};
+      Value bias, meanTimesInv = shift;
+      bool negatedMean = false;
+      if (kind == Arith::Add) {
+        if (Operation *sub = definedBy(shift, Arith::Sub)) {
+          bias = sub->getOperand(0);
+          meanTimesInv = sub->getOperand(1);
+          ops.push_back(sub);
+        } else if (Operation *neg = definedBy(shift, Arith::Negate)) {
+          meanTimesInv = neg->getOperand(0);
+          ops.push_back(neg);
+        } else {
+          negatedMean = true; // (-mean) * inv, as Python's -mean * inv
+        }
+      }
+      Operation *mulMean = definedBy(meanTimesInv, Arith::Mul);
+      Value mean;
+      if (!mulMean || !matchOperands(mulMean, [&](Value m, Value i) {
+            if (i != inv)
+              return false;
+            mean = m;
+            return true;
+          }))
+        return false;
+      ops.push_back(mulMean);
+      if (negatedMean) {
+        Operation *neg = definedBy(mean, Arith::Negate);
+        if (!neg)
+          return false;
+        ops.push_back(neg);
+        mean = neg->getOperand(0);
+      }
+      std::optional<Mean> meanOfX = matchMean(mean);
+      if (!meanOfX || meanOfX->source != x)
+        return false;
+      ops.append(meanOfX->ops);
+      // inv = rstd or rstd * scale
+      Value rstdValue = inv, scale;
+      std::optional<Rstd> rstd = matchRstd(inv);
+      if (!rstd) {
+        Operation *mulScale = definedBy(inv, Arith::Mul);
+        if (!mulScale || !matchOperands(mulScale, [&](Value r, Value g) {
+              rstd = matchRstd(r);
+              if (!rstd)
+                return false;
+              rstdValue = r;
+              scale = g;
+              return true;
+            }))
+          return false;
+        ops.push_back(mulScale);
+      }
+      ops.append(rstd->ops);
+      if (!matchVarianceOf(rstd->variance, x, meanOfX->axes, ops))
+        return false;
+      NormCore core;
+      core.input = x;
+      core.axes = meanOfX->axes;
+      core.epsilon = rstd->epsilon;
+      core.mean = mean;
+      core.rstd = rstdValue;
+      core.foldedScale = scale;
+      core.ops = std::move(ops);
+      std::optional<NormMatch> m = trailingNorm(root, std::move(core));
+      if (!m || (bias && !isParam(bias, *m)))
+        return false;
+      m->bias = bias;
+      result = std::move(m);
+      return true;
+    });
+  };
+  if (kind == Arith::Add)
+    matchOperands(root, tryTerms);
+  else
+    tryTerms(root->getOperand(0), root->getOperand(1));
+  return result;
 }
 
 enum class NormKind { Layer, RMS, Group };
@@ -489,8 +761,12 @@ std::optional<NormMatch> matchNorm(NormKind kind, Operation *root) {
   switch (kind) {
   case NormKind::Layer:
     m = matchAffine(root, /*stage=*/0, [](Operation *op) {
-      return trailingNorm(op, matchLayerNormCore(op));
+      if (std::optional<NormMatch> m = trailingNorm(op, matchLayerNormCore(op)))
+        return m;
+      return matchStashedLayerNorm(op);
     });
+    if (!m)
+      m = matchFoldedLayerNorm(root);
     break;
   case NormKind::RMS: // no bias
     m = matchAffine(root, /*stage=*/1, [](Operation *op) {
@@ -571,7 +847,7 @@ std::tuple<Value, Value, Value> createNorm(PatternRewriter &rewriter,
   Location loc = m.root->getLoc();
   Value scale = reshapeParam(rewriter, loc, m.scale, m.paramShape);
   Value bias = reshapeParam(rewriter, loc, m.bias, m.paramShape);
-  auto type = cast<RankedTensorType>(m.root->getResult(0).getType());
+  auto type = cast<RankedTensorType>(m.input.getType());
   Type acc = getAccumulationType(type.getElementType());
   FloatAttr epsilon = rewriter.getF64FloatAttr(m.epsilon);
   if (kind == NormKind::Group) {
@@ -611,6 +887,13 @@ struct RaiseNorm : RewritePattern {
       return rewriter.notifyMatchFailure(op, "a larger chain ends at the user");
     auto [result, mean, rstd] = createNorm(rewriter, kind, *m);
     exportStatistics(rewriter, *m, mean, rstd);
+    // A chain that ends in another view of the input (a GroupNorm's
+    // (N, C, H * W) flattening) gets that view of the result.
+    auto rootType = cast<RankedTensorType>(op->getResult(0).getType());
+    if (result.getType() != rootType)
+      result = rewriter.create<tosa::ReshapeOp>(
+          op->getLoc(), rootType, result,
+          rewriter.getDenseI64ArrayAttr(rootType.getShape()));
     rewriter.replaceOp(op, result);
     return success();
   }

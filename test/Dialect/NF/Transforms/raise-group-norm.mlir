@@ -255,3 +255,71 @@ func.func @group_variance_with_another_user_stays(%x: tensor<2x4x3xf32>) -> (ten
   %y = tosa.reshape %yg {new_shape = array<i64: 2, 4, 3>} : (tensor<2x2x6xf32>) -> tensor<2x4x3xf32>
   return %y, %var : tensor<2x4x3xf32>, tensor<2x2x1xf32>
 }
+
+// -----
+
+// ONNX GroupNormalization-21's function body as normfuse.onnx imports it:
+// x reshaped to (N, G, -1) through a 5-D view, a one-pass variance, the
+// result reshaped back through x's shape to (N, C, H * W), where the scale
+// and bias apply, and to x's shape at the end (outside the chain). The
+// raised op's result is reshaped to (N, C, H * W) for that last reshape,
+// and the two reshapes fold away.
+// CHECK-LABEL: func @onnx_group_norm_21_body
+//  CHECK-SAME: (%[[X:.*]]: tensor<3x4x2x2xf32>, %[[S:.*]]: tensor<4xf32>, %[[B:.*]]: tensor<4xf32>)
+//       CHECK:   %[[Y:.+]], %{{.+}}, %{{.+}} = nf.group_norm %[[X]] scale %[[S]] bias %[[B]] {epsilon = 9.9999997473787516E-6 : f64, num_groups = 2 : i64}
+//  CHECK-SAME:     : (tensor<3x4x2x2xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<3x4x2x2xf32>, tensor<3x2xf32>, tensor<3x2xf32>)
+//   CHECK-NOT:   tosa.reduce_sum
+//   CHECK-NOT:   tosa.reshape
+//       CHECK:   return %[[Y]]
+func.func @onnx_group_norm_21_body(%arg0: tensor<3x4x2x2xf32>, %arg1: tensor<4xf32>, %arg2: tensor<4xf32>) -> tensor<3x4x2x2xf32> {
+  %0 = "tosa.reshape"(%arg0) {new_shape = array<i64: 3, 2, 2, 2, 2>} : (tensor<3x4x2x2xf32>) -> tensor<3x2x2x2x2xf32>
+  %1 = "tosa.reshape"(%0) {new_shape = array<i64: 3, 2, 8>} : (tensor<3x2x2x2x2xf32>) -> tensor<3x2x8xf32>
+  %2 = "tosa.reduce_sum"(%1) {axis = 2 : i32} : (tensor<3x2x8xf32>) -> tensor<3x2x1xf32>
+  %3 = "tosa.const"() {value = dense<0x3E000000> : tensor<1x1x1xf32>} : () -> tensor<1x1x1xf32>
+  %4 = "tosa.mul"(%2, %3) {shift = 0 : i8} : (tensor<3x2x1xf32>, tensor<1x1x1xf32>) -> tensor<3x2x1xf32>
+  %5 = "tosa.mul"(%1, %1) {shift = 0 : i8} : (tensor<3x2x8xf32>, tensor<3x2x8xf32>) -> tensor<3x2x8xf32>
+  %6 = "tosa.reduce_sum"(%5) {axis = 2 : i32} : (tensor<3x2x8xf32>) -> tensor<3x2x1xf32>
+  %7 = "tosa.mul"(%6, %3) {shift = 0 : i8} : (tensor<3x2x1xf32>, tensor<1x1x1xf32>) -> tensor<3x2x1xf32>
+  %8 = "tosa.mul"(%4, %4) {shift = 0 : i8} : (tensor<3x2x1xf32>, tensor<3x2x1xf32>) -> tensor<3x2x1xf32>
+  %9 = "tosa.sub"(%7, %8) : (tensor<3x2x1xf32>, tensor<3x2x1xf32>) -> tensor<3x2x1xf32>
+  %10 = "tosa.const"() {value = dense<0x3727C5AC> : tensor<1x1x1xf32>} : () -> tensor<1x1x1xf32>
+  %11 = "tosa.add"(%9, %10) : (tensor<3x2x1xf32>, tensor<1x1x1xf32>) -> tensor<3x2x1xf32>
+  %12 = "math.sqrt"(%11) : (tensor<3x2x1xf32>) -> tensor<3x2x1xf32>
+  %13 = "tosa.sub"(%1, %4) : (tensor<3x2x8xf32>, tensor<3x2x1xf32>) -> tensor<3x2x8xf32>
+  %14 = "tosa.reciprocal"(%12) : (tensor<3x2x1xf32>) -> tensor<3x2x1xf32>
+  %15 = "tosa.mul"(%13, %14) {shift = 0 : i8} : (tensor<3x2x8xf32>, tensor<3x2x1xf32>) -> tensor<3x2x8xf32>
+  %16 = "tosa.reshape"(%15) {new_shape = array<i64: 3, 4, 2, 2>} : (tensor<3x2x8xf32>) -> tensor<3x4x2x2xf32>
+  %17 = "tosa.reshape"(%16) {new_shape = array<i64: 3, 4, 4>} : (tensor<3x4x2x2xf32>) -> tensor<3x4x4xf32>
+  %18 = "tosa.reshape"(%arg1) {new_shape = array<i64: 1, 4, 1>} : (tensor<4xf32>) -> tensor<1x4x1xf32>
+  %19 = "tosa.reshape"(%arg2) {new_shape = array<i64: 1, 4, 1>} : (tensor<4xf32>) -> tensor<1x4x1xf32>
+  %20 = "tosa.mul"(%18, %17) {shift = 0 : i8} : (tensor<1x4x1xf32>, tensor<3x4x4xf32>) -> tensor<3x4x4xf32>
+  %21 = "tosa.add"(%20, %19) : (tensor<3x4x4xf32>, tensor<1x4x1xf32>) -> tensor<3x4x4xf32>
+  %22 = "tosa.reshape"(%21) {new_shape = array<i64: 3, 4, 2, 2>} : (tensor<3x4x4xf32>) -> tensor<3x4x2x2xf32>
+  return %22 : tensor<3x4x2x2xf32>
+}
+
+
+// -----
+
+// Look-alike: the chain ends in a (N, C * H, W) view, not the per-channel
+// flattening, so a scale over its middle axis is not per channel.
+// CHECK-LABEL: func @a_view_that_is_not_per_channel_is_not_raised
+//   CHECK-NOT:   nf.group_norm
+//       CHECK:   tosa.rsqrt
+func.func @a_view_that_is_not_per_channel_is_not_raised(%x: tensor<2x4x2x3xf32>, %s: tensor<1x8x1xf32>) -> tensor<2x8x3xf32> {
+  %inv_n = "tosa.const"() {value = dense<0.0833333358> : tensor<1x1x1xf32>} : () -> tensor<1x1x1xf32>
+  %eps = "tosa.const"() {value = dense<1.0e-5> : tensor<1x1x1xf32>} : () -> tensor<1x1x1xf32>
+  %xg = tosa.reshape %x {new_shape = array<i64: 2, 2, 12>} : (tensor<2x4x2x3xf32>) -> tensor<2x2x12xf32>
+  %sum = tosa.reduce_sum %xg {axis = 2 : i32} : (tensor<2x2x12xf32>) -> tensor<2x2x1xf32>
+  %mean = tosa.mul %sum, %inv_n {shift = 0 : i8} : (tensor<2x2x1xf32>, tensor<1x1x1xf32>) -> tensor<2x2x1xf32>
+  %d = tosa.sub %xg, %mean : (tensor<2x2x12xf32>, tensor<2x2x1xf32>) -> tensor<2x2x12xf32>
+  %sq = tosa.mul %d, %d {shift = 0 : i8} : (tensor<2x2x12xf32>, tensor<2x2x12xf32>) -> tensor<2x2x12xf32>
+  %sqsum = tosa.reduce_sum %sq {axis = 2 : i32} : (tensor<2x2x12xf32>) -> tensor<2x2x1xf32>
+  %var = tosa.mul %sqsum, %inv_n {shift = 0 : i8} : (tensor<2x2x1xf32>, tensor<1x1x1xf32>) -> tensor<2x2x1xf32>
+  %ve = tosa.add %var, %eps : (tensor<2x2x1xf32>, tensor<1x1x1xf32>) -> tensor<2x2x1xf32>
+  %r = tosa.rsqrt %ve : (tensor<2x2x1xf32>) -> tensor<2x2x1xf32>
+  %yg = tosa.mul %d, %r {shift = 0 : i8} : (tensor<2x2x12xf32>, tensor<2x2x1xf32>) -> tensor<2x2x12xf32>
+  %y = tosa.reshape %yg {new_shape = array<i64: 2, 8, 3>} : (tensor<2x2x12xf32>) -> tensor<2x8x3xf32>
+  %ys = tosa.mul %y, %s {shift = 0 : i8} : (tensor<2x8x3xf32>, tensor<1x8x1xf32>) -> tensor<2x8x3xf32>
+  return %ys : tensor<2x8x3xf32>
+}
