@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 onnx = pytest.importorskip("onnx")
+import onnx.parser  # noqa: E402
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 from onnx.reference import ReferenceEvaluator  # noqa: E402
 
@@ -123,6 +124,21 @@ def test_an_unnamed_node_is_named_by_its_index():
               [tensor("x", [2, 3])], [tensor("y", [2, 1])],
               [const("k", np.array([1], np.int64))])
     with pytest.raises(nfo.OnnxImportError, match=r"^node #1 \(TopK\): unsupported operator"):
+        nfo.import_model(m)
+
+
+def test_a_node_with_the_wrong_number_of_inputs_is_an_error():
+    m = model([helper.make_node("MatMul", ["x"], ["y"], name="mm")],
+              [tensor("x", [2, 2])], [tensor("y", [2, 2])])
+    with pytest.raises(nfo.OnnxImportError,
+                       match=r"^node 'mm' \(MatMul\): has 1 inputs; MatMul-13 takes 2 to 2$"):
+        nfo.import_model(m)
+
+
+def test_an_attribute_of_the_wrong_type_is_an_error_at_the_node():
+    m = model([helper.make_node("Softmax", ["x"], ["y"], name="sm", axis="last")],
+              [tensor("x", [2, 2])], [tensor("y", [2, 2])])
+    with pytest.raises(nfo.OnnxImportError, match=r"^node 'sm' \(Softmax\): cannot convert the node"):
         nfo.import_model(m)
 
 
@@ -322,3 +338,76 @@ def test_the_raised_one_pass_variance_is_stable_where_the_graph_is_not():
     assert np.abs(raised - exact).max() < 1e-3
     # Op by op, the cancelled variance is far off (or negative: NaN).
     assert not (np.abs(as_written - exact) <= 0.1).all()
+
+
+# GroupNormalization-18's function body (onnx.defs' context-dependent
+# function for num_groups 2 on a 3x4x2x2 input): per-group scale and bias.
+GROUP_NORM_18_BODY = """
+<ir_version: 8, opset_import: ["" : 18]>
+gn18 (float[3,4,2,2] X, float[2] scale, float[2] bias) => (float[3,4,2,2] Y) {
+   Epsilon = Constant <value: tensor = float[1] {1e-05}> ()
+   XShape = Shape (X)
+   C = Shape <start: int = 1, end: int = 2> (X)
+   NumGroups = Constant <value: tensor = int64[1] {2}> ()
+   GroupSize = Div (C, NumGroups)
+   N = Shape <start: int = 0, end: int = 1> (X)
+   InstanceShape = Shape <start: int = 2> (X)
+   NewShape = Concat <axis: int = 0> (N, NumGroups, GroupSize, InstanceShape)
+   XReshaped = Reshape (X, NewShape)
+   Shape3D = Constant <value_ints: ints = [0, 0, -1]> ()
+   X3D = Reshape (XReshaped, Shape3D)
+   Axes2 = Constant <value: tensor = int64[1] {2}> ()
+   Mean = ReduceMean (X3D, Axes2)
+   Square = Mul (X3D, X3D)
+   MeanOfSquare = ReduceMean (Square, Axes2)
+   SquareOfMean = Mul (Mean, Mean)
+   Var = Sub (MeanOfSquare, SquareOfMean)
+   VarPlusEpsilon = Add (Var, Epsilon)
+   StdDev = Sqrt (VarPlusEpsilon)
+   Deviation = Sub (X3D, Mean)
+   Normalized = Div (Deviation, StdDev)
+   ScaleShape = Constant <value_ints: ints = [1, -1, 1]> ()
+   ScaleReshaped = Reshape (scale, ScaleShape)
+   BiasReshaped = Reshape (bias, ScaleShape)
+   Scaled = Mul (ScaleReshaped, Normalized)
+   Biased = Add (Scaled, BiasReshaped)
+   Y = Reshape (Biased, XShape)
+}
+"""
+
+
+def test_group_normalization_18s_body_is_one_group_norm_and_matches():
+    m = onnx.parser.parse_model(GROUP_NORM_18_BODY)
+    fused = normfuse.fuse(nfo.import_model(m))
+    assert fused.count("nf.group_norm") == 1 and "tosa.reduce_sum" not in fused
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((3, 4, 2, 2)).astype(np.float32)
+    s, b = rng.standard_normal((2, 2)).astype(np.float32)
+    np.testing.assert_allclose(nfo.compile(m)(x, s, b), reference(m, x, s, b)[0],
+                               rtol=1e-5, atol=1e-5)
+
+
+def test_a_corrupted_model_is_refused_or_imported_never_anything_else():
+    """Bytes of the example model with a few flipped: the importer raises
+    OnnxImportError, or imports a model that compiles or raises
+    CompileError; never another exception."""
+    data = bytearray((EXAMPLES / "onnx" / "transformer_mlp.onnx").read_bytes())
+    rng = np.random.default_rng(6)
+    # The graph's structure is in the first and last bytes; the weights'
+    # raw data between.
+    structure = list(range(0, 600)) + list(range(len(data) - 1200, len(data)))
+    outcomes = set()
+    for _ in range(60):
+        corrupt = bytearray(data)
+        for i in rng.choice(structure, size=3, replace=False):
+            corrupt[i] ^= 1 << int(rng.integers(8))
+        try:
+            fn = nfo.compile(bytes(corrupt))
+        except nfo.OnnxImportError:
+            outcomes.add("refused")
+        except normfuse.CompileError:
+            outcomes.add("not compiled")
+        else:
+            outcomes.add("imported")
+            assert fn.signature.inputs
+    assert "refused" in outcomes

@@ -65,7 +65,10 @@ def element_of_onnx(elem_type: int) -> Optional[str]:
 
 
 def onnx_type_name(elem_type: int) -> str:
-    return onnx.TensorProto.DataType.Name(elem_type).lower()
+    try:
+        return onnx.TensorProto.DataType.Name(elem_type).lower()
+    except ValueError:
+        return f"an unknown element type ({elem_type})"
 
 
 @dataclass(frozen=True)
@@ -367,9 +370,15 @@ class _Importer:
                     raise ctx.error(
                         f"{node.op_type}-{ctx.version} (opset {self.opset}) is older than "
                         f"the importer reads ({node.op_type}-{converter.since} and newer)")
+                self._check_arity(ctx)
                 mark = self.body.mark()
                 constants = len(self._constants)
-                outs = converter(ctx, ins)
+                try:
+                    outs = converter(ctx, ins)
+                except OnnxImportError:
+                    raise
+                except Exception as e:  # a malformed node: attributes of the wrong type, ...
+                    raise ctx.error(f"cannot convert the node ({type(e).__name__}: {e})") from None
                 sources = frozenset().union(
                     *(self.sources.get(x.ssa, ()) for x in ins if isinstance(x, Value)))
                 for o in outs:
@@ -419,6 +428,17 @@ class _Importer:
         lines.append(f"  return {ret} : {sig_results}" if results else "  return")
         lines.append("}")
         return Imported("\n".join(lines) + "\n", self.entry, tuple(inputs), tuple(outputs))
+
+    def _check_arity(self, ctx: Context) -> None:
+        """The node's input and output counts are ones its schema allows."""
+        schema = onnx.defs.get_schema(ctx.node.op_type, self.opset, "")
+        inputs, outputs = len(ctx.node.input), len(ctx.node.output)
+        if not schema.min_input <= inputs <= schema.max_input:
+            raise ctx.error(f"has {inputs} inputs; {ctx.node.op_type}-{ctx.version} takes "
+                            f"{schema.min_input} to {schema.max_input}")
+        if not schema.min_output <= outputs <= schema.max_output:
+            raise ctx.error(f"has {outputs} outputs; {ctx.node.op_type}-{ctx.version} gives "
+                            f"{schema.min_output} to {schema.max_output}")
 
     def fold(self, ctx: Context, ins) -> List[np.ndarray]:
         """A node with only constant inputs, computed by ONNX's reference

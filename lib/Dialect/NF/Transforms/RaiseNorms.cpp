@@ -402,6 +402,9 @@ struct NormMatch {
   SmallVector<int64_t> paramBroadcast, paramShape;
   int64_t axis = 0;      // layer_norm, rms_norm
   int64_t numGroups = 0; // group_norm
+  // group_norm: scale and bias are per group (shape (G)), as
+  // GroupNormalization-18 has them; the nf op takes them per channel.
+  bool perGroupParams = false;
   Layout layout = Layout::NCHW;
 };
 
@@ -752,6 +755,37 @@ std::optional<NormMatch> matchFoldedLayerNorm(Operation *root) {
   return result;
 }
 
+/// A GroupNorm whose scale and bias apply per group in the grouped shape,
+/// before the reshape back (ONNX GroupNormalization-18's body): `op` is
+/// the LayerNorm chain over the group axes of reshape(x), NCHW, and the
+/// affine parameters broadcast as (1, G, 1, ...).
+std::optional<NormMatch> matchPerGroupInner(Operation *op) {
+  std::optional<NormCore> core = matchLayerNormCore(op);
+  if (!core || core->foldedScale)
+    return std::nullopt;
+  Value x = reshapeSource(core->input) ? viewSource(core->input) : Value();
+  RankedTensorType type = x ? normTensorType(x) : nullptr;
+  auto grouped = cast<RankedTensorType>(core->input.getType());
+  auto layout =
+      type ? groupLayout(type.getShape(), grouped.getShape(), core->axes)
+           : std::nullopt;
+  if (!layout || layout->first != Layout::NCHW)
+    return std::nullopt;
+  NormMatch m;
+  m.root = op;
+  m.input = x;
+  m.ops = std::move(core->ops);
+  m.epsilon = core->epsilon;
+  m.mean = core->mean;
+  m.rstd = core->rstd;
+  std::tie(m.layout, m.numGroups) = *layout;
+  m.perGroupParams = true;
+  m.paramShape = {m.numGroups};
+  m.paramBroadcast.assign(grouped.getRank(), 1);
+  m.paramBroadcast[1] = m.numGroups;
+  return m;
+}
+
 enum class NormKind { Layer, RMS, Group };
 
 /// The whole norm of `kind` ending at `root`, with its affine parameters,
@@ -775,6 +809,12 @@ std::optional<NormMatch> matchNorm(NormKind kind, Operation *root) {
     break;
   case NormKind::Group:
     m = matchAffine(root, /*stage=*/0, matchGroupNormInner);
+    // Only with a per-group scale or bias: a bare chain over a reshape is
+    // a LayerNorm of the reshaped tensor, and left to that pattern.
+    if (!m)
+      m = matchAffine(root, /*stage=*/0, matchPerGroupInner);
+    if (m && m->perGroupParams && !m->scale && !m->bias)
+      m.reset();
     break;
   }
   if (!m || !usesAllowReplacement(*m))
@@ -820,6 +860,25 @@ Value reshapeParam(PatternRewriter &rewriter, Location loc, Value p,
       rewriter.getDenseI64ArrayAttr(shape));
 }
 
+/// A per-group parameter `p` (shape (G)) repeated for each channel of its
+/// group: shape (C), channel c taking p[c / (C / G)].
+Value perChannel(PatternRewriter &rewriter, Location loc, Value p,
+                 int64_t groups, int64_t channels) {
+  if (!p)
+    return p;
+  Type element = getElementTypeOrSelf(p);
+  int64_t perGroup = channels / groups;
+  Value column = rewriter.create<tosa::ReshapeOp>(
+      loc, RankedTensorType::get({groups, 1}, element), p,
+      rewriter.getDenseI64ArrayAttr({groups, 1}));
+  Value tiled = rewriter.create<tosa::TileOp>(
+      loc, RankedTensorType::get({groups, perGroup}, element), column,
+      rewriter.getDenseI64ArrayAttr({1, perGroup}));
+  return rewriter.create<tosa::ReshapeOp>(
+      loc, RankedTensorType::get({channels}, element), tiled,
+      rewriter.getDenseI64ArrayAttr({channels}));
+}
+
 /// Hands the outside uses of the chain's mean and rstd to the nf op's.
 void exportStatistics(PatternRewriter &rewriter, const NormMatch &m, Value mean,
                       Value rstd) {
@@ -851,6 +910,12 @@ std::tuple<Value, Value, Value> createNorm(PatternRewriter &rewriter,
   Type acc = getAccumulationType(type.getElementType());
   FloatAttr epsilon = rewriter.getF64FloatAttr(m.epsilon);
   if (kind == NormKind::Group) {
+    if (m.perGroupParams) {
+      int64_t channels =
+          type.getDimSize(getChannelAxis(m.layout, type.getRank()));
+      scale = perChannel(rewriter, loc, scale, m.numGroups, channels);
+      bias = perChannel(rewriter, loc, bias, m.numGroups, channels);
+    }
     auto stats = RankedTensorType::get({type.getDimSize(0), m.numGroups}, acc);
     auto norm = rewriter.create<GroupNormOp>(
         loc, type, stats, stats, m.input, scale, bias,
