@@ -30,10 +30,15 @@ class _CheckedRep:
 
     def run(self, inputs, **kwargs):
         try:
-            return self.rep.run(inputs, **kwargs)
+            outputs = self.rep.run(inputs, **kwargs)
         except Exception as e:  # noqa: BLE001 (classified, then re-raised)
             _xfail_known(e)
             raise
+        if not self.rep.last_function.onnx.inputs:
+            # Every input it needed was specialized as a constant and the
+            # whole graph folded at import: nothing of normfuse's ran.
+            pytest.xfail(f"known limit: {cases.FOLDED_REASON}")
+        return outputs
 
 
 def _checked(backend):

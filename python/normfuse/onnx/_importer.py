@@ -375,7 +375,18 @@ class _Importer:
                 constants = len(self._constants)
                 try:
                     outs = converter(ctx, ins)
-                except OnnxImportError:
+                except NotConstant:
+                    raise
+                except OnnxImportError as e:
+                    # Integer arithmetic the importer cannot write (i64
+                    # division, ...) on values computed from graph inputs:
+                    # what those inputs would fold away as constants.
+                    runtime = [x for x in ins if isinstance(x, Value)]
+                    sources = frozenset().union(*(self.sources.get(x.ssa, ()) for x in runtime))
+                    if sources and all(x.element not in _mlir.FLOATS for x in runtime):
+                        raise NotConstant(f"{e} (computed from graph inputs "
+                                          f"{', '.join(sorted(sources))}: constants only)",
+                                          tuple(sorted(sources))) from None
                     raise
                 except Exception as e:  # a malformed node: attributes of the wrong type, ...
                     raise ctx.error(f"cannot convert the node ({type(e).__name__}: {e})") from None

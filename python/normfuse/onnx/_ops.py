@@ -583,6 +583,53 @@ def _slice(ctx, ins):
     return [y]
 
 
+@converts("Pad", since=11)
+def _pad(ctx, ins):
+    x = ctx.value(ins[0])
+    mode = ctx.attr("mode", "constant")
+    if mode != "constant":
+        raise ctx.error(f"mode {mode!r} is not supported (only 'constant')")
+    pads = [int(p) for p in ctx.constant_input(ins[1], "pads").reshape(-1)]
+    value = (ctx.constant_input(ins[2], "constant_value").reshape(-1)
+             if len(ins) > 2 and ins[2] is not None else np.zeros(1))
+    axes = (ctx.constant_input(ins[3], "axes").reshape(-1)
+            if len(ins) > 3 and ins[3] is not None else np.arange(x.rank))
+    axes = [_axis(ctx, int(a), x.rank) for a in axes]
+    if len(pads) != 2 * len(axes):
+        raise ctx.error(f"pads {pads} do not have {2 * len(axes)} values")
+    if any(p < 0 for p in pads):
+        raise ctx.error(f"negative pads {pads} (cropping) are not supported")
+    before, after = [0] * x.rank, [0] * x.rank
+    for i, a in enumerate(axes):
+        before[a], after[a] = pads[i], pads[len(axes) + i]
+    if not any(before) and not any(after):
+        return [x]
+    shape = tuple(d + b + e for d, b, e in zip(x.shape, before, after))
+    padding = ctx.value(np.array(list(zip(before, after)), np.int64))
+    fill = ctx.value(np.array(value[0] if value.size else 0, _mlir.NUMPY[x.element]))
+    return [ctx.op("tosa.pad", [x, padding, fill], shape, x.element)]
+
+
+@converts("Split", since=13)
+def _split(ctx, ins):
+    x = ctx.value(ins[0])
+    axis = _axis(ctx, int(ctx.attr("axis", 0)), x.rank)
+    outputs = len(ctx.node.output)
+    if len(ins) > 1 and ins[1] is not None:
+        sizes = [int(n) for n in ctx.constant_input(ins[1], "split").reshape(-1)]
+    else:
+        parts = int(ctx.attr("num_outputs", outputs))
+        size = -(-x.shape[axis] // parts)  # the last part may be smaller
+        sizes = [min(size, x.shape[axis] - i * size) for i in range(parts)]
+    if len(sizes) != outputs or sum(sizes) != x.shape[axis] or min(sizes) < 0:
+        raise ctx.error(f"cannot split {x.shape[axis]} into {sizes} for {outputs} outputs")
+    results, start = [], 0
+    for n in sizes:
+        results.append(_gather_axis(ctx, x, axis, np.arange(start, start + n)))
+        start += n
+    return results
+
+
 @converts("Shape", since=1)
 def _shape(ctx, ins):
     shape = np.array(ctx.shape(ins[0]), np.int64)

@@ -49,6 +49,8 @@ class NormfuseRep(BackendRep):
         self.input_names = [i.name for i in model.graph.input if i.name not in initializers]
         self.constant_inputs: Tuple[str, ...] = ()
         self.fn = None
+        # The function the last run called (the model, or a specialization).
+        self.last_function = None
         self._specialized: Dict[tuple, Any] = {}
         try:
             self.fn = _compile(model, target=target)
@@ -93,6 +95,7 @@ class NormfuseRep(BackendRep):
         if fn is None:
             fn = self._specialize(dict(zip(self.input_names, arrays)))
         by_name = dict(zip(self.input_names, arrays))
+        self.last_function = fn
         outputs = fn(*[by_name[p.name] for p in fn.onnx.inputs])
         if not isinstance(outputs, tuple):
             outputs = (outputs,)
