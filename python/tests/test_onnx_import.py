@@ -411,3 +411,40 @@ def test_a_corrupted_model_is_refused_or_imported_never_anything_else():
             outcomes.add("imported")
             assert fn.signature.inputs
     assert "refused" in outcomes
+
+
+def test_an_f16_layer_norm_with_stash_type_casts_is_one_f16_kernel_and_matches():
+    """ONNX's LayerNormalization body for f16 data: cast to f32, the
+    statistics and normalization in f32, cast back, f16 scale and bias."""
+    rows, cols = 6, 40
+    nodes = [helper.make_node("Cast", ["x"], ["xf"], to=TensorProto.FLOAT),
+             helper.make_node("ReduceMean", ["xf", "axes"], ["mean"]),
+             helper.make_node("Mul", ["xf", "xf"], ["sq"]),
+             helper.make_node("ReduceMean", ["sq", "axes"], ["msq"]),
+             helper.make_node("Mul", ["mean", "mean"], ["m2"]),
+             helper.make_node("Sub", ["msq", "m2"], ["var"]),
+             helper.make_node("Add", ["var", "eps"], ["ve"]),
+             helper.make_node("Sqrt", ["ve"], ["std"]),
+             helper.make_node("Sub", ["xf", "mean"], ["d"]),
+             helper.make_node("Div", ["d", "std"], ["n"]),
+             helper.make_node("Cast", ["n"], ["n16"], to=TensorProto.FLOAT16),
+             helper.make_node("Mul", ["n16", "g"], ["ng"]),
+             helper.make_node("Add", ["ng", "b"], ["y"])]
+    rng = np.random.default_rng(8)
+    g = rng.uniform(0.5, 1.5, cols).astype(np.float16)
+    b = rng.standard_normal(cols).astype(np.float16)
+    m = model(nodes, [tensor("x", [rows, cols], TensorProto.FLOAT16)],
+              [tensor("y", [rows, cols], TensorProto.FLOAT16)],
+              [const("axes", np.array([-1], np.int64)), const("eps", np.array(1e-5, np.float32)),
+               const("g", g), const("b", b)])
+    fused = normfuse.fuse(nfo.import_model(m))
+    assert fused.count("nf.layer_norm") == 1 and "tosa.cast" not in fused
+    assert "nf.layer_norm %arg0" in fused and "tensor<6x40xf16>" in fused
+    x = (3 + rng.standard_normal((rows, cols))).astype(np.float16)
+    x64 = x.astype(np.float64)
+    centered = x64 - x64.mean(-1, keepdims=True)
+    exact = centered / np.sqrt((centered ** 2).mean(-1, keepdims=True) + 1e-5) * g + b
+    y = nfo.compile(m)(x)
+    assert y.dtype == np.float16
+    # One rounding to f16 (half an ulp, 2^-11 relative) of an f32 result.
+    np.testing.assert_allclose(y.astype(np.float64), exact, rtol=2 ** -10, atol=2 ** -14)
