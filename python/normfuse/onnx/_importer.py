@@ -362,7 +362,7 @@ class _Importer:
                     raise ctx.error(f"input {name!r} is not defined before the node")
                 else:
                     ins.append(env[name])
-            if node.op_type in _NEVER_FOLDED or any(isinstance(x, Value) for x in ins):
+            if any(isinstance(x, Value) for x in ins):
                 converter = CONVERTERS.get(node.op_type)
                 if converter is None or ctx.version == 0:
                     raise ctx.error(f"unsupported operator {node.op_type!r}")
@@ -468,11 +468,6 @@ class _Importer:
         except Exception as e:
             raise ctx.error(f"cannot fold its constant inputs: {e}") from None
         return [np.asarray(o) for o in outs]
-
-
-# Nodes converted even when their inputs are constants (none today: a
-# constant node's result is a constant).
-_NEVER_FOLDED = frozenset()
 
 
 def import_graph(model: ModelSource, input_shapes=None, entry: str = "main",

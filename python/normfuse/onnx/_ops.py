@@ -83,9 +83,6 @@ def _axes_input(ctx: Context, ins, attr_name: str = "axes", input_index: int = 1
     return [int(a) for a in ctx.constant_input(ins[input_index], "axes").reshape(-1)]
 
 
-def _float_splat(ctx: Context, value: float, element: str, rank: int) -> Value:
-    return ctx.splat(value, element, rank)
-
 
 # --- elementwise ------------------------------------------------------------
 
@@ -167,7 +164,7 @@ def _mean(ctx, ins):
     n = len([x for x in ins if x is not None])
     if n == 1:
         return [total]
-    return [_elementwise(ctx, "tosa.mul", [total, _float_splat(ctx, 1.0 / n, element, total.rank)],
+    return [_elementwise(ctx, "tosa.mul", [total, ctx.splat(1.0 / n, element, total.rank)],
                          attrs="shift = 0 : i8")]
 
 
@@ -387,7 +384,7 @@ def _reduction(ctx, ins):
         return [np.full(shape, identity, _mlir.NUMPY[x.element])]
     y = _reduce(ctx, _REDUCE[op], x, axes, keepdims)
     if op == "ReduceMean":
-        y = ctx.op("tosa.mul", [y, _float_splat(ctx, 1.0 / count if count else math.nan,
+        y = ctx.op("tosa.mul", [y, ctx.splat(1.0 / count if count else math.nan,
                                                    y.element, y.rank)],
                    y.shape, y.element, "shift = 0 : i8")
     elif op == "ReduceL2":
@@ -572,10 +569,8 @@ def _slice(ctx, ins):
         axis = _axis(ctx, int(axis), x.rank)
         if step == 0:
             raise ctx.error("a step of 0")
-        picked = np.arange(x.shape[axis])[slice(int(start), int(end), int(step))] \
-            if abs(int(start)) < 2**62 and abs(int(end)) < 2**62 else \
-            np.arange(x.shape[axis])[slice(max(min(int(start), 2**62), -2**62),
-                                           max(min(int(end), 2**62), -2**62), int(step))]
+        # Python's slicing clamps the bounds as ONNX's Slice does.
+        picked = np.arange(x.shape[axis])[slice(int(start), int(end), int(step))]
         if len(picked) == y.shape[axis] and np.all(picked == np.arange(y.shape[axis])):
             continue
         y = _gather_axis(ctx, y, axis, picked)
