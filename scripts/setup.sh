@@ -46,7 +46,9 @@ if [ ! -x "$venv/bin/python" ]; then
   echo "setup: creating the Python environment $venv"
   python3 -m venv "$venv"
 fi
-if "$venv/bin/python" -c "import numpy, ml_dtypes, nanobind, pytest, scikit_build_core, onnx" 2>/dev/null; then
+onnx_pin=$(sed -n 's/^onnx==//p' "$root/python/requirements.txt")
+if "$venv/bin/python" -c "import numpy, ml_dtypes, nanobind, pytest, scikit_build_core, onnx
+assert onnx.__version__ == '$onnx_pin'" 2>/dev/null; then
   echo "setup: every Python package is already installed in $venv"
 else
   echo "setup: installing the Python packages of python/requirements.txt into $venv"
