@@ -23,6 +23,8 @@ pip=("$python" -m pip download -q --disable-pip-version-check --no-deps --only-b
 "${pip[@]}" liger-kernel==0.8.5
 "${pip[@]}" --platform manylinux2014_x86_64 ml_dtypes==0.5.1
 "${pip[@]}" pytest==9.2.0 pluggy==1.7.0 iniconfig==2.3.1 Pygments==2.21.0 packaging==26.4
+# onnx (the ONNX step's tests importorskip it: without it they would skip)
+"${pip[@]}" --platform manylinux_2_28_x86_64 onnx==1.23.2 protobuf==7.36.2
 bytes=$(du -cb build/device build/gpu-carry build/wheels | tail -1 | cut -f1)
 limit=$((64 << 20))
 echo "carried: $(du -sh build/device build/gpu-carry build/wheels | tr '\n' ' ')= $((bytes >> 20)) MiB of 64"

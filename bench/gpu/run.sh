@@ -11,6 +11,8 @@
 #               --platform manylinux2014_x86_64 -d build/wheels ml_dtypes==0.5.1
 #           .venv/bin/pip download --no-deps --only-binary=:all: --python-version 3.12 \
 #               -d build/wheels pytest==9.2.0 pluggy==1.7.0 iniconfig==2.3.1 Pygments==2.21.0 packaging==26.4
+#           .venv/bin/pip download --no-deps --only-binary=:all: --python-version 3.12 \
+#               --platform manylinux_2_28_x86_64 -d build/wheels onnx==1.23.2 protobuf==7.36.2
 #   device: run(command="bench/gpu/run.sh",
 #               carry=["build/device", "build/gpu-carry", "build/wheels"])
 #   dry run here (CI: ctest -R gpu-dry-run): bench/gpu/dry_run.sh BUILD_DIR
@@ -109,7 +111,7 @@ fi
 [ -f "$checks/references/manifest.json" ] || say "# no references in $checks (bench/gpu/make_references.py): that step will fail"
 
 # The carried wheels (Liger-Kernel; ml_dtypes, which the normfuse package
-# imports, and pytest, in case the device lacks them), each installed into a scratch
+# imports, pytest and onnx (the ONNX step), in case the device lacks them), each installed into a scratch
 # folder only where Python does not have that distribution already.
 if ls "$root"/build/wheels/*.whl > /dev/null 2>&1 && [ "$target" = cuda ]; then
   wheels=()
