@@ -326,23 +326,55 @@ TEST(GroupNormGradTrafficTest, ReadsDyAndXTwiceAndWritesDxOnce) {
   std::vector<SimStats> traffic;
   ASSERT_EQ(errorText(call.run(*kernel, SimOrder::Forward, &traffic)), "");
   EXPECT_LE(call.error(), 1e-5);
-  ASSERT_EQ(traffic.size(), 3u);
+  ASSERT_EQ(traffic.size(), 4u);
   uint64_t tensor = uint64_t(n * hw * c * 4), row = uint64_t(c * 4);
   // Sums: dy and x once; each thread reads the mean and rstd of its 4
   // channels' groups once (from cache on a GPU); a block writes a partial
   // row of 16 channels for each of its 2 sums.
   EXPECT_EQ(traffic[0].bytesLoaded, 2 * tensor + n * threads * 2 * 4 * 4);
   EXPECT_EQ(traffic[0].bytesStored, n * 2 * row);
-  // Finish: a thread per (image, group) reads its 4 channels' 2 partial
-  // sums and scales; a thread per channel its 2 images' 2 sums. It writes
-  // 2 sums per (image, group), dscale and dbias.
-  EXPECT_EQ(traffic[1].bytesLoaded,
+  // Totals: each (image, channel)'s one part, read once, written once.
+  EXPECT_EQ(traffic[1].bytesLoaded, n * 2 * row);
+  EXPECT_EQ(traffic[1].bytesStored, n * 2 * row);
+  // Finish: a thread per (image, group) reads its 4 channels' 2 totals and
+  // scales; a thread per channel its 2 images' 2 totals. It writes 2 sums
+  // per (image, group), dscale and dbias.
+  EXPECT_EQ(traffic[2].bytesLoaded,
             uint64_t(n * groups * (4 * 2 + 4) * 4 + c * n * 2 * 4));
-  EXPECT_EQ(traffic[1].bytesStored, uint64_t(n * groups * 2 * 4 + 2 * row));
+  EXPECT_EQ(traffic[2].bytesStored, uint64_t(n * groups * 2 * 4 + 2 * row));
   // dx: dy and x a second time and dx once; per float4 its scales and its
   // group's mean, rstd and two sums (from cache on a GPU).
-  EXPECT_EQ(traffic[2].bytesLoaded, 2 * tensor + (tensor / 16) * 32);
-  EXPECT_EQ(traffic[2].bytesStored, tensor);
+  EXPECT_EQ(traffic[3].bytesLoaded, 2 * tensor + (tensor / 16) * 32);
+  EXPECT_EQ(traffic[3].bytesStored, tensor);
+}
+
+// One image of 300 positions of 40 f32 channels: the sums kernel cuts it
+// into 19 parts (16 positions a block), and the totals kernel adds each
+// channel's 19 parts in 8 warps, runs of 4 parts (the last run 3), two
+// runs of 32 channels of which 8 are past the end. Each partial sum is
+// read once, every (channel, sum) total written once; the result is
+// float64's and the same bits whatever order the threads run in.
+TEST(GroupNormGradTrafficTest, ManyPartsAreAddedByManyWarpsOnce) {
+  const int64_t n = 1, hw = 300, c = 40, groups = 4, parts = 19;
+  GroupNormGradCall forward(n, hw, c, groups), reverse(n, hw, c, groups),
+      shuffled(n, hw, c, groups);
+  auto kernel = compileForSim(forward.ir(), "g");
+  ASSERT_TRUE(kernel);
+  std::vector<SimStats> traffic;
+  ASSERT_EQ(errorText(forward.run(*kernel, SimOrder::Forward, &traffic)), "");
+  ASSERT_EQ(traffic.size(), 4u);
+  uint64_t partials = uint64_t(parts * 2 * c * 4);
+  EXPECT_EQ(traffic[0].bytesStored, partials);
+  EXPECT_EQ(traffic[1].bytesLoaded, partials);
+  EXPECT_EQ(traffic[1].bytesStored, uint64_t(2 * c * 4));
+  EXPECT_LE(forward.error(), 1e-5);
+  ASSERT_EQ(errorText(reverse.run(*kernel, SimOrder::Reverse)), "");
+  ASSERT_EQ(errorText(shuffled.run(*kernel, SimOrder::Shuffle)), "");
+  for (GroupNormGradCall *other : {&reverse, &shuffled}) {
+    EXPECT_EQ(forward.dx.bytes, other->dx.bytes);
+    EXPECT_EQ(forward.dscale.bytes, other->dscale.bytes);
+    EXPECT_EQ(forward.dbias.bytes, other->dbias.bytes);
+  }
 }
 
 TEST(SimulatorOrderTest, ThreadOrderDoesNotChangeAGroupNormGradient) {

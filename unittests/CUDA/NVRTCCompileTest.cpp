@@ -445,16 +445,17 @@ TEST(NVRTCResourceTest, NoKernelSpillsAtSm90) {
   // split), split and auto (split) three. 11 pointwise kernels x 4 dtypes,
   // 3 group norms (two kernels each) and batch_norm_inference x 4 dtypes.
   // Per-channel reductions x 2 layouts x 4 dtypes: batch_norm_training
-  // (the moments, their finish, the normalize kernel), batch_norm_grad (two
-  // sum kernels, dx), bias_add_grad (two). Products x 4 dtypes: the fused
-  // matmul, and per layout the fused conv2d and the two gradients. Group
-  // and instance norm gradients: three kernels each x 4 dtypes. Dynamic
-  // shapes: the group norm (two), the instance norm gradient (three),
-  // batch_norm_training and batch_norm_grad (three each), bias_add_grad
-  // (two), matmul and conv2d (one each).
+  // (the moments, their finish, the normalize kernel), batch_norm_grad (the
+  // sums, their totals, the finish, dx), bias_add_grad (sums, totals,
+  // finish). Products x 4 dtypes: the fused matmul, and per layout the
+  // fused conv2d and the two gradients. Group and instance norm gradients:
+  // four kernels each x 4 dtypes. Dynamic shapes: the group norm (two),
+  // the instance norm gradient (four), batch_norm_training (three),
+  // batch_norm_grad (four), bias_add_grad (three), matmul and conv2d (one
+  // each).
   EXPECT_EQ(kernels, 2 * (3 * 4 * 2 + 4 * 2 * 2) + (2 + 2 + 3 + 3 + 3) * 4 * 2 +
-                         11 * 4 + (3 * 2 + 1) * 4 + (3 + 3 + 2) * 2 * 4 +
-                         (1 + 3 * 2) * 4 + 2 * 3 * 4 + (2 + 3 + 3 + 3 + 2 + 2));
+                         11 * 4 + (3 * 2 + 1) * 4 + (3 + 4 + 3) * 2 * 4 +
+                         (1 + 3 * 2) * 4 + 2 * 4 * 4 + (2 + 4 + 3 + 4 + 3 + 2));
 }
 
 /// A kernel whose schedule moves 16 bytes per access, and whether it must

@@ -574,3 +574,93 @@ PartialSums cuda::emitPartialChannelSums(OpBuilder &b, Operation *op,
   launchUnlessEmpty(b, loc, kernel, grid, s.blockSize(), args);
   return p;
 }
+
+Value cuda::totalsIndex(Kernel &k, OpBuilder &b, Location loc,
+                        const ChannelSums &cs, Value image, Value channel,
+                        int64_t kk) {
+  IndexMath ix{b, loc};
+  Value channels = k.size(b, loc, cs.dims.channels);
+  return ix.madd(ix.madd(image, cs.numSums, ix.c(kk)), channels, channel);
+}
+
+Value cuda::emitPartialTotals(OpBuilder &b, Operation *op, llvm::StringRef what,
+                              const ChannelSums &cs, const PartialSums &p,
+                              const PartialTotalsSchedule &s) {
+  assert(!cs.moments && "moments combine by Chan's formula, not by sums");
+  Location loc = op->getLoc();
+  auto module = op->getParentOfType<ModuleOp>();
+  const ChannelDims &d = cs.dims;
+  const int64_t K = cs.numSums, warpSize = TargetInfo::kWarpSize;
+  IndexMath im{b, loc};
+  Value totals = allocTemporary(
+      b, loc, im.product(im.product(d.images, im.c(K)), d.channels), cs.acc);
+  Value runs = im.ceilDiv(d.channels, warpSize);
+  SmallVector<Value> args{p.buffer, totals};
+  Kernel k = createKernel(module, loc, kernelBaseName(op, what) + "_totals",
+                          ValueRange(args).getTypes(), s.blockSize(), s.str());
+  {
+    OpBuilder &kb = k.body;
+    IndexMath ix{kb, loc};
+    Value tid = kb.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x);
+    Value bid = kb.create<gpu::BlockIdOp>(loc, gpu::Dimension::x);
+    Value lane = ix.rem(tid, warpSize), warp = ix.div(tid, warpSize);
+    Value kRuns = k.size(kb, loc, runs);
+    Value image = ix.div(bid, kRuns);
+    Value channel = ix.madd(ix.rem(bid, kRuns), warpSize, lane);
+    Value isChannel = ix.below(channel, k.size(kb, loc, d.channels));
+    Value parts = k.size(kb, loc, p.parts);
+    // Warp w: the runs of `unroll` parts from w * unroll, every `warps`
+    // runs; slot u of a run adds into its own total.
+    auto loop = kb.create<scf::ForOp>(
+        loc, ix.mul(warp, s.unroll), parts, ix.c(s.warps * s.unroll),
+        zeros(kb, loc, cs.acc, s.unroll * K),
+        [&](OpBuilder &lb, Location ll, Value first, ValueRange slots) {
+          IndexMath li{lb, ll};
+          SmallVector<Value> next;
+          for (int64_t u = 0; u < s.unroll; ++u) {
+            Value part = u ? li.add(first, li.c(u)) : first;
+            Value valid = li.both(isChannel, li.below(part, parts));
+            SmallVector<Value> loaded = emitValuesIf(
+                lb, ll, valid, cs.acc, [&](OpBuilder &vb, Location vl) {
+                  SmallVector<Value> v;
+                  for (int64_t kk = 0; kk < K; ++kk)
+                    v.push_back(vb.create<memref::LoadOp>(
+                        vl, k.arg(0),
+                        p.index(k, vb, vl, image, channel, part, kk)));
+                  return v;
+                });
+            for (int64_t kk = 0; kk < K; ++kk)
+              next.push_back(
+                  lb.create<arith::AddFOp>(ll, slots[u * K + kk], loaded[kk]));
+          }
+          lb.create<scf::YieldOp>(ll, next);
+        });
+    SmallVector<Value> own;
+    for (int64_t kk = 0; kk < K; ++kk) {
+      Value total = loop.getResult(kk);
+      for (int64_t u = 1; u < s.unroll; ++u)
+        total =
+            kb.create<arith::AddFOp>(loc, total, loop.getResult(u * K + kk));
+      own.push_back(total);
+    }
+    // The warps' totals, added in warp order (valid in warp 0).
+    Value handOver =
+        s.warps > 1
+            ? addWorkgroupBuffer(k, loc, (s.warps - 1) * K * warpSize, cs.acc)
+            : Value();
+    SmallVector<Value> sums = emitRowGroupSums(kb, loc, own, handOver, warp,
+                                               lane, s.warps, warpSize, 1);
+    Value store = ix.both(
+        isChannel,
+        kb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, warp, ix.c(0)));
+    kb.create<scf::IfOp>(loc, store, [&](OpBuilder &tb, Location tl) {
+      for (int64_t kk = 0; kk < K; ++kk)
+        tb.create<memref::StoreOp>(
+            tl, sums[kk], k.arg(1),
+            totalsIndex(k, tb, tl, cs, image, channel, kk));
+      tb.create<scf::YieldOp>(tl);
+    });
+  }
+  launchUnlessEmpty(b, loc, k, im.product(d.images, runs), s.blockSize(), args);
+  return totals;
+}

@@ -118,6 +118,20 @@ PartialSums emitPartialChannelSums(OpBuilder &b, Operation *op,
                                    const ChannelReductionSchedule &s,
                                    SumsFn sumsFn);
 
+/// Launches, after the partial sums `p` of `cs` (plain sums, not moments),
+/// the kernel `<function>_<what>_totals` that adds each (image, channel)'s
+/// parts (PartialTotalsSchedule: many warps a channel, a fixed order), and
+/// returns the totals, a temporary of images x numSums x channels: sum kk
+/// of (image n, channel c) at (n * numSums + kk) * channels + c.
+Value emitPartialTotals(OpBuilder &b, Operation *op, llvm::StringRef what,
+                        const ChannelSums &cs, const PartialSums &p,
+                        const PartialTotalsSchedule &s);
+
+/// The index of sum `kk` of (image, channel) in the totals of
+/// emitPartialTotals, in kernel `k`.
+Value totalsIndex(Kernel &k, OpBuilder &b, Location loc, const ChannelSums &cs,
+                  Value image, Value channel, int64_t kk);
+
 /// `n` zeros of `acc`.
 SmallVector<Value> zeros(OpBuilder &b, Location loc, Type acc, int64_t n);
 

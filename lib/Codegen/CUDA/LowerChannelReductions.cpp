@@ -2,11 +2,14 @@
 //
 // Part of normfuse. The ops that sum over every dimension but the channel
 // axis: bias_add_grad, batch_norm_training (its batch statistics) and
-// batch_norm_grad (its parameter gradients). Each sum is two kernels
-// (ChannelReductionSchedule): `<f>_<op>_sums` writes partial sums, a block
-// per part of the tensor; `<f>_<op>_finish` adds a channel's partial sums
-// in a fixed order, in a thread per channel, and writes what the op needs
-// of them (the mean, rstd and running statistics; the gradients). What
+// batch_norm_grad (its parameter gradients). Each sum is two or three
+// kernels (ChannelReductionSchedule): `<f>_<op>_sums` writes partial sums,
+// a block per part of the tensor; for plain sums `<f>_<op>_totals` adds a
+// channel's parts, many warps a channel, in a fixed order (ChannelSums.h);
+// `<f>_<op>_finish`, a thread per channel, takes the totals (or combines
+// BatchNorm's moments over the parts, in part order) and writes what the
+// op needs of them (the mean, rstd and running statistics; the
+// gradients). What
 // then runs per element (BatchNorm's normalize step, its input gradient)
 // is an elementwise kernel with per-channel operands (LowerPointwise.cpp).
 //
@@ -45,8 +48,9 @@ constexpr int64_t kFinishBlockSize = 256;
 using FinishFn = llvm::function_ref<SmallVector<Value>(
     OpBuilder &, Location, ArrayRef<Value>, ArrayRef<Value>, Value)>;
 
-/// The finishing kernel: thread c adds channel c's partial sums in part
-/// order and stores FinishFn's values.
+/// The finishing kernel: thread c takes channel c's totals (plain sums,
+/// emitPartialTotals) or combines its parts' moments in part order, and
+/// stores FinishFn's values.
 Kernel buildFinish(ModuleOp module, Location loc, const std::string &name,
                    const ChannelSums &cs, const PartialSums &partials,
                    TypeRange types, FinishFn finishFn) {
@@ -108,18 +112,10 @@ Kernel buildFinish(ModuleOp module, Location loc, const std::string &name,
       sums = {tb.create<arith::AddFOp>(tl, pivot, combine.getResult(1)),
               combine.getResult(2)};
     }
-    for (int64_t kk = 0; !cs.moments && kk < cs.numSums; ++kk) {
-      auto loop = tb.create<scf::ForOp>(
-          tl, c(tb, 0), k.size(tb, tl, partials.parts), c(tb, 1),
-          zeros(tb, tl, acc, 1),
-          [&](OpBuilder &fb, Location fl, Value p, ValueRange sum) {
-            Value at = partials.index(k, fb, fl, c(fb, 0), channel, p, kk);
-            Value v = fb.create<memref::LoadOp>(fl, partial, at);
-            fb.create<scf::YieldOp>(
-                fl, ValueRange{fb.create<arith::AddFOp>(fl, sum[0], v)});
-          });
-      sums.push_back(loop.getResult(0));
-    }
+    // Plain sums arrive as their totals (emitPartialTotals).
+    for (int64_t kk = 0; !cs.moments && kk < cs.numSums; ++kk)
+      sums.push_back(tb.create<memref::LoadOp>(
+          tl, partial, totalsIndex(k, tb, tl, cs, c(tb, 0), channel, kk)));
     SmallVector<Value> operands;
     for (unsigned o = 0; o < numOps; ++o)
       operands.push_back(loadLanes(tb, tl, k.arg(1 + o), channel, 1, acc)[0]);
@@ -151,7 +147,15 @@ void emitChannelSums(OpBuilder &b, Operation *op, llvm::StringRef what,
       constantOr(d.channels), constantOr(d.inner), d.channelsLast(), cs.element,
       options.target);
   PartialSums partials = emitPartialChannelSums(b, op, what, cs, s, sumsFn);
-  SmallVector<Value> finishArgs{partials.buffer};
+  // Plain sums: each channel's parts added by many warps first; moments
+  // are combined by Chan's formula in the finishing kernel's thread.
+  Value sums =
+      cs.moments
+          ? partials.buffer
+          : emitPartialTotals(b, op, what, cs, partials,
+                              selectPartialTotalsSchedule(
+                                  constantOr(partials.parts), options.target));
+  SmallVector<Value> finishArgs{sums};
   finishArgs.append(cs.finishOperands.begin(), cs.finishOperands.end());
   finishArgs.append(cs.outputs.begin(), cs.outputs.end());
   Kernel finishKernel =

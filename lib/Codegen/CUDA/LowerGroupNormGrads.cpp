@@ -1,17 +1,19 @@
 //===- LowerGroupNormGrads.cpp - group/instance norm gradients on the GPU -===//
 //
 // Part of normfuse. group_norm_grad and instance_norm_grad (an instance
-// norm is a group norm of one channel per group), NHWC and NCHW, as three
+// norm is a group norm of one channel per group), NHWC and NCHW, as four
 // kernels (GroupNormGradSchedule), dynamic sizes their index arguments:
 //
 // - `_sums`: the sums of dy and dy*xhat (xhat = (x - mean) * rstd from the
 //   saved statistics) per (image, channel), the per-channel reduction of
 //   BatchNorm's gradient kept per image (ChannelSums.h): partial sums, a
 //   block per part of an image;
-// - `_finish`: a thread per (image, group) adds the partial sums of the
-//   group's channels times their scale (the group's sums of g*dy and
-//   g*dy*xhat); a thread per channel adds them over the images (dscale
-//   and dbias). Fixed orders: deterministic, no atomics;
+// - `_totals`: each (image, channel)'s partial sums added up, many warps
+//   a channel (ChannelSums.h, emitPartialTotals);
+// - `_finish`: a thread per (image, group) adds the totals of the group's
+//   channels times their scale (the group's sums of g*dy and g*dy*xhat);
+//   a thread per channel adds them over the images (dscale and dbias).
+//   Fixed orders: deterministic, no atomics;
 // - `_dx`: elementwise, dx = rstd * (g*dy - mean(g*dy) - xhat *
 //   mean(g*dy*xhat)) with the group's means (NormMath.h, the CPU's
 //   formula), in vectors.
@@ -150,11 +152,16 @@ LogicalResult lowerGroupNormGrad(RewriterBase &rewriter, GradOp op,
             fb.create<arith::MulFOp>(fl, in[0], xhat).getResult(), in[0]};
       });
 
-  // 2. The group sums (of g*dy and g*dy*xhat) and the parameter gradients.
+  // 2. Each (image, channel)'s totals of its partial sums, many warps a
+  // channel; then the group sums (of g*dy and g*dy*xhat) and the parameter
+  // gradients from those totals.
+  Value totals = emitPartialTotals(
+      b, op, what, cs, partials,
+      selectPartialTotalsSchedule(constantOr(partials.parts), options.target));
   Value groupSums =
       allocTemporary(b, loc, hm.product(hm.c(2), g.imageGroups), acc);
   Value finishItems = b.createOrFold<arith::AddIOp>(loc, g.imageGroups, g.c);
-  SmallVector<Value> finishArgs{partials.buffer};
+  SmallVector<Value> finishArgs{totals};
   if (hasScale)
     finishArgs.push_back(scale);
   finishArgs.append({groupSums, dscale, dbias});
@@ -173,40 +180,28 @@ LogicalResult lowerGroupNormGrad(RewriterBase &rewriter, GradOp op,
     Value item = ix.add(
         ix.mul(kb.create<gpu::BlockIdOp>(loc, gpu::Dimension::x), finishBlock),
         kb.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x));
-    /// The sums over `count` of (part, sum kk) for kk = 0, 1 in order, with
-    /// `at(i, part, kk)` the partial sum's index and `weight(i)` its factor.
-    auto addParts =
+    /// The sums over i < `count` of totals (i, kk) for kk = 0, 1 in order,
+    /// with `at(i, kk)` the total's index and `weight(i)` its factor.
+    auto addTotals =
         [&](OpBuilder &ob, Location ol, Value count,
-            llvm::function_ref<Value(OpBuilder &, Value, Value, int64_t)> at,
+            llvm::function_ref<Value(OpBuilder &, Value, int64_t)> at,
             llvm::function_ref<Value(OpBuilder &, Value)> weight) {
-          auto outerLoop = ob.create<scf::ForOp>(
+          auto loop = ob.create<scf::ForOp>(
               ol, indexConstant(ob, ol, 0), finish.size(ob, ol, count),
               indexConstant(ob, ol, 1), zeros(ob, ol, acc, 2),
-              [&](OpBuilder &fb, Location fl, Value i, ValueRange totals) {
-                auto partLoop = fb.create<scf::ForOp>(
-                    fl, indexConstant(fb, fl, 0),
-                    finish.size(fb, fl, partials.parts),
-                    indexConstant(fb, fl, 1), zeros(fb, fl, acc, 2),
-                    [&](OpBuilder &pb, Location pl, Value p, ValueRange sums) {
-                      SmallVector<Value> added;
-                      for (int64_t kk = 0; kk < 2; ++kk)
-                        added.push_back(pb.create<arith::AddFOp>(
-                            pl, sums[kk],
-                            pb.create<memref::LoadOp>(pl, finish.arg(0),
-                                                      at(pb, i, p, kk))));
-                      pb.create<scf::YieldOp>(pl, added);
-                    });
+              [&](OpBuilder &fb, Location fl, Value i, ValueRange sums) {
                 Value w = weight ? weight(fb, i) : Value();
                 SmallVector<Value> added;
                 for (int64_t kk = 0; kk < 2; ++kk) {
-                  Value v = partLoop.getResult(kk);
+                  Value v = fb.create<memref::LoadOp>(fl, finish.arg(0),
+                                                      at(fb, i, kk));
                   if (w)
                     v = fb.create<arith::MulFOp>(fl, w, v);
-                  added.push_back(fb.create<arith::AddFOp>(fl, totals[kk], v));
+                  added.push_back(fb.create<arith::AddFOp>(fl, sums[kk], v));
                 }
                 fb.create<scf::YieldOp>(fl, added);
               });
-          return SmallVector<Value>(outerLoop.getResults());
+          return SmallVector<Value>(loop.getResults());
         };
     Value imageGroups = finish.size(kb, loc, g.imageGroups);
     Value isGroup = kb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult,
@@ -221,13 +216,13 @@ LogicalResult lowerGroupNormGrad(RewriterBase &rewriter, GradOp op,
           IndexMath tx{tb, tl};
           Value groups = finish.size(tb, tl, g.groups);
           Value img = tx.div(item, groups), grp = tx.rem(item, groups);
-          SmallVector<Value> sums = addParts(
+          SmallVector<Value> sums = addTotals(
               tb, tl, g.perGroup,
-              [&](OpBuilder &pb, Value i, Value p, int64_t kk) {
+              [&](OpBuilder &pb, Value i, int64_t kk) {
                 IndexMath px{pb, tl};
                 Value cpg = finish.size(pb, tl, g.perGroup);
-                return partials.index(finish, pb, tl, img, px.madd(grp, cpg, i),
-                                      p, kk);
+                return totalsIndex(finish, pb, tl, cs, img,
+                                   px.madd(grp, cpg, i), kk);
               },
               [&](OpBuilder &wb, Value i) -> Value {
                 if (!hasScale)
@@ -247,10 +242,10 @@ LogicalResult lowerGroupNormGrad(RewriterBase &rewriter, GradOp op,
             // A channel: its sums over every image.
             IndexMath tx{tb, tl};
             Value channel = tx.sub(item, imageGroups);
-            SmallVector<Value> sums = addParts(
+            SmallVector<Value> sums = addTotals(
                 tb, tl, g.n,
-                [&](OpBuilder &pb, Value i, Value p, int64_t kk) {
-                  return partials.index(finish, pb, tl, i, channel, p, kk);
+                [&](OpBuilder &pb, Value i, int64_t kk) {
+                  return totalsIndex(finish, pb, tl, cs, i, channel, kk);
                 },
                 nullptr);
             storeLanes(tb, tl, {sums[0]}, kDscale, channel);

@@ -336,6 +336,27 @@ cuda::selectChannelReductionSchedule(int64_t channels, int64_t inner,
   return s;
 }
 
+std::string PartialTotalsSchedule::str() const {
+  return "partial-totals warps=" + std::to_string(warps) +
+         " unroll=" + std::to_string(unroll);
+}
+
+PartialTotalsSchedule
+cuda::selectPartialTotalsSchedule(int64_t parts, const TargetInfo &target) {
+  (void)target;
+  PartialTotalsSchedule s;
+  // A dynamic count keeps the default; a known one gets a warp per run of
+  // `unroll` parts, up to a full block (a single part: one warp).
+  if (parts != ShapedType::kDynamic) {
+    s.unroll = std::clamp<int64_t>(parts, 1, s.unroll);
+    int64_t runs = std::max<int64_t>(1, llvm::divideCeil(parts, s.unroll));
+    s.warps = std::min<int64_t>(TargetInfo::kMaxThreadsPerBlock /
+                                    TargetInfo::kWarpSize,
+                                static_cast<int64_t>(llvm::PowerOf2Ceil(runs)));
+  }
+  return s;
+}
+
 std::string PointwiseSchedule::str() const {
   return "grid-stride block=" + std::to_string(blockSize) +
          " vector=" + std::to_string(vectorWidth) +

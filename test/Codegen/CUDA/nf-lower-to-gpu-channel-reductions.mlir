@@ -1,5 +1,6 @@
 // Per-channel reductions on the GPU (LowerChannelReductions.cpp): a sums
-// kernel and a finishing kernel per sum, then elementwise kernels with
+// kernel, for plain sums a totals kernel (many warps a channel), and a
+// finishing kernel per sum, then elementwise kernels with
 // per-channel operands. Channels last: threads across a position's
 // channels, several positions a block, blocks looping over positions, one
 // partial row per block. Channels first: a block per (channel, part).
@@ -7,9 +8,13 @@
 
 // 64 f32 channels: 16 threads of float4 a position, 16 positions a block;
 // 8 x 32 x 32 positions need 512 blocks (at most 1056 on sm_90), one trip.
+// The 512 parts' totals: 128 runs of 4, so 32 warps (a full block) over
+// each run of 32 channels (2 blocks); then the finish, a thread a channel.
 // CHECK-LABEL: func.func @bias_add_grad_nhwc(
 // CHECK: memref.alloc() : memref<32768xf32>
 // CHECK: gpu.launch_func @nf_kernels::@bias_add_grad_nhwc_bias_add_grad_sums blocks in (%c512{{(_[0-9]+)?}},
+// CHECK: memref.alloc() : memref<64xf32>
+// CHECK: gpu.launch_func @nf_kernels::@bias_add_grad_nhwc_bias_add_grad_totals blocks in (%c2{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}) threads in (%c1024
 // CHECK: gpu.launch_func @nf_kernels::@bias_add_grad_nhwc_bias_add_grad_finish blocks in (%c1
 func.func @bias_add_grad_nhwc(%dy: tensor<8x32x32x64xf32>) -> tensor<64xf32> {
   %g = nf.bias_add_grad %dy {layout = #nf.layout<nhwc>} : tensor<8x32x32x64xf32> -> tensor<64xf32>
@@ -43,6 +48,7 @@ func.func @batch_norm_training(%x: tensor<8x16x16x64xbf16>, %s: tensor<64xbf16>,
 // BatchNorm gradient: sum(dy) and sum(dy xhat) in one sums kernel, then dx.
 // CHECK-LABEL: func.func @batch_norm_grad(
 // CHECK: gpu.launch_func @nf_kernels::@batch_norm_grad_batch_norm_grad_sums
+// CHECK: gpu.launch_func @nf_kernels::@batch_norm_grad_batch_norm_grad_totals
 // CHECK: gpu.launch_func @nf_kernels::@batch_norm_grad_batch_norm_grad_finish
 // CHECK: gpu.launch_func @nf_kernels::@batch_norm_grad_batch_norm_grad blocks
 func.func @batch_norm_grad(%dy: tensor<8x64x7x7xf32>, %x: tensor<8x64x7x7xf32>, %m: tensor<64xf32>, %r: tensor<64xf32>) -> (tensor<8x64x7x7xf32>, tensor<64xf32>, tensor<64xf32>) {
@@ -56,8 +62,15 @@ func.func @batch_norm_grad(%dy: tensor<8x64x7x7xf32>, %x: tensor<8x64x7x7xf32>, 
 // CHECK-SAME: nf.schedule = "channels-last threads-per-row=16 rows-per-block=16 vector=4 registers=1 max-blocks=1056"
 // CHECK: scf.for
 // CHECK: gpu.barrier
+// CHECK-LABEL: gpu.func @bias_add_grad_nhwc_bias_add_grad_totals(
+// CHECK-SAME: nf.schedule = "partial-totals warps=32 unroll=4"
+// CHECK: scf.for %{{.+}} = %{{.+}} to %c512 step %c128
+// The finish loads its channel's total: no loop over the parts.
 // CHECK-LABEL: gpu.func @bias_add_grad_nhwc_bias_add_grad_finish(
 // CHECK-SAME: nf.schedule = "channel-finish block=256"
+// CHECK-NOT: scf.for
+// CHECK: memref.load %arg0
+// CHECK: memref.store
 // CHECK-LABEL: gpu.func @bias_add_grad_nchw_bias_add_grad_sums(
 // CHECK-SAME: nf.schedule = "channels-first threads-per-row=256 rows-per-block=1 vector=4 registers=1 max-blocks=1056"
 // The moments kernel: the pivot (the image's first position) loaded before

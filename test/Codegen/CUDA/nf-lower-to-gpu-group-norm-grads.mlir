@@ -1,10 +1,11 @@
-// group_norm_grad and instance_norm_grad (LowerGroupNormGrads.cpp): three
+// group_norm_grad and instance_norm_grad (LowerGroupNormGrads.cpp): four
 // kernels. `_sums` is the per-channel reduction of BatchNorm's gradient
 // kept per (image, channel): partial sums of dy*xhat and dy, with each
-// lane's mean and rstd those of its (image, group); `_finish` has a thread
-// per (image, group) (its channels' sums times their scale) and one per
-// channel (dscale, dbias over the images); `_dx` is elementwise, in
-// vectors.
+// lane's mean and rstd those of its (image, group); `_totals` adds each
+// (image, channel)'s parts, a lane per channel and many warps over the
+// parts; `_finish` has a thread per (image, group) (its channels' totals
+// times their scale) and one per channel (dscale, dbias over the images);
+// `_dx` is elementwise, in vectors.
 // RUN: nf-opt %s --nf-lower-to-gpu | FileCheck %s
 
 // CHECK-LABEL: func.func @group_norm_grad_nhwc
@@ -15,12 +16,18 @@
 // CHECK: %[[IMAGES:.+]] = arith.constant 2 : index
 // CHECK: gpu.launch_func @nf_kernels::@group_norm_grad_nhwc_group_norm_grad_sums blocks in (%[[IMAGES]],
 // CHECK-SAME: %[[PARTIAL_FLAT]] : memref<?xf32>)
+// The totals: 2 images x 2 sums x 16 channels; a block per image (16
+// channels are one run of 32 lanes), one warp (one part).
+// CHECK: %[[TOTALS:.+]] = memref.alloc() : memref<64xf32>
+// CHECK: %[[TOTALS_FLAT:.+]] = memref.cast %[[TOTALS]]
+// CHECK: gpu.launch_func @nf_kernels::@group_norm_grad_nhwc_group_norm_grad_totals blocks in (%c2{{[_0-9]*}}, %c1{{[_0-9]*}}, %c1{{[_0-9]*}}) threads in (%c32,
+// CHECK-SAME: args(%[[PARTIAL_FLAT]] : memref<?xf32>, %[[TOTALS_FLAT]] : memref<?xf32>)
 // Two sums for each of 2 x 4 (image, group).
 // CHECK: %[[SUMS:.+]] = memref.alloc() : memref<16xf32>
 // CHECK: %[[SUMS_FLAT:.+]] = memref.cast %[[SUMS]]
 // 8 (image, group)s and 16 channels: one block of 256 threads.
 // CHECK: gpu.launch_func @nf_kernels::@group_norm_grad_nhwc_group_norm_grad_finish
-// CHECK-SAME: args(%[[PARTIAL_FLAT]] : memref<?xf32>, %{{.+}} : memref<?xf32>, %[[SUMS_FLAT]] : memref<?xf32>,
+// CHECK-SAME: args(%[[TOTALS_FLAT]] : memref<?xf32>, %{{.+}} : memref<?xf32>, %[[SUMS_FLAT]] : memref<?xf32>,
 // 384 elements in vectors of 8: one block.
 // CHECK: gpu.launch_func @nf_kernels::@group_norm_grad_nhwc_group_norm_grad_dx
 // CHECK-SAME: %[[SUMS_FLAT]] : memref<?xf32>, %{{.+}} : memref<?xf16>)
@@ -31,17 +38,33 @@ func.func @group_norm_grad_nhwc(%dy: tensor<2x4x3x16xf16>, %x: tensor<2x4x3x16xf
 
 // An instance norm is a group norm of one channel a group. NCHW: a block
 // per (image, channel) (21 positions are one part), 2 x 5 x 2 partial
-// sums, 2 x 5 x 2 group sums.
+// sums, 2 x 5 x 2 totals, 2 x 5 x 2 group sums.
 // CHECK-LABEL: func.func @instance_norm_grad_nchw
 // CHECK: memref.alloc() : memref<20xf64>
 // CHECK: %[[BLOCKS:.+]] = arith.constant 10 : index
 // CHECK: gpu.launch_func @nf_kernels::@instance_norm_grad_nchw_instance_norm_grad_sums blocks in (%[[BLOCKS]],
+// CHECK: memref.alloc() : memref<20xf64>
+// CHECK: gpu.launch_func @nf_kernels::@instance_norm_grad_nchw_instance_norm_grad_totals
 // CHECK: memref.alloc() : memref<20xf64>
 // CHECK: gpu.launch_func @nf_kernels::@instance_norm_grad_nchw_instance_norm_grad_finish
 // CHECK: gpu.launch_func @nf_kernels::@instance_norm_grad_nchw_instance_norm_grad_dx
 func.func @instance_norm_grad_nchw(%dy: tensor<2x5x7x3xf64>, %x: tensor<2x5x7x3xf64>, %m: tensor<2x5xf64>, %r: tensor<2x5xf64>) -> (tensor<2x5x7x3xf64>, tensor<5xf64>, tensor<5xf64>) {
   %dx, %ds, %db = nf.instance_norm_grad %dy, %x, %m, %r : (tensor<2x5x7x3xf64>, tensor<2x5x7x3xf64>, tensor<2x5xf64>, tensor<2x5xf64>) -> (tensor<2x5x7x3xf64>, tensor<5xf64>, tensor<5xf64>)
   return %dx, %ds, %db : tensor<2x5x7x3xf64>, tensor<5xf64>, tensor<5xf64>
+}
+
+// One image of 300 positions of 40 channels: 19 parts of 16 positions.
+// Their totals: 8 warps (5 runs of 4 parts, rounded up to a power of two),
+// a block per run of 32 channels (2). Each warp keeps 4 totals a sum, one
+// per slot of its runs (4 loads in flight), adds them in slot order, and
+// the warps' totals meet in workgroup memory; warp 0 stores.
+// CHECK-LABEL: func.func @group_norm_grad_many_parts
+// CHECK: memref.alloc() : memref<1520xf32>
+// CHECK: gpu.launch_func @nf_kernels::@group_norm_grad_many_parts_group_norm_grad_sums blocks in (%c19,
+// CHECK: gpu.launch_func @nf_kernels::@group_norm_grad_many_parts_group_norm_grad_totals blocks in (%c2{{[_0-9]*}}, %c1{{[_0-9]*}}, %c1{{[_0-9]*}}) threads in (%c256
+func.func @group_norm_grad_many_parts(%dy: tensor<1x300x40xf32>, %x: tensor<1x300x40xf32>, %m: tensor<1x4xf32>, %r: tensor<1x4xf32>) -> (tensor<1x300x40xf32>, tensor<40xf32>, tensor<40xf32>) {
+  %dx, %ds, %db = nf.group_norm_grad %dy, %x, %m, %r {layout = #nf.layout<nhwc>, num_groups = 4 : i64} : (tensor<1x300x40xf32>, tensor<1x300x40xf32>, tensor<1x4xf32>, tensor<1x4xf32>) -> (tensor<1x300x40xf32>, tensor<40xf32>, tensor<40xf32>)
+  return %dx, %ds, %db : tensor<1x300x40xf32>, tensor<40xf32>, tensor<40xf32>
 }
 
 // CHECK-LABEL: gpu.func @group_norm_grad_nhwc_group_norm_grad_sums
@@ -64,18 +87,21 @@ func.func @instance_norm_grad_nchw(%dy: tensor<2x5x7x3xf64>, %x: tensor<2x5x7x3x
 // CHECK: gpu.barrier
 // CHECK: vector.store
 
+// CHECK-LABEL: gpu.func @group_norm_grad_nhwc_group_norm_grad_totals
+// CHECK-SAME: nf.schedule = "partial-totals warps=1 unroll=1"
+
 // CHECK-LABEL: gpu.func @group_norm_grad_nhwc_group_norm_grad_finish
 // Threads 0..7: (image, group)s; 8..23: channels.
 // CHECK: %[[GROUPS:.+]] = arith.cmpi ult, %[[ITEM:.+]], %c8
 // CHECK: %[[CHANNELS:.+]] = arith.cmpi ult, %[[ITEM]], %c24
 // CHECK: scf.if %[[GROUPS]]
-// The group's 4 channels, each over its parts, times its scale.
+// The group's 4 channels' totals (no loop over parts), times the scale.
 // CHECK: scf.for %{{.+}} = %c0{{.*}} to %c4
-// CHECK: scf.for
-// CHECK: memref.load %arg0
-// CHECK: memref.load %arg0
+// CHECK-NOT: scf.for
 // CHECK: %[[SCALE:.+]] = memref.load %arg1
+// CHECK: memref.load %arg0
 // CHECK: arith.mulf %[[SCALE]]
+// CHECK: memref.load %arg0
 // CHECK: arith.mulf %[[SCALE]]
 // Stored as (sum of g*dy, sum of g*dy*xhat).
 // CHECK: %[[PAIR:.+]] = vector.from_elements %[[S:.+]]#1, %[[S]]#0
@@ -105,3 +131,17 @@ func.func @instance_norm_grad_nchw(%dy: tensor<2x5x7x3xf64>, %x: tensor<2x5x7x3x
 // CHECK-SAME: nf.schedule = "channels-first
 // CHECK-LABEL: gpu.func @instance_norm_grad_nchw_instance_norm_grad_dx
 // CHECK-SAME: vector=1
+
+// CHECK-LABEL: gpu.func @group_norm_grad_many_parts_group_norm_grad_totals
+// CHECK-SAME: nf.schedule = "partial-totals warps=8 unroll=4"
+// CHECK: %[[TID:.+]] = gpu.thread_id x
+// CHECK: %[[WARP:.+]] = arith.divui %[[TID]], %c32
+// CHECK: %[[FIRST:.+]] = arith.muli %[[WARP]], %c4
+// CHECK: scf.for %{{.+}} = %[[FIRST]] to %c19 step %c32
+// CHECK-COUNT-4: scf.if
+// CHECK: scf.yield
+// CHECK: gpu.barrier
+// CHECK: scf.for %{{.+}} = %c1{{.*}} to %c8
+// CHECK: gpu.barrier
+// CHECK: memref.store
+// CHECK: memref.store

@@ -184,6 +184,29 @@ selectChannelReductionSchedule(int64_t channels, int64_t inner,
                                bool channelsLast, Type elementType,
                                const TargetInfo &target);
 
+/// How the partial sums of a channel reduction are added up per (image,
+/// channel) (ChannelSums.h, emitPartialTotals): a block per image and run
+/// of a warp's width of channels, a lane per channel; warp w adds the runs
+/// of `unroll` parts w, w + warps, w + 2 * warps, ... in order, `unroll`
+/// independent loads in flight a lane (one total per slot of the run,
+/// added in slot order at the end), then the warps' totals are added in
+/// warp order through workgroup memory. A fixed order for a given schedule:
+/// deterministic, no atomics; the parts of a channel are read by many
+/// warps at once, not by one thread in turn.
+struct PartialTotalsSchedule {
+  int64_t warps = 8;
+  int64_t unroll = 4;
+  int64_t blockSize() const { return warps * TargetInfo::kWarpSize; }
+  /// "partial-totals warps=8 unroll=4"
+  std::string str() const;
+};
+
+/// The schedule of the totals of `parts` partial sums (kDynamic where the
+/// count is known only at run time): enough warps that each adds a few
+/// runs, at most a full block.
+PartialTotalsSchedule selectPartialTotalsSchedule(int64_t parts,
+                                                  const TargetInfo &target);
+
 /// How an elementwise kernel runs: a grid-stride loop over the flattened
 /// tensor, `vectorWidth` elements per access.
 struct PointwiseSchedule {
@@ -221,6 +244,8 @@ PointwiseSchedule selectPointwiseSchedule(int64_t numElements, Type elementType,
 struct GroupNormGradSchedule {
   ChannelReductionSchedule sums;
   PointwiseSchedule dx;
+  /// The finishing kernel: a thread per (image, group) and per channel,
+  /// over the partial sums' totals.
   int64_t finishBlockSize = 256;
 };
 
