@@ -443,7 +443,9 @@ TEST(NVRTCResourceTest, NoKernelSpillsAtSm90) {
   // Gradients, 4 dtypes x 2 norms: warp and
   // block rows two kernels each (dx, parameter sums), streaming (taken as
   // split), split and auto (split) three. 11 pointwise kernels x 4 dtypes,
-  // 3 group norms (two kernels each) and batch_norm_inference x 4 dtypes.
+  // 2 group norms (split: two kernels each), the instance norm (256
+  // elements a group: one warp-row kernel) and batch_norm_inference x 4
+  // dtypes.
   // Per-channel reductions x 2 layouts x 4 dtypes: batch_norm_training
   // (the moments, their finish, the normalize kernel), batch_norm_grad (the
   // sums, their totals, the finish, dx), bias_add_grad (sums, totals,
@@ -454,7 +456,7 @@ TEST(NVRTCResourceTest, NoKernelSpillsAtSm90) {
   // batch_norm_grad (four), bias_add_grad (three), matmul and conv2d (one
   // each).
   EXPECT_EQ(kernels, 2 * (3 * 4 * 2 + 4 * 2 * 2) + (2 + 2 + 3 + 3 + 3) * 4 * 2 +
-                         11 * 4 + (3 * 2 + 1) * 4 + (3 + 4 + 3) * 2 * 4 +
+                         11 * 4 + (2 * 2 + 1 + 1) * 4 + (3 + 4 + 3) * 2 * 4 +
                          (1 + 3 * 2) * 4 + 2 * 4 * 4 + (2 + 4 + 3 + 4 + 3 + 2));
 }
 

@@ -306,30 +306,38 @@ void emitRowNormBody(Kernel &k, Location loc, const RowNormKernel &spec,
                      : emitBlockSum(b, loc, v, scratch, tpr);
   };
 
-  // The normalize step of `lanes` at column `col`, stored to y.
+  // The normalize step of `lanes` at column `col`, stored to y. A group
+  // norm's column is its element of the (image, group), addressed through
+  // the layout (emitAddress: the flat offset and the channel).
   auto normalizeAndStore = [&](OpBuilder &nb, Location nl, Value col,
                                ArrayRef<Value> lanes, Value mean, Value rstd) {
     int64_t width = lanes.size();
+    // (Rows keep their offset's add next to the store: ptxas spilled the
+    // f64 peeled block row when it came first.)
+    Value offset, channel = col;
+    if (spec.layout != RowNormKernel::Layout::Rows)
+      std::tie(offset, channel) = emitAddress(nb, nl, spec, row, rowBase, col);
     SmallVector<Value> scale, bias;
     if (spec.hasScale)
-      scale = loadPerChannel(nb, nl, spec, a.scale, col, width);
+      scale = loadPerChannel(nb, nl, spec, a.scale, channel, width);
     if (spec.hasBias)
-      bias = loadPerChannel(nb, nl, spec, a.bias, col, width);
+      bias = loadPerChannel(nb, nl, spec, a.bias, channel, width);
     SmallVector<Value> out;
     for (int64_t l = 0; l < width; ++l)
       out.push_back(emitNormalize(nb, nl, lanes[l], mean, rstd,
                                   spec.hasScale ? scale[l] : Value(),
                                   spec.hasBias ? bias[l] : Value()));
-    storeY(nb, nl, spec, a, out, nb.create<arith::AddIOp>(nl, rowBase, col),
-           col);
+    if (!offset)
+      offset = nb.create<arith::AddIOp>(nl, rowBase, col);
+    storeY(nb, nl, spec, a, out, offset, channel);
   };
   /// x at column `col`, `width` lanes, where `valid` holds (zeros where it
   /// does not; always where it is null).
   auto loadXIf = [&](OpBuilder &lb, Location ll, Value col, Value valid,
                      int64_t width) {
     return emitValuesIf(lb, ll, valid, acc, [&](OpBuilder &tb, Location tl) {
-      return loadX(tb, tl, spec, a.x, a.prologue,
-                   tb.create<arith::AddIOp>(tl, rowBase, col), col, width);
+      auto [offset, channel] = emitAddress(tb, tl, spec, row, rowBase, col);
+      return loadX(tb, tl, spec, a.x, a.prologue, offset, channel, width);
     });
   };
   /// The sum of squared deviations of `lanes` from `mean` (of the lanes

@@ -115,8 +115,11 @@ selectRowNormSchedule(int64_t cols, Type elementType, const TargetInfo &target,
 /// The schedule of a group or instance norm whose groups hold
 /// `elementsPerGroup` elements, read in runs of `contiguous` elements (the
 /// channels of a group at one position for NHWC, a channel's positions for
-/// NCHW): split across blocks (every group, however small or large, and
-/// batch 1 fill the GPU), vectors that divide the runs.
+/// NCHW), vectors that divide the runs: groups of up to 1024 elements as
+/// warp rows (a power-of-two part of a warp a group, in registers, one
+/// kernel); larger or unknown ones split across blocks (every group,
+/// however large, and batch 1 fill the GPU). A forced kind other than Auto
+/// keeps the split (tests).
 RowNormSchedule
 selectGroupNormSchedule(int64_t elementsPerGroup, int64_t contiguous,
                         Type elementType, const TargetInfo &target,
