@@ -141,6 +141,18 @@ TEST(RowNormTrafficTest, SplitRowMovesTheBytesItsScheduleStates) {
   EXPECT_LE(call.error(), 1e-5);
 }
 
+/// That every call in `others` got the same dx, dscale and dbias bits as
+/// `expected` (the same kernels run in other thread orders).
+template <typename Call>
+void expectSameGradientBits(const Call &expected,
+                            std::initializer_list<const Call *> others) {
+  for (const Call *other : others) {
+    EXPECT_EQ(expected.dx.bytes, other->dx.bytes);
+    EXPECT_EQ(expected.dscale.bytes, other->dscale.bytes);
+    EXPECT_EQ(expected.dbias.bytes, other->dbias.bytes);
+  }
+}
+
 /// Inputs and poisoned outputs of one layer_norm_grad call (f32).
 struct LayerNormGradCall {
   LayerNormGradCall(int64_t rows, int64_t cols)
@@ -204,6 +216,31 @@ TEST(RowNormGradTrafficTest, ReadsDyAndXOnceAndWritesOnePartialRowPerBlock) {
   EXPECT_EQ(stats[1].bytesLoaded, partialRows);
   EXPECT_EQ(stats[1].bytesStored, uint64_t(2 * cols * 4));
   EXPECT_LE(call.error(), 1e-5);
+}
+
+// 300 rows of 40 f32: warp rows of 16 threads, 16 rows a block, so 19
+// blocks and 19 partial rows of dscale and of dbias. The parameter kernel
+// adds them with 8 warps over runs of 4 partial rows (the last run 3), a
+// lane per column (two runs of 32 columns, 24 lanes past the end): every
+// partial value read once, dscale and dbias written once, float64's
+// numbers, and the same bits whatever order the threads run in.
+TEST(RowNormGradTrafficTest, ManyPartialRowsAreAddedByManyWarpsOnce) {
+  const int64_t rows = 300, cols = 40, blocks = 19;
+  auto kernel = compileForSim(rowNormGradIR(DType::F32, rows, cols, true), "g");
+  ASSERT_TRUE(kernel);
+  LayerNormGradCall forward(rows, cols), reverse(rows, cols),
+      shuffled(rows, cols);
+  std::vector<SimStats> stats;
+  ASSERT_EQ(errorText(forward.run(*kernel, SimOrder::Forward, &stats)), "");
+  ASSERT_EQ(stats.size(), 2u);
+  uint64_t partialRows = uint64_t(2 * blocks * cols * 4);
+  EXPECT_EQ(stats[0].bytesStored, uint64_t(rows * cols * 4) + partialRows);
+  EXPECT_EQ(stats[1].bytesLoaded, partialRows);
+  EXPECT_EQ(stats[1].bytesStored, uint64_t(2 * cols * 4));
+  EXPECT_LE(forward.error(), 1e-5);
+  ASSERT_EQ(errorText(reverse.run(*kernel, SimOrder::Reverse)), "");
+  ASSERT_EQ(errorText(shuffled.run(*kernel, SimOrder::Shuffle)), "");
+  expectSameGradientBits(forward, {&reverse, &shuffled});
 }
 
 // 4 x 8 x 8 images of 16 f32 channels, NHWC: 4 threads of float4 cover a
@@ -370,11 +407,7 @@ TEST(GroupNormGradTrafficTest, ManyPartsAreAddedByManyWarpsOnce) {
   EXPECT_LE(forward.error(), 1e-5);
   ASSERT_EQ(errorText(reverse.run(*kernel, SimOrder::Reverse)), "");
   ASSERT_EQ(errorText(shuffled.run(*kernel, SimOrder::Shuffle)), "");
-  for (GroupNormGradCall *other : {&reverse, &shuffled}) {
-    EXPECT_EQ(forward.dx.bytes, other->dx.bytes);
-    EXPECT_EQ(forward.dscale.bytes, other->dscale.bytes);
-    EXPECT_EQ(forward.dbias.bytes, other->dbias.bytes);
-  }
+  expectSameGradientBits(forward, {&reverse, &shuffled});
 }
 
 TEST(SimulatorOrderTest, ThreadOrderDoesNotChangeAGroupNormGradient) {
@@ -388,11 +421,7 @@ TEST(SimulatorOrderTest, ThreadOrderDoesNotChangeAGroupNormGradient) {
   ASSERT_EQ(errorText(reverse.run(*kernel, SimOrder::Reverse)), "");
   ASSERT_EQ(errorText(shuffled.run(*kernel, SimOrder::Shuffle)), "");
   EXPECT_LE(forward.error(), 1e-5);
-  for (GroupNormGradCall *other : {&reverse, &shuffled}) {
-    EXPECT_EQ(forward.dx.bytes, other->dx.bytes);
-    EXPECT_EQ(forward.dscale.bytes, other->dscale.bytes);
-    EXPECT_EQ(forward.dbias.bytes, other->dbias.bytes);
-  }
+  expectSameGradientBits(forward, {&reverse, &shuffled});
 }
 
 TEST(SimulatorOrderTest, ThreadOrderDoesNotChangeANormGradient) {
@@ -406,11 +435,7 @@ TEST(SimulatorOrderTest, ThreadOrderDoesNotChangeANormGradient) {
   ASSERT_EQ(errorText(reverse.run(*kernel, SimOrder::Reverse)), "");
   ASSERT_EQ(errorText(shuffled.run(*kernel, SimOrder::Shuffle)), "");
   EXPECT_LE(forward.error(), 1e-5);
-  for (LayerNormGradCall *other : {&reverse, &shuffled}) {
-    EXPECT_EQ(forward.dx.bytes, other->dx.bytes);
-    EXPECT_EQ(forward.dscale.bytes, other->dscale.bytes);
-    EXPECT_EQ(forward.dbias.bytes, other->dbias.bytes);
-  }
+  expectSameGradientBits(forward, {&reverse, &shuffled});
 }
 
 TEST(SimulatorOrderTest, ThreadOrderDoesNotChangeABlockRowNorm) {

@@ -583,21 +583,16 @@ Value cuda::totalsIndex(Kernel &k, OpBuilder &b, Location loc,
   return ix.madd(ix.madd(image, cs.numSums, ix.c(kk)), channels, channel);
 }
 
-Value cuda::emitPartialTotals(OpBuilder &b, Operation *op, llvm::StringRef what,
-                              const ChannelSums &cs, const PartialSums &p,
-                              const PartialTotalsSchedule &s) {
-  assert(!cs.moments && "moments combine by Chan's formula, not by sums");
-  Location loc = op->getLoc();
-  auto module = op->getParentOfType<ModuleOp>();
-  const ChannelDims &d = cs.dims;
-  const int64_t K = cs.numSums, warpSize = TargetInfo::kWarpSize;
+void cuda::emitColumnTotals(OpBuilder &b, Location loc, ModuleOp module,
+                            const std::string &name, const ColumnTotals &t,
+                            const PartialTotalsSchedule &s) {
+  const int64_t K = t.numSums, warpSize = TargetInfo::kWarpSize;
   IndexMath im{b, loc};
-  Value totals = allocTemporary(
-      b, loc, im.product(im.product(d.images, im.c(K)), d.channels), cs.acc);
-  Value runs = im.ceilDiv(d.channels, warpSize);
-  SmallVector<Value> args{p.buffer, totals};
-  Kernel k = createKernel(module, loc, kernelBaseName(op, what) + "_totals",
-                          ValueRange(args).getTypes(), s.blockSize(), s.str());
+  Value runs = im.ceilDiv(t.columns, warpSize);
+  SmallVector<Value> args(t.inputs);
+  args.append(t.outputs.begin(), t.outputs.end());
+  Kernel k = createKernel(module, loc, name, ValueRange(args).getTypes(),
+                          s.blockSize(), s.str());
   {
     OpBuilder &kb = k.body;
     IndexMath ix{kb, loc};
@@ -606,27 +601,25 @@ Value cuda::emitPartialTotals(OpBuilder &b, Operation *op, llvm::StringRef what,
     Value lane = ix.rem(tid, warpSize), warp = ix.div(tid, warpSize);
     Value kRuns = k.size(kb, loc, runs);
     Value image = ix.div(bid, kRuns);
-    Value channel = ix.madd(ix.rem(bid, kRuns), warpSize, lane);
-    Value isChannel = ix.below(channel, k.size(kb, loc, d.channels));
-    Value parts = k.size(kb, loc, p.parts);
+    Value column = ix.madd(ix.rem(bid, kRuns), warpSize, lane);
+    Value isColumn = ix.below(column, k.size(kb, loc, t.columns));
+    Value parts = k.size(kb, loc, t.parts);
     // Warp w: the runs of `unroll` parts from w * unroll, every `warps`
     // runs; slot u of a run adds into its own total.
     auto loop = kb.create<scf::ForOp>(
         loc, ix.mul(warp, s.unroll), parts, ix.c(s.warps * s.unroll),
-        zeros(kb, loc, cs.acc, s.unroll * K),
+        zeros(kb, loc, t.acc, s.unroll * K),
         [&](OpBuilder &lb, Location ll, Value first, ValueRange slots) {
           IndexMath li{lb, ll};
           SmallVector<Value> next;
           for (int64_t u = 0; u < s.unroll; ++u) {
             Value part = u ? li.add(first, li.c(u)) : first;
-            Value valid = li.both(isChannel, li.below(part, parts));
+            Value valid = li.both(isColumn, li.below(part, parts));
             SmallVector<Value> loaded = emitValuesIf(
-                lb, ll, valid, cs.acc, [&](OpBuilder &vb, Location vl) {
+                lb, ll, valid, t.acc, [&](OpBuilder &vb, Location vl) {
                   SmallVector<Value> v;
                   for (int64_t kk = 0; kk < K; ++kk)
-                    v.push_back(vb.create<memref::LoadOp>(
-                        vl, k.arg(0),
-                        p.index(k, vb, vl, image, channel, part, kk)));
+                    v.push_back(t.load(k, vb, vl, image, column, part, kk));
                   return v;
                 });
             for (int64_t kk = 0; kk < K; ++kk)
@@ -646,21 +639,50 @@ Value cuda::emitPartialTotals(OpBuilder &b, Operation *op, llvm::StringRef what,
     // The warps' totals, added in warp order (valid in warp 0).
     Value handOver =
         s.warps > 1
-            ? addWorkgroupBuffer(k, loc, (s.warps - 1) * K * warpSize, cs.acc)
+            ? addWorkgroupBuffer(k, loc, (s.warps - 1) * K * warpSize, t.acc)
             : Value();
     SmallVector<Value> sums = emitRowGroupSums(kb, loc, own, handOver, warp,
                                                lane, s.warps, warpSize, 1);
     Value store = ix.both(
-        isChannel,
+        isColumn,
         kb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, warp, ix.c(0)));
     kb.create<scf::IfOp>(loc, store, [&](OpBuilder &tb, Location tl) {
-      for (int64_t kk = 0; kk < K; ++kk)
-        tb.create<memref::StoreOp>(
-            tl, sums[kk], k.arg(1),
-            totalsIndex(k, tb, tl, cs, image, channel, kk));
+      t.store(k, tb, tl, image, column, sums);
       tb.create<scf::YieldOp>(tl);
     });
   }
-  launchUnlessEmpty(b, loc, k, im.product(d.images, runs), s.blockSize(), args);
-  return totals;
+  launchUnlessEmpty(b, loc, k, im.product(t.images, runs), s.blockSize(), args);
+}
+
+Value cuda::emitPartialTotals(OpBuilder &b, Operation *op, llvm::StringRef what,
+                              const ChannelSums &cs, const PartialSums &p,
+                              const PartialTotalsSchedule &s) {
+  assert(!cs.moments && "moments combine by Chan's formula, not by sums");
+  Location loc = op->getLoc();
+  const ChannelDims &d = cs.dims;
+  IndexMath im{b, loc};
+  ColumnTotals t;
+  t.images = d.images;
+  t.columns = d.channels;
+  t.parts = p.parts;
+  t.numSums = cs.numSums;
+  t.acc = cs.acc;
+  t.inputs = {p.buffer};
+  t.outputs = {allocTemporary(
+      b, loc, im.product(im.product(d.images, im.c(cs.numSums)), d.channels),
+      cs.acc)};
+  t.load = [&](Kernel &k, OpBuilder &lb, Location ll, Value image,
+               Value channel, Value part, int64_t kk) -> Value {
+    return lb.create<memref::LoadOp>(
+        ll, k.arg(0), p.index(k, lb, ll, image, channel, part, kk));
+  };
+  t.store = [&](Kernel &k, OpBuilder &sb, Location sl, Value image,
+                Value channel, ArrayRef<Value> totals) {
+    for (auto [kk, v] : llvm::enumerate(totals))
+      sb.create<memref::StoreOp>(
+          sl, v, k.arg(1), totalsIndex(k, sb, sl, cs, image, channel, kk));
+  };
+  emitColumnTotals(b, loc, op->getParentOfType<ModuleOp>(),
+                   kernelBaseName(op, what) + "_totals", t, s);
+  return t.outputs[0];
 }

@@ -118,6 +118,31 @@ PartialSums emitPartialChannelSums(OpBuilder &b, Operation *op,
                                    const ChannelReductionSchedule &s,
                                    SumsFn sumsFn);
 
+/// Sums over parts, per (image, column): `numSums` values of each part,
+/// read by `load` from the kernel's first arguments (`inputs`), their
+/// totals handed to `store` (which writes the `outputs`, the arguments
+/// after the inputs). Sizes are host index values (constants where
+/// static), read in the kernel through Kernel::size.
+struct ColumnTotals {
+  Value images, columns, parts;
+  int64_t numSums = 1;
+  Type acc;
+  SmallVector<Value> inputs, outputs;
+  std::function<Value(Kernel &, OpBuilder &, Location, Value image,
+                      Value column, Value part, int64_t kk)>
+      load;
+  std::function<void(Kernel &, OpBuilder &, Location, Value image, Value column,
+                     ArrayRef<Value> totals)>
+      store;
+};
+
+/// Launches kernel `name` adding up `t` (PartialTotalsSchedule: a lane per
+/// column of a run of 32, warps over the parts, a fixed order), a block per
+/// (image, run of columns); none for an empty grid.
+void emitColumnTotals(OpBuilder &b, Location loc, ModuleOp module,
+                      const std::string &name, const ColumnTotals &t,
+                      const PartialTotalsSchedule &s);
+
 /// Launches, after the partial sums `p` of `cs` (plain sums, not moments),
 /// the kernel `<function>_<what>_totals` that adds each (image, channel)'s
 /// parts (PartialTotalsSchedule: many warps a channel, a fixed order), and

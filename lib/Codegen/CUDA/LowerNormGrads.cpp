@@ -12,14 +12,16 @@
 //    column in registers; at the end the block's row groups combine in
 //    workgroup memory and the block writes one row of partial parameter
 //    gradients;
-//  - `<f>_<op>_params`: a thread per column adds the blocks' partial rows
-//    in block order, so dscale and dbias are the same on every run.
+//  - `<f>_<op>_params`: each column's partial rows added up by many warps
+//    (ChannelSums.h, emitColumnTotals) in a fixed order, so dscale and dbias
+//    are the same on every run.
 //
 // xhat = (x - mean) * rstd (x * rstd for RMSNorm) and g is the scale (1
 // without one). Arithmetic in f32 (f64 for f64 data).
 //
 //===----------------------------------------------------------------------===//
 
+#include "ChannelSums.h"
 #include "KernelBuilder.h"
 #include "LowerToGPU.h"
 #include "normfuse/Codegen/Common/ActivationMath.h"
@@ -38,9 +40,6 @@ using namespace mlir::nf;
 using namespace mlir::nf::cuda;
 
 namespace {
-
-/// Threads of a block of the kernel that sums the partial rows.
-constexpr int64_t kParamsBlockSize = 256;
 
 /// What the gradient kernels of one op compute.
 struct RowGradSpec {
@@ -421,45 +420,6 @@ gpu::GPUFuncOp buildGradKernel(ModuleOp module, Location loc,
   return k.func;
 }
 
-/// Kernel `<f>_<op>_params`: a thread per column adds the partial rows.
-/// Arguments: partialScale, [partialBias], dscale, [dbias], cols, rowSlots.
-gpu::GPUFuncOp buildParamsKernel(ModuleOp module, Location loc,
-                                 const std::string &base,
-                                 const RowGradSpec &spec, TypeRange types) {
-  Kernel k = createKernel(module, loc, base + "_params", types,
-                          kParamsBlockSize, "column-sums block=256");
-  OpBuilder &b = k.body;
-  auto c = [&](OpBuilder &ib, int64_t v) { return indexConstant(ib, loc, v); };
-  int64_t n = spec.center ? 2 : 1;
-  Value cols = k.arg(2 * n), rowSlots = k.arg(2 * n + 1);
-  Value j = b.create<arith::AddIOp>(
-      loc,
-      b.create<arith::MulIOp>(loc,
-                              b.create<gpu::BlockIdOp>(loc, gpu::Dimension::x),
-                              c(b, kParamsBlockSize)),
-      b.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x));
-  Value inRange =
-      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, j, cols);
-  b.create<scf::IfOp>(loc, inRange, [&](OpBuilder &tb, Location tl) {
-    for (int64_t p = 0; p < n; ++p) {
-      Value partial = k.arg(p), out = k.arg(n + p);
-      auto loop = tb.create<scf::ForOp>(
-          tl, c(tb, 0), rowSlots, c(tb, 1),
-          ValueRange{floatConstant(tb, tl, 0.0, spec.acc, 1)},
-          [&](OpBuilder &fb, Location fl, Value r, ValueRange sum) {
-            Value at = fb.create<arith::AddIOp>(
-                fl, fb.create<arith::MulIOp>(fl, r, cols), j);
-            Value v = fb.create<memref::LoadOp>(fl, partial, at);
-            fb.create<scf::YieldOp>(
-                fl, ValueRange{fb.create<arith::AddFOp>(fl, sum[0], v)});
-          });
-      storeLanes(tb, tl, {loop.getResult(0)}, out, j);
-    }
-    tb.create<scf::YieldOp>(tl);
-  });
-  return k.func;
-}
-
 /// A buffer for a parameter gradient of `type`: the trailing dimensions of
 /// `x` from `axis` on.
 Value allocParamBuffer(OpBuilder &b, Location loc, RankedTensorType type,
@@ -561,16 +521,6 @@ LogicalResult lowerRowNormGrad(RewriterBase &rewriter, GradOp op,
     gradArgs.push_back(chunkSums);
   gpu::GPUFuncOp gradKernel =
       buildGradKernel(module, loc, base, spec, ValueRange(gradArgs).getTypes());
-  SmallVector<Value> paramsArgs{partialScale};
-  if (center)
-    paramsArgs.push_back(partialBias);
-  paramsArgs.push_back(flatten(b, loc, dscale));
-  if (center)
-    paramsArgs.push_back(flatten(b, loc, dbias));
-  paramsArgs.append({colsValue, rowSlots});
-  gpu::GPUFuncOp paramsKernel = buildParamsKernel(
-      module, loc, base, spec, ValueRange(paramsArgs).getTypes());
-
   // No launch over an empty grid; with no rows the parameter gradients
   // are sums of nothing, zeros.
   Value work = b.create<arith::MulIOp>(loc, rows, colsValue);
@@ -584,15 +534,34 @@ LogicalResult lowerRowNormGrad(RewriterBase &rewriter, GradOp op,
            s.blockSize(), gradArgs);
     tb.create<scf::YieldOp>(tl);
   });
-  Value anyColumn =
-      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, colsValue, c(0));
-  b.create<scf::IfOp>(loc, anyColumn, [&](OpBuilder &tb, Location tl) {
-    launch(tb, tl, paramsKernel,
-           tb.create<arith::CeilDivUIOp>(
-               tl, colsValue, indexConstant(tb, tl, kParamsBlockSize)),
-           kParamsBlockSize, paramsArgs);
-    tb.create<scf::YieldOp>(tl);
-  });
+  // The parameter gradients: each column's partial rows added up, many
+  // warps a column, in a fixed order (ChannelSums.h); with no rows, zeros.
+  ColumnTotals params;
+  params.images = c(1);
+  params.columns = colsValue;
+  params.parts = rowSlots;
+  params.numSums = center ? 2 : 1;
+  params.acc = spec.acc;
+  params.inputs = {partialScale};
+  if (center)
+    params.inputs.push_back(partialBias);
+  params.outputs = {flatten(b, loc, dscale)};
+  if (center)
+    params.outputs.push_back(flatten(b, loc, dbias));
+  params.load = [&](Kernel &k, OpBuilder &lb, Location ll, Value, Value column,
+                    Value part, int64_t kk) -> Value {
+    IndexMath li{lb, ll};
+    return lb.create<memref::LoadOp>(
+        ll, k.arg(kk), li.madd(part, k.size(lb, ll, colsValue), column));
+  };
+  params.store = [&](Kernel &k, OpBuilder &sb, Location sl, Value, Value column,
+                     ArrayRef<Value> totals) {
+    for (auto [kk, v] : llvm::enumerate(totals))
+      storeLanes(sb, sl, {v}, k.arg(params.numSums + kk), column);
+  };
+  emitColumnTotals(
+      b, loc, module, base + "_params", params,
+      selectPartialTotalsSchedule(constantOr(rowSlots), options.target));
 
   SmallVector<Value> results{
       toTensor(b, loc, dx),

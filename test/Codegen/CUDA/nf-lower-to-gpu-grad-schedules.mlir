@@ -15,7 +15,10 @@
 // host when the row length is unknown.
 // HOST-LABEL: func.func @rows_of_128_f32(
 // HOST: gpu.launch_func @nf_kernels::@rows_of_128_f32_layer_norm_grad blocks in (%{{.*}}) threads in (%c256,
-// HOST: gpu.launch_func @nf_kernels::@rows_of_128_f32_layer_norm_grad_params
+// The parameter sums: a lane per column (128 columns: 4 blocks of runs
+// of 32), warps over the row slots' partial rows (8 slots: 2 runs of 4,
+// so 2 warps).
+// HOST: gpu.launch_func @nf_kernels::@rows_of_128_f32_layer_norm_grad_params blocks in (%c4{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}) threads in (%c64
 // HOST-LABEL: func.func @rows_of_65536_f32(
 // HOST: gpu.launch_func @nf_kernels::@rows_of_65536_f32_layer_norm_grad_rowsums
 // HOST: gpu.launch_func @nf_kernels::@rows_of_65536_f32_layer_norm_grad blocks
@@ -31,7 +34,7 @@
 // SM90-SAME: nf.schedule = "warp-rows threads-per-row=32 rows-per-block=8 vector=4 registers=1 chunk=128 max-blocks=1056"
 // SM80-SAME: max-blocks=864"
 // CHECK-LABEL: gpu.func @rows_of_128_f32_layer_norm_grad_params(
-// CHECK-SAME: nf.schedule = "column-sums block=256"
+// CHECK-SAME: nf.schedule = "partial-totals warps=2 unroll=4"
 func.func @rows_of_128_f32(%dy: tensor<64x128xf32>, %x: tensor<64x128xf32>, %m: tensor<64x1xf32>, %r: tensor<64x1xf32>) -> (tensor<64x128xf32>, tensor<128xf32>, tensor<128xf32>) {
   %dx, %ds, %db = nf.layer_norm_grad %dy, %x, %m, %r {axis = 1 : i64} : (tensor<64x128xf32>, tensor<64x128xf32>, tensor<64x1xf32>, tensor<64x1xf32>) -> (tensor<64x128xf32>, tensor<128xf32>, tensor<128xf32>)
   return %dx, %ds, %db : tensor<64x128xf32>, tensor<128xf32>, tensor<128xf32>
