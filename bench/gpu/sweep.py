@@ -24,8 +24,11 @@ its ms. Matmul and conv cases also get TFLOP/s.
 Cases run in tiers (tier 1: one or two shapes of every family; then the
 rest), most important first, until the budget (--budget-s, or --deadline)
 is spent; torch.compile's compiles have their own budget
-(--compile-budget-s; the first call of each compiled function, timed, is
-its compile). What does not fit is recorded as skipped, with the reason.
+(--compile-budget-s; the first call of a compiled function at each new
+shape, timed, is its compile or recompile: once the budget is spent, a
+case whose shape the compiled function has not seen gets no torch.compile
+figure, so that recompiles cannot eat the time of whole cases). What does
+not fit is recorded as skipped, with the reason.
 Every record is appended to RECORDS.jsonl as soon as it is known, so a
 time box that kills the process loses nothing finished. A CUDA error that
 poisons the context ends the process with exit status 3 (the caller may
@@ -1031,6 +1034,7 @@ class Sweep:
         self.torch_ok = torch_ok
         self.compile_spent = 0.0
         self.compiled = {}
+        self.compiled_shapes = {}
         self.out = open(args.jsonl, "a")
         try:
             import normfuse
@@ -1092,11 +1096,16 @@ class Sweep:
         _, fn, inputs, dy = spec
         t = self.B.t
         key = (case.op, case.direction)
-        if key not in self.compiled:
+        # A shape the compiled function has not run is a compile (or a
+        # recompile: automatic dynamic shapes make the second one dynamic).
+        shape = (case.dtype, tuple(case.shape))
+        if shape not in self.compiled_shapes.get(key, set()):
             if self.compile_spent >= self.args.compile_budget_s:
                 return None, f"torch.compile budget ({self.args.compile_budget_s:.0f} s) spent", None
             if self.left() < 45:
                 return None, "too little sweep time left for a compile", None
+        self.compiled_shapes.setdefault(key, set()).add(shape)
+        if key not in self.compiled:
             self.compiled[key] = t.compile(fn)
         cfn = self.compiled[key]
         if cfn is None:
@@ -1270,7 +1279,7 @@ def main() -> int:
     parser.add_argument("--budget-s", type=float, default=float(os.environ.get("NF_SWEEP_BUDGET_S", 240)))
     parser.add_argument("--deadline", type=float, default=0)
     parser.add_argument("--compile-budget-s", type=float,
-                        default=float(os.environ.get("NF_SWEEP_COMPILE_BUDGET_S", 45)))
+                        default=float(os.environ.get("NF_SWEEP_COMPILE_BUDGET_S", 90)))
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--filter", default=os.environ.get("NF_SWEEP_FILTER", ""))
     parser.add_argument("--target", default="cuda")
