@@ -157,6 +157,7 @@ def NFLowerToGPUPass : Pass<"nf-lower-to-gpu", "ModuleOp"> {
     "::mlir::math::MathDialect",
     "::mlir::memref::MemRefDialect",
     "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect",
     "::mlir::vector::VectorDialect"
   ];
   let options = [

@@ -15,15 +15,19 @@
 #include "normfuse/Dialect/NF/IR/NFDialect.h"
 #include "normfuse/Dialect/NF/IR/NFOps.h"
 
+#include "mlir/Conversion/TosaToTensor/TosaToTensor.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/DialectConversion.h"
 
 namespace mlir::nf {
 #define GEN_PASS_DEF_NFLOWERTOGPUPASS
@@ -52,6 +56,25 @@ static bool isUnloweredTensorOp(Operation *op) {
 }
 
 namespace {
+
+/// Turns each static tosa.reshape into tensor.collapse_shape/expand_shape
+/// (upstream's TosaToTensor pattern): views of the same buffer after
+/// bufferization, so a reshaped scale or bias costs no kernel and no copy.
+/// Dynamic reshapes stay, and are refused as other TOSA ops are.
+LogicalResult reshapesToViews(func::FuncOp function) {
+  ConversionTarget target(*function.getContext());
+  target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
+  target.addDynamicallyLegalOp<tosa::ReshapeOp>([](tosa::ReshapeOp op) {
+    auto from = dyn_cast<RankedTensorType>(op.getInput1().getType());
+    auto to = dyn_cast<RankedTensorType>(op.getType());
+    return !from || !to || !from.hasStaticShape() || !to.hasStaticShape();
+  });
+  TypeConverter converter;
+  converter.addConversion([](Type type) { return type; });
+  RewritePatternSet patterns(function.getContext());
+  tosa::populateTosaToTensorConversionPatterns(converter, &patterns);
+  return applyPartialConversion(function, target, std::move(patterns));
+}
 
 FailureOr<ForcedRowNormKind> parseRowNormKind(llvm::StringRef name) {
   return llvm::StringSwitch<FailureOr<ForcedRowNormKind>>(name)
@@ -103,6 +126,8 @@ struct NFLowerToGPUPass : nf::impl::NFLowerToGPUPassBase<NFLowerToGPUPass> {
     for (func::FuncOp function : functions) {
       if (function.isDeclaration())
         continue;
+      if (failed(reshapesToViews(function)))
+        return signalPassFailure();
       lowerFusedOps(function, rewriter, options);
       copyAliasedResults(function);
       SmallVector<Operation *> ops;
