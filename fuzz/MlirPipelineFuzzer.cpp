@@ -13,6 +13,7 @@
 #include "normfuse/Dialect/NF/Transforms/FusePipeline.h"
 #include "normfuse/InitAll.h"
 #include "normfuse/Support/UpstreamGuards.h"
+#include "normfuse/Support/UpstreamIRGuards.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -50,7 +51,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   mlir::ParserConfig config(&context());
   mlir::OwningOpRef<mlir::ModuleOp> module =
       mlir::parseSourceString<mlir::ModuleOp>(text, config, "fuzz");
-  if (!module)
+  if (!module || mlir::failed(normfuse::checkUpstreamIRCrashes(*module)))
     return 0;
   mlir::PassManager fuse(&context());
   mlir::nf::buildFusePipeline(fuse);

@@ -27,6 +27,7 @@
 #include "normfuse/JIT/CudaSimKernel.h"
 #include "normfuse/Runtime/HostMemory.h"
 #include "normfuse/Support/UpstreamGuards.h"
+#include "normfuse/Support/UpstreamIRGuards.h"
 #include "normfuse/Target/CUDAEmitter.h"
 #include "normfuse/Target/LaunchPlanFromIR.h"
 
@@ -364,7 +365,7 @@ JIT::Impl::parseFunction(llvm::StringRef irText, llvm::StringRef bufferName,
       llvm::MemoryBuffer::getMemBufferCopy(irText, bufferName), llvm::SMLoc());
   mlir::OwningOpRef<mlir::ModuleOp> module =
       mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, context.get());
-  if (!module)
+  if (!module || mlir::failed(checkUpstreamIRCrashes(*module)))
     return makeError("the IR does not parse or verify:\n" + diagnostics.str());
 
   auto fn = module->lookupSymbol<mlir::func::FuncOp>(function);

@@ -11,6 +11,7 @@
 #include "normfuse/Dialect/NF/Transforms/KernelGraph.h"
 #include "normfuse/InitAll.h"
 #include "normfuse/Support/UpstreamGuards.h"
+#include "normfuse/Support/UpstreamIRGuards.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -51,7 +52,7 @@ struct ParsedModule {
         llvm::MemoryBuffer::getMemBufferCopy(irText, bufferName),
         llvm::SMLoc());
     module = mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
-    if (!module)
+    if (!module || mlir::failed(normfuse::checkUpstreamIRCrashes(*module)))
       return makeError("the IR does not parse or verify:\n" +
                        diagnostics.str());
     if (!fuse)

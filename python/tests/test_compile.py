@@ -68,6 +68,27 @@ func.func @ln(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x1xf32>, tensor<
         normfuse.compile(bad, "ln")
 
 
+COMPLEX_REAL_SPLAT = """
+func.func @f() -> tensor<1xcomplex<f32>> {
+  %c = arith.constant dense<0.5> : tensor<1xcomplex<f32>>
+  return %c : tensor<1xcomplex<f32>>
+}
+"""
+
+
+@pytest.mark.parametrize("call", ["compile", "fuse", "kernel_graph"])
+def test_ir_that_crashes_mlir_once_parsed_raises_compile_error(call):
+    # MLIR 19 parses this constant and then crashes printing or reading it
+    # (docs/UpstreamGuards.md).
+    run = {
+        "compile": lambda: normfuse.compile(COMPLEX_REAL_SPLAT, "f"),
+        "fuse": lambda: normfuse.fuse(COMPLEX_REAL_SPLAT),
+        "kernel_graph": lambda: normfuse.kernel_graph(COMPLEX_REAL_SPLAT),
+    }[call]
+    with pytest.raises(normfuse.CompileError, match=r"<ir>:3:8: a dense literal of 'complex<f32>' elements needs \(real, imaginary\) pairs"):
+        run()
+
+
 def test_the_diagnostics_of_a_file_name_the_file(tmp_path):
     path = tmp_path / "bad.mlir"
     path.write_text("func.func @f( {")

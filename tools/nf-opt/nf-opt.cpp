@@ -7,14 +7,18 @@
 // passes of test/lib (nf-test-*). Before MLIR parses the input, constructs
 // known to crash MLIR 19 are refused with a message
 // (normfuse/Support/UpstreamGuards.h): the steps of mlir-opt's own main,
-// with that check between reading the file and parsing it.
+// with that check between reading the file and parsing it. Parsed IR that
+// crashes MLIR 19 later is refused by a first pass
+// (normfuse/Support/UpstreamIRGuards.h).
 //
 //===----------------------------------------------------------------------===//
 
 #include "normfuse/InitAll.h"
 #include "normfuse/Support/UpstreamGuards.h"
+#include "normfuse/Support/UpstreamIRGuards.h"
 
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "llvm/Support/InitLLVM.h"
@@ -58,6 +62,14 @@ int main(int argc, char **argv) {
     llvm::errs() << *crash << "\n";
     return 1;
   }
+  // IR that parses but crashes MLIR 19 once printed or lowered is refused
+  // by a first pass ahead of whatever pipeline the flags ask for (and of
+  // the empty one, before printing).
+  mlir::MlirOptMainConfig requested = config;
+  config.setPassPipelineSetupFn([requested](mlir::PassManager &pm) {
+    pm.addPass(normfuse::createUpstreamIRGuardPass());
+    return requested.setupPassPipeline(pm);
+  });
   std::unique_ptr<llvm::ToolOutputFile> output =
       mlir::openOutputFile(outputFilename, &error);
   if (!output) {

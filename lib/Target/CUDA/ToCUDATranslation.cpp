@@ -15,6 +15,7 @@
 #include "normfuse/InitAll.h"
 #include "normfuse/Runtime/Nvrtc.h"
 #include "normfuse/Support/UpstreamGuards.h"
+#include "normfuse/Support/UpstreamIRGuards.h"
 #include "normfuse/Target/CUDAEmitter.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -112,6 +113,8 @@ void nf::registerToCUDATranslation() {
         if (!parsed) // the parser verifies too
           return failure();
         Operation *op = parsed.get();
+        if (failed(normfuse::checkUpstreamIRCrashes(op)))
+          return failure();
         auto module = dyn_cast<ModuleOp>(op);
         if (!module)
           return emitError(op->getLoc()) << "expected a builtin.module";
