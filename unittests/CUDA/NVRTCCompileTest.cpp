@@ -5,7 +5,8 @@
 // CUDA back end emits (row norms and their gradients forced through each
 // schedule, group and
 // instance norms fused with SiLU and their gradients, in every dtype, every
-// pointwise op, and matmul and the convolutions with fused epilogues)
+// pointwise op, matmul and the convolutions with fused epilogues, and the
+// linalg kernels of TOSA ops nothing raises)
 // as one translation unit per family, and compiles it
 // with NVRTC as the runtime will: cubins for sm_80 and sm_90, PTX for
 // compute_75. Then checks what decides speed before any GPU runs it:
@@ -141,6 +142,35 @@ std::string channelReductionModule(const std::string &dtype) {
               c + "\n  return %g : " + c + "\n}\n";
   }
   return module;
+}
+
+/// TOSA ops no raising takes, op by op: linalg kernels. A chain over
+/// contiguous operands, a row and a column broadcast and math the nf ops do
+/// not use (one fused kernel of 16-byte vectors), a transpose (one lane a
+/// thread), a sum over rows (a warp a row) and a maximum over columns (a
+/// thread a column).
+std::string linalgModule(const std::string &dtype) {
+  std::string t = "tensor<64x256x" + dtype + ">";
+  std::string row = "tensor<1x256x" + dtype + ">";
+  std::string col = "tensor<64x1x" + dtype + ">";
+  std::string tt = "tensor<256x64x" + dtype + ">";
+  std::string binary = " : (" + t + ", " + t + ") -> " + t + "\n";
+  std::string unary = " : (" + t + ") -> " + t + "\n";
+  return "func.func @linalg_" + dtype + "(%x: " + t + ", %y: " + t +
+         ", %r: " + row + ", %c: " + col + ") -> (" + t + ", " + tt + ", " +
+         col + ", " + row + ") {\n  %a = tosa.add %x, %y" + binary +
+         "  %sum = tosa.reduce_sum %y {axis = 1 : i32} : (" + t + ") -> " +
+         col + "\n  %max = tosa.reduce_max %y {axis = 0 : i32} : (" + t +
+         ") -> " + row + "\n" + "  %b = tosa.mul %a, %r {shift = 0 : i8} : (" +
+         t + ", " + row + ") -> " + t + "\n  %s = tosa.sub %b, %c : (" + t +
+         ", " + col + ") -> " + t + "\n  %p = tosa.pow %s, %x" + binary +
+         "  %n = tosa.sin %p" + unary + "  %o = tosa.cos %n" + unary +
+         "  %perm = \"tosa.const\"() <{value = dense<[1, 0]> : "
+         "tensor<2xi32>}> : () -> tensor<2xi32>\n"
+         "  %tr = tosa.transpose %x, %perm : (" +
+         t + ", tensor<2xi32>) -> " + tt +
+         "\n  return %o, %tr, %sum, %max : " + t + ", " + tt + ", " + col +
+         ", " + row + "\n}\n";
 }
 
 std::string pointwiseModule(const std::string &dtype) {
@@ -336,14 +366,21 @@ std::vector<std::string> allSources() {
     sources.push_back(source);
   }
   std::string pointwise, groupNorms, channelReductions, products,
-      groupNormGrads;
+      groupNormGrads, linalg;
   for (const char *dtype : kDTypes) {
+    linalg += linalgModule(dtype);
     pointwise += pointwiseModule(dtype);
     groupNorms += groupNormModule(dtype);
     channelReductions += channelReductionModule(dtype);
     products += productModule(dtype);
     groupNormGrads += groupNormGradModule(dtype);
   }
+  // f64 to f16 in one rounding.
+  linalg += "func.func @linalg_narrow_to_f16(%x: tensor<64x256xf64>) -> "
+            "tensor<64x256xf16> {\n  %y = arith.truncf %x : "
+            "tensor<64x256xf64> to tensor<64x256xf16>\n  return %y : "
+            "tensor<64x256xf16>\n}\n";
+  sources.push_back(printCUDA(linalg, "auto"));
   sources.push_back(printCUDA(groupNormGrads, "auto"));
   sources.push_back(printCUDA(products, "auto", /*fuse=*/true));
   sources.push_back(printCUDA(channelReductions, "auto"));
@@ -454,10 +491,12 @@ TEST(NVRTCResourceTest, NoKernelSpillsAtSm90) {
   // four kernels each x 4 dtypes. Dynamic shapes: the group norm (two),
   // the instance norm gradient (four), batch_norm_training (three),
   // batch_norm_grad (four), bias_add_grad (three), matmul and conv2d (one
-  // each).
+  // each). Linalg kernels: the fused chain, the transpose and the two
+  // reductions x 4 dtypes, and the narrowing from f64.
   EXPECT_EQ(kernels, 2 * (3 * 4 * 2 + 4 * 2 * 2) + (2 + 2 + 3 + 3 + 3) * 4 * 2 +
                          11 * 4 + (2 * 2 + 1 + 1) * 4 + (3 + 4 + 3) * 2 * 4 +
-                         (1 + 3 * 2) * 4 + 2 * 4 * 4 + (2 + 4 + 3 + 4 + 3 + 2));
+                         (1 + 3 * 2) * 4 + 2 * 4 * 4 + (2 + 4 + 3 + 4 + 3 + 2) +
+                         4 * 4 + 1);
 }
 
 /// A kernel whose schedule moves 16 bytes per access, and whether it must

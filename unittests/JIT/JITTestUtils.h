@@ -10,6 +10,8 @@
 
 #include "normfuse/JIT/JIT.h"
 
+#include <memory>
+
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -63,6 +65,30 @@ compileFor(Backend backend, const std::string &ir, const std::string &fn) {
     return options;
   }());
   auto kernel = jit.compile(ir, fn);
+  if (!kernel) {
+    ADD_FAILURE() << llvm::toString(kernel.takeError()) << "\nIR:\n" << ir;
+    return nullptr;
+  }
+  return *kernel;
+}
+
+/// Compiles for `backend`, after the fusion pipeline where `fuse` (decomposed
+/// chains raised to nf ops) or op by op; fails the test with the JIT's
+/// message.
+inline std::shared_ptr<normfuse::jit::Kernel>
+compileWith(Backend backend, bool fuse, const std::string &ir,
+            const std::string &fn) {
+  static std::unique_ptr<normfuse::jit::JIT> jits[2][2];
+  std::unique_ptr<normfuse::jit::JIT> &jit =
+      jits[backend == Backend::CUDASim][fuse];
+  if (!jit) {
+    normfuse::jit::Options options;
+    options.fuse = fuse;
+    if (backend == Backend::CUDASim)
+      options.target = normfuse::jit::Target::CUDASim;
+    jit = std::make_unique<normfuse::jit::JIT>(options);
+  }
+  auto kernel = jit->compile(ir, fn);
   if (!kernel) {
     ADD_FAILURE() << llvm::toString(kernel.takeError()) << "\nIR:\n" << ir;
     return nullptr;

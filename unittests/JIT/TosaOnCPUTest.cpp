@@ -4,7 +4,9 @@
 // GELU, SiLU, LayerNorm, GroupNorm, bias-add and ReLU chains that normfuse
 // raises to nf ops, softmax, transpose, matmul, casts), arith/math ops on
 // tensors, and a function mixing TOSA and nf ops through the same JIT as nf
-// functions, and compares with float64 references computed here. Outputs are
+// functions, and compares with float64 references computed here. All but
+// the pad, the convolution and the matmul also run on the CUDA kernels in
+// the simulator, op by op (linalg kernels) and fused. Outputs are
 // poisoned with NaN first, so an element left unwritten fails the test.
 //
 // Tolerances (relative L2 error against float64 on the rounded inputs):
@@ -163,15 +165,33 @@ func.func @f(%x: {T}) -> {T} {
   };
 }
 
-using ChainParam = std::tuple<int, DType, std::vector<int64_t>>;
+/// Where the chain runs: the CPU op by op, or the CUDA kernels in the
+/// simulator op by op (linalg kernels) and raised to nf ops.
+enum class Run { CPU, CUDASimOpByOp, CUDASimFused };
+
+/// Compiles for `run`.
+std::shared_ptr<normfuse::jit::Kernel>
+compileForRun(Run run, const std::string &ir, const std::string &fn) {
+  return run == Run::CPU
+             ? compileOrFail(ir, fn)
+             : compileWith(Backend::CUDASim, run == Run::CUDASimFused, ir, fn);
+}
+
+std::string runName(const testing::TestParamInfo<Run> &info) {
+  return info.param == Run::CPU            ? "cpu"
+         : info.param == Run::CUDASimFused ? "cudaSim_fused"
+                                           : "cudaSim";
+}
+
+using ChainParam = std::tuple<int, DType, std::vector<int64_t>, Run>;
 
 class TosaChainTest : public testing::TestWithParam<ChainParam> {};
 
 TEST_P(TosaChainTest, MatchesFloat64Reference) {
-  auto [index, dtype, shape] = GetParam();
+  auto [index, dtype, shape, run] = GetParam();
   ChainCase c = chains()[index];
   std::string ir = instantiate(c.ir, dtype, shape);
-  auto kernel = compileOrFail(ir, "f");
+  auto kernel = compileForRun(run, ir, "f");
   ASSERT_TRUE(kernel);
   std::mt19937 rng(7);
   Buffer x(dtype, shape), y(dtype, shape);
@@ -189,25 +209,47 @@ TEST_P(TosaChainTest, MatchesFloat64Reference) {
 }
 
 std::string chainName(const testing::TestParamInfo<ChainParam> &info) {
-  auto [index, dtype, shape] = info.param;
+  auto [index, dtype, shape, run] = info.param;
+  const char *suffix = run == Run::CPU            ? ""
+                       : run == Run::CUDASimFused ? "_cudaSim_fused"
+                                                  : "_cudaSim";
   return chains()[index].name + "_" + normfuse::getDTypeName(dtype) + "_" +
-         shapeName(shape);
+         shapeName(shape) + suffix;
 }
+
+/// The tests below run on the CPU op by op, and on the CUDA kernels in the
+/// simulator op by op and fused.
+class TosaBiasAddTest : public testing::TestWithParam<Run> {};
+class TosaMixedWithNFTest : public testing::TestWithParam<Run> {};
+class TosaCastTest : public testing::TestWithParam<Run> {};
+class TosaGroupNormTest : public testing::TestWithParam<Run> {};
+class TosaSoftmaxTest : public testing::TestWithParam<Run> {};
 
 const std::vector<int64_t> kRows = {4, 768};
 const std::vector<int64_t> kImages = {2, 16, 64};
 const std::vector<int64_t> kOdd = {3, 7, 1537};
 
-INSTANTIATE_TEST_SUITE_P(
-    F32, TosaChainTest,
-    testing::Combine(testing::Range(0, 7), testing::Values(DType::F32),
-                     testing::Values(kRows, kImages, kOdd)),
-    chainName);
+INSTANTIATE_TEST_SUITE_P(F32, TosaChainTest,
+                         testing::Combine(testing::Range(0, 7),
+                                          testing::Values(DType::F32),
+                                          testing::Values(kRows, kImages, kOdd),
+                                          testing::Values(Run::CPU)),
+                         chainName);
 INSTANTIATE_TEST_SUITE_P(F16, TosaChainTest,
                          testing::Combine(testing::Range(0, 7),
                                           testing::Values(DType::F16),
-                                          testing::Values(kRows, kOdd)),
+                                          testing::Values(kRows, kOdd),
+                                          testing::Values(Run::CPU)),
                          chainName);
+// On the CUDA kernels: odd sizes reach the one-lane path, 4x768 the
+// vectors; f16 the rounding of each op's result.
+INSTANTIATE_TEST_SUITE_P(
+    CudaSim, TosaChainTest,
+    testing::Combine(testing::Range(0, 7),
+                     testing::Values(DType::F32, DType::F16),
+                     testing::Values(kRows, kOdd),
+                     testing::Values(Run::CUDASimOpByOp, Run::CUDASimFused)),
+    chainName);
 
 /// Runs a norm kernel (x, scale, bias) -> y on a scale of N(1, 0.5) and a
 /// bias of N(0, 1) values, with y poisoned first; "" or the error.
@@ -242,11 +284,11 @@ func.func @ln(%x: {T}, %scale: {V}, %bias: {R}) -> {T} {
 }
 )";
 
-class TosaLayerNormTest : public testing::TestWithParam<std::vector<int64_t>> {
-};
+class TosaLayerNormTest
+    : public testing::TestWithParam<std::tuple<std::vector<int64_t>, Run>> {};
 
 TEST_P(TosaLayerNormTest, MatchesFloat64Reference) {
-  const std::vector<int64_t> &shape = GetParam();
+  auto [shape, run] = GetParam();
   int64_t cols = shape.back();
   std::string ir = instantiate(kLayerNormChain, DType::F32, shape);
   auto replace = [&](const std::string &key, const std::string &value) {
@@ -257,7 +299,7 @@ TEST_P(TosaLayerNormTest, MatchesFloat64Reference) {
   std::snprintf(invN, sizeof(invN), "%.17g", 1.0 / cols);
   replace("INV_N", invN);
   replace("LAST", std::to_string(shape.size() - 1));
-  auto kernel = compileOrFail(ir, "ln");
+  auto kernel = compileForRun(run, ir, "ln");
   ASSERT_TRUE(kernel);
 
   std::mt19937 rng(3);
@@ -275,15 +317,20 @@ TEST_P(TosaLayerNormTest, MatchesFloat64Reference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, TosaLayerNormTest,
-                         testing::Values(kRows, kImages, kOdd),
+                         testing::Combine(testing::Values(kRows, kImages, kOdd),
+                                          testing::Values(Run::CPU,
+                                                          Run::CUDASimOpByOp,
+                                                          Run::CUDASimFused)),
                          [](const auto &info) {
-                           return shapeName(info.param);
+                           return shapeName(std::get<0>(info.param)) + "_" +
+                                  runName(testing::TestParamInfo<Run>(
+                                      std::get<1>(info.param), info.index));
                          });
 
 /// GroupNorm on NCHW as a framework exports it: x reshaped to (N, G,
 /// C/G * H * W), statistics over the last axis, reshaped back, then a
 /// per-channel scale and bias reshaped from 1-D to (1, C, 1, 1).
-TEST(TosaGroupNormTest, ReshapeToGroupsMatchesFloat64Reference) {
+TEST_P(TosaGroupNormTest, ReshapeToGroupsMatchesFloat64Reference) {
   const int64_t n = 2, c = 6, h = 5, w = 7, groups = 3;
   const int64_t perGroup = c / groups * h * w;
   std::string ir = R"(
@@ -309,7 +356,7 @@ func.func @gn(%x: tensor<2x6x5x7xf32>, %scale: tensor<6xf32>, %bias: tensor<6xf3
 }
 )";
   ASSERT_EQ(perGroup, 70); // the constant 1/70 above
-  auto kernel = compileOrFail(ir, "gn");
+  auto kernel = compileForRun(GetParam(), ir, "gn");
   ASSERT_TRUE(kernel);
   std::mt19937 rng(15);
   Buffer x(DType::F32, {n, c, h, w}), scale(DType::F32, {c}),
@@ -323,7 +370,7 @@ func.func @gn(%x: tensor<2x6x5x7xf32>, %scale: tensor<6xf32>, %bias: tensor<6xf3
   EXPECT_LE(relativeError(y.toDoubles(), ref), tolerance(DType::F32)) << ir;
 }
 
-TEST(TosaBiasAddTest, ReshapedOneDimensionalBiasBroadcastsOverRows) {
+TEST_P(TosaBiasAddTest, ReshapedOneDimensionalBiasBroadcastsOverRows) {
   std::vector<int64_t> shape = kOdd;
   std::string ir = instantiate(R"(
 func.func @bias_add(%x: {T}, %b: {V}) -> {T} {
@@ -333,7 +380,7 @@ func.func @bias_add(%x: {T}, %b: {V}) -> {T} {
 }
 )",
                                DType::F32, shape);
-  auto kernel = compileOrFail(ir, "bias_add");
+  auto kernel = compileForRun(GetParam(), ir, "bias_add");
   ASSERT_TRUE(kernel);
   std::mt19937 rng(5);
   Buffer x(DType::F32, shape), b(DType::F32, {shape.back()}),
@@ -348,14 +395,14 @@ func.func @bias_add(%x: {T}, %b: {V}) -> {T} {
   EXPECT_LE(relativeError(y.toDoubles(), ref), tolerance(DType::F32)) << ir;
 }
 
-TEST(TosaBiasAddTest, RankOneBiasIsBroadcastWithoutReshape) {
+TEST_P(TosaBiasAddTest, RankOneBiasIsBroadcastWithoutReshape) {
   std::string ir = R"(
 func.func @bias_add(%x: tensor<4x768xf32>, %b: tensor<768xf32>) -> tensor<4x768xf32> {
   %y = tosa.add %x, %b : (tensor<4x768xf32>, tensor<768xf32>) -> tensor<4x768xf32>
   return %y : tensor<4x768xf32>
 }
 )";
-  auto kernel = compileOrFail(ir, "bias_add");
+  auto kernel = compileForRun(GetParam(), ir, "bias_add");
   ASSERT_TRUE(kernel);
   std::mt19937 rng(6);
   Buffer x(DType::F32, {4, 768}), b(DType::F32, {768}), y(DType::F32, {4, 768});
@@ -371,7 +418,7 @@ func.func @bias_add(%x: tensor<4x768xf32>, %b: tensor<768xf32>) -> tensor<4x768x
 
 /// A TOSA residual add feeding nf.layer_norm, whose output a TOSA tanh
 /// takes: the mixed functions the raising tests compare against.
-TEST(TosaMixedWithNFTest, TosaAddFeedsLayerNormFeedsTosaTanh) {
+TEST_P(TosaMixedWithNFTest, TosaAddFeedsLayerNormFeedsTosaTanh) {
   const int64_t rows = 3, cols = 1537;
   std::string t = tensorType(DType::F32, {rows, cols});
   std::string p = tensorType(DType::F32, {cols});
@@ -383,7 +430,7 @@ TEST(TosaMixedWithNFTest, TosaAddFeedsLayerNormFeedsTosaTanh) {
       "{axis = 1 : i64} : (" + t + ", " + p + ") -> (" + t + ", " + st + ", " +
       st + ")\n  %z = tosa.tanh %y : (" + t + ") -> " + t +
       "\n  return %z, %rstd : " + t + ", " + st + "\n}\n";
-  auto kernel = compileOrFail(ir, "mixed");
+  auto kernel = compileForRun(GetParam(), ir, "mixed");
   ASSERT_TRUE(kernel);
   std::mt19937 rng(9);
   Buffer x(DType::F32, {rows, cols}), r(DType::F32, {rows, cols}),
@@ -410,7 +457,7 @@ TEST(TosaMixedWithNFTest, TosaAddFeedsLayerNormFeedsTosaTanh) {
 
 /// Softmax over the last axis: reduce_max, sub, exp, reduce_sum,
 /// reciprocal, mul.
-TEST(TosaSoftmaxTest, MatchesFloat64Reference) {
+TEST_P(TosaSoftmaxTest, MatchesFloat64Reference) {
   std::vector<int64_t> shape = kOdd;
   std::string ir = instantiate(R"(
 func.func @softmax(%x: {T}) -> {T} {
@@ -424,7 +471,7 @@ func.func @softmax(%x: {T}) -> {T} {
 }
 )",
                                DType::F32, shape);
-  auto kernel = compileOrFail(ir, "softmax");
+  auto kernel = compileForRun(GetParam(), ir, "softmax");
   ASSERT_TRUE(kernel);
   std::mt19937 rng(10);
   Buffer x(DType::F32, shape), y(DType::F32, shape);
@@ -445,7 +492,7 @@ func.func @softmax(%x: {T}) -> {T} {
   EXPECT_LE(relativeError(y.toDoubles(), ref), tolerance(DType::F32)) << ir;
 }
 
-TEST(TosaLayoutTest, TransposeThenCastToF16) {
+TEST_P(TosaCastTest, TransposeThenCastToF16) {
   std::string ir = R"(
 func.func @transpose_cast(%x: tensor<3x5x7xf32>) -> tensor<7x3x5xf16> {
   %perm = "tosa.const"() <{value = dense<[2, 0, 1]> : tensor<3xi32>}> : () -> tensor<3xi32>
@@ -454,7 +501,7 @@ func.func @transpose_cast(%x: tensor<3x5x7xf32>) -> tensor<7x3x5xf16> {
   return %h : tensor<7x3x5xf16>
 }
 )";
-  auto kernel = compileOrFail(ir, "transpose_cast");
+  auto kernel = compileForRun(GetParam(), ir, "transpose_cast");
   ASSERT_TRUE(kernel);
   std::mt19937 rng(12);
   Buffer x(DType::F32, {3, 5, 7}), y(DType::F16, {7, 3, 5});
@@ -501,14 +548,14 @@ func.func @pad(%x: tensor<2x3x4xf32>) -> tensor<3x6x5xf32> {
 // __truncdfbf2): 1 + 2^-8 + 2^-40 lies above the halfway point between the
 // bf16 values 1 and 1 + 2^-7, which rounding to f32 first would turn into
 // a tie (and round down to 1).
-TEST(TosaLayoutTest, F64ToBF16RoundsOnceToNearestEven) {
+TEST_P(TosaCastTest, F64ToBF16RoundsOnceToNearestEven) {
   std::string ir = R"(
 func.func @narrow(%x: tensor<5xf64>) -> tensor<5xbf16> {
   %y = arith.truncf %x : tensor<5xf64> to tensor<5xbf16>
   return %y : tensor<5xbf16>
 }
 )";
-  auto kernel = compileOrFail(ir, "narrow");
+  auto kernel = compileForRun(GetParam(), ir, "narrow");
   ASSERT_TRUE(kernel);
   Buffer x(DType::F64, {5}), y(DType::BF16, {5});
   const double above = 1.0 + std::ldexp(1.0, -8) + std::ldexp(1.0, -40);
@@ -592,5 +639,26 @@ TEST(TosaMatmulTest, BatchedMatmulMatchesFloat64Reference) {
               lhs.get((p * m + i) * k + l) * rhs.get((p * k + l) * n + j);
   EXPECT_LE(relativeError(out.toDoubles(), ref), tolerance(DType::F32)) << ir;
 }
+
+INSTANTIATE_TEST_SUITE_P(CpuAndCudaSim, TosaBiasAddTest,
+                         testing::Values(Run::CPU, Run::CUDASimOpByOp,
+                                         Run::CUDASimFused),
+                         runName);
+INSTANTIATE_TEST_SUITE_P(CpuAndCudaSim, TosaMixedWithNFTest,
+                         testing::Values(Run::CPU, Run::CUDASimOpByOp,
+                                         Run::CUDASimFused),
+                         runName);
+INSTANTIATE_TEST_SUITE_P(CpuAndCudaSim, TosaGroupNormTest,
+                         testing::Values(Run::CPU, Run::CUDASimOpByOp,
+                                         Run::CUDASimFused),
+                         runName);
+INSTANTIATE_TEST_SUITE_P(CpuAndCudaSim, TosaSoftmaxTest,
+                         testing::Values(Run::CPU, Run::CUDASimOpByOp,
+                                         Run::CUDASimFused),
+                         runName);
+INSTANTIATE_TEST_SUITE_P(CpuAndCudaSim, TosaCastTest,
+                         testing::Values(Run::CPU, Run::CUDASimOpByOp,
+                                         Run::CUDASimFused),
+                         runName);
 
 } // namespace

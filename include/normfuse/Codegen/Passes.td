@@ -141,19 +141,24 @@ def NFLowerToGPUPass : Pass<"nf-lower-to-gpu", "ModuleOp"> {
     (`known_block_size`). `nf-translate --nf-to-cuda` prints the kernels as
     CUDA C++.
 
-    Lowered today: layer_norm and rms_norm (warp rows, block rows in
-    registers, streamed block rows, rows split across blocks), group_norm
-    and instance_norm of static shape (split across blocks), relu, gelu,
-    silu, their gradients, add, mul, bias_add and batch_norm_inference. An
-    `nf.fused` norm with pointwise ops around it becomes one kernel (two
-    for a split row); any other `nf.fused` group is inlined and its ops run
-    one kernel each. Any other op (a TOSA op, an op without a CUDA
-    lowering yet) is reported as an error naming it.
+    Lowered today: every nf op (norms and their gradients, pointwise ops,
+    channel reductions, matmul and conv2d and their gradients). An
+    `nf.fused` norm or product with pointwise ops around it becomes one
+    kernel (two for a split row); any other `nf.fused` group is inlined and
+    its ops run one kernel each. TOSA ops, and arith/math ops on tensors,
+    go to linalg first as on the CPU (`nf-lower-tosa-to-linalg`); chains of
+    elementwise linalg ops are fused, and each linalg op whose loops are all
+    parallel (elementwise ops, broadcasts, transposes) becomes one kernel
+    reading its operands through their indexing maps, a splat constant as
+    an immediate. Any other op (a reduction, a slice, a constant that is
+    not a splat) is reported as an error naming it and the reason.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::bufferization::BufferizationDialect",
     "::mlir::gpu::GPUDialect",
+    "::mlir::index::IndexDialect",
+    "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect",
     "::mlir::memref::MemRefDialect",
     "::mlir::scf::SCFDialect",

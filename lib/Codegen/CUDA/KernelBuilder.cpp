@@ -161,7 +161,13 @@ Kernel cuda::createKernel(ModuleOp module, Location loc,
 Value cuda::flatten(OpBuilder &b, Location loc, Value buffer) {
   auto type = cast<MemRefType>(buffer.getType());
   Value flat = buffer;
-  if (type.getRank() != 1) {
+  if (type.getRank() == 0) {
+    // A scalar: a view of one element.
+    flat = b.create<memref::ExpandShapeOp>(
+        loc, MemRefType::get({1}, type.getElementType()), buffer,
+        ArrayRef<ReassociationIndices>{},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+  } else if (type.getRank() != 1) {
     SmallVector<ReassociationIndices> all(1);
     for (int64_t i = 0; i < type.getRank(); ++i)
       all[0].push_back(i);
@@ -297,15 +303,24 @@ void cuda::storeLanes(OpBuilder &b, Location loc, ArrayRef<Value> values,
   }
 }
 
-Value cuda::emitWarpSum(OpBuilder &b, Location loc, Value v, int64_t width) {
-  // A butterfly: after the step with offset o, each lane holds the sum of
-  // its aligned group of 2o lanes.
+Value cuda::emitWarpReduce(
+    OpBuilder &b, Location loc, Value v, int64_t width,
+    llvm::function_ref<Value(OpBuilder &, Location, Value, Value)> combine) {
+  // A butterfly: after the step with offset o, each lane holds the
+  // combination of its aligned group of 2o lanes.
   for (int64_t offset = width / 2; offset >= 1; offset /= 2) {
     auto shuffle =
         b.create<gpu::ShuffleOp>(loc, v, offset, width, gpu::ShuffleMode::XOR);
-    v = b.create<arith::AddFOp>(loc, v, shuffle.getShuffleResult());
+    v = combine(b, loc, v, shuffle.getShuffleResult());
   }
   return v;
+}
+
+Value cuda::emitWarpSum(OpBuilder &b, Location loc, Value v, int64_t width) {
+  return emitWarpReduce(b, loc, v, width,
+                        [](OpBuilder &b, Location loc, Value x, Value y) {
+                          return b.create<arith::AddFOp>(loc, x, y).getResult();
+                        });
 }
 
 Value cuda::emitBlockSum(OpBuilder &b, Location loc, Value v, Value scratch,

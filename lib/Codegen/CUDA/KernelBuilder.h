@@ -127,6 +127,13 @@ SmallVector<Value> loadLanes(OpBuilder &b, Location loc, Value buffer,
 void storeLanes(OpBuilder &b, Location loc, ArrayRef<Value> values,
                 Value buffer, Value offset);
 
+/// `v` combined by `combine` (associative and commutative) over each
+/// aligned segment of `width` lanes (a power of two up to 32) of the warp,
+/// in a fixed order, in every lane of the segment.
+Value emitWarpReduce(
+    OpBuilder &b, Location loc, Value v, int64_t width,
+    llvm::function_ref<Value(OpBuilder &, Location, Value, Value)> combine);
+
 /// The sum of `v` over each aligned segment of `width` lanes (a power of
 /// two up to 32) of the warp, in every lane of the segment.
 Value emitWarpSum(OpBuilder &b, Location loc, Value v, int64_t width);

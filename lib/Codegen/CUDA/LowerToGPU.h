@@ -12,6 +12,7 @@
 #include "normfuse/Codegen/CUDA/Schedule.h"
 #include "normfuse/Dialect/NF/IR/NFOps.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir::nf::cuda {
@@ -79,6 +80,17 @@ Value emitElementwise(OpBuilder &b, Operation *op, RankedTensorType type,
 /// batch_norm_inference; fails on other ops.
 LogicalResult lowerPointwiseToGPU(RewriterBase &rewriter, Operation *op,
                                   const GPULoweringOptions &options);
+
+/// Fuses the chains of elementwise linalg.generic ops of `function`, each
+/// producer into its only user (upstream's elementwise fusion).
+void fuseElementwiseLinalg(func::FuncOp function);
+
+/// A linalg op on tensors whose loops are all parallel (a generic, or a
+/// named op such as a transpose as its generic): one elementwise kernel
+/// that reads each operand through its indexing map. Any other linalg op
+/// (a reduction, a convolution) is an error at the op naming the reason.
+LogicalResult lowerLinalgToGPU(RewriterBase &rewriter, Operation *op,
+                               const GPULoweringOptions &options);
 
 } // namespace mlir::nf::cuda
 

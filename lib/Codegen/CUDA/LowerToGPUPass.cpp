@@ -1,10 +1,12 @@
 //===- LowerToGPUPass.cpp - the nf-lower-to-gpu pass ------------*- C++ -*-===//
 //
-// Part of normfuse. A thin pass over the CUDA lowerings: an nf.fused row
-// norm with pointwise neighbours becomes one kernel, other nf.fused groups
-// are inlined (their ops run one kernel each), then every nf op becomes a
-// kernel and its launch; an op that cannot run on the GPU is reported by
-// name.
+// Part of normfuse. A thin pass over the CUDA lowerings: TOSA ops (and
+// elementwise arith/math ops on tensors) go to linalg as on the CPU
+// (nf-lower-tosa-to-linalg), chains of elementwise linalg ops are fused,
+// an nf.fused row norm with pointwise neighbours becomes one kernel, other
+// nf.fused groups are inlined (their ops run one kernel each), then every
+// nf op and every linalg op becomes a kernel and its launch; an op that
+// cannot run on the GPU is reported by name, with the reason.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,10 +17,11 @@
 #include "normfuse/Dialect/NF/IR/NFDialect.h"
 #include "normfuse/Dialect/NF/IR/NFOps.h"
 
-#include "mlir/Conversion/TosaToTensor/TosaToTensor.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Index/IR/IndexDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -27,7 +30,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
-#include "mlir/Transforms/DialectConversion.h"
+#include "mlir/Pass/PassManager.h"
 
 namespace mlir::nf {
 #define GEN_PASS_DEF_NFLOWERTOGPUPASS
@@ -38,18 +41,21 @@ using namespace mlir;
 using namespace mlir::nf;
 using namespace mlir::nf::cuda;
 
-/// Whether `op` computes on tensors in a dialect the GPU lowering does not
-/// take: TOSA, linalg, and elementwise arith or math ops on tensors (what
-/// a framework's primitive ops or the ONNX importer's division and square
-/// root are). Tensor constants are not computation; the GPU lowering
-/// treats them where an nf op reads them.
+/// Whether `op` computes on tensors in a way no CUDA lowering takes: a
+/// TOSA or arith/math op on tensors left after the lowering to linalg, or a
+/// tensor op that is not a view of its operand's buffer (a slice, a pad, a
+/// concatenation, a dynamic reshape). Tensor constants are not computation;
+/// the GPU lowering treats them where a kernel reads them.
 static bool isUnloweredTensorOp(Operation *op) {
   Dialect *dialect = op->getDialect();
   if (!dialect)
     return false;
   StringRef ns = dialect->getNamespace();
-  if (ns == "tosa" || ns == "linalg")
+  if (ns == "tosa")
     return true;
+  if (ns == "tensor")
+    return !isa<tensor::EmptyOp, tensor::CollapseShapeOp, tensor::ExpandShapeOp,
+                tensor::CastOp, tensor::DimOp, tensor::BitcastOp>(op);
   if ((ns != "arith" && ns != "math") || isa<arith::ConstantOp>(op))
     return false;
   return llvm::any_of(op->getResultTypes(), llvm::IsaPred<RankedTensorType>);
@@ -57,23 +63,51 @@ static bool isUnloweredTensorOp(Operation *op) {
 
 namespace {
 
-/// Turns each static tosa.reshape into tensor.collapse_shape/expand_shape
-/// (upstream's TosaToTensor pattern): views of the same buffer after
-/// bufferization, so a reshaped scale or bias costs no kernel and no copy.
-/// Dynamic reshapes stay, and are refused as other TOSA ops are.
-LogicalResult reshapesToViews(func::FuncOp function) {
-  ConversionTarget target(*function.getContext());
-  target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
-  target.addDynamicallyLegalOp<tosa::ReshapeOp>([](tosa::ReshapeOp op) {
-    auto from = dyn_cast<RankedTensorType>(op.getInput1().getType());
-    auto to = dyn_cast<RankedTensorType>(op.getType());
-    return !from || !to || !from.hasStaticShape() || !to.hasStaticShape();
+/// Prepares the function's tensor constants for the GPU: a splat that a
+/// kernel reads as an operand stays (an immediate there); one used
+/// otherwise (returned, or read by an nf op) becomes a linalg.fill, and so
+/// a kernel that writes it. Any other constant tensor still used is an
+/// error at it: constants do not live on the device yet.
+LogicalResult prepareConstants(func::FuncOp function, RewriterBase &rewriter) {
+  SmallVector<arith::ConstantOp> constants;
+  function.walk([&](arith::ConstantOp c) {
+    if (isa<RankedTensorType>(c.getType()) && !c->use_empty())
+      constants.push_back(c);
   });
-  TypeConverter converter;
-  converter.addConversion([](Type type) { return type; });
-  RewritePatternSet patterns(function.getContext());
-  tosa::populateTosaToTensorConversionPatterns(converter, &patterns);
-  return applyPartialConversion(function, target, std::move(patterns));
+  for (arith::ConstantOp c : constants) {
+    auto type = cast<RankedTensorType>(c.getType());
+    auto dense = dyn_cast<DenseElementsAttr>(c.getValue());
+    if (type.hasStaticShape() && type.getNumElements() == 0) {
+      // Nothing to hold: an empty tensor.
+      rewriter.setInsertionPointAfter(c);
+      rewriter.replaceAllUsesWith(
+          c, rewriter.create<tensor::EmptyOp>(c.getLoc(), type.getShape(),
+                                              type.getElementType()));
+      continue;
+    }
+    if (!dense || !dense.isSplat())
+      return c.emitOpError()
+             << "cannot run on the CUDA target: a constant tensor of "
+             << type.getNumElements()
+             << " elements that is not a splat, and constants do not live "
+                "on the device yet";
+    SmallVector<OpOperand *> uses;
+    for (OpOperand &use : c->getUses())
+      if (!isa<linalg::LinalgOp>(use.getOwner()))
+        uses.push_back(&use);
+    if (uses.empty())
+      continue;
+    rewriter.setInsertionPointAfter(c);
+    Value scalar = rewriter.create<arith::ConstantOp>(
+        c.getLoc(), cast<TypedAttr>(dense.getSplatValue<Attribute>()));
+    Value empty = rewriter.create<tensor::EmptyOp>(c.getLoc(), type.getShape(),
+                                                   type.getElementType());
+    Value filled =
+        rewriter.create<linalg::FillOp>(c.getLoc(), scalar, empty).result();
+    for (OpOperand *use : uses)
+      use->set(filled);
+  }
+  return success();
 }
 
 FailureOr<ForcedRowNormKind> parseRowNormKind(llvm::StringRef name) {
@@ -126,23 +160,39 @@ struct NFLowerToGPUPass : nf::impl::NFLowerToGPUPassBase<NFLowerToGPUPass> {
     for (func::FuncOp function : functions) {
       if (function.isDeclaration())
         continue;
-      if (failed(reshapesToViews(function)))
+      // TOSA to linalg as on the CPU (a function of nf ops alone is left
+      // as it is); static reshapes become views of the same buffer.
+      OpPassManager toLinalg(func::FuncOp::getOperationName());
+      toLinalg.addPass(createNFLowerTosaToLinalgPass());
+      if (failed(runPipeline(toLinalg, function)))
+        return signalPassFailure();
+      fuseElementwiseLinalg(function);
+      if (failed(prepareConstants(function, rewriter)))
         return signalPassFailure();
       lowerFusedOps(function, rewriter, options);
       copyAliasedResults(function);
       SmallVector<Operation *> ops;
-      function.walk([&](Operation *op) {
+      function.walk<WalkOrder::PreOrder>([&](Operation *op) {
+        // A linalg op's body is lowered with it.
+        if (isa<linalg::LinalgOp>(op)) {
+          ops.push_back(op);
+          return WalkResult::skip();
+        }
         if (op->getDialect() && isa<NFDialect>(op->getDialect()))
           ops.push_back(op);
         else if (isUnloweredTensorOp(op))
           ops.push_back(op);
+        return WalkResult::advance();
       });
       for (Operation *op : ops) {
+        if (isa<linalg::LinalgOp>(op)) {
+          if (failed(lowerLinalgToGPU(rewriter, op, options)))
+            return signalPassFailure();
+          continue;
+        }
         if (!isa<NFDialect>(op->getDialect())) {
-          op->emitOpError()
-              << "cannot run on the CUDA target: only nf ops are lowered to "
-                 "GPU kernels (raise decomposed graphs first with "
-                 "--nf-fuse-pipeline)";
+          op->emitOpError() << "cannot run on the CUDA target: no GPU kernel "
+                               "computes it yet";
           return signalPassFailure();
         }
         if (succeeded(lowerRowNormToGPU(rewriter, op, options)) ||

@@ -211,6 +211,31 @@ inline __nv_bfloat16 __float2bfloat16_rn(float f) {
 inline __nv_bfloat16 __float2bfloat16(float f) {
   return __float2bfloat16_rn(f);
 }
+namespace nf_sim {
+/// `x` rounded once, to nearest even, to a binary format of `digits`
+/// significant bits whose normal numbers start at 2^(minExponent - 1) and
+/// whose largest finite value is `largest`: that value (exact in a float),
+/// or an infinity.
+inline double roundDouble(double x, int digits, int minExponent,
+                          double largest) {
+  if (!std::isfinite(x) || x == 0)
+    return x;
+  int e;
+  std::frexp(x, &e);
+  e = e < minExponent ? minExponent : e;
+  double r = std::ldexp(std::nearbyint(std::ldexp(x, digits - e)), e - digits);
+  return std::fabs(r) > largest ? std::copysign(INFINITY, x) : r;
+}
+} // namespace nf_sim
+// One rounding from double, as CUDA's (rounding to float first could
+// round twice).
+inline __half __double2half(double d) {
+  return __float2half_rn(float(nf_sim::roundDouble(d, 11, -13, 65504.0)));
+}
+inline __nv_bfloat16 __double2bfloat16(double d) {
+  return __float2bfloat16_rn(
+      float(nf_sim::roundDouble(d, 8, -125, 0x1.fep127)));
+}
 
 //===----------------------------------------------------------------------===//
 // Math and bit intrinsics

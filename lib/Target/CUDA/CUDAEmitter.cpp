@@ -222,26 +222,47 @@ static std::string floatLiteral(double v, bool isF32) {
   return isF32 ? hex + "f" : hex;
 }
 
-LogicalResult CUDAEmitter::emitConstant(arith::ConstantOp op) {
-  Attribute value = op.getValue();
+/// The CUDA expression of a scalar constant, or none.
+static std::optional<std::string> scalarLiteral(Attribute value) {
   if (auto f = dyn_cast<FloatAttr>(value)) {
     Type t = f.getType();
     double v = f.getValueAsDouble();
     if (t.isF32() || t.isF64())
-      return define(op, floatLiteral(v, t.isF32()));
+      return floatLiteral(v, t.isF32());
     if (t.isF16())
-      return define(op, "__float2half_rn(" + floatLiteral(v, true) + ")");
+      return "__float2half_rn(" + floatLiteral(v, true) + ")";
     if (t.isBF16())
-      return define(op, "__float2bfloat16_rn(" + floatLiteral(v, true) + ")");
+      return "__float2bfloat16_rn(" + floatLiteral(v, true) + ")";
   }
   if (auto i = dyn_cast<IntegerAttr>(value)) {
     Type t = i.getType();
     if (t.isInteger(1))
-      return define(op, i.getValue().getBoolValue() ? "true" : "false");
+      return std::string(i.getValue().getBoolValue() ? "true" : "false");
     if (t.isIndex() || t.isInteger(64))
-      return define(op, std::to_string(i.getValue().getSExtValue()) + "LL");
+      return std::to_string(i.getValue().getSExtValue()) + "LL";
     if (t.isInteger(32))
-      return define(op, std::to_string(i.getValue().getSExtValue()));
+      return std::to_string(i.getValue().getSExtValue());
+  }
+  return std::nullopt;
+}
+
+LogicalResult CUDAEmitter::emitConstant(arith::ConstantOp op) {
+  Attribute value = op.getValue();
+  if (std::optional<std::string> scalar = scalarLiteral(value))
+    return define(op, *scalar);
+  // A vector of one value (what canonicalization makes of a
+  // vector.from_elements of equal constants).
+  auto dense = dyn_cast<DenseElementsAttr>(value);
+  if (dense && dense.isSplat() && isa<VectorType>(dense.getType())) {
+    std::optional<std::string> scalar =
+        scalarLiteral(dense.getSplatValue<Attribute>());
+    FailureOr<std::string> type = typeName(dense.getType(), op);
+    if (scalar && succeeded(type)) {
+      std::string elems;
+      for (int64_t i = 0; i < dense.getNumElements(); ++i)
+        elems += (i ? ", " : "") + *scalar;
+      return define(op, *type + "{{" + elems + "}}");
+    }
   }
   return op.emitOpError() << "cannot print constant " << value << " as CUDA";
 }
@@ -368,6 +389,10 @@ LogicalResult CUDAEmitter::emitCast(Operation *op) {
       return define(op, "__bfloat162float(" + x + ")");
     if (from.isF32() && to.isF64())
       return define(op, "(double)" + x);
+    if (from.isF16() && to.isF64())
+      return define(op, "(double)__half2float(" + x + ")");
+    if (from.isBF16() && to.isF64())
+      return define(op, "(double)__bfloat162float(" + x + ")");
   }
   if (isa<arith::TruncFOp>(op)) {
     if (from.isF32() && to.isF16())
@@ -376,6 +401,11 @@ LogicalResult CUDAEmitter::emitCast(Operation *op) {
       return define(op, "__float2bfloat16_rn(" + x + ")");
     if (from.isF64() && to.isF32())
       return define(op, "(float)" + x);
+    // One rounding (through f32 could round twice).
+    if (from.isF64() && to.isF16())
+      return define(op, "__double2half(" + x + ")");
+    if (from.isF64() && to.isBF16())
+      return define(op, "__double2bfloat16(" + x + ")");
   }
   FailureOr<std::string> toName = typeName(to, op);
   if (failed(toName))
@@ -424,6 +454,19 @@ LogicalResult CUDAEmitter::emitMath(Operation *op) {
       .Case([&](math::RoundOp) { return call("round"); })
       .Case([&](math::FloorOp) { return call("floor"); })
       .Case([&](math::CeilOp) { return call("ceil"); })
+      .Case([&](math::TruncOp) { return call("trunc"); })
+      .Case([&](math::PowFOp) { return call("pow"); })
+      .Case([&](math::ExpM1Op) { return call("expm1"); })
+      .Case([&](math::Log1pOp) { return call("log1p"); })
+      .Case([&](math::Log2Op) { return call("log2"); })
+      .Case([&](math::Log10Op) { return call("log10"); })
+      .Case([&](math::SinOp) { return call("sin"); })
+      .Case([&](math::CosOp) { return call("cos"); })
+      .Case([&](math::TanOp) { return call("tan"); })
+      .Case([&](math::AtanOp) { return call("atan"); })
+      .Case([&](math::Atan2Op) { return call("atan2"); })
+      .Case([&](math::CbrtOp) { return call("cbrt"); })
+      .Case([&](math::CopySignOp) { return call("copysign"); })
       .Default([&](Operation *) {
         return op->emitOpError() << "cannot print as CUDA";
       });
@@ -568,6 +611,7 @@ LogicalResult CUDAEmitter::emitOp(Operation &op) {
           [&](auto) { return fcall("nf_minimumf", "nf_minimumf"); })
       .Case<arith::MaxNumFOp>([&](auto) { return fcall("fmaxf", "fmax"); })
       .Case<arith::MinNumFOp>([&](auto) { return fcall("fminf", "fmin"); })
+      .Case<arith::RemFOp>([&](auto) { return fcall("fmodf", "fmod"); })
       .Case([&](arith::NegFOp n) {
         return define(&op, "-" + name(n.getOperand()));
       })

@@ -7,10 +7,10 @@
 
 module attributes {gpu.container_module} {
   gpu.module @nf_kernels {
-    gpu.func @sine(%x: memref<?xf32>, %i: index) kernel {
+    gpu.func @sinh(%x: memref<?xf32>, %i: index) kernel {
       %v = memref.load %x[%i] : memref<?xf32>
-      // expected-error @+1 {{'math.sin' op cannot print as CUDA}}
-      %s = math.sin %v : f32
+      // expected-error @+1 {{'math.sinh' op cannot print as CUDA}}
+      %s = math.sinh %v : f32
       memref.store %s, %x[%i] : memref<?xf32>
       gpu.return
     }

@@ -1,0 +1,159 @@
+//===- LinalgBody.cpp - a linalg.generic's body in a GPU kernel -*- C++ -*-===//
+//
+// Part of normfuse. See LinalgBody.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LinalgBody.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Support/DebugStringHelper.h"
+
+using namespace mlir;
+using namespace mlir::nf;
+using namespace mlir::nf::cuda;
+
+Type cuda::computeType(Type type) {
+  if (type.isF16() || type.isBF16())
+    return Float32Type::get(type.getContext());
+  return type;
+}
+
+std::string cuda::whyNotKernelGeneric(linalg::GenericOp generic) {
+  if (!generic.hasPureTensorSemantics())
+    return "works on buffers";
+  if (generic.getNumDpsInits() != 1)
+    return "has " + std::to_string(generic.getNumDpsInits()) + " results";
+  for (Value v : generic->getOperands()) {
+    // A scalar operand (linalg.fill's value) that is a constant is an
+    // immediate.
+    if (!isa<ShapedType>(v.getType()) && matchPattern(v, m_Constant()))
+      continue;
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    if (!type)
+      return "has an operand of type " + debugString(v.getType()) +
+             " that is not a constant";
+    if (!type.hasStaticShape())
+      return "has an operand of dynamic shape";
+    Type element = type.getElementType();
+    if (!isa<FloatType>(element))
+      return "has " + debugString(element) +
+             " elements (the CUDA target takes float tensors)";
+  }
+  for (OpOperand &in : generic->getOpOperands()) {
+    AffineMap map = generic.getMatchingIndexingMap(&in);
+    for (AffineExpr e : map.getResults())
+      if (!isa<AffineDimExpr, AffineConstantExpr>(e))
+        return "reads an operand through an indexing map that is not a "
+               "projection or broadcast";
+  }
+  Block *body = generic.getBody();
+  for (Operation &op : *body) {
+    if (op.getNumRegions() != 0)
+      return "has an op with regions in its body";
+    for (Value v : op.getOperands())
+      if (v.getParentBlock() != body && !matchPattern(v, m_Constant()))
+        return "uses a value from outside its body that is not a constant";
+  }
+  return "";
+}
+
+TypedAttr cuda::splatOf(Value v) {
+  if (!isa<ShapedType>(v.getType())) {
+    Attribute scalar;
+    return matchPattern(v, m_Constant(&scalar)) ? dyn_cast<TypedAttr>(scalar)
+                                                : TypedAttr();
+  }
+  DenseElementsAttr dense;
+  if (!matchPattern(v, m_Constant(&dense)) || !dense.isSplat())
+    return {};
+  return dyn_cast<TypedAttr>(dense.getSplatValue<Attribute>());
+}
+
+TypedAttr cuda::toComputeType(OpBuilder &b, TypedAttr value) {
+  auto f = dyn_cast<FloatAttr>(value);
+  Type to = computeType(value.getType());
+  if (!f || to == value.getType())
+    return value;
+  return b.getFloatAttr(to, f.getValueAsDouble());
+}
+
+Value cuda::emitBody(OpBuilder &b, Location loc, linalg::GenericOp generic,
+                     ArrayRef<Value> args,
+                     llvm::function_ref<Value(int64_t)> loopIndex,
+                     Operation *skip, Value result) {
+  IRMapping map;
+  Block *body = generic.getBody();
+  for (auto [arg, v] : llvm::zip(body->getArguments(), args))
+    if (v)
+      map.map(arg, v);
+  // A constant the body captures from outside becomes the kernel's own.
+  auto captureConstant = [&](Value v) {
+    if (map.contains(v) || v.getParentBlock() == body)
+      return;
+    Attribute value;
+    matchPattern(v, m_Constant(&value));
+    map.map(v, b.create<arith::ConstantOp>(
+                   loc, toComputeType(b, cast<TypedAttr>(value))));
+  };
+  auto round = [&](Value v, Type narrow) -> Value {
+    if (computeType(narrow) == narrow)
+      return v;
+    Value r = b.create<arith::TruncFOp>(loc, narrow, v);
+    return b.create<arith::ExtFOp>(loc, computeType(narrow), r);
+  };
+  for (Operation &op : body->without_terminator()) {
+    if (&op == skip)
+      continue;
+    if (auto c = dyn_cast<arith::ConstantOp>(op)) {
+      TypedAttr value = toComputeType(b, c.getValue());
+      map.map(c.getResult(), b.create<arith::ConstantOp>(loc, value));
+      continue;
+    }
+    if (auto index = dyn_cast<linalg::IndexOp>(op)) {
+      map.map(index.getResult(), loopIndex(index.getDim()));
+      continue;
+    }
+    if (auto ext = dyn_cast<arith::ExtFOp>(op)) {
+      Value in = map.lookup(ext.getIn());
+      Type to = computeType(ext.getType());
+      map.map(ext.getResult(),
+              in.getType() == to ? in : b.create<arith::ExtFOp>(loc, to, in));
+      continue;
+    }
+    if (auto trunc = dyn_cast<arith::TruncFOp>(op)) {
+      Value in = map.lookup(trunc.getIn());
+      Value r = b.create<arith::TruncFOp>(loc, trunc.getType(), in);
+      Type to = computeType(trunc.getType());
+      map.map(trunc.getResult(),
+              to == trunc.getType() ? r : b.create<arith::ExtFOp>(loc, to, r));
+      continue;
+    }
+    // A bitcast needs its operand's own bits.
+    if (auto cast = dyn_cast<arith::BitcastOp>(op)) {
+      Value in = map.lookup(cast.getIn());
+      if (in.getType() != cast.getIn().getType())
+        in = b.create<arith::TruncFOp>(loc, cast.getIn().getType(), in);
+      Value r = b.create<arith::BitcastOp>(loc, cast.getType(), in);
+      Type to = computeType(cast.getType());
+      map.map(cast.getResult(),
+              to == cast.getType() ? r : b.create<arith::ExtFOp>(loc, to, r));
+      continue;
+    }
+    for (Value v : op.getOperands())
+      captureConstant(v);
+    Operation *clone = b.clone(op, map);
+    for (auto [result, cloned] :
+         llvm::zip(op.getResults(), clone->getResults())) {
+      Type narrow = result.getType();
+      cloned.setType(computeType(narrow));
+      map.map(result, round(cloned, narrow));
+    }
+  }
+  if (!result)
+    result = cast<linalg::YieldOp>(body->getTerminator()).getOperand(0);
+  captureConstant(result);
+  return map.lookup(result);
+}

@@ -1,0 +1,57 @@
+//===- LinalgBody.h - a linalg.generic's body in a GPU kernel ---*- C++ -*-===//
+//
+// Part of normfuse. What the CUDA kernels of linalg ops share (the
+// elementwise ones, LowerLinalg.cpp, and the reductions,
+// LowerLinalgReductions.cpp): which generics they take, the types they
+// compute in, constants as immediates, and the generic's body cloned into
+// the kernel on values in the compute types.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NORMFUSE_LIB_CODEGEN_CUDA_LINALGBODY_H
+#define NORMFUSE_LIB_CODEGEN_CUDA_LINALGBODY_H
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/PatternMatch.h"
+
+#include <string>
+
+namespace mlir::nf::cuda {
+
+/// The type a kernel computes a value of `type` in: f32 for f16 and bf16.
+Type computeType(Type type);
+
+/// The splat value of `v` when it is a splat constant (or a scalar one).
+TypedAttr splatOf(Value v);
+
+/// `value` (a float attribute) in the compute type.
+TypedAttr toComputeType(OpBuilder &b, TypedAttr value);
+
+/// Why `generic` cannot become a kernel of either kind, or "": what both
+/// need (tensors of static shape and float elements or constant scalars,
+/// one result, operands read through dimensions and constants, a body of
+/// ops without regions that captures only constants).
+std::string whyNotKernelGeneric(linalg::GenericOp generic);
+
+/// The generic's body at `b` on `args` (one per block argument, in the
+/// compute types; null for an argument the body does not read); returns
+/// the value of `result` (the yielded value when null), in the compute
+/// type. Each op whose result is f16/bf16 is rounded to its type, as the
+/// CPU computes it; `skip` (a reduction's combining op) is not emitted.
+Value emitBody(OpBuilder &b, Location loc, linalg::GenericOp generic,
+               ArrayRef<Value> args,
+               llvm::function_ref<Value(int64_t)> loopIndex,
+               Operation *skip = nullptr, Value result = Value());
+
+struct GPULoweringOptions;
+
+/// Replaces `generic`, which has reduction loops, by its kernel
+/// (LowerLinalgReductions.cpp), or emits an error at it naming the reason.
+LogicalResult lowerLinalgReduction(RewriterBase &rewriter,
+                                   linalg::GenericOp generic,
+                                   const GPULoweringOptions &options);
+
+} // namespace mlir::nf::cuda
+
+#endif // NORMFUSE_LIB_CODEGEN_CUDA_LINALGBODY_H

@@ -1,0 +1,328 @@
+//===- LowerLinalg.cpp - linalg ops on tensors as GPU kernels ---*- C++ -*-===//
+//
+// Part of normfuse. What TOSA's lowering (and convert-elementwise-to-linalg)
+// leaves that is not an nf op runs on the GPU from the same linalg IR the
+// CPU runs: chains of elementwise linalg.generic ops are fused (upstream's
+// elementwise fusion, a producer into its only user), and each generic whose
+// loops are all parallel becomes one kernel: a grid-stride loop over the
+// result's elements in memory order, each operand read through its indexing
+// map (broadcasts and transposes cost no kernel of their own), a vector of
+// lanes per thread where the operands allow it, and the generic's body in
+// f32 (f64 for f64 data) with f16/bf16 results rounded where the body has
+// them, so that results match the CPU's op for op. A splat constant is an
+// immediate in the kernel.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelBuilder.h"
+#include "LinalgBody.h"
+#include "LowerToGPU.h"
+#include "normfuse/Codegen/Common/BufferBuilders.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+using namespace mlir;
+using namespace mlir::nf;
+using namespace mlir::nf::cuda;
+
+namespace {
+
+/// How a kernel reads one input of a generic, relative to the vector of
+/// consecutive result elements a thread handles.
+enum class Access {
+  /// A splat constant: an immediate.
+  Splat,
+  /// Consecutive elements (the result's innermost loop is the operand's
+  /// innermost dimension): one vector load.
+  Contiguous,
+  /// One element for the whole vector (the operand does not depend on the
+  /// result's innermost loop): one load.
+  Broadcast,
+  /// Elements apart (a transpose): one load per lane.
+  Gather,
+};
+
+struct Input {
+  Access access;
+  AffineMap map;
+  /// The operand is laid out as the result is (same shape and map): it is
+  /// read at the result's flat index.
+  bool likeResult = false;
+  /// The earlier input that reads the same operand the same way, or -1.
+  int64_t sameAs = -1;
+  /// Flat buffer (not for a splat), and the operand's strides in elements.
+  Value buffer;
+  SmallVector<int64_t> strides;
+  /// The immediate of a splat, in the compute type.
+  TypedAttr splat;
+};
+
+/// Why the all-parallel `generic` cannot become an elementwise kernel, or "".
+std::string whyNotElementwise(linalg::GenericOp generic) {
+  std::string why = whyNotKernelGeneric(generic);
+  if (!why.empty())
+    return why;
+  AffineMap out = generic.getMatchingIndexingMap(generic.getDpsInitOperand(0));
+  if (!out.isPermutation())
+    return "writes its result through an indexing map that is not a "
+           "permutation";
+  return "";
+}
+
+/// Replaces the all-parallel `generic` by its kernel.
+LogicalResult lowerGeneric(RewriterBase &rewriter, linalg::GenericOp generic,
+                           const GPULoweringOptions &options) {
+  std::string why = whyNotElementwise(generic);
+  if (!why.empty())
+    return generic.emitOpError() << "cannot run on the CUDA target: it " << why;
+  Location loc = generic.getLoc();
+  rewriter.setInsertionPoint(generic);
+  OpBuilder &b = rewriter;
+  auto module = generic->getParentOfType<ModuleOp>();
+  OpOperand *init = generic.getDpsInitOperand(0);
+  auto type = cast<RankedTensorType>(generic.getResult(0).getType());
+  if (type.getNumElements() == 0) {
+    rewriter.replaceOp(generic,
+                       toTensor(b, loc, allocBuffer(b, loc, type, Value())));
+    return success();
+  }
+  AffineMap outMap = generic.getMatchingIndexingMap(init);
+  SmallVector<int64_t> bounds = generic.getStaticLoopRanges();
+  int64_t rank = type.getRank(), total = type.getNumElements();
+  // Loop dimension of each result dimension, and the innermost one.
+  SmallVector<int64_t> outDims;
+  for (AffineExpr e : outMap.getResults())
+    outDims.push_back(cast<AffineDimExpr>(e).getPosition());
+  int64_t inner = rank ? outDims.back() : -1;
+
+  // The inputs, and the result's initial value where the body reads it.
+  SmallVector<OpOperand *> reads(generic.getDpsInputOperands());
+  if (generic.payloadUsesValueFromOperand(init))
+    reads.push_back(init);
+  SmallVector<Input> inputs;
+  SmallVector<Value> args;
+  bool flat = true;
+  Type widest = type.getElementType();
+  for (OpOperand *operand : reads) {
+    Input in;
+    in.map = generic.getMatchingIndexingMap(operand);
+    if (TypedAttr splat = splatOf(operand->get())) {
+      in.access = Access::Splat;
+      in.splat = toComputeType(b, splat);
+      inputs.push_back(in);
+      continue;
+    }
+    auto opType = cast<RankedTensorType>(operand->get().getType());
+    for (auto [j, other] : llvm::enumerate(reads))
+      if (int64_t(j) < int64_t(inputs.size()) &&
+          other->get() == operand->get() && inputs[j].map == in.map &&
+          inputs[j].sameAs < 0) {
+        in = inputs[j];
+        in.sameAs = j;
+        break;
+      }
+    if (in.sameAs >= 0) {
+      inputs.push_back(in);
+      continue;
+    }
+    if (opType.getElementTypeBitWidth() > widest.getIntOrFloatBitWidth())
+      widest = opType.getElementType();
+    in.likeResult = in.map == outMap && opType.getShape() == type.getShape();
+    flat &= in.likeResult;
+    int64_t stride = 1;
+    in.strides.assign(opType.getRank(), 1);
+    for (int64_t d = opType.getRank() - 1; d >= 0; --d) {
+      in.strides[d] = stride;
+      stride *= opType.getDimSize(d);
+    }
+    auto last = in.map.getNumResults()
+                    ? dyn_cast<AffineDimExpr>(in.map.getResults().back())
+                    : nullptr;
+    if (last && int64_t(last.getPosition()) == inner)
+      in.access = Access::Contiguous;
+    else if (inner < 0 || !in.map.isFunctionOfDim(inner))
+      in.access = Access::Broadcast;
+    else
+      in.access = Access::Gather;
+    in.buffer = getBuffer(b, loc, operand->get());
+    args.push_back(flatten(b, loc, in.buffer));
+    inputs.push_back(in);
+  }
+
+  // A vector of lanes per thread: of the flat tensor where every operand is
+  // the result's shape and order, else of its innermost dimension; one lane
+  // where some operand is read across.
+  bool gather = llvm::any_of(
+      inputs, [](const Input &in) { return in.access == Access::Gather; });
+  int64_t innerSize = rank ? type.getDimSize(rank - 1) : 1;
+  PointwiseSchedule s =
+      selectPointwiseSchedule(flat ? total : innerSize, widest, options.target);
+  int64_t vw = gather ? 1 : s.vectorWidth;
+  s.vectorWidth = vw;
+
+  Value result = allocBuffer(b, loc, type, Value());
+  args.push_back(flatten(b, loc, result));
+  TypeRange argTypes = ValueRange(args).getTypes();
+  Kernel k = createKernel(module, loc, kernelBaseName(generic, "generic"),
+                          argTypes, s.blockSize, s.str());
+  k.func->setAttr(kMinBlocksAttr,
+                  b.getI64IntegerAttr(s.minBlocksPerMultiprocessor));
+  {
+    OpBuilder &kb = k.body;
+    IndexMath m{kb, loc};
+    Value tid = kb.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x);
+    Value bid = kb.create<gpu::BlockIdOp>(loc, gpu::Dimension::x);
+    Value grid = kb.create<gpu::GridDimOp>(loc, gpu::Dimension::x);
+    Value start = m.mul(m.madd(bid, s.blockSize, tid), vw);
+    Value step = m.mul(grid, s.blockSize * vw);
+    Value out = k.arg(args.size() - 1);
+    kb.create<scf::ForOp>(
+        loc, start, m.c(total), step, ValueRange{},
+        [&](OpBuilder &fb, Location fl, Value i, ValueRange) {
+          IndexMath f{fb, fl};
+          // The loop indices of the vector's first element, as needed.
+          SmallVector<Value> index(bounds.size());
+          auto loopIndex = [&](int64_t dim) -> Value {
+            if (index[dim])
+              return index[dim];
+            int64_t r = llvm::find(outDims, dim) - outDims.begin();
+            int64_t stride = 1;
+            for (int64_t d = r + 1; d < rank; ++d)
+              stride *= type.getDimSize(d);
+            Value v = f.div(i, stride);
+            if (r > 0)
+              v = f.rem(v, type.getDimSize(r));
+            return index[dim] = v;
+          };
+          auto offsetOf = [&](const Input &in, bool withInner) {
+            int64_t constant = 0;
+            Value offset;
+            for (auto [d, e] : llvm::enumerate(in.map.getResults())) {
+              if (auto c = dyn_cast<AffineConstantExpr>(e)) {
+                constant += c.getValue() * in.strides[d];
+                continue;
+              }
+              int64_t dim = cast<AffineDimExpr>(e).getPosition();
+              if (dim == inner && !withInner)
+                continue;
+              Value term = in.strides[d] == 1
+                               ? loopIndex(dim)
+                               : f.mul(loopIndex(dim), in.strides[d]);
+              offset = offset ? f.add(offset, term) : term;
+            }
+            if (!offset)
+              return f.c(constant);
+            return constant ? f.add(offset, f.c(constant)) : offset;
+          };
+          SmallVector<SmallVector<Value>> lanes;
+          unsigned nextArg = 0;
+          for (const Input &in : inputs) {
+            if (in.sameAs >= 0) {
+              lanes.push_back(lanes[in.sameAs]);
+              continue;
+            }
+            if (in.access == Access::Splat) {
+              Value c = fb.create<arith::ConstantOp>(fl, in.splat);
+              lanes.emplace_back(vw, c);
+              continue;
+            }
+            Value buffer = k.arg(nextArg++);
+            Type compute = computeType(
+                cast<MemRefType>(buffer.getType()).getElementType());
+            if (in.access == Access::Broadcast) {
+              Value v =
+                  loadLanes(fb, fl, buffer, offsetOf(in, false), 1, compute)[0];
+              lanes.emplace_back(vw, v);
+              continue;
+            }
+            Value offset = in.likeResult ? i : offsetOf(in, true);
+            lanes.push_back(loadLanes(fb, fl, buffer, offset, vw, compute));
+          }
+          SmallVector<Value> results;
+          for (int64_t l = 0; l < vw; ++l) {
+            SmallVector<Value> laneArgs;
+            for (auto &v : lanes)
+              laneArgs.push_back(v[l]);
+            // A body that reads no init still has its block argument.
+            while (laneArgs.size() < generic.getBody()->getNumArguments())
+              laneArgs.push_back(Value());
+            results.push_back(
+                emitBody(fb, fl, generic, laneArgs, [&](int64_t dim) {
+                  Value v = loopIndex(dim);
+                  return dim == inner && l ? f.add(v, f.c(l)) : v;
+                }));
+          }
+          storeLanes(fb, fl, results, out, i);
+          fb.create<scf::YieldOp>(fl);
+        });
+  }
+
+  Value blocks =
+      indexConstant(b, loc,
+                    std::min<int64_t>(llvm::divideCeil(total, s.blockSize * vw),
+                                      s.maxBlocks));
+  launch(b, loc, k, blocks, s.blockSize, args);
+  rewriter.replaceOp(generic, toTensor(b, loc, result));
+  return success();
+}
+
+} // namespace
+
+void cuda::fuseElementwiseLinalg(func::FuncOp function) {
+  if (!function.walk([](linalg::GenericOp) { return WalkResult::interrupt(); })
+           .wasInterrupted())
+    return;
+  RewritePatternSet patterns(function.getContext());
+  // A producer joins its only user: one with several users would be
+  // computed again in each.
+  auto onlyUser = [](OpOperand *operand) {
+    Operation *producer = operand->get().getDefiningOp();
+    return producer && producer->hasOneUse();
+  };
+  linalg::populateElementwiseOpsFusionPatterns(patterns, onlyUser);
+  // Elementwise ops on constants alone (a negated epsilon) are folded
+  // here, not computed by a kernel on every call.
+  linalg::populateConstantFoldLinalgOperations(patterns, onlyUser);
+  (void)applyPatternsAndFoldGreedily(function, std::move(patterns));
+}
+
+/// Whether `fill` only gives reductions their initial value: they take its
+/// constant as an immediate, and it needs no kernel of its own.
+static bool onlyInitializesReductions(linalg::FillOp fill) {
+  if (!matchPattern(fill.getInputs()[0], m_Constant()))
+    return false;
+  return llvm::all_of(fill->getUses(), [](OpOperand &use) {
+    auto linalgOp = dyn_cast<linalg::LinalgOp>(use.getOwner());
+    return linalgOp && linalgOp.getNumReductionLoops() != 0 &&
+           linalgOp.isDpsInit(&use);
+  });
+}
+
+LogicalResult cuda::lowerLinalgToGPU(RewriterBase &rewriter, Operation *op,
+                                     const GPULoweringOptions &options) {
+  if (auto fill = dyn_cast<linalg::FillOp>(op))
+    if (onlyInitializesReductions(fill))
+      return success();
+  if (auto generic = dyn_cast<linalg::GenericOp>(op))
+    return generic.getNumReductionLoops() != 0
+               ? lowerLinalgReduction(rewriter, generic, options)
+               : lowerGeneric(rewriter, generic, options);
+  // Named ops (a transpose, a broadcast, a map) as the generic they are.
+  auto named = dyn_cast<linalg::LinalgOp>(op);
+  if (!named)
+    return failure();
+  rewriter.setInsertionPoint(op);
+  FailureOr<linalg::GenericOp> generic =
+      linalg::generalizeNamedOp(rewriter, named);
+  if (failed(generic))
+    return op->emitOpError() << "cannot run on the CUDA target: it has no "
+                                "generic form to lower";
+  return lowerLinalgToGPU(rewriter, *generic, options);
+}

@@ -1,0 +1,371 @@
+//===- LowerLinalgReductions.cpp - linalg reductions as GPU kernels -*- C++
+//-*-===//
+//
+// Part of normfuse. A linalg.generic that reduces (what tosa.reduce_sum,
+// _max, _min, _prod and the pooling TOSA writes as linalg.reduce become,
+// with any elementwise producer fused into it) runs as one kernel, in a
+// fixed order, so that results do not vary from run to run:
+//  - where the reduced elements of one result are contiguous in memory (the
+//    input's innermost dimension is reduced), a warp per result: each lane
+//    combines every 32nd element, then a butterfly of shuffles combines the
+//    lanes;
+//  - otherwise (a reduction over an outer dimension), a thread per result
+//    walks its elements, neighbouring threads reading neighbouring
+//    addresses.
+// Sums are kept in f64 whatever the storage type (as the CPU takes them:
+// a sum of 32768 f32 elements of mean 100 loses a few units in the last
+// place of the mean in f32, which a LayerNorm of std 0.01 turns into 1e-3),
+// other partial results in f32 (f64 for f64 data); each is rounded once
+// when stored. A body whose combining op is
+// not one of + * max min (or that is not of the form out = op(out, f(in)))
+// runs as written, op by op, on a thread per result.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelBuilder.h"
+#include "LinalgBody.h"
+#include "LowerToGPU.h"
+#include "normfuse/Codegen/Common/BufferBuilders.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/Matchers.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::nf;
+using namespace mlir::nf::cuda;
+
+namespace {
+
+constexpr int64_t kWarpSize = 32;
+constexpr int64_t kBlockSize = 256;
+constexpr int64_t kMaxBlocks = 65535;
+
+/// The op that folds each element into the result (`out = combine(out,
+/// partial)`), where it is associative and commutative, so that partial
+/// results can be combined in a tree.
+struct Combiner {
+  Operation *op = nullptr;
+  /// The element's contribution (the operand that is not the result).
+  Value partial;
+};
+
+Combiner findCombiner(linalg::GenericOp generic) {
+  Block *body = generic.getBody();
+  BlockArgument out = body->getArguments().back();
+  Value yielded = cast<linalg::YieldOp>(body->getTerminator()).getOperand(0);
+  Operation *op = yielded.getDefiningOp();
+  if (!op || op->getBlock() != body || !out.hasOneUse() ||
+      !isa<arith::AddFOp, arith::MulFOp, arith::MaximumFOp, arith::MinimumFOp,
+           arith::MaxNumFOp, arith::MinNumFOp>(op) ||
+      op->getNumOperands() != 2)
+    return {};
+  Value a = op->getOperand(0), b = op->getOperand(1);
+  if (a == out && b != out)
+    return {op, b};
+  if (b == out && a != out)
+    return {op, a};
+  return {};
+}
+
+/// The combining op's identity, in the compute type.
+Value identityOf(OpBuilder &b, Location loc, Operation *op, Type type) {
+  auto ft = cast<FloatType>(type);
+  double v = isa<arith::AddFOp>(op)                         ? 0.0
+             : isa<arith::MulFOp>(op)                       ? 1.0
+             : isa<arith::MaximumFOp, arith::MaxNumFOp>(op) ? -INFINITY
+                                                            : INFINITY;
+  return b.create<arith::ConstantOp>(loc, b.getFloatAttr(ft, v));
+}
+
+/// `op`'s kind applied to `x` and `y` (in the compute type, not rounded).
+Value combine(OpBuilder &b, Location loc, Operation *op, Value x, Value y) {
+  OperationState state(loc, op->getName(), ValueRange{x, y}, x.getType(),
+                       op->getAttrs());
+  return b.create(state)->getResult(0);
+}
+
+/// Why the reducing `generic` cannot become a kernel, or "".
+std::string whyNotReduction(linalg::GenericOp generic) {
+  std::string why = whyNotKernelGeneric(generic);
+  if (!why.empty())
+    return why;
+  AffineMap out = generic.getMatchingIndexingMap(generic.getDpsInitOperand(0));
+  SmallVector<unsigned> parallel;
+  generic.getParallelDims(parallel);
+  if (!out.isProjectedPermutation() || out.getNumResults() != parallel.size())
+    return "writes its result through an indexing map that is not a "
+           "permutation of its parallel dimensions";
+  return "";
+}
+
+bool isConstantZero(Value v) {
+  std::optional<int64_t> c = getConstantIntValue(v);
+  return c && *c == 0;
+}
+
+struct Operand {
+  AffineMap map;
+  SmallVector<int64_t> strides;
+  /// The immediate of a splat, in the compute type; null for a buffer.
+  TypedAttr splat;
+  /// Kernel argument number of its buffer.
+  unsigned arg = 0;
+};
+
+} // namespace
+
+LogicalResult cuda::lowerLinalgReduction(RewriterBase &rewriter,
+                                         linalg::GenericOp generic,
+                                         const GPULoweringOptions &options) {
+  (void)options;
+  std::string why = whyNotReduction(generic);
+  if (!why.empty())
+    return generic.emitOpError() << "cannot run on the CUDA target: it " << why;
+  Location loc = generic.getLoc();
+  rewriter.setInsertionPoint(generic);
+  OpBuilder &b = rewriter;
+  auto module = generic->getParentOfType<ModuleOp>();
+  OpOperand *init = generic.getDpsInitOperand(0);
+  auto type = cast<RankedTensorType>(generic.getResult(0).getType());
+  Type acc = computeType(type.getElementType());
+  SmallVector<int64_t> bounds = generic.getStaticLoopRanges();
+  AffineMap outMap = generic.getMatchingIndexingMap(init);
+  int64_t rank = type.getRank(), results = type.getNumElements();
+  SmallVector<int64_t> outDims;
+  for (AffineExpr e : outMap.getResults())
+    outDims.push_back(cast<AffineDimExpr>(e).getPosition());
+
+  // The operands: inputs, then the initial value where it is not a splat.
+  SmallVector<Operand> operands;
+  SmallVector<Value> args;
+  auto addOperand = [&](OpOperand *operand) -> LogicalResult {
+    Operand o;
+    o.map = generic.getMatchingIndexingMap(operand);
+    if (TypedAttr splat = splatOf(operand->get())) {
+      o.splat = toComputeType(b, splat);
+      operands.push_back(o);
+      return success();
+    }
+    auto opType = cast<RankedTensorType>(operand->get().getType());
+    o.strides.assign(opType.getRank(), 1);
+    for (int64_t d = opType.getRank() - 2; d >= 0; --d)
+      o.strides[d] = o.strides[d + 1] * opType.getDimSize(d + 1);
+    o.arg = args.size();
+    args.push_back(flatten(b, loc, getBuffer(b, loc, operand->get())));
+    operands.push_back(o);
+    return success();
+  };
+  for (OpOperand *in : generic.getDpsInputOperands())
+    if (failed(addOperand(in)))
+      return failure();
+  // A linalg.fill of a constant (what TOSA's reductions start from) is an
+  // immediate; its kernel, if any, is never launched.
+  Value initValue = init->get();
+  if (auto fill = initValue.getDefiningOp<linalg::FillOp>())
+    if (matchPattern(fill.getInputs()[0], m_Constant()))
+      initValue = fill.getInputs()[0];
+  Operand initOperand;
+  initOperand.map = outMap;
+  if (TypedAttr splat = splatOf(initValue)) {
+    initOperand.splat = toComputeType(b, splat);
+  } else {
+    OpOperand *initUse = init;
+    if (failed(addOperand(initUse)))
+      return failure();
+    initOperand = operands.pop_back_val();
+  }
+
+  // The reduced dimensions, in the order the first buffer operand lays
+  // them out (the last one fastest): consecutive elements of a result are
+  // then consecutive in memory where that operand's innermost dimension is
+  // reduced.
+  SmallVector<int64_t> reduced;
+  SmallVector<unsigned> reductionDims;
+  generic.getReductionDims(reductionDims);
+  const Operand *first = nullptr;
+  for (const Operand &o : operands)
+    if (!o.splat) {
+      first = &o;
+      break;
+    }
+  if (first)
+    for (AffineExpr e : first->map.getResults())
+      if (auto d = dyn_cast<AffineDimExpr>(e))
+        if (llvm::is_contained(reductionDims, d.getPosition()) &&
+            !llvm::is_contained(reduced, int64_t(d.getPosition())))
+          reduced.push_back(d.getPosition());
+  for (unsigned d : reductionDims)
+    if (!llvm::is_contained(reduced, int64_t(d)))
+      reduced.push_back(d);
+  int64_t perResult = 1;
+  for (int64_t d : reduced)
+    perResult *= bounds[d];
+
+  Combiner combiner = findCombiner(generic);
+  Type partialType = acc;
+  if (combiner.op && isa<arith::AddFOp>(combiner.op))
+    partialType = b.getF64Type();
+  auto widen = [&](OpBuilder &wb, Location wl, Value v) -> Value {
+    return v.getType() == partialType
+               ? v
+               : wb.create<arith::ExtFOp>(wl, partialType, v);
+  };
+  bool contiguous = false;
+  if (first && first->map.getNumResults())
+    if (auto last = dyn_cast<AffineDimExpr>(first->map.getResults().back()))
+      contiguous = llvm::is_contained(reductionDims, last.getPosition());
+  bool warpPerResult = combiner.op && contiguous && perResult > 1;
+
+  Value result = allocBuffer(b, loc, type, Value());
+  args.push_back(flatten(b, loc, result));
+  if (results == 0) {
+    rewriter.replaceOp(generic, toTensor(b, loc, result));
+    return success();
+  }
+  std::string schedule =
+      std::string(warpPerResult ? "warp-per-result" : "thread-per-result") +
+      " block=" + std::to_string(kBlockSize) +
+      " elements=" + std::to_string(perResult);
+  Kernel k = createKernel(module, loc, kernelBaseName(generic, "reduce"),
+                          ValueRange(args).getTypes(), kBlockSize, schedule);
+  {
+    OpBuilder &kb = k.body;
+    IndexMath m{kb, loc};
+    Value tid = kb.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x);
+    Value bid = kb.create<gpu::BlockIdOp>(loc, gpu::Dimension::x);
+    Value grid = kb.create<gpu::GridDimOp>(loc, gpu::Dimension::x);
+    int64_t perBlock = warpPerResult ? kBlockSize / kWarpSize : kBlockSize;
+    Value lane = warpPerResult ? m.rem(tid, kWarpSize) : Value();
+    Value worker =
+        m.madd(bid, perBlock, warpPerResult ? m.div(tid, kWarpSize) : tid);
+    Value out = k.arg(args.size() - 1);
+    kb.create<scf::ForOp>(
+        loc, worker, m.c(results), m.mul(grid, perBlock), ValueRange{},
+        [&](OpBuilder &fb, Location fl, Value r, ValueRange) {
+          IndexMath f{fb, fl};
+          // The parallel loop indices of result r (in memory order).
+          SmallVector<Value> index(bounds.size());
+          for (int64_t d = 0, stride = results; d < rank; ++d) {
+            stride /= type.getDimSize(d);
+            Value v = f.div(r, stride);
+            index[outDims[d]] = d ? f.rem(v, type.getDimSize(d)) : v;
+          }
+          // An operand's offset: the terms of the dimensions `reducing`
+          // selects (the reduced ones, or the others and the constants).
+          auto offsetOf = [&](IndexMath &im, const Operand &o,
+                              ArrayRef<Value> idx, bool reducing) {
+            int64_t constant = 0;
+            Value offset;
+            for (auto [d, e] : llvm::enumerate(o.map.getResults())) {
+              if (auto c = dyn_cast<AffineConstantExpr>(e)) {
+                constant += reducing ? 0 : c.getValue() * o.strides[d];
+                continue;
+              }
+              int64_t dim = cast<AffineDimExpr>(e).getPosition();
+              if (llvm::is_contained(reductionDims, dim) != reducing)
+                continue;
+              Value term = im.mul(idx[dim], o.strides[d]);
+              offset = offset ? im.add(offset, term) : term;
+            }
+            if (!offset)
+              return im.c(constant);
+            return constant ? im.add(offset, im.c(constant)) : offset;
+          };
+          // Each buffer operand's offset for result r, outside the loop
+          // over its elements.
+          SmallVector<Value> bases;
+          for (const Operand &o : operands)
+            bases.push_back(o.splat ? Value() : offsetOf(f, o, index, false));
+          auto load = [&](OpBuilder &lb, Location ll, const Operand &o,
+                          Value offset) -> Value {
+            if (o.splat)
+              return lb.create<arith::ConstantOp>(ll, o.splat);
+            Value buffer = k.arg(o.arg);
+            Type element = cast<MemRefType>(buffer.getType()).getElementType();
+            return loadLanes(lb, ll, buffer, offset, 1,
+                             computeType(element))[0];
+          };
+          Value initial =
+              load(fb, fl, initOperand,
+                   initOperand.splat ? Value()
+                                     : offsetOf(f, initOperand, index, false));
+          // One element's contribution (the whole body where there is no
+          // combiner, on `current`).
+          auto element = [&](OpBuilder &eb, Location el, Value j,
+                             Value current) {
+            IndexMath e{eb, el};
+            SmallVector<Value> idx(index);
+            for (int64_t i = reduced.size() - 1, stride = 1; i >= 0; --i) {
+              Value v = e.div(j, stride);
+              idx[reduced[i]] = i ? e.rem(v, bounds[reduced[i]]) : v;
+              stride *= bounds[reduced[i]];
+            }
+            SmallVector<Value> values;
+            for (auto [o, base] : llvm::zip(operands, bases)) {
+              Value offset;
+              if (!o.splat) {
+                Value inner = offsetOf(e, o, idx, true);
+                offset = isConstantZero(inner) ? base : e.add(base, inner);
+              }
+              values.push_back(load(eb, el, o, offset));
+            }
+            // The body reads the result only through the combiner, or
+            // (without one) as the partial result in the compute type.
+            values.push_back(combiner.op ? Value() : current);
+            auto loopIndex = [&](int64_t dim) { return idx[dim]; };
+            if (!combiner.op)
+              return emitBody(eb, el, generic, values, loopIndex);
+            Value partial = emitBody(eb, el, generic, values, loopIndex,
+                                     combiner.op, combiner.partial);
+            return combine(eb, el, combiner.op, current,
+                           widen(eb, el, partial));
+          };
+          Value start = combiner.op
+                            ? identityOf(fb, fl, combiner.op, partialType)
+                            : initial;
+          Value from = warpPerResult ? lane : f.c(0);
+          Value step = f.c(warpPerResult ? kWarpSize : 1);
+          auto loop = fb.create<scf::ForOp>(
+              fl, from, f.c(perResult), step, ValueRange{start},
+              [&](OpBuilder &lb, Location ll, Value j, ValueRange iter) {
+                lb.create<scf::YieldOp>(ll, element(lb, ll, j, iter[0]));
+              });
+          Value total = loop.getResult(0);
+          if (warpPerResult)
+            total = emitWarpReduce(
+                fb, fl, total, kWarpSize,
+                [&](OpBuilder &cb, Location cl, Value x, Value y) {
+                  return combine(cb, cl, combiner.op, x, y);
+                });
+          if (combiner.op)
+            total = combine(fb, fl, combiner.op, widen(fb, fl, initial), total);
+          auto store = [&](OpBuilder &sb, Location sl) {
+            storeLanes(sb, sl, total, out, r);
+          };
+          if (warpPerResult) {
+            Value first = fb.create<arith::CmpIOp>(fl, arith::CmpIPredicate::eq,
+                                                   lane, f.c(0));
+            fb.create<scf::IfOp>(fl, first, [&](OpBuilder &tb, Location tl) {
+              store(tb, tl);
+              tb.create<scf::YieldOp>(tl);
+            });
+          } else {
+            store(fb, fl);
+          }
+          fb.create<scf::YieldOp>(fl);
+        });
+  }
+  int64_t perBlock = warpPerResult ? kBlockSize / kWarpSize : kBlockSize;
+  Value blocks = indexConstant(
+      b, loc,
+      std::min<int64_t>(llvm::divideCeil(results, perBlock), kMaxBlocks));
+  launch(b, loc, k, blocks, kBlockSize, args);
+  rewriter.replaceOp(generic, toTensor(b, loc, result));
+  return success();
+}

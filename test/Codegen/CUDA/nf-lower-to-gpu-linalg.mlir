@@ -1,0 +1,187 @@
+// What TOSA's lowering leaves that is not an nf op runs on the GPU from the
+// same linalg IR as on the CPU: chains of elementwise ops fuse into one
+// kernel, operands are read through their indexing maps (broadcasts and
+// transposes cost no kernel), splat constants are immediates, f16 bodies
+// compute in f32 and round each op's result, reductions combine in a fixed
+// order. Anything else is an error naming the op and the reason.
+// RUN: nf-opt %s --nf-lower-to-gpu --split-input-file --verify-diagnostics | FileCheck %s
+
+// One kernel for the whole chain, four lanes a thread (16-byte accesses)
+// at the flat index; the constant is an immediate, not a buffer.
+// CHECK-LABEL: func.func @chain
+// CHECK: gpu.launch_func @nf_kernels::@chain_generic
+// CHECK-NOT: gpu.launch_func
+// CHECK: return
+// CHECK: gpu.func @chain_generic(%arg0: memref<?xf32>, %arg1: memref<?xf32>)
+// CHECK-SAME: nf.schedule = "grid-stride block=256 vector=4 min-blocks-per-sm=4"
+// CHECK: scf.for %[[I:.+]] = %{{.+}} to %c32 step
+// CHECK: %[[X:.+]] = vector.load %arg0[%[[I]]] : memref<?xf32>, vector<4xf32>
+// CHECK: %[[X0:.+]] = vector.extract %[[X]][0]
+// CHECK: %[[HALF:.+]] = arith.constant 5.000000e-01 : f32
+// CHECK: %[[M:.+]] = arith.mulf %[[X0]], %[[HALF]] : f32
+// CHECK: %[[T:.+]] = math.tanh %[[M]]
+// CHECK: arith.addf %[[T]], %[[X0]]
+// CHECK: vector.store %{{.+}}, %arg1[%[[I]]] : memref<?xf32>, vector<4xf32>
+func.func @chain(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %half = "tosa.const"() <{value = dense<0.5> : tensor<1x1xf32>}> : () -> tensor<1x1xf32>
+  %m = tosa.mul %x, %half {shift = 0 : i8} : (tensor<4x8xf32>, tensor<1x1xf32>) -> tensor<4x8xf32>
+  %t = tosa.tanh %m : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %y = tosa.add %t, %x : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+// A row vector (one per column) is read with the row's vector at column
+// i % 8; a column vector (one per row) once for the vector, at row i / 8.
+// CHECK-LABEL: gpu.func @broadcasts_generic
+// CHECK-SAME: nf.schedule = "grid-stride block=256 vector=4 min-blocks-per-sm=4"
+// CHECK: scf.for %[[I:.+]] = %{{.+}} to %c32 step
+// CHECK: vector.load %arg0[%[[I]]] : memref<?xf32>, vector<4xf32>
+// CHECK: %[[C8:.+]] = arith.constant 8 : index
+// CHECK: %[[COL:.+]] = arith.remui %[[I]], %[[C8]] : index
+// CHECK: vector.load %arg1[%[[COL]]] : memref<?xf32>, vector<4xf32>
+// CHECK: %[[ROW:.+]] = arith.divui %[[I]], %{{.+}} : index
+// CHECK: %[[R:.+]] = memref.load %arg2[%[[ROW]]] : memref<?xf32>
+// CHECK: %[[S:.+]] = arith.addf
+// CHECK: arith.subf %[[S]], %[[R]] : f32
+func.func @broadcasts(%x: tensor<4x8xf32>, %col: tensor<1x8xf32>, %row: tensor<4x1xf32>) -> tensor<4x8xf32> {
+  %a = tosa.add %x, %col : (tensor<4x8xf32>, tensor<1x8xf32>) -> tensor<4x8xf32>
+  %b = tosa.sub %a, %row : (tensor<4x8xf32>, tensor<4x1xf32>) -> tensor<4x8xf32>
+  return %b : tensor<4x8xf32>
+}
+
+// -----
+
+// A transpose reads across: one lane a thread, the result written in its
+// own order; element (r, c) of the 5x3 result is element (c, r) of the
+// input, at c * 5 + r.
+// CHECK-LABEL: gpu.func @transpose_generic
+// CHECK-SAME: nf.schedule = "grid-stride block=256 vector=1 min-blocks-per-sm=4"
+// CHECK: scf.for %[[I:.+]] = %{{.+}} to %c15 step
+// CHECK: %[[C:.+]] = arith.remui %[[I]], %c3 : index
+// CHECK: %[[C5:.+]] = arith.muli %[[C]], %c5 : index
+// CHECK: %[[R:.+]] = arith.divui %[[I]], %{{.+}} : index
+// CHECK: %[[AT:.+]] = arith.addi %[[C5]], %[[R]] : index
+// CHECK: %[[V:.+]] = memref.load %arg0[%[[AT]]] : memref<?xf32>
+// CHECK: memref.store %[[V]], %arg1[%[[I]]] : memref<?xf32>
+func.func @transpose(%x: tensor<3x5xf32>) -> tensor<5x3xf32> {
+  %p = "tosa.const"() <{value = dense<[1, 0]> : tensor<2xi32>}> : () -> tensor<2xi32>
+  %y = tosa.transpose %x, %p : (tensor<3x5xf32>, tensor<2xi32>) -> tensor<5x3xf32>
+  return %y : tensor<5x3xf32>
+}
+
+// -----
+
+// f16 data: eight lanes (16 bytes), loads widen to f32, each op's result
+// is rounded to f16 as the CPU rounds it, and x, read twice by the chain,
+// is one buffer loaded once.
+// CHECK-LABEL: gpu.func @half_generic(%arg0: memref<?xf16>, %arg1: memref<?xf16>, %arg2: memref<?xf16>)
+// CHECK-SAME: vector=8
+// CHECK: %[[X:.+]] = vector.load %arg0[%[[I:.+]]] : memref<?xf16>, vector<8xf16>
+// CHECK: %[[X0:.+]] = vector.extract %[[X]][0]
+// CHECK: %[[XW:.+]] = arith.extf %[[X0]] : f16 to f32
+// CHECK: %[[Y:.+]] = vector.load %arg1[%[[I]]] : memref<?xf16>, vector<8xf16>
+// CHECK-NOT: vector.load
+// CHECK: %[[S:.+]] = arith.addf %[[XW]], %{{.+}} : f32
+// CHECK: %[[SR:.+]] = arith.truncf %[[S]] : f32 to f16
+// CHECK: %[[SW:.+]] = arith.extf %[[SR]] : f16 to f32
+// CHECK: arith.mulf %[[SW]], %[[XW]] : f32
+func.func @half(%x: tensor<2x8xf16>, %y: tensor<2x8xf16>) -> tensor<2x8xf16> {
+  %s = tosa.add %x, %y : (tensor<2x8xf16>, tensor<2x8xf16>) -> tensor<2x8xf16>
+  %p = tosa.mul %s, %x {shift = 0 : i8} : (tensor<2x8xf16>, tensor<2x8xf16>) -> tensor<2x8xf16>
+  return %p : tensor<2x8xf16>
+}
+
+// -----
+
+// A sum over the innermost dimension: a warp per result (8 results a
+// block), each lane adding every 32nd element in f64, a butterfly of
+// shuffles, and the first lane storing the sum plus the initial value (an
+// immediate: the linalg.fill needs no kernel).
+// CHECK-LABEL: func.func @row_sums
+// CHECK: gpu.launch_func @nf_kernels::@row_sums_reduce blocks in (%c1,
+// CHECK-NOT: gpu.launch_func
+// CHECK-LABEL: gpu.func @row_sums_reduce(%arg0: memref<?xf32>, %arg1: memref<?xf32>)
+// CHECK-SAME: nf.schedule = "warp-per-result block=256 elements=100"
+// CHECK: %[[LANE:.+]] = arith.remui %thread_id_x, %c32
+// CHECK: scf.for %[[R:.+]] = {{.+}} to %c4 step
+// CHECK: %[[BASE:.+]] = arith.muli %[[R]], %c100 : index
+// CHECK: %[[INIT:.+]] = arith.constant 0.000000e+00 : f32
+// CHECK: %[[ZERO:.+]] = arith.constant 0.000000e+00 : f64
+// CHECK: %[[SUM:.+]] = scf.for %[[J:.+]] = %[[LANE]] to %{{.+}} step %{{.+}} iter_args(%[[ACC:.+]] = %[[ZERO]]) -> (f64)
+// CHECK: %[[AT:.+]] = arith.addi %[[BASE]], %[[J]] : index
+// CHECK: %[[X:.+]] = memref.load %arg0[%[[AT]]] : memref<?xf32>
+// CHECK: %[[XW:.+]] = arith.extf %[[X]] : f32 to f64
+// CHECK: %[[NEXT:.+]] = arith.addf %[[ACC]], %[[XW]] : f64
+// CHECK: scf.yield %[[NEXT]] : f64
+// CHECK-COUNT-5: gpu.shuffle  xor
+// CHECK: %[[FIRST:.+]] = arith.cmpi eq, %[[LANE]], %c0
+// CHECK: scf.if %[[FIRST]]
+// CHECK: %[[OUT:.+]] = arith.truncf %{{.+}} : f64 to f32
+// CHECK: memref.store %[[OUT]], %arg1[%[[R]]]
+func.func @row_sums(%x: tensor<4x100xf32>) -> tensor<4x1xf32> {
+  %s = tosa.reduce_sum %x {axis = 1 : i32} : (tensor<4x100xf32>) -> tensor<4x1xf32>
+  return %s : tensor<4x1xf32>
+}
+
+// -----
+
+// A maximum over the outer dimension: a thread per result walks its
+// column, neighbouring threads reading neighbouring addresses (x[j][r]).
+// CHECK-LABEL: gpu.func @column_max_reduce
+// CHECK-SAME: nf.schedule = "thread-per-result block=256 elements=6"
+// The initial value is TOSA's (the lowest finite f32), the identity -inf.
+// CHECK: scf.for %[[R:.+]] = {{.+}} to %c100 step
+// CHECK: %[[INIT:.+]] = arith.constant -3.40282347E+38 : f32
+// CHECK: %[[NEG:.+]] = arith.constant 0xFF800000 : f32
+// CHECK: %[[MAX:.+]] = scf.for %[[J:.+]] = %c0 to %c6 step %c1 iter_args(%[[ACC:.+]] = %[[NEG]]) -> (f32)
+// CHECK: %[[ROW:.+]] = arith.muli %[[J]], %{{.+}}
+// CHECK: %[[AT:.+]] = arith.addi %[[R]], %[[ROW]]
+// CHECK: %[[X:.+]] = memref.load %arg0[%[[AT]]]
+// CHECK: arith.maximumf %[[ACC]], %[[X]] : f32
+// CHECK-NOT: gpu.shuffle
+// CHECK: %[[OUT:.+]] = arith.maximumf %[[INIT]], %[[MAX]] : f32
+// CHECK: memref.store %[[OUT]], %arg1[%[[R]]]
+func.func @column_max(%x: tensor<6x100xf32>) -> tensor<1x100xf32> {
+  %m = tosa.reduce_max %x {axis = 0 : i32} : (tensor<6x100xf32>) -> tensor<1x100xf32>
+  return %m : tensor<1x100xf32>
+}
+
+// -----
+
+func.func @argmax(%x: tensor<4x8xf32>) -> tensor<4xi32> {
+  // expected-error @+1 {{'linalg.generic' op cannot run on the CUDA target: it has 2 results}}
+  %i = tosa.argmax %x {axis = 1 : i32} : (tensor<4x8xf32>) -> tensor<4xi32>
+  return %i : tensor<4xi32>
+}
+
+// -----
+
+func.func @constant_tensor(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'arith.constant' op cannot run on the CUDA target: a constant tensor of 4 elements that is not a splat, and constants do not live on the device yet}}
+  %c = "tosa.const"() <{value = dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>}> : () -> tensor<4xf32>
+  %y = tosa.add %x, %c : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+// A splat returned as it is (or read by an nf op) is written by a kernel.
+// CHECK-LABEL: func.func @returned_splat
+// CHECK: gpu.launch_func @nf_kernels::@returned_splat_generic
+// CHECK: gpu.func @returned_splat_generic(%arg0: memref<?xf32>)
+// CHECK: %[[V:.+]] = arith.constant 2.500000e+00 : f32
+// CHECK: vector.from_elements %[[V]], %[[V]], %[[V]], %[[V]] : vector<4xf32>
+func.func @returned_splat() -> tensor<2x4xf32> {
+  %c = "tosa.const"() <{value = dense<2.5> : tensor<2x4xf32>}> : () -> tensor<2x4xf32>
+  return %c : tensor<2x4xf32>
+}
+
+// -----
+
+func.func @slice(%x: tensor<4x8xf32>) -> tensor<2x8xf32> {
+  // expected-error @+1 {{'tensor.extract_slice' op cannot run on the CUDA target: no GPU kernel computes it yet}}
+  %y = tosa.slice %x {start = array<i64: 1, 0>, size = array<i64: 2, 8>} : (tensor<4x8xf32>) -> tensor<2x8xf32>
+  return %y : tensor<2x8xf32>
+}
