@@ -173,6 +173,17 @@ std::string linalgModule(const std::string &dtype) {
          ", " + row + "\n}\n";
 }
 
+/// Elementwise kernels over a size no 16-byte vector divides (33 x 777):
+/// vectors and a peeled tail, nf ops and a TOSA op alike.
+std::string oddPointwiseModule(const std::string &dtype) {
+  std::string t = "tensor<33x777x" + dtype + ">";
+  return "func.func @odd_" + dtype + "(%x: " + t + ", %y: " + t + ") -> (" + t +
+         ", " + t + ", " + t + ") {\n  %g = nf.gelu %x : " + t +
+         "\n  %a = nf.add %x, %y : " + t + "\n  %h = tosa.tanh %y : (" + t +
+         ") -> " + t + "\n  return %g, %a, %h : " + t + ", " + t + ", " + t +
+         "\n}\n";
+}
+
 std::string pointwiseModule(const std::string &dtype) {
   std::string t = "tensor<8x1024x" + dtype + ">";
   std::string c = "tensor<1024x" + dtype + ">";
@@ -368,7 +379,7 @@ std::vector<std::string> allSources() {
   std::string pointwise, groupNorms, channelReductions, products,
       groupNormGrads, linalg;
   for (const char *dtype : kDTypes) {
-    linalg += linalgModule(dtype);
+    linalg += linalgModule(dtype) + oddPointwiseModule(dtype);
     pointwise += pointwiseModule(dtype);
     groupNorms += groupNormModule(dtype);
     channelReductions += channelReductionModule(dtype);
@@ -492,11 +503,12 @@ TEST(NVRTCResourceTest, NoKernelSpillsAtSm90) {
   // the instance norm gradient (four), batch_norm_training (three),
   // batch_norm_grad (four), bias_add_grad (three), matmul and conv2d (one
   // each). Linalg kernels: the fused chain, the transpose and the two
-  // reductions x 4 dtypes, and the narrowing from f64.
+  // reductions x 4 dtypes, and the narrowing from f64. Odd sizes: GELU,
+  // add and tanh x 4 dtypes.
   EXPECT_EQ(kernels, 2 * (3 * 4 * 2 + 4 * 2 * 2) + (2 + 2 + 3 + 3 + 3) * 4 * 2 +
                          11 * 4 + (2 * 2 + 1 + 1) * 4 + (3 + 4 + 3) * 2 * 4 +
                          (1 + 3 * 2) * 4 + 2 * 4 * 4 + (2 + 4 + 3 + 4 + 3 + 2) +
-                         4 * 4 + 1);
+                         4 * 4 + 1 + 3 * 4);
 }
 
 /// A kernel whose schedule moves 16 bytes per access, and whether it must

@@ -157,15 +157,19 @@ LogicalResult lowerGeneric(RewriterBase &rewriter, linalg::GenericOp generic,
   }
 
   // A vector of lanes per thread: of the flat tensor where every operand is
-  // the result's shape and order, else of its innermost dimension; one lane
+  // the result's shape and order (16 bytes, with a tail of single elements
+  // where the size needs one), else of its innermost dimension; one lane
   // where some operand is read across.
   bool gather = llvm::any_of(
       inputs, [](const Input &in) { return in.access == Access::Gather; });
   int64_t innerSize = rank ? type.getDimSize(rank - 1) : 1;
-  PointwiseSchedule s =
-      selectPointwiseSchedule(flat ? total : innerSize, widest, options.target);
-  int64_t vw = gather ? 1 : s.vectorWidth;
-  s.vectorWidth = vw;
+  PointwiseSchedule s = selectPointwiseSchedule(
+      flat ? total : innerSize, widest, options.target, /*mayPeel=*/flat);
+  if (gather) {
+    s.vectorWidth = 1;
+    s.peeled = false;
+  }
+  int64_t vw = s.vectorWidth;
 
   Value result = allocBuffer(b, loc, type, Value());
   args.push_back(flatten(b, loc, result));
@@ -183,85 +187,97 @@ LogicalResult lowerGeneric(RewriterBase &rewriter, linalg::GenericOp generic,
     Value start = m.mul(m.madd(bid, s.blockSize, tid), vw);
     Value step = m.mul(grid, s.blockSize * vw);
     Value out = k.arg(args.size() - 1);
-    kb.create<scf::ForOp>(
-        loc, start, m.c(total), step, ValueRange{},
-        [&](OpBuilder &fb, Location fl, Value i, ValueRange) {
-          IndexMath f{fb, fl};
-          // The loop indices of the vector's first element, as needed.
-          SmallVector<Value> index(bounds.size());
-          auto loopIndex = [&](int64_t dim) -> Value {
-            if (index[dim])
-              return index[dim];
-            int64_t r = llvm::find(outDims, dim) - outDims.begin();
-            int64_t stride = 1;
-            for (int64_t d = r + 1; d < rank; ++d)
-              stride *= type.getDimSize(d);
-            Value v = f.div(i, stride);
-            if (r > 0)
-              v = f.rem(v, type.getDimSize(r));
-            return index[dim] = v;
-          };
-          auto offsetOf = [&](const Input &in, bool withInner) {
-            int64_t constant = 0;
-            Value offset;
-            for (auto [d, e] : llvm::enumerate(in.map.getResults())) {
-              if (auto c = dyn_cast<AffineConstantExpr>(e)) {
-                constant += c.getValue() * in.strides[d];
-                continue;
-              }
-              int64_t dim = cast<AffineDimExpr>(e).getPosition();
-              if (dim == inner && !withInner)
-                continue;
-              Value term = in.strides[d] == 1
-                               ? loopIndex(dim)
-                               : f.mul(loopIndex(dim), in.strides[d]);
-              offset = offset ? f.add(offset, term) : term;
-            }
-            if (!offset)
-              return f.c(constant);
-            return constant ? f.add(offset, f.c(constant)) : offset;
-          };
-          SmallVector<SmallVector<Value>> lanes;
-          unsigned nextArg = 0;
-          for (const Input &in : inputs) {
-            if (in.sameAs >= 0) {
-              lanes.push_back(lanes[in.sameAs]);
-              continue;
-            }
-            if (in.access == Access::Splat) {
-              Value c = fb.create<arith::ConstantOp>(fl, in.splat);
-              lanes.emplace_back(vw, c);
-              continue;
-            }
-            Value buffer = k.arg(nextArg++);
-            Type compute = computeType(
-                cast<MemRefType>(buffer.getType()).getElementType());
-            if (in.access == Access::Broadcast) {
-              Value v =
-                  loadLanes(fb, fl, buffer, offsetOf(in, false), 1, compute)[0];
-              lanes.emplace_back(vw, v);
-              continue;
-            }
-            Value offset = in.likeResult ? i : offsetOf(in, true);
-            lanes.push_back(loadLanes(fb, fl, buffer, offset, vw, compute));
+    // `width` result elements from element i.
+    auto chunk = [&](OpBuilder &fb, Location fl, Value i, int64_t width) {
+      IndexMath f{fb, fl};
+      // The loop indices of the vector's first element, as needed.
+      SmallVector<Value> index(bounds.size());
+      auto loopIndex = [&](int64_t dim) -> Value {
+        if (index[dim])
+          return index[dim];
+        int64_t r = llvm::find(outDims, dim) - outDims.begin();
+        int64_t stride = 1;
+        for (int64_t d = r + 1; d < rank; ++d)
+          stride *= type.getDimSize(d);
+        Value v = f.div(i, stride);
+        if (r > 0)
+          v = f.rem(v, type.getDimSize(r));
+        return index[dim] = v;
+      };
+      auto offsetOf = [&](const Input &in, bool withInner) {
+        int64_t constant = 0;
+        Value offset;
+        for (auto [d, e] : llvm::enumerate(in.map.getResults())) {
+          if (auto c = dyn_cast<AffineConstantExpr>(e)) {
+            constant += c.getValue() * in.strides[d];
+            continue;
           }
-          SmallVector<Value> results;
-          for (int64_t l = 0; l < vw; ++l) {
-            SmallVector<Value> laneArgs;
-            for (auto &v : lanes)
-              laneArgs.push_back(v[l]);
-            // A body that reads no init still has its block argument.
-            while (laneArgs.size() < generic.getBody()->getNumArguments())
-              laneArgs.push_back(Value());
-            results.push_back(
-                emitBody(fb, fl, generic, laneArgs, [&](int64_t dim) {
-                  Value v = loopIndex(dim);
-                  return dim == inner && l ? f.add(v, f.c(l)) : v;
-                }));
-          }
-          storeLanes(fb, fl, results, out, i);
-          fb.create<scf::YieldOp>(fl);
-        });
+          int64_t dim = cast<AffineDimExpr>(e).getPosition();
+          if (dim == inner && !withInner)
+            continue;
+          Value term = in.strides[d] == 1
+                           ? loopIndex(dim)
+                           : f.mul(loopIndex(dim), in.strides[d]);
+          offset = offset ? f.add(offset, term) : term;
+        }
+        if (!offset)
+          return f.c(constant);
+        return constant ? f.add(offset, f.c(constant)) : offset;
+      };
+      SmallVector<SmallVector<Value>> lanes;
+      unsigned nextArg = 0;
+      for (const Input &in : inputs) {
+        if (in.sameAs >= 0) {
+          lanes.push_back(lanes[in.sameAs]);
+          continue;
+        }
+        if (in.access == Access::Splat) {
+          Value c = fb.create<arith::ConstantOp>(fl, in.splat);
+          lanes.emplace_back(width, c);
+          continue;
+        }
+        Value buffer = k.arg(nextArg++);
+        Type compute =
+            computeType(cast<MemRefType>(buffer.getType()).getElementType());
+        if (in.access == Access::Broadcast) {
+          Value v =
+              loadLanes(fb, fl, buffer, offsetOf(in, false), 1, compute)[0];
+          lanes.emplace_back(width, v);
+          continue;
+        }
+        Value offset = in.likeResult ? i : offsetOf(in, true);
+        lanes.push_back(loadLanes(fb, fl, buffer, offset, width, compute));
+      }
+      SmallVector<Value> results;
+      for (int64_t l = 0; l < width; ++l) {
+        SmallVector<Value> laneArgs;
+        for (auto &v : lanes)
+          laneArgs.push_back(v[l]);
+        // A body that reads no init still has its block argument.
+        while (laneArgs.size() < generic.getBody()->getNumArguments())
+          laneArgs.push_back(Value());
+        results.push_back(emitBody(fb, fl, generic, laneArgs, [&](int64_t dim) {
+          Value v = loopIndex(dim);
+          return dim == inner && l ? f.add(v, f.c(l)) : v;
+        }));
+      }
+      storeLanes(fb, fl, results, out, i);
+    };
+    // The vectors; with a peel, the tail's elements one per thread.
+    int64_t vectorEnd = s.peeled ? total - total % vw : total;
+    kb.create<scf::ForOp>(loc, start, m.c(vectorEnd), step, ValueRange{},
+                          [&](OpBuilder &fb, Location fl, Value i, ValueRange) {
+                            chunk(fb, fl, i, vw);
+                            fb.create<scf::YieldOp>(fl);
+                          });
+    if (s.peeled) {
+      Value e = m.add(m.madd(bid, s.blockSize, tid), m.c(vectorEnd));
+      kb.create<scf::IfOp>(loc, m.below(e, m.c(total)),
+                           [&](OpBuilder &tb, Location tl) {
+                             chunk(tb, tl, e, 1);
+                             tb.create<scf::YieldOp>(tl);
+                           });
+    }
   }
 
   Value blocks =

@@ -8,7 +8,8 @@
 //  - where the reduced elements of one result are contiguous in memory (the
 //    input's innermost dimension is reduced), a warp per result: each lane
 //    combines every 32nd element, then a butterfly of shuffles combines the
-//    lanes;
+//    lanes; a block per result for long rows, its warps' values combined
+//    in warp order through shared memory;
 //  - otherwise (a reduction over an outer dimension), a thread per result
 //    walks its elements, neighbouring threads reading neighbouring
 //    addresses.
@@ -42,9 +43,7 @@ using namespace mlir::nf::cuda;
 
 namespace {
 
-constexpr int64_t kWarpSize = 32;
-constexpr int64_t kBlockSize = 256;
-constexpr int64_t kMaxBlocks = 65535;
+constexpr int64_t kWarpSize = TargetInfo::kWarpSize;
 
 /// The op that folds each element into the result (`out = combine(out,
 /// partial)`), where it is associative and commutative, so that partial
@@ -123,7 +122,6 @@ struct Operand {
 LogicalResult cuda::lowerLinalgReduction(RewriterBase &rewriter,
                                          linalg::GenericOp generic,
                                          const GPULoweringOptions &options) {
-  (void)options;
   std::string why = whyNotReduction(generic);
   if (!why.empty())
     return generic.emitOpError() << "cannot run on the CUDA target: it " << why;
@@ -220,7 +218,13 @@ LogicalResult cuda::lowerLinalgReduction(RewriterBase &rewriter,
   if (first && first->map.getNumResults())
     if (auto last = dyn_cast<AffineDimExpr>(first->map.getResults().back()))
       contiguous = llvm::is_contained(reductionDims, last.getPosition());
-  bool warpPerResult = combiner.op && contiguous && perResult > 1;
+  using Kind = LinalgReductionSchedule::Kind;
+  LinalgReductionSchedule schedule = selectLinalgReductionSchedule(
+      results, perResult, contiguous, combiner.op != nullptr, options.target);
+  // Threads that share a result, and which of them this one is.
+  int64_t sharing = schedule.kind == Kind::ThreadPerResult ? 1
+                    : schedule.kind == Kind::WarpPerResult ? kWarpSize
+                                                           : schedule.blockSize;
 
   Value result = allocBuffer(b, loc, type, Value());
   args.push_back(flatten(b, loc, result));
@@ -228,22 +232,29 @@ LogicalResult cuda::lowerLinalgReduction(RewriterBase &rewriter,
     rewriter.replaceOp(generic, toTensor(b, loc, result));
     return success();
   }
-  std::string schedule =
-      std::string(warpPerResult ? "warp-per-result" : "thread-per-result") +
-      " block=" + std::to_string(kBlockSize) +
-      " elements=" + std::to_string(perResult);
   Kernel k = createKernel(module, loc, kernelBaseName(generic, "reduce"),
-                          ValueRange(args).getTypes(), kBlockSize, schedule);
+                          ValueRange(args).getTypes(), schedule.blockSize,
+                          schedule.str(perResult));
   {
     OpBuilder &kb = k.body;
     IndexMath m{kb, loc};
     Value tid = kb.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x);
     Value bid = kb.create<gpu::BlockIdOp>(loc, gpu::Dimension::x);
     Value grid = kb.create<gpu::GridDimOp>(loc, gpu::Dimension::x);
-    int64_t perBlock = warpPerResult ? kBlockSize / kWarpSize : kBlockSize;
-    Value lane = warpPerResult ? m.rem(tid, kWarpSize) : Value();
-    Value worker =
-        m.madd(bid, perBlock, warpPerResult ? m.div(tid, kWarpSize) : tid);
+    int64_t perBlock = schedule.resultsPerBlock();
+    Value lane, worker;
+    if (schedule.kind == Kind::BlockPerResult) {
+      lane = tid;
+      worker = bid;
+    } else {
+      lane = sharing > 1 ? m.rem(tid, sharing) : Value();
+      worker = m.madd(bid, perBlock, sharing > 1 ? m.div(tid, sharing) : tid);
+    }
+    // Block rows: each warp's combined value, for the first thread.
+    Value scratch;
+    if (schedule.kind == Kind::BlockPerResult)
+      scratch = addWorkgroupBuffer(k, loc, schedule.blockSize / kWarpSize,
+                                   partialType);
     Value out = k.arg(args.size() - 1);
     kb.create<scf::ForOp>(
         loc, worker, m.c(results), m.mul(grid, perBlock), ValueRange{},
@@ -329,43 +340,67 @@ LogicalResult cuda::lowerLinalgReduction(RewriterBase &rewriter,
           Value start = combiner.op
                             ? identityOf(fb, fl, combiner.op, partialType)
                             : initial;
-          Value from = warpPerResult ? lane : f.c(0);
-          Value step = f.c(warpPerResult ? kWarpSize : 1);
+          Value from = sharing > 1 ? lane : f.c(0);
+          Value step = f.c(sharing);
           auto loop = fb.create<scf::ForOp>(
               fl, from, f.c(perResult), step, ValueRange{start},
               [&](OpBuilder &lb, Location ll, Value j, ValueRange iter) {
                 lb.create<scf::YieldOp>(ll, element(lb, ll, j, iter[0]));
               });
           Value total = loop.getResult(0);
-          if (warpPerResult)
-            total = emitWarpReduce(
-                fb, fl, total, kWarpSize,
-                [&](OpBuilder &cb, Location cl, Value x, Value y) {
-                  return combine(cb, cl, combiner.op, x, y);
-                });
-          if (combiner.op)
-            total = combine(fb, fl, combiner.op, widen(fb, fl, initial), total);
-          auto store = [&](OpBuilder &sb, Location sl) {
-            storeLanes(sb, sl, total, out, r);
+          auto combineWith = [&](OpBuilder &cb, Location cl, Value x, Value y) {
+            return combine(cb, cl, combiner.op, x, y);
           };
-          if (warpPerResult) {
-            Value first = fb.create<arith::CmpIOp>(fl, arith::CmpIPredicate::eq,
-                                                   lane, f.c(0));
-            fb.create<scf::IfOp>(fl, first, [&](OpBuilder &tb, Location tl) {
-              store(tb, tl);
-              tb.create<scf::YieldOp>(tl);
-            });
-          } else {
-            store(fb, fl);
+          if (sharing > 1)
+            total = emitWarpReduce(fb, fl, total, kWarpSize, combineWith);
+          // The first thread combines the initial value, then (a block
+          // row) the warps' values in warp order, and stores.
+          auto finish = [&](OpBuilder &sb, Location sl, Value v) {
+            if (combiner.op)
+              v = combine(sb, sl, combiner.op, widen(sb, sl, initial), v);
+            storeLanes(sb, sl, v, out, r);
+          };
+          if (sharing == 1) {
+            finish(fb, fl, total);
+            fb.create<scf::YieldOp>(fl);
+            return;
           }
+          if (schedule.kind == Kind::BlockPerResult) {
+            Value warp = f.div(tid, kWarpSize);
+            Value firstLane = fb.create<arith::CmpIOp>(
+                fl, arith::CmpIPredicate::eq, f.rem(tid, kWarpSize), f.c(0));
+            fb.create<scf::IfOp>(
+                fl, firstLane, [&](OpBuilder &tb, Location tl) {
+                  tb.create<memref::StoreOp>(tl, total, scratch, warp);
+                  tb.create<scf::YieldOp>(tl);
+                });
+            fb.create<gpu::BarrierOp>(fl);
+          }
+          Value first = fb.create<arith::CmpIOp>(fl, arith::CmpIPredicate::eq,
+                                                 lane, f.c(0));
+          fb.create<scf::IfOp>(fl, first, [&](OpBuilder &tb, Location tl) {
+            Value v = total;
+            if (schedule.kind == Kind::BlockPerResult) {
+              v = tb.create<memref::LoadOp>(tl, scratch, f.c(0));
+              for (int64_t w = 1; w < schedule.blockSize / kWarpSize; ++w)
+                v = combine(tb, tl, combiner.op, v,
+                            tb.create<memref::LoadOp>(
+                                tl, scratch, indexConstant(tb, tl, w)));
+            }
+            finish(tb, tl, v);
+            tb.create<scf::YieldOp>(tl);
+          });
+          // The scratch is written again for the next result.
+          if (schedule.kind == Kind::BlockPerResult)
+            fb.create<gpu::BarrierOp>(fl);
           fb.create<scf::YieldOp>(fl);
         });
   }
-  int64_t perBlock = warpPerResult ? kBlockSize / kWarpSize : kBlockSize;
   Value blocks = indexConstant(
       b, loc,
-      std::min<int64_t>(llvm::divideCeil(results, perBlock), kMaxBlocks));
-  launch(b, loc, k, blocks, kBlockSize, args);
+      std::min<int64_t>(llvm::divideCeil(results, schedule.resultsPerBlock()),
+                        schedule.maxBlocks));
+  launch(b, loc, k, blocks, schedule.blockSize, args);
   rewriter.replaceOp(generic, toTensor(b, loc, result));
   return success();
 }

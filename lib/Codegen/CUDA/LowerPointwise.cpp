@@ -49,7 +49,8 @@ Value cuda::emitElementwise(OpBuilder &b, Operation *op, RankedTensorType type,
     if (t.getIntOrFloatBitWidth() > widest.getIntOrFloatBitWidth())
       widest = t;
   }
-  PointwiseSchedule s = selectPointwiseSchedule(n, widest, options.target);
+  PointwiseSchedule s =
+      selectPointwiseSchedule(n, widest, options.target, /*mayPeel=*/true);
   int64_t vw = s.vectorWidth;
 
   SmallVector<Value> buffers, args;
@@ -92,40 +93,48 @@ Value cuda::emitElementwise(OpBuilder &b, Operation *op, RankedTensorType type,
       kInner = k.arg(next++);
     }
     Value kTotal = k.arg(next);
-    auto c = [&](int64_t v) { return indexConstant(kb, loc, v); };
+    IndexMath m{kb, loc};
     Value tid = kb.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x);
     Value bid = kb.create<gpu::BlockIdOp>(loc, gpu::Dimension::x);
     Value grid = kb.create<gpu::GridDimOp>(loc, gpu::Dimension::x);
-    Value start = kb.create<arith::MulIOp>(
-        loc,
-        kb.create<arith::AddIOp>(
-            loc, kb.create<arith::MulIOp>(loc, bid, c(s.blockSize)), tid),
-        c(vw));
-    Value step = kb.create<arith::MulIOp>(loc, grid, c(s.blockSize * vw));
-    kb.create<scf::ForOp>(
-        loc, start, kTotal, step, ValueRange{},
-        [&](OpBuilder &fb, Location fl, Value i, ValueRange) {
-          SmallVector<SmallVector<Value>> lanes;
-          for (unsigned o = 0; o < numIn; ++o)
-            lanes.push_back(loadLanes(fb, fl, k.arg(o), i, vw, acc));
-          SmallVector<Value> results;
-          for (int64_t l = 0; l < vw; ++l) {
-            SmallVector<Value> in;
-            for (auto &v : lanes)
-              in.push_back(v[l]);
-            if (!kPerChannel.empty()) {
-              Value e =
-                  fb.create<arith::AddIOp>(fl, i, indexConstant(fb, fl, l));
-              Value ch = fb.create<arith::RemUIOp>(
-                  fl, fb.create<arith::DivUIOp>(fl, e, kInner), kChannels);
-              for (Value param : kPerChannel)
-                in.push_back(loadLanes(fb, fl, param, ch, 1, acc)[0]);
-            }
-            results.push_back(fn(fb, fl, in));
-          }
-          storeLanes(fb, fl, results, out, i);
-          fb.create<scf::YieldOp>(fl);
-        });
+    Value thread = m.madd(bid, s.blockSize, tid);
+    // `width` elements from element i.
+    auto elements = [&](OpBuilder &fb, Location fl, Value i, int64_t width) {
+      SmallVector<SmallVector<Value>> lanes;
+      for (unsigned o = 0; o < numIn; ++o)
+        lanes.push_back(loadLanes(fb, fl, k.arg(o), i, width, acc));
+      SmallVector<Value> results;
+      for (int64_t l = 0; l < width; ++l) {
+        SmallVector<Value> in;
+        for (auto &v : lanes)
+          in.push_back(v[l]);
+        if (!kPerChannel.empty()) {
+          Value e = fb.create<arith::AddIOp>(fl, i, indexConstant(fb, fl, l));
+          Value ch = fb.create<arith::RemUIOp>(
+              fl, fb.create<arith::DivUIOp>(fl, e, kInner), kChannels);
+          for (Value param : kPerChannel)
+            in.push_back(loadLanes(fb, fl, param, ch, 1, acc)[0]);
+        }
+        results.push_back(fn(fb, fl, in));
+      }
+      storeLanes(fb, fl, results, out, i);
+    };
+    // The vectors; with a peel, the tail's elements one per thread.
+    Value vectorEnd = s.peeled ? m.sub(kTotal, m.rem(kTotal, vw)) : kTotal;
+    kb.create<scf::ForOp>(loc, m.mul(thread, vw), vectorEnd,
+                          m.mul(grid, s.blockSize * vw), ValueRange{},
+                          [&](OpBuilder &fb, Location fl, Value i, ValueRange) {
+                            elements(fb, fl, i, vw);
+                            fb.create<scf::YieldOp>(fl);
+                          });
+    if (s.peeled) {
+      Value e = m.add(vectorEnd, thread);
+      Value inTail = m.below(e, kTotal);
+      kb.create<scf::IfOp>(loc, inTail, [&](OpBuilder &tb, Location tl) {
+        elements(tb, tl, e, 1);
+        tb.create<scf::YieldOp>(tl);
+      });
+    }
   }
 
   // The grid: enough blocks for one vector per thread, at most maxBlocks;

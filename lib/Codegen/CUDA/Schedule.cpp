@@ -21,6 +21,8 @@ using namespace mlir::nf::cuda;
 /// RowNormSchedule::peeled) from this many widest vectors on; shorter ones
 /// take the narrower vector that divides them.
 static constexpr int64_t kPeelMinVectors = 4;
+/// The longest row a warp reduces on its own in the linalg reductions.
+static constexpr int64_t kLinalgWarpRowMaxElements = 2048;
 /// Rows up to this many elements are normalized by (part of) a warp.
 static constexpr int64_t kWarpRowMaxElements = 1024;
 /// Threads of a block that normalizes several short rows.
@@ -369,19 +371,69 @@ cuda::selectPartialTotalsSchedule(int64_t parts, const TargetInfo &target) {
   return s;
 }
 
+int64_t LinalgReductionSchedule::resultsPerBlock() const {
+  switch (kind) {
+  case Kind::ThreadPerResult:
+    return blockSize;
+  case Kind::WarpPerResult:
+    return blockSize / TargetInfo::kWarpSize;
+  case Kind::BlockPerResult:
+    return 1;
+  }
+  llvm_unreachable("unknown reduction schedule");
+}
+
+std::string LinalgReductionSchedule::str(int64_t elements) const {
+  const char *name = kind == Kind::ThreadPerResult ? "thread-per-result"
+                     : kind == Kind::WarpPerResult ? "warp-per-result"
+                                                   : "block-per-result";
+  return std::string(name) + " block=" + std::to_string(blockSize) +
+         " elements=" + std::to_string(elements);
+}
+
+LinalgReductionSchedule
+cuda::selectLinalgReductionSchedule(int64_t results, int64_t elements,
+                                    bool contiguous, bool tree,
+                                    const TargetInfo &target) {
+  (void)results;
+  (void)target;
+  using Kind = LinalgReductionSchedule::Kind;
+  LinalgReductionSchedule s;
+  s.blockSize = kPointwiseBlockSize;
+  if (!tree || !contiguous || elements <= 1)
+    s.kind = Kind::ThreadPerResult;
+  // A row longer than a warp can take at 64 elements a lane (the sums of an
+  // exported LayerNorm over 32768 columns) gets a whole block.
+  else if (elements > kLinalgWarpRowMaxElements)
+    s.kind = Kind::BlockPerResult;
+  else
+    s.kind = Kind::WarpPerResult;
+  return s;
+}
+
 std::string PointwiseSchedule::str() const {
   return "grid-stride block=" + std::to_string(blockSize) +
-         " vector=" + std::to_string(vectorWidth) +
+         " vector=" + std::to_string(vectorWidth) + (peeled ? " peeled" : "") +
          " min-blocks-per-sm=" + std::to_string(minBlocksPerMultiprocessor);
 }
 
 PointwiseSchedule cuda::selectPointwiseSchedule(int64_t numElements,
                                                 Type elementType,
-                                                const TargetInfo &target) {
+                                                const TargetInfo &target,
+                                                bool mayPeel) {
   (void)target;
   PointwiseSchedule s;
   s.blockSize = kPointwiseBlockSize;
   s.vectorWidth = vectorWidthFor(numElements, elementType);
+  // A 33x777 f32 tensor would take scalar accesses: 16-byte vectors and a
+  // tail of at most three elements instead.
+  int64_t widest = vectorWidthFor(int64_t(1) << 20, elementType);
+  if (mayPeel && s.vectorWidth < widest &&
+      (ShapedType::isDynamic(numElements) ||
+       numElements >= kPeelMinVectors * widest)) {
+    s.vectorWidth = widest;
+    s.peeled = true;
+  }
   // f64 math (erf, exp of doubles) needs more than the 64 registers four
   // blocks of 256 leave a thread.
   s.minBlocksPerMultiprocessor = elementType.isF64() ? 2 : 4;

@@ -127,6 +127,29 @@ func.func @row_sums(%x: tensor<4x100xf32>) -> tensor<4x1xf32> {
 
 // -----
 
+// A long row (more than 2048 elements): a block per result; each warp's sum
+// goes to shared memory, and the first thread adds the eight in warp order.
+// CHECK-LABEL: gpu.func @long_rows_reduce
+// CHECK-SAME: (%arg0: memref<?xf32>, %arg1: memref<?xf32>) workgroup(%[[SCRATCH:.+]] : memref<8xf64, #gpu.address_space<workgroup>>)
+// CHECK-SAME: nf.schedule = "block-per-result block=256 elements=4096"
+// CHECK: scf.for %[[R:.+]] = %block_id_x to %c3 step %grid_dim_x
+// CHECK: scf.for %{{.+}} = %thread_id_x to %{{.+}} step %{{.+}} iter_args
+// CHECK-COUNT-5: gpu.shuffle  xor
+// CHECK: scf.if
+// CHECK: memref.store %{{.+}}, %[[SCRATCH]]
+// CHECK: gpu.barrier
+// CHECK: scf.if
+// CHECK: memref.load %[[SCRATCH]][%c0{{.*}}]
+// CHECK-COUNT-7: memref.load %[[SCRATCH]]
+// CHECK: memref.store %{{.+}}, %arg1[%[[R]]]
+// CHECK: gpu.barrier
+func.func @long_rows(%x: tensor<3x4096xf32>) -> tensor<3x1xf32> {
+  %s = tosa.reduce_sum %x {axis = 1 : i32} : (tensor<3x4096xf32>) -> tensor<3x1xf32>
+  return %s : tensor<3x1xf32>
+}
+
+// -----
+
 // A maximum over the outer dimension: a thread per result walks its
 // column, neighbouring threads reading neighbouring addresses (x[j][r]).
 // CHECK-LABEL: gpu.func @column_max_reduce

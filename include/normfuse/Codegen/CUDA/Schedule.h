@@ -210,11 +210,46 @@ struct PartialTotalsSchedule {
 PartialTotalsSchedule selectPartialTotalsSchedule(int64_t parts,
                                                   const TargetInfo &target);
 
+/// How a linalg reduction runs (LowerLinalgReductions.cpp): each of
+/// `results` results combines `elements` elements.
+struct LinalgReductionSchedule {
+  enum class Kind {
+    /// A thread per result walks its elements (a reduction over an outer
+    /// dimension: neighbouring threads read neighbouring addresses; or a
+    /// body that must run in order).
+    ThreadPerResult,
+    /// A warp per result: lanes take every 32nd element, then shuffles.
+    WarpPerResult,
+    /// A block per result (long rows): threads take every blockSize-th
+    /// element, then shuffles and shared memory across the warps.
+    BlockPerResult,
+  };
+  Kind kind = Kind::ThreadPerResult;
+  int64_t blockSize = 256;
+  /// The grid has at most this many blocks; each loops over the rest.
+  int64_t maxBlocks = 65535;
+  /// Results a block takes at once.
+  int64_t resultsPerBlock() const;
+  std::string str(int64_t elements) const;
+};
+
+/// The schedule of a reduction whose elements are contiguous in memory
+/// (`contiguous`) and can be combined in a tree (`tree`).
+LinalgReductionSchedule selectLinalgReductionSchedule(int64_t results,
+                                                      int64_t elements,
+                                                      bool contiguous,
+                                                      bool tree,
+                                                      const TargetInfo &target);
+
 /// How an elementwise kernel runs: a grid-stride loop over the flattened
 /// tensor, `vectorWidth` elements per access.
 struct PointwiseSchedule {
   int64_t blockSize = 256;
   int64_t vectorWidth = 1;
+  /// The vectors stop before the last numElements % vectorWidth elements
+  /// (a size the widest vector does not divide, or a dynamic one), which
+  /// the first threads of the grid take one each.
+  bool peeled = false;
   /// The grid has at most this many blocks; each loops over the rest.
   int64_t maxBlocks = 65535;
   /// Blocks that must fit on one multiprocessor at once: bounds the
@@ -226,9 +261,12 @@ struct PointwiseSchedule {
 };
 
 /// The schedule of an elementwise kernel over `numElements` elements
-/// (kDynamic when unknown) of `elementType`.
+/// (kDynamic when unknown) of `elementType`. Where `mayPeel` (the kernel
+/// can take a tail one element at a time), any size large enough gets
+/// 16-byte vectors; otherwise the vector width divides the size.
 PointwiseSchedule selectPointwiseSchedule(int64_t numElements, Type elementType,
-                                          const TargetInfo &target);
+                                          const TargetInfo &target,
+                                          bool mayPeel = false);
 
 /// How a group or instance norm gradient runs (group_norm_grad,
 /// instance_norm_grad), in three kernels:
