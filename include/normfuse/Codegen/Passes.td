@@ -175,6 +175,21 @@ def NFLowerToGPUPass : Pass<"nf-lower-to-gpu", "ModuleOp"> {
   ];
 }
 
+def NFElideResultCopiesPass : Pass<"nf-elide-result-copies", "func::FuncOp"> {
+  let summary = "Write results of dynamic shape straight into their out-parameters";
+  let description = [{
+    Part of `nf-cuda-pipeline`, after bufferization. Bufferization leaves a
+    result of dynamic shape in a fresh allocation (sized on the host),
+    copied into its out-parameter at the end (it hoists only static
+    allocations); on the GPU that copy is a second pass over the result.
+    Where the allocation is the copy's whole source, is used only before
+    the copy, has the out-parameter's type, and the out-parameter is used by
+    nothing else, the out-parameter takes the allocation's place and the
+    copy goes. Anything else is left as it is.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 #endif // NORMFUSE_CODEGEN_PASSES_TD
 
 def NFAlignStreamingStoresPass : Pass<"nf-align-streaming-stores"> {

@@ -3,7 +3,7 @@
 // Part of normfuse. See buildCUDAPipeline in Pipelines.h: nf-lower-to-gpu,
 // then the same bufferization as the CPU's (function results become
 // out-parameters), results of dynamic shape written straight into their
-// out-parameters, and canonicalization. Kernels are
+// out-parameters (nf-elide-result-copies), and canonicalization. Kernels are
 // left in the gpu dialect for the CUDA printer.
 //
 //===----------------------------------------------------------------------===//
@@ -21,48 +21,6 @@
 
 using namespace mlir;
 
-namespace {
-
-/// Writes a result of dynamic shape straight into its out-parameter.
-/// Bufferization leaves such a result in a fresh allocation (sized on the
-/// host) copied into the out-parameter at the end (it hoists only static
-/// allocations); on the GPU that copy is a second pass over the result.
-/// Where the allocation is the copy's whole source, used only before the
-/// copy, and the out-parameter is used by nothing else, the out-parameter
-/// takes the allocation's place.
-struct ElideResultCopiesPass
-    : PassWrapper<ElideResultCopiesPass, OperationPass<func::FuncOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(ElideResultCopiesPass)
-  StringRef getArgument() const final { return "nf-elide-result-copies"; }
-
-  void runOnOperation() override {
-    func::FuncOp function = getOperation();
-    if (function.isDeclaration())
-      return;
-    Block &body = function.getBody().front();
-    SmallVector<memref::CopyOp> copies(body.getOps<memref::CopyOp>());
-    for (memref::CopyOp copy : copies) {
-      auto out = dyn_cast<BlockArgument>(copy.getTarget());
-      auto alloc = copy.getSource().getDefiningOp<memref::AllocOp>();
-      if (!out || out.getOwner() != &body || !alloc ||
-          alloc->getBlock() != &body || !out.hasOneUse() ||
-          out.getType() != alloc.getType())
-        continue;
-      bool usedAfter = llvm::any_of(alloc->getUsers(), [&](Operation *user) {
-        Operation *inBody = body.findAncestorOpInBlock(*user);
-        return user != copy && (!inBody || !inBody->isBeforeInBlock(copy));
-      });
-      if (usedAfter)
-        continue;
-      copy->erase();
-      alloc.replaceAllUsesWith(Value(out));
-      alloc->erase();
-    }
-  }
-};
-
-} // namespace
-
 void nf::buildCUDAPipeline(OpPassManager &pm,
                            const CUDAPipelineOptions &options) {
   NFLowerToGPUPassOptions lower;
@@ -71,7 +29,7 @@ void nf::buildCUDAPipeline(OpPassManager &pm,
   pm.addPass(createNFLowerToGPUPass(lower));
 
   addBufferizeToOutParamsPasses(pm);
-  pm.addNestedPass<func::FuncOp>(std::make_unique<ElideResultCopiesPass>());
+  pm.addNestedPass<func::FuncOp>(createNFElideResultCopiesPass());
   // No buffer deallocation pipeline: it refuses gpu.launch_func (an op
   // with unknown memory effects). A temporary between launches is a
   // memref.alloc that lives until the function returns, when the runtime
