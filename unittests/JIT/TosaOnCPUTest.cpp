@@ -224,6 +224,7 @@ class TosaMixedWithNFTest : public testing::TestWithParam<Run> {};
 class TosaCastTest : public testing::TestWithParam<Run> {};
 class TosaGroupNormTest : public testing::TestWithParam<Run> {};
 class TosaSoftmaxTest : public testing::TestWithParam<Run> {};
+class TosaSliceTest : public testing::TestWithParam<Run> {};
 
 const std::vector<int64_t> kRows = {4, 768};
 const std::vector<int64_t> kImages = {2, 16, 64};
@@ -519,6 +520,37 @@ func.func @transpose_cast(%x: tensor<3x5x7xf32>) -> tensor<7x3x5xf16> {
   EXPECT_EQ(y.toDoubles(), ref);
 }
 
+// A slice copies its window: rows 1 to 3 (whole rows, vectors on the GPU)
+// and columns 3 to 10 (a window that starts off a vector boundary), read
+// from x[i] = i so that every element says where it came from.
+TEST_P(TosaSliceTest, SlicesCopyTheirWindow) {
+  std::string ir = R"(
+func.func @slices(%x: tensor<5x12xf32>) -> (tensor<3x12xf32>, tensor<5x8xf32>) {
+  %r = tosa.slice %x {start = array<i64: 1, 0>, size = array<i64: 3, 12>} : (tensor<5x12xf32>) -> tensor<3x12xf32>
+  %c = tosa.slice %x {start = array<i64: 0, 3>, size = array<i64: 5, 8>} : (tensor<5x12xf32>) -> tensor<5x8xf32>
+  return %r, %c : tensor<3x12xf32>, tensor<5x8xf32>
+}
+)";
+  auto kernel = compileForRun(GetParam(), ir, "slices");
+  ASSERT_TRUE(kernel);
+  Buffer x(DType::F32, {5, 12}), rows(DType::F32, {3, 12}),
+      cols(DType::F32, {5, 8});
+  for (int64_t i = 0; i < x.size(); ++i)
+    x.set(i, double(i));
+  rows.fill(std::nan(""));
+  cols.fill(std::nan(""));
+  ASSERT_EQ(errorText(kernel->run({x.ref()}, {rows.ref(), cols.ref()})), "");
+  std::vector<double> refRows, refCols;
+  for (int64_t r = 1; r < 4; ++r)
+    for (int64_t c = 0; c < 12; ++c)
+      refRows.push_back(double(r * 12 + c));
+  for (int64_t r = 0; r < 5; ++r)
+    for (int64_t c = 3; c < 11; ++c)
+      refCols.push_back(double(r * 12 + c));
+  EXPECT_EQ(rows.toDoubles(), refRows);
+  EXPECT_EQ(cols.toDoubles(), refCols);
+}
+
 // tosa.pad becomes a copy of the input into a strided window of the padded
 // buffer (memref.copy between strided views: the JIT's own strided copy,
 // since normfuse links no MLIR runner library).
@@ -655,6 +687,10 @@ INSTANTIATE_TEST_SUITE_P(CpuAndCudaSim, TosaGroupNormTest,
                                          Run::CUDASimFused),
                          runName);
 INSTANTIATE_TEST_SUITE_P(CpuAndCudaSim, TosaSoftmaxTest,
+                         testing::Values(Run::CPU, Run::CUDASimOpByOp,
+                                         Run::CUDASimFused),
+                         runName);
+INSTANTIATE_TEST_SUITE_P(CpuAndCudaSim, TosaSliceTest,
                          testing::Values(Run::CPU, Run::CUDASimOpByOp,
                                          Run::CUDASimFused),
                          runName);

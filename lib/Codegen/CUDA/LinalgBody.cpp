@@ -21,6 +21,34 @@ Type cuda::computeType(Type type) {
   return type;
 }
 
+std::optional<DimTerm> cuda::asDimTerm(AffineExpr e) {
+  if (auto c = dyn_cast<AffineConstantExpr>(e))
+    return DimTerm{-1, 0, c.getValue()};
+  if (auto d = dyn_cast<AffineDimExpr>(e))
+    return DimTerm{int64_t(d.getPosition()), 1, 0};
+  auto bin = dyn_cast<AffineBinaryOpExpr>(e);
+  if (!bin)
+    return std::nullopt;
+  std::optional<DimTerm> l = asDimTerm(bin.getLHS()),
+                         r = asDimTerm(bin.getRHS());
+  if (!l || !r)
+    return std::nullopt;
+  if (e.getKind() == AffineExprKind::Add) {
+    if (l->dim >= 0 && r->dim >= 0)
+      return std::nullopt;
+    DimTerm t = l->dim >= 0 ? *l : *r;
+    t.offset = l->offset + r->offset;
+    return t;
+  }
+  if (e.getKind() == AffineExprKind::Mul && r->dim < 0) {
+    DimTerm t = *l;
+    t.scale *= r->offset;
+    t.offset *= r->offset;
+    return t;
+  }
+  return std::nullopt;
+}
+
 std::string cuda::whyNotKernelGeneric(linalg::GenericOp generic) {
   if (!generic.hasPureTensorSemantics())
     return "works on buffers";
@@ -45,9 +73,9 @@ std::string cuda::whyNotKernelGeneric(linalg::GenericOp generic) {
   for (OpOperand &in : generic->getOpOperands()) {
     AffineMap map = generic.getMatchingIndexingMap(&in);
     for (AffineExpr e : map.getResults())
-      if (!isa<AffineDimExpr, AffineConstantExpr>(e))
-        return "reads an operand through an indexing map that is not a "
-               "projection or broadcast";
+      if (!asDimTerm(e))
+        return "reads an operand through an indexing map that is not of "
+               "the form d * s + c (a window)";
   }
   Block *body = generic.getBody();
   for (Operation &op : *body) {

@@ -15,6 +15,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/PatternMatch.h"
 
+#include <optional>
 #include <string>
 
 namespace mlir::nf::cuda {
@@ -27,6 +28,17 @@ TypedAttr splatOf(Value v);
 
 /// `value` (a float attribute) in the compute type.
 TypedAttr toComputeType(OpBuilder &b, TypedAttr value);
+
+/// An indexing map result of the form `d * scale + offset` (a dimension,
+/// strided and shifted: slices), or a constant (dim -1).
+struct DimTerm {
+  int64_t dim = -1;
+  int64_t scale = 0;
+  int64_t offset = 0;
+};
+
+/// `e` as a DimTerm, or none (a sum of dimensions: a window).
+std::optional<DimTerm> asDimTerm(AffineExpr e);
 
 /// Why `generic` cannot become a kernel of either kind, or "": what both
 /// need (tensors of static shape and float elements or constant scalars,

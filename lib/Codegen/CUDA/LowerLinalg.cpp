@@ -142,10 +142,11 @@ LogicalResult lowerGeneric(RewriterBase &rewriter, linalg::GenericOp generic,
       in.strides[d] = stride;
       stride *= opType.getDimSize(d);
     }
-    auto last = in.map.getNumResults()
-                    ? dyn_cast<AffineDimExpr>(in.map.getResults().back())
-                    : nullptr;
-    if (last && int64_t(last.getPosition()) == inner)
+    std::optional<DimTerm> last;
+    if (in.map.getNumResults())
+      last = asDimTerm(in.map.getResults().back());
+    if (last && last->dim == inner && inner >= 0 && last->scale == 1 &&
+        last->offset == 0)
       in.access = Access::Contiguous;
     else if (inner < 0 || !in.map.isFunctionOfDim(inner))
       in.access = Access::Broadcast;
@@ -169,6 +170,13 @@ LogicalResult lowerGeneric(RewriterBase &rewriter, linalg::GenericOp generic,
     s.vectorWidth = 1;
     s.peeled = false;
   }
+  // A vector of a contiguous operand starts on a whole vector only where
+  // its rows do: a slice of 4 of 6 columns takes one lane at a time.
+  for (const Input &in : inputs)
+    if (in.access == Access::Contiguous && in.strides.size() > 1)
+      while (s.vectorWidth > 1 &&
+             in.strides[in.strides.size() - 2] % s.vectorWidth != 0)
+        s.vectorWidth /= 2;
   int64_t vw = s.vectorWidth;
 
   Value result = allocBuffer(b, loc, type, Value());
@@ -208,16 +216,11 @@ LogicalResult lowerGeneric(RewriterBase &rewriter, linalg::GenericOp generic,
         int64_t constant = 0;
         Value offset;
         for (auto [d, e] : llvm::enumerate(in.map.getResults())) {
-          if (auto c = dyn_cast<AffineConstantExpr>(e)) {
-            constant += c.getValue() * in.strides[d];
+          DimTerm t = *asDimTerm(e);
+          constant += t.offset * in.strides[d];
+          if (t.dim < 0 || (t.dim == inner && !withInner))
             continue;
-          }
-          int64_t dim = cast<AffineDimExpr>(e).getPosition();
-          if (dim == inner && !withInner)
-            continue;
-          Value term = in.strides[d] == 1
-                           ? loopIndex(dim)
-                           : f.mul(loopIndex(dim), in.strides[d]);
+          Value term = f.mul(loopIndex(t.dim), t.scale * in.strides[d]);
           offset = offset ? f.add(offset, term) : term;
         }
         if (!offset)

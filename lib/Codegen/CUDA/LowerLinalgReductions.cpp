@@ -274,14 +274,13 @@ LogicalResult cuda::lowerLinalgReduction(RewriterBase &rewriter,
             int64_t constant = 0;
             Value offset;
             for (auto [d, e] : llvm::enumerate(o.map.getResults())) {
-              if (auto c = dyn_cast<AffineConstantExpr>(e)) {
-                constant += reducing ? 0 : c.getValue() * o.strides[d];
+              DimTerm t = *asDimTerm(e);
+              if (!reducing)
+                constant += t.offset * o.strides[d];
+              if (t.dim < 0 || llvm::is_contained(reductionDims,
+                                                  unsigned(t.dim)) != reducing)
                 continue;
-              }
-              int64_t dim = cast<AffineDimExpr>(e).getPosition();
-              if (llvm::is_contained(reductionDims, dim) != reducing)
-                continue;
-              Value term = im.mul(idx[dim], o.strides[d]);
+              Value term = im.mul(idx[t.dim], t.scale * o.strides[d]);
               offset = offset ? im.add(offset, term) : term;
             }
             if (!offset)

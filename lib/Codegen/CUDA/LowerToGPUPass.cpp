@@ -110,6 +110,51 @@ LogicalResult prepareConstants(func::FuncOp function, RewriterBase &rewriter) {
   return success();
 }
 
+/// Rewrites each tensor.extract_slice of static offsets, sizes and strides
+/// as the linalg.generic that copies it, reading the source through the map
+/// d * stride + offset (a dimension the slice drops: its offset), so that
+/// it becomes a kernel, or part of its consumer's.
+void slicesToGenerics(func::FuncOp function, RewriterBase &rewriter) {
+  SmallVector<tensor::ExtractSliceOp> slices;
+  function.walk([&](tensor::ExtractSliceOp s) { slices.push_back(s); });
+  for (tensor::ExtractSliceOp slice : slices) {
+    RankedTensorType source = slice.getSourceType();
+    RankedTensorType result = slice.getResultType();
+    if (!source.hasStaticShape() || !result.hasStaticShape() ||
+        ShapedType::isDynamicShape(slice.getStaticOffsets()) ||
+        ShapedType::isDynamicShape(slice.getStaticStrides()))
+      continue;
+    llvm::SmallBitVector dropped = slice.getDroppedDims();
+    MLIRContext *context = rewriter.getContext();
+    SmallVector<AffineExpr> reads;
+    unsigned next = 0;
+    for (int64_t d = 0; d < source.getRank(); ++d) {
+      int64_t offset = slice.getStaticOffsets()[d];
+      if (dropped.test(d)) {
+        reads.push_back(getAffineConstantExpr(offset, context));
+        continue;
+      }
+      reads.push_back(getAffineDimExpr(next++, context) *
+                          slice.getStaticStrides()[d] +
+                      offset);
+    }
+    unsigned rank = result.getRank();
+    AffineMap in = AffineMap::get(rank, 0, reads, context);
+    AffineMap out = AffineMap::getMultiDimIdentityMap(rank, context);
+    rewriter.setInsertionPoint(slice);
+    Value empty = rewriter.create<tensor::EmptyOp>(
+        slice.getLoc(), result.getShape(), result.getElementType());
+    auto copy = rewriter.create<linalg::GenericOp>(
+        slice.getLoc(), TypeRange{result}, ValueRange{slice.getSource()},
+        ValueRange{empty}, ArrayRef<AffineMap>{in, out},
+        SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+        [](OpBuilder &b, Location loc, ValueRange args) {
+          b.create<linalg::YieldOp>(loc, args[0]);
+        });
+    rewriter.replaceOp(slice, copy.getResult(0));
+  }
+}
+
 FailureOr<ForcedRowNormKind> parseRowNormKind(llvm::StringRef name) {
   return llvm::StringSwitch<FailureOr<ForcedRowNormKind>>(name)
       .Case("auto", ForcedRowNormKind::Auto)
@@ -166,6 +211,7 @@ struct NFLowerToGPUPass : nf::impl::NFLowerToGPUPassBase<NFLowerToGPUPass> {
       toLinalg.addPass(createNFLowerTosaToLinalgPass());
       if (failed(runPipeline(toLinalg, function)))
         return signalPassFailure();
+      slicesToGenerics(function, rewriter);
       fuseElementwiseLinalg(function);
       if (failed(prepareConstants(function, rewriter)))
         return signalPassFailure();

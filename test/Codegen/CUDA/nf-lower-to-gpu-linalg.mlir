@@ -203,8 +203,36 @@ func.func @returned_splat() -> tensor<2x4xf32> {
 
 // -----
 
-func.func @slice(%x: tensor<4x8xf32>) -> tensor<2x8xf32> {
-  // expected-error @+1 {{'tensor.extract_slice' op cannot run on the CUDA target: no GPU kernel computes it yet}}
+// A slice is a copy that reads the source at d * stride + offset: rows 1
+// and 2 of a 4x8 tensor in vectors from element 8; columns 1 to 3 one at a
+// time (a vector would start off a 16-byte boundary); 4 of 6 columns two
+// at a time (rows of 6 start on whole vectors of 2, not of 4).
+// CHECK-LABEL: gpu.func @slices_generic
+// CHECK-SAME: vector=4
+// CHECK: scf.for %[[I:.+]] = %{{.+}} to %c16 step
+// CHECK: %[[AT:.+]] = arith.addi %{{.+}}, %c8{{.*}} : index
+// CHECK: vector.load %arg0[%[[AT]]] : memref<?xf32>, vector<4xf32>
+// CHECK: vector.store %{{.+}}, %arg1[%[[I]]]
+// CHECK-LABEL: gpu.func @slices_generic_1
+// CHECK-SAME: vector=1
+// CHECK: scf.for %[[I:.+]] = %{{.+}} to %c12 step
+// CHECK: %[[AT:.+]] = arith.addi %{{.+}}, %c1{{.*}} : index
+// CHECK: memref.load %arg0[%[[AT]]] : memref<?xf32>
+// CHECK-LABEL: gpu.func @slices_generic_2
+// CHECK-SAME: vector=2
+// CHECK: vector.load %arg0[%{{.+}}] : memref<?xf32>, vector<2xf32>
+func.func @slices(%x: tensor<4x8xf32>, %z: tensor<2x6xf32>) -> (tensor<2x8xf32>, tensor<4x3xf32>, tensor<2x4xf32>) {
   %y = tosa.slice %x {start = array<i64: 1, 0>, size = array<i64: 2, 8>} : (tensor<4x8xf32>) -> tensor<2x8xf32>
-  return %y : tensor<2x8xf32>
+  %c = tosa.slice %x {start = array<i64: 0, 1>, size = array<i64: 4, 3>} : (tensor<4x8xf32>) -> tensor<4x3xf32>
+  %w = tosa.slice %z {start = array<i64: 0, 0>, size = array<i64: 2, 4>} : (tensor<2x6xf32>) -> tensor<2x4xf32>
+  return %y, %c, %w : tensor<2x8xf32>, tensor<4x3xf32>, tensor<2x4xf32>
+}
+
+// -----
+
+func.func @pad(%x: tensor<4xf32>) -> tensor<6xf32> {
+  %p = "tosa.const"() <{value = dense<[[1, 1]]> : tensor<1x2xi32>}> : () -> tensor<1x2xi32>
+  // expected-error @+1 {{'tensor.pad' op cannot run on the CUDA target: no GPU kernel computes it yet}}
+  %y = tosa.pad %x, %p : (tensor<4xf32>, tensor<1x2xi32>) -> tensor<6xf32>
+  return %y : tensor<6xf32>
 }

@@ -1,11 +1,12 @@
-// A TOSA op with no CUDA kernel yet (a slice): the CPU runs it, the CUDA
+// A TOSA op with no CUDA kernel yet (a pad): the CPU runs it, the CUDA
 // back end refuses it at the op.
-func.func @slice(%x: tensor<2x3xf32>) -> tensor<2x2xf32> {
-  %y = tosa.slice %x {start = array<i64: 0, 1>, size = array<i64: 2, 2>} : (tensor<2x3xf32>) -> tensor<2x2xf32>
-  return %y : tensor<2x2xf32>
+func.func @pad(%x: tensor<2x3xf32>) -> tensor<2x5xf32> {
+  %p = "tosa.const"() <{value = dense<[[0, 0], [1, 1]]> : tensor<2x2xi32>}> : () -> tensor<2x2xi32>
+  %y = tosa.pad %x, %p : (tensor<2x3xf32>, tensor<2x2xi32>) -> tensor<2x5xf32>
+  return %y : tensor<2x5xf32>
 }
-// tosa.sin and tosa.reduce_max, which nothing raises, run as linalg
-// kernels on the GPU.
+// tosa.sin, tosa.reduce_max and tosa.slice, which nothing raises, run as
+// linalg kernels on the GPU.
 func.func @sine(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
   %y = tosa.sin %x : (tensor<2x3xf32>) -> tensor<2x3xf32>
   return %y : tensor<2x3xf32>
@@ -13,4 +14,8 @@ func.func @sine(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
 func.func @row_max(%x: tensor<2x3xf32>) -> tensor<2x1xf32> {
   %y = tosa.reduce_max %x {axis = 1 : i32} : (tensor<2x3xf32>) -> tensor<2x1xf32>
   return %y : tensor<2x1xf32>
+}
+func.func @slice(%x: tensor<2x3xf32>) -> tensor<2x2xf32> {
+  %y = tosa.slice %x {start = array<i64: 0, 1>, size = array<i64: 2, 2>} : (tensor<2x3xf32>) -> tensor<2x2xf32>
+  return %y : tensor<2x2xf32>
 }
