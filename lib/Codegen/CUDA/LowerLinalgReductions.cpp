@@ -142,13 +142,13 @@ LogicalResult cuda::lowerLinalgReduction(RewriterBase &rewriter,
   // The operands: inputs, then the initial value where it is not a splat.
   SmallVector<Operand> operands;
   SmallVector<Value> args;
-  auto addOperand = [&](OpOperand *operand) -> LogicalResult {
+  auto addOperand = [&](OpOperand *operand) {
     Operand o;
     o.map = generic.getMatchingIndexingMap(operand);
     if (TypedAttr splat = splatOf(operand->get())) {
       o.splat = toComputeType(b, splat);
       operands.push_back(o);
-      return success();
+      return;
     }
     auto opType = cast<RankedTensorType>(operand->get().getType());
     o.strides.assign(opType.getRank(), 1);
@@ -157,11 +157,9 @@ LogicalResult cuda::lowerLinalgReduction(RewriterBase &rewriter,
     o.arg = args.size();
     args.push_back(flatten(b, loc, getBuffer(b, loc, operand->get())));
     operands.push_back(o);
-    return success();
   };
   for (OpOperand *in : generic.getDpsInputOperands())
-    if (failed(addOperand(in)))
-      return failure();
+    addOperand(in);
   // A linalg.fill of a constant (what TOSA's reductions start from) is an
   // immediate; its kernel, if any, is never launched.
   Value initValue = init->get();
@@ -173,9 +171,7 @@ LogicalResult cuda::lowerLinalgReduction(RewriterBase &rewriter,
   if (TypedAttr splat = splatOf(initValue)) {
     initOperand.splat = toComputeType(b, splat);
   } else {
-    OpOperand *initUse = init;
-    if (failed(addOperand(initUse)))
-      return failure();
+    addOperand(init);
     initOperand = operands.pop_back_val();
   }
 
