@@ -81,7 +81,12 @@ static std::optional<DType> toDType(mlir::Type t) {
     return DType::F32;
   if (t.isF64())
     return DType::F64;
-  return std::nullopt;
+  // Integers by their width: signless and signed ones as NumPy's signed
+  // integers, unsigned ones as its unsigned; i1 is bool.
+  auto integer = mlir::dyn_cast<mlir::IntegerType>(t);
+  if (!integer)
+    return std::nullopt;
+  return getIntegerDType(integer.getWidth(), integer.isUnsigned());
 }
 
 static llvm::Expected<TensorType> toTensorType(mlir::Type t,
@@ -96,7 +101,8 @@ static llvm::Expected<TensorType> toTensorType(mlir::Type t,
   std::optional<DType> dtype = toDType(ranked.getElementType());
   if (!dtype)
     return makeError(what + " has type " + typeText +
-                     "; the JIT takes f16, bf16, f32 or f64 elements");
+                     "; the JIT takes f16, bf16, f32, f64, i1 (bool) and 8- to "
+                     "64-bit integer elements");
   std::vector<int64_t> shape;
   for (int64_t d : ranked.getShape())
     shape.push_back(mlir::ShapedType::isDynamic(d) ? TensorType::kDynamic : d);

@@ -9,6 +9,7 @@
 #include "normfuse/Runtime/KernelPackage.h"
 
 #include "ManifestJson.h"
+#include "normfuse/Runtime/NpyFile.h"
 
 #include <cctype>
 #include <limits>
@@ -220,10 +221,8 @@ const PackageEntry *KernelPackage::find(const std::string &name) const {
 std::optional<uint64_t>
 normfuse::runtime::argumentBytes(const std::string &dtype,
                                  const std::vector<int64_t> &shape) {
-  uint64_t bytes = dtype == "f16" || dtype == "bf16" ? 2
-                   : dtype == "f32"                  ? 4
-                   : dtype == "f64"                  ? 8
-                                                     : 0;
+  // The dtypes .npy files hold are the ones packages take.
+  uint64_t bytes = npyElementSize(dtype);
   if (!bytes)
     return std::nullopt;
   for (int64_t d : shape)

@@ -18,17 +18,23 @@ using namespace normfuse::runtime;
 
 namespace {
 
-/// The .npy descr of each dtype; bf16 is what ml_dtypes writes (a 2-byte
-/// void), and '|V2' is read as bf16 too.
+/// The .npy descr of each dtype, as NumPy writes it, and another spelling
+/// read as the same dtype: bf16 is what ml_dtypes writes (a 2-byte void),
+/// and a one-byte type has no byte order ('|'), though '<' reads too.
+/// Integer dtypes are named as MLIR names their element types: signless
+/// iN for NumPy's signed integers, uiN for its unsigned ones, i1 for bool.
 struct Descr {
-  const char *descr, *dtype;
+  const char *descr, *alias, *dtype;
   size_t size;
 };
 constexpr Descr kDescrs[] = {
-    {"<f2", "f16", 2},
-    {"<V2", "bf16", 2},
-    {"<f4", "f32", 4},
-    {"<f8", "f64", 8},
+    {"<f2", nullptr, "f16", 2},  {"<V2", "|V2", "bf16", 2},
+    {"<f4", nullptr, "f32", 4},  {"<f8", nullptr, "f64", 8},
+    {"|b1", "<b1", "i1", 1},     {"|i1", "<i1", "i8", 1},
+    {"<i2", nullptr, "i16", 2},  {"<i4", nullptr, "i32", 4},
+    {"<i8", nullptr, "i64", 8},  {"|u1", "<u1", "ui8", 1},
+    {"<u2", nullptr, "ui16", 2}, {"<u4", nullptr, "ui32", 4},
+    {"<u8", nullptr, "ui64", 8},
 };
 
 constexpr std::string_view kSpace = " \t\n\v\f\r";
@@ -147,8 +153,7 @@ bool normfuse::runtime::parseNpy(const char *data, size_t size,
   std::string_view d = trim(descr, "'\"");
   size_t elementSize = 0;
   for (const Descr &known : kDescrs)
-    if (d == known.descr || (d == "|V2" && std::string_view(known.dtype) ==
-                                               std::string_view("bf16"))) {
+    if (d == known.descr || (known.alias && d == known.alias)) {
       result.dtype = known.dtype;
       elementSize = known.size;
     }
@@ -159,8 +164,9 @@ bool normfuse::runtime::parseNpy(const char *data, size_t size,
   if (!elementSize)
     return fail(error, name,
                 "unsupported dtype '" + std::string(d) +
-                    "' (normfuse reads <f2, <f4, <f8 and bfloat16 as "
-                    "ml_dtypes saves it, <V2)");
+                    "' (normfuse reads <f2, <f4, <f8, bfloat16 as "
+                    "ml_dtypes saves it (<V2), bool (|b1) and integers of "
+                    "8 to 64 bits (|i1, <i2, <i4, <i8, |u1, <u2, <u4, <u8))");
   if (fortran == "True")
     return fail(error, name,
                 "the array is in Fortran order; save it in C order "
@@ -212,6 +218,14 @@ bool normfuse::runtime::parseNpy(const char *data, size_t size,
                 "holds " + std::to_string(payload.size()) +
                     " bytes of data; shape " + shapeString + " of " +
                     result.dtype + " needs " + std::to_string(bytesNeeded));
+  if (result.dtype == "i1")
+    for (size_t i = 0; i < payload.size(); ++i)
+      if (static_cast<unsigned char>(payload[i]) > 1)
+        return fail(error, name,
+                    "element " + std::to_string(i) +
+                        " of a bool array is the byte " +
+                        std::to_string(static_cast<unsigned char>(payload[i])) +
+                        "; a bool is 0 or 1");
   result.data.assign(payload.begin(), payload.end());
   array = std::move(result);
   return true;

@@ -7,44 +7,69 @@
 #include "normfuse/Support/Tensor.h"
 
 #include "llvm/ADT/STLExtras.h"
-#include "llvm/ADT/StringSwitch.h"
 
 using namespace normfuse;
 
+namespace {
+struct DTypeInfo {
+  DType dtype;
+  const char *name;
+  size_t size;
+};
+constexpr DTypeInfo kDTypes[] = {
+    {DType::F16, "f16", 2},  {DType::BF16, "bf16", 2}, {DType::F32, "f32", 4},
+    {DType::F64, "f64", 8},  {DType::Bool, "i1", 1},   {DType::I8, "i8", 1},
+    {DType::I16, "i16", 2},  {DType::I32, "i32", 4},   {DType::I64, "i64", 8},
+    {DType::U8, "ui8", 1},   {DType::U16, "ui16", 2},  {DType::U32, "ui32", 4},
+    {DType::U64, "ui64", 8},
+};
+
+const DTypeInfo *find(DType dtype) {
+  for (const DTypeInfo &info : kDTypes)
+    if (info.dtype == dtype)
+      return &info;
+  return nullptr;
+}
+} // namespace
+
 const char *normfuse::getDTypeName(DType dtype) {
-  switch (dtype) {
-  case DType::F16:
-    return "f16";
-  case DType::BF16:
-    return "bf16";
-  case DType::F32:
-    return "f32";
-  case DType::F64:
-    return "f64";
-  }
-  return "?";
+  const DTypeInfo *info = find(dtype);
+  return info ? info->name : "?";
 }
 
 size_t normfuse::getDTypeSize(DType dtype) {
-  switch (dtype) {
-  case DType::F16:
-  case DType::BF16:
-    return 2;
-  case DType::F32:
-    return 4;
-  case DType::F64:
-    return 8;
+  const DTypeInfo *info = find(dtype);
+  return info ? info->size : 0;
+}
+
+std::optional<DType> normfuse::getIntegerDType(unsigned width,
+                                               bool isUnsigned) {
+  switch (width) {
+  case 1:
+    return isUnsigned ? std::nullopt : std::optional<DType>(DType::Bool);
+  case 8:
+    return isUnsigned ? DType::U8 : DType::I8;
+  case 16:
+    return isUnsigned ? DType::U16 : DType::I16;
+  case 32:
+    return isUnsigned ? DType::U32 : DType::I32;
+  case 64:
+    return isUnsigned ? DType::U64 : DType::I64;
+  default:
+    return std::nullopt;
   }
-  return 0;
+}
+
+bool normfuse::isFloatDType(DType dtype) {
+  return dtype == DType::F16 || dtype == DType::BF16 || dtype == DType::F32 ||
+         dtype == DType::F64;
 }
 
 std::optional<DType> normfuse::parseDType(llvm::StringRef name) {
-  return llvm::StringSwitch<std::optional<DType>>(name)
-      .Case("f16", DType::F16)
-      .Case("bf16", DType::BF16)
-      .Case("f32", DType::F32)
-      .Case("f64", DType::F64)
-      .Default(std::nullopt);
+  for (const DTypeInfo &info : kDTypes)
+    if (name == info.name)
+      return info.dtype;
+  return std::nullopt;
 }
 
 std::string normfuse::formatShape(const std::vector<int64_t> &shape) {

@@ -68,6 +68,15 @@ _NUMPY_DTYPES = {
     "bf16": np.dtype(ml_dtypes.bfloat16),
     "f32": np.dtype(np.float32),
     "f64": np.dtype(np.float64),
+    "i1": np.dtype(np.bool_),
+    "i8": np.dtype(np.int8),
+    "i16": np.dtype(np.int16),
+    "i32": np.dtype(np.int32),
+    "i64": np.dtype(np.int64),
+    "ui8": np.dtype(np.uint8),
+    "ui16": np.dtype(np.uint16),
+    "ui32": np.dtype(np.uint32),
+    "ui64": np.dtype(np.uint64),
 }
 _BF16 = np.dtype(ml_dtypes.bfloat16)
 
@@ -203,6 +212,14 @@ class _Torch:
             torch.float32: "f32",
             torch.float64: "f64",
         }
+        # Bool and integers (uint16 to uint64 are PyTorch 2.3's).
+        for torch_name, name in (("bool", "i1"), ("int8", "i8"), ("int16", "i16"),
+                                 ("int32", "i32"), ("int64", "i64"), ("uint8", "ui8"),
+                                 ("uint16", "ui16"), ("uint32", "ui32"),
+                                 ("uint64", "ui64")):
+            dtype = getattr(torch, torch_name, None)
+            if dtype is not None:
+                self.names[dtype] = name
         self.dtypes = {name: dtype for dtype, name in self.names.items()}
         # The current stream's handle without making a Stream object (what
         # torch._inductor's generated code calls); the public API otherwise.

@@ -98,8 +98,9 @@ nb::list describe(const std::vector<TensorType> &types) {
   return out;
 }
 
-/// The dtype of an imported array: f16, bf16, f32 or f64; a uint16 array
-/// counts as bf16 when flagged (a view of ml_dtypes.bfloat16 data).
+/// The dtype of an imported array: f16, bf16, f32, f64, bool or an 8- to
+/// 64-bit integer; a uint16 array counts as bf16 when flagged (a view of
+/// ml_dtypes.bfloat16 data).
 std::optional<DType> toDType(nb::dlpack::dtype dtype, bool bf16View) {
   auto code = static_cast<nb::dlpack::dtype_code>(dtype.code);
   if (dtype.lanes != 1)
@@ -116,6 +117,12 @@ std::optional<DType> toDType(nb::dlpack::dtype dtype, bool bf16View) {
     return DType::BF16;
   if (bf16View && code == nb::dlpack::dtype_code::UInt && dtype.bits == 16)
     return DType::BF16;
+  if (code == nb::dlpack::dtype_code::Bool && dtype.bits == 8)
+    return DType::Bool;
+  if ((code == nb::dlpack::dtype_code::Int ||
+       code == nb::dlpack::dtype_code::UInt) &&
+      dtype.bits >= 8)
+    return getIntegerDType(dtype.bits, code == nb::dlpack::dtype_code::UInt);
   return std::nullopt;
 }
 

@@ -160,3 +160,30 @@ def test_bench_refuses_run_counts_that_are_not_positive_integers(runs):
     fn = normfuse.compile(relu_ir(shape="2x8"), "relu")
     with pytest.raises(ValueError, match="runs must be a positive integer"):
         fn.bench(np.zeros((2, 8), np.float32), runs=runs)
+
+
+@pytest.mark.parametrize("target", ["cpu", "cuda-sim"])
+def test_bool_and_integer_arrays_go_in_and_come_out_with_their_dtypes(target):
+    ir = """
+func.func @mask(%p: tensor<6xi1>, %a: tensor<6xui16>, %b: tensor<6xui16>, %x: tensor<6xi64>) -> (tensor<6xi1>, tensor<6xui16>, tensor<6xi64>) {
+  %gt = tosa.greater %a, %b : (tensor<6xui16>, tensor<6xui16>) -> tensor<6xi1>
+  %both = tosa.logical_and %p, %gt : (tensor<6xi1>, tensor<6xi1>) -> tensor<6xi1>
+  %sum = tosa.add %a, %b : (tensor<6xui16>, tensor<6xui16>) -> tensor<6xui16>
+  %zero = "tosa.const"() <{value = dense<0> : tensor<1xi64>}> : () -> tensor<1xi64>
+  %kept = tosa.select %both, %x, %zero : (tensor<6xi1>, tensor<6xi64>, tensor<1xi64>) -> tensor<6xi64>
+  return %both, %sum, %kept : tensor<6xi1>, tensor<6xui16>, tensor<6xi64>
+}
+"""
+    fn = normfuse.compile(ir, "mask", target=target)
+    assert [t.dtype for t in fn.signature.inputs] == ["i1", "ui16", "ui16", "i64"]
+    p = np.array([True, True, False, True, True, True])
+    a = np.array([40000, 1, 65535, 7, 0, 50000], np.uint16)
+    b = np.array([1, 40000, 0, 7, 65535, 20000], np.uint16)
+    x = np.array([2**62, -5, 3, 4, 5, -(2**63)], np.int64)
+    both, total, kept = fn(p, a, b, x)
+    assert (both.dtype, total.dtype, kept.dtype) == (np.bool_, np.uint16, np.int64)
+    np.testing.assert_array_equal(both, [True, False, False, False, False, True])
+    np.testing.assert_array_equal(total, a + b)  # wraps modulo 2^16
+    np.testing.assert_array_equal(kept, [2**62, 0, 0, 0, 0, -(2**63)])
+    with pytest.raises(TypeError, match=r"argument 2 of @mask has dtype i16; it takes ui16"):
+        fn(p, a.astype(np.int16), b, x)

@@ -104,12 +104,12 @@ def test_an_unknown_function_raises_compile_error_listing_the_functions():
 
 def test_a_signature_the_jit_cannot_take_raises_compile_error():
     ir = """
-func.func @i(%x: tensor<4xi32>) -> tensor<4xi32> {
-  return %x : tensor<4xi32>
+func.func @i(%x: tensor<4xi4>) -> tensor<4xi4> {
+  return %x : tensor<4xi4>
 }
 """
     with pytest.raises(normfuse.CompileError,
-                       match="takes f16, bf16, f32 or f64 elements"):
+                       match=r"takes f16, bf16, f32, f64, i1 \(bool\) and 8- to 64-bit integer elements"):
         normfuse.compile(ir, "i")
 
 

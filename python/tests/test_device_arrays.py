@@ -233,7 +233,7 @@ def test_a_torch_tensor_of_another_dtype_raises_type_error(torch):
     x = torch.tensor(np.ones((2, 8), np.int32), torch.int32, device="cpu")
     with pytest.raises(TypeError) as error:
         fn(x)
-    assert str(error.value) == ("argument 1 of @relu has dtype int32; it takes "
+    assert str(error.value) == ("argument 1 of @relu has dtype i32; it takes "
                                 "f32 (tensor<2x8xf32>)")
 
 

@@ -184,6 +184,29 @@ std::string oddPointwiseModule(const std::string &dtype) {
          "\n}\n";
 }
 
+/// Integer and bool tensors, op by op: a chain of wrapping arithmetic and a
+/// select on a bool mask (one fused kernel), a sum over rows (a warp a
+/// row, narrow integers shuffled as i32), a maximum over columns (a thread
+/// a column) and an or over rows.
+std::string integerModule(const std::string &dtype) {
+  std::string t = "tensor<64x256x" + dtype + ">";
+  std::string mask = "tensor<64x256xi1>";
+  std::string col = "tensor<64x1x" + dtype + ">";
+  std::string row = "tensor<1x256x" + dtype + ">";
+  std::string binary = " : (" + t + ", " + t + ") -> " + t + "\n";
+  return "func.func @ints_" + dtype + "(%x: " + t + ", %y: " + t +
+         ", %p: " + mask + ") -> (" + t + ", " + col + ", " + row +
+         ", tensor<64x1xi1>) {\n  %a = tosa.add %x, %y" + binary +
+         "  %m = tosa.mul %a, %x {shift = 0 : i8}" + binary +
+         "  %s = tosa.select %p, %m, %y : (" + mask + ", " + t + ", " + t +
+         ") -> " + t + "\n  %sum = tosa.reduce_sum %y {axis = 1 : i32} : (" +
+         t + ") -> " + col +
+         "\n  %max = tosa.reduce_max %y {axis = 0 : i32} : (" + t + ") -> " +
+         row + "\n  %any = tosa.reduce_any %p {axis = 1 : i32} : (" + mask +
+         ") -> tensor<64x1xi1>\n  return %s, %sum, %max, %any : " + t + ", " +
+         col + ", " + row + ", tensor<64x1xi1>\n}\n";
+}
+
 std::string pointwiseModule(const std::string &dtype) {
   std::string t = "tensor<8x1024x" + dtype + ">";
   std::string c = "tensor<1024x" + dtype + ">";
@@ -386,6 +409,8 @@ std::vector<std::string> allSources() {
     products += productModule(dtype);
     groupNormGrads += groupNormGradModule(dtype);
   }
+  for (const char *dtype : {"i8", "i16", "i32", "i64"})
+    linalg += integerModule(dtype);
   // f64 to f16 in one rounding.
   linalg += "func.func @linalg_narrow_to_f16(%x: tensor<64x256xf64>) -> "
             "tensor<64x256xf16> {\n  %y = arith.truncf %x : "
@@ -504,11 +529,12 @@ TEST(NVRTCResourceTest, NoKernelSpillsAtSm90) {
   // batch_norm_grad (four), bias_add_grad (three), matmul and conv2d (one
   // each). Linalg kernels: the fused chain, the transpose and the two
   // reductions x 4 dtypes, and the narrowing from f64. Odd sizes: GELU,
-  // add and tanh x 4 dtypes.
+  // add and tanh x 4 dtypes. Integers: the chain and three reductions x 4
+  // widths.
   EXPECT_EQ(kernels, 2 * (3 * 4 * 2 + 4 * 2 * 2) + (2 + 2 + 3 + 3 + 3) * 4 * 2 +
                          11 * 4 + (2 * 2 + 1 + 1) * 4 + (3 + 4 + 3) * 2 * 4 +
                          (1 + 3 * 2) * 4 + 2 * 4 * 4 + (2 + 4 + 3 + 4 + 3 + 2) +
-                         4 * 4 + 1 + 3 * 4);
+                         4 * 4 + 1 + 3 * 4 + 4 * 4);
 }
 
 /// A kernel whose schedule moves 16 bytes per access, and whether it must

@@ -75,6 +75,19 @@ func.func @unranked(%x: tensor<*xf32>) -> tensor<*xf32> {
             "ranked tensors");
 }
 
+TEST(JITErrorsTest, ElementTypesWithoutAHostTypeAreRejected) {
+  // Floats, bool and 8- to 64-bit integers are arrays callers hold; a
+  // 4-bit integer or a complex number is not.
+  std::string ir = R"mlir(
+func.func @nibbles(%x: tensor<4xi4>) -> tensor<4xi4> {
+  return %x : tensor<4xi4>
+}
+)mlir";
+  EXPECT_EQ(compileError(ir, "nibbles"),
+            "@nibbles argument #0 has type tensor<4xi4>; the JIT takes f16, "
+            "bf16, f32, f64, i1 (bool) and 8- to 64-bit integer elements");
+}
+
 /// nf-lower-to-loops names an nf op no pattern lowers ("has no CPU lowering
 /// yet"); today every op but nf.fused (inlined) and nf.yield has one.
 TEST(CPULoweringTest, EveryNFOpHasALoweringPattern) {

@@ -96,6 +96,24 @@ compileWith(Backend backend, bool fuse, const std::string &ir,
   return *kernel;
 }
 
+/// Where a TOSA program runs: the CPU op by op, or the CUDA kernels in the
+/// simulator op by op (linalg kernels) and after the fusion pipeline.
+enum class Run { CPU, CUDASimOpByOp, CUDASimFused };
+
+/// Compiles for `run`.
+inline std::shared_ptr<normfuse::jit::Kernel>
+compileForRun(Run run, const std::string &ir, const std::string &fn) {
+  return run == Run::CPU
+             ? compileOrFail(ir, fn)
+             : compileWith(Backend::CUDASim, run == Run::CUDASimFused, ir, fn);
+}
+
+inline std::string runName(const testing::TestParamInfo<Run> &info) {
+  return info.param == Run::CPU            ? "cpu"
+         : info.param == Run::CUDASimFused ? "cudaSim_fused"
+                                           : "cudaSim";
+}
+
 inline std::string backendSuffix(Backend backend) {
   return backend == Backend::CPU ? "" : "_cudaSim";
 }

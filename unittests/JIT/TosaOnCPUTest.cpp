@@ -165,24 +165,6 @@ func.func @f(%x: {T}) -> {T} {
   };
 }
 
-/// Where the chain runs: the CPU op by op, or the CUDA kernels in the
-/// simulator op by op (linalg kernels) and raised to nf ops.
-enum class Run { CPU, CUDASimOpByOp, CUDASimFused };
-
-/// Compiles for `run`.
-std::shared_ptr<normfuse::jit::Kernel>
-compileForRun(Run run, const std::string &ir, const std::string &fn) {
-  return run == Run::CPU
-             ? compileOrFail(ir, fn)
-             : compileWith(Backend::CUDASim, run == Run::CUDASimFused, ir, fn);
-}
-
-std::string runName(const testing::TestParamInfo<Run> &info) {
-  return info.param == Run::CPU            ? "cpu"
-         : info.param == Run::CUDASimFused ? "cudaSim_fused"
-                                           : "cudaSim";
-}
-
 using ChainParam = std::tuple<int, DType, std::vector<int64_t>, Run>;
 
 class TosaChainTest : public testing::TestWithParam<ChainParam> {};

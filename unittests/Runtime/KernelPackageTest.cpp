@@ -142,7 +142,7 @@ TEST(KernelPackageTest, EveryCorruptionIsAnErrorThatSaysWhereAndWhat) {
   EXPECT_EQ(readError(corrupted("\"shape\": [4, 13]", "\"shape\": [-4, 13]")),
             "manifest.json: entries[0].args[0] has an unknown dtype, a "
             "negative dimension or more than 2^63 bytes");
-  EXPECT_EQ(readError(corrupted("\"dtype\": \"f32\"", "\"dtype\": \"i8\"")),
+  EXPECT_EQ(readError(corrupted("\"dtype\": \"f32\"", "\"dtype\": \"i4\"")),
             "manifest.json: entries[0].args[0] has an unknown dtype, a "
             "negative dimension or more than 2^63 bytes");
   EXPECT_EQ(readError(corrupted("\"shape\": [4, 13]",

@@ -86,6 +86,13 @@ def NFLowerTosaToLinalgPass : Pass<"nf-lower-tosa-to-linalg", "func::FuncOp"> {
     nf ops too). No canonicalization: nf ops must reach nf-lower-to-loops
     unchanged.
 
+    First, a function with unsigned (or signed) integer types is rewritten
+    over signless integers, which upstream's lowerings take: the same bits
+    in every buffer, with unsigned comparisons, maximum, minimum,
+    reductions, argmax and casts rewritten to keep their meaning
+    (normfuse/Codegen/Common/SignlessIntegers.h); an op whose meaning on
+    unsigned integers normfuse does not keep is an error at it.
+
     The tensor arguments of a lowered function are marked
     `bufferization.writable = false`: linalg ops may name an input as their
     output, and bufferization must copy it rather than write the caller's

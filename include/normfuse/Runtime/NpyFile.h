@@ -1,14 +1,14 @@
 //===- NpyFile.h - NumPy .npy files, for the runtime alone ------*- C++ -*-===//
 //
 // Part of normfuse. Reads and writes NumPy's .npy format (versions 1-3):
-// little-endian f16/f32/f64 arrays in C order, and bf16 as the ml_dtypes
-// package stores it (descr '<V2'). Plain C++ and POSIX, no MLIR or LLVM:
-// the runtime-only tools use it directly, and the compiler's tools through
-// normfuse/Support/Npy.h. Every size a header claims is overflow-checked
-// against the bytes that follow it. Writes go to temporary files that are
-// renamed into place when all of them are written, so a failed write leaves
-// no partial file and no partial set of outputs. Errors are return values
-// with messages that name the file.
+// little-endian f16/f32/f64 arrays in C order, bf16 as the ml_dtypes
+// package stores it (descr '<V2'), bool and 8- to 64-bit integers. Plain C++
+// and POSIX, no MLIR or LLVM: the runtime-only tools use it directly, and the
+// compiler's tools through normfuse/Support/Npy.h. Every size a header claims
+// is overflow-checked against the bytes that follow it. Writes go to temporary
+// files that are renamed into place when all of them are written, so a failed
+// write leaves no partial file and no partial set of outputs. Errors are return
+// values with messages that name the file.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,7 +23,9 @@
 namespace normfuse::runtime {
 
 struct NpyArray {
-  /// "f16" ('<f2'), "bf16" ('<V2' or '|V2'), "f32" ('<f4'), "f64" ('<f8').
+  /// "f16" ('<f2'), "bf16" ('<V2' or '|V2'), "f32" ('<f4'), "f64" ('<f8'),
+  /// "i1" (bool, '|b1': every byte 0 or 1), "i8" ... "i64" (NumPy's signed
+  /// integers, '|i1' ... '<i8'), "ui8" ... "ui64" ('|u1' ... '<u8').
   std::string dtype = "f32";
   std::vector<int64_t> shape;
   std::vector<uint8_t> data;

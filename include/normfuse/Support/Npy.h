@@ -1,10 +1,10 @@
 //===- Npy.h - NumPy .npy files ---------------------------------*- C++ -*-===//
 //
 // Part of normfuse. Reads and writes NumPy's .npy format (versions 1-3),
-// little-endian f16/f32/f64 arrays in C order, and bf16 as the ml_dtypes
-// package stores it (descr '<V2'). Writes go to temporary files that are
-// renamed into place when all of them are written, so a failed write leaves
-// no partial file and no partial set of outputs.
+// little-endian f16/f32/f64 arrays in C order, bf16 as the ml_dtypes
+// package stores it (descr '<V2'), bool and 8- to 64-bit integers. Writes go to
+// temporary files that are renamed into place when all of them are written, so
+// a failed write leaves no partial file and no partial set of outputs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,7 +23,8 @@ namespace normfuse {
 
 struct NpyArray {
   /// The dtype the file's descr names: '<f2' f16, '<f4' f32, '<f8' f64,
-  /// '<V2' bf16 (ml_dtypes).
+  /// '<V2' bf16 (ml_dtypes), '|b1' bool, '|i1' ... '<i8' i8 ... i64,
+  /// '|u1' ... '<u8' ui8 ... ui64.
   DType dtype = DType::F32;
   std::vector<int64_t> shape;
   std::vector<uint8_t> data;

@@ -18,11 +18,35 @@
 
 namespace normfuse {
 
-/// The element types normfuse kernels read and write.
-enum class DType { F16, BF16, F32, F64 };
+/// The element types normfuse kernels read and write: floats, which nf ops
+/// take, and the bool and integer types other ops (TOSA, arith) take at a
+/// function's boundary. Bool is one byte, 0 or 1, as NumPy stores it.
+enum class DType {
+  F16,
+  BF16,
+  F32,
+  F64,
+  Bool,
+  I8,
+  I16,
+  I32,
+  I64,
+  U8,
+  U16,
+  U32,
+  U64
+};
 
-/// "f16", "bf16", "f32", "f64" (MLIR's spelling).
+/// "f16", "bf16", "f32", "f64", "i1" (bool), "i8" ... "i64", "ui8" ...
+/// "ui64" (MLIR's spelling).
 const char *getDTypeName(DType dtype);
+
+/// The integer dtype of `width` bits (1: bool; 8, 16, 32, 64), signed or
+/// unsigned, if there is one.
+std::optional<DType> getIntegerDType(unsigned width, bool isUnsigned);
+
+/// Whether `dtype` is f16, bf16, f32 or f64.
+bool isFloatDType(DType dtype);
 
 /// Bytes per element.
 size_t getDTypeSize(DType dtype);

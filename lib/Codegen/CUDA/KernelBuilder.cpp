@@ -308,10 +308,19 @@ Value cuda::emitWarpReduce(
     llvm::function_ref<Value(OpBuilder &, Location, Value, Value)> combine) {
   // A butterfly: after the step with offset o, each lane holds the
   // combination of its aligned group of 2o lanes.
+  // A shuffle moves 32 or 64 bits: a narrower integer (a bool, i8, i16)
+  // travels in an i32 and is truncated back, bits unchanged.
+  auto narrow = dyn_cast<IntegerType>(v.getType());
+  if (narrow && narrow.getWidth() >= 32)
+    narrow = nullptr;
   for (int64_t offset = width / 2; offset >= 1; offset /= 2) {
-    auto shuffle =
-        b.create<gpu::ShuffleOp>(loc, v, offset, width, gpu::ShuffleMode::XOR);
-    v = combine(b, loc, v, shuffle.getShuffleResult());
+    Value sent = narrow ? b.create<arith::ExtUIOp>(loc, b.getI32Type(), v) : v;
+    Value got = b.create<gpu::ShuffleOp>(loc, sent, offset, width,
+                                         gpu::ShuffleMode::XOR)
+                    .getShuffleResult();
+    if (narrow)
+      got = b.create<arith::TruncIOp>(loc, narrow, got);
+    v = combine(b, loc, v, got);
   }
   return v;
 }

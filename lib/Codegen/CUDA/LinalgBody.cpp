@@ -66,9 +66,13 @@ std::string cuda::whyNotKernelGeneric(linalg::GenericOp generic) {
     if (!type.hasStaticShape())
       return "has an operand of dynamic shape";
     Type element = type.getElementType();
-    if (!isa<FloatType>(element))
+    auto integer = dyn_cast<IntegerType>(element);
+    if (!isa<FloatType>(element) &&
+        !(integer &&
+          llvm::is_contained({1u, 8u, 16u, 32u, 64u}, integer.getWidth())))
       return "has " + debugString(element) +
-             " elements (the CUDA target takes float tensors)";
+             " elements (the CUDA target takes float, bool and 8- to 64-bit "
+             "integer tensors)";
   }
   for (OpOperand &in : generic->getOpOperands()) {
     AffineMap map = generic.getMatchingIndexingMap(&in);

@@ -41,7 +41,8 @@ struct DimTerm {
 std::optional<DimTerm> asDimTerm(AffineExpr e);
 
 /// Why `generic` cannot become a kernel of either kind, or "": what both
-/// need (tensors of static shape and float elements or constant scalars,
+/// need (tensors of static shape and float, bool or integer elements or
+/// constant scalars,
 /// one result, operands read through dimensions and constants, a body of
 /// ops without regions that captures only constants).
 std::string whyNotKernelGeneric(linalg::GenericOp generic);

@@ -17,9 +17,11 @@
 // a sum of 32768 f32 elements of mean 100 loses a few units in the last
 // place of the mean in f32, which a LayerNorm of std 0.01 turns into 1e-3),
 // other partial results in f32 (f64 for f64 data); each is rounded once
-// when stored. A body whose combining op is
-// not one of + * max min (or that is not of the form out = op(out, f(in)))
-// runs as written, op by op, on a thread per result.
+// when stored. Integer sums, products, extrema and bitwise reductions
+// (TOSA's reduce_all and reduce_any) are exact in their own type, wrapping
+// as the CPU's do. A body whose combining op is not one of these (or that
+// is not of the form out = op(out, f(in))) runs as written, op by op, on a
+// thread per result.
 //
 //===----------------------------------------------------------------------===//
 
@@ -61,7 +63,9 @@ Combiner findCombiner(linalg::GenericOp generic) {
   Operation *op = yielded.getDefiningOp();
   if (!op || op->getBlock() != body || !out.hasOneUse() ||
       !isa<arith::AddFOp, arith::MulFOp, arith::MaximumFOp, arith::MinimumFOp,
-           arith::MaxNumFOp, arith::MinNumFOp>(op) ||
+           arith::MaxNumFOp, arith::MinNumFOp, arith::AddIOp, arith::MulIOp,
+           arith::MaxSIOp, arith::MinSIOp, arith::MaxUIOp, arith::MinUIOp,
+           arith::AndIOp, arith::OrIOp, arith::XOrIOp>(op) ||
       op->getNumOperands() != 2)
     return {};
   Value a = op->getOperand(0), b = op->getOperand(1);
@@ -74,6 +78,15 @@ Combiner findCombiner(linalg::GenericOp generic) {
 
 /// The combining op's identity, in the compute type.
 Value identityOf(OpBuilder &b, Location loc, Operation *op, Type type) {
+  if (auto it = dyn_cast<IntegerType>(type)) {
+    unsigned w = it.getWidth();
+    APInt v = isa<arith::MulIOp>(op)                   ? APInt(w, 1)
+              : isa<arith::AndIOp, arith::MinUIOp>(op) ? APInt::getAllOnes(w)
+              : isa<arith::MaxSIOp>(op) ? APInt::getSignedMinValue(w)
+              : isa<arith::MinSIOp>(op) ? APInt::getSignedMaxValue(w)
+                                        : APInt::getZero(w);
+    return b.create<arith::ConstantOp>(loc, b.getIntegerAttr(it, v));
+  }
   auto ft = cast<FloatType>(type);
   double v = isa<arith::AddFOp>(op)                         ? 0.0
              : isa<arith::MulFOp>(op)                       ? 1.0

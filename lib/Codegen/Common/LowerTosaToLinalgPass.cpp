@@ -3,12 +3,14 @@
 // Part of normfuse. Lowers the TOSA ops of a function (and elementwise
 // arith/math ops on tensors) to linalg, tensor and arith ops on tensors with
 // upstream's conversions, run as a dynamic pipeline on the functions that
-// need them only, so that a function of nf ops alone is never rewritten.
-// Convolutions of f16/bf16 data with f32 results get their operands widened
-// first, which upstream's lowering cannot do itself.
+// need them only (after unsigned integers become signless ones), so that a
+// function of nf ops alone is never rewritten. Convolutions of f16/bf16 data
+// with f32 results get their operands widened first, which upstream's lowering
+// cannot do itself.
 //
 //===----------------------------------------------------------------------===//
 
+#include "normfuse/Codegen/Common/SignlessIntegers.h"
 #include "normfuse/Codegen/Passes.h"
 
 #include "mlir/Conversion/TosaToArith/TosaToArith.h"
@@ -76,6 +78,8 @@ struct NFLowerTosaToLinalgPass
     : nf::impl::NFLowerTosaToLinalgPassBase<NFLowerTosaToLinalgPass> {
   void runOnOperation() override {
     func::FuncOp fn = getOperation();
+    if (failed(nf::makeIntegersSignless(fn)))
+      return signalPassFailure();
     if (!fn.walk([](Operation *op) {
              return needsLinalgLowering(op) ? WalkResult::interrupt()
                                             : WalkResult::advance();

@@ -28,6 +28,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 
@@ -55,7 +56,7 @@ __device__ __forceinline__ void nf_st_words(void *p, uint4 w) {
 __device__ __forceinline__ void nf_st_words(void *p, uint2 w) {
   asm volatile("st.global.v2.b32 [%0], {%1, %2};" ::"l"(p), "r"(w.x), "r"(w.y));
 }
-/// A vector store: 16-bit lanes packed in pairs into words, wider lanes'
+/// A vector store: 16-bit lanes packed in pairs into words, other lanes'
 /// words as they are.
 template <class T, int N>
 __device__ __forceinline__ void nf_stg(nf_vec<T, N> *p, nf_vec<T, N> v) {
@@ -69,9 +70,9 @@ __device__ __forceinline__ void nf_stg(nf_vec<T, N> *p, nf_vec<T, N> v) {
   else if constexpr (sizeof(T) == 2 && N == 4)
     nf_st_words(p, make_uint2(h[0] | (unsigned(h[1]) << 16),
                               h[2] | (unsigned(h[3]) << 16)));
-  else if constexpr (sizeof(T) >= 4 && sizeof(T) * N == 16)
+  else if constexpr (sizeof(T) != 2 && sizeof(T) * N == 16)
     nf_st_words(p, make_uint4(w[0], w[1], w[2], w[3]));
-  else if constexpr (sizeof(T) >= 4 && sizeof(T) * N == 8)
+  else if constexpr (sizeof(T) != 2 && sizeof(T) * N == 8)
     nf_st_words(p, make_uint2(w[0], w[1]));
   else
     *p = v;
@@ -154,6 +155,10 @@ FailureOr<std::string> CUDAEmitter::typeName(Type type, Operation *at) {
     return std::string("long long");
   if (type.isInteger(32))
     return std::string("int");
+  if (type.isInteger(16))
+    return std::string("short");
+  if (type.isInteger(8))
+    return std::string("signed char");
   if (type.isInteger(1))
     return std::string("bool");
   if (auto vec = dyn_cast<VectorType>(type)) {
@@ -238,10 +243,18 @@ static std::optional<std::string> scalarLiteral(Attribute value) {
     Type t = i.getType();
     if (t.isInteger(1))
       return std::string(i.getValue().getBoolValue() ? "true" : "false");
+    int64_t v = i.getValue().getSExtValue();
+    // The most negative value has no literal of its type in C++.
     if (t.isIndex() || t.isInteger(64))
-      return std::to_string(i.getValue().getSExtValue()) + "LL";
+      return v == INT64_MIN ? std::string("(long long)0x8000000000000000ULL")
+                            : std::to_string(v) + "LL";
     if (t.isInteger(32))
-      return std::to_string(i.getValue().getSExtValue());
+      return v == INT32_MIN ? std::string("(int)0x80000000u")
+                            : std::to_string(v);
+    if (t.isInteger(16))
+      return "(short)" + std::to_string(v);
+    if (t.isInteger(8))
+      return "(signed char)" + std::to_string(v);
   }
   return std::nullopt;
 }
@@ -329,15 +342,33 @@ LogicalResult CUDAEmitter::emitCmpF(arith::CmpFOp op) {
 static std::string unsignedOf(Type t) {
   if (t.isInteger(32))
     return "unsigned";
+  if (t.isInteger(16))
+    return "unsigned short";
+  if (t.isInteger(8))
+    return "unsigned char";
   if (t.isInteger(1))
     return "bool";
   return "unsigned long long";
 }
 
+/// The expression `e` of `v` read as a signed value: -1 for an i1's true.
+static std::string signedValue(Value v, const std::string &e) {
+  return v.getType().isInteger(1) ? "(-(int)" + e + ")" : e;
+}
+
+/// The unsigned type integer arithmetic of type `t` wraps in: C++ makes a
+/// signed overflow undefined, and promotes 8- and 16-bit operands to int.
+static std::string wrappingTypeOf(Type t) {
+  return t.isIndex() || t.isInteger(64) ? "unsigned long long" : "unsigned";
+}
+
 LogicalResult CUDAEmitter::emitCmpI(arith::CmpIOp op) {
   std::string a = name(op.getLhs()), b = name(op.getRhs());
   std::string u = unsignedOf(op.getLhs().getType());
-  auto s = [&](const char *o) { return a + " " + o + " " + b; };
+  // As a signed value, an i1's true is -1.
+  std::string sa = signedValue(op.getLhs(), a),
+              sb = signedValue(op.getRhs(), b);
+  auto s = [&](const char *o) { return sa + " " + o + " " + sb; };
   auto us = [&](const char *o) {
     return "(" + u + ")" + a + " " + o + " (" + u + ")" + b;
   };
@@ -410,6 +441,12 @@ LogicalResult CUDAEmitter::emitCast(Operation *op) {
   FailureOr<std::string> toName = typeName(to, op);
   if (failed(toName))
     return failure();
+  // i1 is one bit: truncation keeps the low bit, and as a signed value
+  // true is -1.
+  if (isa<arith::TruncIOp>(op) && to.isInteger(1))
+    return define(op, "(bool)(" + x + " & 1)");
+  if (isa<arith::ExtSIOp, arith::SIToFPOp>(op) && from.isInteger(1))
+    return define(op, "(" + *toName + ")(" + x + " ? -1 : 0)");
   if (isa<arith::IndexCastOp, arith::SIToFPOp, arith::FPToSIOp, arith::ExtSIOp,
           arith::TruncIOp>(op))
     return define(op, "(" + *toName + ")" + x);
@@ -560,6 +597,26 @@ LogicalResult CUDAEmitter::emitOp(Operation &op) {
                            " " + o + " (" + u + ")" + name(op.getOperand(1)) +
                            ")");
   };
+  // Integer add, sub and mul wrap (in unsigned arithmetic); on i1 they are
+  // xor and and. Index arithmetic is printed plainly.
+  auto ibin = [&](const char *o) {
+    Type t = op.getResult(0).getType();
+    if (t.isIndex())
+      return bin(o);
+    std::string a = name(op.getOperand(0)), b = name(op.getOperand(1));
+    if (t.isInteger(1)) {
+      llvm::StringRef op1(o);
+      return op1 == "*"    ? define(&op, a + " & " + b)
+             : op1 == "<<" ? bin(o)
+                           : define(&op, a + " ^ " + b);
+    }
+    FailureOr<std::string> type = typeName(t, &op);
+    if (failed(type))
+      return failure();
+    std::string w = wrappingTypeOf(t);
+    return define(&op, "(" + *type + ")((" + w + ")" + a + " " + o + " (" + w +
+                           ")" + b + ")");
+  };
   auto pick = [&](const char *o, bool isUnsigned) {
     std::string a = name(op.getOperand(0)), b = name(op.getOperand(1));
     if (isUnsigned) {
@@ -567,7 +624,9 @@ LogicalResult CUDAEmitter::emitOp(Operation &op) {
       return define(&op, "(" + u + ")" + a + " " + o + " (" + u + ")" + b +
                              " ? " + a + " : " + b);
     }
-    return define(&op, a + " " + o + " " + b + " ? " + a + " : " + b);
+    return define(&op, signedValue(op.getOperand(0), a) + " " + o + " " +
+                           signedValue(op.getOperand(1), b) + " ? " + a +
+                           " : " + b);
   };
   auto fcall = [&](const char *f32, const char *f64) {
     bool isF32 = op.getResult(0).getType().isF32();
@@ -581,15 +640,18 @@ LogicalResult CUDAEmitter::emitOp(Operation &op) {
   };
   return llvm::TypeSwitch<Operation *, LogicalResult>(&op)
       .Case([&](arith::ConstantOp c) { return emitConstant(c); })
-      .Case<arith::AddFOp, arith::AddIOp>([&](auto) { return bin("+"); })
-      .Case<arith::SubFOp, arith::SubIOp>([&](auto) { return bin("-"); })
-      .Case<arith::MulFOp, arith::MulIOp>([&](auto) { return bin("*"); })
+      .Case<arith::AddFOp>([&](auto) { return bin("+"); })
+      .Case<arith::SubFOp>([&](auto) { return bin("-"); })
+      .Case<arith::MulFOp>([&](auto) { return bin("*"); })
+      .Case<arith::AddIOp>([&](auto) { return ibin("+"); })
+      .Case<arith::SubIOp>([&](auto) { return ibin("-"); })
+      .Case<arith::MulIOp>([&](auto) { return ibin("*"); })
       .Case<arith::DivFOp, arith::DivSIOp>([&](auto) { return bin("/"); })
       .Case<arith::RemSIOp>([&](auto) { return bin("%"); })
       .Case<arith::AndIOp>([&](auto) { return bin("&"); })
       .Case<arith::OrIOp>([&](auto) { return bin("|"); })
       .Case<arith::XOrIOp>([&](auto) { return bin("^"); })
-      .Case<arith::ShLIOp>([&](auto) { return bin("<<"); })
+      .Case<arith::ShLIOp>([&](auto) { return ibin("<<"); })
       .Case<arith::ShRSIOp>([&](auto) { return bin(">>"); })
       .Case<arith::DivUIOp>([&](auto) { return ubin("/"); })
       .Case<arith::RemUIOp>([&](auto) { return ubin("%"); })

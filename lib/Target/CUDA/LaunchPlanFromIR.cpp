@@ -59,9 +59,9 @@ private:
   LogicalResult readLaunch(gpu::LaunchFuncOp op);
 };
 
-/// The bytes of `shape` of `type`'s elements.
+/// The bytes of `shape` of `type`'s elements (a bool takes a byte).
 size_t bytesOf(MemRefType type, ArrayRef<int64_t> shape) {
-  size_t n = type.getElementTypeBitWidth() / 8;
+  size_t n = (type.getElementTypeBitWidth() + 7) / 8;
   for (int64_t d : shape)
     n *= size_t(d);
   return n;

@@ -7,27 +7,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import List, Optional, Sequence, Tuple
 
-import ml_dtypes
 import numpy as np
 
-# MLIR element type -> NumPy dtype. TOSA's integers are signless; an
-# unsigned ONNX tensor keeps its width (its values are read by the JIT as
-# the program's types say).
-NUMPY = {
-    "f16": np.dtype(np.float16),
-    "bf16": np.dtype(ml_dtypes.bfloat16),
-    "f32": np.dtype(np.float32),
-    "f64": np.dtype(np.float64),
-    "i1": np.dtype(np.bool_),
-    "i8": np.dtype(np.int8),
-    "i16": np.dtype(np.int16),
-    "i32": np.dtype(np.int32),
-    "i64": np.dtype(np.int64),
-    "ui8": np.dtype(np.uint8),
-    "ui16": np.dtype(np.uint16),
-    "ui32": np.dtype(np.uint32),
-    "ui64": np.dtype(np.uint64),
-}
+from normfuse import _NUMPY_DTYPES
+
+# MLIR element type -> NumPy dtype: the dtypes normfuse's functions take.
+# TOSA's integers are signless; an unsigned ONNX tensor keeps its width and
+# is written uiN (the compiler reads it as unsigned).
+NUMPY = dict(_NUMPY_DTYPES)
 FLOATS = ("f16", "bf16", "f32", "f64")
 
 

@@ -4,12 +4,15 @@
   npy_tool.py gauss PATH DESCR SHAPE SEED [MEAN STD]   random N(mean, std)
   npy_tool.py const PATH DESCR SHAPE VALUE             every element VALUE
   npy_tool.py fortran PATH                             a Fortran-order f32 array
+  npy_tool.py ints PATH DESCR SHAPE V,V,...            these integer values
   npy_tool.py dump PATH                                descr, shape, 4 values
+  npy_tool.py values PATH                              descr, shape, every value
   npy_tool.py check-layer-norm X Y MEAN TOL            y and mean of a LayerNorm
                                                        over the last axis (no
                                                        scale or bias)
 
-DESCR is <f2, <f4, <f8 or <V2 (bf16 as ml_dtypes stores it); SHAPE is
+DESCR is <f2, <f4, <f8 or <V2 (bf16 as ml_dtypes stores it), |b1 (bool),
+or an integer's (|i1, <i2, <i4, <i8, |u1, <u2, <u4, <u8); SHAPE is
 comma-separated, e.g. 4,13.
 """
 import math
@@ -17,7 +20,9 @@ import random
 import struct
 import sys
 
-FORMATS = {"<f2": "e", "<f4": "f", "<f8": "d"}
+FORMATS = {"<f2": "e", "<f4": "f", "<f8": "d", "|b1": "?", "|i1": "b",
+           "<i2": "h", "<i4": "i", "<i8": "q", "|u1": "B", "<u2": "H",
+           "<u4": "I", "<u8": "Q"}
 
 
 def bf16_bits(v):
@@ -75,6 +80,9 @@ def main(argv):
             std = float(argv[7]) if len(argv) > 7 else 1.0
             values = [rng.gauss(mean, std) for _ in range(count)]
         write(path, descr, shape, values)
+    elif cmd == "ints":
+        shape = [int(d) for d in argv[4].split(",")]
+        write(argv[2], argv[3], shape, [int(v) for v in argv[5].split(",")])
     elif cmd == "raw":
         # raw PATH HEADER PAYLOAD_BYTES: a v1 .npy file with this header
         # text (a dict literal) and that many zero bytes of data.
@@ -88,6 +96,9 @@ def main(argv):
     elif cmd == "dump":
         descr, shape, values = read(argv[2])
         print(descr, shape, " ".join("%.4f" % v for v in values[:4]))
+    elif cmd == "values":
+        descr, shape, values = read(argv[2])
+        print(descr, shape, " ".join(str(v) for v in values))
     elif cmd == "check-layer-norm":
         _, shape, x = read(argv[2])
         _, _, y = read(argv[3])
