@@ -10,6 +10,7 @@
 #include "normfuse/Runtime/FileIO.h"
 #include "normfuse/Runtime/KernelPackage.h"
 #include "normfuse/Runtime/Nvrtc.h"
+#include "normfuse/Runtime/Sha256.h"
 #include "normfuse/Support/Tensor.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -100,6 +101,17 @@ llvm::Error jit::writeKernelPackage(llvm::StringRef irText,
       entry.args.push_back(
           {runtime::PackageArg::Role::Output, getDTypeName(t.dtype), t.shape});
     entry.plan = kernel->getPlan();
+    // The constants' bytes, one after another, in a file of their own.
+    if (!entry.plan.constants.empty()) {
+      std::string bytes;
+      for (const auto &constant : entry.plan.constants) {
+        bytes.append(constant->begin(), constant->end());
+        entry.constantBytes.push_back(constant->size());
+      }
+      entry.constantsFile = name + ".constants";
+      entry.constantsSha256 = runtime::sha256Hex(bytes);
+      files[entry.constantsFile] = std::move(bytes);
+    }
     for (const std::string &arch : options.archs) {
       if (!nvrtc)
         break;

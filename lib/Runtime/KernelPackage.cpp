@@ -10,6 +10,7 @@
 
 #include "ManifestJson.h"
 #include "normfuse/Runtime/NpyFile.h"
+#include "normfuse/Runtime/Sha256.h"
 
 #include <cctype>
 #include <limits>
@@ -20,17 +21,21 @@ using namespace normfuse::runtime;
 using normfuse::runtime::json::Json;
 using normfuse::runtime::json::Reader;
 
+static bool isPlainFileName(const std::string &name);
+
 namespace {
 
 constexpr int64_t kMaxInt = std::numeric_limits<int64_t>::max();
 constexpr int64_t kMaxDim = std::numeric_limits<unsigned>::max();
 
-/// A launch argument: {"buffer": i}, {"temporary": i} or {"integer": v}.
+/// A launch argument: {"buffer": i}, {"temporary": i}, {"constant": i} or
+/// {"integer": v}; `constantBytes` are the entry's constants' sizes.
 bool readArg(Reader &r, const Json &j, const std::string &path,
-             const LaunchPlan &plan, LaunchArg &arg) {
+             const LaunchPlan &plan, const std::vector<size_t> &constantBytes,
+             LaunchArg &arg) {
   if (j.kind != Json::Kind::Object || j.object.size() != 1)
     return r.failAt(path, "is not one of {\"buffer\": i}, {\"temporary\": i}, "
-                          "{\"integer\": v}"),
+                          "{\"constant\": i}, {\"integer\": v}"),
            false;
   const std::string &key = j.object.begin()->first;
   if (key == "buffer") {
@@ -43,6 +48,11 @@ bool readArg(Reader &r, const Json &j, const std::string &path,
     return r.integer(j, key, 0, int64_t(plan.temporaryBytes.size()) - 1, path,
                      arg.index);
   }
+  if (key == "constant") {
+    arg.kind = LaunchArg::Kind::Constant;
+    return r.integer(j, key, 0, int64_t(constantBytes.size()) - 1, path,
+                     arg.index);
+  }
   if (key == "integer") {
     arg.kind = LaunchArg::Kind::Integer;
     return r.integer(j, key, std::numeric_limits<int64_t>::min(), kMaxInt, path,
@@ -51,8 +61,12 @@ bool readArg(Reader &r, const Json &j, const std::string &path,
   return r.failAt(path, "has the unknown key \"" + key + "\""), false;
 }
 
-/// The bytes of the buffer or temporary `arg` points at.
-uint64_t bytesOf(const LaunchPlan &plan, const LaunchArg &arg) {
+/// The bytes of the buffer, temporary or constant `arg` points at.
+uint64_t bytesOf(const LaunchPlan &plan,
+                 const std::vector<size_t> &constantBytes,
+                 const LaunchArg &arg) {
+  if (arg.kind == LaunchArg::Kind::Constant)
+    return constantBytes[arg.index];
   return arg.kind == LaunchArg::Kind::Buffer ? plan.bufferBytes[arg.index]
                                              : plan.temporaryBytes[arg.index];
 }
@@ -76,7 +90,7 @@ bool readDims(Reader &r, const Json &entry, const std::string &key,
 }
 
 bool readPlan(Reader &r, const Json &j, const std::string &path,
-              LaunchPlan &plan) {
+              const std::vector<size_t> &constantBytes, LaunchPlan &plan) {
   int64_t numInputs;
   const Json *buffers = r.field(j, "buffer_bytes", Json::Kind::Array, path);
   const Json *temps = r.field(j, "temporary_bytes", Json::Kind::Array, path);
@@ -122,7 +136,8 @@ bool readPlan(Reader &r, const Json &j, const std::string &path,
       for (size_t k = 0; k < args->array.size(); ++k) {
         LaunchArg arg;
         if (!readArg(r, args->array[k],
-                     at + ".launch.args[" + std::to_string(k) + "]", plan, arg))
+                     at + ".launch.args[" + std::to_string(k) + "]", plan,
+                     constantBytes, arg))
           return false;
         step.launch.args.push_back(arg);
       }
@@ -134,17 +149,21 @@ bool readPlan(Reader &r, const Json &j, const std::string &path,
           c ? r.field(*c, "to", Json::Kind::Object, at + ".copy") : nullptr;
       int64_t bytes;
       if (!from || !to ||
-          !readArg(r, *from, at + ".copy.from", plan, step.copy.from) ||
-          !readArg(r, *to, at + ".copy.to", plan, step.copy.to) ||
+          !readArg(r, *from, at + ".copy.from", plan, constantBytes,
+                   step.copy.from) ||
+          !readArg(r, *to, at + ".copy.to", plan, constantBytes,
+                   step.copy.to) ||
           !r.integer(*c, "bytes", 0, kMaxInt, at + ".copy", bytes))
         return false;
       if (step.copy.from.kind == LaunchArg::Kind::Integer ||
           step.copy.to.kind == LaunchArg::Kind::Integer)
         return r.failAt(at + ".copy", "copies from or to an integer"), false;
+      if (step.copy.to.kind == LaunchArg::Kind::Constant)
+        return r.failAt(at + ".copy", "copies into a constant"), false;
       step.kind = Step::Kind::Copy;
       step.copy.bytes = size_t(bytes);
-      if (step.copy.bytes > bytesOf(plan, step.copy.from) ||
-          step.copy.bytes > bytesOf(plan, step.copy.to))
+      if (step.copy.bytes > bytesOf(plan, constantBytes, step.copy.from) ||
+          step.copy.bytes > bytesOf(plan, constantBytes, step.copy.to))
         return r.failAt(at + ".copy",
                         "copies more bytes than its buffers hold"),
                false;
@@ -191,6 +210,8 @@ std::string writeArg(const LaunchArg &arg) {
     return "{\"temporary\": " + std::to_string(arg.index) + "}";
   case LaunchArg::Kind::Integer:
     return "{\"integer\": " + std::to_string(arg.value) + "}";
+  case LaunchArg::Kind::Constant:
+    return "{\"constant\": " + std::to_string(arg.index) + "}";
   }
   return "";
 }
@@ -202,6 +223,39 @@ std::string list(const std::vector<T> &items, F format,
   for (size_t i = 0; i < items.size(); ++i)
     out += (i ? separator : "") + format(items[i]);
   return out + "]";
+}
+
+/// An entry's "constants": {"file": ..., "bytes": [...], "sha256": ...}.
+void readConstants(Reader &r, const Json &j, const std::string &path,
+                   PackageEntry &entry) {
+  std::string at = path + ".constants";
+  const Json *c = r.field(j, "constants", Json::Kind::Object, path);
+  const Json *file = c ? r.field(*c, "file", Json::Kind::String, at) : nullptr;
+  const Json *bytes = c ? r.field(*c, "bytes", Json::Kind::Array, at) : nullptr;
+  const Json *digest =
+      c ? r.field(*c, "sha256", Json::Kind::String, at) : nullptr;
+  if (!file || !bytes || !digest)
+    return;
+  if (!isPlainFileName(file->string))
+    return (void)r.failAt(at + ".file",
+                          "is not a file name of the package folder");
+  bool hex = digest->string.size() == 64;
+  for (char ch : digest->string)
+    hex &= (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f');
+  if (!hex)
+    return (void)r.failAt(at + ".sha256", "is not 64 lowercase hex digits");
+  uint64_t total = 0;
+  for (const Json &v : bytes->array) {
+    if (v.kind != Json::Kind::Integer || v.integer < 0 ||
+        __builtin_add_overflow(total, uint64_t(v.integer), &total) ||
+        total > uint64_t(kMaxInt))
+      return (void)r.failAt(at + ".bytes",
+                            "holds something that is not a size, or sizes "
+                            "beyond 2^63 bytes");
+    entry.constantBytes.push_back(size_t(v.integer));
+  }
+  entry.constantsFile = file->string;
+  entry.constantsSha256 = digest->string;
 }
 
 std::string dims(const unsigned (&d)[3]) {
@@ -241,6 +295,34 @@ static bool isPlainFileName(const std::string &name) {
          name.find('\0') == std::string::npos;
 }
 
+bool normfuse::runtime::loadConstants(PackageEntry &entry,
+                                      const std::string &bytes,
+                                      std::string &error) {
+  uint64_t total = 0;
+  for (size_t n : entry.constantBytes)
+    total += n;
+  if (bytes.size() != total) {
+    error = entry.constantsFile + " holds " + std::to_string(bytes.size()) +
+            " bytes; the manifest's constants of @" + entry.name + " take " +
+            std::to_string(total);
+    return false;
+  }
+  if (sha256Hex(bytes) != entry.constantsSha256) {
+    error = entry.constantsFile +
+            " is not the file the manifest names (its "
+            "SHA-256 differs): the package is corrupt or was edited";
+    return false;
+  }
+  entry.plan.constants.clear();
+  size_t at = 0;
+  for (size_t n : entry.constantBytes) {
+    entry.plan.constants.push_back(std::make_shared<std::vector<uint8_t>>(
+        bytes.begin() + at, bytes.begin() + at + n));
+    at += n;
+  }
+  return true;
+}
+
 std::string normfuse::runtime::writeManifest(const KernelPackage &package) {
   auto number = [](auto v) { return std::to_string(v); };
   std::string out = "{\"format\": \"normfuse-kernel-package\", \"version\": " +
@@ -266,6 +348,11 @@ std::string normfuse::runtime::writeManifest(const KernelPackage &package) {
                return "{\"arch\": " + quote(b.arch) +
                       ", \"file\": " + quote(b.file) + "}";
              }) +
+        (entry.constantsFile.empty()
+             ? std::string()
+             : ",\n  \"constants\": {\"file\": " + quote(entry.constantsFile) +
+                   ", \"bytes\": " + list(entry.constantBytes, number) +
+                   ", \"sha256\": " + quote(entry.constantsSha256) + "}") +
         ",\n  \"plan\": {\"num_inputs\": " + std::to_string(plan.numInputs) +
         ", \"buffer_bytes\": " + list(plan.bufferBytes, number) +
         ", \"temporary_bytes\": " + list(plan.temporaryBytes, number) +
@@ -365,7 +452,10 @@ normfuse::runtime::readManifest(const std::string &text, std::string &error) {
         else if (arch && file)
           entry.binaries.push_back({arch->string, file->string});
       }
-      if (!r.error.empty() || !readPlan(r, *plan, path + ".plan", entry.plan))
+      if (r.error.empty() && j.object.count("constants"))
+        readConstants(r, j, path, entry);
+      if (!r.error.empty() ||
+          !readPlan(r, *plan, path + ".plan", entry.constantBytes, entry.plan))
         break;
       // The plan's buffers are the arguments: inputs first, sizes equal.
       size_t inputs = 0;

@@ -16,12 +16,31 @@ std::string normfuse::runtime::describe(const LaunchArg &a) {
     return "temporary " + std::to_string(a.index);
   case LaunchArg::Kind::Integer:
     return std::to_string(a.value);
+  case LaunchArg::Kind::Constant:
+    return "constant " + std::to_string(a.index);
   }
   return "?";
 }
 
+size_t normfuse::runtime::bytesOf(const LaunchPlan &plan, const LaunchArg &a) {
+  switch (a.kind) {
+  case LaunchArg::Kind::Buffer:
+    return plan.bufferBytes[a.index];
+  case LaunchArg::Kind::Temporary:
+    return plan.temporaryBytes[a.index];
+  case LaunchArg::Kind::Constant:
+    return plan.constants[a.index]->size();
+  case LaunchArg::Kind::Integer:
+    break;
+  }
+  return 0;
+}
+
 std::string normfuse::runtime::LaunchPlan::str() const {
   std::string s;
+  for (size_t i = 0; i < constants.size(); ++i)
+    s += "constant " + std::to_string(i) + ": " +
+         std::to_string(constants[i]->size()) + " bytes\n";
   for (size_t i = 0; i < temporaryBytes.size(); ++i)
     s += "temporary " + std::to_string(i) + ": " +
          std::to_string(temporaryBytes[i]) + " bytes\n";

@@ -30,6 +30,18 @@ PackageRunner::open(const std::string &directory,
     error = directory + "/" + error;
     return nullptr;
   }
+  // The constants, checked against the manifest, as the package is opened.
+  for (PackageEntry &entry : package->entries) {
+    if (entry.constantsFile.empty())
+      continue;
+    std::string bytes;
+    if (!runner->readFile(entry.constantsFile, bytes, error))
+      return nullptr;
+    if (!loadConstants(entry, bytes, error)) {
+      error = directory + "/" + error;
+      return nullptr;
+    }
+  }
   runner->package_ = std::move(*package);
   if (options.target == PackageTarget::CUDA) {
     runner->device_ = CudaDevice::open(error, options.device);

@@ -235,6 +235,14 @@ def test_the_example_transformer_block_fuses_to_three_kernels_and_matches():
                                rtol=1e-5, atol=1e-5)
 
 
+def test_the_example_transformer_block_runs_on_the_cuda_kernels_with_its_weights():
+    # Its weights are constants: the launch plan uploads them (issue 29).
+    path = EXAMPLES / "onnx" / "transformer_mlp.onnx"
+    x = np.random.default_rng(0).standard_normal((64, 64)).astype(np.float32)
+    np.testing.assert_allclose(nfo.compile(path, target="cuda-sim")(x),
+                               reference(onnx.load(path), x)[0], rtol=1e-5, atol=1e-5)
+
+
 def test_a_resnet_block_matches():
     rng = np.random.default_rng(1)
     c = 8

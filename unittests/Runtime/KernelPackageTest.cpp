@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "normfuse/Runtime/KernelPackage.h"
+#include "normfuse/Runtime/Sha256.h"
 
 #include <gtest/gtest.h>
 
@@ -186,3 +187,75 @@ TEST(KernelPackageTest, ArgumentBytesCountEveryDTypeAndRefuseOverflow) {
 }
 
 } // namespace
+
+namespace {
+/// The layer-norm package with two constants (8 and 4 bytes), the first
+/// read by its launch, the second copied into the output.
+KernelPackage packageWithConstants(std::string &file) {
+  KernelPackage p = layerNormPackage();
+  PackageEntry &e = p.entries[0];
+  file = std::string("01234567") + "abcd";
+  e.constantsFile = "ln.constants";
+  e.constantBytes = {8, 4};
+  e.constantsSha256 = sha256Hex(file);
+  LaunchArg c0, c1;
+  c0.kind = c1.kind = LaunchArg::Kind::Constant;
+  c1.index = 1;
+  e.plan.steps[0].launch.args.push_back(c0);
+  e.plan.steps[1].copy.from = c1;
+  e.plan.steps[1].copy.bytes = 4;
+  return p;
+}
+} // namespace
+
+TEST(KernelPackageTest, ConstantsReadBackAndLoadOnlyFromTheirOwnBytes) {
+  std::string file;
+  std::string text = writeManifest(packageWithConstants(file));
+  std::string error;
+  auto read = readManifest(text, error);
+  ASSERT_TRUE(read) << error << "\n" << text;
+  EXPECT_EQ(writeManifest(*read), text);
+  PackageEntry entry = read->entries[0];
+  EXPECT_EQ(entry.constantBytes, (std::vector<size_t>{8, 4}));
+  EXPECT_EQ(entry.plan.steps[0].launch.args.back().kind,
+            LaunchArg::Kind::Constant);
+  // The file splits into the constants; any other bytes are refused.
+  ASSERT_TRUE(loadConstants(entry, file, error)) << error;
+  ASSERT_EQ(entry.plan.constants.size(), 2u);
+  EXPECT_EQ(std::string(entry.plan.constants[1]->begin(),
+                        entry.plan.constants[1]->end()),
+            "abcd");
+  EXPECT_FALSE(loadConstants(entry, file + "x", error));
+  EXPECT_EQ(error, "ln.constants holds 13 bytes; the manifest's constants "
+                   "of @ln take 12");
+  std::string edited = file;
+  edited[3] = 'X';
+  EXPECT_FALSE(loadConstants(entry, edited, error));
+  EXPECT_EQ(error, "ln.constants is not the file the manifest names (its "
+                   "SHA-256 differs): the package is corrupt or was edited");
+
+  auto corrupt = [&](const std::string &from, const std::string &to) {
+    std::string t = text;
+    size_t at = t.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return readError(t.replace(at, from.size(), to));
+  };
+  EXPECT_EQ(corrupt("{\"constant\": 0}", "{\"constant\": 2}"),
+            "manifest.json: entries[0].plan.steps[0].launch.args[3].constant "
+            "is 2, not from 0 to 1");
+  EXPECT_EQ(corrupt("\"to\": {\"buffer\": 1}", "\"to\": {\"constant\": 0}"),
+            "manifest.json: entries[0].plan.steps[1].copy copies into a "
+            "constant");
+  EXPECT_EQ(corrupt("\"bytes\": [8, 4]", "\"bytes\": [8, 3]"),
+            "manifest.json: entries[0].plan.steps[1].copy copies more bytes "
+            "than its buffers hold");
+  EXPECT_EQ(corrupt("\"file\": \"ln.constants\"", "\"file\": \"../x\""),
+            "manifest.json: entries[0].constants.file is not a file name of "
+            "the package folder");
+  EXPECT_EQ(corrupt("\"sha256\": \"", "\"sha256\": \"Z"),
+            "manifest.json: entries[0].constants.sha256 is not 64 lowercase "
+            "hex digits");
+  EXPECT_EQ(corrupt("\"bytes\": [8, 4]", "\"bytes\": [8, -4]"),
+            "manifest.json: entries[0].constants.bytes holds something that "
+            "is not a size, or sizes beyond 2^63 bytes");
+}

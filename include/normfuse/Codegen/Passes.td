@@ -157,8 +157,11 @@ def NFLowerToGPUPass : Pass<"nf-lower-to-gpu", "ModuleOp"> {
     elementwise linalg ops are fused, and each linalg op whose loops are all
     parallel (elementwise ops, broadcasts, transposes) becomes one kernel
     reading its operands through their indexing maps, a splat constant as
-    an immediate. Any other op (a reduction, a slice, a constant that is
-    not a splat) is reported as an error naming it and the reason.
+    an immediate, any other constant as a buffer (a memref.global after
+    bufferization, which the launch plan uploads once). Reductions, slices
+    and integer tensors get kernels too (docs/CUDA.md); any other op (a
+    pad, a concatenation, a window) is reported as an error naming it and
+    the reason.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

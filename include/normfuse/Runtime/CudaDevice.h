@@ -145,13 +145,25 @@ private:
   /// Enqueues the plan's steps on `stream`.
   bool enqueue(const LaunchPlan &plan,
                const std::vector<cu::DevicePtr> &buffers,
-               const std::vector<cu::DevicePtr> &temporaries, cu::Stream stream,
+               const std::vector<cu::DevicePtr> &temporaries,
+               const std::vector<cu::DevicePtr> &constants, cu::Stream stream,
                std::string &error);
+  /// The device copies of the plan's constants, uploaded on first use and
+  /// kept as long as the module.
+  bool constantsOf(const LaunchPlan &plan, std::vector<cu::DevicePtr> &out,
+                   std::string &error);
 
   std::shared_ptr<CudaDevice> device_;
   cu::Module module_ = nullptr;
   std::mutex mutex_;
   std::map<std::string, cu::Function> functions_;
+  /// By the address of the bytes; the pointer held keeps that address
+  /// theirs.
+  struct DeviceConstant {
+    std::shared_ptr<const std::vector<uint8_t>> bytes;
+    cu::DevicePtr device = 0;
+  };
+  std::map<const void *, DeviceConstant> constants_;
 };
 
 } // namespace normfuse::runtime

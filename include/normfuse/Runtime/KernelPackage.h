@@ -4,7 +4,9 @@
 // Part of normfuse. A kernel package is a folder that holds what a runtime
 // without MLIR needs to run nf functions on a GPU: for each entry point its
 // printed CUDA (`<entry>.cu`), optional cubins or PTX for listed
-// architectures, and `manifest.json`: the entries, each argument's role,
+// architectures, the constant tensors its kernels read (`<entry>.constants`,
+// their bytes one after another, checked against the manifest's sizes and
+// SHA-256 when loaded), and `manifest.json`: the entries, each argument's role,
 // dtype and shape, and the launch plan (temporaries, then launches and
 // copies in order, with grid, block and shared-memory sizes). Plain C++: no
 // MLIR or LLVM. Reading checks everything a later launch relies on (every
@@ -17,13 +19,15 @@
 //     {"name": "ln", "source": "ln.cu",
 //      "args": [{"role": "input", "dtype": "f32", "shape": [4, 13]}, ...],
 //      "binaries": [{"arch": "sm_90", "file": "ln.sm_90.cubin"}, ...],
+//      "constants": {"file": "ln.constants", "bytes": [52],
+//                    "sha256": "<64 hex digits>"},       (only if any)
 //      "plan": {"num_inputs": 1, "buffer_bytes": [208, 208],
 //               "temporary_bytes": [64],
 //               "steps": [
 //                 {"launch": {"kernel": "ln_rows", "grid": [4, 1, 1],
 //                             "block": [128, 1, 1], "shared_memory_bytes": 0,
 //                             "args": [{"buffer": 0}, {"temporary": 0},
-//                                      {"integer": 13}]}},
+//                                      {"constant": 0}, {"integer": 13}]}},
 //                 {"copy": {"from": {"buffer": 0}, "to": {"buffer": 1},
 //                           "bytes": 208}}]}}]}
 //
@@ -45,7 +49,7 @@ namespace normfuse::runtime {
 struct PackageArg {
   enum class Role { Input, Output };
   Role role = Role::Input;
-  /// "f16", "bf16", "f32" or "f64".
+  /// "f16", "bf16", "f32", "f64", "i1", "i8" ... "i64", "ui8" ... "ui64".
   std::string dtype;
   std::vector<int64_t> shape;
 };
@@ -64,6 +68,12 @@ struct PackageEntry {
   /// Inputs first, then outputs, in the function's order.
   std::vector<PackageArg> args;
   std::vector<PackageBinary> binaries;
+  /// The constants' file of the package folder ("" when there are none),
+  /// the bytes of each constant in it, in order, and its SHA-256.
+  std::string constantsFile;
+  std::vector<size_t> constantBytes;
+  std::string constantsSha256;
+  /// Its `constants` are filled by loadConstants.
   LaunchPlan plan;
 };
 
@@ -82,6 +92,12 @@ std::string writeManifest(const KernelPackage &package);
 /// (and where), when it is not a valid version-1 manifest.
 std::optional<KernelPackage> readManifest(const std::string &text,
                                           std::string &error);
+
+/// Fills `entry.plan.constants` from `bytes`, the contents of its
+/// constants file; false, with `error` saying why, when their size or
+/// SHA-256 is not what the manifest says.
+bool loadConstants(PackageEntry &entry, const std::string &bytes,
+                   std::string &error);
 
 /// The bytes of an argument of `dtype` and `shape`; none for an unknown
 /// dtype, a negative dimension or more than 2^63 bytes.

@@ -1,9 +1,10 @@
 //===- LaunchPlan.h - the host side of a compiled nf function ---*- C++ -*-===//
 //
 // Part of normfuse. What a runtime does to run a function whose kernels
-// were printed as CUDA: the temporaries to allocate, then the kernel
-// launches (and copies) in order, each launch with its grid, block, shared
-// memory and arguments (a function buffer, a temporary, or an integer). It is
+// were printed as CUDA: the constants to upload (once), the temporaries to
+// allocate, then the kernel launches (and copies) in order, each launch
+// with its grid, block, shared memory and arguments (a function buffer, a
+// temporary, a constant, or an integer). It is
 // read off the host function that the nf-cuda-pipeline leaves beside the
 // kernels (normfuse/Target/LaunchPlanFromIR.h), for static shapes; plain C++,
 // so that runtimes without MLIR can use it.
@@ -15,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -29,6 +31,8 @@ struct LaunchArg {
     Temporary,
     /// The 64-bit integer `value` (an index argument).
     Integer,
+    /// Constant `index` of the plan (read-only: kernels never write it).
+    Constant,
   };
   Kind kind = Kind::Integer;
   int64_t index = 0;
@@ -65,6 +69,11 @@ struct LaunchPlan {
   /// Bytes of each temporary, allocated before the first launch and freed
   /// after the last.
   std::vector<size_t> temporaryBytes;
+  /// The bytes of each constant tensor the kernels read (weights, tables):
+  /// a runtime uploads each once and keeps it while it keeps the kernels.
+  /// Shared, so that copies of a plan (a kernel's, a package's) hold one
+  /// copy of the bytes, and a runtime can key its uploads by their address.
+  std::vector<std::shared_ptr<const std::vector<uint8_t>>> constants;
   /// In order.
   std::vector<Step> steps;
 
@@ -95,7 +104,10 @@ void makeLaunchParams(const Launch &launch, PointerOf pointerOf,
   }
 }
 
-/// "buffer 2", "temporary 0", "768".
+/// Bytes of `arg`, a buffer, temporary or constant of `plan`.
+size_t bytesOf(const LaunchPlan &plan, const LaunchArg &arg);
+
+/// "buffer 2", "temporary 0", "constant 1", "768".
 std::string describe(const LaunchArg &arg);
 
 } // namespace normfuse::runtime

@@ -66,9 +66,10 @@ namespace {
 /// Prepares the function's tensor constants for the GPU: a splat that a
 /// kernel reads as an operand stays (an immediate there); one used
 /// otherwise (returned, or read by an nf op) becomes a linalg.fill, and so
-/// a kernel that writes it. Any other constant tensor still used is an
-/// error at it: constants do not live on the device yet.
-LogicalResult prepareConstants(func::FuncOp function, RewriterBase &rewriter) {
+/// a kernel that writes it. Any other constant tensor stays: bufferization
+/// makes it a memref.global, which the launch plan uploads once and hands
+/// the kernels that read it.
+void prepareConstants(func::FuncOp function, RewriterBase &rewriter) {
   SmallVector<arith::ConstantOp> constants;
   function.walk([&](arith::ConstantOp c) {
     if (isa<RankedTensorType>(c.getType()) && !c->use_empty())
@@ -86,11 +87,7 @@ LogicalResult prepareConstants(func::FuncOp function, RewriterBase &rewriter) {
       continue;
     }
     if (!dense || !dense.isSplat())
-      return c.emitOpError()
-             << "cannot run on the CUDA target: a constant tensor of "
-             << type.getNumElements()
-             << " elements that is not a splat, and constants do not live "
-                "on the device yet";
+      continue;
     SmallVector<OpOperand *> uses;
     for (OpOperand &use : c->getUses())
       if (!isa<linalg::LinalgOp>(use.getOwner()))
@@ -107,7 +104,6 @@ LogicalResult prepareConstants(func::FuncOp function, RewriterBase &rewriter) {
     for (OpOperand *use : uses)
       use->set(filled);
   }
-  return success();
 }
 
 /// Rewrites each tensor.extract_slice of static offsets, sizes and strides
@@ -213,8 +209,7 @@ struct NFLowerToGPUPass : nf::impl::NFLowerToGPUPassBase<NFLowerToGPUPass> {
         return signalPassFailure();
       slicesToGenerics(function, rewriter);
       fuseElementwiseLinalg(function);
-      if (failed(prepareConstants(function, rewriter)))
-        return signalPassFailure();
+      prepareConstants(function, rewriter);
       lowerFusedOps(function, rewriter, options);
       copyAliasedResults(function);
       SmallVector<Operation *> ops;

@@ -137,8 +137,40 @@ bool CudaDevice::checkDeviceRange(cu::DevicePtr pointer, size_t bytes,
 }
 
 CudaModule::~CudaModule() {
+  for (auto &[key, constant] : constants_)
+    device_->driver().cuMemFree(constant.device);
   if (module_)
     device_->driver().cuModuleUnload(module_);
+}
+
+bool CudaModule::constantsOf(const LaunchPlan &plan,
+                             std::vector<cu::DevicePtr> &out,
+                             std::string &error) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  CudaDriver &cu = device_->driver();
+  out.clear();
+  for (const auto &bytes : plan.constants) {
+    auto it = constants_.find(bytes.get());
+    if (it == constants_.end()) {
+      DeviceConstant c{bytes, 0};
+      // cuMemAlloc refuses 0 bytes: an empty constant gets one.
+      if (!cu.check(
+              cu.cuMemAlloc(&c.device, bytes->empty() ? 1 : bytes->size()),
+              "cuMemAlloc", error)) {
+        error += " (a constant of " + std::to_string(bytes->size()) + " bytes)";
+        return false;
+      }
+      if (!bytes->empty() &&
+          !cu.check(cu.cuMemcpyHtoD(c.device, bytes->data(), bytes->size()),
+                    "cuMemcpyHtoD", error)) {
+        cu.cuMemFree(c.device);
+        return false;
+      }
+      it = constants_.emplace(bytes.get(), std::move(c)).first;
+    }
+    out.push_back(it->second.device);
+  }
+  return true;
 }
 
 bool CudaModule::function(const std::string &name, cu::Function &fn,
@@ -232,11 +264,13 @@ static std::string countMismatch(const LaunchPlan &plan, size_t buffers) {
 bool CudaModule::enqueue(const LaunchPlan &plan,
                          const std::vector<cu::DevicePtr> &buffers,
                          const std::vector<cu::DevicePtr> &temporaries,
+                         const std::vector<cu::DevicePtr> &constants,
                          cu::Stream stream, std::string &error) {
   CudaDriver &cu = device_->driver();
   auto pointerOf = [&](const LaunchArg &arg) {
-    return arg.kind == LaunchArg::Kind::Buffer ? buffers[arg.index]
-                                               : temporaries[arg.index];
+    return arg.kind == LaunchArg::Kind::Buffer     ? buffers[arg.index]
+           : arg.kind == LaunchArg::Kind::Constant ? constants[arg.index]
+                                                   : temporaries[arg.index];
   };
   for (const Step &step : plan.steps) {
     if (step.kind == Step::Kind::Copy) {
@@ -296,6 +330,9 @@ bool CudaModule::run(const LaunchPlan &plan,
   }
   if (!device_->makeCurrent(error))
     return false;
+  std::vector<cu::DevicePtr> constants;
+  if (!constantsOf(plan, constants, error))
+    return false;
   bool anyHost = false;
   {
     // Freed in stream order when this scope ends, after the last launch.
@@ -331,7 +368,7 @@ bool CudaModule::run(const LaunchPlan &plan,
                                         plan.temporaryBytes[i], stream),
                      "cuMemsetD8Async", error)))
         return false;
-    if (!enqueue(plan, buffers, temporaries, stream, error))
+    if (!enqueue(plan, buffers, temporaries, constants, stream, error))
       return false;
     for (size_t i = plan.numInputs; i < call.size(); ++i)
       if (call[i].host && plan.bufferBytes[i] != 0 &&
@@ -356,6 +393,9 @@ bool CudaModule::time(const LaunchPlan &plan,
     return false;
   }
   if (!device_->makeCurrent(error))
+    return false;
+  std::vector<cu::DevicePtr> constants;
+  if (!constantsOf(plan, constants, error))
     return false;
   cu::Stream stream = nullptr;
   DeviceMemory memory(cu, stream);
@@ -384,7 +424,7 @@ bool CudaModule::time(const LaunchPlan &plan,
   if (!events.create(error))
     return false;
   auto runOnce = [&] {
-    return enqueue(plan, buffers, temporaries, stream, error);
+    return enqueue(plan, buffers, temporaries, constants, stream, error);
   };
   auto copyOnce = [&] {
     return copyBytes == 0 ||

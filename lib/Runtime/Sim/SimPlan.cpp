@@ -48,7 +48,7 @@ bool normfuse::runtime::runPlanInSimulator(
     return false;
   }
   // Device copies: inputs copied in; outputs and temporaries NaN bytes.
-  std::vector<std::unique_ptr<DeviceBuffer>> buffers, temporaries;
+  std::vector<std::unique_ptr<DeviceBuffer>> buffers, temporaries, constants;
   std::vector<SimBuffer> simBuffers;
   auto allocate = [&](size_t bytes, const std::string &name, bool readOnly,
                       std::vector<std::unique_ptr<DeviceBuffer>> &into) {
@@ -87,12 +87,23 @@ bool normfuse::runtime::runPlanInSimulator(
       return false;
     std::memset(temporaries.back()->data, 0xff, plan.temporaryBytes[i]);
   }
+  // Constants: read-only buffers of their bytes (a store into one fails).
+  for (size_t i = 0; i < plan.constants.size(); ++i) {
+    const std::vector<uint8_t> &bytes = *plan.constants[i];
+    if (!allocate(bytes.size(), "constant " + std::to_string(i), true,
+                  constants))
+      return false;
+    if (!bytes.empty())
+      std::memcpy(constants.back()->data, bytes.data(), bytes.size());
+  }
 
   if (stats)
     stats->clear();
   auto pointerOf = [&](const LaunchArg &arg) -> void * {
     return arg.kind == LaunchArg::Kind::Buffer ? buffers[arg.index]->data
-                                               : temporaries[arg.index]->data;
+           : arg.kind == LaunchArg::Kind::Constant
+               ? constants[arg.index]->data
+               : temporaries[arg.index]->data;
   };
   for (const Step &step : plan.steps) {
     if (step.kind == Step::Kind::Copy) {

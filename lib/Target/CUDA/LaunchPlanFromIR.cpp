@@ -31,7 +31,8 @@ public:
   explicit PlanReader(LaunchPlan &plan) : plan(plan) {}
 
   LogicalResult readBlock(Block &block);
-  /// The buffer or temporary each memref value views, and its shape.
+  /// The buffer, temporary or constant each memref value views, and its
+  /// shape.
   llvm::DenseMap<Value, LaunchArg> buffers;
   llvm::DenseMap<Value, SmallVector<int64_t>> shapes;
 
@@ -39,6 +40,8 @@ private:
   LaunchPlan &plan;
   /// The index and integer values evaluated so far.
   llvm::DenseMap<Value, int64_t> ints;
+  /// The constant each memref.global read so far became.
+  llvm::DenseMap<Operation *, LaunchArg> globals;
 
   FailureOr<int64_t> constant(Operation *at, Value v) {
     if (auto it = ints.find(v); it != ints.end())
@@ -56,6 +59,7 @@ private:
                                           ValueRange sizes);
   LogicalResult evaluate(Operation *op);
   LogicalResult readView(Operation *view);
+  LogicalResult readGlobal(memref::GetGlobalOp get);
   LogicalResult readLaunch(gpu::LaunchFuncOp op);
 };
 
@@ -175,6 +179,61 @@ LogicalResult PlanReader::evaluate(Operation *op) {
   return success();
 }
 
+/// The bytes of a constant as kernels read it: its elements in order, a
+/// bool one byte each (MLIR packs i1 elements in bits), a splat repeated.
+static std::optional<std::vector<uint8_t>> constantBytes(DenseElementsAttr v) {
+  auto type = cast<ShapedType>(v.getType());
+  Type element = type.getElementType();
+  int64_t n = type.getNumElements();
+  std::vector<uint8_t> bytes;
+  if (element.isInteger(1)) {
+    for (bool b : v.getValues<bool>())
+      bytes.push_back(b ? 1 : 0);
+    return bytes;
+  }
+  if (!element.isIntOrFloat() || element.getIntOrFloatBitWidth() % 8)
+    return std::nullopt;
+  size_t size = element.getIntOrFloatBitWidth() / 8;
+  ArrayRef<char> raw = v.getRawData();
+  if (v.isSplat()) {
+    bytes.reserve(size_t(n) * size);
+    for (int64_t i = 0; i < n; ++i)
+      bytes.insert(bytes.end(), raw.begin(), raw.begin() + size);
+    return bytes;
+  }
+  bytes.assign(raw.begin(), raw.end());
+  return bytes;
+}
+
+LogicalResult PlanReader::readGlobal(memref::GetGlobalOp get) {
+  auto module = get->getParentOfType<ModuleOp>();
+  auto global = module ? module.lookupSymbol<memref::GlobalOp>(get.getName())
+                       : memref::GlobalOp();
+  auto value =
+      global ? dyn_cast_or_null<DenseElementsAttr>(global.getInitialValueAttr())
+             : DenseElementsAttr();
+  if (!global || !global.getConstant() || !value)
+    return get.emitOpError()
+           << "reads a global that is not a constant with dense elements; "
+              "the launch plan uploads constants only";
+  auto it = globals.find(global);
+  if (it == globals.end()) {
+    std::optional<std::vector<uint8_t>> bytes = constantBytes(value);
+    if (!bytes)
+      return get.emitOpError() << "reads a constant of " << value.getType()
+                               << ", whose elements have no bytes of their own";
+    LaunchArg a;
+    a.kind = LaunchArg::Kind::Constant;
+    a.index = int64_t(plan.constants.size());
+    plan.constants.push_back(
+        std::make_shared<const std::vector<uint8_t>>(std::move(*bytes)));
+    it = globals.try_emplace(global, a).first;
+  }
+  buffers[get] = it->second;
+  shapes[get] = SmallVector<int64_t>(get.getType().getShape());
+  return success();
+}
+
 LogicalResult PlanReader::readView(Operation *view) {
   auto it = buffers.find(view->getOperand(0));
   if (it == buffers.end())
@@ -255,6 +314,7 @@ LogicalResult PlanReader::readBlock(Block &block) {
     LogicalResult result =
         llvm::TypeSwitch<Operation *, LogicalResult>(&op)
             .Case([&](arith::ConstantOp) { return success(); })
+            .Case([&](memref::GetGlobalOp get) { return readGlobal(get); })
             .Case([&](memref::AllocOp alloc) -> LogicalResult {
               FailureOr<SmallVector<int64_t>> shape =
                   shapeOf(alloc, alloc.getType(), alloc.getDynamicSizes());

@@ -181,8 +181,15 @@ func.func @argmax(%x: tensor<4x8xf32>) -> tensor<4xi32> {
 
 // -----
 
+// A constant tensor that is not a splat is a buffer the kernel reads (which
+// bufferization makes a memref.global, and the launch plan a constant it
+// uploads once).
+// CHECK-LABEL: func.func @constant_tensor
+// CHECK: %[[C:.+]] = arith.constant dense<[1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00]> : tensor<4xf32>
+// CHECK: %[[M:.+]] = bufferization.to_memref %[[C]] read_only
+// CHECK: %[[F:.+]] = memref.cast %[[M]]
+// CHECK: gpu.launch_func @nf_kernels::@constant_tensor_generic {{.+}} args(%{{.+}} : memref<?xf32>, %[[F]] : memref<?xf32>,
 func.func @constant_tensor(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{'arith.constant' op cannot run on the CUDA target: a constant tensor of 4 elements that is not a splat, and constants do not live on the device yet}}
   %c = "tosa.const"() <{value = dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>}> : () -> tensor<4xf32>
   %y = tosa.add %x, %c : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   return %y : tensor<4xf32>
