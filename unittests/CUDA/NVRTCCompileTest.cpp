@@ -411,6 +411,19 @@ std::vector<std::string> allSources() {
   }
   for (const char *dtype : {"i8", "i16", "i32", "i64"})
     linalg += integerModule(dtype);
+  // A concatenation of three f16 inputs and a pad of bools: window kernels.
+  linalg +=
+      "func.func @windows(%a: tensor<64x100xf16>, %b: tensor<64x28xf16>, %p: "
+      "tensor<30x30xi1>) -> (tensor<64x228xf16>, tensor<32x33xi1>) {\n"
+      "  %c = tosa.concat %a, %b, %a {axis = 1 : i32} : (tensor<64x100xf16>, "
+      "tensor<64x28xf16>, tensor<64x100xf16>) -> tensor<64x228xf16>\n"
+      "  %s = \"tosa.const\"() <{value = dense<[[1, 1], [0, 3]]> : "
+      "tensor<2x2xi32>}> : () -> tensor<2x2xi32>\n"
+      "  %v = \"tosa.const\"() <{value = dense<true> : tensor<i1>}> : () -> "
+      "tensor<i1>\n"
+      "  %q = tosa.pad %p, %s, %v : (tensor<30x30xi1>, tensor<2x2xi32>, "
+      "tensor<i1>) -> tensor<32x33xi1>\n"
+      "  return %c, %q : tensor<64x228xf16>, tensor<32x33xi1>\n}\n";
   // f64 to f16 in one rounding.
   linalg += "func.func @linalg_narrow_to_f16(%x: tensor<64x256xf64>) -> "
             "tensor<64x256xf16> {\n  %y = arith.truncf %x : "
@@ -530,11 +543,11 @@ TEST(NVRTCResourceTest, NoKernelSpillsAtSm90) {
   // each). Linalg kernels: the fused chain, the transpose and the two
   // reductions x 4 dtypes, and the narrowing from f64. Odd sizes: GELU,
   // add and tanh x 4 dtypes. Integers: the chain and three reductions x 4
-  // widths.
+  // widths. Windows: a concatenation and a pad.
   EXPECT_EQ(kernels, 2 * (3 * 4 * 2 + 4 * 2 * 2) + (2 + 2 + 3 + 3 + 3) * 4 * 2 +
                          11 * 4 + (2 * 2 + 1 + 1) * 4 + (3 + 4 + 3) * 2 * 4 +
                          (1 + 3 * 2) * 4 + 2 * 4 * 4 + (2 + 4 + 3 + 4 + 3 + 2) +
-                         4 * 4 + 1 + 3 * 4 + 4 * 4);
+                         4 * 4 + 1 + 3 * 4 + 4 * 4 + 2);
 }
 
 /// A kernel whose schedule moves 16 bytes per access, and whether it must

@@ -207,6 +207,7 @@ class TosaCastTest : public testing::TestWithParam<Run> {};
 class TosaGroupNormTest : public testing::TestWithParam<Run> {};
 class TosaSoftmaxTest : public testing::TestWithParam<Run> {};
 class TosaSliceTest : public testing::TestWithParam<Run> {};
+class TosaPadConcatTest : public testing::TestWithParam<Run> {};
 
 const std::vector<int64_t> kRows = {4, 768};
 const std::vector<int64_t> kImages = {2, 16, 64};
@@ -533,10 +534,12 @@ func.func @slices(%x: tensor<5x12xf32>) -> (tensor<3x12xf32>, tensor<5x8xf32>) {
   EXPECT_EQ(cols.toDoubles(), refCols);
 }
 
-// tosa.pad becomes a copy of the input into a strided window of the padded
-// buffer (memref.copy between strided views: the JIT's own strided copy,
-// since normfuse links no MLIR runner library).
-TEST(TosaLayoutTest, PadPlacesTheInputInsideThePadValue) {
+// tosa.pad becomes, on the CPU, a copy of the input into a strided window
+// of the padded buffer (memref.copy between strided views: the JIT's own
+// strided copy, since normfuse links no MLIR runner library); on the GPU,
+// one kernel that writes each element once, from the input inside its
+// window and the pad value outside.
+TEST_P(TosaPadConcatTest, PadPlacesTheInputInsideThePadValue) {
   std::string ir = R"(
 func.func @pad(%x: tensor<2x3x4xf32>) -> tensor<3x6x5xf32> {
   %p = "tosa.const"() <{value = dense<[[0, 1], [1, 2], [1, 0]]> : tensor<3x2xi32>}> : () -> tensor<3x2xi32>
@@ -545,7 +548,7 @@ func.func @pad(%x: tensor<2x3x4xf32>) -> tensor<3x6x5xf32> {
   return %y : tensor<3x6x5xf32>
 }
 )";
-  auto kernel = compileOrFail(ir, "pad");
+  auto kernel = compileForRun(GetParam(), ir, "pad");
   ASSERT_TRUE(kernel);
   Buffer x(DType::F32, {2, 3, 4}), y(DType::F32, {3, 6, 5});
   for (int64_t i = 0; i < x.size(); ++i)
@@ -558,6 +561,32 @@ func.func @pad(%x: tensor<2x3x4xf32>) -> tensor<3x6x5xf32> {
       for (int64_t c = 0; c < 4; ++c)
         ref[(a * 6 + b + 1) * 5 + c + 1] = double((a * 3 + b) * 4 + c);
   EXPECT_EQ(y.toDoubles(), ref);
+}
+
+// tosa.concat writes each input into its columns: on the GPU one kernel
+// for the whole result, any element type (i8 here).
+TEST_P(TosaPadConcatTest, ConcatPlacesEachInputInItsColumns) {
+  std::string ir = R"(
+func.func @cat(%a: tensor<2x3xi8>, %b: tensor<2x1xi8>, %c: tensor<2x4xi8>) -> (tensor<2x8xi8>, tensor<6x1xi8>) {
+  %y = tosa.concat %a, %b, %c {axis = 1 : i32} : (tensor<2x3xi8>, tensor<2x1xi8>, tensor<2x4xi8>) -> tensor<2x8xi8>
+  %bt = tosa.concat %b, %b, %b {axis = 0 : i32} : (tensor<2x1xi8>, tensor<2x1xi8>, tensor<2x1xi8>) -> tensor<6x1xi8>
+  return %y, %bt : tensor<2x8xi8>, tensor<6x1xi8>
+}
+)";
+  auto kernel = compileForRun(GetParam(), ir, "cat");
+  ASSERT_TRUE(kernel);
+  std::vector<int8_t> a = {1, 2, 3, 4, 5, 6}, b = {-1, -2},
+                      c = {10, 11, 12, 13, 14, 15, 16, 17};
+  std::vector<int8_t> y(16, 99), bt(6, 99);
+  ASSERT_EQ(errorText(kernel->run({{a.data(), DType::I8, {2, 3}, {}},
+                                   {b.data(), DType::I8, {2, 1}, {}},
+                                   {c.data(), DType::I8, {2, 4}, {}}},
+                                  {{y.data(), DType::I8, {2, 8}, {}},
+                                   {bt.data(), DType::I8, {6, 1}, {}}})),
+            "");
+  EXPECT_EQ(y, (std::vector<int8_t>{1, 2, 3, -1, 10, 11, 12, 13, 4, 5, 6, -2,
+                                    14, 15, 16, 17}));
+  EXPECT_EQ(bt, (std::vector<int8_t>{-1, -2, -1, -2, -1, -2}));
 }
 
 // f64 to bf16 is one rounding to nearest even (the JIT's own
@@ -669,6 +698,10 @@ INSTANTIATE_TEST_SUITE_P(CpuAndCudaSim, TosaGroupNormTest,
                                          Run::CUDASimFused),
                          runName);
 INSTANTIATE_TEST_SUITE_P(CpuAndCudaSim, TosaSoftmaxTest,
+                         testing::Values(Run::CPU, Run::CUDASimOpByOp,
+                                         Run::CUDASimFused),
+                         runName);
+INSTANTIATE_TEST_SUITE_P(CpuAndCudaSim, TosaPadConcatTest,
                          testing::Values(Run::CPU, Run::CUDASimOpByOp,
                                          Run::CUDASimFused),
                          runName);

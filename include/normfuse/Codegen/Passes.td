@@ -158,10 +158,10 @@ def NFLowerToGPUPass : Pass<"nf-lower-to-gpu", "ModuleOp"> {
     parallel (elementwise ops, broadcasts, transposes) becomes one kernel
     reading its operands through their indexing maps, a splat constant as
     an immediate, any other constant as a buffer (a memref.global after
-    bufferization, which the launch plan uploads once). Reductions, slices
-    and integer tensors get kernels too (docs/CUDA.md); any other op (a
-    pad, a concatenation, a window) is reported as an error naming it and
-    the reason.
+    bufferization, which the launch plan uploads once). Reductions, slices,
+    pads, concatenations and integer tensors get kernels too
+    (docs/CUDA.md); any other op (a window, an argmax) is reported as an
+    error naming it and the reason.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

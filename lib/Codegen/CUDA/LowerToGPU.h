@@ -85,6 +85,13 @@ LogicalResult lowerPointwiseToGPU(RewriterBase &rewriter, Operation *op,
 /// producer into its only user (upstream's elementwise fusion).
 void fuseElementwiseLinalg(func::FuncOp function);
 
+/// Each tensor.pad of static sizes and a constant value, and each chain of
+/// static tensor.insert_slice ops into a tensor.empty (what TOSA's concat
+/// becomes), as one kernel that writes every element of the result once
+/// (LowerPadsAndConcats.cpp). Others are left for the caller to report.
+void lowerPadsAndConcatsToGPU(func::FuncOp function, RewriterBase &rewriter,
+                              const GPULoweringOptions &options);
+
 /// A linalg op on tensors whose loops are all parallel (a generic, or a
 /// named op such as a transpose as its generic): one elementwise kernel
 /// that reads each operand through its indexing map. Any other linalg op

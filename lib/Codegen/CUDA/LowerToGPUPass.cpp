@@ -210,6 +210,7 @@ struct NFLowerToGPUPass : nf::impl::NFLowerToGPUPassBase<NFLowerToGPUPass> {
       slicesToGenerics(function, rewriter);
       fuseElementwiseLinalg(function);
       prepareConstants(function, rewriter);
+      lowerPadsAndConcatsToGPU(function, rewriter, options);
       lowerFusedOps(function, rewriter, options);
       copyAliasedResults(function);
       SmallVector<Operation *> ops;

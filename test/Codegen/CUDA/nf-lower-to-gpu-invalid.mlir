@@ -7,7 +7,8 @@
 
 // TOSA ops and arith/math ops on tensors run as linalg kernels
 // (nf-lower-to-gpu-linalg.mlir); what has no kernel yet is refused at the
-// op, with the reason: an argmax (two results), 4-bit integers, a pad.
+// op, with the reason: an argmax (two results), 4-bit integers, a pad of
+// a value known only at run time.
 func.func @argmax_is_not_lowered(%x: tensor<4x8xf32>) -> tensor<4xi32> {
   // expected-error @+1 {{'linalg.generic' op cannot run on the CUDA target: it has 2 results}}
   %y = tosa.argmax %x {axis = 1 : i32} : (tensor<4x8xf32>) -> tensor<4xi32>
@@ -24,9 +25,11 @@ func.func @integers_without_a_c_type_are_not_lowered(%x: tensor<4xi4>) -> tensor
 
 // -----
 
-func.func @pad_is_not_lowered(%x: tensor<4xf32>) -> tensor<6xf32> {
+// A pad whose value is known only at run time (a pad of constant value is
+// a kernel: nf-lower-to-gpu-linalg.mlir).
+func.func @pad_value_is_not_a_constant(%x: tensor<4xf32>, %v: tensor<f32>) -> tensor<6xf32> {
   %p = "tosa.const"() <{value = dense<[[1, 1]]> : tensor<1x2xi32>}> : () -> tensor<1x2xi32>
-  // expected-error @+1 {{'tensor.pad' op cannot run on the CUDA target: no GPU kernel computes it yet}}
-  %y = tosa.pad %x, %p : (tensor<4xf32>, tensor<1x2xi32>) -> tensor<6xf32>
+  // expected-error @+1 {{'tensor.extract' op cannot run on the CUDA target: no GPU kernel computes it yet}}
+  %y = tosa.pad %x, %p, %v : (tensor<4xf32>, tensor<1x2xi32>, tensor<f32>) -> tensor<6xf32>
   return %y : tensor<6xf32>
 }

@@ -237,9 +237,33 @@ func.func @slices(%x: tensor<4x8xf32>, %z: tensor<2x6xf32>) -> (tensor<2x8xf32>,
 
 // -----
 
-func.func @pad(%x: tensor<4xf32>) -> tensor<6xf32> {
-  %p = "tosa.const"() <{value = dense<[[1, 1]]> : tensor<1x2xi32>}> : () -> tensor<1x2xi32>
-  // expected-error @+1 {{'tensor.pad' op cannot run on the CUDA target: no GPU kernel computes it yet}}
-  %y = tosa.pad %x, %p : (tensor<4xf32>, tensor<1x2xi32>) -> tensor<6xf32>
-  return %y : tensor<6xf32>
+// A concatenation (a chain of insert_slice into an empty tensor) is one
+// kernel that takes each element from the input whose window holds it; no
+// insert_slice is left.
+// CHECK-LABEL: func.func @concat
+// CHECK-NOT: tensor.insert_slice
+// CHECK: gpu.launch_func @nf_kernels::@concat_window
+// CHECK-SAME: args(%{{.+}} : memref<?xf32>, %{{.+}} : memref<?xf32>, %{{.+}} : memref<?xf32>, %{{.+}} : memref<?xf32>)
+// CHECK-NOT: tensor.insert_slice
+// CHECK: gpu.func @concat_window
+// CHECK-SAME: nf.schedule = "window-copy block=256 sources=3"
+func.func @concat(%a: tensor<2x3xf32>, %b: tensor<2x1xf32>, %c: tensor<2x4xf32>) -> tensor<2x8xf32> {
+  %y = tosa.concat %a, %b, %c {axis = 1 : i32} : (tensor<2x3xf32>, tensor<2x1xf32>, tensor<2x4xf32>) -> tensor<2x8xf32>
+  return %y : tensor<2x8xf32>
+}
+
+// -----
+
+// A pad of constant sizes and value is one kernel too: the value outside
+// the input's window, an immediate.
+// CHECK-LABEL: func.func @pad
+// CHECK-NOT: tensor.pad
+// CHECK: gpu.launch_func @nf_kernels::@pad_window
+// CHECK: gpu.func @pad_window
+// CHECK: arith.constant -7.000000e+00 : f32
+func.func @pad(%x: tensor<2x3xf32>) -> tensor<3x6xf32> {
+  %p = "tosa.const"() <{value = dense<[[0, 1], [1, 2]]> : tensor<2x2xi32>}> : () -> tensor<2x2xi32>
+  %v = "tosa.const"() <{value = dense<-7.0> : tensor<f32>}> : () -> tensor<f32>
+  %y = tosa.pad %x, %p, %v : (tensor<2x3xf32>, tensor<2x2xi32>, tensor<f32>) -> tensor<3x6xf32>
+  return %y : tensor<3x6xf32>
 }
