@@ -411,6 +411,13 @@ std::vector<std::string> allSources() {
   }
   for (const char *dtype : {"i8", "i16", "i32", "i64"})
     linalg += integerModule(dtype);
+  // A gather of bf16 rows (its body loads from the table at computed
+  // positions).
+  linalg +=
+      "func.func @gather(%t: tensor<1x512x64xbf16>, %i: tensor<1x100xi32>) "
+      "-> tensor<1x100x64xbf16> {\n  %y = tosa.gather %t, %i : "
+      "(tensor<1x512x64xbf16>, tensor<1x100xi32>) -> "
+      "tensor<1x100x64xbf16>\n  return %y : tensor<1x100x64xbf16>\n}\n";
   // A concatenation of three f16 inputs and a pad of bools: window kernels.
   linalg +=
       "func.func @windows(%a: tensor<64x100xf16>, %b: tensor<64x28xf16>, %p: "
@@ -543,11 +550,11 @@ TEST(NVRTCResourceTest, NoKernelSpillsAtSm90) {
   // each). Linalg kernels: the fused chain, the transpose and the two
   // reductions x 4 dtypes, and the narrowing from f64. Odd sizes: GELU,
   // add and tanh x 4 dtypes. Integers: the chain and three reductions x 4
-  // widths. Windows: a concatenation and a pad.
+  // widths. A gather. Windows: a concatenation and a pad.
   EXPECT_EQ(kernels, 2 * (3 * 4 * 2 + 4 * 2 * 2) + (2 + 2 + 3 + 3 + 3) * 4 * 2 +
                          11 * 4 + (2 * 2 + 1 + 1) * 4 + (3 + 4 + 3) * 2 * 4 +
                          (1 + 3 * 2) * 4 + 2 * 4 * 4 + (2 + 4 + 3 + 4 + 3 + 2) +
-                         4 * 4 + 1 + 3 * 4 + 4 * 4 + 2);
+                         4 * 4 + 1 + 3 * 4 + 4 * 4 + 1 + 2);
 }
 
 /// A kernel whose schedule moves 16 bytes per access, and whether it must

@@ -208,6 +208,7 @@ class TosaGroupNormTest : public testing::TestWithParam<Run> {};
 class TosaSoftmaxTest : public testing::TestWithParam<Run> {};
 class TosaSliceTest : public testing::TestWithParam<Run> {};
 class TosaPadConcatTest : public testing::TestWithParam<Run> {};
+class TosaGatherTest : public testing::TestWithParam<Run> {};
 
 const std::vector<int64_t> kRows = {4, 768};
 const std::vector<int64_t> kImages = {2, 16, 64};
@@ -563,6 +564,35 @@ func.func @pad(%x: tensor<2x3x4xf32>) -> tensor<3x6x5xf32> {
   EXPECT_EQ(y.toDoubles(), ref);
 }
 
+// tosa.gather reads the rows its indices name (an embedding lookup): on
+// the GPU the generic's body loads from the table at computed positions,
+// a buffer of its own; f16 rows, repeated and out-of-order indices.
+TEST_P(TosaGatherTest, GatherReadsTheRowsItsIndicesName) {
+  std::string ir = R"(
+func.func @embed(%table: tensor<2x10x3xf16>, %ids: tensor<2x5xi32>) -> tensor<2x5x3xf16> {
+  %y = tosa.gather %table, %ids : (tensor<2x10x3xf16>, tensor<2x5xi32>) -> tensor<2x5x3xf16>
+  return %y : tensor<2x5x3xf16>
+}
+)";
+  auto kernel = compileForRun(GetParam(), ir, "embed");
+  ASSERT_TRUE(kernel);
+  Buffer table(DType::F16, {2, 10, 3}), y(DType::F16, {2, 5, 3});
+  for (int64_t i = 0; i < table.size(); ++i)
+    table.set(i, double(i));
+  std::vector<int32_t> ids = {3, 0, 9, 3, 1, 9, 8, 0, 0, 5};
+  y.fill(std::nan(""));
+  ASSERT_EQ(
+      errorText(kernel->run({table.ref(), {ids.data(), DType::I32, {2, 5}, {}}},
+                            {y.ref()})),
+      "");
+  std::vector<double> ref;
+  for (int64_t n = 0; n < 2; ++n)
+    for (int64_t w = 0; w < 5; ++w)
+      for (int64_t c = 0; c < 3; ++c)
+        ref.push_back(double((n * 10 + ids[n * 5 + w]) * 3 + c));
+  EXPECT_EQ(y.toDoubles(), ref);
+}
+
 // tosa.concat writes each input into its columns: on the GPU one kernel
 // for the whole result, any element type (i8 here).
 TEST_P(TosaPadConcatTest, ConcatPlacesEachInputInItsColumns) {
@@ -698,6 +728,10 @@ INSTANTIATE_TEST_SUITE_P(CpuAndCudaSim, TosaGroupNormTest,
                                          Run::CUDASimFused),
                          runName);
 INSTANTIATE_TEST_SUITE_P(CpuAndCudaSim, TosaSoftmaxTest,
+                         testing::Values(Run::CPU, Run::CUDASimOpByOp,
+                                         Run::CUDASimFused),
+                         runName);
+INSTANTIATE_TEST_SUITE_P(CpuAndCudaSim, TosaGatherTest,
                          testing::Values(Run::CPU, Run::CUDASimOpByOp,
                                          Run::CUDASimFused),
                          runName);

@@ -7,6 +7,8 @@
 #include "LinalgBody.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Support/DebugStringHelper.h"
@@ -85,11 +87,32 @@ std::string cuda::whyNotKernelGeneric(linalg::GenericOp generic) {
   for (Operation &op : *body) {
     if (op.getNumRegions() != 0)
       return "has an op with regions in its body";
-    for (Value v : op.getOperands())
-      if (v.getParentBlock() != body && !matchPattern(v, m_Constant()))
-        return "uses a value from outside its body that is not a constant";
+    for (OpOperand &use : op.getOpOperands()) {
+      Value v = use.get();
+      if (v.getParentBlock() == body || matchPattern(v, m_Constant()))
+        continue;
+      // A tensor read at computed positions (a gather): a buffer of its
+      // own in the kernel.
+      auto extract = dyn_cast<tensor::ExtractOp>(op);
+      auto type = dyn_cast<RankedTensorType>(v.getType());
+      if (extract && use.getOperandNumber() == 0 && type &&
+          type.hasStaticShape())
+        continue;
+      return "uses a value from outside its body that is not a constant";
+    }
   }
   return "";
+}
+
+SmallVector<Value> cuda::capturedTensors(linalg::GenericOp generic) {
+  SmallVector<Value> tensors;
+  Block *body = generic.getBody();
+  for (Operation &op : *body)
+    if (auto extract = dyn_cast<tensor::ExtractOp>(op))
+      if (extract.getTensor().getParentBlock() != body &&
+          !llvm::is_contained(tensors, extract.getTensor()))
+        tensors.push_back(extract.getTensor());
+  return tensors;
 }
 
 TypedAttr cuda::splatOf(Value v) {
@@ -115,7 +138,8 @@ TypedAttr cuda::toComputeType(OpBuilder &b, TypedAttr value) {
 Value cuda::emitBody(OpBuilder &b, Location loc, linalg::GenericOp generic,
                      ArrayRef<Value> args,
                      llvm::function_ref<Value(int64_t)> loopIndex,
-                     Operation *skip, Value result) {
+                     Operation *skip, Value result,
+                     const llvm::DenseMap<Value, Value> *captured) {
   IRMapping map;
   Block *body = generic.getBody();
   for (auto [arg, v] : llvm::zip(body->getArguments(), args))
@@ -146,6 +170,32 @@ Value cuda::emitBody(OpBuilder &b, Location loc, linalg::GenericOp generic,
     }
     if (auto index = dyn_cast<linalg::IndexOp>(op)) {
       map.map(index.getResult(), loopIndex(index.getDim()));
+      continue;
+    }
+    // An element of a captured tensor: a load from its buffer at the
+    // row-major offset of the indices.
+    if (auto extract = dyn_cast<tensor::ExtractOp>(op);
+        extract && captured && captured->count(extract.getTensor())) {
+      auto type = cast<RankedTensorType>(extract.getTensor().getType());
+      Value offset;
+      int64_t stride = 1;
+      for (int64_t d = type.getRank() - 1; d >= 0; --d) {
+        Value i = map.lookup(extract.getIndices()[d]);
+        Value term =
+            stride == 1
+                ? i
+                : b.create<arith::MulIOp>(
+                      loc, i, b.create<arith::ConstantIndexOp>(loc, stride));
+        offset = offset ? b.create<arith::AddIOp>(loc, offset, term) : term;
+        stride *= type.getDimSize(d);
+      }
+      if (!offset)
+        offset = b.create<arith::ConstantIndexOp>(loc, 0);
+      Value v = b.create<memref::LoadOp>(
+          loc, captured->lookup(extract.getTensor()), offset);
+      Type to = computeType(v.getType());
+      map.map(extract.getResult(),
+              to == v.getType() ? v : b.create<arith::ExtFOp>(loc, to, v));
       continue;
     }
     if (auto ext = dyn_cast<arith::ExtFOp>(op)) {

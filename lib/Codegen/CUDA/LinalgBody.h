@@ -47,15 +47,23 @@ std::optional<DimTerm> asDimTerm(AffineExpr e);
 /// ops without regions that captures only constants).
 std::string whyNotKernelGeneric(linalg::GenericOp generic);
 
+/// The tensors from outside `generic` that its body reads with
+/// tensor.extract at computed positions (what TOSA's gather becomes), each
+/// once, in the order the body reads them.
+SmallVector<Value> capturedTensors(linalg::GenericOp generic);
+
 /// The generic's body at `b` on `args` (one per block argument, in the
 /// compute types; null for an argument the body does not read); returns
 /// the value of `result` (the yielded value when null), in the compute
 /// type. Each op whose result is f16/bf16 is rounded to its type, as the
 /// CPU computes it; `skip` (a reduction's combining op) is not emitted.
+/// `captured` maps each of capturedTensors(generic) to the flat buffer the
+/// kernel reads it from.
 Value emitBody(OpBuilder &b, Location loc, linalg::GenericOp generic,
                ArrayRef<Value> args,
                llvm::function_ref<Value(int64_t)> loopIndex,
-               Operation *skip = nullptr, Value result = Value());
+               Operation *skip = nullptr, Value result = Value(),
+               const llvm::DenseMap<Value, Value> *captured = nullptr);
 
 struct GPULoweringOptions;
 

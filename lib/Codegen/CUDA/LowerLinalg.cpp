@@ -179,6 +179,12 @@ LogicalResult lowerGeneric(RewriterBase &rewriter, linalg::GenericOp generic,
         s.vectorWidth /= 2;
   int64_t vw = s.vectorWidth;
 
+  // Tensors the body reads at computed positions (a gather), then the
+  // result.
+  SmallVector<Value> captured = capturedTensors(generic);
+  unsigned firstCaptured = args.size();
+  for (Value t : captured)
+    args.push_back(flatten(b, loc, getBuffer(b, loc, t)));
   Value result = allocBuffer(b, loc, type, Value());
   args.push_back(flatten(b, loc, result));
   TypeRange argTypes = ValueRange(args).getTypes();
@@ -195,6 +201,9 @@ LogicalResult lowerGeneric(RewriterBase &rewriter, linalg::GenericOp generic,
     Value start = m.mul(m.madd(bid, s.blockSize, tid), vw);
     Value step = m.mul(grid, s.blockSize * vw);
     Value out = k.arg(args.size() - 1);
+    llvm::DenseMap<Value, Value> capturedBuffers;
+    for (auto [i, t] : llvm::enumerate(captured))
+      capturedBuffers[t] = k.arg(firstCaptured + i);
     // `width` result elements from element i.
     auto chunk = [&](OpBuilder &fb, Location fl, Value i, int64_t width) {
       IndexMath f{fb, fl};
@@ -259,10 +268,13 @@ LogicalResult lowerGeneric(RewriterBase &rewriter, linalg::GenericOp generic,
         // A body that reads no init still has its block argument.
         while (laneArgs.size() < generic.getBody()->getNumArguments())
           laneArgs.push_back(Value());
-        results.push_back(emitBody(fb, fl, generic, laneArgs, [&](int64_t dim) {
-          Value v = loopIndex(dim);
-          return dim == inner && l ? f.add(v, f.c(l)) : v;
-        }));
+        results.push_back(emitBody(
+            fb, fl, generic, laneArgs,
+            [&](int64_t dim) {
+              Value v = loopIndex(dim);
+              return dim == inner && l ? f.add(v, f.c(l)) : v;
+            },
+            nullptr, Value(), &capturedBuffers));
       }
       storeLanes(fb, fl, results, out, i);
     };

@@ -107,6 +107,9 @@ std::string whyNotReduction(linalg::GenericOp generic) {
   std::string why = whyNotKernelGeneric(generic);
   if (!why.empty())
     return why;
+  if (!capturedTensors(generic).empty())
+    return "reads a tensor from outside its body at computed positions (a "
+           "gather) while it reduces";
   AffineMap out = generic.getMatchingIndexingMap(generic.getDpsInitOperand(0));
   SmallVector<unsigned> parallel;
   generic.getParallelDims(parallel);
