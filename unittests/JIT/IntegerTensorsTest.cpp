@@ -291,6 +291,36 @@ func.func @f(%x: tensor<4x2500xi64>, %y: tensor<300x6xi16>) -> (tensor<4x1xi64>,
   }
 }
 
+// Integer division never traps (x86's idiv faults on a zero divisor and on
+// INT_MIN / -1, and took the process with it): x / 0 and x % 0 are 0,
+// INT_MIN / -1 wraps to INT_MIN with remainder 0, on every target alike.
+TEST_P(IntegerTensorsTest, DivisionByZeroAndOverflowHaveAnswers) {
+  std::string ir = R"(
+func.func @f(%a: tensor<6xi32>, %b: tensor<6xi32>, %c: tensor<6xi8>, %d: tensor<6xi8>) -> (tensor<6xi32>, tensor<6xi8>, tensor<6xi8>) {
+  %q = tosa.int_div %a, %b : (tensor<6xi32>, tensor<6xi32>) -> tensor<6xi32>
+  %r = arith.remsi %c, %d : tensor<6xi8>
+  %u = arith.divui %c, %d : tensor<6xi8>
+  return %q, %r, %u : tensor<6xi32>, tensor<6xi8>, tensor<6xi8>
+}
+)";
+  auto kernel = compileForRun(GetParam(), ir, "f");
+  ASSERT_TRUE(kernel);
+  const int32_t i32min = std::numeric_limits<int32_t>::min();
+  Tensor<int32_t> a(DType::I32, {6}, {7, -8, i32min, 5, 0, i32min}),
+      b(DType::I32, {6}, {2, 3, -1, 0, 0, 1});
+  Tensor<int8_t> c(DType::I8, {6}, {7, -128, -128, 5, -7, -1}),
+      d(DType::I8, {6}, {2, -1, 0, 3, 2, 16});
+  Tensor<int32_t> q(DType::I32, {6});
+  Tensor<int8_t> r(DType::I8, {6}), u(DType::I8, {6});
+  ASSERT_EQ(errorText(kernel->run({a.ref(), b.ref(), c.ref(), d.ref()},
+                                  {q.ref(), r.ref(), u.ref()})),
+            "");
+  EXPECT_EQ(q.data, (std::vector<int32_t>{3, -2, i32min, 0, 0, i32min}));
+  EXPECT_EQ(r.data, (std::vector<int8_t>{1, 0, 0, 2, -1, -1}));
+  // Unsigned: 0x80 / 0xff = 0, 0xf9 / 2 = 124, 0xff / 16 = 15.
+  EXPECT_EQ(u.data, (std::vector<int8_t>{3, 0, 0, 1, 124, 15}));
+}
+
 INSTANTIATE_TEST_SUITE_P(CpuAndCudaSim, IntegerTensorsTest,
                          testing::Values(Run::CPU, Run::CUDASimOpByOp,
                                          Run::CUDASimFused),

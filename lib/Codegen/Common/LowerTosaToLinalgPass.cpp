@@ -99,6 +99,7 @@ struct NFLowerTosaToLinalgPass
     pm.addPass(createConvertElementwiseToLinalgPass());
     if (failed(runPipeline(pm, fn)))
       return signalPassFailure();
+    nf::makeIntegerDivisionTotal(fn);
 
     // convert-elementwise-to-linalg writes its results into an operand of
     // the same type; one-shot bufferization would then overwrite the

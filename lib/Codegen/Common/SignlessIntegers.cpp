@@ -301,3 +301,46 @@ LogicalResult mlir::nf::makeIntegersSignless(func::FuncOp function) {
   }
   return success();
 }
+
+void mlir::nf::makeIntegerDivisionTotal(func::FuncOp function) {
+  SmallVector<Operation *> divisions;
+  function.walk([&](Operation *op) {
+    if (isa<arith::DivSIOp, arith::DivUIOp, arith::RemSIOp, arith::RemUIOp>(
+            op) &&
+        isa<IntegerType>(op->getResult(0).getType()))
+      divisions.push_back(op);
+  });
+  for (Operation *op : divisions) {
+    OpBuilder b(op);
+    Location loc = op->getLoc();
+    auto type = cast<IntegerType>(op->getResult(0).getType());
+    unsigned w = type.getWidth();
+    auto constant = [&](const APInt &v) -> Value {
+      return b.create<arith::ConstantOp>(loc, b.getIntegerAttr(type, v));
+    };
+    Value x = op->getOperand(0), y = op->getOperand(1);
+    Value zero = constant(APInt::getZero(w)), one = constant(APInt(w, 1));
+    Value byZero =
+        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, y, zero);
+    Value unsafe = byZero;
+    bool isSigned = isa<arith::DivSIOp, arith::RemSIOp>(op);
+    Value overflow;
+    if (isSigned && w > 1) {
+      Value min = constant(APInt::getSignedMinValue(w));
+      Value minusOne = constant(APInt::getAllOnes(w));
+      overflow = b.create<arith::AndIOp>(
+          loc, b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, x, min),
+          b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, y, minusOne));
+      unsafe = b.create<arith::OrIOp>(loc, byZero, overflow);
+    }
+    Value safeY = b.create<arith::SelectOp>(loc, unsafe, one, y);
+    Operation *safe = b.clone(*op);
+    safe->setOperand(1, safeY);
+    Value r = safe->getResult(0);
+    // INT_MIN / 1 is INT_MIN, the wrapped quotient already; its remainder
+    // by 1 is 0. Only a zero divisor needs its own answer.
+    Value result = b.create<arith::SelectOp>(loc, byZero, zero, r);
+    op->getResult(0).replaceAllUsesWith(result);
+    op->erase();
+  }
+}

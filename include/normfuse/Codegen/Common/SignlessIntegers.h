@@ -38,6 +38,14 @@ namespace mlir::nf {
 /// a function with such types that another function calls.
 LogicalResult makeIntegersSignless(func::FuncOp function);
 
+/// Makes every integer division and remainder of `function` (arith.divsi,
+/// divui, remsi, remui on integers, not indices) total, so that no input
+/// traps the CPU (x86's idiv faults) or the simulator: x / 0 and x % 0 are
+/// 0, and INT_MIN / -1 is INT_MIN (the wrapped quotient), its remainder 0.
+/// TOSA and ONNX leave these undefined; normfuse gives every target the
+/// same answer.
+void makeIntegerDivisionTotal(func::FuncOp function);
+
 } // namespace mlir::nf
 
 #endif // NORMFUSE_CODEGEN_COMMON_SIGNLESSINTEGERS_H
