@@ -88,6 +88,30 @@ llvm::Error HostKernel::compile(mlir::ModuleOp module, bool cacheBuffers) {
   targetMachine = std::move(*tm);
   transformer = mlir::makeOptimizingTransformer(3, 0, targetMachine.get());
 
+  // An op the LLVM conversions left (a lowering gap) would crash LLVM's
+  // translation, inside an OpenMP region with a segmentation fault: name it
+  // instead.
+  mlir::Operation *leftover = nullptr;
+  module.walk([&](mlir::Operation *op) {
+    llvm::StringRef ns =
+        op->getDialect() ? op->getDialect()->getNamespace() : llvm::StringRef();
+    if (op == module.getOperation() || ns == "llvm" || ns == "omp")
+      return mlir::WalkResult::advance();
+    leftover = op;
+    return mlir::WalkResult::interrupt();
+  });
+  if (leftover) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << "'" << leftover->getName() << "' was not lowered to LLVM (a gap "
+       << "in normfuse's CPU pipeline; please report it)";
+    if (auto loc = llvm::dyn_cast<mlir::FileLineColLoc>(leftover->getLoc()))
+      os << " at " << loc.getFilename().getValue() << ":" << loc.getLine()
+         << ":" << loc.getColumn();
+    return llvm::make_error<llvm::StringError>(os.str(),
+                                               llvm::inconvertibleErrorCode());
+  }
+
   mlir::ExecutionEngineOptions options;
   options.transformer = transformer;
   options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;

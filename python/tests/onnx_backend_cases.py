@@ -22,8 +22,8 @@ import normfuse.onnx
 # (message pattern, reason). Order matters: the first match names it.
 KNOWN_LIMITS: List[Tuple[str, str]] = [
     (r"cannot run on the CUDA target",
-     "an op with no CUDA kernel yet: a window (pooling, convolution) or an "
-     "argmax left as linalg, a pad of run-time sizes (issue 29)"),
+     "an op with no CUDA kernel yet: a pad of a run-time value or sizes "
+     "(issue 29)"),
     (r"element type (float8|float4|u?int[24]\b|string|complex)|cannot cast to "
      r"(float8|float4|u?int[24]\b|string|complex)",
      "an element type outside normfuse's (8-bit and 4-bit floats, 2-bit and 4-bit integers, strings)"),

@@ -431,6 +431,21 @@ std::vector<std::string> allSources() {
       "  %q = tosa.pad %p, %s, %v : (tensor<30x30xi1>, tensor<2x2xi32>, "
       "tensor<i1>) -> tensor<32x33xi1>\n"
       "  return %c, %q : tensor<64x228xf16>, tensor<32x33xi1>\n}\n";
+  // Windows and reductions of two results: a max pool of f16, an average
+  // pool of f32 (its pad, the sums, the division), an argmax, a bilinear
+  // resize (its body reads the input at computed positions) and an rfft2d.
+  linalg += R"mlir(
+func.func @pools(%h: tensor<2x32x32x64xf16>, %x: tensor<2x32x32x64xf32>) -> (tensor<2x16x16x64xf16>, tensor<2x32x32x64xf32>, tensor<2x32x32xi32>, tensor<2x63x63x64xf32>, tensor<2x32x17xf32>, tensor<2x32x17xf32>) {
+  %m = tosa.max_pool2d %h {kernel = array<i64: 3, 3>, pad = array<i64: 0, 1, 0, 1>, stride = array<i64: 2, 2>} : (tensor<2x32x32x64xf16>) -> tensor<2x16x16x64xf16>
+  %a = tosa.avg_pool2d %x {acc_type = f32, kernel = array<i64: 3, 3>, pad = array<i64: 1, 1, 1, 1>, stride = array<i64: 1, 1>} : (tensor<2x32x32x64xf32>) -> tensor<2x32x32x64xf32>
+  %i = tosa.argmax %x {axis = 3 : i32} : (tensor<2x32x32x64xf32>) -> tensor<2x32x32xi32>
+  %r = tosa.resize %x {border = array<i64: 0, 0>, mode = "BILINEAR", offset = array<i64: 0, 0>, scale = array<i64: 2, 1, 2, 1>} : (tensor<2x32x32x64xf32>) -> tensor<2x63x63x64xf32>
+  %s = tosa.slice %x {start = array<i64: 0, 0, 0, 0>, size = array<i64: 2, 32, 32, 1>} : (tensor<2x32x32x64xf32>) -> tensor<2x32x32x1xf32>
+  %s3 = tosa.reshape %s {new_shape = array<i64: 2, 32, 32>} : (tensor<2x32x32x1xf32>) -> tensor<2x32x32xf32>
+  %re, %im = tosa.rfft2d %s3 : (tensor<2x32x32xf32>) -> (tensor<2x32x17xf32>, tensor<2x32x17xf32>)
+  return %m, %a, %i, %r, %re, %im : tensor<2x16x16x64xf16>, tensor<2x32x32x64xf32>, tensor<2x32x32xi32>, tensor<2x63x63x64xf32>, tensor<2x32x17xf32>, tensor<2x32x17xf32>
+}
+)mlir";
   // f64 to f16 in one rounding.
   linalg += "func.func @linalg_narrow_to_f16(%x: tensor<64x256xf64>) -> "
             "tensor<64x256xf16> {\n  %y = arith.truncf %x : "
@@ -550,11 +565,15 @@ TEST(NVRTCResourceTest, NoKernelSpillsAtSm90) {
   // each). Linalg kernels: the fused chain, the transpose and the two
   // reductions x 4 dtypes, and the narrowing from f64. Odd sizes: GELU,
   // add and tanh x 4 dtypes. Integers: the chain and three reductions x 4
-  // widths. A gather. Windows: a concatenation and a pad.
+  // widths. A gather. Windows: a concatenation and a pad. Pools and
+  // two-result reductions: the max pool (its pad, the window), the average
+  // pool (its pad, the sums, the division), the argmax, the resize, the
+  // slice and the rfft2d.
   EXPECT_EQ(kernels, 2 * (3 * 4 * 2 + 4 * 2 * 2) + (2 + 2 + 3 + 3 + 3) * 4 * 2 +
                          11 * 4 + (2 * 2 + 1 + 1) * 4 + (3 + 4 + 3) * 2 * 4 +
                          (1 + 3 * 2) * 4 + 2 * 4 * 4 + (2 + 4 + 3 + 4 + 3 + 2) +
-                         4 * 4 + 1 + 3 * 4 + 4 * 4 + 1 + 2);
+                         4 * 4 + 1 + 3 * 4 + 4 * 4 + 1 + 2 +
+                         (2 + 3 + 1 + 1 + 1 + 1));
 }
 
 /// A kernel whose schedule moves 16 bytes per access, and whether it must

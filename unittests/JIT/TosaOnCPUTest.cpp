@@ -4,10 +4,10 @@
 // GELU, SiLU, LayerNorm, GroupNorm, bias-add and ReLU chains that normfuse
 // raises to nf ops, softmax, transpose, matmul, casts), arith/math ops on
 // tensors, and a function mixing TOSA and nf ops through the same JIT as nf
-// functions, and compares with float64 references computed here. All but
-// the pad, the convolution and the matmul also run on the CUDA kernels in
-// the simulator, op by op (linalg kernels) and fused. Outputs are
-// poisoned with NaN first, so an element left unwritten fails the test.
+// functions, and compares with float64 references computed here. Each also
+// runs on the CUDA kernels in the simulator, op by op (linalg kernels; the
+// convolution and the matmul on the nf product kernels) and fused. Outputs
+// are poisoned with NaN first, so an element left unwritten fails the test.
 //
 // Tolerances (relative L2 error against float64 on the rounded inputs):
 // f32 1e-5 (every op rounds to f32; tanh, erf and exp are polynomial
@@ -209,6 +209,8 @@ class TosaSoftmaxTest : public testing::TestWithParam<Run> {};
 class TosaSliceTest : public testing::TestWithParam<Run> {};
 class TosaPadConcatTest : public testing::TestWithParam<Run> {};
 class TosaGatherTest : public testing::TestWithParam<Run> {};
+class TosaConvTest : public testing::TestWithParam<Run> {};
+class TosaMatmulTest : public testing::TestWithParam<Run> {};
 
 const std::vector<int64_t> kRows = {4, 768};
 const std::vector<int64_t> kImages = {2, 16, 64};
@@ -593,6 +595,70 @@ func.func @embed(%table: tensor<2x10x3xf16>, %ids: tensor<2x5xi32>) -> tensor<2x
   EXPECT_EQ(y.toDoubles(), ref);
 }
 
+/// Runs an embedding bag of the 10x3 table (as `tableShape`) over six
+/// indices (as `idsShape`, one repeated) and checks the three sums
+/// exactly.
+void checkBag(normfuse::jit::Kernel &kernel,
+              const std::vector<int64_t> &tableShape,
+              const std::vector<int64_t> &idsShape,
+              const std::vector<int64_t> &sumShape) {
+  Buffer table(DType::F32, tableShape), y(DType::F32, sumShape);
+  for (int64_t i = 0; i < table.size(); ++i)
+    table.set(i, double(i * i % 17));
+  std::vector<int32_t> ids = {3, 0, 9, 3, 1, 7};
+  y.fill(std::nan(""));
+  ASSERT_EQ(
+      errorText(kernel.run(
+          {table.ref(), {ids.data(), DType::I32, idsShape, {}}}, {y.ref()})),
+      "");
+  std::vector<double> ref(3, 0.0);
+  for (int32_t id : ids)
+    for (int64_t c = 0; c < 3; ++c)
+      ref[c] += table.get(id * 3 + c);
+  EXPECT_EQ(y.toDoubles(), ref);
+}
+
+// An embedding bag: the rows the indices name, summed (tosa.gather, then
+// tosa.reduce_sum over the looked-up rows); small integers, so the sums are
+// exact.
+TEST_P(TosaGatherTest, GatheredRowsCanBeSummed) {
+  std::string ir = R"(
+func.func @bag(%table: tensor<1x10x3xf32>, %ids: tensor<1x6xi32>) -> tensor<1x1x3xf32> {
+  %rows = tosa.gather %table, %ids : (tensor<1x10x3xf32>, tensor<1x6xi32>) -> tensor<1x6x3xf32>
+  %sum = tosa.reduce_sum %rows {axis = 1 : i32} : (tensor<1x6x3xf32>) -> tensor<1x1x3xf32>
+  return %sum : tensor<1x1x3xf32>
+}
+)";
+  auto kernel = compileForRun(GetParam(), ir, "bag");
+  ASSERT_TRUE(kernel);
+  checkBag(*kernel, {1, 10, 3}, {1, 6}, {1, 1, 3});
+}
+
+// The same bag as one linalg reduction whose body reads the table at the
+// positions the indices give (what fusing a gather into a sum makes): on
+// the GPU one kernel that loads from the table itself.
+TEST_P(TosaGatherTest, AReductionMayGatherInItsBody) {
+  std::string ir = R"(
+func.func @bag(%table: tensor<10x3xf32>, %ids: tensor<6xi32>) -> tensor<3xf32> {
+  %zero = arith.constant 0.0 : f32
+  %empty = tensor.empty() : tensor<3xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%empty : tensor<3xf32>) -> tensor<3xf32>
+  %sum = linalg.generic {indexing_maps = [affine_map<(c, r) -> (r)>, affine_map<(c, r) -> (c)>], iterator_types = ["parallel", "reduction"]} ins(%ids : tensor<6xi32>) outs(%init : tensor<3xf32>) {
+  ^bb0(%id: i32, %acc: f32):
+    %row = arith.index_cast %id : i32 to index
+    %col = linalg.index 0 : index
+    %v = tensor.extract %table[%row, %col] : tensor<10x3xf32>
+    %s = arith.addf %acc, %v : f32
+    linalg.yield %s : f32
+  } -> tensor<3xf32>
+  return %sum : tensor<3xf32>
+}
+)";
+  auto kernel = compileForRun(GetParam(), ir, "bag");
+  ASSERT_TRUE(kernel);
+  checkBag(*kernel, {10, 3}, {6}, {3});
+}
+
 // tosa.concat writes each input into its columns: on the GPU one kernel
 // for the whole result, any element type (i8 here).
 TEST_P(TosaPadConcatTest, ConcatPlacesEachInputInItsColumns) {
@@ -648,7 +714,7 @@ func.func @narrow(%x: tensor<5xf64>) -> tensor<5xbf16> {
 // A convolution of f16 data with an f32 result (TOSA's f16 inputs with f32
 // accumulation), 3x3, padded, with an f16 bias: small integers, so every
 // product and sum is exact and the result must equal the reference exactly.
-TEST(TosaConvTest, F16DataWithF32ResultIsExact) {
+TEST_P(TosaConvTest, F16DataWithF32ResultIsExact) {
   std::string ir = R"(
 func.func @conv(%x: tensor<2x5x6x3xf16>, %w: tensor<4x3x3x3xf16>, %b: tensor<4xf16>) -> tensor<2x5x6x4xf32> {
   %y = tosa.conv2d %x, %w, %b {pad = array<i64: 1, 1, 1, 1>, stride = array<i64: 1, 1>, dilation = array<i64: 1, 1>}
@@ -656,7 +722,7 @@ func.func @conv(%x: tensor<2x5x6x3xf16>, %w: tensor<4x3x3x3xf16>, %b: tensor<4xf
   return %y : tensor<2x5x6x4xf32>
 }
 )";
-  auto kernel = compileOrFail(ir, "conv");
+  auto kernel = compileForRun(GetParam(), ir, "conv");
   ASSERT_TRUE(kernel);
   Buffer x(DType::F16, {2, 5, 6, 3}), w(DType::F16, {4, 3, 3, 3}),
       b(DType::F16, {4}), y(DType::F32, {2, 5, 6, 4});
@@ -688,7 +754,7 @@ func.func @conv(%x: tensor<2x5x6x3xf16>, %w: tensor<4x3x3x3xf16>, %b: tensor<4xf
   EXPECT_EQ(y.toDoubles(), ref);
 }
 
-TEST(TosaMatmulTest, BatchedMatmulMatchesFloat64Reference) {
+TEST_P(TosaMatmulTest, BatchedMatmulMatchesFloat64Reference) {
   const int64_t batch = 2, m = 5, k = 33, n = 7;
   std::string a = tensorType(DType::F32, {batch, m, k});
   std::string b = tensorType(DType::F32, {batch, k, n});
@@ -696,7 +762,7 @@ TEST(TosaMatmulTest, BatchedMatmulMatchesFloat64Reference) {
   std::string ir = "func.func @mm(%a: " + a + ", %b: " + b + ") -> " + c +
                    " {\n  %0 = tosa.matmul %a, %b : (" + a + ", " + b +
                    ") -> " + c + "\n  return %0 : " + c + "\n}\n";
-  auto kernel = compileOrFail(ir, "mm");
+  auto kernel = compileForRun(GetParam(), ir, "mm");
   ASSERT_TRUE(kernel);
   std::mt19937 rng(14);
   Buffer lhs(DType::F32, {batch, m, k}), rhs(DType::F32, {batch, k, n}),
@@ -740,6 +806,14 @@ INSTANTIATE_TEST_SUITE_P(CpuAndCudaSim, TosaPadConcatTest,
                                          Run::CUDASimFused),
                          runName);
 INSTANTIATE_TEST_SUITE_P(CpuAndCudaSim, TosaSliceTest,
+                         testing::Values(Run::CPU, Run::CUDASimOpByOp,
+                                         Run::CUDASimFused),
+                         runName);
+INSTANTIATE_TEST_SUITE_P(CpuAndCudaSim, TosaConvTest,
+                         testing::Values(Run::CPU, Run::CUDASimOpByOp,
+                                         Run::CUDASimFused),
+                         runName);
+INSTANTIATE_TEST_SUITE_P(CpuAndCudaSim, TosaMatmulTest,
                          testing::Values(Run::CPU, Run::CUDASimOpByOp,
                                          Run::CUDASimFused),
                          runName);

@@ -37,6 +37,9 @@ class MathDialect;
 namespace memref {
 class MemRefDialect;
 } // namespace memref
+namespace nf {
+class NFDialect;
+} // namespace nf
 namespace scf {
 class SCFDialect;
 } // namespace scf

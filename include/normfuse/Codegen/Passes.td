@@ -64,8 +64,10 @@ def NFExpandMathPass : Pass<"nf-expand-math"> {
   let summary = "Expand math functions into vectorizable arithmetic";
   let description = [{
     Rewrites `math.tanh`, `math.erf`, `math.exp` and friends on f32 scalars
-    and vectors as MLIR's polynomial approximations, which vectorize, and
-    expands bf16 conversions into integer arithmetic the host CPU supports.
+    and vectors as MLIR's polynomial approximations, which vectorize,
+    expands bf16 conversions into integer arithmetic the host CPU supports,
+    and signed floor and ceiling divisions (which the LLVM conversion does
+    not take) into a division and a correction.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
@@ -159,11 +161,13 @@ def NFLowerToGPUPass : Pass<"nf-lower-to-gpu", "ModuleOp"> {
     reading its operands through their indexing maps, a splat constant as
     an immediate, any other constant as a buffer (a memref.global after
     bufferization, which the launch plan uploads once). Reductions, slices,
-    pads, concatenations and integer tensors get kernels too
-    (docs/CUDA.md); any other op (a window, an argmax) is reported as an
-    error naming it and the reason.
+    pads, concatenations, gathers, windows (pooling), argmax and integer
+    tensors get kernels too, and `tosa.matmul`/`tosa.conv2d` run on the nf
+    product kernels (docs/CUDA.md); any other op is reported as an error
+    naming it and the reason.
   }];
   let dependentDialects = [
+    "::mlir::nf::NFDialect",
     "::mlir::arith::ArithDialect",
     "::mlir::bufferization::BufferizationDialect",
     "::mlir::gpu::GPUDialect",

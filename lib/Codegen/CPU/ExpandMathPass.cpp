@@ -1,9 +1,11 @@
 //===- ExpandMathPass.cpp - nf-expand-math, nf-align-streaming-stores ----===//
 //
 // Part of normfuse. nf-expand-math replaces math functions with MLIR's
-// polynomial approximations (which vectorize, unlike calls into libm) and
+// polynomial approximations (which vectorize, unlike calls into libm),
 // bf16 conversions with integer arithmetic (which needs no soft-float
-// runtime). nf-align-streaming-stores states the alignment of the
+// runtime), and signed floor and ceiling divisions (tosa.resize's source
+// positions), which the LLVM conversion does not take, with a division and
+// a correction. nf-align-streaming-stores states the alignment of the
 // non-temporal vector stores of the nf loops on the LLVM dialect.
 //
 //===----------------------------------------------------------------------===//
@@ -32,6 +34,7 @@ struct NFExpandMathPass : nf::impl::NFExpandMathPassBase<NFExpandMathPass> {
     RewritePatternSet patterns(&getContext());
     populateMathPolynomialApproximationPatterns(patterns);
     arith::populateExpandBFloat16Patterns(patterns);
+    arith::populateCeilFloorDivExpandOpsPatterns(patterns);
     if (failed(
             applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();

@@ -11,7 +11,10 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Support/DebugStringHelper.h"
+
+#include <functional>
 
 using namespace mlir;
 using namespace mlir::nf;
@@ -51,11 +54,53 @@ std::optional<DimTerm> cuda::asDimTerm(AffineExpr e) {
   return std::nullopt;
 }
 
+std::optional<LinearForm> cuda::asLinearForm(AffineExpr e) {
+  if (auto c = dyn_cast<AffineConstantExpr>(e))
+    return LinearForm{{}, c.getValue()};
+  if (auto d = dyn_cast<AffineDimExpr>(e))
+    return LinearForm{{DimTerm{int64_t(d.getPosition()), 1, 0}}, 0};
+  auto bin = dyn_cast<AffineBinaryOpExpr>(e);
+  if (!bin)
+    return std::nullopt;
+  std::optional<LinearForm> l = asLinearForm(bin.getLHS()),
+                            r = asLinearForm(bin.getRHS());
+  if (!l || !r)
+    return std::nullopt;
+  if (e.getKind() == AffineExprKind::Add) {
+    l->terms.append(r->terms);
+    l->offset += r->offset;
+    return l;
+  }
+  if (e.getKind() != AffineExprKind::Mul)
+    return std::nullopt;
+  // A product with a constant (affine maps keep it on the right).
+  if (!r->terms.empty())
+    std::swap(l, r);
+  if (!r->terms.empty())
+    return std::nullopt;
+  for (DimTerm &t : l->terms)
+    t.scale *= r->offset;
+  l->offset *= r->offset;
+  return l;
+}
+
+/// Whether `v`, from outside the body of `generic`, is a scalar the kernel
+/// can compute itself: a constant, or a pure op without regions on such
+/// scalars (the window sizes TOSA's average pooling computes from
+/// constants).
+static bool isRecomputable(Value v) {
+  if (isa<ShapedType>(v.getType()))
+    return matchPattern(v, m_Constant());
+  Operation *op = v.getDefiningOp();
+  if (!op || op->getNumRegions() != 0 || !isMemoryEffectFree(op) ||
+      llvm::any_of(op->getResultTypes(), llvm::IsaPred<ShapedType>))
+    return false;
+  return llvm::all_of(op->getOperands(), isRecomputable);
+}
+
 std::string cuda::whyNotKernelGeneric(linalg::GenericOp generic) {
   if (!generic.hasPureTensorSemantics())
     return "works on buffers";
-  if (generic.getNumDpsInits() != 1)
-    return "has " + std::to_string(generic.getNumDpsInits()) + " results";
   for (Value v : generic->getOperands()) {
     // A scalar operand (linalg.fill's value) that is a constant is an
     // immediate.
@@ -79,9 +124,9 @@ std::string cuda::whyNotKernelGeneric(linalg::GenericOp generic) {
   for (OpOperand &in : generic->getOpOperands()) {
     AffineMap map = generic.getMatchingIndexingMap(&in);
     for (AffineExpr e : map.getResults())
-      if (!asDimTerm(e))
-        return "reads an operand through an indexing map that is not of "
-               "the form d * s + c (a window)";
+      if (!asLinearForm(e))
+        return "reads an operand through an indexing map that is not a sum "
+               "of d * s + c terms";
   }
   Block *body = generic.getBody();
   for (Operation &op : *body) {
@@ -89,7 +134,7 @@ std::string cuda::whyNotKernelGeneric(linalg::GenericOp generic) {
       return "has an op with regions in its body";
     for (OpOperand &use : op.getOpOperands()) {
       Value v = use.get();
-      if (v.getParentBlock() == body || matchPattern(v, m_Constant()))
+      if (v.getParentBlock() == body || isRecomputable(v))
         continue;
       // A tensor read at computed positions (a gather): a buffer of its
       // own in the kernel.
@@ -135,30 +180,49 @@ TypedAttr cuda::toComputeType(OpBuilder &b, TypedAttr value) {
   return b.getFloatAttr(to, f.getValueAsDouble());
 }
 
-Value cuda::emitBody(OpBuilder &b, Location loc, linalg::GenericOp generic,
-                     ArrayRef<Value> args,
-                     llvm::function_ref<Value(int64_t)> loopIndex,
-                     Operation *skip, Value result,
-                     const llvm::DenseMap<Value, Value> *captured) {
+/// Emits the body of `generic` (but `skip`) into `map`, and returns
+/// `results` (the yielded values where empty) in the compute types.
+static SmallVector<Value> emitBodyValues(
+    OpBuilder &b, Location loc, linalg::GenericOp generic, ArrayRef<Value> args,
+    llvm::function_ref<Value(int64_t)> loopIndex, Operation *skip,
+    ValueRange results, const llvm::DenseMap<Value, Value> *captured) {
   IRMapping map;
   Block *body = generic.getBody();
   for (auto [arg, v] : llvm::zip(body->getArguments(), args))
     if (v)
       map.map(arg, v);
-  // A constant the body captures from outside becomes the kernel's own.
-  auto captureConstant = [&](Value v) {
-    if (map.contains(v) || v.getParentBlock() == body)
-      return;
-    Attribute value;
-    matchPattern(v, m_Constant(&value));
-    map.map(v, b.create<arith::ConstantOp>(
-                   loc, toComputeType(b, cast<TypedAttr>(value))));
-  };
   auto round = [&](Value v, Type narrow) -> Value {
     if (computeType(narrow) == narrow)
       return v;
     Value r = b.create<arith::TruncFOp>(loc, narrow, v);
     return b.create<arith::ExtFOp>(loc, computeType(narrow), r);
+  };
+  // `op` cloned on the mapped operands, its results in the compute types
+  // (rounded to their own where narrower).
+  auto cloneComputing = [&](Operation &op) {
+    Operation *clone = b.clone(op, map);
+    for (auto [result, cloned] :
+         llvm::zip(op.getResults(), clone->getResults())) {
+      Type narrow = result.getType();
+      cloned.setType(computeType(narrow));
+      map.map(result, round(cloned, narrow));
+    }
+  };
+  // A constant the body captures from outside becomes the kernel's own; a
+  // scalar computed from constants is computed again in the kernel.
+  std::function<void(Value)> capture = [&](Value v) {
+    if (map.contains(v) || v.getParentBlock() == body)
+      return;
+    Attribute value;
+    if (matchPattern(v, m_Constant(&value))) {
+      map.map(v, b.create<arith::ConstantOp>(
+                     loc, toComputeType(b, cast<TypedAttr>(value))));
+      return;
+    }
+    Operation *op = v.getDefiningOp();
+    for (Value operand : op->getOperands())
+      capture(operand);
+    cloneComputing(*op);
   };
   for (Operation &op : body->without_terminator()) {
     if (&op == skip)
@@ -225,17 +289,36 @@ Value cuda::emitBody(OpBuilder &b, Location loc, linalg::GenericOp generic,
       continue;
     }
     for (Value v : op.getOperands())
-      captureConstant(v);
-    Operation *clone = b.clone(op, map);
-    for (auto [result, cloned] :
-         llvm::zip(op.getResults(), clone->getResults())) {
-      Type narrow = result.getType();
-      cloned.setType(computeType(narrow));
-      map.map(result, round(cloned, narrow));
-    }
+      capture(v);
+    cloneComputing(op);
   }
+  if (results.empty())
+    results = body->getTerminator()->getOperands();
+  SmallVector<Value> values;
+  for (Value v : results) {
+    capture(v);
+    values.push_back(map.lookup(v));
+  }
+  return values;
+}
+
+Value cuda::emitBody(OpBuilder &b, Location loc, linalg::GenericOp generic,
+                     ArrayRef<Value> args,
+                     llvm::function_ref<Value(int64_t)> loopIndex,
+                     Operation *skip, Value result,
+                     const llvm::DenseMap<Value, Value> *captured) {
   if (!result)
-    result = cast<linalg::YieldOp>(body->getTerminator()).getOperand(0);
-  captureConstant(result);
-  return map.lookup(result);
+    result =
+        cast<linalg::YieldOp>(generic.getBody()->getTerminator()).getOperand(0);
+  return emitBodyValues(b, loc, generic, args, loopIndex, skip, result,
+                        captured)[0];
+}
+
+SmallVector<Value>
+cuda::emitBodyYields(OpBuilder &b, Location loc, linalg::GenericOp generic,
+                     ArrayRef<Value> args,
+                     llvm::function_ref<Value(int64_t)> loopIndex,
+                     const llvm::DenseMap<Value, Value> *captured) {
+  return emitBodyValues(b, loc, generic, args, loopIndex, nullptr, ValueRange(),
+                        captured);
 }

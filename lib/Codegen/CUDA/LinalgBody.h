@@ -40,11 +40,24 @@ struct DimTerm {
 /// `e` as a DimTerm, or none (a sum of dimensions: a window).
 std::optional<DimTerm> asDimTerm(AffineExpr e);
 
+/// An indexing map result that is a sum of scaled dimensions and a constant
+/// (a window of a pooling or a convolution: `d1 * stride + d4 *
+/// dilation`). Each term's offset is 0.
+struct LinearForm {
+  SmallVector<DimTerm> terms;
+  int64_t offset = 0;
+};
+
+/// `e` as a LinearForm, or none (a division, a modulo, a product of
+/// dimensions).
+std::optional<LinearForm> asLinearForm(AffineExpr e);
+
 /// Why `generic` cannot become a kernel of either kind, or "": what both
 /// need (tensors of static shape and float, bool or integer elements or
-/// constant scalars,
-/// one result, operands read through dimensions and constants, a body of
-/// ops without regions that captures only constants).
+/// constant scalars, operands read through sums of scaled dimensions and
+/// constants, a body of ops without regions that captures only constants,
+/// scalars computed from constants, and tensors it gathers from). The
+/// number of results is for each kind to check.
 std::string whyNotKernelGeneric(linalg::GenericOp generic);
 
 /// The tensors from outside `generic` that its body reads with
@@ -63,6 +76,14 @@ Value emitBody(OpBuilder &b, Location loc, linalg::GenericOp generic,
                ArrayRef<Value> args,
                llvm::function_ref<Value(int64_t)> loopIndex,
                Operation *skip = nullptr, Value result = Value(),
+               const llvm::DenseMap<Value, Value> *captured = nullptr);
+
+/// As emitBody, every value the body yields (a generic of several results:
+/// an argmax yields the index and the value).
+SmallVector<Value>
+emitBodyYields(OpBuilder &b, Location loc, linalg::GenericOp generic,
+               ArrayRef<Value> args,
+               llvm::function_ref<Value(int64_t)> loopIndex,
                const llvm::DenseMap<Value, Value> *captured = nullptr);
 
 struct GPULoweringOptions;

@@ -69,6 +69,14 @@ std::string whyNotElementwise(linalg::GenericOp generic) {
   std::string why = whyNotKernelGeneric(generic);
   if (!why.empty())
     return why;
+  if (generic.getNumDpsInits() != 1)
+    return "has " + std::to_string(generic.getNumDpsInits()) +
+           " results and no reduction";
+  for (OpOperand &in : generic->getOpOperands())
+    for (AffineExpr e : generic.getMatchingIndexingMap(&in).getResults())
+      if (!asDimTerm(e))
+        return "reads an operand through a window (a sum of dimensions) "
+               "while none of its loops reduces";
   AffineMap out = generic.getMatchingIndexingMap(generic.getDpsInitOperand(0));
   if (!out.isPermutation())
     return "writes its result through an indexing map that is not a "
@@ -207,20 +215,23 @@ LogicalResult lowerGeneric(RewriterBase &rewriter, linalg::GenericOp generic,
     // `width` result elements from element i.
     auto chunk = [&](OpBuilder &fb, Location fl, Value i, int64_t width) {
       IndexMath f{fb, fl};
-      // The loop indices of the vector's first element, as needed.
-      SmallVector<Value> index(bounds.size());
-      auto loopIndex = [&](int64_t dim) -> Value {
-        if (index[dim])
-          return index[dim];
+      // The loop indices of flat element `at`, as needed, kept in `cache`.
+      auto indexOf = [&](Value at, SmallVector<Value> &cache,
+                         int64_t dim) -> Value {
+        if (cache[dim])
+          return cache[dim];
         int64_t r = llvm::find(outDims, dim) - outDims.begin();
         int64_t stride = 1;
         for (int64_t d = r + 1; d < rank; ++d)
           stride *= type.getDimSize(d);
-        Value v = f.div(i, stride);
+        Value v = f.div(at, stride);
         if (r > 0)
           v = f.rem(v, type.getDimSize(r));
-        return index[dim] = v;
+        return cache[dim] = v;
       };
+      // The vector's first element's.
+      SmallVector<Value> index(bounds.size());
+      auto loopIndex = [&](int64_t dim) { return indexOf(i, index, dim); };
       auto offsetOf = [&](const Input &in, bool withInner) {
         int64_t constant = 0;
         Value offset;
@@ -262,19 +273,26 @@ LogicalResult lowerGeneric(RewriterBase &rewriter, linalg::GenericOp generic,
       }
       SmallVector<Value> results;
       for (int64_t l = 0; l < width; ++l) {
+        // A lane's loop indices (where the body reads them): the first
+        // element's, the innermost one plus the lane where the vector lies
+        // in one row; a flat vector may cross rows, so its lanes' own.
+        SmallVector<Value> laneIndex(bounds.size());
+        auto laneLoopIndex = [&](int64_t dim) -> Value {
+          if (l == 0)
+            return loopIndex(dim);
+          if (flat)
+            return indexOf(f.add(i, f.c(l)), laneIndex, dim);
+          Value v = loopIndex(dim);
+          return dim == inner ? f.add(v, f.c(l)) : v;
+        };
         SmallVector<Value> laneArgs;
         for (auto &v : lanes)
           laneArgs.push_back(v[l]);
         // A body that reads no init still has its block argument.
         while (laneArgs.size() < generic.getBody()->getNumArguments())
           laneArgs.push_back(Value());
-        results.push_back(emitBody(
-            fb, fl, generic, laneArgs,
-            [&](int64_t dim) {
-              Value v = loopIndex(dim);
-              return dim == inner && l ? f.add(v, f.c(l)) : v;
-            },
-            nullptr, Value(), &capturedBuffers));
+        results.push_back(emitBody(fb, fl, generic, laneArgs, laneLoopIndex,
+                                   nullptr, Value(), &capturedBuffers));
       }
       storeLanes(fb, fl, results, out, i);
     };

@@ -20,8 +20,11 @@
 // when stored. Integer sums, products, extrema and bitwise reductions
 // (TOSA's reduce_all and reduce_any) are exact in their own type, wrapping
 // as the CPU's do. A body whose combining op is not one of these (or that
-// is not of the form out = op(out, f(in))) runs as written, op by op, on a
-// thread per result.
+// is not of the form out = op(out, f(in))), or that has several results
+// (an argmax: the index and the value), runs as written, op by op, on a
+// thread per result. Operands may be read through windows (`d1 * stride +
+// d4 * dilation`: pooling, depthwise and other convolutions left as
+// linalg).
 //
 //===----------------------------------------------------------------------===//
 
@@ -57,6 +60,8 @@ struct Combiner {
 };
 
 Combiner findCombiner(linalg::GenericOp generic) {
+  if (generic.getNumDpsInits() != 1)
+    return {};
   Block *body = generic.getBody();
   BlockArgument out = body->getArguments().back();
   Value yielded = cast<linalg::YieldOp>(body->getTerminator()).getOperand(0);
@@ -107,15 +112,15 @@ std::string whyNotReduction(linalg::GenericOp generic) {
   std::string why = whyNotKernelGeneric(generic);
   if (!why.empty())
     return why;
-  if (!capturedTensors(generic).empty())
-    return "reads a tensor from outside its body at computed positions (a "
-           "gather) while it reduces";
   AffineMap out = generic.getMatchingIndexingMap(generic.getDpsInitOperand(0));
   SmallVector<unsigned> parallel;
   generic.getParallelDims(parallel);
   if (!out.isProjectedPermutation() || out.getNumResults() != parallel.size())
     return "writes its result through an indexing map that is not a "
            "permutation of its parallel dimensions";
+  for (OpOperand &init : generic.getDpsInitsMutable())
+    if (generic.getMatchingIndexingMap(&init) != out)
+      return "writes its results through different indexing maps";
   return "";
 }
 
@@ -126,6 +131,8 @@ bool isConstantZero(Value v) {
 
 struct Operand {
   AffineMap map;
+  /// The map's results as sums of scaled dimensions.
+  SmallVector<LinearForm> forms;
   SmallVector<int64_t> strides;
   /// The immediate of a splat, in the compute type; null for a buffer.
   TypedAttr splat;
@@ -145,50 +152,50 @@ LogicalResult cuda::lowerLinalgReduction(RewriterBase &rewriter,
   rewriter.setInsertionPoint(generic);
   OpBuilder &b = rewriter;
   auto module = generic->getParentOfType<ModuleOp>();
-  OpOperand *init = generic.getDpsInitOperand(0);
   auto type = cast<RankedTensorType>(generic.getResult(0).getType());
-  Type acc = computeType(type.getElementType());
   SmallVector<int64_t> bounds = generic.getStaticLoopRanges();
-  AffineMap outMap = generic.getMatchingIndexingMap(init);
+  AffineMap outMap =
+      generic.getMatchingIndexingMap(generic.getDpsInitOperand(0));
   int64_t rank = type.getRank(), results = type.getNumElements();
   SmallVector<int64_t> outDims;
   for (AffineExpr e : outMap.getResults())
     outDims.push_back(cast<AffineDimExpr>(e).getPosition());
 
-  // The operands: inputs, then the initial value where it is not a splat.
-  SmallVector<Operand> operands;
+  // The operands: inputs (null where the body does not read one: the
+  // window shape of a pooling), then the initial values that are not
+  // splats.
+  SmallVector<std::optional<Operand>> operands;
   SmallVector<Value> args;
-  auto addOperand = [&](OpOperand *operand) {
+  auto makeOperand = [&](OpOperand *operand, Value value) {
     Operand o;
     o.map = generic.getMatchingIndexingMap(operand);
-    if (TypedAttr splat = splatOf(operand->get())) {
+    for (AffineExpr e : o.map.getResults())
+      o.forms.push_back(*asLinearForm(e));
+    if (TypedAttr splat = splatOf(value)) {
       o.splat = toComputeType(b, splat);
-      operands.push_back(o);
-      return;
+      return o;
     }
-    auto opType = cast<RankedTensorType>(operand->get().getType());
+    auto opType = cast<RankedTensorType>(value.getType());
     o.strides.assign(opType.getRank(), 1);
     for (int64_t d = opType.getRank() - 2; d >= 0; --d)
       o.strides[d] = o.strides[d + 1] * opType.getDimSize(d + 1);
     o.arg = args.size();
-    args.push_back(flatten(b, loc, getBuffer(b, loc, operand->get())));
-    operands.push_back(o);
+    args.push_back(flatten(b, loc, getBuffer(b, loc, value)));
+    return o;
   };
   for (OpOperand *in : generic.getDpsInputOperands())
-    addOperand(in);
+    operands.push_back(generic.payloadUsesValueFromOperand(in)
+                           ? std::optional(makeOperand(in, in->get()))
+                           : std::nullopt);
   // A linalg.fill of a constant (what TOSA's reductions start from) is an
   // immediate; its kernel, if any, is never launched.
-  Value initValue = init->get();
-  if (auto fill = initValue.getDefiningOp<linalg::FillOp>())
-    if (matchPattern(fill.getInputs()[0], m_Constant()))
-      initValue = fill.getInputs()[0];
-  Operand initOperand;
-  initOperand.map = outMap;
-  if (TypedAttr splat = splatOf(initValue)) {
-    initOperand.splat = toComputeType(b, splat);
-  } else {
-    addOperand(init);
-    initOperand = operands.pop_back_val();
+  SmallVector<Operand> inits;
+  for (OpOperand &init : generic.getDpsInitsMutable()) {
+    Value initValue = init.get();
+    if (auto fill = initValue.getDefiningOp<linalg::FillOp>())
+      if (matchPattern(fill.getInputs()[0], m_Constant()))
+        initValue = fill.getInputs()[0];
+    inits.push_back(makeOperand(&init, initValue));
   }
 
   // The reduced dimensions, in the order the first buffer operand lays
@@ -199,9 +206,9 @@ LogicalResult cuda::lowerLinalgReduction(RewriterBase &rewriter,
   SmallVector<unsigned> reductionDims;
   generic.getReductionDims(reductionDims);
   const Operand *first = nullptr;
-  for (const Operand &o : operands)
-    if (!o.splat) {
-      first = &o;
+  for (const std::optional<Operand> &o : operands)
+    if (o && !o->splat) {
+      first = &*o;
       break;
     }
   if (first)
@@ -218,9 +225,15 @@ LogicalResult cuda::lowerLinalgReduction(RewriterBase &rewriter,
     perResult *= bounds[d];
 
   Combiner combiner = findCombiner(generic);
-  Type partialType = acc;
+  // The partial results' types: a combiner's (f64 for sums), else each
+  // result's compute type.
+  SmallVector<Type> partialTypes;
+  for (Value r : generic.getResults())
+    partialTypes.push_back(
+        computeType(cast<RankedTensorType>(r.getType()).getElementType()));
   if (combiner.op && isa<arith::AddFOp>(combiner.op))
-    partialType = b.getF64Type();
+    partialTypes[0] = b.getF64Type();
+  Type partialType = partialTypes[0];
   auto widen = [&](OpBuilder &wb, Location wl, Value v) -> Value {
     return v.getType() == partialType
                ? v
@@ -238,10 +251,26 @@ LogicalResult cuda::lowerLinalgReduction(RewriterBase &rewriter,
                     : schedule.kind == Kind::WarpPerResult ? kWarpSize
                                                            : schedule.blockSize;
 
-  Value result = allocBuffer(b, loc, type, Value());
-  args.push_back(flatten(b, loc, result));
+  // Tensors the body reads at computed positions (a gather), then the
+  // results.
+  SmallVector<Value> captured = capturedTensors(generic);
+  unsigned firstCaptured = args.size();
+  for (Value t : captured)
+    args.push_back(flatten(b, loc, getBuffer(b, loc, t)));
+  SmallVector<Value> resultBuffers;
+  for (Value r : generic.getResults()) {
+    resultBuffers.push_back(
+        allocBuffer(b, loc, cast<RankedTensorType>(r.getType()), Value()));
+    args.push_back(flatten(b, loc, resultBuffers.back()));
+  }
+  auto replace = [&] {
+    SmallVector<Value> tensors;
+    for (Value buffer : resultBuffers)
+      tensors.push_back(toTensor(b, loc, buffer));
+    rewriter.replaceOp(generic, tensors);
+  };
   if (results == 0) {
-    rewriter.replaceOp(generic, toTensor(b, loc, result));
+    replace();
     return success();
   }
   Kernel k = createKernel(module, loc, kernelBaseName(generic, "reduce"),
@@ -267,7 +296,12 @@ LogicalResult cuda::lowerLinalgReduction(RewriterBase &rewriter,
     if (schedule.kind == Kind::BlockPerResult)
       scratch = addWorkgroupBuffer(k, loc, schedule.blockSize / kWarpSize,
                                    partialType);
-    Value out = k.arg(args.size() - 1);
+    llvm::DenseMap<Value, Value> capturedBuffers;
+    for (auto [i, t] : llvm::enumerate(captured))
+      capturedBuffers[t] = k.arg(firstCaptured + i);
+    SmallVector<Value> outs;
+    for (size_t i = 0; i < resultBuffers.size(); ++i)
+      outs.push_back(k.arg(args.size() - resultBuffers.size() + i));
     kb.create<scf::ForOp>(
         loc, worker, m.c(results), m.mul(grid, perBlock), ValueRange{},
         [&](OpBuilder &fb, Location fl, Value r, ValueRange) {
@@ -285,15 +319,16 @@ LogicalResult cuda::lowerLinalgReduction(RewriterBase &rewriter,
                               ArrayRef<Value> idx, bool reducing) {
             int64_t constant = 0;
             Value offset;
-            for (auto [d, e] : llvm::enumerate(o.map.getResults())) {
-              DimTerm t = *asDimTerm(e);
+            for (auto [d, form] : llvm::enumerate(o.forms)) {
               if (!reducing)
-                constant += t.offset * o.strides[d];
-              if (t.dim < 0 || llvm::is_contained(reductionDims,
-                                                  unsigned(t.dim)) != reducing)
-                continue;
-              Value term = im.mul(idx[t.dim], t.scale * o.strides[d]);
-              offset = offset ? im.add(offset, term) : term;
+                constant += form.offset * o.strides[d];
+              for (const DimTerm &t : form.terms) {
+                if (llvm::is_contained(reductionDims, unsigned(t.dim)) !=
+                    reducing)
+                  continue;
+                Value term = im.mul(idx[t.dim], t.scale * o.strides[d]);
+                offset = offset ? im.add(offset, term) : term;
+              }
             }
             if (!offset)
               return im.c(constant);
@@ -302,8 +337,9 @@ LogicalResult cuda::lowerLinalgReduction(RewriterBase &rewriter,
           // Each buffer operand's offset for result r, outside the loop
           // over its elements.
           SmallVector<Value> bases;
-          for (const Operand &o : operands)
-            bases.push_back(o.splat ? Value() : offsetOf(f, o, index, false));
+          for (const std::optional<Operand> &o : operands)
+            bases.push_back(o && !o->splat ? offsetOf(f, *o, index, false)
+                                           : Value());
           auto load = [&](OpBuilder &lb, Location ll, const Operand &o,
                           Value offset) -> Value {
             if (o.splat)
@@ -313,14 +349,14 @@ LogicalResult cuda::lowerLinalgReduction(RewriterBase &rewriter,
             return loadLanes(lb, ll, buffer, offset, 1,
                              computeType(element))[0];
           };
-          Value initial =
-              load(fb, fl, initOperand,
-                   initOperand.splat ? Value()
-                                     : offsetOf(f, initOperand, index, false));
+          SmallVector<Value> initials;
+          for (const Operand &o : inits)
+            initials.push_back(load(
+                fb, fl, o, o.splat ? Value() : offsetOf(f, o, index, false)));
           // One element's contribution (the whole body where there is no
-          // combiner, on `current`).
+          // combiner, on the partial results `current`).
           auto element = [&](OpBuilder &eb, Location el, Value j,
-                             Value current) {
+                             ValueRange current) -> SmallVector<Value> {
             IndexMath e{eb, el};
             SmallVector<Value> idx(index);
             for (int64_t i = reduced.size() - 1, stride = 1; i >= 0; --i) {
@@ -330,33 +366,42 @@ LogicalResult cuda::lowerLinalgReduction(RewriterBase &rewriter,
             }
             SmallVector<Value> values;
             for (auto [o, base] : llvm::zip(operands, bases)) {
+              if (!o) {
+                values.push_back(Value());
+                continue;
+              }
               Value offset;
-              if (!o.splat) {
-                Value inner = offsetOf(e, o, idx, true);
+              if (!o->splat) {
+                Value inner = offsetOf(e, *o, idx, true);
                 offset = isConstantZero(inner) ? base : e.add(base, inner);
               }
-              values.push_back(load(eb, el, o, offset));
+              values.push_back(load(eb, el, *o, offset));
             }
-            // The body reads the result only through the combiner, or
-            // (without one) as the partial result in the compute type.
-            values.push_back(combiner.op ? Value() : current);
             auto loopIndex = [&](int64_t dim) { return idx[dim]; };
-            if (!combiner.op)
-              return emitBody(eb, el, generic, values, loopIndex);
-            Value partial = emitBody(eb, el, generic, values, loopIndex,
-                                     combiner.op, combiner.partial);
-            return combine(eb, el, combiner.op, current,
-                           widen(eb, el, partial));
+            // The body reads the result only through the combiner, or
+            // (without one) as the partial results in the compute types.
+            if (!combiner.op) {
+              llvm::append_range(values, current);
+              return emitBodyYields(eb, el, generic, values, loopIndex,
+                                    &capturedBuffers);
+            }
+            values.push_back(Value());
+            Value partial =
+                emitBody(eb, el, generic, values, loopIndex, combiner.op,
+                         combiner.partial, &capturedBuffers);
+            return {combine(eb, el, combiner.op, current[0],
+                            widen(eb, el, partial))};
           };
-          Value start = combiner.op
-                            ? identityOf(fb, fl, combiner.op, partialType)
-                            : initial;
+          SmallVector<Value> start =
+              combiner.op ? SmallVector<Value>{identityOf(fb, fl, combiner.op,
+                                                          partialType)}
+                          : initials;
           Value from = sharing > 1 ? lane : f.c(0);
           Value step = f.c(sharing);
           auto loop = fb.create<scf::ForOp>(
-              fl, from, f.c(perResult), step, ValueRange{start},
+              fl, from, f.c(perResult), step, start,
               [&](OpBuilder &lb, Location ll, Value j, ValueRange iter) {
-                lb.create<scf::YieldOp>(ll, element(lb, ll, j, iter[0]));
+                lb.create<scf::YieldOp>(ll, element(lb, ll, j, iter));
               });
           Value total = loop.getResult(0);
           auto combineWith = [&](OpBuilder &cb, Location cl, Value x, Value y) {
@@ -367,10 +412,15 @@ LogicalResult cuda::lowerLinalgReduction(RewriterBase &rewriter,
           // The first thread combines the initial value, then (a block
           // row) the warps' values in warp order, and stores.
           auto finish = [&](OpBuilder &sb, Location sl, Value v) {
-            if (combiner.op)
-              v = combine(sb, sl, combiner.op, widen(sb, sl, initial), v);
-            storeLanes(sb, sl, v, out, r);
+            v = combine(sb, sl, combiner.op, widen(sb, sl, initials[0]), v);
+            storeLanes(sb, sl, v, outs[0], r);
           };
+          if (!combiner.op) {
+            for (auto [v, out] : llvm::zip(loop.getResults(), outs))
+              storeLanes(fb, fl, v, out, r);
+            fb.create<scf::YieldOp>(fl);
+            return;
+          }
           if (sharing == 1) {
             finish(fb, fl, total);
             fb.create<scf::YieldOp>(fl);
@@ -412,6 +462,6 @@ LogicalResult cuda::lowerLinalgReduction(RewriterBase &rewriter,
       std::min<int64_t>(llvm::divideCeil(results, schedule.resultsPerBlock()),
                         schedule.maxBlocks));
   launch(b, loc, k, blocks, schedule.blockSize, args);
-  rewriter.replaceOp(generic, toTensor(b, loc, result));
+  replace();
   return success();
 }

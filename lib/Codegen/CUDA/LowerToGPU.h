@@ -13,6 +13,7 @@
 #include "normfuse/Dialect/NF/IR/NFOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir::nf::cuda {
@@ -81,6 +82,11 @@ Value emitElementwise(OpBuilder &b, Operation *op, RankedTensorType type,
 LogicalResult lowerPointwiseToGPU(RewriterBase &rewriter, Operation *op,
                                   const GPULoweringOptions &options);
 
+/// Rewrites the kernels' index dialect ops and signed floor and ceiling
+/// divisions (copied from linalg bodies) as the arith ops the CUDA printer
+/// prints (ExpandForPrinter.cpp).
+void expandOpsForPrinter(gpu::GPUModuleOp kernels);
+
 /// Fuses the chains of elementwise linalg.generic ops of `function`, each
 /// producer into its only user (upstream's elementwise fusion).
 void fuseElementwiseLinalg(func::FuncOp function);
@@ -92,10 +98,11 @@ void fuseElementwiseLinalg(func::FuncOp function);
 void lowerPadsAndConcatsToGPU(func::FuncOp function, RewriterBase &rewriter,
                               const GPULoweringOptions &options);
 
-/// A linalg op on tensors whose loops are all parallel (a generic, or a
-/// named op such as a transpose as its generic): one elementwise kernel
-/// that reads each operand through its indexing map. Any other linalg op
-/// (a reduction, a convolution) is an error at the op naming the reason.
+/// A linalg op on tensors (a generic, or a named op as its generic): one
+/// elementwise kernel that reads each operand through its indexing map
+/// where its loops are all parallel, else one reduction kernel
+/// (LowerLinalgReductions.cpp); what neither takes is an error at the op
+/// naming the reason.
 LogicalResult lowerLinalgToGPU(RewriterBase &rewriter, Operation *op,
                                const GPULoweringOptions &options);
 

@@ -16,6 +16,7 @@
 #include "normfuse/Codegen/Passes.h"
 #include "normfuse/Dialect/NF/IR/NFDialect.h"
 #include "normfuse/Dialect/NF/IR/NFOps.h"
+#include "normfuse/Dialect/NF/Transforms/Patterns.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -31,6 +32,7 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::nf {
 #define GEN_PASS_DEF_NFLOWERTOGPUPASS
@@ -174,6 +176,24 @@ void lowerFusedOps(func::FuncOp function, RewriterBase &rewriter,
       inlineFusedBody(rewriter, op);
 }
 
+/// tosa.matmul and tosa.conv2d as nf.matmul and nf.conv2d (+ nf.bias_add)
+/// where nf takes their types and shapes; a zero bias folds away. Only
+/// those ops and what replaces them are rewritten.
+void raiseProducts(func::FuncOp function) {
+  SmallVector<Operation *> products;
+  function.walk([&](Operation *op) {
+    if (isa<tosa::MatMulOp, tosa::Conv2DOp>(op))
+      products.push_back(op);
+  });
+  if (products.empty())
+    return;
+  RewritePatternSet patterns(function.getContext());
+  populateRaiseProducerPatterns(patterns);
+  GreedyRewriteConfig config;
+  config.strictMode = GreedyRewriteStrictness::ExistingAndNewOps;
+  (void)applyOpPatternsAndFold(products, std::move(patterns), config);
+}
+
 struct NFLowerToGPUPass : nf::impl::NFLowerToGPUPassBase<NFLowerToGPUPass> {
   using NFLowerToGPUPassBase::NFLowerToGPUPassBase;
 
@@ -201,8 +221,12 @@ struct NFLowerToGPUPass : nf::impl::NFLowerToGPUPassBase<NFLowerToGPUPass> {
     for (func::FuncOp function : functions) {
       if (function.isDeclaration())
         continue;
-      // TOSA to linalg as on the CPU (a function of nf ops alone is left
-      // as it is); static reshapes become views of the same buffer.
+      // Matrix products and convolutions TOSA spells run on the nf
+      // product kernels, fused or not (a convolution's bias is then an
+      // nf.bias_add of its own); the rest of TOSA goes to linalg as on the
+      // CPU (a function of nf ops alone is left as it is), and static
+      // reshapes become views of the same buffer.
+      raiseProducts(function);
       OpPassManager toLinalg(func::FuncOp::getOperationName());
       toLinalg.addPass(createNFLowerTosaToLinalgPass());
       if (failed(runPipeline(toLinalg, function)))
@@ -249,8 +273,11 @@ struct NFLowerToGPUPass : nf::impl::NFLowerToGPUPassBase<NFLowerToGPUPass> {
       }
       eraseDeadOps(function);
     }
-    if (auto kernels = module.lookupSymbol<gpu::GPUModuleOp>(kKernelModuleName))
+    if (auto kernels =
+            module.lookupSymbol<gpu::GPUModuleOp>(kKernelModuleName)) {
+      expandOpsForPrinter(kernels);
       eraseDeadOps(kernels);
+    }
   }
 
   /// The index arithmetic the lowerings left unused (sizes that folded to

@@ -7,16 +7,8 @@
 
 // TOSA ops and arith/math ops on tensors run as linalg kernels
 // (nf-lower-to-gpu-linalg.mlir); what has no kernel yet is refused at the
-// op, with the reason: an argmax (two results), 4-bit integers, a pad of
-// a value known only at run time.
-func.func @argmax_is_not_lowered(%x: tensor<4x8xf32>) -> tensor<4xi32> {
-  // expected-error @+1 {{'linalg.generic' op cannot run on the CUDA target: it has 2 results}}
-  %y = tosa.argmax %x {axis = 1 : i32} : (tensor<4x8xf32>) -> tensor<4xi32>
-  return %y : tensor<4xi32>
-}
-
-// -----
-
+// op, with the reason: 4-bit integers, a pad of a value known only at run
+// time.
 func.func @integers_without_a_c_type_are_not_lowered(%x: tensor<4xi4>) -> tensor<4xi4> {
   // expected-error @+1 {{'linalg.generic' op cannot run on the CUDA target: it has i4 elements (the CUDA target takes float, bool and 8- to 64-bit integer tensors)}}
   %y = arith.addi %x, %x : tensor<4xi4>

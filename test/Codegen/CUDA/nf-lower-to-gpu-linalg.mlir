@@ -173,10 +173,47 @@ func.func @column_max(%x: tensor<6x100xf32>) -> tensor<1x100xf32> {
 
 // -----
 
+// An argmax (a reduction of two results, the index and the value) runs on
+// a thread per result, carrying both through the loop; each is stored.
+// CHECK-LABEL: gpu.func @argmax_reduce
+// CHECK-SAME: nf.schedule = "thread-per-result block=256 elements=8"
+// CHECK: %[[R:.+]]:2 = scf.for {{.+}} -> (i32, f32)
+// CHECK: arith.cmpf ogt
+// CHECK: memref.store %[[R]]#0, %arg1
+// CHECK: memref.store %[[R]]#1, %arg2
 func.func @argmax(%x: tensor<4x8xf32>) -> tensor<4xi32> {
-  // expected-error @+1 {{'linalg.generic' op cannot run on the CUDA target: it has 2 results}}
   %i = tosa.argmax %x {axis = 1 : i32} : (tensor<4x8xf32>) -> tensor<4xi32>
   return %i : tensor<4xi32>
+}
+
+// -----
+
+// A pooling window (the input read at d1 * 2 + d3): a thread per result;
+// the result's rows start 2 * 24 elements apart, the window's rows are 24
+// apart and its columns 4 (the channels).
+// CHECK-LABEL: gpu.func @max_pool_reduce
+// CHECK-SAME: nf.schedule = "thread-per-result block=256 elements=4"
+// CHECK: arith.muli %{{.+}}, %c48
+// CHECK: scf.for
+// CHECK: arith.muli %{{.+}}, %c24
+// CHECK: arith.muli %{{.+}}, %c4
+// CHECK: memref.load %arg0
+// CHECK: arith.maximumf
+func.func @max_pool(%x: tensor<1x6x6x4xf32>) -> tensor<1x3x3x4xf32> {
+  %y = tosa.max_pool2d %x {kernel = array<i64: 2, 2>, pad = array<i64: 0, 0, 0, 0>, stride = array<i64: 2, 2>} : (tensor<1x6x6x4xf32>) -> tensor<1x3x3x4xf32>
+  return %y : tensor<1x3x3x4xf32>
+}
+
+// -----
+
+// tosa.matmul runs on the nf product kernel, not as a linalg reduction.
+// CHECK-LABEL: func.func @matmul
+// CHECK: gpu.launch_func @nf_kernels::@matmul_matmul
+// CHECK-LABEL: gpu.func @matmul_matmul
+// CHECK-SAME: nf.schedule = "tiled-product
+func.func @matmul(%a: tensor<1x8x16xf32>, %b: tensor<1x16x4xf32>) -> tensor<1x8x4xf32> {
+  %0 = tosa.matmul %a, %b : (tensor<1x8x16xf32>, tensor<1x16x4xf32>) -> tensor<1x8x4xf32>
+  return %0 : tensor<1x8x4xf32>
 }
 
 // -----

@@ -1,5 +1,12 @@
-// A TOSA op with no CUDA kernel yet (an argmax, which lowers to a generic
-// of two results): the CPU runs it, the CUDA back end refuses it at the op.
+// A TOSA op with no CUDA kernel yet (a pad whose value is an argument):
+// the CPU runs it, the CUDA back end refuses it at the op.
+func.func @pad_value(%x: tensor<2x3xf32>, %v: tensor<f32>) -> tensor<2x5xf32> {
+  %p = "tosa.const"() <{value = dense<[[0, 0], [1, 1]]> : tensor<2x2xi32>}> : () -> tensor<2x2xi32>
+  %y = tosa.pad %x, %p, %v : (tensor<2x3xf32>, tensor<2x2xi32>, tensor<f32>) -> tensor<2x5xf32>
+  return %y : tensor<2x5xf32>
+}
+// An argmax (a reduction of two results, the index and the value) runs on
+// a thread per result.
 func.func @argmax(%x: tensor<2x3xf32>) -> tensor<2xi32> {
   %y = tosa.argmax %x {axis = 1 : i32} : (tensor<2x3xf32>) -> tensor<2xi32>
   return %y : tensor<2xi32>
