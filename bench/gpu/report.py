@@ -2,7 +2,7 @@
 """The GPU run's table and plots, from its JSON (run_steps.py calls it at
 the end of a run; on its own it redoes them from a results file):
 
-    report.py RESULTS.json [--plots | --check-dry-run]
+    report.py RESULTS.json [--plots | --families | --check-dry-run]
 
 table(): the steps, the checks' tallies, then the sweep: one line per tier-1
 case (each system's median ms and fraction of the copy, normfuse's error)
@@ -10,7 +10,10 @@ and, per op, direction and dtype, the median fraction of copy of each system
 over the sizes. plots(): a PNG per family (matplotlib, Agg) of achieved GB/s
 against size, one line per system, the copy as the ceiling (and TFLOP/s for
 matmul and conv2d): row norms, NHWC group norm, the NCHW channel norms,
-matmul and conv2d, the examples; 5 files.
+matmul and conv2d, the examples; 5 files. families(): the summary
+bench/README.md quotes, one line per op family (f32 and bf16 together):
+normfuse's median fraction of copy and range (TFLOP/s for the products),
+each peer's median speed ratio, and how often normfuse was the fastest.
 """
 import json
 import os
@@ -148,6 +151,58 @@ def table(doc):
     return lines
 
 
+# (label, ops, direction) of families(); ops of one label are pooled.
+FAMILY_ROWS = [
+    ("LayerNorm forward", ("layer_norm",), "forward"),
+    ("RMSNorm forward", ("rms_norm",), "forward"),
+    ("LayerNorm backward", ("layer_norm",), "backward"),
+    ("RMSNorm backward", ("rms_norm",), "backward"),
+    ("GroupNorm NHWC (+SiLU) forward", ("group_norm_nhwc", "group_norm_nhwc+silu"), "forward"),
+    ("GroupNorm NHWC (+SiLU) backward", ("group_norm_nhwc", "group_norm_nhwc+silu"), "backward"),
+    ("GroupNorm NCHW forward", ("group_norm",), "forward"),
+    ("BatchNorm training forward", ("batch_norm_training",), "forward"),
+    ("InstanceNorm forward", ("instance_norm",), "forward"),
+    ("matmul + bias + GELU", ("matmul+bias+gelu",), "forward"),
+    ("conv2d 3x3 + bias + ReLU NHWC", ("conv2d+bias+relu",), "forward"),
+]
+
+
+def families(doc):
+    """One line per FAMILY_ROWS entry over the sweep's timed cases: normfuse's
+    fraction of copy, median (min-max), or TFLOP/s (min-max) for products;
+    "vs" a peer = median over the cases both ran of peer ms / normfuse ms
+    (above 1: normfuse is faster), with their count where a peer ran fewer
+    cases than normfuse; fastest = cases where normfuse's median
+    was below every peer's that ran."""
+    timed = [r for r in sweep_cases(doc) if _ms(r.get("systems", {}).get("normfuse", {})) is not None]
+    peers = ("eager", "compile", "liger")
+    lines = ["| op | cases | normfuse | " + " | ".join(f"vs {p}" for p in peers) + " | fastest of all |",
+             "| --- | ---: | --- |" + " ---: |" * (len(peers) + 1)]
+    for label, ops, direction in FAMILY_ROWS:
+        rs = [r for r in timed if r["op"] in ops and r["direction"] == direction]
+        if not rs:
+            continue
+        nf = [r["systems"]["normfuse"] for r in rs]
+        if all("tflops" in e for e in nf):
+            t = [e["tflops"] for e in nf]
+            own = f"{min(t):.0f}-{max(t):.0f} TFLOP/s"
+        else:
+            f = [e["fraction_of_copy"] for e in nf]
+            own = f"{statistics.median(f):.2f} ({min(f):.2f}-{max(f):.2f}) of copy"
+        cells, fastest = [], 0
+        for r in rs:
+            mine = r["systems"]["normfuse"]["median_ms"]
+            others = [_ms(r["systems"].get(p, {})) for p in peers]
+            fastest += all(o is None or mine < o for o in others)
+        for p in peers:
+            ratios = [_ms(r["systems"][p]) / r["systems"]["normfuse"]["median_ms"]
+                      for r in rs if _ms(r["systems"].get(p, {})) is not None]
+            count = "" if len(ratios) == len(rs) else f" ({len(ratios)})"
+            cells.append(f"{statistics.median(ratios):.2f}{count}" if ratios else "-")
+        lines.append(f"| {label} | {len(rs)} | {own} | " + " | ".join(cells) + f" | {fastest} |")
+    return lines
+
+
 def plots(doc, stem):
     """(files written, notes)"""
     cases = [r for r in sweep_cases(doc) if "systems" in r]
@@ -268,6 +323,9 @@ def main() -> int:
             print("dry run:", p)
         print(f"dry run: {'ok' if not problems else str(len(problems)) + ' problems'} ({path})")
         return 1 if problems else 0
+    if "--families" in sys.argv:
+        print("\n".join(families(doc)))
+        return 0
     print("\n".join(table(doc)))
     if "--plots" in sys.argv:
         files, notes = plots(doc, os.path.splitext(path)[0])

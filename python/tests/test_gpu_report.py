@@ -1,0 +1,43 @@
+"""bench/gpu/report.py --families: the per-family summary bench/README.md
+quotes from a GPU run's JSON."""
+
+import importlib.util
+import pathlib
+
+from conftest import EXAMPLES
+
+spec = importlib.util.spec_from_file_location("gpu_report", EXAMPLES.parent / "bench" / "gpu" / "report.py")
+report = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(report)
+
+
+def case(op, direction, normfuse_ms, copy_ms, **peers):
+    systems = {"normfuse": {"median_ms": normfuse_ms, "fraction_of_copy": copy_ms / normfuse_ms},
+               "copy": {"median_ms": copy_ms}}
+    systems.update({p: {"median_ms": ms} for p, ms in peers.items()})
+    return {"kind": "case", "id": f"{op}/{direction}", "op": op, "direction": direction, "systems": systems}
+
+
+def doc(*cases):
+    return {"results": {"sweep": [{"kind": "environment"}, *cases]}}
+
+
+def test_a_family_line_gives_medians_ranges_peer_counts_and_wins():
+    lines = report.families(doc(
+        case("layer_norm", "forward", 2.0, 1.0, eager=4.0, liger=1.0),
+        case("layer_norm", "forward", 1.0, 1.0, eager=3.0, compile=2.0),
+        case("layer_norm", "forward", 4.0, 1.0, eager=2.0),
+        case("layer_norm", "backward", 1.0, 1.0, eager=2.0),  # another family
+    ))
+    assert lines[2] == "| LayerNorm forward | 3 | 0.50 (0.25-1.00) of copy | 2.00 | 2.00 (1) | 0.50 (1) | 1 |"
+    assert lines[3] == "| LayerNorm backward | 1 | 1.00 (1.00-1.00) of copy | 2.00 | - | - | 1 |"
+    assert len(lines) == 4
+
+
+def test_products_are_summarised_in_tflops_and_untimed_cases_are_left_out():
+    mm = case("matmul+bias+gelu", "forward", 1.0, 0.1, eager=0.5)
+    mm["systems"]["normfuse"]["tflops"] = 15.2
+    untimed = case("matmul+bias+gelu", "forward", 1.0, 0.1)
+    del untimed["systems"]["normfuse"]["median_ms"]
+    lines = report.families(doc(mm, untimed))
+    assert lines[2:] == ["| matmul + bias + GELU | 1 | 15-15 TFLOP/s | 0.50 | - | - | 0 |"]
