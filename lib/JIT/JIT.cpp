@@ -154,13 +154,10 @@ static std::string checkOptions(const Options &options) {
     return "the CUDA architecture must be sm_XY (or compute_XY) with XY at "
            "least 75, got '" +
            options.cuda.arch + "'";
-  static const char *schedules[] = {"auto", "warp-rows", "block-row-registers",
-                                    "block-row-streaming", "split-row"};
-  if (!llvm::is_contained(schedules,
-                          llvm::StringRef(options.cuda.rowNormSchedule)))
+  if (mlir::failed(
+          mlir::nf::cuda::parseForcedRowNormKind(options.cuda.rowNormSchedule)))
     return "unknown row-norm schedule '" + options.cuda.rowNormSchedule +
-           "' (auto, warp-rows, block-row-registers, block-row-streaming, "
-           "split-row)";
+           "' (" + mlir::nf::cuda::kForcedRowNormKinds + ")";
   return "";
 }
 

@@ -9,7 +9,10 @@
 // a spatial size no vector divides and one that 4 divides, batch 1 and
 // several images, f32/f16/bf16, groups of 1024 elements (the last warp
 // row) and of 1156 and 2178 (split), and chunks forced small so a group
-// spans several blocks. Also GroupNorm + SiLU fused (the UNet block) against
+// spans several blocks; in NHWC with a known channel count, across the
+// channels (channels-last-groups: groups of 10, 16, 24 and 1 channels,
+// vectors of 2 to 8 lanes, parts of a sweep each when forced, one group
+// per image). Also GroupNorm + SiLU fused (the UNet block) against
 // the unfused ops on the CPU. Tolerances as the CPU's channel-norm tests: f32
 // 1e-5, f16 1e-3, bf16 8e-3; statistics 1e-5.
 //
@@ -110,31 +113,46 @@ INSTANTIATE_TEST_SUITE_P(
         GroupCase{"nhwc_1156_elements_split_f32", DType::F32, 1, 8, 17, 17, 2,
                   true},
         GroupCase{"nchw_2178_elements_split_f32", DType::F32, 1, 4, 33, 33, 2,
-                  false}),
+                  false},
+        // Channels last across a block: vectors of 4 over groups of 10
+        // (two groups a vector), 41 parts of 3 positions, the last of 1.
+        GroupCase{"nhwc_sd_groups_channels_last_f32", DType::F32, 2, 320, 11,
+                  11, 32, true},
+        GroupCase{"nhwc_channels_last_small_parts_f16", DType::F16, 1, 96, 5, 7,
+                  6, true, "channels-last-groups"},
+        GroupCase{"nhwc_one_group_channels_last_f32", DType::F32, 3, 24, 4, 4,
+                  1, true, "channels-last-groups"},
+        // 273 parts of 4 positions: a finishing thread combines two.
+        GroupCase{"nhwc_channels_last_many_parts_f32", DType::F32, 1, 256, 33,
+                  33, 8, true, "channels-last-groups"},
+        GroupCase{"instance_nhwc_channels_last_bf16", DType::BF16, 2, 30, 3, 5,
+                  30, true, "channels-last-groups", true}),
     [](const auto &info) { return std::string(info.param.name); });
 
-// The UNet block's GroupNorm + SiLU (groups of 128 elements here: one
-// warp-row kernel) on the GPU, against the unfused ops on the CPU: 4e-3 for
-// f16 (the unfused ops round y to f16 before the SiLU).
-TEST(FusedGroupNormOnSimTest, GroupNormSiluMatchesOpByOp) {
-  std::vector<int64_t> shape{2, 8, 8, 64};
+// The UNet block's GroupNorm + SiLU in f16 fused on the GPU, in `kernels`
+// kernels, against the unfused ops on the CPU: 4e-3 (the unfused ops round
+// y to f16 before the SiLU).
+void expectGroupNormSiluMatchesOpByOp(std::vector<int64_t> shape,
+                                      int64_t groups, size_t kernels) {
+  int64_t c = shape.back();
   std::string x = tensorType(DType::F16, shape);
-  std::string p = tensorType(DType::F16, {64});
-  std::string st = tensorType(DType::F32, {2, 32});
+  std::string p = tensorType(DType::F16, {c});
+  std::string st = tensorType(DType::F32, {shape[0], groups});
   std::string ir =
       "func.func @gn_silu(%x: " + x + ", %s: " + p + ", %b: " + p + ") -> " +
       x +
       " {\n  %y, %m, %r = nf.group_norm %x scale %s bias %b {layout = "
-      "#nf.layout<nhwc>, num_groups = 32 : i64} : (" +
-      x + ", " + p + ", " + p + ") -> (" + x + ", " + st + ", " + st +
-      ")\n  %a = nf.silu %y : " + x + "\n  return %a : " + x + "\n}\n";
+      "#nf.layout<nhwc>, num_groups = " +
+      std::to_string(groups) + " : i64} : (" + x + ", " + p + ", " + p +
+      ") -> (" + x + ", " + st + ", " + st + ")\n  %a = nf.silu %y : " + x +
+      "\n  return %a : " + x + "\n}\n";
   auto sim = compileForSim(ir, "gn_silu", "auto", /*fuse=*/true);
   ASSERT_TRUE(sim);
-  EXPECT_EQ(sim->getPlan().steps.size(), 1u) << sim->getPlan().str();
+  EXPECT_EQ(sim->getPlan().steps.size(), kernels) << sim->getPlan().str();
   auto cpu = sharedJIT().compile(ir, "gn_silu");
   ASSERT_TRUE(bool(cpu)) << llvm::toString(cpu.takeError());
   std::mt19937 rng(29);
-  Buffer in(DType::F16, shape), scale(DType::F16, {64}), bias(DType::F16, {64});
+  Buffer in(DType::F16, shape), scale(DType::F16, {c}), bias(DType::F16, {c});
   in.fillNormal(rng);
   scale.fillNormal(rng, 1.0, 0.5);
   bias.fillNormal(rng);
@@ -146,6 +164,17 @@ TEST(FusedGroupNormOnSimTest, GroupNormSiluMatchesOpByOp) {
                                   {fromCPU.ref()})),
             "");
   EXPECT_LE(relativeError(fromSim.toDoubles(), fromCPU.toDoubles()), 4e-3);
+}
+
+// Groups of 16 channels x 576 positions: the three channels-last kernels,
+// the SiLU in the normalize kernel's epilogue.
+TEST(FusedGroupNormOnSimTest, ChannelsLastGroupNormSiluMatchesOpByOp) {
+  expectGroupNormSiluMatchesOpByOp({1, 24, 24, 96}, 6, 3u);
+}
+
+// Groups of 128 elements: one warp-row kernel.
+TEST(FusedGroupNormOnSimTest, GroupNormSiluMatchesOpByOp) {
+  expectGroupNormSiluMatchesOpByOp({2, 8, 8, 64}, 32, 1u);
 }
 
 } // namespace

@@ -214,7 +214,8 @@ TEST(JITOptionsTest, ValuesOutOfRangeAreRefused) {
   sim.cuda.rowNormSchedule = "fastest";
   EXPECT_EQ(optionsError(sim),
             "unknown row-norm schedule 'fastest' (auto, warp-rows, "
-            "block-row-registers, block-row-streaming, split-row)");
+            "block-row-registers, block-row-streaming, split-row, "
+            "channels-last-groups)");
 }
 
 TEST(JITOptionsTest, EachTargetTakesItsOwnOptions) {

@@ -185,7 +185,8 @@ def NFLowerToGPUPass : Pass<"nf-lower-to-gpu", "ModuleOp"> {
     Option<"rowNormSchedule", "row-norm-schedule", "std::string",
            /*default=*/"\"auto\"",
            "Force the row-norm schedule: auto, warp-rows, block-row-registers, "
-           "block-row-streaming or split-row">
+           "block-row-streaming, split-row or channels-last-groups (group "
+           "and instance norms in NHWC; auto for the rest)">
   ];
 }
 

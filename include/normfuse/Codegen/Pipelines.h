@@ -54,7 +54,8 @@ struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
   PassOptions::Option<std::string> rowNormSchedule{
       *this, "row-norm-schedule",
       llvm::cl::desc("Force the row-norm schedule (auto, warp-rows, "
-                     "block-row-registers, block-row-streaming, split-row)"),
+                     "block-row-registers, block-row-streaming, split-row, "
+                     "channels-last-groups)"),
       llvm::cl::init("auto")};
 };
 

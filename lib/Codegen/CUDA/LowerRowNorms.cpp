@@ -7,11 +7,14 @@
 // row in registers or streamed. The variance is the mean of squared
 // deviations from the mean, in two passes over the values (registers or
 // memory), never E[x^2] - E[x]^2; sums are in f32 (f64 for f64 data).
+// Group and instance norms are rows of one (image, group) here, except in
+// NHWC under a ChannelsLastGroups schedule (LowerGroupNormNHWC.cpp).
 //
 //===----------------------------------------------------------------------===//
 
 #include "KernelBuilder.h"
 #include "LowerToGPU.h"
+#include "RowNormKernel.h"
 #include "normfuse/Codegen/Common/ActivationMath.h"
 #include "normfuse/Codegen/Common/BufferBuilders.h"
 #include "normfuse/Codegen/Common/FusedGroups.h"
@@ -29,242 +32,6 @@ using namespace mlir::nf;
 using namespace mlir::nf::cuda;
 
 namespace {
-
-/// What one row-norm kernel computes.
-struct RowNormKernel {
-  bool center = true; // layer_norm subtracts the mean; rms_norm does not
-  bool hasScale = false, hasBias = false;
-  bool writeMean = false, writeRstd = false;
-  double epsilon = 0;
-  int64_t cols = ShapedType::kDynamic; // static row length, if known
-  Type acc;
-  /// The element type x is stored in (a prologue rounds to it).
-  Type storage;
-  RowNormSchedule schedule;
-  /// An nf.fused group's pointwise steps on x as it is loaded and on y
-  /// before it is stored.
-  ArrayRef<PointwiseStep> prologue, epilogue;
-
-  /// How a row's elements lie in memory. A layer or RMS norm's rows are
-  /// contiguous; a group norm's "row" is one (image, group), whose
-  /// elements are the group's channels at every spatial position.
-  enum class Layout {
-    Rows,
-    /// (N, C, spatial...): a row is contiguous, its channel changes every
-    /// `spatial` elements (vectors never cross one: the width divides it).
-    GroupsNCHW,
-    /// (N, spatial..., C): a row is `channelsPerGroup` contiguous elements
-    /// at each position, `channels` apart (the width divides the group).
-    GroupsNHWC,
-  };
-  Layout layout = Layout::Rows;
-  /// A group norm's groups, channels per group, spatial size and channels
-  /// on the host (constants where static) ...
-  SmallVector<Value> groupSizes;
-  enum GroupSize { kGroups, kChannelsPerGroup, kSpatial, kChannels };
-  /// ... read inside this kernel (`inKernel`; Kernel::size).
-  Kernel *kernel = nullptr;
-
-  /// This spec inside kernel `k`.
-  RowNormKernel inKernel(Kernel &k) const {
-    RowNormKernel spec = *this;
-    spec.kernel = &k;
-    return spec;
-  }
-  /// Size `which` in the kernel, at `b`.
-  Value size(OpBuilder &b, Location loc, GroupSize which) const {
-    return kernel->size(b, loc, groupSizes[which]);
-  }
-
-  /// Whether a vector's lanes share one channel (so per-channel values are
-  /// one load, broadcast) rather than run over consecutive channels.
-  bool lanesShareChannel() const { return layout == Layout::GroupsNCHW; }
-};
-
-/// Element `col` of row `row`: its flat offset and its channel (the index
-/// of scale, bias and bias_add's operand).
-std::pair<Value, Value> emitAddress(OpBuilder &b, Location loc,
-                                    const RowNormKernel &spec, Value row,
-                                    Value rowBase, Value col) {
-  using Layout = RowNormKernel::Layout;
-  if (spec.layout == Layout::Rows)
-    return {b.create<arith::AddIOp>(loc, rowBase, col), col};
-  using S = RowNormKernel;
-  auto size = [&](S::GroupSize which) { return spec.size(b, loc, which); };
-  Value group = b.create<arith::RemUIOp>(loc, row, size(S::kGroups));
-  Value firstChannel =
-      b.create<arith::MulIOp>(loc, group, size(S::kChannelsPerGroup));
-  if (spec.layout == Layout::GroupsNCHW)
-    return {b.create<arith::AddIOp>(loc, rowBase, col),
-            b.create<arith::AddIOp>(
-                loc, firstChannel,
-                b.create<arith::DivUIOp>(loc, col, size(S::kSpatial)))};
-  // NHWC: image n = row / G, position p = col / cpg, channel c = col % cpg:
-  // (n * spatial + p) * C + g * cpg + c.
-  Value image = b.create<arith::DivUIOp>(loc, row, size(S::kGroups));
-  Value position =
-      b.create<arith::DivUIOp>(loc, col, size(S::kChannelsPerGroup));
-  Value inGroup =
-      b.create<arith::RemUIOp>(loc, col, size(S::kChannelsPerGroup));
-  Value channel = b.create<arith::AddIOp>(loc, firstChannel, inGroup);
-  Value pixel = b.create<arith::AddIOp>(
-      loc, b.create<arith::MulIOp>(loc, image, size(S::kSpatial)), position);
-  return {b.create<arith::AddIOp>(
-              loc, b.create<arith::MulIOp>(loc, pixel, size(S::kChannels)),
-              channel),
-          channel};
-}
-
-/// `width` per-channel values from `buffer` at `channel`: consecutive
-/// channels (one element at a time where rows are peeled: the vector of x
-/// is aligned, the same columns of the scale are not), or one broadcast
-/// where a vector's lanes share a channel.
-SmallVector<Value> loadPerChannel(OpBuilder &b, Location loc,
-                                  const RowNormKernel &spec, Value buffer,
-                                  Value channel, int64_t width) {
-  if (spec.lanesShareChannel()) {
-    Value v = loadLanes(b, loc, buffer, channel, 1, spec.acc)[0];
-    return SmallVector<Value>(width, v);
-  }
-  if (!spec.schedule.peeled || width == 1)
-    return loadLanes(b, loc, buffer, channel, width, spec.acc);
-  IndexMath ix{b, loc};
-  SmallVector<Value> lanes;
-  for (int64_t l = 0; l < width; ++l)
-    lanes.push_back(
-        loadLanes(b, loc, buffer, ix.add(channel, ix.c(l)), 1, spec.acc)[0]);
-  return lanes;
-}
-
-/// Columns [begin, end) of a peeled row whose first element is at flat
-/// `rowBase`: whole vectors over [alignedBegin, alignedEnd), single
-/// elements before and after (fewer than a vector each).
-struct PeeledRange {
-  Value begin, alignedBegin, alignedEnd, end;
-};
-
-PeeledRange emitPeeledRange(OpBuilder &b, Location loc, int64_t vw,
-                            Value rowBase, Value begin, Value end) {
-  IndexMath ix{b, loc};
-  Value head = ix.rem(ix.sub(ix.c(vw), ix.rem(ix.add(rowBase, begin), vw)), vw);
-  PeeledRange r;
-  r.begin = begin;
-  r.end = end;
-  r.alignedBegin = b.create<arith::MinUIOp>(loc, ix.add(begin, head), end);
-  r.alignedEnd = ix.add(r.alignedBegin,
-                        ix.mul(ix.div(ix.sub(end, r.alignedBegin), vw), vw));
-  return r;
-}
-
-/// The single elements thread `lane` takes of a peeled range (lane < the
-/// vector width): column begin + lane of the head and alignedEnd + lane of
-/// the tail, each with whether it is in the range.
-SmallVector<std::pair<Value, Value>>
-peeledElements(OpBuilder &b, Location loc, const PeeledRange &r, Value lane) {
-  IndexMath ix{b, loc};
-  Value head = ix.add(r.begin, lane), tail = ix.add(r.alignedEnd, lane);
-  return {{head, b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, head,
-                                         r.alignedBegin)},
-          {tail, b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, tail,
-                                         r.end)}};
-}
-
-/// The kernel's arguments, in order: x, [scale], [bias], y, [mean], [rstd],
-/// rows, cols, then the operand of each prologue and epilogue step that
-/// reads one.
-struct RowNormArgs {
-  Value x, scale, bias, y, mean, rstd, rows, cols;
-  /// Per step: its operand's flat buffer, or null.
-  SmallVector<Value> prologue, epilogue;
-};
-
-/// Binds the step operands of `steps` from argument `i` on.
-void bindStepArgs(Kernel &k, ArrayRef<PointwiseStep> steps, unsigned &i,
-                  SmallVector<Value> &out) {
-  for (const PointwiseStep &step : steps)
-    out.push_back(step.operand ? k.arg(i++) : Value());
-}
-
-/// `steps` applied to the `lanes` of x or y at flat `offset`, column `col`
-/// (bias_add runs along the columns); each result rounded to `roundTo`
-/// when set, as the unfused ops would store it.
-SmallVector<Value> applySteps(OpBuilder &b, Location loc,
-                              const RowNormKernel &spec,
-                              ArrayRef<PointwiseStep> steps,
-                              ArrayRef<Value> stepArgs,
-                              SmallVector<Value> lanes, Value offset, Value col,
-                              Type acc, Type roundTo) {
-  int64_t vw = lanes.size();
-  for (auto [step, arg] : llvm::zip(steps, stepArgs)) {
-    SmallVector<Value> operand;
-    if (arg && step.kind == PointwiseStepKind::BiasAdd)
-      operand = loadPerChannel(b, loc, spec, arg, col, vw);
-    else if (arg)
-      operand = loadLanes(b, loc, arg, offset, vw, acc);
-    for (int64_t l = 0; l < vw; ++l) {
-      Value v =
-          applyPointwiseStep(b, loc, step, lanes[l], arg ? operand[l] : Value(),
-                             1, Exp2Form::MathOp);
-      if (roundTo && roundTo != acc) {
-        Value rounded = b.create<arith::TruncFOp>(loc, roundTo, v);
-        v = b.create<arith::ExtFOp>(loc, acc, rounded);
-      }
-      lanes[l] = v;
-    }
-  }
-  return lanes;
-}
-
-/// x at flat `offset` (column `col`), `width` lanes (the schedule's vector
-/// unless given), its prologue applied.
-SmallVector<Value> loadX(OpBuilder &b, Location loc, const RowNormKernel &spec,
-                         Value x, ArrayRef<Value> prologueArgs, Value offset,
-                         Value col, int64_t width = 0) {
-  SmallVector<Value> lanes = loadLanes(
-      b, loc, x, offset, width ? width : spec.schedule.vectorWidth, spec.acc);
-  if (spec.prologue.empty())
-    return lanes;
-  return applySteps(b, loc, spec, spec.prologue, prologueArgs, lanes, offset,
-                    col, spec.acc, spec.storage);
-}
-
-RowNormArgs bindArgs(Kernel &k, const RowNormKernel &spec) {
-  RowNormArgs a;
-  unsigned i = 0;
-  a.x = k.arg(i++);
-  if (spec.hasScale)
-    a.scale = k.arg(i++);
-  if (spec.hasBias)
-    a.bias = k.arg(i++);
-  a.y = k.arg(i++);
-  if (spec.writeMean)
-    a.mean = k.arg(i++);
-  if (spec.writeRstd)
-    a.rstd = k.arg(i++);
-  a.rows = k.arg(i++);
-  a.cols = k.arg(i++);
-  bindStepArgs(k, spec.prologue, i, a.prologue);
-  bindStepArgs(k, spec.epilogue, i, a.epilogue);
-  return a;
-}
-
-/// y at flat `offset` (column `col`), its epilogue applied first.
-void storeY(OpBuilder &b, Location loc, const RowNormKernel &spec,
-            const RowNormArgs &a, ArrayRef<Value> lanes, Value offset,
-            Value col) {
-  SmallVector<Value> out(lanes.begin(), lanes.end());
-  if (!spec.epilogue.empty())
-    out = applySteps(b, loc, spec, spec.epilogue, a.epilogue, out, offset, col,
-                     spec.acc, Type());
-  storeLanes(b, loc, out, a.y, offset);
-}
-
-Value sumOf(OpBuilder &b, Location loc, ArrayRef<Value> values) {
-  Value s = values.front();
-  for (Value v : values.drop_front())
-    s = b.create<arith::AddFOp>(loc, s, v);
-  return s;
-}
 
 /// The body of the row-norm kernel.
 void emitRowNormBody(Kernel &k, Location loc, const RowNormKernel &spec,
@@ -858,7 +625,7 @@ SmallVector<Value> emitRowNorm(OpBuilder &b, NormOp op, Operation *before,
   // Host side: buffers, the launch, tensors of the results.
   b.setInsertionPoint(before);
   Value x = getBuffer(b, loc, in.input);
-  Value rows, colsValue;
+  Value rows, colsValue, images;
   if constexpr (isGroupNorm) {
     // A row per (image, group): the group's channels at every position.
     IndexMath im{b, loc};
@@ -887,8 +654,13 @@ SmallVector<Value> emitRowNorm(OpBuilder &b, NormOp op, Operation *before,
     int64_t contiguous = spec.layout == RowNormKernel::Layout::GroupsNHWC
                              ? constantOr(channelsPerGroup)
                              : constantOr(spatial);
-    spec.schedule = selectGroupNormSchedule(cols, contiguous, element,
-                                            options.target, options.rowNorm);
+    images = getNumElements(b, loc, x, 0, 1);
+    int64_t nhwcChannels = spec.layout == RowNormKernel::Layout::GroupsNHWC
+                               ? constantOr(channels)
+                               : ShapedType::kDynamic;
+    spec.schedule = selectGroupNormSchedule(
+        cols, contiguous, element, options.target, options.rowNorm,
+        nhwcChannels, constantOr(im.product(images, spatial)));
   } else {
     for (int64_t d = axis; d < rank; ++d) {
       if (type.isDynamicDim(d)) {
@@ -945,6 +717,10 @@ SmallVector<Value> emitRowNorm(OpBuilder &b, NormOp op, Operation *before,
     return results();
   if (s.kind == RowNormSchedule::Kind::SplitRow) {
     lowerSplitRow(b, loc, module, op, spec, args, rows, colsValue);
+    return results();
+  }
+  if (s.kind == RowNormSchedule::Kind::ChannelsLastGroups) {
+    lowerChannelsLastGroups(b, loc, module, op, spec, args, images);
     return results();
   }
 

@@ -153,16 +153,6 @@ void slicesToGenerics(func::FuncOp function, RewriterBase &rewriter) {
   }
 }
 
-FailureOr<ForcedRowNormKind> parseRowNormKind(llvm::StringRef name) {
-  return llvm::StringSwitch<FailureOr<ForcedRowNormKind>>(name)
-      .Case("auto", ForcedRowNormKind::Auto)
-      .Case("warp-rows", ForcedRowNormKind::WarpRows)
-      .Case("block-row-registers", ForcedRowNormKind::BlockRowInRegisters)
-      .Case("block-row-streaming", ForcedRowNormKind::BlockRowStreaming)
-      .Case("split-row", ForcedRowNormKind::SplitRow)
-      .Default(failure());
-}
-
 /// Lowers each nf.fused that is a row norm with pointwise neighbours, or a
 /// matmul or conv2d with an epilogue, as one kernel, and inlines every
 /// other one (its ops then run one kernel each).
@@ -208,10 +198,12 @@ struct NFLowerToGPUPass : nf::impl::NFLowerToGPUPassBase<NFLowerToGPUPass> {
       return signalPassFailure();
     }
     options.target = *target;
-    FailureOr<ForcedRowNormKind> rowNorm = parseRowNormKind(rowNormSchedule);
+    FailureOr<ForcedRowNormKind> rowNorm =
+        parseForcedRowNormKind(rowNormSchedule);
     if (failed(rowNorm)) {
       module.emitError() << "nf-lower-to-gpu: unknown row-norm schedule '"
-                         << rowNormSchedule << "'";
+                         << rowNormSchedule << "' (" << kForcedRowNormKinds
+                         << ")";
       return signalPassFailure();
     }
     options.rowNorm = *rowNorm;

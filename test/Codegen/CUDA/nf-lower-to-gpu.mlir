@@ -109,18 +109,28 @@ func.func @pointwise(%x: tensor<4x1024xbf16>, %b: tensor<1024xbf16>) -> tensor<4
 
 // -----
 
-// GroupNorm NHWC: a row per (image, group), split across blocks; element i
-// of group g of image n is at ((n * HW + i / cpg) * C + g * cpg + i % cpg),
-// 2-element vectors (cpg = 2), scale and bias per channel.
+// GroupNorm NHWC (C=64 in 32 groups of 2 channels): three kernels across
+// the channels (channels-last-groups): each block's threads take a 16-byte
+// vector of a position's 64 channels (16 threads) at 16 positions; the
+// lanes' sums meet in shared memory (16 x 64) and a thread per group adds
+// its channels; a block per (image, group) combines the 64 parts by
+// shuffles and the warps in order; the normalize kernel reads and writes whole vectors. More in
+// nf-lower-to-gpu-group-norm-nhwc.mlir.
+// CHECK: gpu.launch_func @nf_kernels::@unet_group_norm_partial blocks in (%c64{{.*}}) threads in (%c256
+// CHECK: gpu.launch_func @nf_kernels::@unet_group_norm_finish blocks in (%c32{{.*}}) threads in (%c256
+// CHECK: gpu.launch_func @nf_kernels::@unet_group_norm_normalize blocks in (%c64{{.*}}) threads in (%c256
 // CHECK-LABEL: gpu.func @unet_group_norm_partial
-// CHECK-SAME: nf.schedule = "split-row threads-per-row=512 rows-per-block=1 vector=2 registers=0 chunk=8192"
+// CHECK-SAME: workgroup(%{{.+}} : memref<1024xf32, #gpu.address_space<workgroup>>, %{{.+}} : memref<32xf32, #gpu.address_space<workgroup>>)
+// CHECK-SAME: nf.schedule = "channels-last-groups threads-per-row=16 rows-per-block=16 vector=4 registers=0 positions-per-part=16"
+// CHECK: vector.load %{{.+}} : memref<?xf32>, vector<4xf32>
+// CHECK: gpu.barrier
+// CHECK-LABEL: gpu.func @unet_group_norm_finish
+// CHECK: gpu.shuffle  xor %{{.+}}, %c16_i32
+// CHECK: gpu.shuffle  xor %{{.+}}, %c1_i32
 // CHECK-LABEL: gpu.func @unet_group_norm_normalize
-// CHECK: arith.remui %{{.+}}, %c32{{(_[0-9]+)?}} : index
-// CHECK: arith.divui %{{.+}}, %c32{{(_[0-9]+)?}} : index
-// CHECK: arith.divui %{{.+}}, %c2{{(_[0-9]+)?}} : index
-// CHECK: arith.remui %{{.+}}, %c2{{(_[0-9]+)?}} : index
-// CHECK: arith.muli %{{.+}}, %c64{{(_[0-9]+)?}} : index
-// CHECK: vector.load %{{.+}} : memref<?xf32>, vector<2xf32>
+// CHECK-NOT: gpu.barrier
+// CHECK: vector.load %{{.+}} : memref<?xf32>, vector<4xf32>
+// CHECK: vector.store %{{.+}} : memref<?xf32>, vector<4xf32>
 func.func @unet(%x: tensor<1x32x32x64xf32>, %s: tensor<64xf32>, %b: tensor<64xf32>) -> tensor<1x32x32x64xf32> {
   %y, %m, %r = nf.group_norm %x scale %s bias %b {layout = #nf.layout<nhwc>, num_groups = 32 : i64} : (tensor<1x32x32x64xf32>, tensor<64xf32>, tensor<64xf32>) -> (tensor<1x32x32x64xf32>, tensor<1x32xf32>, tensor<1x32xf32>)
   return %y : tensor<1x32x32x64xf32>

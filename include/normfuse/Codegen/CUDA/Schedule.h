@@ -12,6 +12,7 @@
 #ifndef NORMFUSE_CODEGEN_CUDA_SCHEDULE_H
 #define NORMFUSE_CODEGEN_CUDA_SCHEDULE_H
 
+#include "mlir/IR/BuiltinTypeInterfaces.h"
 #include "mlir/IR/Types.h"
 #include "mlir/Support/LogicalResult.h"
 #include "llvm/ADT/StringRef.h"
@@ -69,6 +70,18 @@ struct RowNormSchedule {
     /// second read of a chunk in the first kernel comes from L1/L2). There
     /// is no upper limit on the row length.
     SplitRow,
+    /// A group or instance norm in NHWC with a known channel count: the
+    /// threads of a block lie across a position's channels
+    /// (`threadsPerRow` threads of a `vectorWidth` vector each, the width
+    /// dividing the channels, whatever the channels per group) and
+    /// `rowsPerBlock` positions, each lane knowing its group. Three
+    /// kernels: each block takes the moments of every group over a part
+    /// of an image (`chunkElements` positions: two sweeps, from L1/L2 the
+    /// second, the groups' sums gathered in shared memory in a fixed
+    /// order); a block per (image, group) combines its parts (Chan, a fixed
+    /// order); the third normalizes the parts. Every access is a whole
+    /// vector of a position's contiguous channels.
+    ChannelsLastGroups,
   };
   Kind kind = Kind::BlockRowStreaming;
   int64_t threadsPerRow = 256;
@@ -86,7 +99,9 @@ struct RowNormSchedule {
   bool peeled = false;
   /// Vectors each thread keeps in registers (0 when streaming).
   int64_t vectorsPerThread = 0;
-  /// SplitRow: the elements of one chunk (a multiple of the vector width).
+  /// SplitRow: the elements of one chunk (a multiple of the vector width);
+  /// ChannelsLastGroups: the positions of one part (a multiple of
+  /// rowsPerBlock).
   int64_t chunkElements = 0;
 
   int64_t blockSize() const { return threadsPerRow * rowsPerBlock; }
@@ -104,7 +119,20 @@ enum class ForcedRowNormKind {
   /// SplitRow with small chunks (32 threads, 2 vectors each), so that rows
   /// of a few hundred elements already split.
   SplitRow,
+  /// ChannelsLastGroups (group and instance norms in NHWC of a known
+  /// channel count; Auto for everything else) with parts of one sweep of
+  /// rowsPerBlock positions, so that small images have several parts.
+  ChannelsLastGroups,
 };
+
+/// The names a forced row-norm schedule is given by (the pass option, the
+/// JIT's and the tools' options), as a list for messages.
+inline constexpr const char *kForcedRowNormKinds =
+    "auto, warp-rows, block-row-registers, block-row-streaming, split-row, "
+    "channels-last-groups";
+
+/// The forced kind `name` names (one of kForcedRowNormKinds), or failure.
+FailureOr<ForcedRowNormKind> parseForcedRowNormKind(llvm::StringRef name);
 
 /// The schedule of a row norm with rows of `cols` elements (ShapedType's
 /// kDynamic when unknown) of `elementType`.
@@ -118,12 +146,18 @@ selectRowNormSchedule(int64_t cols, Type elementType, const TargetInfo &target,
 /// NCHW), vectors that divide the runs: groups of up to 1024 elements as
 /// warp rows (a power-of-two part of a warp a group, in registers, one
 /// kernel); larger or unknown ones split across blocks (every group,
-/// however large, and batch 1 fill the GPU). A forced kind other than Auto
-/// keeps the split (tests).
+/// however large, and batch 1 fill the GPU). In NHWC with a known count of
+/// `nhwcChannels` (kDynamic otherwise) whose vectors a block's threads
+/// span, the split is ChannelsLastGroups, its parts sized from the
+/// `positions` (images times spatial size, kDynamic if unknown) to fill
+/// the target's SMs once. A forced kind other than Auto and
+/// ChannelsLastGroups keeps the split row (tests).
 RowNormSchedule
 selectGroupNormSchedule(int64_t elementsPerGroup, int64_t contiguous,
                         Type elementType, const TargetInfo &target,
-                        ForcedRowNormKind forced = ForcedRowNormKind::Auto);
+                        ForcedRowNormKind forced = ForcedRowNormKind::Auto,
+                        int64_t nhwcChannels = ShapedType::kDynamic,
+                        int64_t positions = ShapedType::kDynamic);
 
 /// How the gradient of a trailing-axis norm (layer_norm_grad,
 /// rms_norm_grad) runs. The kernel that writes dx holds a chunk of a row in

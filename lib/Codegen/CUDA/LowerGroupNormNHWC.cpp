@@ -1,0 +1,424 @@
+//===- LowerGroupNormNHWC.cpp - channels-last group norms on the GPU ------===//
+//
+// Part of normfuse. A group or instance norm in NHWC (with an nf.fused
+// group's pointwise steps) under a ChannelsLastGroups schedule, as three
+// kernels:
+//
+// - `_partial`: a block per part of an image (a run of positions), its
+//   threads across each position's channels in whole vectors (the width
+//   divides the channel count, whatever the channels per group) and over
+//   `rowsPerBlock` positions. Each lane knows its group (computed once, no
+//   division in the loops). Two sweeps over the part: the sums give each
+//   group's mean over the part, the squared deviations from it its M2
+//   (never E[x^2] - E[x]^2); each lane's sums go to shared memory and a
+//   thread per group adds its channels' in a fixed order;
+// - `_finish`: a block per (image, group) combines the group's parts
+//   (Chan: each thread its parts in order, a butterfly in each warp whose
+//   pairs combine the lower lane's side first, so both compute the same
+//   bits, then the warps in order) into the mean and rstd (and the op's
+//   mean and rstd results);
+// - `_normalize`: the parts of the first kernel again, normalized, the
+//   scale, bias and steps applied per lane's channel.
+//
+// Every global access is a whole vector of a position's contiguous
+// channels; the split row it replaces read a group's 10 channels at each
+// position (C=320 in 32 groups) in 8-byte vectors 1280 bytes apart.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RowNormKernel.h"
+#include "normfuse/Codegen/Common/NormMath.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+using namespace mlir::nf;
+using namespace mlir::nf::cuda;
+
+namespace {
+
+/// Warps of a block of the finishing kernel (a block per (image, group)).
+constexpr int64_t kFinishWarps = 8;
+
+/// The sizes every kernel of the schedule shares: channels, groups and
+/// channels per group are constants (the schedule needs a known channel
+/// count); the spatial size and the parts per image are host values.
+struct Geometry {
+  int64_t channels, groups, perGroup;
+  Value spatial, parts;
+};
+
+/// A block of the first or third kernel: its image, its part's positions
+/// [begin, end), the thread's channel vector (first channel `channel`) and
+/// first position `row` within a sweep, and the group of each lane.
+struct PartOfImage {
+  Value image, part, begin, end, channel, row, imageBase;
+  SmallVector<Value> groupOfLane;
+};
+
+PartOfImage emitPartOfImage(OpBuilder &b, Location loc,
+                            const RowNormSchedule &s, const Geometry &g,
+                            Value spatial, Value parts) {
+  IndexMath ix{b, loc};
+  PartOfImage p;
+  Value bid = b.create<gpu::BlockIdOp>(loc, gpu::Dimension::x);
+  Value tid = b.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x);
+  p.image = ix.div(bid, parts);
+  p.part = ix.rem(bid, parts);
+  p.begin = ix.mul(p.part, s.chunkElements);
+  p.end = b.create<arith::MinUIOp>(loc, ix.add(p.begin, ix.c(s.chunkElements)),
+                                   spatial);
+  p.channel = ix.mul(ix.rem(tid, s.threadsPerRow), s.vectorWidth);
+  p.row = ix.div(tid, s.threadsPerRow);
+  p.imageBase = ix.mul(ix.mul(p.image, spatial), g.channels);
+  for (int64_t l = 0; l < s.vectorWidth; ++l)
+    p.groupOfLane.push_back(ix.div(ix.add(p.channel, ix.c(l)), g.perGroup));
+  return p;
+}
+
+/// For each of this thread's positions of the part (a sweep of the block
+/// over rowsPerBlock positions at a time): `step` of x's lanes there (the
+/// prologue applied), its flat offset and the carried values, which start
+/// as `init`.
+SmallVector<Value> emitSweep(
+    OpBuilder &b, Location loc, const RowNormKernel &spec, const Geometry &g,
+    const PartOfImage &p, ValueRange init,
+    llvm::function_ref<SmallVector<Value>(OpBuilder &, Location, Value offset,
+                                          ValueRange carried)>
+        step) {
+  IndexMath ix{b, loc};
+  auto loop = b.create<scf::ForOp>(
+      loc, ix.add(p.begin, p.row), p.end, ix.c(spec.schedule.rowsPerBlock),
+      init, [&](OpBuilder &fb, Location fl, Value position, ValueRange c) {
+        IndexMath fx{fb, fl};
+        Value offset = fx.add(p.imageBase,
+                              fx.add(fx.mul(position, g.channels), p.channel));
+        fb.create<scf::YieldOp>(fl, step(fb, fl, offset, c));
+      });
+  return SmallVector<Value>(loop.getResults());
+}
+
+/// Each lane's `sums` into `perLane` (rowsPerBlock x channels), then, after
+/// a barrier, `perGroup(group, total)` for each group in a thread of the
+/// block, the total of the group's channels over the block's rows added in
+/// a fixed order. The caller puts a barrier after it before `perLane` is
+/// written again.
+void emitGroupTotals(
+    OpBuilder &b, Location loc, const RowNormSchedule &s, const Geometry &g,
+    const PartOfImage &p, Value perLane, ArrayRef<Value> sums, Type acc,
+    llvm::function_ref<void(OpBuilder &, Location, Value, Value)> perGroup) {
+  IndexMath ix{b, loc};
+  Value at = ix.add(ix.mul(p.row, g.channels), p.channel);
+  for (auto [l, v] : llvm::enumerate(sums))
+    b.create<memref::StoreOp>(loc, v, perLane, ix.add(at, ix.c(l)));
+  b.create<gpu::BarrierOp>(loc);
+  Value tid = b.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x);
+  b.create<scf::ForOp>(
+      loc, tid, ix.c(g.groups), ix.c(s.blockSize()), ValueRange{},
+      [&](OpBuilder &gb, Location gl, Value group, ValueRange) {
+        IndexMath gx{gb, gl};
+        Value first = gx.mul(group, g.perGroup);
+        Value zero = floatConstant(gb, gl, 0.0, acc, 1);
+        auto rows = gb.create<scf::ForOp>(
+            gl, gx.c(0), gx.c(s.rowsPerBlock), gx.c(1), ValueRange{zero},
+            [&](OpBuilder &rb, Location rl, Value row, ValueRange total) {
+              IndexMath rx{rb, rl};
+              Value rowFirst = rx.add(rx.mul(row, g.channels), first);
+              auto chans = rb.create<scf::ForOp>(
+                  rl, rx.c(0), rx.c(g.perGroup), rx.c(1), total,
+                  [&](OpBuilder &cb, Location cl, Value c, ValueRange t) {
+                    Value at =
+                        cb.create<arith::AddIOp>(cl, rowFirst, c).getResult();
+                    Value v = cb.create<memref::LoadOp>(cl, perLane, at);
+                    cb.create<scf::YieldOp>(
+                        cl, ValueRange{cb.create<arith::AddFOp>(cl, t[0], v)});
+                  });
+              rb.create<scf::YieldOp>(rl, chans.getResults());
+            });
+        perGroup(gb, gl, group, rows.getResult(0));
+        gb.create<scf::YieldOp>(gl);
+      });
+}
+
+/// `v` as a float of type `acc`.
+Value indexToFloat(OpBuilder &b, Location loc, Value v, Type acc) {
+  return b.create<arith::UIToFPOp>(
+      loc, acc, b.create<arith::IndexCastUIOp>(loc, b.getI64Type(), v));
+}
+
+/// The slot of (image, part, group)'s mean in the partial moments (its M2
+/// follows).
+Value partialSlot(IndexMath &ix, const Geometry &g, Value image, Value parts,
+                  Value part, Value group) {
+  return ix.mul(
+      ix.add(ix.mul(ix.add(ix.mul(image, parts), part), g.groups), group), 2);
+}
+
+} // namespace
+
+void cuda::lowerChannelsLastGroups(OpBuilder &b, Location loc, ModuleOp module,
+                                   Operation *op, const RowNormKernel &hostSpec,
+                                   ArrayRef<Value> args, Value images) {
+  const RowNormSchedule &s = hostSpec.schedule;
+  Type acc = hostSpec.acc;
+  int64_t vw = s.vectorWidth;
+  using S = RowNormKernel;
+  Geometry geo;
+  geo.channels = constantOr(hostSpec.groupSizes[S::kChannels]);
+  geo.groups = constantOr(hostSpec.groupSizes[S::kGroups]);
+  geo.perGroup = geo.channels / geo.groups;
+  geo.spatial = hostSpec.groupSizes[S::kSpatial];
+  IndexMath im{b, loc};
+  geo.parts = b.createOrFold<arith::CeilDivUIOp>(loc, geo.spatial,
+                                                 im.c(s.chunkElements));
+  Value blocks = im.product(images, geo.parts);
+  Value imageGroups = im.product(images, im.c(geo.groups));
+  Value partials =
+      allocTemporary(b, loc, im.product(blocks, im.c(geo.groups * 2)), acc);
+  Value stats = allocTemporary(b, loc, im.product(imageGroups, im.c(2)), acc);
+  std::string base = kernelBaseName(op, op->getName().stripDialect());
+  auto countArgs = [](ArrayRef<PointwiseStep> steps) {
+    return unsigned(llvm::count_if(
+        steps, [](const PointwiseStep &st) { return bool(st.operand); }));
+  };
+  unsigned numPrologueArgs = countArgs(hostSpec.prologue);
+  unsigned fixed = args.size() - numPrologueArgs - countArgs(hostSpec.epilogue);
+
+  // Kernel 1: each part's moments per group.
+  SmallVector<Value> args1{args.front(), partials};
+  for (unsigned i = 0; i < numPrologueArgs; ++i)
+    args1.push_back(args[fixed + i]);
+  Kernel k1 =
+      createKernel(module, loc, base + "_partial", ValueRange(args1).getTypes(),
+                   s.blockSize(), s.str());
+  {
+    OpBuilder &kb = k1.body;
+    IndexMath ix{kb, loc};
+    Value x = k1.arg(0), out = k1.arg(1);
+    unsigned next = 2;
+    SmallVector<Value> prologueArgs;
+    bindStepArgs(k1, hostSpec.prologue, next, prologueArgs);
+    RowNormKernel spec = hostSpec.inKernel(k1);
+    Value spatial = k1.size(kb, loc, geo.spatial);
+    Value parts = k1.size(kb, loc, geo.parts);
+    PartOfImage p = emitPartOfImage(kb, loc, s, geo, spatial, parts);
+    Value perLane =
+        addWorkgroupBuffer(k1, loc, s.rowsPerBlock * geo.channels, acc);
+    Value groupMean = addWorkgroupBuffer(k1, loc, geo.groups, acc);
+    Value count = kb.create<arith::MulFOp>(
+        loc, indexToFloat(kb, loc, ix.sub(p.end, p.begin), acc),
+        floatConstant(kb, loc, double(geo.perGroup), acc, 1));
+    SmallVector<Value> zeros(vw, floatConstant(kb, loc, 0.0, acc, 1));
+
+    // Per lane: the sum of `term(x, lane)` over this thread's positions.
+    auto laneSums =
+        [&](llvm::function_ref<Value(OpBuilder &, Location, Value, int64_t)>
+                term) {
+          return emitSweep(kb, loc, spec, geo, p, zeros,
+                           [&](OpBuilder &fb, Location fl, Value offset,
+                               ValueRange carried) {
+                             SmallVector<Value> lanes =
+                                 loadX(fb, fl, spec, x, prologueArgs, offset,
+                                       p.channel);
+                             SmallVector<Value> next;
+                             for (int64_t l = 0; l < vw; ++l)
+                               next.push_back(fb.create<arith::AddFOp>(
+                                   fl, carried[l], term(fb, fl, lanes[l], l)));
+                             return next;
+                           });
+        };
+    SmallVector<Value> sums =
+        laneSums([](OpBuilder &, Location, Value v, int64_t) { return v; });
+    emitGroupTotals(kb, loc, s, geo, p, perLane, sums, acc,
+                    [&](OpBuilder &gb, Location gl, Value group, Value total) {
+                      gb.create<memref::StoreOp>(
+                          gl, gb.create<arith::DivFOp>(gl, total, count),
+                          groupMean, group);
+                    });
+    kb.create<gpu::BarrierOp>(loc);
+    SmallVector<Value> laneMean;
+    for (Value group : p.groupOfLane)
+      laneMean.push_back(kb.create<memref::LoadOp>(loc, groupMean, group));
+    SmallVector<Value> squares =
+        laneSums([&](OpBuilder &fb, Location fl, Value v, int64_t l) {
+          Value d = fb.create<arith::SubFOp>(fl, v, laneMean[l]);
+          return fb.create<arith::MulFOp>(fl, d, d).getResult();
+        });
+    emitGroupTotals(
+        kb, loc, s, geo, p, perLane, squares, acc,
+        [&](OpBuilder &gb, Location gl, Value group, Value m2) {
+          IndexMath gx{gb, gl};
+          Value slot = partialSlot(gx, geo, p.image, parts, p.part, group);
+          gb.create<memref::StoreOp>(
+              gl, gb.create<memref::LoadOp>(gl, groupMean, group), out, slot);
+          gb.create<memref::StoreOp>(gl, m2, out, gx.add(slot, gx.c(1)));
+        });
+  }
+
+  // Kernel 2: a block per (image, group) combines the group's parts.
+  unsigned statsArgs = 2;
+  SmallVector<Value> args2{partials, stats};
+  unsigned at =
+      1 + unsigned(hostSpec.hasScale) + unsigned(hostSpec.hasBias) + 1;
+  if (hostSpec.writeMean)
+    args2.push_back(args[at++]);
+  if (hostSpec.writeRstd)
+    args2.push_back(args[at++]);
+  constexpr int64_t kWarp = TargetInfo::kWarpSize;
+  Kernel k2 =
+      createKernel(module, loc, base + "_finish", ValueRange(args2).getTypes(),
+                   kFinishWarps * kWarp,
+                   "group-finish warps=" + std::to_string(kFinishWarps));
+  {
+    OpBuilder &kb = k2.body;
+    IndexMath ix{kb, loc};
+    Value in = k2.arg(0), out = k2.arg(1);
+    Value meanOut = hostSpec.writeMean ? k2.arg(statsArgs) : Value();
+    Value rstdOut = hostSpec.writeRstd
+                        ? k2.arg(statsArgs + unsigned(hostSpec.writeMean))
+                        : Value();
+    Value spatial = k2.size(kb, loc, geo.spatial);
+    Value parts = k2.size(kb, loc, geo.parts);
+    Value warpMoments = addWorkgroupBuffer(k2, loc, kFinishWarps * 3, acc);
+    Value imageGroup = kb.create<gpu::BlockIdOp>(loc, gpu::Dimension::x);
+    Value tid = kb.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x);
+    Value lane = ix.rem(tid, kWarp), warp = ix.div(tid, kWarp);
+    Value image = ix.div(imageGroup, geo.groups);
+    Value group = ix.rem(imageGroup, geo.groups);
+    Value zero = floatConstant(kb, loc, 0.0, acc, 1);
+    // Thread t: parts t, t + 256, ... in order.
+    auto own = kb.create<scf::ForOp>(
+        loc, tid, parts, ix.c(kFinishWarps * kWarp),
+        ValueRange{zero, zero, zero},
+        [&](OpBuilder &fb, Location fl, Value part, ValueRange m) {
+          IndexMath fx{fb, fl};
+          Value begin = fx.mul(part, s.chunkElements);
+          Value end = fb.create<arith::MinUIOp>(
+              fl, fx.add(begin, fx.c(s.chunkElements)), spatial);
+          Moments pm;
+          pm.count = fb.create<arith::MulFOp>(
+              fl, indexToFloat(fb, fl, fx.sub(end, begin), acc),
+              floatConstant(fb, fl, double(geo.perGroup), acc, 1));
+          Value slot = partialSlot(fx, geo, image, parts, part, group);
+          pm.mean = fb.create<memref::LoadOp>(fl, in, slot);
+          pm.m2 = fb.create<memref::LoadOp>(fl, in, fx.add(slot, fx.c(1)));
+          Moments sum = emitChanCombine(fb, fl, Moments{m[0], m[1], m[2]}, pm);
+          fb.create<scf::YieldOp>(fl, ValueRange{sum.count, sum.mean, sum.m2});
+        });
+    Moments m{own.getResult(0), own.getResult(1), own.getResult(2)};
+    // A butterfly in each warp: both lanes of a pair combine (the lower
+    // lane's, the upper lane's), so they hold the same bits.
+    for (int64_t offset = kWarp / 2; offset >= 1; offset /= 2) {
+      auto shuffle = [&](Value v) {
+        return kb
+            .create<gpu::ShuffleOp>(loc, v, offset, kWarp,
+                                    gpu::ShuffleMode::XOR)
+            .getShuffleResult();
+      };
+      Moments other{shuffle(m.count), shuffle(m.mean), shuffle(m.m2)};
+      Value upper = kb.create<arith::CmpIOp>(
+          loc, arith::CmpIPredicate::ne,
+          kb.create<arith::AndIOp>(loc, lane, ix.c(offset)), ix.c(0));
+      auto pick = [&](Value first, Value second) {
+        return kb.create<arith::SelectOp>(loc, upper, first, second)
+            .getResult();
+      };
+      Moments lower{pick(other.count, m.count), pick(other.mean, m.mean),
+                    pick(other.m2, m.m2)};
+      Moments higher{pick(m.count, other.count), pick(m.mean, other.mean),
+                     pick(m.m2, other.m2)};
+      m = emitChanCombine(kb, loc, lower, higher);
+    }
+    // The warps' moments, then thread 0 combines them in warp order.
+    kb.create<scf::IfOp>(
+        loc, ix.below(lane, ix.c(1)), [&](OpBuilder &tb, Location tl) {
+          IndexMath tx{tb, tl};
+          Value slot = tx.mul(warp, 3);
+          tb.create<memref::StoreOp>(tl, m.count, warpMoments, slot);
+          tb.create<memref::StoreOp>(tl, m.mean, warpMoments,
+                                     tx.add(slot, tx.c(1)));
+          tb.create<memref::StoreOp>(tl, m.m2, warpMoments,
+                                     tx.add(slot, tx.c(2)));
+          tb.create<scf::YieldOp>(tl);
+        });
+    kb.create<gpu::BarrierOp>(loc);
+    kb.create<scf::IfOp>(
+        loc, ix.below(tid, ix.c(1)), [&](OpBuilder &tb, Location tl) {
+          IndexMath tx{tb, tl};
+          Moments total{zero, zero, zero};
+          for (int64_t w = 0; w < kFinishWarps; ++w) {
+            auto load = [&](int64_t k) {
+              return tb.create<memref::LoadOp>(tl, warpMoments, tx.c(w * 3 + k))
+                  .getResult();
+            };
+            total = emitChanCombine(tb, tl, total,
+                                    Moments{load(0), load(1), load(2)});
+          }
+          Value rstd = emitRstd(
+              tb, tl, tb.create<arith::DivFOp>(tl, total.m2, total.count),
+              hostSpec.epsilon);
+          Value slot = tx.mul(imageGroup, 2);
+          tb.create<memref::StoreOp>(tl, total.mean, out, slot);
+          tb.create<memref::StoreOp>(tl, rstd, out, tx.add(slot, tx.c(1)));
+          if (meanOut)
+            storeLanes(tb, tl, {total.mean}, meanOut, imageGroup);
+          if (rstdOut)
+            storeLanes(tb, tl, {rstd}, rstdOut, imageGroup);
+          tb.create<scf::YieldOp>(tl);
+        });
+  }
+
+  // Kernel 3: normalize each part.
+  SmallVector<Value> args3(args.begin(), args.end());
+  args3.push_back(stats);
+  Kernel k3 =
+      createKernel(module, loc, base + "_normalize",
+                   ValueRange(args3).getTypes(), s.blockSize(), s.str());
+  {
+    OpBuilder &kb = k3.body;
+    IndexMath ix{kb, loc};
+    RowNormArgs a = bindArgs(k3, hostSpec);
+    Value kStats = k3.arg(k3.func.getFunctionType().getNumInputs() - 1);
+    RowNormKernel spec = hostSpec.inKernel(k3);
+    Value spatial = k3.size(kb, loc, geo.spatial);
+    Value parts = k3.size(kb, loc, geo.parts);
+    PartOfImage p = emitPartOfImage(kb, loc, s, geo, spatial, parts);
+    SmallVector<Value> mean, rstd, scale, bias;
+    Value imageGroup = ix.mul(p.image, geo.groups);
+    for (Value group : p.groupOfLane) {
+      Value slot = ix.mul(ix.add(imageGroup, group), 2);
+      mean.push_back(kb.create<memref::LoadOp>(loc, kStats, slot));
+      rstd.push_back(
+          kb.create<memref::LoadOp>(loc, kStats, ix.add(slot, ix.c(1))));
+    }
+    if (spec.hasScale)
+      scale = loadPerChannel(kb, loc, spec, a.scale, p.channel, vw);
+    if (spec.hasBias)
+      bias = loadPerChannel(kb, loc, spec, a.bias, p.channel, vw);
+    emitSweep(kb, loc, spec, geo, p, ValueRange{},
+              [&](OpBuilder &fb, Location fl, Value offset, ValueRange) {
+                SmallVector<Value> lanes =
+                    loadX(fb, fl, spec, a.x, a.prologue, offset, p.channel);
+                SmallVector<Value> y;
+                for (int64_t l = 0; l < vw; ++l)
+                  y.push_back(emitNormalize(fb, fl, lanes[l], mean[l], rstd[l],
+                                            spec.hasScale ? scale[l] : Value(),
+                                            spec.hasBias ? bias[l] : Value()));
+                storeY(fb, fl, spec, a, y, offset, p.channel);
+                return SmallVector<Value>{};
+              });
+  }
+
+  Value work = im.product(blocks, im.c(geo.channels));
+  Value any =
+      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, work, im.c(0));
+  b.create<scf::IfOp>(loc, any, [&](OpBuilder &tb, Location tl) {
+    launch(tb, tl, k1, blocks, s.blockSize(), args1);
+    launch(tb, tl, k2, imageGroups, kFinishWarps * kWarp, args2);
+    launch(tb, tl, k3, blocks, s.blockSize(), args3);
+    tb.create<scf::YieldOp>(tl);
+  });
+}

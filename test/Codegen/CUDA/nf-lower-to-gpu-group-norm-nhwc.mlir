@@ -1,0 +1,62 @@
+// Group and instance norms in NHWC: across the channels by default
+// (channels-last-groups), a row per (image, group) when the split row is
+// forced (and where the channel count is unknown).
+// RUN: nf-opt %s --nf-lower-to-gpu -split-input-file | FileCheck %s
+// RUN: nf-opt %s --nf-lower-to-gpu="row-norm-schedule=split-row" -split-input-file | FileCheck %s --check-prefix=SPLIT
+// RUN: nf-opt %s --nf-lower-to-gpu="row-norm-schedule=channels-last-groups" -split-input-file | FileCheck %s --check-prefix=FORCED
+
+// 320 channels in 32 groups of 10 (Stable Diffusion's): 16-byte vectors of
+// 4 channels (80 threads a position, 3 positions a block), so a vector's
+// lanes lie in two groups; parts of 9 positions fill 132 SMs' 8 blocks once
+// (2 x 4096 positions). The split row instead reads 10 channels in 8-byte
+// vectors, dividing by the channels per group for every vector.
+// CHECK-LABEL: gpu.func @sd_group_norm_partial
+// CHECK-SAME: workgroup(%{{.+}} : memref<960xf32, #gpu.address_space<workgroup>>, %{{.+}} : memref<32xf32, #gpu.address_space<workgroup>>)
+// CHECK-SAME: nf.schedule = "channels-last-groups threads-per-row=80 rows-per-block=3 vector=4 registers=0 positions-per-part=9"
+// CHECK-COUNT-4: arith.divui %{{.+}}, %c10{{(_[0-9]+)?}} : index
+// CHECK: scf.for
+// CHECK-NOT: arith.divui
+// CHECK: vector.load %{{.+}} : memref<?xf32>, vector<4xf32>
+// SPLIT-LABEL: gpu.func @sd_group_norm_partial
+// SPLIT-SAME: nf.schedule = "split-row threads-per-row=32 rows-per-block=1 vector=2 registers=0 chunk=128"
+// SPLIT-LABEL: gpu.func @sd_group_norm_normalize
+// SPLIT: arith.remui %{{.+}}, %c32{{(_[0-9]+)?}} : index
+// SPLIT: arith.divui %{{.+}}, %c32{{(_[0-9]+)?}} : index
+// SPLIT: arith.divui %{{.+}}, %c10{{(_[0-9]+)?}} : index
+// SPLIT: arith.remui %{{.+}}, %c10{{(_[0-9]+)?}} : index
+// SPLIT: arith.muli %{{.+}}, %c320{{(_[0-9]+)?}} : index
+// SPLIT: vector.load %{{.+}} : memref<?xf32>, vector<2xf32>
+// FORCED-LABEL: gpu.func @sd_group_norm_partial
+// FORCED-SAME: positions-per-part=3"
+func.func @sd(%x: tensor<2x64x64x320xf32>, %s: tensor<320xf32>, %b: tensor<320xf32>) -> tensor<2x64x64x320xf32> {
+  %y, %m, %r = nf.group_norm %x scale %s bias %b {layout = #nf.layout<nhwc>, num_groups = 32 : i64} : (tensor<2x64x64x320xf32>, tensor<320xf32>, tensor<320xf32>) -> (tensor<2x64x64x320xf32>, tensor<2x32xf32>, tensor<2x32xf32>)
+  return %y : tensor<2x64x64x320xf32>
+}
+
+// -----
+
+// An instance norm of 30 bf16 channels: 4-byte vectors of 2 (the widest
+// that divides 30), 15 threads a position and 17 positions a block; the
+// finishing warps write the statistics the function returns.
+// CHECK-LABEL: gpu.func @inst_instance_norm_partial
+// CHECK-SAME: nf.schedule = "channels-last-groups threads-per-row=15 rows-per-block=17 vector=2
+// CHECK: vector.load %{{.+}} : memref<?xbf16>, vector<2xbf16>
+// CHECK-LABEL: gpu.func @inst_instance_norm_finish
+// CHECK: memref.store %{{.+}}, %arg2[%{{.+}}] : memref<?xf32>
+// CHECK-LABEL: gpu.func @inst_instance_norm_normalize
+// CHECK: vector.store %{{.+}} : memref<?xbf16>, vector<2xbf16>
+func.func @inst(%x: tensor<1x33x35x30xbf16>) -> (tensor<1x33x35x30xbf16>, tensor<1x30xf32>) {
+  %y, %m, %r = nf.instance_norm %x {layout = #nf.layout<nhwc>} : (tensor<1x33x35x30xbf16>) -> (tensor<1x33x35x30xbf16>, tensor<1x30xf32>, tensor<1x30xf32>)
+  return %y, %r : tensor<1x33x35x30xbf16>, tensor<1x30xf32>
+}
+
+// -----
+
+// More channels than a block has threads' vectors (2048 vectors of f32):
+// the split row.
+// CHECK-LABEL: gpu.func @wide_group_norm_partial
+// CHECK-SAME: nf.schedule = "split-row
+func.func @wide(%x: tensor<1x4x4x8192xf32>) -> tensor<1x4x4x8192xf32> {
+  %y, %m, %r = nf.group_norm %x {layout = #nf.layout<nhwc>, num_groups = 8 : i64} : (tensor<1x4x4x8192xf32>) -> (tensor<1x4x4x8192xf32>, tensor<1x8xf32>, tensor<1x8xf32>)
+  return %y : tensor<1x4x4x8192xf32>
+}
