@@ -71,8 +71,10 @@ std::string rowNormModule(const std::string &dtype, const char *op,
 }
 
 /// GroupNorm in both layouts and InstanceNorm NHWC, with SiLU after it
-/// (run through the fusion pipeline, the UNet block's kernel).
+/// (run through the fusion pipeline, the UNet block's kernel); the NHWC
+/// GroupNorm on a 64x64 image, which goes across the channels but for f64.
 std::string groupNormModule(const std::string &dtype) {
+  std::string nhwcLarge = "tensor<2x64x64x320x" + dtype + ">";
   std::string nhwc = "tensor<2x16x16x320x" + dtype + ">";
   std::string nchw = "tensor<2x320x16x16x" + dtype + ">";
   std::string p = "tensor<320x" + dtype + ">";
@@ -87,7 +89,7 @@ std::string groupNormModule(const std::string &dtype) {
            t + ", " + p + ", " + p + ") -> (" + t + ", " + st + ", " + st +
            ")\n  %a = nf.silu %y : " + t + "\n  return %a : " + t + "\n}\n";
   };
-  return norm("group_nhwc", nhwc,
+  return norm("group_nhwc", nhwcLarge,
               "nf.group_norm %x scale %s bias %b {layout = #nf.layout<nhwc>, "
               "num_groups = 32 : i64}",
               st32) +
@@ -551,16 +553,15 @@ TEST(NVRTCResourceTest, NoKernelSpillsAtSm90) {
   // Gradients, 4 dtypes x 2 norms: warp and
   // block rows two kernels each (dx, parameter sums), streaming (taken as
   // split), split and auto (split) three. 11 pointwise kernels x 4 dtypes,
-  // 2 group norms (NHWC across the channels: three kernels; NCHW split:
-  // two), the instance norm (256 elements a group: one warp-row kernel)
-  // and batch_norm_inference x 4 dtypes.
+  // 2 group norms (NHWC across the channels: three kernels, f64 (80-byte
+  // runs) split: two; NCHW split: two), the instance norm (256 elements a
+  // group: one warp-row kernel) and batch_norm_inference x 4 dtypes.
   // Per-channel reductions x 2 layouts x 4 dtypes: batch_norm_training
   // (the moments, their finish, the normalize kernel), batch_norm_grad (the
   // sums, their totals, the finish, dx), bias_add_grad (sums, totals,
   // finish). Products x 4 dtypes: the fused matmul, and per layout the
   // fused conv2d and the two gradients. Group and instance norm gradients:
-  // four kernels each x 4 dtypes. Dynamic shapes: the group norm (320
-  // channels: across them, three),
+  // four kernels each x 4 dtypes. Dynamic shapes: the group norm (two),
   // the instance norm gradient (four), batch_norm_training (three),
   // batch_norm_grad (four), bias_add_grad (three), matmul and conv2d (one
   // each). Linalg kernels: the fused chain, the transpose and the two
@@ -571,10 +572,10 @@ TEST(NVRTCResourceTest, NoKernelSpillsAtSm90) {
   // pool (its pad, the sums, the division), the argmax, the resize, the
   // slice and the rfft2d.
   EXPECT_EQ(kernels, 2 * (3 * 4 * 2 + 4 * 2 * 2) + (2 + 2 + 3 + 3 + 3) * 4 * 2 +
-                         11 * 4 + (3 + 2 + 1 + 1) * 4 + (3 + 4 + 3) * 2 * 4 +
-                         (1 + 3 * 2) * 4 + 2 * 4 * 4 + (3 + 4 + 3 + 4 + 3 + 2) +
-                         4 * 4 + 1 + 3 * 4 + 4 * 4 + 1 + 2 +
-                         (2 + 3 + 1 + 1 + 1 + 1));
+                         11 * 4 + (3 * 3 + 2) + (2 + 1 + 1) * 4 +
+                         (3 + 4 + 3) * 2 * 4 + (1 + 3 * 2) * 4 + 2 * 4 * 4 +
+                         (2 + 4 + 3 + 4 + 3 + 2) + 4 * 4 + 1 + 3 * 4 + 4 * 4 +
+                         1 + 2 + (2 + 3 + 1 + 1 + 1 + 1));
 }
 
 /// A kernel whose schedule moves 16 bytes per access, and whether it must

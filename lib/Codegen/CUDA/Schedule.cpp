@@ -34,6 +34,12 @@ static constexpr int64_t kMaxElementsPerThread = 32;
 /// Threads a ChannelsLastGroups block aims at: as many positions as fit
 /// beside one position's channel vectors.
 static constexpr int64_t kChannelsLastBlockThreads = 256;
+/// A group norm in NHWC goes across the channels (ChannelsLastGroups) where
+/// a group's run at a position is at most this many bytes (one sector) ...
+static constexpr int64_t kChannelsLastNarrowRunBytes = 16;
+/// ... or at most this many on images of at least this many positions.
+static constexpr int64_t kChannelsLastMaxRunBytes = 40;
+static constexpr int64_t kChannelsLastMinPositions = 2048;
 /// Threads of a block that streams one long row, or a chunk of one.
 static constexpr int64_t kStreamingBlockSize = 512;
 /// Vectors each thread of a split row's block reads from its chunk.
@@ -276,8 +282,24 @@ cuda::selectGroupNormSchedule(int64_t elementsPerGroup, int64_t contiguous,
   // them. The split row below reads a group's run at each position (10
   // channels of f32 in 8-byte vectors, 1280 bytes apart, for C=320 in 32
   // groups): 0.16-0.59 of a copy's speed on an H100.
-  bool channelsLast = forced == ForcedRowNormKind::Auto ||
-                      forced == ForcedRowNormKind::ChannelsLastGroups;
+  //
+  // Where a group's run is wider, the split row did as well or better on
+  // an H100 (2026-11-27, bench/README.md): its two kernels beat the three
+  // below on the small activations with 20- to 40-channel groups, and tie
+  // or lose on images of fewer than 2048 positions; the three kernels won
+  // by 3x at 4-channel groups (16 bytes a run) and by 1.1-1.4x at 64x64
+  // images with 10-channel groups (40 bytes of f32, 20 of bf16).
+  int64_t bytes = std::max<int64_t>(1, elementType.getIntOrFloatBitWidth() / 8);
+  bool narrowRuns = !ShapedType::isDynamic(contiguous) &&
+                    contiguous * bytes <= kChannelsLastNarrowRunBytes;
+  bool manyPositions = !ShapedType::isDynamic(contiguous) &&
+                       !ShapedType::isDynamic(elementsPerGroup) &&
+                       contiguous * bytes <= kChannelsLastMaxRunBytes &&
+                       elementsPerGroup / std::max<int64_t>(1, contiguous) >=
+                           kChannelsLastMinPositions;
+  bool channelsLast =
+      forced == ForcedRowNormKind::ChannelsLastGroups ||
+      (forced == ForcedRowNormKind::Auto && (narrowRuns || manyPositions));
   if (channelsLast && !ShapedType::isDynamic(nhwcChannels) &&
       nhwcChannels > 0) {
     int64_t vw = vectorWidthFor(nhwcChannels, elementType);

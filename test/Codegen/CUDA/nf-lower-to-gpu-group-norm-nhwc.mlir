@@ -1,6 +1,7 @@
-// Group and instance norms in NHWC: across the channels by default
-// (channels-last-groups), a row per (image, group) when the split row is
-// forced (and where the channel count is unknown).
+// Group and instance norms in NHWC: across the channels
+// (channels-last-groups) where a group's run at a position is narrow, a row
+// per (image, group) where it is wide on a small image, when the split row
+// is forced, and where the channel count is unknown.
 // RUN: nf-opt %s --nf-lower-to-gpu -split-input-file | FileCheck %s
 // RUN: nf-opt %s --nf-lower-to-gpu="row-norm-schedule=split-row" -split-input-file | FileCheck %s --check-prefix=SPLIT
 // RUN: nf-opt %s --nf-lower-to-gpu="row-norm-schedule=channels-last-groups" -split-input-file | FileCheck %s --check-prefix=FORCED
@@ -59,4 +60,18 @@ func.func @inst(%x: tensor<1x33x35x30xbf16>) -> (tensor<1x33x35x30xbf16>, tensor
 func.func @wide(%x: tensor<1x4x4x8192xf32>) -> tensor<1x4x4x8192xf32> {
   %y, %m, %r = nf.group_norm %x {layout = #nf.layout<nhwc>, num_groups = 8 : i64} : (tensor<1x4x4x8192xf32>) -> (tensor<1x4x4x8192xf32>, tensor<1x8xf32>, tensor<1x8xf32>)
   return %y : tensor<1x4x4x8192xf32>
+}
+
+// -----
+
+// Groups of 40 channels (160 bytes a run) on a 16x16 image: the split row,
+// which measured faster there on an H100 than the three kernels across
+// the channels (Schedule.cpp, selectGroupNormSchedule).
+// CHECK-LABEL: gpu.func @wide_runs_group_norm_partial
+// CHECK-SAME: nf.schedule = "split-row
+// FORCED-LABEL: gpu.func @wide_runs_group_norm_partial
+// FORCED-SAME: nf.schedule = "channels-last-groups threads-per-row=320 rows-per-block=1 vector=4
+func.func @wide_runs(%x: tensor<1x16x16x1280xf32>) -> tensor<1x16x16x1280xf32> {
+  %y, %m, %r = nf.group_norm %x {layout = #nf.layout<nhwc>, num_groups = 32 : i64} : (tensor<1x16x16x1280xf32>) -> (tensor<1x16x16x1280xf32>, tensor<1x32xf32>, tensor<1x32xf32>)
+  return %y : tensor<1x16x16x1280xf32>
 }
