@@ -7,7 +7,10 @@ compile it both op by op and fused, run both on the same random inputs on
 the CPU (and on the GPU when one is usable), and print the kernels before
 and after, the median time of each with the speedup, and the largest
 difference between the two results (and, for an ONNX model, between the
-fused results and ONNX's reference evaluator's). The kernel graphs before and after go to OUT as DOT and, where
+fused results and ONNX's reference evaluator's). The fused function also
+runs on the CUDA kernels: on the GPU, or where there is none once in the
+simulator (cuda-sim) at the example's own shapes; the demo prints their
+kernel launches and largest difference from the CPU's results. The kernel graphs before and after go to OUT as DOT and, where
 Graphviz's `dot` is installed, SVG.
 
     PYTHONPATH=build/python .venv/bin/python scripts/demo.py [--out DIR] [--runs N]
@@ -114,7 +117,7 @@ def onnx_reference(path, inputs):
     return tuple(model.run(None, dict(zip(model.input_names, inputs))))
 
 
-def run_example(path, out, runs, targets, have_dot, rng):
+def run_example(path, out, runs, targets, simulate, have_dot, rng):
     """Prints the example's report; the number of results where fused and
     op by op (or an ONNX model's reference) disagree."""
     disagreements = 0
@@ -133,12 +136,14 @@ def run_example(path, out, runs, targets, have_dot, rng):
               f"{counts_after[function]} fused")
         for kernel in fused_kernels(after):
             print(f"  fused kernel: {kernel}")
+        cpu_results, inputs = None, None
         for target in targets:
             start = time.perf_counter()
             plain = normfuse.compile(source, function, fuse=False, target=target)
             fused = normfuse.compile(source, function, fuse=True, target=target)
             compile_s = time.perf_counter() - start
-            inputs = random_inputs(fused.signature, rng)
+            if inputs is None:
+                inputs = random_inputs(fused.signature, rng)
             plain_results, t_plain, n_plain = timed(plain, inputs, runs)
             fused_results, t_fused, n_fused = timed(fused, inputs, runs)
             diff, scale = largest_difference(fused_results, plain_results)
@@ -152,6 +157,11 @@ def run_example(path, out, runs, targets, have_dot, rng):
             if not diff <= tolerance:
                 print(f"  DISAGREE: more than {tolerance:.3g}")
                 disagreements += 1
+            if target == "cpu":
+                cpu_results = fused_results
+            else:
+                disagreements += compare_with_cpu(fused, fused_results,
+                                                  cpu_results, tolerance)
             if is_onnx:
                 diff, scale = largest_difference(fused_results,
                                                  onnx_reference(path, inputs))
@@ -160,8 +170,38 @@ def run_example(path, out, runs, targets, have_dot, rng):
                 if not diff <= tolerance:
                     print(f"  DISAGREE: more than {tolerance:.3g}")
                     disagreements += 1
+        if simulate:
+            disagreements += run_in_simulator(source, function, inputs,
+                                              cpu_results)
     print(f"  graphs: {graphs[0]} {graphs[1]}")
     return disagreements
+
+
+def compare_with_cpu(fused, results, cpu_results, tolerance):
+    """Prints the CUDA kernels' launches and their largest difference from
+    the CPU's fused results; 1 where they disagree."""
+    diff, scale = largest_difference(results, cpu_results)
+    print(f"  fused on the CUDA kernels: {fused.launches} launches; largest "
+          f"difference from the CPU {diff:.3g} (largest result {scale:.3g})")
+    if not diff <= tolerance:
+        print(f"  DISAGREE: more than {tolerance:.3g}")
+        return 1
+    return 0
+
+
+def run_in_simulator(source, function, inputs, cpu_results):
+    """Where no GPU is: the fused function's CUDA kernels once in the
+    simulator (at the example's own shapes; its times mean nothing), against
+    the CPU on the same inputs; 1 where they disagree."""
+    start = time.perf_counter()
+    fused = normfuse.compile(source, function, fuse=True, target="cuda-sim")
+    results = as_tuple(fused(*inputs))
+    dtypes = sorted({t.dtype for t in fused.signature.outputs})
+    _, scale = largest_difference(results, cpu_results)
+    tolerance = max(TOLERANCE[d] for d in dtypes) * max(1.0, scale)
+    print(f"cuda-sim (no GPU here: the CUDA kernels in the simulator, "
+          f"{time.perf_counter() - start:.1f} s):")
+    return compare_with_cpu(fused, results, cpu_results, tolerance)
 
 
 def main():
@@ -182,11 +222,13 @@ def main():
         sorted((ROOT / "examples" / "onnx").glob("*.onnx"))
     for path in examples:
         disagreements += run_example(path, args.out, args.runs, targets,
-                                     have_dot, rng)
+                                     not gpu, have_dot, rng)
+    ran_on = targets if gpu else targets + ["cuda-sim (fused)"]
     print(f"\ndemo: every example raised, fused, compiled, run and compared on "
-          f"{' and '.join(targets)} in {time.perf_counter() - start:.1f} s")
+          f"{' and '.join(ran_on)} in {time.perf_counter() - start:.1f} s")
     if why_not:
-        print(f"demo: no GPU run: {why_not}")
+        print(f"demo: no GPU run ({why_not}); the fused CUDA kernels ran in "
+              f"the simulator instead")
     if not have_dot:
         print("demo: Graphviz's dot is not installed: graphs written as DOT only")
     if disagreements:

@@ -384,6 +384,13 @@ class Function:
     def signature(self) -> Signature:
         return self._signature
 
+    @property
+    def launches(self) -> Optional[int]:
+        """The GPU kernels one call launches (cuda and cuda-sim targets);
+        None on the CPU, which runs one host function, and for a function
+        of dynamic shape (its launch plan is made per input shapes)."""
+        return self._impl.launches
+
     def __repr__(self) -> str:
         return f"<normfuse.Function @{self.name} {self._signature} on {self.target}>"
 

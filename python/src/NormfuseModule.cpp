@@ -19,6 +19,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "normfuse/JIT/CudaPlanKernel.h"
 #include "normfuse/JIT/JIT.h"
 #include "normfuse/JIT/ModuleTools.h"
 #include "normfuse/Runtime/CudaDriver.h"
@@ -361,6 +362,18 @@ public:
   std::string target() const { return getTargetName(kernel->getTarget()); }
   nb::list inputs() const { return describe(kernel->getSignature().inputs); }
   nb::list outputs() const { return describe(kernel->getSignature().outputs); }
+  /// The kernels one call launches on a CUDA target (its launch plan's
+  /// launches); none on the CPU, or for a function of dynamic shape (its
+  /// plan is made per input shapes).
+  std::optional<size_t> launches() const {
+    const auto *planned =
+        dynamic_cast<const normfuse::jit::CudaPlanKernel *>(kernel.get());
+    if (!planned)
+      return std::nullopt;
+    return llvm::count_if(planned->getPlan().steps, [](const auto &step) {
+      return step.kind == std::decay_t<decltype(step)>::Kind::Launch;
+    });
+  }
 
   /// The result shapes for inputs of `inputShapes` (compiling the kernel
   /// for them when the function has dynamic dimensions).
@@ -571,6 +584,7 @@ NB_MODULE(_normfuse, m) {
       .def_prop_ro("target", &Function::target)
       .def_prop_ro("inputs", &Function::inputs)
       .def_prop_ro("outputs", &Function::outputs)
+      .def_prop_ro("launches", &Function::launches)
       .def("output_shapes", &Function::outputShapes, nb::arg("input_shapes"))
       .def("run", &Function::run, nb::arg("inputs"),
            nb::arg("input_bf16_views"), nb::arg("outputs"),

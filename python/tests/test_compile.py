@@ -149,3 +149,22 @@ def test_the_cuda_target_without_a_driver_raises_compile_error_naming_the_cause(
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("CompileError:")
     assert "no NVIDIA driver" in done.stdout
+
+
+GROUP_NORM_NHWC = """
+func.func @gn(%x: tensor<1x24x24x96xf32>) -> tensor<1x24x24x96xf32> {
+  %y, %m, %r = nf.group_norm %x {layout = #nf.layout<nhwc>, num_groups = 24 : i64} : (tensor<1x24x24x96xf32>) -> (tensor<1x24x24x96xf32>, tensor<1x24xf32>, tensor<1x24xf32>)
+  %a = nf.silu %y : tensor<1x24x24x96xf32>
+  return %a : tensor<1x24x24x96xf32>
+}
+"""
+
+
+def test_launches_counts_the_cuda_kernels_of_one_call_and_is_none_on_the_cpu():
+    # GroupNorm NHWC of 4-channel groups: partial moments, their finish and
+    # the normalize kernel (with the SiLU), fused; op by op the SiLU is a
+    # fourth.
+    assert normfuse.compile(GROUP_NORM_NHWC, "gn", target="cuda-sim").launches == 3
+    assert normfuse.compile(GROUP_NORM_NHWC, "gn", target="cuda-sim",
+                            fuse=False).launches == 4
+    assert normfuse.compile(GROUP_NORM_NHWC, "gn").launches is None
