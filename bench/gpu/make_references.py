@@ -4,7 +4,7 @@
 
     bench/gpu/make_references.py [--nf-run build/bin/nf-run]
         [--nf-package build/bin/nf-package] [--out build/gpu-check/references]
-        [--filter REGEX] [--no-sim] [--jobs N]
+        [--filter REGEX] [--no-sim] [--sim-no-fuse] [--check-sim] [--jobs N]
 
 The programs:
 - every function of examples/*.mlir, at the shapes of its signature (as
@@ -19,7 +19,12 @@ generated from a seed (references.py: uniform in (-1, 1), or in (0.5, 1.5)
 where (-1, 1) gives a non-finite result); its outputs go into OUT (whole, or
 sampled with row sums and norms when large). With cuda-sim (the default;
 --no-sim skips it) each program also runs here in the CUDA simulator, so the
-manifest says which programs the CUDA back end is expected to run. A program
+manifest says which programs the CUDA back end is expected to run;
+--sim-no-fuse runs each op by op there too (against the CPU op by op:
+both round every intermediate to its storage type), and --check-sim fails
+unless every simulator run agrees with the CPU (ctest's tosa-programs-on-cuda-sim
+runs all of them so: issue 29's "every TOSA program the CPU runs also runs
+on cuda-sim, fused and op by op"). A program
 the CPU cannot run, or whose results are not finite, is listed as excluded
 with the reason.
 
@@ -209,19 +214,35 @@ def run_program(args, program, out, work):
     entry = {"id": pid, "group": program["group"], "source": program["source"],
              "entry": program["entry"], **file_entry, "inputs": inputs,
              "outputs": results, "cpu_process_s": round(cpu_s, 3)}
-    if not args.no_sim:
-        sim_cmd = [c if c not in outs else c + ".sim.npy" for c in cmd] + ["--target", "cuda-sim"]
+    sim_runs = [] if args.no_sim else [("cuda_sim", [])]
+    if args.sim_no_fuse:
+        sim_runs.append(("cuda_sim_no_fuse", ["--no-fuse"]))
+    for key, flags in sim_runs:
+        # Op by op rounds every intermediate to its storage type, as the
+        # CPU does op by op: that is the reference, not the fused results.
+        want, want_dir = results, os.path.join(out, "outputs")
+        if flags:
+            cpu_cmd = [c if c not in outs else c + ".cpu.npy" for c in cmd] + flags
+            proc = subprocess.run(cpu_cmd, capture_output=True, text=True)
+            if proc.returncode != 0:
+                entry[key] = "error on the CPU: " + (proc.stderr.strip() or proc.stdout.strip())[-300:]
+                continue
+            want_dir = folder
+            want = [refs.digest_output(refs.read_npy(path + ".cpu.npy")[0], dtype,
+                                       refs.seed_of(pid, "output", i), folder, f"cpu{i}")
+                    for i, (path, (_, dtype)) in enumerate(zip(outs, values))]
+        sim_cmd = [c if c not in outs else c + ".sim.npy" for c in cmd] + ["--target", "cuda-sim"] + flags
         proc = subprocess.run(sim_cmd, capture_output=True, text=True)
         if proc.returncode != 0:
-            entry["cuda_sim"] = "error: " + (proc.stderr.strip() or proc.stdout.strip())[-300:]
-        else:
-            errors = []
-            for i, path in enumerate(outs):
-                got, _ = refs.read_npy(path + ".sim.npy")
-                err, _ = refs.compare_output(got, results[i], os.path.join(out, "outputs"))
-                if err:
-                    errors.append(f"result {i}: {err}")
-            entry["cuda_sim"] = "ok" if not errors else "differs: " + "; ".join(errors)
+            entry[key] = "error: " + (proc.stderr.strip() or proc.stdout.strip())[-300:]
+            continue
+        errors = []
+        for i, path in enumerate(outs):
+            got, _ = refs.read_npy(path + ".sim.npy")
+            err, _ = refs.compare_output(got, want[i], want_dir)
+            if err:
+                errors.append(f"result {i}: {err}")
+        entry[key] = "ok" if not errors else "differs: " + "; ".join(errors)
     shutil.rmtree(folder, ignore_errors=True)
     return entry, None
 
@@ -247,6 +268,10 @@ def main() -> int:
     parser.add_argument("--out", default=os.path.join(ROOT, "build/gpu-check/references"))
     parser.add_argument("--filter", default="", help="only programs whose id matches")
     parser.add_argument("--no-sim", action="store_true", help="skip the cuda-sim run of each program")
+    parser.add_argument("--sim-no-fuse", action="store_true",
+                        help="also run each program op by op (--no-fuse) in the CUDA simulator")
+    parser.add_argument("--check-sim", action="store_true",
+                        help="exit 1 unless every program's cuda-sim runs agree with the CPU")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--archive", default=os.path.join(ROOT, "build/gpu-carry/gpu-check.tar.xz"),
                         help="the archive of OUT's parent to write ('' for none)")
@@ -274,7 +299,9 @@ def main() -> int:
                 else:
                     manifest["programs"].append(entry)
                     print(f"ok       {program['id']}" +
-                          (f" (cuda-sim: {entry['cuda_sim']})" if "cuda_sim" in entry else ""))
+                          (f" (cuda-sim: {entry['cuda_sim']})" if "cuda_sim" in entry else "") +
+                          (f" (op by op: {entry['cuda_sim_no_fuse']})"
+                           if "cuda_sim_no_fuse" in entry else ""))
     # Chunk files no kept program runs are not carried.
     used = {p.get("references") for p in manifest["programs"]}
     for name in os.listdir(os.path.join(args.out, "programs")):
@@ -286,6 +313,16 @@ def main() -> int:
     size = sum(os.path.getsize(os.path.join(d, n)) for d, _, files in os.walk(args.out) for n in files)
     print(f"{len(manifest['programs'])} programs ({len(manifest['excluded'])} excluded) in "
           f"{args.out}: {size / 2**20:.2f} MiB, {time.perf_counter() - start:.0f} s")
+    if args.check_sim:
+        bad = [(p["id"], k, p[k]) for p in manifest["programs"]
+               for k in ("cuda_sim", "cuda_sim_no_fuse") if p.get(k, "ok") != "ok"]
+        for pid, key, what in bad:
+            print(f"{pid}: {key}: {what}", file=sys.stderr)
+        print(f"cuda-sim: {len(manifest['programs']) - len({b[0] for b in bad})} of "
+              f"{len(manifest['programs'])} programs agree with the CPU"
+              f"{' fused and op by op' if args.sim_no_fuse else ''}")
+        if bad:
+            return 1
     if args.archive:
         packed = pack(os.path.dirname(os.path.abspath(args.out)), args.archive)
         print(f"packed {os.path.dirname(os.path.abspath(args.out))} into {args.archive}: "
