@@ -23,6 +23,7 @@
 #include "mlir/Dialect/Linalg/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/OpenMP/OpenMPDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
@@ -37,9 +38,9 @@ void mlir::nf::registerAllDialects(DialectRegistry &registry) {
   registry.insert<nf::NFDialect, arith::ArithDialect,
                   bufferization::BufferizationDialect, func::FuncDialect,
                   gpu::GPUDialect, linalg::LinalgDialect, LLVM::LLVMDialect,
-                  math::MathDialect, memref::MemRefDialect, omp::OpenMPDialect,
-                  scf::SCFDialect, tensor::TensorDialect, tosa::TosaDialect,
-                  vector::VectorDialect>();
+                  math::MathDialect, memref::MemRefDialect, nvgpu::NVGPUDialect,
+                  omp::OpenMPDialect, scf::SCFDialect, tensor::TensorDialect,
+                  tosa::TosaDialect, vector::VectorDialect>();
   // One-shot bufferization of what the CPU lowering leaves on tensors,
   // linalg ops included (the lowering of TOSA ops).
   arith::registerBufferizableOpInterfaceExternalModels(registry);

@@ -37,6 +37,7 @@
 #include <map>
 #include <regex>
 #include <set>
+#include <sstream>
 #include <string>
 #include <unistd.h>
 #include <vector>
@@ -281,6 +282,13 @@ std::string productModule(const std::string &dtype) {
       "#nf.layout<nhwc>} : " +
       t("256x128") + ", " + t("128") + "\n  %z = nf.gelu %q : " + t("256x128") +
       "\n  return %z : " + t("256x128") + "\n}\n";
+  // Large enough for a wave of 128 x 128 tiles (the tensor cores' large
+  // schedule for f16 and bf16).
+  module += "func.func @mm_large_" + dtype + "(%a: " + t("2048x64") +
+            ", %b: " + t("64x2048") + ") -> " + t("2048x2048") +
+            " {\n  %p = nf.matmul %a, %b : " + t("2048x64") + ", " +
+            t("64x2048") + " -> " + t("2048x2048") +
+            "\n  return %p : " + t("2048x2048") + "\n}\n";
   for (const char *layout : {"nhwc", "nchw"}) {
     bool nhwc = std::string(layout) == "nhwc";
     std::string x = t(nhwc ? "2x16x16x8" : "2x8x16x16");
@@ -559,10 +567,10 @@ TEST(NVRTCResourceTest, NoKernelSpillsAtSm90) {
   // Per-channel reductions x 2 layouts x 4 dtypes: batch_norm_training
   // (the moments, their finish, the normalize kernel), batch_norm_grad (the
   // sums, their totals, the finish, dx), bias_add_grad (sums, totals,
-  // finish). Products x 4 dtypes: the fused matmul, and per layout the
-  // fused conv2d and the two gradients. Group and instance norm gradients:
-  // four kernels each x 4 dtypes. Dynamic shapes: the group norm (two),
-  // the instance norm gradient (four), batch_norm_training (three),
+  // finish). Products x 4 dtypes: the fused matmul, a large matmul, and
+  // per layout the fused conv2d and the two gradients. Group and instance norm
+  // gradients: four kernels each x 4 dtypes. Dynamic shapes: the group norm
+  // (two), the instance norm gradient (four), batch_norm_training (three),
   // batch_norm_grad (four), bias_add_grad (three), matmul and conv2d (one
   // each). Linalg kernels: the fused chain, the transpose and the two
   // reductions x 4 dtypes, and the narrowing from f64. Odd sizes: GELU,
@@ -573,7 +581,7 @@ TEST(NVRTCResourceTest, NoKernelSpillsAtSm90) {
   // slice and the rfft2d.
   EXPECT_EQ(kernels, 2 * (3 * 4 * 2 + 4 * 2 * 2) + (2 + 2 + 3 + 3 + 3) * 4 * 2 +
                          11 * 4 + (3 * 3 + 2) + (2 + 1 + 1) * 4 +
-                         (3 + 4 + 3) * 2 * 4 + (1 + 3 * 2) * 4 + 2 * 4 * 4 +
+                         (3 + 4 + 3) * 2 * 4 + (2 + 3 * 2) * 4 + 2 * 4 * 4 +
                          (2 + 4 + 3 + 4 + 3 + 2) + 4 * 4 + 1 + 3 * 4 + 4 * 4 +
                          1 + 2 + (2 + 3 + 1 + 1 + 1 + 1));
 }
@@ -697,6 +705,82 @@ TEST(NVRTCResourceTest, VectorSchedulesUse128BitAccessesInSASS) {
     }
   }
   EXPECT_GT(checked, 20);
+}
+
+/// The printer's prelude and the simulator's tensor-core test kernels
+/// (lib/Runtime/Sim/test/tensorcore.cu), as one source.
+std::string tensorCoreSource() {
+  auto read = [](const std::string &path) {
+    std::ifstream in(path);
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+  };
+  std::string prelude =
+      read(std::string(NF_SOURCE_DIR) + "/lib/Target/CUDA/Prelude.cuh");
+  std::string kernels =
+      read(std::string(NF_SOURCE_DIR) + "/lib/Runtime/Sim/test/tensorcore.cu");
+  return prelude.empty() || kernels.empty() ? "" : prelude + kernels;
+}
+
+// The prelude's mma.sync, ldmatrix and cp.async wrappers are valid PTX for
+// every architecture with m16n8k16 tensor cores, and are what the GPU runs:
+// HMMA, LDSM and LDGSTS in the SASS.
+TEST(NVRTCResourceTest, TensorCoreWrappersCompileToHMMAAndLDSM) {
+  std::string source = tensorCoreSource();
+  ASSERT_FALSE(source.empty());
+  for (const char *arch : {"sm_80", "sm_90"}) {
+    Compiled c = compileWithNVRTC(source, arch);
+    ASSERT_TRUE(c.ok) << arch << ":\n" << c.log;
+    std::string error, sass = disassemble(c.cubin, error);
+    if (!error.empty())
+      GTEST_SKIP() << error;
+    EXPECT_NE(sass.find("HMMA.16816.F32 "), std::string::npos) << arch;
+    EXPECT_NE(sass.find("HMMA.16816.F32.BF16"), std::string::npos) << arch;
+    EXPECT_NE(sass.find("LDSM.16.M88.4"), std::string::npos) << arch;
+    EXPECT_NE(sass.find("LDSM.16.MT88.4"), std::string::npos) << arch;
+    EXPECT_NE(sass.find("LDGSTS.E.BYPASS.128"), std::string::npos) << arch;
+    EXPECT_NE(sass.find("LDGDEPBAR"), std::string::npos) << arch;
+  }
+}
+
+// The products' tensor-core kernels (every one the corpus holds) run on the
+// tensor cores: HMMA, fed
+// by LDSM from shared memory that LDGSTS (cp.async) fills, at sm_80 and
+// sm_90.
+TEST(NVRTCResourceTest, TensorCoreProductsUseHMMALDSMAndLDGSTSInSASS) {
+  static const std::regex schedule("// ([A-Za-z0-9_]+): tensor-core-product ");
+  int checked = 0;
+  for (const std::string &source : allSources()) {
+    std::vector<std::string> kernels;
+    for (std::sregex_iterator it(source.begin(), source.end(), schedule), end;
+         it != end; ++it)
+      kernels.push_back((*it)[1]);
+    if (kernels.empty())
+      continue;
+    for (const char *arch : {"sm_80", "sm_90"}) {
+      Compiled c = compileWithNVRTC(source, arch);
+      ASSERT_TRUE(c.ok) << c.log;
+      std::string error, sass = disassemble(c.cubin, error);
+      if (!error.empty())
+        GTEST_SKIP() << error;
+      for (const std::string &k : kernels) {
+        size_t begin = sass.find("Function : " + k + "\n");
+        ASSERT_NE(begin, std::string::npos) << k << " is not in the SASS";
+        size_t end = sass.find("Function : ", begin + 1);
+        std::string body = sass.substr(begin, end - begin);
+        for (const char *op :
+             {"HMMA.16816.F32", "LDSM.16.", "LDGSTS.E.BYPASS.128"})
+          EXPECT_NE(body.find(op), std::string::npos)
+              << k << " at " << arch << " has no " << op << " in its SASS";
+        ++checked;
+      }
+    }
+  }
+  // The two matmuls, the NHWC convolution and its two gradients, f16 and
+  // bf16, and the f16 matmul and convolution of dynamic shape (cp.async
+  // where the runs turn out whole), at two architectures.
+  EXPECT_EQ(checked, (5 * 2 + 2) * 2);
 }
 
 } // namespace

@@ -40,6 +40,9 @@ class MemRefDialect;
 namespace nf {
 class NFDialect;
 } // namespace nf
+namespace nvgpu {
+class NVGPUDialect;
+} // namespace nvgpu
 namespace scf {
 class SCFDialect;
 } // namespace scf

@@ -175,6 +175,7 @@ def NFLowerToGPUPass : Pass<"nf-lower-to-gpu", "ModuleOp"> {
     "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect",
     "::mlir::memref::MemRefDialect",
+    "::mlir::nvgpu::NVGPUDialect",
     "::mlir::scf::SCFDialect",
     "::mlir::tensor::TensorDialect",
     "::mlir::vector::VectorDialect"

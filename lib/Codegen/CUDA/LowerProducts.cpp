@@ -23,8 +23,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "KernelBuilder.h"
 #include "LowerToGPU.h"
+#include "Products.h"
 #include "normfuse/Codegen/Common/BufferBuilders.h"
 #include "normfuse/Codegen/Common/ConvParams.h"
 #include "normfuse/Codegen/Common/FusedGroups.h"
@@ -43,40 +43,38 @@ using namespace mlir;
 using namespace mlir::nf;
 using namespace mlir::nf::cuda;
 
+Value cuda::lessThan(OpBuilder &b, Location loc, Value x, Value bound) {
+  if (auto k = getConstantIntValue(bound))
+    bound = indexConstant(b, loc, *k);
+  return b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, x, bound);
+}
+
+void ProductKernel::store(OpBuilder &b, Location loc, Value batch, Value row,
+                          Value col, ValueRange sums) const {
+  IndexMath im{b, loc};
+  int64_t width = sums.size();
+  Value inside = im.both(lessThan(b, loc, row, sizes[kM]),
+                         lessThan(b, loc, col, sizes[kN]));
+  b.create<scf::IfOp>(loc, inside, [&](OpBuilder &sb, Location sl) {
+    Value offset = product.store(sb, sl, sizes, batch, row, col).offset;
+    SmallVector<Value> v(sums);
+    for (auto [step, arg] : llvm::zip(epilogue, stepArgs)) {
+      SmallVector<Value> operands(width);
+      if (arg) {
+        // A bias runs along the columns (the channels).
+        Value at = step.kind == PointwiseStepKind::BiasAdd ? col : offset;
+        operands = loadLanes(sb, sl, arg, at, width, acc);
+      }
+      for (int64_t l = 0; l < width; ++l)
+        v[l] = applyPointwiseStep(sb, sl, step, v[l], operands[l], 1,
+                                  Exp2Form::MathOp);
+    }
+    storeLanes(sb, sl, v, c, offset);
+    sb.create<scf::YieldOp>(sl);
+  });
+}
+
 namespace {
-
-/// Where an operand element lives in its flat buffer, and whether it exists
-/// (null: always, within the product's bounds); built in the kernel.
-struct Access {
-  Value offset, valid;
-};
-
-/// Builds the access of element (batch, row, col) of an operand or the
-/// result, from the product's sizes in the kernel (ProductSizes::kernel).
-using AccessFn = std::function<Access(OpBuilder &, Location, ArrayRef<Value>,
-                                      Value batch, Value row, Value col)>;
-
-/// A product's sizes on the host (constants where static). The kernel's
-/// start with the batch, M, N and K; a convolution's ConvSizes follow.
-struct ProductSizes {
-  SmallVector<Value> kernel;
-  /// Each dimension of the result.
-  SmallVector<Value> result;
-};
-enum ProductSize : unsigned { kBatch, kM, kN, kK, kConvSizes };
-
-/// The sizes of a product of the buffers of its operands a and b.
-using SizesFn =
-    std::function<ProductSizes(OpBuilder &, Location, Value a, Value b)>;
-
-/// A product as the kernel sees it: its sizes, the operands' and the
-/// result's accesses.
-struct Product {
-  SizesFn sizes;
-  Value a, b;
-  RankedTensorType resultType;
-  AccessFn loadA, loadB, store;
-};
 
 /// The element at `access` of `buffer` extended to `acc`, or zero where it
 /// does not exist (no load happens there).
@@ -100,68 +98,23 @@ Value loadOrZero(OpBuilder &b, Location loc, Value buffer, Access access,
   return branch.getResult(0);
 }
 
-Value lessThan(OpBuilder &b, Location loc, Value x, Value bound) {
-  if (auto k = getConstantIntValue(bound))
-    bound = indexConstant(b, loc, *k);
-  return b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, x, bound);
-}
-
-/// Launches the tiled kernel of `p` named after `op` and `name`, with the
-/// pointwise `epilogue` (whose operands are the outer tensors
-/// `epilogueOperands`, one per step or null) applied before the store;
-/// returns the result tensor.
-Value emitProduct(OpBuilder &b, Operation *op, const Product &p,
-                  ArrayRef<PointwiseStep> epilogue,
-                  const GPULoweringOptions &options, llvm::StringRef name) {
-  Location loc = op->getLoc();
-  auto module = op->getParentOfType<ModuleOp>();
-  Type storage = p.resultType.getElementType();
-  Type operandElement = getElementTypeOrSelf(p.a.getType());
-  Type acc = getAccumulationType(operandElement);
-  if (getAccumulationType(storage).getIntOrFloatBitWidth() >
-      acc.getIntOrFloatBitWidth())
-    acc = getAccumulationType(storage);
-  Value aBuffer = getBuffer(b, loc, p.a), bBuffer = getBuffer(b, loc, p.b);
-  ProductSizes hostSizes = p.sizes(b, loc, aBuffer, bBuffer);
-  ArrayRef<Value> sizes = hostSizes.kernel;
-  TiledProductSchedule s = selectTiledProductSchedule(
-      constantOr(sizes[kM]), constantOr(sizes[kN]), constantOr(sizes[kK]),
-      operandElement, options.target);
+/// The SIMT kernel's body: tiles of A and B through shared memory in the
+/// accumulation type, threadM x threadN sums per thread.
+void buildSimtProduct(ProductKernel &pk, const TiledProductSchedule &s,
+                      Location loc) {
+  const Product &p = pk.product;
+  Kernel &k = pk.kernel;
+  Type acc = pk.acc;
   int64_t threads = s.blockSize();
   int64_t rowThreads = s.tileM / s.threadM, colThreads = s.tileN / s.threadN;
-
-  auto resultType = MemRefType::get(p.resultType.getShape(), storage);
-  SmallVector<Value> dynamicSizes;
-  for (int64_t d = 0; d < resultType.getRank(); ++d)
-    if (resultType.isDynamicDim(d))
-      dynamicSizes.push_back(hostSizes.result[d]);
-  Value result = b.create<memref::AllocOp>(loc, resultType, dynamicSizes);
-  SmallVector<Value> args{flatten(b, loc, aBuffer), flatten(b, loc, bBuffer),
-                          flatten(b, loc, result)};
-  for (const PointwiseStep &step : epilogue)
-    if (step.operand)
-      args.push_back(flatten(b, loc, getBuffer(b, loc, step.operand)));
-
-  TypeRange argTypes = ValueRange(args).getTypes();
-  Kernel k = createKernel(module, loc, kernelBaseName(op, name), argTypes,
-                          threads, s.str());
-  k.func->setAttr(kMinBlocksAttr,
-                  b.getI64IntegerAttr(s.minBlocksPerMultiprocessor));
   Value aTile = addWorkgroupBuffer(k, loc, s.tileK * s.tileM, acc);
   Value bTile = addWorkgroupBuffer(k, loc, s.tileK * s.tileN, acc);
   {
     OpBuilder &kb = k.body;
     IndexMath im{kb, loc};
-    Value kA = k.arg(0), kB = k.arg(1), kC = k.arg(2);
-    SmallVector<Value> stepArgs;
-    unsigned next = 3;
-    for (const PointwiseStep &step : epilogue)
-      stepArgs.push_back(step.operand ? k.arg(next++) : Value());
-
-    SmallVector<Value> kSizes;
-    for (Value host : sizes)
-      kSizes.push_back(k.size(kb, loc, host));
-    Value pm = kSizes[kM], pn = kSizes[kN], pk = kSizes[kK];
+    Value kA = pk.a, kB = pk.b;
+    ArrayRef<Value> kSizes = pk.sizes;
+    Value pm = kSizes[kM], pn = kSizes[kN], kSize = kSizes[kK];
     Value tid = kb.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x);
     Value bid = kb.create<gpu::BlockIdOp>(loc, gpu::Dimension::x);
     Value grid = kb.create<gpu::GridDimOp>(loc, gpu::Dimension::x);
@@ -186,7 +139,7 @@ Value emitProduct(OpBuilder &b, Operation *op, const Product &p,
           Value n0 = tm.mul(tm.rem(inBatch, tilesN), s.tileN);
 
           auto kLoop = tb.create<scf::ForOp>(
-              tl, tm.c(0), pk, tm.c(s.tileK), initial,
+              tl, tm.c(0), kSize, tm.c(s.tileK), initial,
               [&](OpBuilder &lb, Location ll, Value k0, ValueRange sums) {
                 IndexMath lm{lb, ll};
                 // This tile's A (tileM x tileK, consecutive threads along
@@ -208,7 +161,7 @@ Value emitProduct(OpBuilder &b, Operation *op, const Product &p,
                   Value mm = em.div(e, s.tileK), kk = em.rem(e, s.tileK);
                   Value row = em.add(m0, mm), col = em.add(k0, kk);
                   Value inBounds = em.both(lessThan(eb, el, row, pm),
-                                           lessThan(eb, el, col, pk));
+                                           lessThan(eb, el, col, kSize));
                   Value v = loadOrZero(eb, el, kA,
                                        p.loadA(eb, el, kSizes, batch, row, col),
                                        inBounds, acc);
@@ -220,7 +173,7 @@ Value emitProduct(OpBuilder &b, Operation *op, const Product &p,
                   IndexMath em{eb, el};
                   Value kk = em.div(e, s.tileN), nn = em.rem(e, s.tileN);
                   Value row = em.add(k0, kk), col = em.add(n0, nn);
-                  Value inBounds = em.both(lessThan(eb, el, row, pk),
+                  Value inBounds = em.both(lessThan(eb, el, row, kSize),
                                            lessThan(eb, el, col, pn));
                   Value v = loadOrZero(eb, el, kB,
                                        p.loadB(eb, el, kSizes, batch, row, col),
@@ -262,30 +215,72 @@ Value emitProduct(OpBuilder &b, Operation *op, const Product &p,
             for (int64_t j = 0; j < s.threadN; ++j) {
               Value row = tm.add(m0, tm.add(tRow, tm.c(i * rowThreads)));
               Value col = tm.add(n0, tm.add(tCol, tm.c(j * colThreads)));
-              Value inside =
-                  tm.both(lessThan(tb, tl, row, pm), lessThan(tb, tl, col, pn));
-              Value sum = kLoop.getResult(i * s.threadN + j);
-              tb.create<scf::IfOp>(tl, inside, [&](OpBuilder &sb, Location sl) {
-                Value offset = p.store(sb, sl, kSizes, batch, row, col).offset;
-                Value v = sum;
-                for (auto [step, arg] : llvm::zip(epilogue, stepArgs)) {
-                  Value operand;
-                  if (arg) {
-                    // A bias runs along the columns (the channels).
-                    Value at =
-                        step.kind == PointwiseStepKind::BiasAdd ? col : offset;
-                    operand = loadLanes(sb, sl, arg, at, 1, acc)[0];
-                  }
-                  v = applyPointwiseStep(sb, sl, step, v, operand, 1,
-                                         Exp2Form::MathOp);
-                }
-                storeLanes(sb, sl, {v}, kC, offset);
-                sb.create<scf::YieldOp>(sl);
-              });
+              pk.store(tb, tl, batch, row, col,
+                       kLoop.getResult(i * s.threadN + j));
             }
           tb.create<scf::YieldOp>(tl);
         });
   }
+}
+
+/// Launches the tiled kernel of `p` named after `op` and `name`, with the
+/// pointwise `epilogue` (whose operands are the outer tensors
+/// `epilogueOperands`, one per step or null) applied before the store;
+/// returns the result tensor.
+Value emitProduct(OpBuilder &b, Operation *op, const Product &p,
+                  ArrayRef<PointwiseStep> epilogue,
+                  const GPULoweringOptions &options, llvm::StringRef name) {
+  Location loc = op->getLoc();
+  auto module = op->getParentOfType<ModuleOp>();
+  Type storage = p.resultType.getElementType();
+  Type operandElement = getElementTypeOrSelf(p.a.getType());
+  Type acc = getAccumulationType(operandElement);
+  if (getAccumulationType(storage).getIntOrFloatBitWidth() >
+      acc.getIntOrFloatBitWidth())
+    acc = getAccumulationType(storage);
+  Value aBuffer = getBuffer(b, loc, p.a), bBuffer = getBuffer(b, loc, p.b);
+  ProductSizes hostSizes = p.sizes(b, loc, aBuffer, bBuffer);
+  ArrayRef<Value> sizes = hostSizes.kernel;
+  // The tensor-core kernel stages operands with consecutive elements along
+  // one of their dimensions, and accumulates in f32.
+  auto staged = [](const OperandLayout &l) {
+    return l.along != OperandLayout::Runs::None;
+  };
+  bool tensorCoreOperands =
+      staged(p.layoutA) && staged(p.layoutB) && acc.isF32() &&
+      getElementTypeOrSelf(p.b.getType()) == operandElement;
+  TiledProductSchedule s = selectTiledProductSchedule(
+      constantOr(sizes[kM]), constantOr(sizes[kN]), constantOr(sizes[kK]),
+      operandElement, options.target, tensorCoreOperands);
+  int64_t threads = s.blockSize();
+
+  auto resultType = MemRefType::get(p.resultType.getShape(), storage);
+  SmallVector<Value> dynamicSizes;
+  for (int64_t d = 0; d < resultType.getRank(); ++d)
+    if (resultType.isDynamicDim(d))
+      dynamicSizes.push_back(hostSizes.result[d]);
+  Value result = b.create<memref::AllocOp>(loc, resultType, dynamicSizes);
+  SmallVector<Value> args{flatten(b, loc, aBuffer), flatten(b, loc, bBuffer),
+                          flatten(b, loc, result)};
+  for (const PointwiseStep &step : epilogue)
+    if (step.operand)
+      args.push_back(flatten(b, loc, getBuffer(b, loc, step.operand)));
+
+  TypeRange argTypes = ValueRange(args).getTypes();
+  Kernel k = createKernel(module, loc, kernelBaseName(op, name), argTypes,
+                          threads, s.str());
+  k.func->setAttr(kMinBlocksAttr,
+                  b.getI64IntegerAttr(s.minBlocksPerMultiprocessor));
+  ProductKernel pk{p, k, k.arg(0), k.arg(1), k.arg(2), {}, epilogue, {}, acc};
+  unsigned next = 3;
+  for (const PointwiseStep &step : epilogue)
+    pk.stepArgs.push_back(step.operand ? k.arg(next++) : Value());
+  for (Value host : sizes)
+    pk.sizes.push_back(k.size(k.body, loc, host));
+  if (s.kind == TiledProductSchedule::Kind::TensorCore)
+    buildTensorCoreProduct(pk, s, loc);
+  else
+    buildSimtProduct(pk, s, loc);
 
   // A block per output tile, at most maxBlocks; none for an empty result
   // (a grid of 0 blocks is an error).
@@ -337,6 +332,12 @@ FailureOr<Product> getProduct(MatmulOp op) {
   };
   p.a = op.getLhs();
   p.b = op.getRhs();
+  // A is M x K (K x M transposed), B is K x N (N x K), each row-major.
+  using Runs = OperandLayout::Runs;
+  p.layoutA = {transA ? Runs::Rows : Runs::Columns, lhs.getShape().back(),
+               transA ? kM : kK};
+  p.layoutB = {transB ? Runs::Rows : Runs::Columns, rhs.getShape().back(),
+               transB ? kK : kN};
   p.loadA = [=](OpBuilder &b, Location loc, ArrayRef<Value> z, Value batch,
                 Value row, Value col) -> Access {
     IndexMath im{b, loc};
@@ -457,6 +458,19 @@ FailureOr<Product> getProduct(Conv2DOp op) {
   };
   p.a = op.getInput();
   p.b = op.getFilter();
+  if (!params.nchw) {
+    // NHWC input and OHWI filter: K runs over the taps and then the
+    // channels, so the channels of one tap are consecutive in the input,
+    // and a filter row is all of K.
+    auto input = cast<RankedTensorType>(op.getInput().getType());
+    auto filter = cast<RankedTensorType>(op.getFilter().getType());
+    int64_t k = ShapedType::kDynamic;
+    if (filter.hasStaticShape())
+      k = filter.getDimSize(1) * filter.getDimSize(2) * filter.getDimSize(3);
+    p.layoutA = {OperandLayout::Runs::Columns, input.getShape().back(),
+                 kConvSizes + 1};
+    p.layoutB = {OperandLayout::Runs::Rows, k, kK};
+  }
   p.loadA = [=](OpBuilder &b, Location loc, ArrayRef<Value> z, Value, Value row,
                 Value col) -> Access {
     IndexMath im{b, loc};
@@ -495,6 +509,18 @@ FailureOr<Product> getProduct(Conv2DBackpropInputOp op) {
   };
   p.a = op.getGradOutput();
   p.b = op.getFilter();
+  if (!params.nchw) {
+    // NHWC dy: a tap's output channels are consecutive (K runs over the
+    // taps, then the channels); OHWI filter: N (the input channels) is.
+    p.layoutA = {
+        OperandLayout::Runs::Columns,
+        cast<RankedTensorType>(op.getGradOutput().getType()).getShape().back(),
+        kConvSizes + 2};
+    p.layoutB = {
+        OperandLayout::Runs::Columns,
+        cast<RankedTensorType>(op.getFilter().getType()).getShape().back(),
+        kConvSizes + 1};
+  }
   // dx[n, i, ih, iw] takes dy[n, o, oh, ow] * w[o, i, kh, kw] where
   // ih = oh * stride - pad + kh * dilation: oh = (ih + pad - kh * dilation)
   // / stride when that divides and is in range.
@@ -553,6 +579,18 @@ FailureOr<Product> getProduct(Conv2DBackpropFilterOp op) {
   };
   p.a = op.getGradOutput();
   p.b = op.getInput();
+  if (!params.nchw) {
+    // NHWC dy: M (the output channels) is consecutive; NHWC x: a tap's
+    // input channels are (N runs over the taps, then the channels).
+    p.layoutA = {
+        OperandLayout::Runs::Rows,
+        cast<RankedTensorType>(op.getGradOutput().getType()).getShape().back(),
+        kConvSizes + 2};
+    p.layoutB = {
+        OperandLayout::Runs::Columns,
+        cast<RankedTensorType>(op.getInput().getType()).getShape().back(),
+        kConvSizes + 1};
+  }
   p.loadA = [=](OpBuilder &b, Location loc, ArrayRef<Value> z, Value, Value row,
                 Value col) -> Access {
     IndexMath im{b, loc};

@@ -538,17 +538,40 @@ cuda::selectGroupNormGradSchedule(int64_t images, int64_t channels,
 }
 
 std::string TiledProductSchedule::str() const {
+  if (kind == Kind::TensorCore)
+    return "tensor-core-product tile=" + std::to_string(tileM) + "x" +
+           std::to_string(tileN) + "x" + std::to_string(tileK) +
+           " warps=" + std::to_string(warpsM) + "x" + std::to_string(warpsN) +
+           " stages=" + std::to_string(stages);
   return "tiled-product tile=" + std::to_string(tileM) + "x" +
          std::to_string(tileN) + "x" + std::to_string(tileK) +
          " thread=" + std::to_string(threadM) + "x" + std::to_string(threadN);
 }
 
-TiledProductSchedule
-cuda::selectTiledProductSchedule(int64_t m, int64_t n, int64_t k,
-                                 Type elementType, const TargetInfo &target) {
+TiledProductSchedule cuda::selectTiledProductSchedule(int64_t m, int64_t n,
+                                                      int64_t k,
+                                                      Type elementType,
+                                                      const TargetInfo &target,
+                                                      bool tensorCoreOperands) {
   (void)k;
-  (void)target;
   TiledProductSchedule s;
+  if (tensorCoreOperands && (elementType.isF16() || elementType.isBF16()) &&
+      target.smVersion >= 80) {
+    // 128 x 128 tiles of four 64 x 64 warps (3 stages of 32-wide K tiles:
+    // 48 KiB of shared memory) where they make at least a wave; else
+    // 64 x 64 tiles of four 32 x 32 warps, four times the blocks.
+    s.kind = TiledProductSchedule::Kind::TensorCore;
+    s.tileK = 32;
+    s.warpsM = s.warpsN = 2;
+    s.stages = 3;
+    auto tiles = [](int64_t d, int64_t t) {
+      return d == ShapedType::kDynamic ? int64_t(1) << 20 : (d + t - 1) / t;
+    };
+    bool large = tiles(m, 128) * tiles(n, 128) >= target.multiprocessors();
+    s.tileM = s.tileN = large ? 128 : 64;
+    s.minBlocksPerMultiprocessor = 1;
+    return s;
+  }
   // Small results (or f64, whose sums take twice the registers) get 32 x 32
   // tiles of 2 x 2 per thread: a 64 x 64 tile would leave most of a block
   // idle, or spill.

@@ -350,22 +350,47 @@ constexpr size_t kStackBytes = size_t(256) << 10;
 constexpr size_t kMaxDynSmem = 232448; // 227 KiB, as on sm_90
 
 enum State : unsigned char { Ready, AtBarrier, AtWarp, Exited };
-enum Op : unsigned char { Idx, Up, Down, Xor, Ballot, Any, All, SyncWarp };
+enum Op : unsigned char {
+  Idx,
+  Up,
+  Down,
+  Xor,
+  Ballot,
+  Any,
+  All,
+  SyncWarp,
+  LdMatrix,
+  Mma
+};
 const char *const kOpNames[] = {
     "__shfl_sync",   "__shfl_up_sync", "__shfl_down_sync", "__shfl_xor_sync",
-    "__ballot_sync", "__any_sync",     "__all_sync",       "__syncwarp"};
+    "__ballot_sync", "__any_sync",     "__all_sync",       "__syncwarp",
+    "ldmatrix",      "mma.sync"};
+/// The most cp.async copies a thread may have in flight.
+constexpr int kMaxAsyncCopies = 128;
 
 struct Kernel {
   const char *name;
   void (*tramp)(void **);
   int numParams;
 };
-/// A lane's side of a warp operation: its operands, then its result.
+/// A lane's side of a warp operation: its operands, then its result. The
+/// matrix operations (ldmatrix, mma.sync) pass their operands by address
+/// (`in`) and receive their results at `out`, in the lane's own frame.
 struct Lane {
   uint64_t val, result;
   unsigned mask;
   int arg, width;
   Op op;
+  const void *in;
+  void *out;
+};
+/// A cp.async copy that has been issued but has not landed: it lands when
+/// its thread waits for its group (cp.async.wait_group), and not before.
+struct AsyncCopy {
+  unsigned char *dst;
+  const unsigned char *src;
+  int bytes, srcBytes, group;
 };
 
 /// All simulator state; zero-initialized, so usable by static initializers.
@@ -379,7 +404,7 @@ struct Sim {
   int numBufs, lastBuf, order, numStacks;
   bool busy, failed;
   char *err;
-  size_t errSize, dynPoison;
+  size_t errSize, dynPoison, dynBytes;
   nf_sim_stats stats;
   unsigned char *stacks;
   uint64_t rng;
@@ -392,6 +417,10 @@ struct Sim {
   uint3 tids[kMaxThreads];
   Lane lanes[kMaxThreads];
   Context ctx[kMaxThreads];
+  // Each thread's copies in flight (allocated on first use), their count,
+  // and the groups it has committed.
+  AsyncCopy *copies;
+  int numCopies[kMaxThreads], groups[kMaxThreads];
 };
 Sim S;
 alignas(16) unsigned char gDynSmem[kMaxDynSmem];
@@ -403,6 +432,7 @@ struct Cleanup {
     if (S.stacks)
       munmap(S.stacks, size_t(S.numStacks) * kStackBytes);
     std::free(S.kernels);
+    std::free(S.copies);
   }
 } gCleanup;
 
@@ -527,6 +557,113 @@ inline int partner(Op op, int lane, int arg, int width) {
   }
 }
 
+/// Whether [p, p + n) lies in the block's shared memory (static, or the
+/// launch's dynamic shared memory).
+inline bool inShared(const void *p, size_t n) {
+  auto a = reinterpret_cast<uintptr_t>(p);
+  auto s0 = reinterpret_cast<uintptr_t>(__start_nf_smem);
+  auto s1 = reinterpret_cast<uintptr_t>(__stop_nf_smem);
+  auto d0 = reinterpret_cast<uintptr_t>(gDynSmem);
+  return (a >= s0 && a <= s1 && n <= s1 - a) ||
+         (a >= d0 && a <= d0 + S.dynBytes && n <= d0 + S.dynBytes - a);
+}
+
+/// The (row, column) of a fragment element, as PTX's figures give them.
+struct RowCol {
+  int row, col;
+};
+// mma.sync.aligned.m16n8k16 with .f16/.bf16 operands and .f32 accumulators
+// (PTX ISA, "Matrix Fragments for mma.m16n8k16 with floating point type"):
+// lane l is in group g = l / 4 at position t = l % 4 in it.
+/// A (16x16, row-major): element i of 8 (register i / 2, low half first).
+inline RowCol mmaA(int lane, int i) {
+  int g = lane >> 2, t = lane & 3;
+  return {g + 8 * ((i >> 1) & 1), 2 * t + (i & 1) + 8 * (i >> 2)};
+}
+/// B (16x8, column-major): element i of 4 (register i / 2); row is k.
+inline RowCol mmaB(int lane, int i) {
+  int g = lane >> 2, t = lane & 3;
+  return {2 * t + (i & 1) + 8 * (i >> 1), g};
+}
+/// C and D (16x8 f32): element i of 4.
+inline RowCol mmaC(int lane, int i) {
+  int g = lane >> 2, t = lane & 3;
+  return {g + 8 * (i >> 1), 2 * t + (i & 1)};
+}
+/// ldmatrix .m8n8 .b16: element h (0 low, 1 high) of a lane's register for
+/// one 8x8 matrix, whose row r lanes 8j + r address; .trans swaps them.
+inline RowCol ldmatrixElement(int lane, int h, bool trans) {
+  RowCol rc{lane >> 2, 2 * (lane & 3) + h};
+  return trans ? RowCol{rc.col, rc.row} : rc;
+}
+
+/// What a lane gives mma.sync.
+struct MmaOperands {
+  uint32_t a[4], b[2];
+  float c[4];
+};
+
+inline float mmaValue(uint32_t reg, int i, bool bf16) {
+  auto h = uint16_t(reg >> (16 * (i & 1)));
+  return bf16 ? bf16ToFloat(h) : halfToFloat(h);
+}
+
+/// ldmatrix of the whole warp: `arg` is the matrix count (1, 2, 4) plus 8
+/// for .trans; lane 8j + r gives the address of row r of matrix j.
+inline void completeLdMatrix(Lane *L) {
+  int count = L[0].arg & 7;
+  bool trans = L[0].arg & 8;
+  for (int l = 0; l < 8 * count; ++l)
+    if (!inShared(L[l].in, 16) || reinterpret_cast<uintptr_t>(L[l].in) % 16)
+      fail("ldmatrix: lane %d gives row address %p, which is not 16-byte "
+           "aligned shared memory",
+           l, L[l].in);
+  for (int l = 0; l < 32; ++l) {
+    auto *regs = static_cast<uint32_t *>(L[l].out);
+    for (int j = 0; j < count; ++j) {
+      uint32_t reg = 0;
+      for (int h = 0; h < 2; ++h) {
+        RowCol rc = ldmatrixElement(l, h, trans);
+        uint16_t v;
+        std::memcpy(&v,
+                    static_cast<const unsigned char *>(L[8 * j + rc.row].in) +
+                        2 * rc.col,
+                    2);
+        reg |= uint32_t(v) << (16 * h);
+      }
+      regs[j] = reg;
+    }
+  }
+}
+
+/// mma.sync m16n8k16 of the whole warp: D = A * B + C, products and sums
+/// in f32 (`arg` 1 for bf16 operands, else f16).
+inline void completeMma(Lane *L) {
+  bool bf16 = L[0].arg == 1;
+  float a[16][16], b[16][8], c[16][8];
+  for (int l = 0; l < 32; ++l) {
+    const auto *o = static_cast<const MmaOperands *>(L[l].in);
+    for (int i = 0; i < 8; ++i) {
+      RowCol rc = mmaA(l, i);
+      a[rc.row][rc.col] = mmaValue(o->a[i / 2], i, bf16);
+    }
+    for (int i = 0; i < 4; ++i) {
+      RowCol rc = mmaB(l, i);
+      b[rc.row][rc.col] = mmaValue(o->b[i / 2], i, bf16);
+      rc = mmaC(l, i);
+      c[rc.row][rc.col] = o->c[i];
+    }
+  }
+  for (int l = 0; l < 32; ++l)
+    for (int i = 0; i < 4; ++i) {
+      RowCol rc = mmaC(l, i);
+      float acc = c[rc.row][rc.col];
+      for (int k = 0; k < 16; ++k)
+        acc = std::fma(a[rc.row][k], b[k][rc.col], acc);
+      static_cast<float *>(L[l].out)[i] = acc;
+    }
+}
+
 /// Completes warp `w`'s operation once every lane of `need` waits in it.
 inline void complete(int w, unsigned need, unsigned mask) {
   Lane *L = &S.lanes[32 * w];
@@ -542,13 +679,27 @@ inline void complete(int w, unsigned need, unsigned mask) {
            kOpNames[op], kOpNames[L[l].op]);
     votes |= unsigned(L[l].val != 0) << l;
   }
+  if (op == LdMatrix || op == Mma) {
+    // .sync.aligned: every lane of the warp, with the same shape.
+    if (need != ~0u)
+      fail("%s needs all 32 lanes of warp %d, but only lanes 0x%08x take part",
+           kOpNames[op], w, need);
+    for (int l = 1; l < 32; ++l)
+      if (L[l].arg != L[0].arg)
+        fail("lanes 0 and %d of warp %d execute %s of different shapes", l, w,
+             kOpNames[op]);
+    if (op == LdMatrix)
+      completeLdMatrix(L);
+    else
+      completeMma(L);
+  }
   for (unsigned m = need; m; m &= m - 1) {
     int l = __builtin_ctz(m);
     if (op == Ballot || op == Any || op == All) {
       L[l].result = op == Ballot ? votes
                     : op == Any  ? votes != 0
                                  : votes == need;
-    } else if (op != SyncWarp) {
+    } else if (op <= Xor) {
       // A lane outside the operation gives poison, as garbage on a GPU.
       int j = partner(op, l, L[l].arg, L[l].width);
       L[l].result = (need >> j & 1) ? L[j].val : ~uint64_t(0);
@@ -559,7 +710,8 @@ inline void complete(int w, unsigned need, unsigned mask) {
   ++S.stats.shuffles;
 }
 
-inline uint64_t warpOp(Op op, unsigned mask, uint64_t val, int arg, int width) {
+inline uint64_t warpOp(Op op, unsigned mask, uint64_t val, int arg, int width,
+                       const void *in = nullptr, void *out = nullptr) {
   int t = S.cur, w = t / 32, l = t % 32;
   if (!(mask >> l & 1))
     fail("%s with mask 0x%08x, which does not include the calling lane %d",
@@ -572,7 +724,7 @@ inline uint64_t warpOp(Op op, unsigned mask, uint64_t val, int arg, int width) {
     fail("shuffle with exited lanes: %s with mask 0x%08x in warp %d, but "
          "lanes 0x%08x have exited",
          kOpNames[op], mask, w, need & S.exited[w]);
-  S.lanes[t] = {val, 0, mask, arg, width, op};
+  S.lanes[t] = {val, 0, mask, arg, width, op, in, out};
   S.state[t] = AtWarp;
   S.waiting[w] |= 1u << l;
   if ((S.waiting[w] & need) == need)
@@ -644,6 +796,8 @@ inline bool runBlock() {
   S.atBarrier = 0;
   std::memset(S.waiting, 0, sizeof(S.waiting));
   std::memset(S.exited, 0, sizeof(S.exited));
+  std::memset(S.numCopies, 0, sizeof(S.numCopies));
+  std::memset(S.groups, 0, sizeof(S.groups));
   size_t page = size_t(sysconf(_SC_PAGESIZE));
   for (int t = 0; t < S.n; ++t) {
     S.state[t] = Ready;
@@ -774,6 +928,68 @@ inline void access(const void *p, size_t n, size_t align) {
   ++(Store ? S.stats.stores : S.stats.loads);
 }
 
+//===----------------------------------------------------------------------===//
+// Asynchronous copies (cp.async)
+//===----------------------------------------------------------------------===//
+
+/// Issues a copy of `bytes` (4, 8 or 16) from global memory to shared
+/// memory, of which the first `srcBytes` come from `src` and the rest are
+/// zeros. It lands only when the thread waits for its group: data read
+/// before then is the poison shared memory starts with.
+inline void cpAsync(void *dst, const void *src, int bytes, int srcBytes) {
+  if (bytes != 4 && bytes != 8 && bytes != 16)
+    fail("cp.async of %d bytes (must be 4, 8 or 16)", bytes);
+  if (srcBytes < 0 || srcBytes > bytes)
+    fail("cp.async of %d bytes with a source size of %d", bytes, srcBytes);
+  if (!inShared(dst, size_t(bytes)) ||
+      reinterpret_cast<uintptr_t>(dst) % size_t(bytes))
+    fail("cp.async destination %p is not %d-byte aligned shared memory", dst,
+         bytes);
+  if (srcBytes)
+    access<false>(src, size_t(srcBytes), size_t(bytes));
+  if (!S.copies) {
+    S.copies = static_cast<AsyncCopy *>(
+        std::calloc(size_t(kMaxThreads) * kMaxAsyncCopies, sizeof(AsyncCopy)));
+    if (!S.copies)
+      fail("cannot allocate the cp.async queues");
+  }
+  int t = S.cur;
+  if (S.numCopies[t] == kMaxAsyncCopies)
+    fail("more than %d cp.async copies in flight", kMaxAsyncCopies);
+  S.copies[t * kMaxAsyncCopies + S.numCopies[t]++] = {
+      static_cast<unsigned char *>(dst),
+      static_cast<const unsigned char *>(src), bytes, srcBytes, S.groups[t]};
+}
+
+/// cp.async.wait_group n: lands every copy of the thread's committed groups
+/// but the newest n; copies not yet committed stay in flight.
+inline void cpAsyncWait(int n) {
+  int t = S.cur, kept = 0;
+  AsyncCopy *q = S.copies ? S.copies + t * kMaxAsyncCopies : nullptr;
+  for (int i = 0; i < S.numCopies[t]; ++i) {
+    AsyncCopy c = q[i];
+    if (c.group < S.groups[t] - n) {
+      std::memcpy(c.dst, c.src, size_t(c.srcBytes));
+      std::memset(c.dst + c.srcBytes, 0, size_t(c.bytes - c.srcBytes));
+    } else {
+      q[kept++] = c;
+    }
+  }
+  S.numCopies[t] = kept;
+}
+
+template <bool BF16, class A, class B>
+inline nf_vec<float, 4> mma(const A &a, const B &b, const nf_vec<float, 4> &c) {
+  static_assert(sizeof(A) == 16 && sizeof(B) == 8, "m16n8k16 fragments");
+  MmaOperands o;
+  std::memcpy(o.a, &a, 16);
+  std::memcpy(o.b, &b, 8);
+  std::memcpy(o.c, &c, 16);
+  nf_vec<float, 4> d;
+  warpOp(Mma, ~0u, 0, BF16, 32, &o, &d);
+  return d;
+}
+
 } // namespace
 } // namespace nf_sim
 
@@ -815,6 +1031,37 @@ inline int __all_sync(unsigned mask, int pred) {
 inline void __syncwarp(unsigned mask = 0xffffffffu) {
   nf_sim::warpOp(nf_sim::SyncWarp, mask, 0, 0, 32);
 }
+/// Tensor cores: what the printed prelude defines with PTX under CUDA.
+/// D = A * B + C for one m16n8k16 tile (mma.sync .row.col, f32
+/// accumulators); a, b and c are the lane's fragments.
+inline nf_vec<float, 4>
+nf_mma_m16n8k16(nf_vec<__half, 8> a, nf_vec<__half, 4> b, nf_vec<float, 4> c) {
+  return nf_sim::mma<false>(a, b, c);
+}
+inline nf_vec<float, 4> nf_mma_m16n8k16(nf_vec<__nv_bfloat16, 8> a,
+                                        nf_vec<__nv_bfloat16, 4> b,
+                                        nf_vec<float, 4> c) {
+  return nf_sim::mma<true>(a, b, c);
+}
+/// ldmatrix.sync.aligned.m8n8.xN(.trans).shared.b16: N 8x8 matrices whose
+/// rows lanes 0 to 8N - 1 address.
+template <int N, bool Trans, class T>
+inline nf_vec<T, 2 * N> nf_ldmatrix(const T *row) {
+  static_assert(sizeof(T) == 2 && (N == 1 || N == 2 || N == 4),
+                "ldmatrix loads 1, 2 or 4 matrices of 16-bit elements");
+  nf_vec<T, 2 * N> r;
+  nf_sim::warpOp(nf_sim::LdMatrix, ~0u, 0, N | (Trans ? 8 : 0), 32, row, &r);
+  return r;
+}
+/// cp.async of Bytes bytes from global to shared memory, the first
+/// `srcBytes` read from `global` and the rest zero.
+template <int Bytes>
+inline void nf_cp_async(void *smem, const void *global, int srcBytes) {
+  nf_sim::cpAsync(smem, global, Bytes, srcBytes);
+}
+inline void nf_cp_async_commit() { ++nf_sim::S.groups[nf_sim::S.cur]; }
+template <int N> inline void nf_cp_async_wait() { nf_sim::cpAsyncWait(N); }
+
 /// The lanes of the caller's warp that exist and have not exited.
 inline unsigned __activemask() {
   int w = nf_sim::S.cur / 32;
@@ -897,6 +1144,7 @@ NF_SIM_EXPORT int nf_sim_launch(const char *kernel, const unsigned grid[3],
   S.rng = seed;
   S.stats = nf_sim_stats();
   S.n = int(threads);
+  S.dynBytes = dynamicSmemBytes;
   S.dynPoison = dynamicSmemBytes + 1024 < kMaxDynSmem ? dynamicSmemBytes + 1024
                                                       : kMaxDynSmem;
   blockDim = dim3(block[0], block[1], block[2]);

@@ -17,6 +17,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -35,66 +36,13 @@
 using namespace mlir;
 using namespace mlir::nf;
 
-/// The fixed prelude: the toolkit's half types under CUDA, and the few
-/// types and wrappers the printed kernels use. Under NF_CUDA_SIM the
-/// simulator's header (force-included) defines the first group instead.
-static constexpr llvm::StringLiteral kPrelude = R"(#if !defined(NF_CUDA_SIM)
-#include <cuda_fp16.h>
-#include <cuda_bf16.h>
-/// A vector of N elements of T, loaded and stored as one access.
-template <class T, int N> struct alignas(sizeof(T) * N) nf_vec { T v[N]; };
-/// Global memory accesses (the simulator checks and counts them).
-template <class T> __device__ __forceinline__ T nf_ldg(const T *p) { return *p; }
-template <class T> __device__ __forceinline__ void nf_stg(T *p, T v) { *p = v; }
-/// One 16- or 8-byte global store of words. Stored as a struct (or even
-/// as a uint4 through a cast pointer), a vector is sometimes split by
-/// NVVM into 2- or 4-byte stores; st.global.v4/v2 is one access.
-__device__ __forceinline__ void nf_st_words(void *p, uint4 w) {
-  asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(w.x),
-               "r"(w.y), "r"(w.z), "r"(w.w));
-}
-__device__ __forceinline__ void nf_st_words(void *p, uint2 w) {
-  asm volatile("st.global.v2.b32 [%0], {%1, %2};" ::"l"(p), "r"(w.x), "r"(w.y));
-}
-/// A vector store: 16-bit lanes packed in pairs into words, other lanes'
-/// words as they are.
-template <class T, int N>
-__device__ __forceinline__ void nf_stg(nf_vec<T, N> *p, nf_vec<T, N> v) {
-  const unsigned short *h = reinterpret_cast<const unsigned short *>(&v);
-  const unsigned *w = reinterpret_cast<const unsigned *>(&v);
-  if constexpr (sizeof(T) == 2 && N == 8)
-    nf_st_words(p, make_uint4(h[0] | (unsigned(h[1]) << 16),
-                              h[2] | (unsigned(h[3]) << 16),
-                              h[4] | (unsigned(h[5]) << 16),
-                              h[6] | (unsigned(h[7]) << 16)));
-  else if constexpr (sizeof(T) == 2 && N == 4)
-    nf_st_words(p, make_uint2(h[0] | (unsigned(h[1]) << 16),
-                              h[2] | (unsigned(h[3]) << 16)));
-  else if constexpr (sizeof(T) != 2 && sizeof(T) * N == 16)
-    nf_st_words(p, make_uint4(w[0], w[1], w[2], w[3]));
-  else if constexpr (sizeof(T) != 2 && sizeof(T) * N == 8)
-    nf_st_words(p, make_uint2(w[0], w[1]));
-  else
-    *p = v;
-}
-#define NF_SHARED(type, name, count) __shared__ __align__(16) type name[count]
-#define NF_SIM_ENTRY(name)
-#endif
-
-/// arith.maximumf / minimumf: NaN if either is NaN, -0 below +0.
-__device__ __forceinline__ float nf_maximumf(float a, float b) {
-  return (a != a || b != b) ? a + b : (a > b || (a == b && b == 0.0f && __float_as_int(b) < 0) ? a : b);
-}
-__device__ __forceinline__ float nf_minimumf(float a, float b) {
-  return (a != a || b != b) ? a + b : (a < b || (a == b && a == 0.0f && __float_as_int(a) < 0) ? a : b);
-}
-__device__ __forceinline__ double nf_maximumf(double a, double b) {
-  return (a != a || b != b) ? a + b : (a > b || (a == b && b == 0.0 && __double_as_longlong(b) < 0) ? a : b);
-}
-__device__ __forceinline__ double nf_minimumf(double a, double b) {
-  return (a != a || b != b) ? a + b : (a < b || (a == b && a == 0.0 && __double_as_longlong(a) < 0) ? a : b);
-}
-)";
+/// The fixed prelude (Prelude.cuh, embedded at build time): the toolkit's
+/// half types under CUDA, and the few types and wrappers the printed
+/// kernels use. Under NF_CUDA_SIM the simulator's header (force-included)
+/// defines its first part instead.
+static constexpr llvm::StringLiteral kPrelude =
+#include "PreludeText.inc"
+    ;
 
 namespace {
 
@@ -161,15 +109,21 @@ FailureOr<std::string> CUDAEmitter::typeName(Type type, Operation *at) {
     return std::string("signed char");
   if (type.isInteger(1))
     return std::string("bool");
+  // A vector of one or two dimensions (the tensor cores' fragments, as
+  // vector<4x2xf16>) is its elements in row-major order.
   if (auto vec = dyn_cast<VectorType>(type)) {
-    if (vec.getRank() == 1) {
+    if (vec.getRank() <= 2 && !vec.isScalable()) {
       FailureOr<std::string> element = typeName(vec.getElementType(), at);
       if (failed(element))
         return failure();
-      return llvm::formatv("nf_vec<{0}, {1}>", *element, vec.getDimSize(0))
+      return llvm::formatv("nf_vec<{0}, {1}>", *element, vec.getNumElements())
           .str();
     }
   }
+  // cp.async's tokens order nothing in the printed code (the copies are
+  // ordered by their commits and waits); they print as an unused int.
+  if (isa<nvgpu::DeviceAsyncTokenType>(type))
+    return std::string("[[maybe_unused]] int");
   return at->emitOpError() << "cannot print type " << type << " as CUDA",
          failure();
 }
@@ -708,6 +662,9 @@ LogicalResult CUDAEmitter::emitOp(Operation &op) {
         return success();
       })
       .Case([&](vector::LoadOp l) -> LogicalResult {
+        if (l.getVectorType().getRank() != 1)
+          return l.emitOpError()
+                 << "cannot print type " << l.getVectorType() << " as CUDA";
         FailureOr<std::string> at = address(&op, l.getBase(), l.getIndices());
         FailureOr<std::string> type = typeName(l.getVectorType(), &op);
         if (failed(at) || failed(type))
@@ -717,6 +674,9 @@ LogicalResult CUDAEmitter::emitOp(Operation &op) {
         return define(&op, "nf_ldg((const " + *type + " *)" + *at + ")");
       })
       .Case([&](vector::StoreOp s) -> LogicalResult {
+        if (s.getVectorType().getRank() != 1)
+          return s.emitOpError()
+                 << "cannot print type " << s.getVectorType() << " as CUDA";
         FailureOr<std::string> at = address(&op, s.getBase(), s.getIndices());
         FailureOr<std::string> type = typeName(s.getVectorType(), &op);
         if (failed(at) || failed(type))
@@ -730,14 +690,91 @@ LogicalResult CUDAEmitter::emitOp(Operation &op) {
         return success();
       })
       .Case([&](vector::ExtractOp e) -> LogicalResult {
+        VectorType from = e.getSourceVectorType();
         if (!e.getDynamicPosition().empty() ||
-            e.getStaticPosition().size() != 1 ||
-            isa<VectorType>(e.getResult().getType()))
+            int64_t(e.getStaticPosition().size()) != from.getRank() ||
+            from.getRank() > 2)
           return e.emitOpError()
-                 << "cannot print as CUDA: only a constant lane of a 1-D "
-                    "vector";
-        return define(&op, name(e.getVector()) + ".v[" +
-                               std::to_string(e.getStaticPosition()[0]) + "]");
+                 << "cannot print as CUDA: only a constant element of a 1-D "
+                    "or 2-D vector";
+        int64_t lane = e.getStaticPosition()[0];
+        if (from.getRank() == 2)
+          lane = lane * from.getDimSize(1) + e.getStaticPosition()[1];
+        return define(&op,
+                      name(e.getVector()) + ".v[" + std::to_string(lane) + "]");
+      })
+      .Case([&](vector::ExtractStridedSliceOp e) -> LogicalResult {
+        // Whole rows of a 2-D vector, or a run of a 1-D one: consecutive
+        // elements of the row-major order.
+        VectorType from = e.getSourceVectorType(), to = e.getType();
+        auto ints = [](ArrayAttr a) {
+          SmallVector<int64_t> v;
+          for (Attribute x : a)
+            v.push_back(cast<IntegerAttr>(x).getInt());
+          return v;
+        };
+        SmallVector<int64_t> offsets = ints(e.getOffsets());
+        SmallVector<int64_t> strides = ints(e.getStrides());
+        bool rows = from.getRank() <= 2 && offsets.size() == 1 &&
+                    llvm::all_of(strides, [](int64_t x) { return x == 1; });
+        FailureOr<std::string> type = typeName(to, &op);
+        if (!rows || failed(type))
+          return e.emitOpError()
+                 << "cannot print as CUDA: only whole rows of a vector";
+        int64_t first =
+            offsets[0] * (from.getRank() == 2 ? from.getDimSize(1) : 1);
+        std::string elems;
+        for (int64_t i = 0; i < to.getNumElements(); ++i)
+          elems += (i ? ", " : "") + name(e.getVector()) + ".v[" +
+                   std::to_string(first + i) + "]";
+        return define(&op, *type + "{{" + elems + "}}");
+      })
+      .Case([&](nvgpu::LdMatrixOp l) -> LogicalResult {
+        FailureOr<std::string> at =
+            address(&op, l.getSrcMemref(), l.getIndices());
+        if (failed(at))
+          return failure();
+        return define(&op, "nf_ldmatrix<" + std::to_string(l.getNumTiles()) +
+                               ", " + (l.getTranspose() ? "true" : "false") +
+                               ">" + *at);
+      })
+      .Case([&](nvgpu::MmaSyncOp m) -> LogicalResult {
+        std::array<int64_t, 3> shape = m.getMmaShapeAsArray();
+        auto c = cast<VectorType>(m.getMatrixC().getType());
+        if (shape != std::array<int64_t, 3>{16, 8, 16} ||
+            !c.getElementType().isF32() || m.getTf32Enabled())
+          return m.emitOpError() << "cannot print as CUDA: only m16n8k16 "
+                                    "with f32 accumulators";
+        return define(&op, "nf_mma_m16n8k16(" + name(m.getMatrixA()) + ", " +
+                               name(m.getMatrixB()) + ", " +
+                               name(m.getMatrixC()) + ")");
+      })
+      .Case([&](nvgpu::DeviceAsyncCopyOp c) -> LogicalResult {
+        FailureOr<std::string> dst =
+            address(&op, c.getDst(), c.getDstIndices());
+        FailureOr<std::string> src =
+            address(&op, c.getSrc(), c.getSrcIndices());
+        if (failed(dst) || failed(src))
+          return failure();
+        int64_t bytes =
+            c.getDstElements().getZExtValue() *
+            cast<MemRefType>(c.getDst().getType()).getElementTypeBitWidth() / 8;
+        std::string srcBytes = std::to_string(bytes);
+        if (Value n = c.getSrcElements())
+          srcBytes = "(int)" + name(n) + " * " +
+                     std::to_string(bytes / c.getDstElements().getZExtValue());
+        line() << "nf_cp_async<" << bytes << ">(" << *dst << ", " << *src
+               << ", " << srcBytes << ");\n";
+        return define(&op, "0");
+      })
+      .Case([&](nvgpu::DeviceAsyncCreateGroupOp) -> LogicalResult {
+        line() << "nf_cp_async_commit();\n";
+        return define(&op, "0");
+      })
+      .Case([&](nvgpu::DeviceAsyncWaitOp w) -> LogicalResult {
+        line() << "nf_cp_async_wait<" << w.getNumGroups().value_or(0)
+               << ">();\n";
+        return success();
       })
       .Case([&](vector::FromElementsOp f) -> LogicalResult {
         FailureOr<std::string> type = typeName(f.getType(), &op);

@@ -3,8 +3,10 @@
 // between two barriers, fused multiply-adds into per-thread sums, operand
 // elements gathered by index arithmetic (zero in the padding), the result
 // stored where it is inside. The schedule (Schedule.cpp) takes 64x64 tiles
-// of 4x4 per thread, or 32x32 of 2x2 for small results and f64.
-// RUN: nf-opt %s --nf-lower-to-gpu | FileCheck %s
+// of 4x4 per thread, or 32x32 of 2x2 for small results and f64. This SIMT
+// kernel serves f32 and f64, and f16/bf16 before sm_80; f16/bf16 on sm_80
+// and newer are in nf-lower-to-gpu-tensor-core.mlir.
+// RUN: nf-opt %s --nf-lower-to-gpu=arch=sm_75 | FileCheck %s
 // RUN: nf-opt %s --nf-fuse-pipeline --nf-lower-to-gpu | FileCheck %s --check-prefix=FUSED
 
 // CHECK-LABEL: func.func @matmul_256x300x128

@@ -4,7 +4,7 @@
 // RUN: not nf-opt %s --no-such-pass 2>&1 | FileCheck %s --check-prefix=PASS
 // PASS: Unknown command line argument '--no-such-pass'
 // RUN: nf-opt --show-dialects | FileCheck %s --check-prefix=DIALECTS
-// DIALECTS: Available Dialects: arith,bufferization,builtin,func,gpu,linalg,llvm,math,memref,nf,omp,scf,tensor,tosa,vector{{$}}
+// DIALECTS: Available Dialects: arith,bufferization,builtin,func,gpu,linalg,llvm,math,memref,nf,nvgpu,omp,scf,tensor,tosa,vector{{$}}
 
 // CHECK-LABEL: func.func @tosa_gelu_pieces
 // CHECK: tosa.mul

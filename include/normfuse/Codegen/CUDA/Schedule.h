@@ -345,22 +345,42 @@ selectGroupNormGradSchedule(int64_t images, int64_t channels, int64_t spatial,
 /// A straightforward kernel, correct for every shape; its speed is a later
 /// issue.
 struct TiledProductSchedule {
+  enum class Kind {
+    /// Tiles through shared memory in the accumulation type, threadM x
+    /// threadN fused multiply-adds per thread: any element type and layout.
+    Simt,
+    /// f16/bf16 on tensor cores (sm_80 and newer): warpsM x warpsN warps
+    /// each own a (tileM / warpsM) x (tileN / warpsN) part of the tile in
+    /// mma.sync m16n8k16 accumulators (f32); the operands' 16-byte runs go
+    /// to swizzled shared memory by cp.async, `stages` K tiles in flight,
+    /// and to registers by ldmatrix.
+    TensorCore
+  };
+  Kind kind = Kind::Simt;
   int64_t tileM = 64, tileN = 64, tileK = 16;
   int64_t threadM = 4, threadN = 4;
+  int64_t warpsM = 2, warpsN = 2, stages = 3;
   int64_t maxBlocks = 65535;
   /// __launch_bounds__' second argument: left to aim at full occupancy,
   /// ptxas spilled the gathers' 64-bit index arithmetic at 48 registers.
   int64_t minBlocksPerMultiprocessor = 2;
-  int64_t blockSize() const { return (tileM / threadM) * (tileN / threadN); }
-  /// "tiled-product tile=64x64x16 thread=4x4"
+  int64_t blockSize() const {
+    return kind == Kind::TensorCore ? TargetInfo::kWarpSize * warpsM * warpsN
+                                    : (tileM / threadM) * (tileN / threadN);
+  }
+  /// "tiled-product tile=64x64x16 thread=4x4", "tensor-core-product
+  /// tile=128x128x32 warps=2x2 stages=3"
   std::string str() const;
 };
 
 /// The schedule of a product with an M x N result (per batch entry) of
 /// `elementType` accumulated over K (each kDynamic when unknown).
+/// `tensorCoreOperands`: both operands' elements are consecutive along one
+/// of their dimensions, as the tensor-core kernel stages them.
 TiledProductSchedule selectTiledProductSchedule(int64_t m, int64_t n, int64_t k,
                                                 Type elementType,
-                                                const TargetInfo &target);
+                                                const TargetInfo &target,
+                                                bool tensorCoreOperands);
 
 } // namespace mlir::nf::cuda
 

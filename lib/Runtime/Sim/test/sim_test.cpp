@@ -1,7 +1,8 @@
 //===- sim_test.cpp - tests of the CUDA simulator ---------------*- C++ -*-===//
 //
 // Part of normfuse. Compiles the .cu files next to this one through
-// SimModule (with prelude.cuh prepended), launches their kernels and checks
+// SimModule (with the printer's prelude, lib/Target/CUDA/Prelude.cuh,
+// prepended), launches their kernels and checks
 // the results against host references. Prints PASS/FAIL per check and exits
 // nonzero if any failed. Usage: sim_test <directory of the .cu files>;
 // $NF_SIM_TEST_FLAGS adds flags to the modules' compile commands.
@@ -45,7 +46,8 @@ std::string readText(const std::string &path) {
   return text.str();
 }
 
-/// Compiles `file` with prelude.cuh; `dropBarrier` removes the line marked
+/// Compiles `file` with the printer's prelude; `dropBarrier` removes the line
+/// marked
 /// "@barrier".
 std::unique_ptr<SimModule> compileFile(const std::string &file,
                                        bool dropBarrier = false) {
@@ -57,8 +59,12 @@ std::unique_ptr<SimModule> compileFile(const std::string &file,
       source.erase(pos, marked.size());
   }
   std::string error;
-  auto module = SimModule::compile(readText(testDir + "/prelude.cuh") + source,
-                                   error, compileOptions);
+  std::string prelude = readText(testDir + "/../../../Target/CUDA/Prelude.cuh");
+  if (prelude.empty()) {
+    check(false, "read lib/Target/CUDA/Prelude.cuh");
+    return nullptr;
+  }
+  auto module = SimModule::compile(prelude + source, error, compileOptions);
   check(module != nullptr,
         "compile " + file + (dropBarrier ? " (barrier removed)" : ""), error);
   return module;
@@ -589,6 +595,170 @@ void testSharedMemory() {
   check(ordered, "forward, reverse and seeded shuffle orders", error);
 }
 
+/// Runs kernel `name` of `m` with one block of 32 threads.
+bool launchWarp(SimModule &m, const char *name, void **args,
+                std::vector<SimBuffer> buffers, std::string &error) {
+  return m.launch(name, {1, 1, 1}, {32, 1, 1}, 0, args, std::move(buffers),
+                  nullptr, error);
+}
+
+// The PTX ISA's figures, a few entries each, as literal (row, column)
+// pairs: the tables tensorcore.cu writes as formulas must agree with them.
+// ldmatrix (.m8n8, 16-bit): lane 0 holds row 0 columns 0-1, lane 5 row 1
+// columns 2-3, lane 31 row 7 columns 6-7 of each matrix.
+// mma.m16n8k16 A (.f16/.bf16): lane 0 a0 (0,0), a2 (8,0), a4 (0,8), a6
+// (8,8); lane 5 a1 (1,3), a3 (9,3), a5 (1,11), a7 (9,11); lane 31 a7
+// (15,15). B: lane 0 b0 (0,0), b2 (8,0); lane 5 b1 (3,1), b3 (11,1); lane 31
+// b3 (15,7). C/D: lane 0 c0 (0,0), c2 (8,0); lane 5 c1 (1,3), c3 (9,3);
+// lane 31 c3 (15,7).
+struct Frag {
+  int lane, i, row, col;
+};
+const Frag kIsaA[] = {{0, 0, 0, 0},  {0, 2, 8, 0},  {0, 4, 0, 8},
+                      {0, 6, 8, 8},  {5, 1, 1, 3},  {5, 3, 9, 3},
+                      {5, 5, 1, 11}, {5, 7, 9, 11}, {31, 7, 15, 15}};
+const Frag kIsaB[] = {
+    {0, 0, 0, 0}, {0, 2, 8, 0}, {5, 1, 3, 1}, {5, 3, 11, 1}, {31, 3, 15, 7}};
+const Frag kIsaC[] = {
+    {0, 0, 0, 0}, {0, 2, 8, 0}, {5, 1, 1, 3}, {5, 3, 9, 3}, {31, 3, 15, 7}};
+
+// The same tables as tensorcore.cu writes them.
+int rowA(int l, int i) { return l / 4 + (i % 4 >= 2 ? 8 : 0); }
+int colA(int l, int i) { return 2 * (l % 4) + i % 2 + (i >= 4 ? 8 : 0); }
+int rowB(int l, int i) { return 2 * (l % 4) + i % 2 + (i >= 2 ? 8 : 0); }
+int colB(int l, int) { return l / 4; }
+int rowC(int l, int i) { return l / 4 + (i >= 2 ? 8 : 0); }
+int colC(int l, int i) { return 2 * (l % 4) + i % 2; }
+
+void testTensorCores() {
+  auto m = compileFile("tensorcore.cu");
+  if (!m)
+    return;
+  bool pinned = true;
+  for (const Frag &f : kIsaA)
+    pinned &= rowA(f.lane, f.i) == f.row && colA(f.lane, f.i) == f.col;
+  for (const Frag &f : kIsaB)
+    pinned &= rowB(f.lane, f.i) == f.row && colB(f.lane, f.i) == f.col;
+  for (const Frag &f : kIsaC)
+    pinned &= rowC(f.lane, f.i) == f.row && colC(f.lane, f.i) == f.col;
+  check(pinned, "mma.m16n8k16 fragment tables agree with the PTX ISA's");
+
+  // ldmatrix: rows in a scrambled order, so that each lane's address counts.
+  std::vector<int> perm(32);
+  for (int l = 0; l < 32; ++l)
+    perm[l] = (l * 13 + 5) % 32;
+  std::vector<unsigned> words(32 * 14, 0);
+  const int *permPtr = perm.data();
+  unsigned *wordsPtr = words.data();
+  void *ldArgs[] = {&permPtr, &wordsPtr};
+  std::string error;
+  bool ok = launchWarp(*m, "ldmatrix_all", ldArgs,
+                       {buffer(perm, "perm"), buffer(words, "out")}, error);
+  std::string bad = ok ? "" : error;
+  // Element (r, c) of matrix j is 1000 * perm[8j + r] + c.
+  auto value = [&](int j, int r, int c) {
+    return unsigned(1000 * perm[8 * j + r] + c) & 0xffffu;
+  };
+  const int counts[6] = {4, 2, 1, 4, 2, 1};
+  for (int l = 0; l < 32 && bad.empty(); ++l) {
+    int k = 0;
+    for (int form = 0; form < 6 && bad.empty(); ++form)
+      for (int j = 0; j < counts[form] && bad.empty(); ++j, ++k) {
+        bool trans = form >= 3;
+        // The lane's row and first column of the pair (ISA: lane l holds
+        // row l / 4, columns 2 (l % 4) and 2 (l % 4) + 1; .trans swaps
+        // rows and columns).
+        int r = l / 4, c = 2 * (l % 4);
+        unsigned want = trans ? value(j, c, r) | value(j, c + 1, r) << 16
+                              : value(j, r, c) | value(j, r, c + 1) << 16;
+        if (words[14 * l + k] != want)
+          bad = "lane " + std::to_string(l) + " form " + std::to_string(form) +
+                " matrix " + std::to_string(j) + ": " +
+                std::to_string(words[14 * l + k]) + " vs " +
+                std::to_string(want);
+      }
+  }
+  check(bad.empty(), "ldmatrix .x1/.x2/.x4 and .trans by the ISA's layout",
+        bad);
+  check(value(0, 0, 0) == unsigned(1000 * perm[0]) &&
+            words[14 * 5 + 0] == (value(0, 1, 2) | value(0, 1, 3) << 16) &&
+            words[14 * 31 + 0] == (value(0, 7, 6) | value(0, 7, 7) << 16),
+        "ldmatrix lanes 0, 5 and 31 as the ISA's figure shows them");
+
+  // mma.sync: small integers, so every product and sum is exact.
+  std::vector<float> a(256), b(128), c(128);
+  for (int i = 0; i < 256; ++i)
+    a[i] = float((i * 7) % 9 - 4);
+  for (int i = 0; i < 128; ++i) {
+    b[i] = float((i * 5) % 7 - 3);
+    c[i] = float(i % 11 - 5) * 0.5f;
+  }
+  for (const char *kernel : {"mma_f16", "mma_bf16"}) {
+    std::vector<float> d(128, -1.0f);
+    const float *ap = a.data(), *bp = b.data(), *cp = c.data();
+    float *dp = d.data();
+    void *args[] = {&ap, &bp, &cp, &dp};
+    error.clear();
+    ok = launchWarp(
+        *m, kernel, args,
+        {buffer(a, "a"), buffer(b, "b"), buffer(c, "c"), buffer(d, "d")},
+        error);
+    bad = ok ? "" : error;
+    for (int r = 0; r < 16 && bad.empty(); ++r)
+      for (int n = 0; n < 8 && bad.empty(); ++n) {
+        double want = c[8 * r + n];
+        for (int k = 0; k < 16; ++k)
+          want += double(a[16 * r + k]) * b[8 * k + n];
+        if (d[8 * r + n] != want)
+          bad = "D(" + std::to_string(r) + ", " + std::to_string(n) +
+                ") = " + std::to_string(d[8 * r + n]) + ", not " +
+                std::to_string(want);
+      }
+    check(bad.empty(),
+          std::string(kernel) + ": D = A * B + C by the ISA's "
+                                "fragments",
+          bad);
+  }
+
+  // cp.async groups land when waited for, not before.
+  std::vector<unsigned> in(32 * 16), out(32 * 15, 7);
+  for (size_t i = 0; i < in.size(); ++i)
+    in[i] = unsigned(i * 2654435761u);
+  const unsigned *inPtr = in.data();
+  unsigned *outPtr = out.data();
+  void *cpArgs[] = {&inPtr, &outPtr};
+  error.clear();
+  ok = launchWarp(*m, "cp_async_groups", cpArgs,
+                  {buffer(in, "in"), buffer(out, "out")}, error);
+  bad = ok ? "" : error;
+  for (int t = 0; t < 32 && bad.empty(); ++t) {
+    const unsigned *src = in.data() + 16 * t, *got = out.data() + 15 * t;
+    unsigned want[15] = {src[0], src[1], src[2], src[3],  src[4],
+                         0,      0,      ~0u,    ~0u,     ~0u,
+                         ~0u,    src[8], src[9], src[10], src[11]};
+    for (int i = 0; i < 15 && bad.empty(); ++i)
+      if (got[i] != want[i])
+        bad = "thread " + std::to_string(t) + " word " + std::to_string(i);
+  }
+  check(bad.empty(),
+        "cp.async: zero fill, and a group lands at its wait_group, not before",
+        bad);
+
+  const char *misuse[] = {"cp.async destination",
+                          "not 16-byte aligned shared memory", "exited lanes",
+                          "not in any buffer"};
+  for (int what = 0; what < 4; ++what) {
+    std::vector<unsigned> sink(64, 0);
+    unsigned *sinkPtr = sink.data();
+    void *args[] = {&sinkPtr, &what};
+    error.clear();
+    ok = launchWarp(*m, "tensor_core_misuse", args, {buffer(sink, "out")},
+                    error);
+    check(!ok && contains(error, misuse[what]),
+          std::string("misuse reported: ") + misuse[what], error);
+  }
+}
+
 void testCompileError() {
   std::string error;
   auto m = SimModule::compile("extern \"C\" __global__ void k() { oops; }\n",
@@ -618,6 +788,7 @@ int main(int argc, char **argv) {
   testHalf();
   testWarp();
   testSharedMemory();
+  testTensorCores();
   testCompileError();
   std::printf("%s: %d failure(s)\n", numFailures ? "FAILED" : "OK",
               numFailures);

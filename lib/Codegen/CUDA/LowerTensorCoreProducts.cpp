@@ -1,0 +1,364 @@
+//===- LowerTensorCoreProducts.cpp - products on tensor cores ---*- C++ -*-===//
+//
+// Part of normfuse. The tensor-core body of a product kernel (Products.h)
+// for f16/bf16 operands on sm_80 and newer, in upstream's nvgpu ops, which
+// the printer turns into the prelude's mma.sync, ldmatrix and cp.async:
+//
+// - A block owns a tileM x tileN tile of one batch entry's result (and loops
+//   over tiles while there are more than blocks); warpsM x warpsN warps each
+//   own a (tileM / warpsM) x (tileN / warpsN) part of it as m16n8 f32
+//   accumulators in registers. M, N and K may have any size.
+// - Each operand is staged in shared memory as it lies in global memory:
+//   rows along its outer dimension (M or N) with K consecutive, or rows
+//   along K with M or N consecutive ("K-major"). Every thread copies 16-byte
+//   runs (8 elements) with cp.async, zero-filled outside the product and in
+//   a convolution's padding; `stages` K tiles are in flight, one commit
+//   group each, and the K loop waits for the oldest. Where the runs are
+//   not whole 16-byte chunks (their length is not a multiple of 8, or not
+//   known), the threads load the chunks element by element instead.
+// - Inside a row, 16-byte chunk c of row r sits at chunk c ^ f(r): the eight
+//   rows that one ldmatrix phase reads fall in eight different bank groups.
+// - Fragments come from shared memory by ldmatrix (.trans for a K-major
+//   operand), and each warp runs (warpM / 16) x (warpN / 8) mma.sync per 16
+//   of K.
+// - The accumulators go through the fused epilogue to the result.
+//
+// The PTX ISA's fragment layouts this relies on are pinned by the
+// simulator's tests (lib/Runtime/Sim/test/tensorcore.cu).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Products.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace mlir::nf;
+using namespace mlir::nf::cuda;
+
+namespace {
+
+/// Elements per 16-byte chunk of f16/bf16.
+constexpr int64_t kChunk = 8;
+
+/// One operand's tiles in shared memory: `outer` (tileM for A, tileN for B)
+/// by tileK, `stages` of them.
+struct StagedOperand {
+  bool isA;
+  /// Rows of the shared tile run along K (the operand's consecutive
+  /// elements run along M or N); else along the outer dimension.
+  bool kMajor;
+  int64_t outer, tileK;
+  Type element;
+  Value smem;
+
+  int64_t rowChunks() const { return (kMajor ? outer : tileK) / kChunk; }
+  int64_t stageElements() const { return outer * tileK; }
+
+  /// The element offset, inside a stage, of chunk `chunk` of row `row`,
+  /// swizzled: the eight rows one ldmatrix phase reads hit eight
+  /// different 16-byte bank groups of a 128-byte line.
+  Value chunkOffset(IndexMath &im, Value row, Value chunk) const {
+    int64_t r = rowChunks();
+    int64_t mask = std::min<int64_t>(r, 8) - 1;
+    int64_t rowsPerLine = std::max<int64_t>(1, 8 / r);
+    Value bits = im.rem(im.div(row, rowsPerLine), mask + 1);
+    Value physical = im.b.create<arith::XOrIOp>(im.loc, chunk, bits);
+    return im.madd(row, r * kChunk, im.mul(physical, kChunk));
+  }
+};
+
+/// Zero of `type`.
+Value zeroOf(OpBuilder &b, Location loc, Type type) {
+  return b.create<arith::ConstantOp>(loc, b.getZeroAttr(type)).getResult();
+}
+
+/// Where one chunk of an operand's tile comes from and goes to.
+struct Chunk {
+  /// The chunk's first element: its row and column in the tile's rows.
+  Value row, first;
+  /// Its element offset in shared memory.
+  Value dst;
+};
+
+/// Copies a whole 16-byte run by cp.async, zero-filled where it lies
+/// outside the product or in a convolution's padding.
+void copyRun(OpBuilder &b, Location loc, ProductKernel &pk,
+             const StagedOperand &t, const Chunk &c, Value batch, Value o0,
+             Value k0) {
+  IndexMath im{b, loc};
+  const Product &p = pk.product;
+  Value outer = im.add(o0, t.kMajor ? c.first : c.row);
+  Value k = im.add(k0, t.kMajor ? c.row : c.first);
+  Access at = t.isA ? p.loadA(b, loc, pk.sizes, batch, outer, k)
+                    : p.loadB(b, loc, pk.sizes, batch, k, outer);
+  // A run is all inside or all outside: its length divides the length of
+  // the consecutive dimension, and a convolution's runs stay in one tap.
+  Value valid =
+      im.both(im.both(lessThan(b, loc, outer, pk.sizes[t.isA ? kM : kN]),
+                      lessThan(b, loc, k, pk.sizes[kK])),
+              at.valid);
+  Value src = b.create<arith::SelectOp>(loc, valid, at.offset, im.c(0));
+  Value elements = b.create<arith::SelectOp>(loc, valid, im.c(kChunk), im.c(0));
+  b.create<nvgpu::DeviceAsyncCopyOp>(
+      loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), t.smem,
+      ValueRange{c.dst}, t.isA ? pk.a : pk.b, ValueRange{src},
+      b.getIndexAttr(kChunk), elements, b.getUnitAttr());
+}
+
+/// Loads a chunk element by element through registers, zeros outside the
+/// product (the stores are done before the barrier that precedes any
+/// read): for runs that are not whole 16-byte chunks.
+void copyElements(OpBuilder &b, Location loc, ProductKernel &pk,
+                  const StagedOperand &t, const Chunk &c, Value batch, Value o0,
+                  Value k0) {
+  IndexMath im{b, loc};
+  const Product &p = pk.product;
+  Value buffer = t.isA ? pk.a : pk.b;
+  for (int64_t l = 0; l < kChunk; ++l) {
+    Value along = im.add(c.first, im.c(l));
+    Value outer = im.add(o0, t.kMajor ? along : c.row);
+    Value k = im.add(k0, t.kMajor ? c.row : along);
+    Value inside = im.both(lessThan(b, loc, outer, pk.sizes[t.isA ? kM : kN]),
+                           lessThan(b, loc, k, pk.sizes[kK]));
+    auto branch = b.create<scf::IfOp>(
+        loc, inside,
+        [&](OpBuilder &ib, Location il) {
+          Access at = t.isA ? p.loadA(ib, il, pk.sizes, batch, outer, k)
+                            : p.loadB(ib, il, pk.sizes, batch, k, outer);
+          auto load = [&](OpBuilder &lb, Location ll) {
+            lb.create<scf::YieldOp>(
+                ll,
+                lb.create<memref::LoadOp>(ll, buffer, at.offset).getResult());
+          };
+          if (!at.valid) {
+            load(ib, il);
+            return;
+          }
+          auto padded = ib.create<scf::IfOp>(
+              il, at.valid, load, [&](OpBuilder &zb, Location zl) {
+                zb.create<scf::YieldOp>(zl, zeroOf(zb, zl, t.element));
+              });
+          ib.create<scf::YieldOp>(il, padded.getResult(0));
+        },
+        [&](OpBuilder &zb, Location zl) {
+          zb.create<scf::YieldOp>(zl, zeroOf(zb, zl, t.element));
+        });
+    b.create<memref::StoreOp>(loc, branch.getResult(0), t.smem,
+                              im.add(c.dst, im.c(l)));
+  }
+}
+
+/// Stages one operand's tile at (o0, k0) into stage `slot`: each thread
+/// takes chunks tid, tid + threads, ... Runs of a length known only on the
+/// host take cp.async where it turns out a multiple of 8.
+void loadStage(OpBuilder &b, Location loc, ProductKernel &pk,
+               const StagedOperand &t, int64_t threads, Value tid, Value slot,
+               Value batch, Value o0, Value k0) {
+  IndexMath im{b, loc};
+  int64_t r = t.rowChunks();
+  int64_t chunks = t.stageElements() / kChunk;
+  Value base = im.mul(slot, t.stageElements());
+  const OperandLayout &layout = t.isA ? pk.product.layoutA : pk.product.layoutB;
+  Value wholeRuns;
+  if (layout.run == ShapedType::kDynamic)
+    wholeRuns = b.create<arith::CmpIOp>(
+        loc, arith::CmpIPredicate::eq, im.rem(pk.sizes[layout.runSize], kChunk),
+        im.c(0));
+  for (int64_t i = 0; i < chunks / threads; ++i) {
+    Value e = im.add(tid, im.c(i * threads));
+    Chunk c;
+    c.row = im.div(e, r);
+    Value chunk = im.rem(e, r);
+    c.first = im.mul(chunk, kChunk);
+    c.dst = im.add(base, t.chunkOffset(im, c.row, chunk));
+    if (!wholeRuns) {
+      (layout.run % kChunk == 0 ? copyRun : copyElements)(b, loc, pk, t, c,
+                                                          batch, o0, k0);
+      continue;
+    }
+    b.create<scf::IfOp>(
+        loc, wholeRuns,
+        [&](OpBuilder &rb, Location rl) {
+          copyRun(rb, rl, pk, t, c, batch, o0, k0);
+          rb.create<scf::YieldOp>(rl);
+        },
+        [&](OpBuilder &eb, Location el) {
+          copyElements(eb, el, pk, t, c, batch, o0, k0);
+          eb.create<scf::YieldOp>(el);
+        });
+  }
+}
+
+/// The shared-memory offset (inside a stage) of the row that lane `lane`
+/// gives ldmatrix .x4 for 16 x 16 fragment block (outerBase, kBase): of its
+/// four 8 x 8 matrices, A's go (outer 0-7, k 0-7), (8-15, 0-7), (0-7,
+/// 8-15), (8-15, 8-15) as the A fragment's registers; B's go (k 0-7, n
+/// 0-7), (8-15, 0-7), (0-7, 8-15), (8-15, 8-15), two n8 tiles' B
+/// fragments.
+Value fragmentRow(IndexMath &im, const StagedOperand &t, Value lane,
+                  Value outerBase, Value kBase) {
+  Value matrix = im.div(lane, 8), r = im.rem(lane, 8);
+  Value low = im.rem(matrix, 2), high = im.div(matrix, 2);
+  Value outerHalf = t.isA ? low : high, kHalf = t.isA ? high : low;
+  if (t.kMajor) {
+    Value row = im.add(kBase, im.madd(kHalf, 8, r));
+    Value chunk = im.add(im.div(outerBase, kChunk), outerHalf);
+    return t.chunkOffset(im, row, chunk);
+  }
+  Value row = im.add(outerBase, im.madd(outerHalf, 8, r));
+  Value chunk = im.add(im.div(kBase, kChunk), kHalf);
+  return t.chunkOffset(im, row, chunk);
+}
+
+} // namespace
+
+void cuda::buildTensorCoreProduct(ProductKernel &pk,
+                                  const TiledProductSchedule &s, Location loc) {
+  Kernel &k = pk.kernel;
+  OpBuilder &kb = k.body;
+  MLIRContext *ctx = kb.getContext();
+  IndexMath im{kb, loc};
+  Type element = getElementTypeOrSelf(pk.a.getType());
+  int64_t threads = s.blockSize();
+  int64_t warpM = s.tileM / s.warpsM, warpN = s.tileN / s.warpsN;
+  int64_t fragsM = warpM / 16, fragsN = warpN / 8;
+
+  using Runs = OperandLayout::Runs;
+  StagedOperand a{true,    pk.product.layoutA.along == Runs::Rows,
+                  s.tileM, s.tileK,
+                  element, Value()};
+  StagedOperand b{false,   pk.product.layoutB.along == Runs::Columns,
+                  s.tileN, s.tileK,
+                  element, Value()};
+  a.smem = addWorkgroupBuffer(k, loc, s.stages * a.stageElements(), element);
+  b.smem = addWorkgroupBuffer(k, loc, s.stages * b.stageElements(), element);
+
+  Value tid = kb.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x);
+  Value bid = kb.create<gpu::BlockIdOp>(loc, gpu::Dimension::x);
+  Value grid = kb.create<gpu::GridDimOp>(loc, gpu::Dimension::x);
+  Value warp = im.div(tid, TargetInfo::kWarpSize);
+  Value lane = im.rem(tid, TargetInfo::kWarpSize);
+  Value warpRow = im.mul(im.div(warp, s.warpsN), warpM);
+  Value warpCol = im.mul(im.rem(warp, s.warpsN), warpN);
+  Value tilesM = im.ceilDiv(pk.sizes[kM], s.tileM);
+  Value tilesN = im.ceilDiv(pk.sizes[kN], s.tileN);
+  Value batchTiles = im.product(tilesM, tilesN);
+  Value tiles = im.product(pk.sizes[kBatch], batchTiles);
+  Value kTiles = im.ceilDiv(pk.sizes[kK], s.tileK);
+
+  auto accType = VectorType::get({2, 2}, kb.getF32Type());
+  auto aFragType = VectorType::get({4, 2}, element);
+  Value zero = kb.create<arith::ConstantOp>(
+      loc, DenseElementsAttr::get(accType, kb.getF32FloatAttr(0.0f)));
+  auto tokenType = nvgpu::DeviceAsyncTokenType::get(ctx);
+
+  // Blocks loop over the output tiles (block-uniform: every thread reaches
+  // the barriers and warp operations inside).
+  kb.create<scf::ForOp>(
+      loc, bid, tiles, grid, ValueRange{},
+      [&](OpBuilder &tb, Location tl, Value t, ValueRange) {
+        IndexMath tm{tb, tl};
+        Value batch = tm.div(t, batchTiles);
+        Value inBatch = tm.rem(t, batchTiles);
+        Value m0 = tm.mul(tm.div(inBatch, tilesN), s.tileM);
+        Value n0 = tm.mul(tm.rem(inBatch, tilesN), s.tileN);
+        auto issue = [&](OpBuilder &ib, Location il, Value slot, Value kt) {
+          IndexMath in{ib, il};
+          Value k0 = in.mul(kt, s.tileK);
+          loadStage(ib, il, pk, a, threads, tid, slot, batch, m0, k0);
+          loadStage(ib, il, pk, b, threads, tid, slot, batch, n0, k0);
+          // The group commits every copy this thread issued since the last.
+          return ib.create<nvgpu::DeviceAsyncCreateGroupOp>(il, tokenType,
+                                                            ValueRange{});
+        };
+        // The first stages - 1 K tiles in flight (past K they are zeros).
+        Value token;
+        for (int64_t st = 0; st + 1 < s.stages; ++st)
+          token = issue(tb, tl, tm.c(st), tm.c(st));
+
+        SmallVector<Value> initial(fragsM * fragsN, zero);
+        initial.push_back(token);
+        auto kLoop = tb.create<scf::ForOp>(
+            tl, tm.c(0), kTiles, tm.c(1), initial,
+            [&](OpBuilder &lb, Location ll, Value kt, ValueRange carried) {
+              IndexMath lm{lb, ll};
+              // K tile kt has landed (for this thread; the barrier makes
+              // it so for all), and every warp is done with tile kt - 1,
+              // whose stage the next copies overwrite.
+              lb.create<nvgpu::DeviceAsyncWaitOp>(
+                  ll, carried.back(), lb.getI32IntegerAttr(s.stages - 2));
+              lb.create<gpu::BarrierOp>(ll);
+              Value next = lm.add(kt, lm.c(s.stages - 1));
+              Value nextToken = issue(lb, ll, lm.rem(next, s.stages), next);
+              Value slot = lm.rem(kt, s.stages);
+              Value aBase = lm.mul(slot, a.stageElements());
+              Value bBase = lm.mul(slot, b.stageElements());
+              SmallVector<Value> acc(carried.drop_back());
+              for (int64_t kk = 0; kk < s.tileK; kk += 16) {
+                SmallVector<Value> aFrags, bFrags;
+                for (int64_t i = 0; i < fragsM; ++i) {
+                  Value at = fragmentRow(
+                      lm, a, lane, lm.add(warpRow, lm.c(16 * i)), lm.c(kk));
+                  aFrags.push_back(lb.create<nvgpu::LdMatrixOp>(
+                      ll, aFragType, a.smem, ValueRange{lm.add(aBase, at)},
+                      /*transpose=*/a.kMajor, /*numTiles=*/4));
+                }
+                for (int64_t j = 0; j < fragsN; j += 2) {
+                  Value at = fragmentRow(
+                      lm, b, lane, lm.add(warpCol, lm.c(8 * j)), lm.c(kk));
+                  Value four = lb.create<nvgpu::LdMatrixOp>(
+                      ll, aFragType, b.smem, ValueRange{lm.add(bBase, at)},
+                      /*transpose=*/b.kMajor, /*numTiles=*/4);
+                  for (int64_t half = 0; half < 2; ++half)
+                    bFrags.push_back(lb.create<vector::ExtractStridedSliceOp>(
+                        ll, four, ArrayRef<int64_t>{2 * half},
+                        ArrayRef<int64_t>{2}, ArrayRef<int64_t>{1}));
+                }
+                for (int64_t i = 0; i < fragsM; ++i)
+                  for (int64_t j = 0; j < fragsN; ++j) {
+                    Value &c = acc[i * fragsN + j];
+                    c = lb.create<nvgpu::MmaSyncOp>(
+                        ll, aFrags[i], bFrags[j], c,
+                        ArrayRef<int64_t>{16, 8, 16});
+                  }
+              }
+              acc.push_back(nextToken);
+              lb.create<scf::YieldOp>(ll, acc);
+            });
+        // The copies still in flight (zeros past K) land before the next
+        // tile's copies, and every warp is done with the stages.
+        tb.create<nvgpu::DeviceAsyncWaitOp>(tl, kLoop.getResults().back(),
+                                            tb.getI32IntegerAttr(0));
+        tb.create<gpu::BarrierOp>(tl);
+
+        // Accumulator element e of fragment (i, j) of lane (group g, t):
+        // row 16 i + g + 8 (e / 2), column 8 j + 2 t + e % 2. The result's
+        // rows are N consecutive elements (a matmul's, an NHWC
+        // convolution's): where N is even, a lane's two columns are one
+        // aligned access.
+        int64_t n = constantOr(pk.sizes[kN]);
+        int64_t pair = n != ShapedType::kDynamic && n % 2 == 0 ? 2 : 1;
+        Value g = tm.div(lane, 4), t4 = tm.rem(lane, 4);
+        for (int64_t i = 0; i < fragsM; ++i)
+          for (int64_t j = 0; j < fragsN; ++j)
+            for (int64_t e = 0; e < 4; e += pair) {
+              Value row = tm.add(
+                  m0, tm.add(warpRow, tm.add(g, tm.c(16 * i + 8 * (e / 2)))));
+              Value col = tm.add(
+                  n0, tm.add(warpCol, tm.madd(t4, 2, tm.c(8 * j + e % 2))));
+              SmallVector<Value> sums;
+              for (int64_t l = e; l < e + pair; ++l)
+                sums.push_back(tb.create<vector::ExtractOp>(
+                    tl, kLoop.getResult(i * fragsN + j),
+                    ArrayRef<int64_t>{l / 2, l % 2}));
+              pk.store(tb, tl, batch, row, col, sums);
+            }
+        tb.create<scf::YieldOp>(tl);
+      });
+}

@@ -1,0 +1,100 @@
+//===- Products.h - matrix products as the GPU kernels see them -*- C++ -*-===//
+//
+// Part of normfuse. What the two product kernels share (LowerProducts.cpp,
+// the SIMT kernel; LowerTensorCoreProducts.cpp, mma.sync): a product
+// C[b, m, n] = sum_k A[b, m, k] * B[b, k, n] described by its sizes and by
+// where each operand and result element lives in its flat buffer, and the
+// store of a result element through a fused epilogue.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NORMFUSE_LIB_CODEGEN_CUDA_PRODUCTS_H
+#define NORMFUSE_LIB_CODEGEN_CUDA_PRODUCTS_H
+
+#include "KernelBuilder.h"
+#include "normfuse/Codegen/CUDA/Schedule.h"
+#include "normfuse/Codegen/Common/FusedGroups.h"
+
+#include <functional>
+
+namespace mlir::nf::cuda {
+
+/// Where an operand element lives in its flat buffer, and whether it exists
+/// (null: always, within the product's bounds); built in the kernel.
+struct Access {
+  Value offset, valid;
+};
+
+/// Builds the access of element (batch, row, col) of an operand or the
+/// result, from the product's sizes in the kernel (ProductSizes::kernel).
+using AccessFn = std::function<Access(OpBuilder &, Location, ArrayRef<Value>,
+                                      Value batch, Value row, Value col)>;
+
+/// A product's sizes on the host (constants where static). The kernel's
+/// start with the batch, M, N and K; a convolution's ConvSizes follow.
+struct ProductSizes {
+  SmallVector<Value> kernel;
+  /// Each dimension of the result.
+  SmallVector<Value> result;
+};
+enum ProductSize : unsigned { kBatch, kM, kN, kK, kConvSizes };
+
+/// The sizes of a product of the buffers of its operands a and b.
+using SizesFn =
+    std::function<ProductSizes(OpBuilder &, Location, Value a, Value b)>;
+
+/// Along which of its two product dimensions an operand's elements are
+/// consecutive in memory, in runs of `run` elements (static, or kDynamic):
+/// A's rows are M and its columns K; B's rows are K and its columns N.
+struct OperandLayout {
+  enum class Runs { None, Rows, Columns };
+  Runs along = Runs::None;
+  int64_t run = ShapedType::kDynamic;
+  /// Which of ProductSizes::kernel is the run's length.
+  unsigned runSize = kK;
+};
+
+/// A product as the kernels see it: its sizes, the operands' and the
+/// result's accesses, and the operands' layouts.
+struct Product {
+  SizesFn sizes;
+  Value a, b;
+  RankedTensorType resultType;
+  AccessFn loadA, loadB, store;
+  OperandLayout layoutA, layoutB;
+};
+
+/// A product kernel being built: its operand and result buffers, its sizes
+/// and the epilogue's operands, inside the kernel.
+struct ProductKernel {
+  const Product &product;
+  Kernel &kernel;
+  Value a, b, c;
+  /// ProductSizes::kernel, inside the kernel.
+  SmallVector<Value> sizes;
+  ArrayRef<PointwiseStep> epilogue;
+  /// Each step's operand buffer, or null.
+  SmallVector<Value> stepArgs;
+  /// The accumulation type.
+  Type acc;
+
+  /// Stores `sums` as result elements (batch, row, col), (batch, row, col +
+  /// 1), ... after the epilogue, where (row, col) exists: several columns
+  /// are one access, so the caller knows that they all exist, that they are
+  /// consecutive in the result and the epilogue's operands, and aligned to
+  /// the access.
+  void store(OpBuilder &b, Location loc, Value batch, Value row, Value col,
+             ValueRange sums) const;
+};
+
+/// The body of the tensor-core kernel of `pk` (schedule `s`, of kind
+/// TensorCore), before the kernel's gpu.return.
+void buildTensorCoreProduct(ProductKernel &pk, const TiledProductSchedule &s,
+                            Location loc);
+
+/// `x < bound` (unsigned), with a constant bound folded in.
+Value lessThan(OpBuilder &b, Location loc, Value x, Value bound);
+
+} // namespace mlir::nf::cuda
+
+#endif // NORMFUSE_LIB_CODEGEN_CUDA_PRODUCTS_H

@@ -1,0 +1,121 @@
+// f16 and bf16 products on sm_80 and newer run on tensor cores
+// (LowerTensorCoreProducts.cpp): the operands' 16-byte runs go to shared
+// memory by cp.async (nvgpu.device_async_copy, zero-filled past the edges),
+// three stages of 32-wide K tiles in flight, one commit group each; the K
+// loop waits for the oldest (numGroups = 1), then a barrier; fragments come
+// by ldmatrix (.trans for B, whose N is consecutive) and each warp's 32 x 32
+// part is 2 x 4 mma.sync m16n8k16 per 16 of K. Before sm_80 the SIMT
+// kernel takes them. The simulator's tests run these kernels against
+// float64 (TensorCoreProductsOnSimTest).
+// RUN: nf-opt %s --nf-lower-to-gpu | FileCheck %s
+// RUN: nf-opt %s --nf-lower-to-gpu=arch=sm_75 | FileCheck %s --check-prefix=SM75
+// RUN: nf-translate --nf-to-cuda %s | FileCheck %s --check-prefix=CUDA
+
+// SM75: nf.schedule = "tiled-product tile=64x64x16 thread=4x4"
+
+// CHECK-LABEL: func.func @matmul_77x136x40
+// 2 x 3 tiles of 64 x 64: 6 blocks of four warps.
+// CHECK: %[[BLOCKS:.+]] = arith.constant 6 : index
+// CHECK-NEXT: arith.constant 1 : index
+// CHECK-NEXT: %[[THREADS:.+]] = arith.constant 128 : index
+// CHECK: gpu.launch_func @nf_kernels::@matmul_77x136x40_matmul blocks in (%[[BLOCKS]], %{{.+}}, %{{.+}}) threads in (%[[THREADS]],
+func.func @matmul_77x136x40(%a: tensor<77x40xf16>, %b: tensor<40x136xf16>) -> tensor<77x136xf16> {
+  %c = nf.matmul %a, %b : tensor<77x40xf16>, tensor<40x136xf16> -> tensor<77x136xf16>
+  return %c : tensor<77x136xf16>
+}
+
+// CHECK-LABEL: gpu.func @matmul_77x136x40_matmul
+// Three stages of A (64 x 32) and B (32 x 64) tiles.
+// CHECK-SAME: workgroup(%[[AS:.+]] : memref<6144xf16, #gpu.address_space<workgroup>>, %[[BS:.+]] : memref<6144xf16, #gpu.address_space<workgroup>>)
+// CHECK-SAME: known_block_size = array<i32: 128, 1, 1>
+// CHECK-SAME: nf.schedule = "tensor-core-product tile=64x64x32 warps=2x2 stages=3"
+// The first two stages: each thread copies two runs of A and two of B.
+// CHECK: scf.for
+// CHECK-COUNT-2: nvgpu.device_async_copy %{{.+}}, %[[AS]][%{{.+}}], 8, %{{.+}} {bypassL1}
+// CHECK-COUNT-2: nvgpu.device_async_copy %{{.+}}, %[[BS]][%{{.+}}], 8, %{{.+}} {bypassL1}
+// CHECK: nvgpu.device_async_create_group
+// CHECK: nvgpu.device_async_create_group
+// CHECK: scf.for {{.+}} iter_args({{.+}}) -> (vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, !nvgpu.device.async.token)
+// CHECK-NEXT: nvgpu.device_async_wait %{{.+}} {numGroups = 1 : i32}
+// CHECK-NEXT: gpu.barrier
+// CHECK: nvgpu.device_async_create_group
+// CHECK-COUNT-2: nvgpu.ldmatrix %[[AS]][%{{.+}}] {numTiles = 4 : i32, transpose = false} : {{.+}} -> vector<4x2xf16>
+// CHECK-COUNT-2: nvgpu.ldmatrix %[[BS]][%{{.+}}] {numTiles = 4 : i32, transpose = true} : {{.+}} -> vector<4x2xf16>
+// CHECK-COUNT-8: nvgpu.mma.sync({{.+}}) {mmaShape = [16, 8, 16]} : (vector<4x2xf16>, vector<2x2xf16>, vector<2x2xf32>) -> vector<2x2xf32>
+// CHECK: scf.yield
+// After K: what is in flight lands, and every warp is done with the stages.
+// CHECK: nvgpu.device_async_wait %{{.+}} {numGroups = 0 : i32}
+// CHECK-NEXT: gpu.barrier
+// A lane's two columns (N is even): one 4-byte store.
+// CHECK: vector.extract %{{.+}}[0, 0] : f32 from vector<2x2xf32>
+// CHECK-NEXT: vector.extract %{{.+}}[0, 1] : f32 from vector<2x2xf32>
+// CHECK: scf.if
+// CHECK: arith.truncf
+// CHECK-NEXT: arith.truncf
+// CHECK-NEXT: vector.from_elements
+// CHECK-NEXT: vector.store {{.+}} : memref<?xf16>, vector<2xf16>
+
+// The printed kernel: the prelude's wrappers of the PTX instructions.
+// CUDA: // matmul_77x136x40_matmul: tensor-core-product tile=64x64x32 warps=2x2 stages=3
+// CUDA: extern "C" __global__ void __launch_bounds__(128, 1) matmul_77x136x40_matmul(
+// CUDA: NF_SHARED(__half, s0, 6144);
+// CUDA: nf_cp_async<16>((s0 + {{.+}}), (a0 + {{.+}}), (int){{.+}} * 2);
+// CUDA: nf_cp_async_commit();
+// CUDA: nf_cp_async_wait<1>();
+// CUDA: nf_vec<__half, 8> {{.+}} = nf_ldmatrix<4, false>(s0 + {{.+}});
+// CUDA: nf_vec<__half, 8> [[B4:.+]] = nf_ldmatrix<4, true>(s1 + {{.+}});
+// CUDA: nf_vec<__half, 4> {{.+}} = nf_vec<__half, 4>{{[{][{]}}[[B4]].v[0], [[B4]].v[1], [[B4]].v[2], [[B4]].v[3]}};
+// CUDA: nf_vec<float, 4> {{.+}} = nf_mma_m16n8k16(
+// CUDA: nf_cp_async_wait<0>();
+
+// bf16, both operands transposed: A staged K-major (ldmatrix .trans), B
+// N-major (no .trans).
+// CHECK-LABEL: gpu.func @transposed_bf16_matmul
+// CHECK-SAME: nf.schedule = "tensor-core-product
+// CHECK: nvgpu.ldmatrix {{.+}} {numTiles = 4 : i32, transpose = true} : {{.+}} -> vector<4x2xbf16>
+// CHECK: nvgpu.ldmatrix {{.+}} {numTiles = 4 : i32, transpose = false} : {{.+}} -> vector<4x2xbf16>
+// CHECK: nvgpu.mma.sync({{.+}}) {mmaShape = [16, 8, 16]} : (vector<4x2xbf16>, vector<2x2xbf16>, vector<2x2xf32>) -> vector<2x2xf32>
+func.func @transposed_bf16(%a: tensor<64x96xbf16>, %b: tensor<48x64xbf16>) -> tensor<96x48xbf16> {
+  %c = nf.matmul %a, %b {transpose_lhs, transpose_rhs} : tensor<64x96xbf16>, tensor<48x64xbf16> -> tensor<96x48xbf16>
+  return %c : tensor<96x48xbf16>
+}
+
+// Runs that are not 16-byte chunks (K = 5): the same kernel, staged
+// element by element; N = 13 is odd, so the stores are single elements.
+// CHECK-LABEL: gpu.func @odd_k_matmul
+// CHECK-SAME: nf.schedule = "tensor-core-product
+// CHECK-NOT: nvgpu.device_async_copy
+// CHECK: memref.load {{.+}} : memref<?xf16>
+// CHECK: memref.store {{.+}} : memref<{{[0-9]+}}xf16, #gpu.address_space<workgroup>>
+// CHECK: nvgpu.mma.sync
+// CHECK: memref.store {{.+}} : memref<?xf16>
+func.func @odd_k(%a: tensor<7x5xf16>, %b: tensor<5x13xf16>) -> tensor<7x13xf16> {
+  %c = nf.matmul %a, %b : tensor<7x5xf16>, tensor<5x13xf16> -> tensor<7x13xf16>
+  return %c : tensor<7x13xf16>
+}
+
+// The NHWC convolution and its two gradients: implicit GEMMs on the same
+// kernel, their operands gathered a tap's channels (16 bytes) at a time.
+// CHECK-LABEL: gpu.func @conv_nhwc_conv2d
+// CHECK-SAME: nf.schedule = "tensor-core-product
+// CHECK: nvgpu.device_async_copy
+// CHECK-LABEL: gpu.func @conv_nhwc_conv2d_backprop_input
+// CHECK-SAME: nf.schedule = "tensor-core-product
+// CHECK: nvgpu.device_async_copy
+// CHECK-LABEL: gpu.func @conv_nhwc_conv2d_backprop_filter
+// CHECK-SAME: nf.schedule = "tensor-core-product
+// CHECK: nvgpu.device_async_copy
+func.func @conv_nhwc(%x: tensor<2x9x7x16xf16>, %w: tensor<24x3x3x16xf16>, %dy: tensor<2x5x4x24xf16>) -> (tensor<2x5x4x24xf16>, tensor<2x9x7x16xf16>, tensor<24x3x3x16xf16>) {
+  %y = nf.conv2d %x, %w {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 2>, layout = #nf.layout<nhwc>} : tensor<2x9x7x16xf16>, tensor<24x3x3x16xf16> -> tensor<2x5x4x24xf16>
+  %dx = nf.conv2d_backprop_input %dy, %w {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 2>, layout = #nf.layout<nhwc>} : tensor<2x5x4x24xf16>, tensor<24x3x3x16xf16> -> tensor<2x9x7x16xf16>
+  %dw = nf.conv2d_backprop_filter %x, %dy {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 2>, layout = #nf.layout<nhwc>} : tensor<2x9x7x16xf16>, tensor<2x5x4x24xf16> -> tensor<24x3x3x16xf16>
+  return %y, %dx, %dw : tensor<2x5x4x24xf16>, tensor<2x9x7x16xf16>, tensor<24x3x3x16xf16>
+}
+
+// NCHW: no operand has consecutive channels; the SIMT kernel.
+// CHECK-LABEL: gpu.func @conv_nchw_conv2d
+// CHECK-SAME: nf.schedule = "tiled-product
+func.func @conv_nchw(%x: tensor<1x16x8x8xf16>, %w: tensor<8x16x3x3xf16>) -> tensor<1x8x6x6xf16> {
+  %y = nf.conv2d %x, %w : tensor<1x16x8x8xf16>, tensor<8x16x3x3xf16> -> tensor<1x8x6x6xf16>
+  return %y : tensor<1x8x6x6xf16>
+}

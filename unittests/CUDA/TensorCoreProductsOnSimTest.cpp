@@ -1,0 +1,330 @@
+//===- TensorCoreProductsOnSimTest.cpp - mma.sync products vs float64 -----===//
+//
+// Part of normfuse. f16 and bf16 matmuls and NHWC convolutions take the
+// tensor-core schedule (mma.sync m16n8k16, ldmatrix, a cp.async pipeline
+// for operands in 16-byte runs; LowerTensorCoreProducts.cpp).
+// Each case runs fused, with its epilogue, in the CUDA simulator (which
+// runs those instructions by the PTX ISA's fragment layouts) and is checked
+// against float64 computed here from the same rounded inputs. The shapes
+// reach every path: tiles cut by M and N, K of one partial tile and of
+// many pipeline stages, batches, shared and transposed operands, both tile
+// sizes, convolutions and both their gradients with strides, padding and
+// dilation, odd channel counts, every epilogue.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CudaSimTestUtils.h"
+#include "ProducerReference.h"
+#include "Reference.h"
+
+#include <cmath>
+
+using namespace nftest;
+
+namespace {
+
+enum class Epilogue { None, BiasGeluTanh, BiasRelu, SiluAdd, GeluErf };
+enum class Op { Matmul, Conv, ConvGradInput, ConvGradFilter };
+
+struct TensorCoreCase {
+  const char *name;
+  DType dtype;
+  /// A matmul, or (when `op` is not Matmul) an NHWC convolution or one of
+  /// its gradients.
+  MatmulShape matmul;
+  Op op = Op::Matmul;
+  ConvGeometry geometry{};
+  Epilogue epilogue = Epilogue::None;
+  /// The tile the schedule layer picks ("64x64x32", "128x128x32").
+  const char *tile = "64x64x32";
+};
+
+ConvAttrs nhwc(std::array<int64_t, 2> strides, std::array<int64_t, 4> padding,
+               std::array<int64_t, 2> dilations) {
+  ConvAttrs a;
+  a.nhwc = true;
+  a.strides = strides;
+  a.padding = padding;
+  a.dilations = dilations;
+  return a;
+}
+
+std::vector<TensorCoreCase> cases() {
+  std::vector<TensorCoreCase> all = {
+      // One partial tile of M, N and K; runs of 16 bytes (cp.async) and
+      // odd runs (staged element by element).
+      {"m1n8k8", DType::F16, {{1, 8}, {8, 8}}},
+      {"m1n1k1", DType::F16, {{1, 1}, {1, 1}}},
+      {"m7n13k5_bf16", DType::BF16, {{7, 5}, {5, 13}}},
+      {"m65n129k33", DType::F16, {{65, 33}, {33, 129}}},
+      {"transposeBothOdd", DType::F16, {{2, 9, 35}, {2, 17, 9}, true, true}},
+      // Tiles cut by M and N; K of two tiles, the second partial.
+      {"m77n136k40", DType::F16, {{77, 40}, {40, 136}}},
+      {"m77n136k40_bf16", DType::BF16, {{77, 40}, {40, 136}}},
+      // K of many pipeline stages (10 K tiles through 3 stages).
+      {"m64n64k320", DType::F16, {{64, 320}, {320, 64}}},
+      // Transposed operands (each staged K-major or N-major), batches and
+      // a shared right operand.
+      {"transposeLhs", DType::F16, {{2, 48, 72}, {48, 24}, true, false}},
+      {"transposeRhs_bf16", DType::BF16, {{3, 70, 56}, {40, 56}, false, true}},
+      {"transposeBoth", DType::F16, {{2, 24, 40}, {2, 65, 24}, true, true}},
+      // Epilogues on the accumulators.
+      {"biasGeluTanh",
+       DType::F16,
+       {{50, 64}, {64, 72}},
+       Op::Matmul,
+       {},
+       Epilogue::BiasGeluTanh},
+      {"geluErf_bf16",
+       DType::BF16,
+       {{50, 64}, {64, 72}},
+       Op::Matmul,
+       {},
+       Epilogue::GeluErf},
+      {"siluResidual",
+       DType::F16,
+       {{2, 30, 16}, {16, 40}},
+       Op::Matmul,
+       {},
+       Epilogue::SiluAdd},
+      // Enough 128 x 128 tiles for a wave: the large tile.
+      {"large_m1536n1408k16",
+       DType::F16,
+       {{1536, 16}, {16, 1408}},
+       Op::Matmul,
+       {},
+       Epilogue::None,
+       "128x128x32"},
+  };
+  // Convolutions (NHWC, channels a multiple of 8): the input gathered a
+  // tap's channels at a time, zeros in the padding.
+  TensorCoreCase conv{"convStride2PadBiasRelu", DType::F16, {}, Op::Conv};
+  conv.geometry = {2, 16, 24, 9, 7, 3, 3, nhwc({2, 2}, {1, 1, 1, 2}, {1, 1})};
+  conv.epilogue = Epilogue::BiasRelu;
+  all.push_back(conv);
+  conv.name = "convThreeChannelsStride2";
+  conv.geometry = {1, 3, 16, 12, 12, 3, 3, nhwc({2, 2}, {1, 1, 1, 1}, {1, 1})};
+  all.push_back(conv);
+  conv.name = "convDilated_bf16";
+  conv.dtype = DType::BF16;
+  conv.geometry = {1, 8, 40, 10, 11, 3, 2, nhwc({1, 1}, {2, 0, 1, 1}, {2, 3})};
+  conv.epilogue = Epilogue::None;
+  all.push_back(conv);
+  // Both gradients, as implicit GEMMs on the same kernel: dx gathers dy at
+  // the taps that fall on a stride; dw runs K over the output positions.
+  for (Op op : {Op::ConvGradInput, Op::ConvGradFilter}) {
+    bool input = op == Op::ConvGradInput;
+    conv.op = op;
+    conv.name = input ? "convGradInputStride2" : "convGradFilterStride2";
+    conv.dtype = DType::F16;
+    conv.geometry = {2, 16, 24, 9, 7, 3, 3, nhwc({2, 2}, {1, 1, 1, 2}, {1, 1})};
+    all.push_back(conv);
+    conv.name = input ? "convGradInputDilated_bf16" : "convGradFilterOdd_bf16";
+    conv.dtype = DType::BF16;
+    conv.geometry =
+        input ? ConvGeometry{1,  8, 40, 10,
+                             11, 3, 2,  nhwc({1, 1}, {2, 0, 1, 1}, {2, 3})}
+              : ConvGeometry{1,  3, 5, 12,
+                             12, 3, 3, nhwc({2, 2}, {1, 1, 1, 1}, {1, 1})};
+    all.push_back(conv);
+  }
+  return all;
+}
+
+std::string tensor(DType d, const std::vector<int64_t> &shape) {
+  return tensorType(d, shape);
+}
+
+/// The operands' shapes and the result's of case `c`.
+std::vector<int64_t> lhsShape(const TensorCoreCase &c) {
+  switch (c.op) {
+  case Op::Matmul:
+    return c.matmul.lhs;
+  case Op::Conv:
+  case Op::ConvGradFilter:
+    return c.geometry.inputShape();
+  case Op::ConvGradInput:
+    return c.geometry.outputShape();
+  }
+  return {};
+}
+std::vector<int64_t> rhsShape(const TensorCoreCase &c) {
+  switch (c.op) {
+  case Op::Matmul:
+    return c.matmul.rhs;
+  case Op::Conv:
+  case Op::ConvGradInput:
+    return c.geometry.filterShape();
+  case Op::ConvGradFilter:
+    return c.geometry.outputShape();
+  }
+  return {};
+}
+std::vector<int64_t> resultShape(const TensorCoreCase &c) {
+  switch (c.op) {
+  case Op::Matmul:
+    return c.matmul.result();
+  case Op::Conv:
+    return c.geometry.outputShape();
+  case Op::ConvGradInput:
+    return c.geometry.inputShape();
+  case Op::ConvGradFilter:
+    return c.geometry.filterShape();
+  }
+  return {};
+}
+
+/// The float64 product of case `c` (before its epilogue).
+std::vector<double> product(const TensorCoreCase &c, const Buffer &a,
+                            const Buffer &b) {
+  switch (c.op) {
+  case Op::Matmul:
+    return matmulReference(c.matmul, a.toDoubles(), b.toDoubles());
+  case Op::Conv:
+    return conv2dReference(c.geometry, a.toDoubles(), b.toDoubles());
+  case Op::ConvGradInput:
+    return conv2dBackpropInputReference(c.geometry, a.toDoubles(),
+                                        b.toDoubles());
+  case Op::ConvGradFilter:
+    return conv2dBackpropFilterReference(c.geometry, a.toDoubles(),
+                                         b.toDoubles());
+  }
+  return {};
+}
+
+/// The function @f(operands..., [bias | residual]) of case `c`.
+std::string caseIR(const TensorCoreCase &c) {
+  std::vector<int64_t> aShape = lhsShape(c), bShape = rhsShape(c);
+  std::vector<int64_t> out = resultShape(c);
+  std::string ta = tensor(c.dtype, aShape), tb = tensor(c.dtype, bShape),
+              tr = tensor(c.dtype, out), tc = tensor(c.dtype, {out.back()});
+  std::string args = "%a: " + ta + ", %b: " + tb;
+  if (c.epilogue == Epilogue::BiasGeluTanh || c.epilogue == Epilogue::BiasRelu)
+    args += ", %c: " + tc;
+  if (c.epilogue == Epilogue::SiluAdd)
+    args += ", %r: " + tr;
+  std::string body;
+  if (c.op != Op::Matmul) {
+    const char *name = c.op == Op::Conv ? "nf.conv2d"
+                       : c.op == Op::ConvGradInput
+                           ? "nf.conv2d_backprop_input"
+                           : "nf.conv2d_backprop_filter";
+    body = std::string("  %p = ") + name + " %a, %b " +
+           c.geometry.attrs.toMLIR() + " : " + ta + ", " + tb + " -> " + tr +
+           "\n";
+  } else {
+    std::string attrs;
+    if (c.matmul.transposeLhs || c.matmul.transposeRhs) {
+      attrs = "{";
+      if (c.matmul.transposeLhs)
+        attrs += "transpose_lhs";
+      if (c.matmul.transposeRhs)
+        attrs +=
+            std::string(c.matmul.transposeLhs ? ", " : "") + "transpose_rhs";
+      attrs += "} ";
+    }
+    body = "  %p = nf.matmul %a, %b " + attrs + ": " + ta + ", " + tb + " -> " +
+           tr + "\n";
+  }
+  std::string last = "%p";
+  switch (c.epilogue) {
+  case Epilogue::None:
+    break;
+  case Epilogue::BiasGeluTanh:
+  case Epilogue::BiasRelu:
+    body += "  %q = nf.bias_add %p, %c {layout = #nf.layout<nhwc>} : " + tr +
+            ", " + tc + "\n";
+    body += c.epilogue == Epilogue::BiasRelu
+                ? "  %z = nf.relu %q : " + tr + "\n"
+                : "  %z = nf.gelu %q {approximate = "
+                  "#nf.approximation<tanh>} : " +
+                      tr + "\n";
+    last = "%z";
+    break;
+  case Epilogue::SiluAdd:
+    body += "  %s = nf.silu %p : " + tr + "\n";
+    body += "  %z = nf.add %s, %r : " + tr + "\n";
+    last = "%z";
+    break;
+  case Epilogue::GeluErf:
+    body += "  %z = nf.gelu %p : " + tr + "\n";
+    last = "%z";
+    break;
+  }
+  return "func.func @f(" + args + ") -> " + tr + " {\n" + body + "  return " +
+         last + " : " + tr + "\n}\n";
+}
+
+double gelu(double x, bool tanhForm) {
+  if (tanhForm)
+    return 0.5 * x *
+           (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+  return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
+}
+
+class TensorCoreProductOnSimTest : public testing::TestWithParam<int> {};
+
+TEST_P(TensorCoreProductOnSimTest, MatchesFloat64) {
+  TensorCoreCase c = cases()[GetParam()];
+  std::string ir = caseIR(c);
+  auto sim = compileForSim(ir, "f", "auto", /*fuse=*/true);
+  ASSERT_TRUE(sim);
+  EXPECT_EQ(sim->getPlan().steps.size(), 1u) << sim->getPlan().str();
+  EXPECT_NE(
+      sim->getSource().find(std::string("tensor-core-product tile=") + c.tile),
+      std::string::npos)
+      << ir;
+
+  std::mt19937 rng(31 + GetParam());
+  std::vector<int64_t> out = resultShape(c);
+  Buffer a(c.dtype, lhsShape(c));
+  Buffer b(c.dtype, rhsShape(c));
+  Buffer extra(c.dtype, c.epilogue == Epilogue::SiluAdd
+                            ? out
+                            : std::vector<int64_t>{out.back()});
+  a.fillNormal(rng);
+  b.fillNormal(rng);
+  extra.fillNormal(rng);
+  std::vector<normfuse::TensorRef> refs{a.ref(), b.ref()};
+  if (c.epilogue == Epilogue::BiasGeluTanh ||
+      c.epilogue == Epilogue::BiasRelu || c.epilogue == Epilogue::SiluAdd)
+    refs.push_back(extra.ref());
+  Buffer got(c.dtype, out);
+  got.fill(std::nan(""));
+  ASSERT_EQ(errorText(sim->run(refs, {got.ref()})), "");
+
+  std::vector<double> want = product(c, a, b);
+  std::vector<double> e = extra.toDoubles();
+  int64_t n = out.back();
+  for (size_t i = 0; i < want.size(); ++i) {
+    double &v = want[i];
+    switch (c.epilogue) {
+    case Epilogue::None:
+      break;
+    case Epilogue::BiasGeluTanh:
+      v = gelu(v + e[i % n], /*tanhForm=*/true);
+      break;
+    case Epilogue::BiasRelu:
+      v = std::max(v + e[i % n], 0.0);
+      break;
+    case Epilogue::SiluAdd:
+      v = v / (1 + std::exp(-v)) + e[i];
+      break;
+    case Epilogue::GeluErf:
+      v = gelu(v, /*tanhForm=*/false);
+      break;
+    }
+  }
+  double error = relativeError(got.toDoubles(), want);
+  recordError("relative_error", error);
+  // The result's rounding: f16 keeps 11 bits, bf16 8.
+  EXPECT_LE(error, c.dtype == DType::F16 ? 1e-3 : 6e-3) << ir;
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, TensorCoreProductOnSimTest,
+                         testing::Range(0, int(cases().size())),
+                         [](const testing::TestParamInfo<int> &info) {
+                           return std::string(cases()[info.param].name);
+                         });
+
+} // namespace
