@@ -773,6 +773,12 @@ TEST(NVRTCResourceTest, TensorCoreProductsUseHMMALDSMAndLDGSTSInSASS) {
              {"HMMA.16816.F32", "LDSM.16.", "LDGSTS.E.BYPASS.128"})
           EXPECT_NE(body.find(op), std::string::npos)
               << k << " at " << arch << " has no " << op << " in its SASS";
+        // The static matmuls' rows (N = 128, 2048) are whole 16-byte
+        // chunks: the result goes out through shared memory in 16-byte
+        // stores.
+        if (k.rfind("mm_", 0) == 0)
+          EXPECT_NE(body.find("STG.E.128"), std::string::npos)
+              << k << " at " << arch << " has no 16-byte store in its SASS";
         ++checked;
       }
     }

@@ -49,27 +49,33 @@ Value cuda::lessThan(OpBuilder &b, Location loc, Value x, Value bound) {
   return b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, x, bound);
 }
 
+SmallVector<Value> ProductKernel::applyEpilogue(OpBuilder &b, Location loc,
+                                                Value offset, Value col,
+                                                ValueRange sums) const {
+  int64_t width = sums.size();
+  SmallVector<Value> v(sums);
+  for (auto [step, arg] : llvm::zip(epilogue, stepArgs)) {
+    SmallVector<Value> operands(width);
+    if (arg) {
+      // A bias runs along the columns (the channels).
+      Value at = step.kind == PointwiseStepKind::BiasAdd ? col : offset;
+      operands = loadLanes(b, loc, arg, at, width, acc);
+    }
+    for (int64_t l = 0; l < width; ++l)
+      v[l] = applyPointwiseStep(b, loc, step, v[l], operands[l], 1,
+                                Exp2Form::MathOp);
+  }
+  return v;
+}
+
 void ProductKernel::store(OpBuilder &b, Location loc, Value batch, Value row,
                           Value col, ValueRange sums) const {
   IndexMath im{b, loc};
-  int64_t width = sums.size();
   Value inside = im.both(lessThan(b, loc, row, sizes[kM]),
                          lessThan(b, loc, col, sizes[kN]));
   b.create<scf::IfOp>(loc, inside, [&](OpBuilder &sb, Location sl) {
     Value offset = product.store(sb, sl, sizes, batch, row, col).offset;
-    SmallVector<Value> v(sums);
-    for (auto [step, arg] : llvm::zip(epilogue, stepArgs)) {
-      SmallVector<Value> operands(width);
-      if (arg) {
-        // A bias runs along the columns (the channels).
-        Value at = step.kind == PointwiseStepKind::BiasAdd ? col : offset;
-        operands = loadLanes(sb, sl, arg, at, width, acc);
-      }
-      for (int64_t l = 0; l < width; ++l)
-        v[l] = applyPointwiseStep(sb, sl, step, v[l], operands[l], 1,
-                                  Exp2Form::MathOp);
-    }
-    storeLanes(sb, sl, v, c, offset);
+    storeLanes(sb, sl, applyEpilogue(sb, sl, offset, col, sums), c, offset);
     sb.create<scf::YieldOp>(sl);
   });
 }

@@ -21,7 +21,9 @@
 // - Fragments come from shared memory by ldmatrix (.trans for a K-major
 //   operand), and each warp runs (warpM / 16) x (warpN / 8) mma.sync per 16
 //   of K.
-// - The accumulators go through the fused epilogue to the result.
+// - The accumulators go through the fused epilogue to the result: through
+//   shared memory and out in 16-byte stores where the result's rows are
+//   whole 16-byte chunks, else a lane's column pair (or element) at a time.
 //
 // The PTX ISA's fragment layouts this relies on are pinned by the
 // simulator's tests (lib/Runtime/Sim/test/tensorcore.cu).
@@ -55,7 +57,9 @@ struct StagedOperand {
   bool kMajor;
   int64_t outer, tileK;
   Type element;
+  /// The block's shared memory, and where this operand's stages start.
   Value smem;
+  int64_t base = 0;
 
   int64_t rowChunks() const { return (kMajor ? outer : tileK) / kChunk; }
   int64_t stageElements() const { return outer * tileK; }
@@ -163,7 +167,7 @@ void loadStage(OpBuilder &b, Location loc, ProductKernel &pk,
   IndexMath im{b, loc};
   int64_t r = t.rowChunks();
   int64_t chunks = t.stageElements() / kChunk;
-  Value base = im.mul(slot, t.stageElements());
+  Value base = im.madd(slot, t.stageElements(), im.c(t.base));
   const OperandLayout &layout = t.isA ? pk.product.layoutA : pk.product.layoutB;
   Value wholeRuns;
   if (layout.run == ShapedType::kDynamic)
@@ -230,14 +234,14 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
   int64_t fragsM = warpM / 16, fragsN = warpN / 8;
 
   using Runs = OperandLayout::Runs;
-  StagedOperand a{true,    pk.product.layoutA.along == Runs::Rows,
-                  s.tileM, s.tileK,
-                  element, Value()};
-  StagedOperand b{false,   pk.product.layoutB.along == Runs::Columns,
-                  s.tileN, s.tileK,
-                  element, Value()};
-  a.smem = addWorkgroupBuffer(k, loc, s.stages * a.stageElements(), element);
-  b.smem = addWorkgroupBuffer(k, loc, s.stages * b.stageElements(), element);
+  StagedOperand a{true, pk.product.layoutA.along == Runs::Rows, s.tileM,
+                  s.tileK, element};
+  StagedOperand b{false, pk.product.layoutB.along == Runs::Columns, s.tileN,
+                  s.tileK, element};
+  // One shared buffer: A's stages, then B's; the result tile reuses it.
+  b.base = s.stages * a.stageElements();
+  int64_t smemElements = b.base + s.stages * b.stageElements();
+  a.smem = b.smem = addWorkgroupBuffer(k, loc, smemElements, element);
 
   Value tid = kb.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x);
   Value bid = kb.create<gpu::BlockIdOp>(loc, gpu::Dimension::x);
@@ -298,7 +302,7 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
               Value nextToken = issue(lb, ll, lm.rem(next, s.stages), next);
               Value slot = lm.rem(kt, s.stages);
               Value aBase = lm.mul(slot, a.stageElements());
-              Value bBase = lm.mul(slot, b.stageElements());
+              Value bBase = lm.madd(slot, b.stageElements(), lm.c(b.base));
               SmallVector<Value> acc(carried.drop_back());
               for (int64_t kk = 0; kk < s.tileK; kk += 16) {
                 SmallVector<Value> aFrags, bFrags;
@@ -345,20 +349,78 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
         int64_t n = constantOr(pk.sizes[kN]);
         int64_t pair = n != ShapedType::kDynamic && n % 2 == 0 ? 2 : 1;
         Value g = tm.div(lane, 4), t4 = tm.rem(lane, 4);
+        // Where the result's rows are whole 16-byte chunks of the operands'
+        // type, the tile goes through shared memory (the stages are free
+        // now) and out in 16-byte stores.
+        Type storage = getElementTypeOrSelf(pk.c.getType());
+        bool staged = n != ShapedType::kDynamic && n % kChunk == 0 &&
+                      storage == element && s.tileM * s.tileN <= smemElements &&
+                      s.tileN >= 64;
+        // The element offset in shared memory of (row, col) of the tile:
+        // 16-byte chunk c of row r at c ^ (r % 8), so the eight rows a
+        // warp's accumulators write hit eight bank groups.
+        auto tileOffset = [&](IndexMath &xm, Value row, Value chunk) {
+          Value physical =
+              xm.b.create<arith::XOrIOp>(xm.loc, chunk, xm.rem(row, 8));
+          return xm.madd(row, s.tileN, xm.mul(physical, kChunk));
+        };
         for (int64_t i = 0; i < fragsM; ++i)
           for (int64_t j = 0; j < fragsN; ++j)
             for (int64_t e = 0; e < 4; e += pair) {
-              Value row = tm.add(
-                  m0, tm.add(warpRow, tm.add(g, tm.c(16 * i + 8 * (e / 2)))));
-              Value col = tm.add(
-                  n0, tm.add(warpCol, tm.madd(t4, 2, tm.c(8 * j + e % 2))));
+              Value tileRow =
+                  tm.add(warpRow, tm.add(g, tm.c(16 * i + 8 * (e / 2))));
+              Value tileCol =
+                  tm.add(warpCol, tm.madd(t4, 2, tm.c(8 * j + e % 2)));
+              Value row = tm.add(m0, tileRow), col = tm.add(n0, tileCol);
               SmallVector<Value> sums;
               for (int64_t l = e; l < e + pair; ++l)
                 sums.push_back(tb.create<vector::ExtractOp>(
                     tl, kLoop.getResult(i * fragsN + j),
                     ArrayRef<int64_t>{l / 2, l % 2}));
-              pk.store(tb, tl, batch, row, col, sums);
+              if (!staged) {
+                pk.store(tb, tl, batch, row, col, sums);
+                continue;
+              }
+              Value inside = tm.both(lessThan(tb, tl, row, pk.sizes[kM]),
+                                     lessThan(tb, tl, col, pk.sizes[kN]));
+              tb.create<scf::IfOp>(tl, inside, [&](OpBuilder &sb, Location sl) {
+                IndexMath sm{sb, sl};
+                Value offset =
+                    pk.product.store(sb, sl, pk.sizes, batch, row, col).offset;
+                Value at =
+                    sm.add(tileOffset(sm, tileRow, sm.div(tileCol, kChunk)),
+                           sm.rem(tileCol, kChunk));
+                storeLanes(sb, sl, pk.applyEpilogue(sb, sl, offset, col, sums),
+                           a.smem, at);
+                sb.create<scf::YieldOp>(sl);
+              });
             }
+        if (staged) {
+          // Every warp's part is in; each thread stores whole chunks.
+          tb.create<gpu::BarrierOp>(tl);
+          auto chunkType = VectorType::get({kChunk}, element);
+          int64_t rowChunks = s.tileN / kChunk;
+          for (int64_t q = 0; q < s.tileM * rowChunks / threads; ++q) {
+            Value e = tm.add(tid, tm.c(q * threads));
+            Value tileRow = tm.div(e, rowChunks), chunk = tm.rem(e, rowChunks);
+            Value row = tm.add(m0, tileRow);
+            Value col = tm.add(n0, tm.mul(chunk, kChunk));
+            Value inside = tm.both(lessThan(tb, tl, row, pk.sizes[kM]),
+                                   lessThan(tb, tl, col, pk.sizes[kN]));
+            tb.create<scf::IfOp>(tl, inside, [&](OpBuilder &sb, Location sl) {
+              IndexMath sm{sb, sl};
+              Value v = sb.create<vector::LoadOp>(
+                  sl, chunkType, a.smem,
+                  ValueRange{tileOffset(sm, tileRow, chunk)});
+              Value offset =
+                  pk.product.store(sb, sl, pk.sizes, batch, row, col).offset;
+              sb.create<vector::StoreOp>(sl, v, pk.c, ValueRange{offset});
+              sb.create<scf::YieldOp>(sl);
+            });
+          }
+          // The next tile's copies overwrite shared memory.
+          tb.create<gpu::BarrierOp>(tl);
+        }
         tb.create<scf::YieldOp>(tl);
       });
 }

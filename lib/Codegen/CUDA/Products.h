@@ -85,6 +85,11 @@ struct ProductKernel {
   /// the access.
   void store(OpBuilder &b, Location loc, Value batch, Value row, Value col,
              ValueRange sums) const;
+  /// The epilogue applied to `sums`, the result elements at `offset`,
+  /// `offset` + 1, ... in columns `col`, `col` + 1, ... (as `store` takes
+  /// them; the elements must exist).
+  SmallVector<Value> applyEpilogue(OpBuilder &b, Location loc, Value offset,
+                                   Value col, ValueRange sums) const;
 };
 
 /// The body of the tensor-core kernel of `pk` (schedule `s`, of kind

@@ -25,48 +25,57 @@ func.func @matmul_77x136x40(%a: tensor<77x40xf16>, %b: tensor<40x136xf16>) -> te
 }
 
 // CHECK-LABEL: gpu.func @matmul_77x136x40_matmul
-// Three stages of A (64 x 32) and B (32 x 64) tiles.
-// CHECK-SAME: workgroup(%[[AS:.+]] : memref<6144xf16, #gpu.address_space<workgroup>>, %[[BS:.+]] : memref<6144xf16, #gpu.address_space<workgroup>>)
+// Three stages of A (64 x 32) tiles, then three of B (32 x 64), in one
+// buffer.
+// CHECK-SAME: workgroup(%[[S:.+]] : memref<12288xf16, #gpu.address_space<workgroup>>)
 // CHECK-SAME: known_block_size = array<i32: 128, 1, 1>
 // CHECK-SAME: nf.schedule = "tensor-core-product tile=64x64x32 warps=2x2 stages=3"
 // The first two stages: each thread copies two runs of A and two of B.
 // CHECK: scf.for
-// CHECK-COUNT-2: nvgpu.device_async_copy %{{.+}}, %[[AS]][%{{.+}}], 8, %{{.+}} {bypassL1}
-// CHECK-COUNT-2: nvgpu.device_async_copy %{{.+}}, %[[BS]][%{{.+}}], 8, %{{.+}} {bypassL1}
+// CHECK-COUNT-2: nvgpu.device_async_copy %{{.+}}, %[[S]][%{{.+}}], 8, %{{.+}} {bypassL1}
+// CHECK-COUNT-2: nvgpu.device_async_copy %{{.+}}, %[[S]][%{{.+}}], 8, %{{.+}} {bypassL1}
 // CHECK: nvgpu.device_async_create_group
 // CHECK: nvgpu.device_async_create_group
 // CHECK: scf.for {{.+}} iter_args({{.+}}) -> (vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, !nvgpu.device.async.token)
 // CHECK-NEXT: nvgpu.device_async_wait %{{.+}} {numGroups = 1 : i32}
 // CHECK-NEXT: gpu.barrier
 // CHECK: nvgpu.device_async_create_group
-// CHECK-COUNT-2: nvgpu.ldmatrix %[[AS]][%{{.+}}] {numTiles = 4 : i32, transpose = false} : {{.+}} -> vector<4x2xf16>
-// CHECK-COUNT-2: nvgpu.ldmatrix %[[BS]][%{{.+}}] {numTiles = 4 : i32, transpose = true} : {{.+}} -> vector<4x2xf16>
+// CHECK-COUNT-2: nvgpu.ldmatrix %[[S]][%{{.+}}] {numTiles = 4 : i32, transpose = false} : {{.+}} -> vector<4x2xf16>
+// CHECK-COUNT-2: nvgpu.ldmatrix %[[S]][%{{.+}}] {numTiles = 4 : i32, transpose = true} : {{.+}} -> vector<4x2xf16>
 // CHECK-COUNT-8: nvgpu.mma.sync({{.+}}) {mmaShape = [16, 8, 16]} : (vector<4x2xf16>, vector<2x2xf16>, vector<2x2xf32>) -> vector<2x2xf32>
 // CHECK: scf.yield
 // After K: what is in flight lands, and every warp is done with the stages.
 // CHECK: nvgpu.device_async_wait %{{.+}} {numGroups = 0 : i32}
 // CHECK-NEXT: gpu.barrier
-// A lane's two columns (N is even): one 4-byte store.
+// N = 136 rows are whole 16-byte chunks: a lane's two columns go to the
+// tile in shared memory (4 bytes), then a barrier, then each thread stores
+// whole chunks (16 bytes), then a barrier before the next tile's copies.
 // CHECK: vector.extract %{{.+}}[0, 0] : f32 from vector<2x2xf32>
 // CHECK-NEXT: vector.extract %{{.+}}[0, 1] : f32 from vector<2x2xf32>
 // CHECK: scf.if
 // CHECK: arith.truncf
 // CHECK-NEXT: arith.truncf
 // CHECK-NEXT: vector.from_elements
-// CHECK-NEXT: vector.store {{.+}} : memref<?xf16>, vector<2xf16>
+// CHECK-NEXT: vector.store {{.+}}, %[[S]][%{{.+}}] : memref<12288xf16, #gpu.address_space<workgroup>>, vector<2xf16>
+// CHECK: gpu.barrier
+// CHECK: scf.if
+// CHECK: vector.load %[[S]][%{{.+}}] : memref<12288xf16, #gpu.address_space<workgroup>>, vector<8xf16>
+// CHECK: vector.store {{.+}} : memref<?xf16>, vector<8xf16>
+// CHECK: gpu.barrier
 
 // The printed kernel: the prelude's wrappers of the PTX instructions.
 // CUDA: // matmul_77x136x40_matmul: tensor-core-product tile=64x64x32 warps=2x2 stages=3
 // CUDA: extern "C" __global__ void __launch_bounds__(128, 1) matmul_77x136x40_matmul(
-// CUDA: NF_SHARED(__half, s0, 6144);
+// CUDA: NF_SHARED(__half, s0, 12288);
 // CUDA: nf_cp_async<16>((s0 + {{.+}}), (a0 + {{.+}}), (int){{.+}} * 2);
 // CUDA: nf_cp_async_commit();
 // CUDA: nf_cp_async_wait<1>();
 // CUDA: nf_vec<__half, 8> {{.+}} = nf_ldmatrix<4, false>(s0 + {{.+}});
-// CUDA: nf_vec<__half, 8> [[B4:.+]] = nf_ldmatrix<4, true>(s1 + {{.+}});
+// CUDA: nf_vec<__half, 8> [[B4:.+]] = nf_ldmatrix<4, true>(s0 + {{.+}});
 // CUDA: nf_vec<__half, 4> {{.+}} = nf_vec<__half, 4>{{[{][{]}}[[B4]].v[0], [[B4]].v[1], [[B4]].v[2], [[B4]].v[3]}};
 // CUDA: nf_vec<float, 4> {{.+}} = nf_mma_m16n8k16(
 // CUDA: nf_cp_async_wait<0>();
+// CUDA: nf_stg((nf_vec<__half, 8> *)
 
 // bf16, both operands transposed: A staged K-major (ldmatrix .trans), B
 // N-major (no .trans).
@@ -81,7 +90,8 @@ func.func @transposed_bf16(%a: tensor<64x96xbf16>, %b: tensor<48x64xbf16>) -> te
 }
 
 // Runs that are not 16-byte chunks (K = 5): the same kernel, staged
-// element by element; N = 13 is odd, so the stores are single elements.
+// element by element; N = 13 is odd, so the stores are single elements
+// straight from the accumulators.
 // CHECK-LABEL: gpu.func @odd_k_matmul
 // CHECK-SAME: nf.schedule = "tensor-core-product
 // CHECK-NOT: nvgpu.device_async_copy
