@@ -163,6 +163,7 @@ FAMILY_ROWS = [
     ("BatchNorm training forward", ("batch_norm_training",), "forward"),
     ("InstanceNorm forward", ("instance_norm",), "forward"),
     ("matmul + bias + GELU", ("matmul+bias+gelu",), "forward"),
+    ("matmul alone, f16/bf16 (vs eager: cuBLAS)", ("matmul",), "forward"),
     ("conv2d 3x3 + bias + ReLU NHWC", ("conv2d+bias+relu",), "forward"),
 ]
 

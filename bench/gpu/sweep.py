@@ -694,12 +694,16 @@ def channel_norm_case(op, dtype, shape, tier, groups=32):
 
 
 def matmul_case(dtype, m, k, n_, tier, approximate="none", family="matmul", op=None, batch=None,
-                act="gelu", chain=False):
-    """matmul (+ bias) (+ GELU): a (M, K) or (B, S, K) @ w (K, N) + c."""
+                act="gelu", chain=False, bias=True):
+    """matmul (+ bias) (+ GELU): a (M, K) or (B, S, K) @ w (K, N) + c. Without
+    `bias`, the plain product, whose peers are torch.matmul (cuBLAS) and its
+    compiled form."""
     a_t = (m, k) if batch is None else (*batch, k)
     y_t = a_t[:-1] + (n_,)
     w_t, c_t = (k, n_), (n_,)
     rows = math.prod(a_t[:-1])
+    if not bias:
+        return plain_matmul_case(dtype, a_t, n_, tier, family)
     op = op or ("matmul+bias+gelu" + ("_tanh" if approximate == "tanh" else ""))
 
     def build(B, peers_ok):
@@ -735,6 +739,31 @@ def matmul_case(dtype, m, k, n_, tier, approximate="none", family="matmul", op=N
         return built
 
     return Case(family, op, "forward", dtype, a_t + (n_,), tier, build, chain)
+
+
+def plain_matmul_case(dtype, a_t, n_, tier, family):
+    """matmul alone: a (M, K) @ w (K, N), against torch.matmul (cuBLAS)."""
+    k = a_t[-1]
+    y_t, w_t = a_t[:-1] + (n_,), (k, n_)
+    rows = math.prod(a_t[:-1])
+
+    def build(B, peers_ok):
+        gen = B.gen(seed_of(("matmul", dtype, a_t, n_)))
+        a = B.randn(a_t, dtype, gen)
+        w = B.randn(w_t, dtype, gen, 1 / math.sqrt(k))
+        body = f"  %p = nf.matmul %a, %w : {_t(a_t, dtype)}, {_t(w_t, dtype)} -> {_t(y_t, dtype)}"
+        mlir = _func([("a", a_t, dtype), ("w", w_t, dtype)], [(y_t, dtype)], body, ["%p"])
+        built = Built(mlir, [a, w], [(y_t, dtype)], lambda: [B.einsum("...k,kn->...n", B.f64(a), B.f64(w))],
+                      flops=2.0 * rows * k * n_)
+        if peers_ok:
+            def fn(a_, w_):
+                return a_ @ w_
+            built.peers["eager"] = lambda: fn(a, w)
+            built.peers["compile"] = ("compile", fn, [a, w], None)
+            built.peers["liger"] = "Liger has no matmul kernel"
+        return built
+
+    return Case(family, "matmul", "forward", dtype, a_t + (n_,), tier, build)
 
 
 def conv_case(dtype, n, hw, cin, cout, tier, kernel=3, residual=False, act="relu", family="conv2d_nhwc",
@@ -931,6 +960,7 @@ def all_cases(small: bool) -> List[Case]:
         for op in ("group_norm", "instance_norm", "batch_norm_training"):
             cases.append(channel_norm_case(op, "f32", (2, 64, 3, 3), 1))
         cases.append(matmul_case("f32", 16, 32, 48, 1))
+        cases.append(matmul_case("f16", 16, 32, 48, 1, bias=False))
         cases.append(conv_case("f32", 1, 5, 8, 16, 1))
         cases.append(matmul_case("f16", 0, 32, 64, 1, "tanh", "examples", batch=(2, 8), chain=True))
         cases.append(add_layer_norm_case("f16", (2, 8, 64), 1))
@@ -977,6 +1007,10 @@ def all_cases(small: bool) -> List[Case]:
     channel_norms((32, 256, 56, 56), 1)
     for dtype in dtypes:
         tiers[1].append(matmul_case(dtype, 4096, 768, 3072, 1))
+    # The plain product against cuBLAS at transformer shapes (issue 31's
+    # measure), f16 and bf16: the tensor cores' schedules.
+    for dtype in ("f16", "bf16"):
+        tiers[1].append(matmul_case(dtype, 4096, 768, 3072, 1, bias=False))
     for dtype in dtypes:
         tiers[1].append(conv_case(dtype, 32, 56, 64, 64, 1))
     row_norms(1024, 1)
@@ -995,6 +1029,9 @@ def all_cases(small: bool) -> List[Case]:
         channel_norms(shape, 2)
     for dtype in dtypes:
         tiers[2].append(matmul_case(dtype, 4096, 4096, 11008, 2))
+    for m, k, n_ in ((4096, 4096, 4096), (16384, 8192, 8192), (512, 768, 768)):
+        for dtype in ("f16", "bf16"):
+            tiers[2].append(matmul_case(dtype, m, k, n_, 2, bias=False))
     for hw, ch in ((28, 128), (14, 256)):
         for dtype in dtypes:
             tiers[2].append(conv_case(dtype, 32, hw, ch, ch, 2))

@@ -68,6 +68,23 @@ SmallVector<Value> ProductKernel::applyEpilogue(OpBuilder &b, Location loc,
   return v;
 }
 
+TileOrigin cuda::tileOrigin(IndexMath &im, Value t, Value tilesM, Value tilesN,
+                            int64_t tileM, int64_t tileN) {
+  Value batchTiles = im.product(tilesM, tilesN);
+  Value inBatch = im.rem(t, batchTiles);
+  // Groups of kTileGroupRows rows of tiles (fewer in the last group), each
+  // walked column by column: the blocks running at once share the panels
+  // of A and B they read in L2.
+  Value groupTiles = im.mul(tilesN, kTileGroupRows);
+  Value firstRow = im.mul(im.div(inBatch, groupTiles), kTileGroupRows);
+  Value rows = im.b.createOrFold<arith::MinUIOp>(
+      im.loc, im.sub(tilesM, firstRow), im.c(kTileGroupRows));
+  Value inGroup = im.rem(inBatch, groupTiles);
+  Value mTile = im.add(firstRow, im.rem(inGroup, rows));
+  Value nTile = im.div(inGroup, rows);
+  return {im.div(t, batchTiles), im.mul(mTile, tileM), im.mul(nTile, tileN)};
+}
+
 void ProductKernel::store(OpBuilder &b, Location loc, Value batch, Value row,
                           Value col, ValueRange sums) const {
   IndexMath im{b, loc};
@@ -139,10 +156,8 @@ void buildSimtProduct(ProductKernel &pk, const TiledProductSchedule &s,
         loc, bid, tiles, grid, ValueRange{},
         [&](OpBuilder &tb, Location tl, Value t, ValueRange) {
           IndexMath tm{tb, tl};
-          Value batch = tm.div(t, batchTiles);
-          Value inBatch = tm.rem(t, batchTiles);
-          Value m0 = tm.mul(tm.div(inBatch, tilesN), s.tileM);
-          Value n0 = tm.mul(tm.rem(inBatch, tilesN), s.tileN);
+          auto [batch, m0, n0] =
+              tileOrigin(tm, t, tilesM, tilesN, s.tileM, s.tileN);
 
           auto kLoop = tb.create<scf::ForOp>(
               tl, tm.c(0), kSize, tm.c(s.tileK), initial,

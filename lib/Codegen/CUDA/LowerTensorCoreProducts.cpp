@@ -268,10 +268,8 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
       loc, bid, tiles, grid, ValueRange{},
       [&](OpBuilder &tb, Location tl, Value t, ValueRange) {
         IndexMath tm{tb, tl};
-        Value batch = tm.div(t, batchTiles);
-        Value inBatch = tm.rem(t, batchTiles);
-        Value m0 = tm.mul(tm.div(inBatch, tilesN), s.tileM);
-        Value n0 = tm.mul(tm.rem(inBatch, tilesN), s.tileN);
+        auto [batch, m0, n0] =
+            tileOrigin(tm, t, tilesM, tilesN, s.tileM, s.tileN);
         auto issue = [&](OpBuilder &ib, Location il, Value slot, Value kt) {
           IndexMath in{ib, il};
           Value k0 = in.mul(kt, s.tileK);
