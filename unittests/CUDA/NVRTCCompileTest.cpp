@@ -289,6 +289,16 @@ std::string productModule(const std::string &dtype) {
             " {\n  %p = nf.matmul %a, %b : " + t("2048x64") + ", " +
             t("64x2048") + " -> " + t("2048x2048") +
             "\n  return %p : " + t("2048x2048") + "\n}\n";
+  // Too few tiles for the device over a long K: f16 and bf16 split K into
+  // three ranges (two kernels: the partial sums, their sum + bias + GELU).
+  module += "func.func @mm_split_" + dtype + "(%a: " + t("512x768") +
+            ", %b: " + t("768x768") + ", %c: " + t("768") + ") -> " +
+            t("512x768") + " {\n  %p = nf.matmul %a, %b : " + t("512x768") +
+            ", " + t("768x768") + " -> " + t("512x768") +
+            "\n  %q = nf.bias_add %p, %c {layout = #nf.layout<nhwc>} : " +
+            t("512x768") + ", " + t("768") +
+            "\n  %z = nf.gelu %q : " + t("512x768") +
+            "\n  return %z : " + t("512x768") + "\n}\n";
   for (const char *layout : {"nhwc", "nchw"}) {
     bool nhwc = std::string(layout) == "nhwc";
     std::string x = t(nhwc ? "2x16x16x8" : "2x8x16x16");
@@ -567,8 +577,9 @@ TEST(NVRTCResourceTest, NoKernelSpillsAtSm90) {
   // Per-channel reductions x 2 layouts x 4 dtypes: batch_norm_training
   // (the moments, their finish, the normalize kernel), batch_norm_grad (the
   // sums, their totals, the finish, dx), bias_add_grad (sums, totals,
-  // finish). Products x 4 dtypes: the fused matmul, a large matmul, and
-  // per layout the fused conv2d and the two gradients. Group and instance norm
+  // finish). Products x 4 dtypes: the fused matmul, a large matmul, a
+  // matmul of few tiles (f16 and bf16 split K: two kernels), and per layout
+  // the fused conv2d and the two gradients. Group and instance norm
   // gradients: four kernels each x 4 dtypes. Dynamic shapes: the group norm
   // (two), the instance norm gradient (four), batch_norm_training (three),
   // batch_norm_grad (four), bias_add_grad (three), matmul and conv2d (one
@@ -581,7 +592,7 @@ TEST(NVRTCResourceTest, NoKernelSpillsAtSm90) {
   // slice and the rfft2d.
   EXPECT_EQ(kernels, 2 * (3 * 4 * 2 + 4 * 2 * 2) + (2 + 2 + 3 + 3 + 3) * 4 * 2 +
                          11 * 4 + (3 * 3 + 2) + (2 + 1 + 1) * 4 +
-                         (3 + 4 + 3) * 2 * 4 + (2 + 3 * 2) * 4 + 2 * 4 * 4 +
+                         (3 + 4 + 3) * 2 * 4 + (3 + 3 * 2) * 4 + 2 + 2 * 4 * 4 +
                          (2 + 4 + 3 + 4 + 3 + 2) + 4 * 4 + 1 + 3 * 4 + 4 * 4 +
                          1 + 2 + (2 + 3 + 1 + 1 + 1 + 1));
 }
@@ -749,13 +760,16 @@ TEST(NVRTCResourceTest, TensorCoreWrappersCompileToHMMAAndLDSM) {
 // by LDSM from shared memory that LDGSTS (cp.async) fills, at sm_80 and
 // sm_90.
 TEST(NVRTCResourceTest, TensorCoreProductsUseHMMALDSMAndLDGSTSInSASS) {
-  static const std::regex schedule("// ([A-Za-z0-9_]+): tensor-core-product ");
+  static const std::regex schedule(
+      "// ([A-Za-z0-9_]+): tensor-core-product ([^\n]*)");
   int checked = 0;
   for (const std::string &source : allSources()) {
-    std::vector<std::string> kernels;
+    // Each kernel, and whether it splits K.
+    std::vector<std::pair<std::string, bool>> kernels;
     for (std::sregex_iterator it(source.begin(), source.end(), schedule), end;
          it != end; ++it)
-      kernels.push_back((*it)[1]);
+      kernels.push_back(
+          {(*it)[1], (*it)[2].str().find("split-k=") != std::string::npos});
     if (kernels.empty())
       continue;
     for (const char *arch : {"sm_80", "sm_90"}) {
@@ -764,7 +778,7 @@ TEST(NVRTCResourceTest, TensorCoreProductsUseHMMALDSMAndLDGSTSInSASS) {
       std::string error, sass = disassemble(c.cubin, error);
       if (!error.empty())
         GTEST_SKIP() << error;
-      for (const std::string &k : kernels) {
+      for (const auto &[k, split] : kernels) {
         size_t begin = sass.find("Function : " + k + "\n");
         ASSERT_NE(begin, std::string::npos) << k << " is not in the SASS";
         size_t end = sass.find("Function : ", begin + 1);
@@ -773,20 +787,24 @@ TEST(NVRTCResourceTest, TensorCoreProductsUseHMMALDSMAndLDGSTSInSASS) {
              {"HMMA.16816.F32", "LDSM.16.", "LDGSTS.E.BYPASS.128"})
           EXPECT_NE(body.find(op), std::string::npos)
               << k << " at " << arch << " has no " << op << " in its SASS";
-        // The static matmuls' rows (N = 128, 2048) are whole 16-byte
+        // The static matmuls' rows (N = 128, 768, 2048) are whole 16-byte
         // chunks: the result goes out through shared memory in 16-byte
-        // stores.
+        // stores; a split K's partial sums go out as a lane's f32 pairs
+        // (its second kernel's 16-byte accesses are checked with the
+        // other vector kernels').
         if (k.rfind("mm_", 0) == 0)
-          EXPECT_NE(body.find("STG.E.128"), std::string::npos)
-              << k << " at " << arch << " has no 16-byte store in its SASS";
+          EXPECT_NE(body.find(split ? "STG.E.64" : "STG.E.128"),
+                    std::string::npos)
+              << k << " at " << arch << " has no " << (split ? "8" : "16")
+              << "-byte store in its SASS";
         ++checked;
       }
     }
   }
-  // The two matmuls, the NHWC convolution and its two gradients, f16 and
+  // The three matmuls, the NHWC convolution and its two gradients, f16 and
   // bf16, and the f16 matmul and convolution of dynamic shape (cp.async
   // where the runs turn out whole), at two architectures.
-  EXPECT_EQ(checked, (5 * 2 + 2) * 2);
+  EXPECT_EQ(checked, (6 * 2 + 2) * 2);
 }
 
 } // namespace

@@ -37,6 +37,9 @@ struct TensorCoreCase {
   Epilogue epilogue = Epilogue::None;
   /// The tile the schedule layer picks ("64x64x32", "128x128x32").
   const char *tile = "64x64x32";
+  /// The K ranges it splits K into (1: not split; else a second kernel
+  /// adds the ranges' partial sums).
+  int splitK = 1;
 };
 
 ConvAttrs nhwc(std::array<int64_t, 2> strides, std::array<int64_t, 4> padding,
@@ -95,6 +98,34 @@ std::vector<TensorCoreCase> cases() {
        {},
        Epilogue::None,
        "128x128x32"},
+      // Few tiles over a long K: K split into ranges of whole K tiles, the
+      // last range shorter and ending in a partial tile; runs of 16 bytes
+      // and odd runs (element by element), a vectorized and a scalar
+      // finish, batches, transposed operands, epilogues after the sum.
+      {"splitK_m70n24k1000_biasGelu",
+       DType::F16,
+       {{70, 1000}, {1000, 24}},
+       Op::Matmul,
+       {},
+       Epilogue::BiasGeluTanh,
+       "64x64x32",
+       4},
+      {"splitK_m33n13k777_bf16",
+       DType::BF16,
+       {{33, 777}, {777, 13}},
+       Op::Matmul,
+       {},
+       Epilogue::None,
+       "64x64x32",
+       3},
+      {"splitK_transposeBoth_siluResidual",
+       DType::F16,
+       {{2, 520, 40}, {2, 56, 520}, true, true},
+       Op::Matmul,
+       {},
+       Epilogue::SiluAdd,
+       "64x64x32",
+       2},
   };
   // Convolutions (NHWC, channels a multiple of 8): the input gathered a
   // tap's channels at a time, zeros in the padding.
@@ -269,11 +300,14 @@ TEST_P(TensorCoreProductOnSimTest, MatchesFloat64) {
   std::string ir = caseIR(c);
   auto sim = compileForSim(ir, "f", "auto", /*fuse=*/true);
   ASSERT_TRUE(sim);
-  EXPECT_EQ(sim->getPlan().steps.size(), 1u) << sim->getPlan().str();
-  EXPECT_NE(
-      sim->getSource().find(std::string("tensor-core-product tile=") + c.tile),
-      std::string::npos)
-      << ir;
+  EXPECT_EQ(sim->getPlan().steps.size(), c.splitK > 1 ? 2u : 1u)
+      << sim->getPlan().str();
+  std::string schedule =
+      std::string("tensor-core-product tile=") + c.tile + " warps=2x2 stages=3";
+  if (c.splitK > 1)
+    schedule += " split-k=" + std::to_string(c.splitK);
+  EXPECT_NE(sim->getSource().find(schedule + "\n"), std::string::npos)
+      << sim->getSource();
 
   std::mt19937 rng(31 + GetParam());
   std::vector<int64_t> out = resultShape(c);

@@ -156,8 +156,9 @@ void buildSimtProduct(ProductKernel &pk, const TiledProductSchedule &s,
         loc, bid, tiles, grid, ValueRange{},
         [&](OpBuilder &tb, Location tl, Value t, ValueRange) {
           IndexMath tm{tb, tl};
-          auto [batch, m0, n0] =
+          TileOrigin origin =
               tileOrigin(tm, t, tilesM, tilesN, s.tileM, s.tileN);
+          Value batch = origin.batch, m0 = origin.m0, n0 = origin.n0;
 
           auto kLoop = tb.create<scf::ForOp>(
               tl, tm.c(0), kSize, tm.c(s.tileK), initial,
@@ -244,6 +245,74 @@ void buildSimtProduct(ProductKernel &pk, const TiledProductSchedule &s,
   }
 }
 
+/// Launches the second kernel of a split K (schedule `s`): each thread
+/// adds `s.finish.vectorWidth` consecutive result elements' f32 partial
+/// sums from `partials` ([splitK][batch][M][N]) slice by slice, in order
+/// (the same bits on every run), and stores them through the epilogue
+/// into `result`.
+void emitSplitSum(OpBuilder &b, Operation *op, const Product &p,
+                  ArrayRef<PointwiseStep> epilogue,
+                  const TiledProductSchedule &s, Value partials, Value result,
+                  ArrayRef<Value> epilogueArgs, ArrayRef<Value> sizes, Type acc,
+                  llvm::StringRef name) {
+  Location loc = op->getLoc();
+  auto module = op->getParentOfType<ModuleOp>();
+  const PointwiseSchedule &f = s.finish;
+  SmallVector<Value> args{partials, result};
+  args.append(epilogueArgs.begin(), epilogueArgs.end());
+  Kernel k = createKernel(module, loc, kernelBaseName(op, name) + "_split_sum",
+                          ValueRange(args).getTypes(), f.blockSize,
+                          "split-k-sum splits=" + std::to_string(s.splitK) +
+                              " " + f.str());
+  k.func->setAttr(kMinBlocksAttr,
+                  b.getI64IntegerAttr(f.minBlocksPerMultiprocessor));
+  ProductKernel pk{p, k, Value(), Value(), k.arg(1), {}, epilogue, {}, acc};
+  unsigned next = 2;
+  for (const PointwiseStep &step : epilogue)
+    pk.stepArgs.push_back(step.operand ? k.arg(next++) : Value());
+  for (Value host : sizes)
+    pk.sizes.push_back(k.size(k.body, loc, host));
+
+  OpBuilder &kb = k.body;
+  IndexMath im{kb, loc};
+  ArrayRef<Value> z = pk.sizes;
+  int64_t width = f.vectorWidth;
+  Value elements = im.product(z[kBatch], im.product(z[kM], z[kN]));
+  Value vectors = im.div(elements, width);
+  Value tid = kb.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x);
+  Value bid = kb.create<gpu::BlockIdOp>(loc, gpu::Dimension::x);
+  Value grid = kb.create<gpu::GridDimOp>(loc, gpu::Dimension::x);
+  Value first = im.madd(bid, f.blockSize, tid);
+  Value stride = im.mul(grid, f.blockSize);
+  kb.create<scf::ForOp>(
+      loc, first, vectors, stride, ValueRange{},
+      [&](OpBuilder &lb, Location ll, Value v, ValueRange) {
+        IndexMath lm{lb, ll};
+        Value dense = lm.mul(v, width);
+        SmallVector<Value> sums =
+            loadLanes(lb, ll, k.arg(0), dense, width, acc);
+        for (int64_t r = 1; r < s.splitK; ++r) {
+          SmallVector<Value> more = loadLanes(
+              lb, ll, k.arg(0), lm.madd(elements, r, dense), width, acc);
+          for (int64_t l = 0; l < width; ++l)
+            sums[l] = lb.create<arith::AddFOp>(ll, sums[l], more[l]);
+        }
+        Value col = lm.rem(dense, z[kN]);
+        Value rows = lm.div(dense, z[kN]);
+        pk.store(lb, ll, lm.div(rows, z[kM]), lm.rem(rows, z[kM]), col, sums);
+        lb.create<scf::YieldOp>(ll);
+      });
+
+  IndexMath hm{b, loc};
+  Value hostVectors = hm.div(
+      hm.product(sizes[kBatch], hm.product(sizes[kM], sizes[kN])), width);
+  launchUnlessEmpty(
+      b, loc, k,
+      b.createOrFold<arith::MinUIOp>(loc, hm.ceilDiv(hostVectors, f.blockSize),
+                                     hm.c(f.maxBlocks)),
+      f.blockSize, args);
+}
+
 /// Launches the tiled kernel of `p` named after `op` and `name`, with the
 /// pointwise `epilogue` (whose operands are the outer tensors
 /// `epilogueOperands`, one per step or null) applied before the store;
@@ -271,8 +340,9 @@ Value emitProduct(OpBuilder &b, Operation *op, const Product &p,
       staged(p.layoutA) && staged(p.layoutB) && acc.isF32() &&
       getElementTypeOrSelf(p.b.getType()) == operandElement;
   TiledProductSchedule s = selectTiledProductSchedule(
-      constantOr(sizes[kM]), constantOr(sizes[kN]), constantOr(sizes[kK]),
-      operandElement, options.target, tensorCoreOperands);
+      constantOr(sizes[kBatch]), constantOr(sizes[kM]), constantOr(sizes[kN]),
+      constantOr(sizes[kK]), operandElement, storage, options.target,
+      tensorCoreOperands);
   int64_t threads = s.blockSize();
 
   auto resultType = MemRefType::get(p.resultType.getShape(), storage);
@@ -281,11 +351,42 @@ Value emitProduct(OpBuilder &b, Operation *op, const Product &p,
     if (resultType.isDynamicDim(d))
       dynamicSizes.push_back(hostSizes.result[d]);
   Value result = b.create<memref::AllocOp>(loc, resultType, dynamicSizes);
-  SmallVector<Value> args{flatten(b, loc, aBuffer), flatten(b, loc, bBuffer),
-                          flatten(b, loc, result)};
+  IndexMath hm{b, loc};
+  Value tiles =
+      hm.product(sizes[kBatch], hm.product(hm.ceilDiv(sizes[kM], s.tileM),
+                                           hm.ceilDiv(sizes[kN], s.tileN)));
+  SmallVector<Value> epilogueArgs;
   for (const PointwiseStep &step : epilogue)
     if (step.operand)
-      args.push_back(flatten(b, loc, getBuffer(b, loc, step.operand)));
+      epilogueArgs.push_back(flatten(b, loc, getBuffer(b, loc, step.operand)));
+  if (s.splitK > 1) {
+    // The products' f32 partial sums, then their sum through the epilogue.
+    Value elements =
+        hm.product(sizes[kBatch], hm.product(sizes[kM], sizes[kN]));
+    Value partials =
+        allocTemporary(b, loc, hm.product(elements, hm.c(s.splitK)), acc);
+    SmallVector<Value> args{flatten(b, loc, aBuffer), flatten(b, loc, bBuffer),
+                            partials};
+    Kernel k = createKernel(module, loc, kernelBaseName(op, name),
+                            ValueRange(args).getTypes(), threads, s.str());
+    k.func->setAttr(kMinBlocksAttr,
+                    b.getI64IntegerAttr(s.minBlocksPerMultiprocessor));
+    ProductKernel pk{p, k, k.arg(0), k.arg(1), k.arg(2), {}, {}, {}, acc};
+    for (Value host : sizes)
+      pk.sizes.push_back(k.size(k.body, loc, host));
+    buildTensorCoreProduct(pk, s, loc);
+    launchUnlessEmpty(
+        b, loc, k,
+        b.createOrFold<arith::MinUIOp>(loc, hm.product(tiles, hm.c(s.splitK)),
+                                       hm.c(s.maxBlocks)),
+        threads, args);
+    emitSplitSum(b, op, p, epilogue, s, partials, flatten(b, loc, result),
+                 epilogueArgs, sizes, acc, name);
+    return toTensor(b, loc, result);
+  }
+  SmallVector<Value> args{flatten(b, loc, aBuffer), flatten(b, loc, bBuffer),
+                          flatten(b, loc, result)};
+  args.append(epilogueArgs);
 
   TypeRange argTypes = ValueRange(args).getTypes();
   Kernel k = createKernel(module, loc, kernelBaseName(op, name), argTypes,
@@ -305,10 +406,6 @@ Value emitProduct(OpBuilder &b, Operation *op, const Product &p,
 
   // A block per output tile, at most maxBlocks; none for an empty result
   // (a grid of 0 blocks is an error).
-  IndexMath hm{b, loc};
-  Value tiles =
-      hm.product(sizes[kBatch], hm.product(hm.ceilDiv(sizes[kM], s.tileM),
-                                           hm.ceilDiv(sizes[kN], s.tileN)));
   launchUnlessEmpty(
       b, loc, k, b.createOrFold<arith::MinUIOp>(loc, tiles, hm.c(s.maxBlocks)),
       threads, args);

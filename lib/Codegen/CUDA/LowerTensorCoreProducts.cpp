@@ -7,7 +7,10 @@
 // - A block owns a tileM x tileN tile of one batch entry's result (and loops
 //   over tiles while there are more than blocks); warpsM x warpsN warps each
 //   own a (tileM / warpsM) x (tileN / warpsN) part of it as m16n8 f32
-//   accumulators in registers. M, N and K may have any size.
+//   accumulators in registers. M, N and K may have any size. With a split
+//   K (schedule.splitK > 1) a block's work is a tile over one range of K
+//   tiles, and its f32 sums go to that range's slice of a temporary, which
+//   a second kernel (LowerProducts.cpp, emitSplitSum) adds up.
 // - Each operand is staged in shared memory as it lies in global memory:
 //   rows along its outer dimension (M or N) with K consecutive, or rows
 //   along K with M or N consecutive ("K-major"). Every thread copies 16-byte
@@ -91,10 +94,11 @@ struct Chunk {
 };
 
 /// Copies a whole 16-byte run by cp.async, zero-filled where it lies
-/// outside the product or in a convolution's padding.
+/// outside the product (or at or past `kLimit`, the end of the block's
+/// range of K) or in a convolution's padding.
 void copyRun(OpBuilder &b, Location loc, ProductKernel &pk,
              const StagedOperand &t, const Chunk &c, Value batch, Value o0,
-             Value k0) {
+             Value k0, Value kLimit) {
   IndexMath im{b, loc};
   const Product &p = pk.product;
   Value outer = im.add(o0, t.kMajor ? c.first : c.row);
@@ -102,10 +106,11 @@ void copyRun(OpBuilder &b, Location loc, ProductKernel &pk,
   Access at = t.isA ? p.loadA(b, loc, pk.sizes, batch, outer, k)
                     : p.loadB(b, loc, pk.sizes, batch, k, outer);
   // A run is all inside or all outside: its length divides the length of
-  // the consecutive dimension, and a convolution's runs stay in one tap.
+  // the consecutive dimension (and kLimit, K or a multiple of tileK), and a
+  // convolution's runs stay in one tap.
   Value valid =
       im.both(im.both(lessThan(b, loc, outer, pk.sizes[t.isA ? kM : kN]),
-                      lessThan(b, loc, k, pk.sizes[kK])),
+                      lessThan(b, loc, k, kLimit)),
               at.valid);
   Value src = b.create<arith::SelectOp>(loc, valid, at.offset, im.c(0));
   Value elements = b.create<arith::SelectOp>(loc, valid, im.c(kChunk), im.c(0));
@@ -120,7 +125,7 @@ void copyRun(OpBuilder &b, Location loc, ProductKernel &pk,
 /// read): for runs that are not whole 16-byte chunks.
 void copyElements(OpBuilder &b, Location loc, ProductKernel &pk,
                   const StagedOperand &t, const Chunk &c, Value batch, Value o0,
-                  Value k0) {
+                  Value k0, Value kLimit) {
   IndexMath im{b, loc};
   const Product &p = pk.product;
   Value buffer = t.isA ? pk.a : pk.b;
@@ -129,7 +134,7 @@ void copyElements(OpBuilder &b, Location loc, ProductKernel &pk,
     Value outer = im.add(o0, t.kMajor ? along : c.row);
     Value k = im.add(k0, t.kMajor ? c.row : along);
     Value inside = im.both(lessThan(b, loc, outer, pk.sizes[t.isA ? kM : kN]),
-                           lessThan(b, loc, k, pk.sizes[kK]));
+                           lessThan(b, loc, k, kLimit));
     auto branch = b.create<scf::IfOp>(
         loc, inside,
         [&](OpBuilder &ib, Location il) {
@@ -158,12 +163,13 @@ void copyElements(OpBuilder &b, Location loc, ProductKernel &pk,
   }
 }
 
-/// Stages one operand's tile at (o0, k0) into stage `slot`: each thread
-/// takes chunks tid, tid + threads, ... Runs of a length known only on the
-/// host take cp.async where it turns out a multiple of 8.
+/// Stages one operand's tile at (o0, k0) into stage `slot`, zeros from
+/// K index `kLimit` on: each thread takes chunks tid, tid + threads, ...
+/// Runs of a length known only on the host take cp.async where it turns
+/// out a multiple of 8.
 void loadStage(OpBuilder &b, Location loc, ProductKernel &pk,
                const StagedOperand &t, int64_t threads, Value tid, Value slot,
-               Value batch, Value o0, Value k0) {
+               Value batch, Value o0, Value k0, Value kLimit) {
   IndexMath im{b, loc};
   int64_t r = t.rowChunks();
   int64_t chunks = t.stageElements() / kChunk;
@@ -182,18 +188,18 @@ void loadStage(OpBuilder &b, Location loc, ProductKernel &pk,
     c.first = im.mul(chunk, kChunk);
     c.dst = im.add(base, t.chunkOffset(im, c.row, chunk));
     if (!wholeRuns) {
-      (layout.run % kChunk == 0 ? copyRun : copyElements)(b, loc, pk, t, c,
-                                                          batch, o0, k0);
+      (layout.run % kChunk == 0 ? copyRun : copyElements)(
+          b, loc, pk, t, c, batch, o0, k0, kLimit);
       continue;
     }
     b.create<scf::IfOp>(
         loc, wholeRuns,
         [&](OpBuilder &rb, Location rl) {
-          copyRun(rb, rl, pk, t, c, batch, o0, k0);
+          copyRun(rb, rl, pk, t, c, batch, o0, k0, kLimit);
           rb.create<scf::YieldOp>(rl);
         },
         [&](OpBuilder &eb, Location el) {
-          copyElements(eb, el, pk, t, c, batch, o0, k0);
+          copyElements(eb, el, pk, t, c, batch, o0, k0, kLimit);
           eb.create<scf::YieldOp>(el);
         });
   }
@@ -234,10 +240,12 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
   int64_t fragsM = warpM / 16, fragsN = warpN / 8;
 
   using Runs = OperandLayout::Runs;
-  StagedOperand a{true, pk.product.layoutA.along == Runs::Rows, s.tileM,
-                  s.tileK, element};
-  StagedOperand b{false, pk.product.layoutB.along == Runs::Columns, s.tileN,
-                  s.tileK, element};
+  StagedOperand a{true,    pk.product.layoutA.along == Runs::Rows,
+                  s.tileM, s.tileK,
+                  element, Value()};
+  StagedOperand b{false,   pk.product.layoutB.along == Runs::Columns,
+                  s.tileN, s.tileK,
+                  element, Value()};
   // One shared buffer: A's stages, then B's; the result tile reuses it.
   b.base = s.stages * a.stageElements();
   int64_t smemElements = b.base + s.stages * b.stageElements();
@@ -255,6 +263,14 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
   Value batchTiles = im.product(tilesM, tilesN);
   Value tiles = im.product(pk.sizes[kBatch], batchTiles);
   Value kTiles = im.ceilDiv(pk.sizes[kK], s.tileK);
+  // With a split K, work unit u is tile u % tiles over K range u / tiles
+  // (perSplit K tiles), its sums written to slice u / tiles of the f32
+  // partial sums in pk.c, [splitK][batch][M][N].
+  bool split = s.splitK > 1;
+  Value units = split ? im.mul(tiles, s.splitK) : tiles;
+  Value perSplit = im.ceilDiv(kTiles, s.splitK);
+  Value resultElements =
+      im.product(pk.sizes[kBatch], im.product(pk.sizes[kM], pk.sizes[kN]));
 
   auto accType = VectorType::get({2, 2}, kb.getF32Type());
   auto aFragType = VectorType::get({4, 2}, element);
@@ -262,24 +278,39 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
       loc, DenseElementsAttr::get(accType, kb.getF32FloatAttr(0.0f)));
   auto tokenType = nvgpu::DeviceAsyncTokenType::get(ctx);
 
-  // Blocks loop over the output tiles (block-uniform: every thread reaches
+  // Blocks loop over the work units (block-uniform: every thread reaches
   // the barriers and warp operations inside).
   kb.create<scf::ForOp>(
-      loc, bid, tiles, grid, ValueRange{},
-      [&](OpBuilder &tb, Location tl, Value t, ValueRange) {
+      loc, bid, units, grid, ValueRange{},
+      [&](OpBuilder &tb, Location tl, Value u, ValueRange) {
         IndexMath tm{tb, tl};
-        auto [batch, m0, n0] =
-            tileOrigin(tm, t, tilesM, tilesN, s.tileM, s.tileN);
-        auto issue = [&](OpBuilder &ib, Location il, Value slot, Value kt) {
+        Value range = split ? tm.div(u, tiles) : Value();
+        Value t = split ? tm.rem(u, tiles) : u;
+        TileOrigin origin = tileOrigin(tm, t, tilesM, tilesN, s.tileM, s.tileN);
+        Value batch = origin.batch, m0 = origin.m0, n0 = origin.n0;
+        // The unit's K tiles [kBegin, kEnd), and its K indices below
+        // kLimit.
+        Value kBegin = tm.c(0), kEnd = kTiles, kLimit = pk.sizes[kK];
+        if (split) {
+          kBegin = tm.mul(range, perSplit);
+          kEnd = tb.create<arith::MaxUIOp>(
+              tl, kBegin,
+              tb.create<arith::MinUIOp>(tl, kTiles, tm.add(kBegin, perSplit)));
+          kLimit = tb.create<arith::MinUIOp>(tl, pk.sizes[kK],
+                                             tm.mul(kEnd, s.tileK));
+        }
+        // Copies K tile kBegin + `i` into stage `slot`.
+        auto issue = [&](OpBuilder &ib, Location il, Value slot, Value i) {
           IndexMath in{ib, il};
-          Value k0 = in.mul(kt, s.tileK);
-          loadStage(ib, il, pk, a, threads, tid, slot, batch, m0, k0);
-          loadStage(ib, il, pk, b, threads, tid, slot, batch, n0, k0);
+          Value k0 = in.mul(split ? in.add(kBegin, i) : i, s.tileK);
+          loadStage(ib, il, pk, a, threads, tid, slot, batch, m0, k0, kLimit);
+          loadStage(ib, il, pk, b, threads, tid, slot, batch, n0, k0, kLimit);
           // The group commits every copy this thread issued since the last.
           return ib.create<nvgpu::DeviceAsyncCreateGroupOp>(il, tokenType,
                                                             ValueRange{});
         };
-        // The first stages - 1 K tiles in flight (past K they are zeros).
+        // The first stages - 1 K tiles in flight (past the range they are
+        // zeros).
         Value token;
         for (int64_t st = 0; st + 1 < s.stages; ++st)
           token = issue(tb, tl, tm.c(st), tm.c(st));
@@ -287,18 +318,19 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
         SmallVector<Value> initial(fragsM * fragsN, zero);
         initial.push_back(token);
         auto kLoop = tb.create<scf::ForOp>(
-            tl, tm.c(0), kTiles, tm.c(1), initial,
-            [&](OpBuilder &lb, Location ll, Value kt, ValueRange carried) {
+            tl, tm.c(0), split ? tm.sub(kEnd, kBegin) : kTiles, tm.c(1),
+            initial,
+            [&](OpBuilder &lb, Location ll, Value i, ValueRange carried) {
               IndexMath lm{lb, ll};
-              // K tile kt has landed (for this thread; the barrier makes
-              // it so for all), and every warp is done with tile kt - 1,
-              // whose stage the next copies overwrite.
+              // K tile kBegin + i has landed (for this thread; the barrier
+              // makes it so for all), and every warp is done with the one
+              // before, whose stage the next copies overwrite.
               lb.create<nvgpu::DeviceAsyncWaitOp>(
                   ll, carried.back(), lb.getI32IntegerAttr(s.stages - 2));
               lb.create<gpu::BarrierOp>(ll);
-              Value next = lm.add(kt, lm.c(s.stages - 1));
+              Value next = lm.add(i, lm.c(s.stages - 1));
               Value nextToken = issue(lb, ll, lm.rem(next, s.stages), next);
-              Value slot = lm.rem(kt, s.stages);
+              Value slot = lm.rem(i, s.stages);
               Value aBase = lm.mul(slot, a.stageElements());
               Value bBase = lm.madd(slot, b.stageElements(), lm.c(b.base));
               SmallVector<Value> acc(carried.drop_back());
@@ -351,7 +383,7 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
         // type, the tile goes through shared memory (the stages are free
         // now) and out in 16-byte stores.
         Type storage = getElementTypeOrSelf(pk.c.getType());
-        bool staged = n != ShapedType::kDynamic && n % kChunk == 0 &&
+        bool staged = !split && n != ShapedType::kDynamic && n % kChunk == 0 &&
                       storage == element && s.tileM * s.tileN <= smemElements &&
                       s.tileN >= 64;
         // The element offset in shared memory of (row, col) of the tile:
@@ -375,6 +407,21 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
                 sums.push_back(tb.create<vector::ExtractOp>(
                     tl, kLoop.getResult(i * fragsN + j),
                     ArrayRef<int64_t>{l / 2, l % 2}));
+              if (split) {
+                // The f32 partial sums, dense: a pair is one 8-byte store.
+                Value inside = tm.both(lessThan(tb, tl, row, pk.sizes[kM]),
+                                       lessThan(tb, tl, col, pk.sizes[kN]));
+                tb.create<scf::IfOp>(
+                    tl, inside, [&](OpBuilder &sb, Location sl) {
+                      IndexMath sm{sb, sl};
+                      Value dense = sm.madd(sm.madd(batch, pk.sizes[kM], row),
+                                            pk.sizes[kN], col);
+                      storeLanes(sb, sl, sums, pk.c,
+                                 sm.madd(range, resultElements, dense));
+                      sb.create<scf::YieldOp>(sl);
+                    });
+                continue;
+              }
               if (!staged) {
                 pk.store(tb, tl, batch, row, col, sums);
                 continue;

@@ -61,6 +61,15 @@ static constexpr int64_t kForcedGradBlocks = 2;
 static constexpr int64_t kChannelReductionBlockSize = 256;
 /// Threads of a block of an elementwise kernel.
 static constexpr int64_t kPointwiseBlockSize = 256;
+// A tensor-core product of fewer 64 x 64 tiles than this many per
+// multiprocessor splits K until it has about that many blocks (each holds
+// four warps; a multiprocessor holds four such blocks), keeping at least
+// kSplitKMinTiles K tiles a split (the pipeline's stages stay full) and
+// at most kMaxSplitK splits (each adds 8 bytes a result element of
+// partial sums written and read back).
+static constexpr int64_t kSplitKBlocksPerMultiprocessor = 2;
+static constexpr int64_t kSplitKMinTiles = 8;
+static constexpr int64_t kMaxSplitK = 16;
 
 FailureOr<TargetInfo> TargetInfo::parse(llvm::StringRef arch) {
   llvm::StringRef digits = arch;
@@ -542,18 +551,16 @@ std::string TiledProductSchedule::str() const {
     return "tensor-core-product tile=" + std::to_string(tileM) + "x" +
            std::to_string(tileN) + "x" + std::to_string(tileK) +
            " warps=" + std::to_string(warpsM) + "x" + std::to_string(warpsN) +
-           " stages=" + std::to_string(stages);
+           " stages=" + std::to_string(stages) +
+           (splitK > 1 ? " split-k=" + std::to_string(splitK) : "");
   return "tiled-product tile=" + std::to_string(tileM) + "x" +
          std::to_string(tileN) + "x" + std::to_string(tileK) +
          " thread=" + std::to_string(threadM) + "x" + std::to_string(threadN);
 }
 
-TiledProductSchedule cuda::selectTiledProductSchedule(int64_t m, int64_t n,
-                                                      int64_t k,
-                                                      Type elementType,
-                                                      const TargetInfo &target,
-                                                      bool tensorCoreOperands) {
-  (void)k;
+TiledProductSchedule cuda::selectTiledProductSchedule(
+    int64_t batch, int64_t m, int64_t n, int64_t k, Type elementType,
+    Type resultType, const TargetInfo &target, bool tensorCoreOperands) {
   TiledProductSchedule s;
   if (tensorCoreOperands && (elementType.isF16() || elementType.isBF16()) &&
       target.smVersion >= 80) {
@@ -570,11 +577,31 @@ TiledProductSchedule cuda::selectTiledProductSchedule(int64_t m, int64_t n,
     bool large = tiles(m, 128) * tiles(n, 128) >= target.multiprocessors();
     s.tileM = s.tileN = large ? 128 : 64;
     s.minBlocksPerMultiprocessor = 1;
+    // Few tiles over a long K (inference: a few hundred tokens through a
+    // wide layer): K split so that the blocks fill the device.
+    bool known = !ShapedType::isDynamic(batch) && !ShapedType::isDynamic(m) &&
+                 !ShapedType::isDynamic(n) && !ShapedType::isDynamic(k);
+    if (!large && known && batch * m * n > 0) {
+      int64_t blocks = batch * tiles(m, 64) * tiles(n, 64);
+      int64_t wanted =
+          kSplitKBlocksPerMultiprocessor * target.multiprocessors();
+      int64_t kTiles = (k + s.tileK - 1) / s.tileK;
+      int64_t splits = std::min({(wanted + blocks - 1) / blocks,
+                                 kTiles / kSplitKMinTiles, kMaxSplitK});
+      if (splits > 1) {
+        // As many ranges as whole ranges of the same length make: none
+        // empty.
+        int64_t perSplit = (kTiles + splits - 1) / splits;
+        s.splitK = (kTiles + perSplit - 1) / perSplit;
+        s.finish = selectPointwiseSchedule(n, resultType, target);
+      }
+    }
     return s;
   }
   // Small results (or f64, whose sums take twice the registers) get 32 x 32
   // tiles of 2 x 2 per thread: a 64 x 64 tile would leave most of a block
   // idle, or spill.
+  (void)resultType;
   auto small = [](int64_t d) { return d != ShapedType::kDynamic && d <= 32; };
   if (small(m) || small(n) || elementType.isF64()) {
     s.tileM = s.tileN = 32;

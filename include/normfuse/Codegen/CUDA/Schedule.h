@@ -360,6 +360,15 @@ struct TiledProductSchedule {
   int64_t tileM = 64, tileN = 64, tileK = 16;
   int64_t threadM = 4, threadN = 4;
   int64_t warpsM = 2, warpsN = 2, stages = 3;
+  /// TensorCore only: K is cut into `splitK` ranges of whole K tiles, each
+  /// a block's work for a tile; the blocks write f32 partial sums of the
+  /// whole result, one slice per range, and a second kernel (`finish`)
+  /// adds the slices in order, applies the epilogue and stores. For
+  /// products of too few tiles to fill the device over a long K.
+  int64_t splitK = 1;
+  /// The second kernel of a split K: `finish.vectorWidth` result columns
+  /// a thread (a width that divides N).
+  PointwiseSchedule finish;
   int64_t maxBlocks = 65535;
   /// __launch_bounds__' second argument: left to aim at full occupancy,
   /// ptxas spilled the gathers' 64-bit index arithmetic at 48 registers.
@@ -369,18 +378,19 @@ struct TiledProductSchedule {
                                     : (tileM / threadM) * (tileN / threadN);
   }
   /// "tiled-product tile=64x64x16 thread=4x4", "tensor-core-product
-  /// tile=128x128x32 warps=2x2 stages=3"
+  /// tile=128x128x32 warps=2x2 stages=3 [split-k=3]"
   std::string str() const;
 };
 
-/// The schedule of a product with an M x N result (per batch entry) of
-/// `elementType` accumulated over K (each kDynamic when unknown).
-/// `tensorCoreOperands`: both operands' elements are consecutive along one
-/// of their dimensions, as the tensor-core kernel stages them.
-TiledProductSchedule selectTiledProductSchedule(int64_t m, int64_t n, int64_t k,
-                                                Type elementType,
-                                                const TargetInfo &target,
-                                                bool tensorCoreOperands);
+/// The schedule of a product of `batch` M x N results of `resultType`
+/// from operands of `elementType`, accumulated over K (each size kDynamic
+/// when unknown). `tensorCoreOperands`: both operands' elements are
+/// consecutive along one of their dimensions, as the tensor-core kernel
+/// stages them.
+TiledProductSchedule
+selectTiledProductSchedule(int64_t batch, int64_t m, int64_t n, int64_t k,
+                           Type elementType, Type resultType,
+                           const TargetInfo &target, bool tensorCoreOperands);
 
 } // namespace mlir::nf::cuda
 
