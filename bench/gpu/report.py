@@ -28,7 +28,7 @@ PLOT_FAMILIES = {
     "row_norms": ["layer_norm", "rms_norm"],
     "group_norm_nhwc": ["group_norm_nhwc"],
     "channel_norms_nchw": ["channel_norms_nchw"],
-    "matmul_conv2d": ["matmul", "conv2d_nhwc"],
+    "matmul_conv2d": ["matmul", "conv2d_nhwc", "conv2d_nchw"],
     "examples": ["examples"],
 }
 
@@ -165,6 +165,7 @@ FAMILY_ROWS = [
     ("matmul + bias + GELU", ("matmul+bias+gelu",), "forward"),
     ("matmul alone, f16/bf16 (vs eager: cuBLAS)", ("matmul",), "forward"),
     ("conv2d 3x3 + bias + ReLU NHWC", ("conv2d+bias+relu",), "forward"),
+    ("conv2d 3x3 + bias + ReLU NCHW", ("conv2d_nchw+bias+relu",), "forward"),
 ]
 
 

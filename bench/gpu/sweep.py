@@ -767,11 +767,15 @@ def plain_matmul_case(dtype, a_t, n_, tier, family):
 
 
 def conv_case(dtype, n, hw, cin, cout, tier, kernel=3, residual=False, act="relu", family="conv2d_nhwc",
-              op=None, chain=False):
-    """conv2d (stride 1, same padding) NHWC + bias (+ ReLU) (+ residual)."""
+              op=None, chain=False, layout="nhwc"):
+    """conv2d (stride 1, same padding) NHWC (or NCHW) + bias (+ ReLU) (+ residual)."""
     pad = kernel // 2
+    nchw = layout == "nchw"
     x_t, w_t, y_t, c_t = (n, hw, hw, cin), (cout, kernel, kernel, cin), (n, hw, hw, cout), (cout,)
-    op = op or "conv2d+bias+relu"
+    if nchw:
+        x_t, w_t, y_t = (n, cin, hw, hw), (cout, cin, kernel, kernel), (n, cout, hw, hw)
+        family = "conv2d_nchw" if family == "conv2d_nhwc" else family
+    op = op or ("conv2d_nchw+bias+relu" if nchw else "conv2d+bias+relu")
 
     def build(B, peers_ok):
         gen = B.gen(seed_of((op, dtype, x_t, cout)))
@@ -780,9 +784,10 @@ def conv_case(dtype, n, hw, cin, cout, tier, kernel=3, residual=False, act="relu
         c = B.randn(c_t, dtype, gen, 0.1)
         res = B.randn(y_t, dtype, gen) if residual else None
         attrs = (f"{{strides = array<i64: 1, 1>, padding = array<i64: {pad}, {pad}, {pad}, {pad}>, "
-                 f"layout = #nf.layout<nhwc>}}")
+                 f"layout = #nf.layout<{layout}>}}")
         body = (f"  %y = nf.conv2d %x, %w {attrs} : {_t(x_t, dtype)}, {_t(w_t, dtype)} -> {_t(y_t, dtype)}\n"
-                f"  %b = nf.bias_add %y, %c {{layout = #nf.layout<nhwc>}} : {_t(y_t, dtype)}, {_t(c_t, dtype)}")
+                f"  %b = nf.bias_add %y, %c {{layout = #nf.layout<{layout}>}} : {_t(y_t, dtype)}, "
+                f"{_t(c_t, dtype)}")
         ret = "%b"
         if act == "relu":
             body += f"\n  %z = nf.relu %b : {_t(y_t, dtype)}"
@@ -797,9 +802,14 @@ def conv_case(dtype, n, hw, cin, cout, tier, kernel=3, residual=False, act="relu
         mlir = _func(args, [(y_t, dtype)], body, [ret])
 
         def reference():
-            y = conv_nhwc_ref(B, B.f64(x), B.f64(w), pad) + B.f64(c)
+            xr, wr = B.f64(x), B.f64(w)
+            if nchw:
+                xr, wr = B.permute(xr, (0, 2, 3, 1)), B.permute(wr, (0, 2, 3, 1))
+            y = conv_nhwc_ref(B, xr, wr, pad) + B.f64(c)
             if act == "relu":
                 y = y * (y > 0)
+            if nchw:
+                y = B.permute(y, (0, 3, 1, 2))
             if residual:
                 y = B.f64(res) + y
             return [y]
@@ -807,14 +817,15 @@ def conv_case(dtype, n, hw, cin, cout, tier, kernel=3, residual=False, act="relu
                       flops=2.0 * n * hw * hw * cout * cin * kernel * kernel)
         if peers_ok:
             F = B.F
-            w_oihw = w.permute(0, 3, 1, 2)  # a channels-last OIHW view
+            # NHWC: a channels-last OIHW view of the filter.
+            w_oihw = w if nchw else w.permute(0, 3, 1, 2)
 
             def fn(x_, w_, c_, *r_):
-                y = F.conv2d(x_.permute(0, 3, 1, 2), w_, c_, padding=pad)
+                y = F.conv2d(x_ if nchw else x_.permute(0, 3, 1, 2), w_, c_, padding=pad)
                 if act == "relu":
                     y = F.relu(y)
                 if r_:
-                    y = r_[0].permute(0, 3, 1, 2) + y
+                    y = (r_[0] if nchw else r_[0].permute(0, 3, 1, 2)) + y
                 return y
             args_t = [x, w_oihw, c] + ([res] if residual else [])
             built.peers["eager"] = lambda: fn(*args_t)
@@ -1013,6 +1024,8 @@ def all_cases(small: bool) -> List[Case]:
         tiers[1].append(matmul_case(dtype, 4096, 768, 3072, 1, bias=False))
     for dtype in dtypes:
         tiers[1].append(conv_case(dtype, 32, 56, 64, 64, 1))
+        # PyTorch's default layout: the input gathered one element at a time.
+        tiers[2].append(conv_case(dtype, 32, 56, 64, 64, 2, layout="nchw"))
     row_norms(1024, 1)
     group_norms((1, 256, 256, 128), 1)
     # tier 2

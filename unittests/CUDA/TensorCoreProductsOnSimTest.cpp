@@ -1,6 +1,6 @@
 //===- TensorCoreProductsOnSimTest.cpp - mma.sync products vs float64 -----===//
 //
-// Part of normfuse. f16 and bf16 matmuls and NHWC convolutions take the
+// Part of normfuse. f16 and bf16 matmuls and convolutions take the
 // tensor-core schedule (mma.sync m16n8k16, ldmatrix, a cp.async pipeline
 // for operands in 16-byte runs; LowerTensorCoreProducts.cpp).
 // Each case runs fused, with its epilogue, in the CUDA simulator (which
@@ -8,8 +8,8 @@
 // against float64 computed here from the same rounded inputs. The shapes
 // reach every path: tiles cut by M and N, K of one partial tile and of
 // many pipeline stages, batches, shared and transposed operands, both tile
-// sizes, convolutions and both their gradients with strides, padding and
-// dilation, odd channel counts, every epilogue.
+// sizes, a split K, convolutions in both layouts and both their gradients
+// with strides, padding and dilation, odd channel counts, every epilogue.
 //
 //===----------------------------------------------------------------------===//
 
@@ -49,6 +49,12 @@ ConvAttrs nhwc(std::array<int64_t, 2> strides, std::array<int64_t, 4> padding,
   a.strides = strides;
   a.padding = padding;
   a.dilations = dilations;
+  return a;
+}
+ConvAttrs nchw(std::array<int64_t, 2> strides, std::array<int64_t, 4> padding,
+               std::array<int64_t, 2> dilations) {
+  ConvAttrs a = nhwc(strides, padding, dilations);
+  a.nhwc = false;
   return a;
 }
 
@@ -159,7 +165,47 @@ std::vector<TensorCoreCase> cases() {
                              12, 3, 3, nhwc({2, 2}, {1, 1, 1, 1}, {1, 1})};
     all.push_back(conv);
   }
+  // NCHW: the input (or dy) gathered one element at a time, the filter's
+  // rows of K by cp.async (forward), the result's channels a plane apart
+  // (single-element stores, a bias along axis 1).
+  conv.op = Op::Conv;
+  conv.name = "convNCHWStride2PadBiasRelu";
+  conv.dtype = DType::F16;
+  conv.geometry = {2, 16, 24, 9, 7, 3, 3, nchw({2, 2}, {1, 1, 1, 2}, {1, 1})};
+  conv.epilogue = Epilogue::BiasRelu;
+  all.push_back(conv);
+  conv.name = "convNCHWDilated_bf16";
+  conv.dtype = DType::BF16;
+  conv.geometry = {1, 8, 40, 10, 11, 3, 2, nchw({1, 1}, {2, 0, 1, 1}, {2, 3})};
+  conv.epilogue = Epilogue::None;
+  all.push_back(conv);
+  conv.op = Op::ConvGradInput;
+  conv.name = "convGradInputNCHWStride2";
+  conv.dtype = DType::F16;
+  conv.geometry = {2, 16, 24, 9, 7, 3, 3, nchw({2, 2}, {1, 1, 1, 2}, {1, 1})};
+  all.push_back(conv);
+  // dw: dy's planes of 20 (element by element) and of 64 (cp.async).
+  conv.op = Op::ConvGradFilter;
+  conv.name = "convGradFilterNCHWStride2";
+  all.push_back(conv);
+  conv.name = "convGradFilterNCHWPlane64_bf16";
+  conv.dtype = DType::BF16;
+  conv.geometry = {2, 8, 16, 8, 8, 3, 3, nchw({1, 1}, {1, 1, 1, 1}, {1, 1})};
+  all.push_back(conv);
+  // One tile over K = 576: K split in two, the sum's bias along axis 1.
+  conv.op = Op::Conv;
+  conv.name = "splitK_convNCHWBiasRelu";
+  conv.dtype = DType::F16;
+  conv.geometry = {1, 64, 16, 6, 6, 3, 3, nchw({1, 1}, {1, 1, 1, 1}, {1, 1})};
+  conv.epilogue = Epilogue::BiasRelu;
+  conv.splitK = 2;
+  all.push_back(conv);
   return all;
+}
+
+/// The result's channel axis (its columns, which a bias runs along).
+size_t channelAxis(const TensorCoreCase &c, size_t rank) {
+  return c.op != Op::Matmul && !c.geometry.attrs.nhwc ? 1 : rank - 1;
 }
 
 std::string tensor(DType d, const std::vector<int64_t> &shape) {
@@ -228,7 +274,8 @@ std::string caseIR(const TensorCoreCase &c) {
   std::vector<int64_t> aShape = lhsShape(c), bShape = rhsShape(c);
   std::vector<int64_t> out = resultShape(c);
   std::string ta = tensor(c.dtype, aShape), tb = tensor(c.dtype, bShape),
-              tr = tensor(c.dtype, out), tc = tensor(c.dtype, {out.back()});
+              tr = tensor(c.dtype, out),
+              tc = tensor(c.dtype, {out[channelAxis(c, out.size())]});
   std::string args = "%a: " + ta + ", %b: " + tb;
   if (c.epilogue == Epilogue::BiasGeluTanh || c.epilogue == Epilogue::BiasRelu)
     args += ", %c: " + tc;
@@ -263,7 +310,8 @@ std::string caseIR(const TensorCoreCase &c) {
     break;
   case Epilogue::BiasGeluTanh:
   case Epilogue::BiasRelu:
-    body += "  %q = nf.bias_add %p, %c {layout = #nf.layout<nhwc>} : " + tr +
+    body += std::string("  %q = nf.bias_add %p, %c {layout = #nf.layout<") +
+            (channelAxis(c, out.size()) == 1 ? "nchw" : "nhwc") + ">} : " + tr +
             ", " + tc + "\n";
     body += c.epilogue == Epilogue::BiasRelu
                 ? "  %z = nf.relu %q : " + tr + "\n"
@@ -313,9 +361,10 @@ TEST_P(TensorCoreProductOnSimTest, MatchesFloat64) {
   std::vector<int64_t> out = resultShape(c);
   Buffer a(c.dtype, lhsShape(c));
   Buffer b(c.dtype, rhsShape(c));
+  size_t axis = channelAxis(c, out.size());
   Buffer extra(c.dtype, c.epilogue == Epilogue::SiluAdd
                             ? out
-                            : std::vector<int64_t>{out.back()});
+                            : std::vector<int64_t>{out[axis]});
   a.fillNormal(rng);
   b.fillNormal(rng);
   extra.fillNormal(rng);
@@ -329,17 +378,21 @@ TEST_P(TensorCoreProductOnSimTest, MatchesFloat64) {
 
   std::vector<double> want = product(c, a, b);
   std::vector<double> e = extra.toDoubles();
-  int64_t n = out.back();
+  // The channel of flat result element i.
+  int64_t inner = 1;
+  for (size_t d = axis + 1; d < out.size(); ++d)
+    inner *= out[d];
+  auto channel = [&](size_t i) { return (i / inner) % out[axis]; };
   for (size_t i = 0; i < want.size(); ++i) {
     double &v = want[i];
     switch (c.epilogue) {
     case Epilogue::None:
       break;
     case Epilogue::BiasGeluTanh:
-      v = gelu(v + e[i % n], /*tanhForm=*/true);
+      v = gelu(v + e[channel(i)], /*tanhForm=*/true);
       break;
     case Epilogue::BiasRelu:
-      v = std::max(v + e[i % n], 0.0);
+      v = std::max(v + e[channel(i)], 0.0);
       break;
     case Epilogue::SiluAdd:
       v = v / (1 + std::exp(-v)) + e[i];

@@ -340,9 +340,10 @@ Value emitProduct(OpBuilder &b, Operation *op, const Product &p,
       staged(p.layoutA) && staged(p.layoutB) && acc.isF32() &&
       getElementTypeOrSelf(p.b.getType()) == operandElement;
   TiledProductSchedule s = selectTiledProductSchedule(
-      constantOr(sizes[kBatch]), constantOr(sizes[kM]), constantOr(sizes[kN]),
-      constantOr(sizes[kK]), operandElement, storage, options.target,
-      tensorCoreOperands);
+      {constantOr(sizes[kBatch]), constantOr(sizes[kM]), constantOr(sizes[kN]),
+       constantOr(sizes[kK]), operandElement, storage, tensorCoreOperands,
+       p.consecutiveColumns},
+      options.target);
   int64_t threads = s.blockSize();
 
   auto resultType = MemRefType::get(p.resultType.getShape(), storage);
@@ -576,18 +577,24 @@ FailureOr<Product> getProduct(Conv2DOp op) {
   };
   p.a = op.getInput();
   p.b = op.getFilter();
+  using Runs = OperandLayout::Runs;
+  // A filter row is all of K, in either layout.
+  auto filter = cast<RankedTensorType>(op.getFilter().getType());
+  int64_t k = ShapedType::kDynamic;
+  if (filter.hasStaticShape())
+    k = filter.getDimSize(1) * filter.getDimSize(2) * filter.getDimSize(3);
+  p.layoutB = {Runs::Rows, k, kK};
   if (!params.nchw) {
-    // NHWC input and OHWI filter: K runs over the taps and then the
-    // channels, so the channels of one tap are consecutive in the input,
-    // and a filter row is all of K.
+    // NHWC input: K runs over the taps and then the channels, so the
+    // channels of one tap are consecutive.
     auto input = cast<RankedTensorType>(op.getInput().getType());
-    auto filter = cast<RankedTensorType>(op.getFilter().getType());
-    int64_t k = ShapedType::kDynamic;
-    if (filter.hasStaticShape())
-      k = filter.getDimSize(1) * filter.getDimSize(2) * filter.getDimSize(3);
-    p.layoutA = {OperandLayout::Runs::Columns, input.getShape().back(),
-                 kConvSizes + 1};
-    p.layoutB = {OperandLayout::Runs::Rows, k, kK};
+    p.layoutA = {Runs::Columns, input.getShape().back(), kConvSizes + 1};
+  } else {
+    // NCHW input: neighbouring output positions (M) read neighbouring
+    // input elements, but for strides and padding; gathered one element
+    // at a time. The result's channels are a plane apart.
+    p.layoutA = {Runs::Rows, 1, kM};
+    p.consecutiveColumns = false;
   }
   p.loadA = [=](OpBuilder &b, Location loc, ArrayRef<Value> z, Value, Value row,
                 Value col) -> Access {
@@ -627,17 +634,26 @@ FailureOr<Product> getProduct(Conv2DBackpropInputOp op) {
   };
   p.a = op.getGradOutput();
   p.b = op.getFilter();
+  using Runs = OperandLayout::Runs;
   if (!params.nchw) {
     // NHWC dy: a tap's output channels are consecutive (K runs over the
     // taps, then the channels); OHWI filter: N (the input channels) is.
     p.layoutA = {
-        OperandLayout::Runs::Columns,
+        Runs::Columns,
         cast<RankedTensorType>(op.getGradOutput().getType()).getShape().back(),
         kConvSizes + 2};
     p.layoutB = {
-        OperandLayout::Runs::Columns,
+        Runs::Columns,
         cast<RankedTensorType>(op.getFilter().getType()).getShape().back(),
         kConvSizes + 1};
+  } else {
+    // NCHW dy, gathered one element at a time along the positions (M);
+    // OIHW filter: a row of K is an output channel's taps, KH x KW apart
+    // from the next input channel's, so one element at a time too. The
+    // result's channels are a plane apart.
+    p.layoutA = {Runs::Rows, 1, kM};
+    p.layoutB = {Runs::Rows, 1, kK};
+    p.consecutiveColumns = false;
   }
   // dx[n, i, ih, iw] takes dy[n, o, oh, ow] * w[o, i, kh, kw] where
   // ih = oh * stride - pad + kh * dilation: oh = (ih + pad - kh * dilation)
@@ -697,17 +713,25 @@ FailureOr<Product> getProduct(Conv2DBackpropFilterOp op) {
   };
   p.a = op.getGradOutput();
   p.b = op.getInput();
+  using Runs = OperandLayout::Runs;
+  auto dy = cast<RankedTensorType>(op.getGradOutput().getType());
   if (!params.nchw) {
     // NHWC dy: M (the output channels) is consecutive; NHWC x: a tap's
     // input channels are (N runs over the taps, then the channels).
-    p.layoutA = {
-        OperandLayout::Runs::Rows,
-        cast<RankedTensorType>(op.getGradOutput().getType()).getShape().back(),
-        kConvSizes + 2};
+    p.layoutA = {Runs::Rows, dy.getShape().back(), kConvSizes + 2};
     p.layoutB = {
-        OperandLayout::Runs::Columns,
+        Runs::Columns,
         cast<RankedTensorType>(op.getInput().getType()).getShape().back(),
         kConvSizes + 1};
+  } else {
+    // NCHW dy: K runs over an image's output positions, consecutive for
+    // one output channel, in runs of OH x OW (one element at a time where
+    // that is unknown); x gathered one element at a time along K.
+    int64_t plane = ShapedType::kDynamic;
+    if (!dy.isDynamicDim(2) && !dy.isDynamicDim(3))
+      plane = dy.getDimSize(2) * dy.getDimSize(3);
+    p.layoutA = {Runs::Columns, ShapedType::isDynamic(plane) ? 1 : plane, kK};
+    p.layoutB = {Runs::Rows, 1, kK};
   }
   p.loadA = [=](OpBuilder &b, Location loc, ArrayRef<Value> z, Value, Value row,
                 Value col) -> Access {

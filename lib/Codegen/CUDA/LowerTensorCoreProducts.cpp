@@ -372,20 +372,22 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
         tb.create<gpu::BarrierOp>(tl);
 
         // Accumulator element e of fragment (i, j) of lane (group g, t):
-        // row 16 i + g + 8 (e / 2), column 8 j + 2 t + e % 2. The result's
-        // rows are N consecutive elements (a matmul's, an NHWC
-        // convolution's): where N is even, a lane's two columns are one
-        // aligned access.
+        // row 16 i + g + 8 (e / 2), column 8 j + 2 t + e % 2. Where the
+        // result's rows are N consecutive elements (a matmul's, an NHWC
+        // convolution's, the partial sums') and N is even, a lane's two
+        // columns are one aligned access.
         int64_t n = constantOr(pk.sizes[kN]);
-        int64_t pair = n != ShapedType::kDynamic && n % 2 == 0 ? 2 : 1;
+        bool consecutive = split || pk.product.consecutiveColumns;
+        int64_t pair =
+            consecutive && n != ShapedType::kDynamic && n % 2 == 0 ? 2 : 1;
         Value g = tm.div(lane, 4), t4 = tm.rem(lane, 4);
         // Where the result's rows are whole 16-byte chunks of the operands'
         // type, the tile goes through shared memory (the stages are free
         // now) and out in 16-byte stores.
         Type storage = getElementTypeOrSelf(pk.c.getType());
-        bool staged = !split && n != ShapedType::kDynamic && n % kChunk == 0 &&
-                      storage == element && s.tileM * s.tileN <= smemElements &&
-                      s.tileN >= 64;
+        bool staged = !split && consecutive && n != ShapedType::kDynamic &&
+                      n % kChunk == 0 && storage == element &&
+                      s.tileM * s.tileN <= smemElements && s.tileN >= 64;
         // The element offset in shared memory of (row, col) of the tile:
         // 16-byte chunk c of row r at c ^ (r % 8), so the eight rows a
         // warp's accumulators write hit eight bank groups.

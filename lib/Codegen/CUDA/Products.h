@@ -45,7 +45,10 @@ using SizesFn =
 
 /// Along which of its two product dimensions an operand's elements are
 /// consecutive in memory, in runs of `run` elements (static, or kDynamic):
-/// A's rows are M and its columns K; B's rows are K and its columns N.
+/// A's rows are M and its columns K; B's rows are K and its columns N. A
+/// gathered operand whose runs are not worth copying whole (an NCHW
+/// convolution's input) says run = 1 along the dimension its neighbouring
+/// elements mostly run.
 struct OperandLayout {
   enum class Runs { None, Rows, Columns };
   Runs along = Runs::None;
@@ -62,6 +65,10 @@ struct Product {
   RankedTensorType resultType;
   AccessFn loadA, loadB, store;
   OperandLayout layoutA, layoutB;
+  /// Whether the result's columns (N) are consecutive in memory (a
+  /// matmul's, an NHWC convolution's), so that neighbouring columns are
+  /// one access; not an NCHW convolution's channels.
+  bool consecutiveColumns = true;
 };
 
 /// A product kernel being built: its operand and result buffers, its sizes

@@ -558,11 +558,13 @@ std::string TiledProductSchedule::str() const {
          " thread=" + std::to_string(threadM) + "x" + std::to_string(threadN);
 }
 
-TiledProductSchedule cuda::selectTiledProductSchedule(
-    int64_t batch, int64_t m, int64_t n, int64_t k, Type elementType,
-    Type resultType, const TargetInfo &target, bool tensorCoreOperands) {
+TiledProductSchedule
+cuda::selectTiledProductSchedule(const ProductShape &p,
+                                 const TargetInfo &target) {
+  int64_t batch = p.batch, m = p.m, n = p.n, k = p.k;
+  Type elementType = p.elementType;
   TiledProductSchedule s;
-  if (tensorCoreOperands && (elementType.isF16() || elementType.isBF16()) &&
+  if (p.tensorCoreOperands && (elementType.isF16() || elementType.isBF16()) &&
       target.smVersion >= 80) {
     // 128 x 128 tiles of four 64 x 64 warps (3 stages of 32-wide K tiles:
     // 48 KiB of shared memory) where they make at least a wave; else
@@ -593,7 +595,10 @@ TiledProductSchedule cuda::selectTiledProductSchedule(
         // empty.
         int64_t perSplit = (kTiles + splits - 1) / splits;
         s.splitK = (kTiles + perSplit - 1) / perSplit;
-        s.finish = selectPointwiseSchedule(n, resultType, target);
+        // Each thread sums neighbouring columns where they are
+        // consecutive in the result.
+        s.finish = selectPointwiseSchedule(p.consecutiveColumns ? n : 1,
+                                           p.resultType, target);
       }
     }
     return s;
@@ -601,7 +606,6 @@ TiledProductSchedule cuda::selectTiledProductSchedule(
   // Small results (or f64, whose sums take twice the registers) get 32 x 32
   // tiles of 2 x 2 per thread: a 64 x 64 tile would leave most of a block
   // idle, or spill.
-  (void)resultType;
   auto small = [](int64_t d) { return d != ShapedType::kDynamic && d <= 32; };
   if (small(m) || small(n) || elementType.isF64()) {
     s.tileM = s.tileN = 32;

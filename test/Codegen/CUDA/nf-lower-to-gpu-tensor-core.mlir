@@ -122,9 +122,22 @@ func.func @conv_nhwc(%x: tensor<2x9x7x16xf16>, %w: tensor<24x3x3x16xf16>, %dy: t
   return %y, %dx, %dw : tensor<2x5x4x24xf16>, tensor<2x9x7x16xf16>, tensor<24x3x3x16xf16>
 }
 
-// NCHW: no operand has consecutive channels; the SIMT kernel.
+// NCHW: the input gathered one element at a time (neighbouring positions
+// along M: staged K-major, ldmatrix .trans), the OIHW filter's rows of K
+// by cp.async; the result's channels are a plane apart, so each element
+// is stored alone.
 // CHECK-LABEL: gpu.func @conv_nchw_conv2d
-// CHECK-SAME: nf.schedule = "tiled-product
+// CHECK-SAME: nf.schedule = "tensor-core-product
+// CHECK: memref.load {{.+}} : memref<?xf16>
+// CHECK: memref.store {{.+}} : memref<{{[0-9]+}}xf16, #gpu.address_space<workgroup>>
+// CHECK: nvgpu.device_async_copy
+// CHECK: nvgpu.ldmatrix {{.+}} {numTiles = 4 : i32, transpose = true}
+// CHECK: nvgpu.ldmatrix {{.+}} {numTiles = 4 : i32, transpose = false}
+// CHECK: nvgpu.mma.sync
+// CHECK-NOT: vector.store
+// CHECK: memref.store {{.+}} : memref<?xf16>
+// CHECK-NOT: vector.store
+// CHECK: gpu.return
 func.func @conv_nchw(%x: tensor<1x16x8x8xf16>, %w: tensor<8x16x3x3xf16>) -> tensor<1x8x6x6xf16> {
   %y = nf.conv2d %x, %w : tensor<1x16x8x8xf16>, tensor<8x16x3x3xf16> -> tensor<1x8x6x6xf16>
   return %y : tensor<1x8x6x6xf16>

@@ -382,15 +382,23 @@ struct TiledProductSchedule {
   std::string str() const;
 };
 
-/// The schedule of a product of `batch` M x N results of `resultType`
-/// from operands of `elementType`, accumulated over K (each size kDynamic
-/// when unknown). `tensorCoreOperands`: both operands' elements are
-/// consecutive along one of their dimensions, as the tensor-core kernel
-/// stages them.
-TiledProductSchedule
-selectTiledProductSchedule(int64_t batch, int64_t m, int64_t n, int64_t k,
-                           Type elementType, Type resultType,
-                           const TargetInfo &target, bool tensorCoreOperands);
+/// What the schedule of a product depends on.
+struct ProductShape {
+  /// `batch` M x N results accumulated over K (each kDynamic when
+  /// unknown).
+  int64_t batch, m, n, k;
+  /// The operands' and the result's element types.
+  Type elementType, resultType;
+  /// Both operands' elements are consecutive along one of their
+  /// dimensions, as the tensor-core kernel stages them.
+  bool tensorCoreOperands;
+  /// The result's columns are consecutive in memory.
+  bool consecutiveColumns;
+};
+
+/// The schedule of product `p` on `target`.
+TiledProductSchedule selectTiledProductSchedule(const ProductShape &p,
+                                                const TargetInfo &target);
 
 } // namespace mlir::nf::cuda
 
