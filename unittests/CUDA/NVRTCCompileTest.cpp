@@ -812,4 +812,51 @@ TEST(NVRTCResourceTest, TensorCoreProductsUseHMMALDSMAndLDGSTSInSASS) {
   EXPECT_EQ(checked, (9 * 2 + 2) * 2);
 }
 
+// The SIMT products of 64 x 64 and 128 x 128 tiles read their operands from
+// shared memory 16 bytes at a time (LDS.128) into fused multiply-adds
+// (FFMA, DFMA for f64), at sm_90; the large f32 matmul's operands, whole
+// 16-byte chunks, come from global memory as LDG.E.128.
+TEST(NVRTCResourceTest, SimtProductsUseLDS128InSASS) {
+#ifndef NF_CUOBJDUMP
+  GTEST_SKIP() << "no cuobjdump (scripts/setup.sh installs it where a CUDA "
+                  "toolkit is)";
+#endif
+  static const std::regex schedule(
+      "// ([A-Za-z0-9_]+): tiled-product tile=(64x64|128x128)x");
+  int checked = 0, large = 0;
+  for (const std::string &source : allSources()) {
+    std::vector<std::pair<std::string, bool>> kernels;
+    for (std::sregex_iterator it(source.begin(), source.end(), schedule), end;
+         it != end; ++it)
+      kernels.push_back({(*it)[1], (*it)[2] == "128x128"});
+    if (kernels.empty())
+      continue;
+    Compiled c = compileWithNVRTC(source, "sm_90");
+    ASSERT_TRUE(c.ok) << c.log;
+    std::string error, sass = disassemble(c.cubin, error);
+    ASSERT_EQ(error, "");
+    for (const auto &[k, wide] : kernels) {
+      size_t begin = sass.find("Function : " + k + "\n");
+      ASSERT_NE(begin, std::string::npos) << k << " is not in the SASS";
+      size_t end = sass.find("Function : ", begin + 1);
+      std::string body = sass.substr(begin, end - begin);
+      bool f64 = k.find("_f64") != std::string::npos;
+      EXPECT_NE(body.find("LDS.128"), std::string::npos)
+          << k << " has no 16-byte shared load in its SASS";
+      EXPECT_NE(body.find(f64 ? "DFMA" : "FFMA"), std::string::npos) << k;
+      if (k.rfind("mm_large_f32", 0) == 0) {
+        EXPECT_TRUE(wide) << k << " does not take 128 x 128 tiles";
+        EXPECT_NE(body.find("LDG.E.128"), std::string::npos)
+            << k << " has no 16-byte global load in its SASS";
+        ++large;
+      }
+      ++checked;
+    }
+  }
+  // The f32 and f64 matmuls: the fused, the large and the split one
+  // (the convolutions' results have 32 rows or columns or fewer).
+  EXPECT_EQ(large, 1);
+  EXPECT_EQ(checked, 3 * 2);
+}
+
 } // namespace

@@ -103,6 +103,10 @@ struct ProductKernel {
 /// TensorCore), before the kernel's gpu.return.
 void buildTensorCoreProduct(ProductKernel &pk, const TiledProductSchedule &s,
                             Location loc);
+/// The body of the SIMT kernel of `pk` (schedule `s`, of kind Simt), before
+/// the kernel's gpu.return.
+void buildSimtProduct(ProductKernel &pk, const TiledProductSchedule &s,
+                      Location loc);
 
 /// Rows of output tiles walked together (tileOrigin).
 constexpr int64_t kTileGroupRows = 8;

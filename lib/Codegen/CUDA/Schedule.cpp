@@ -564,6 +564,11 @@ cuda::selectTiledProductSchedule(const ProductShape &p,
   int64_t batch = p.batch, m = p.m, n = p.n, k = p.k;
   Type elementType = p.elementType;
   TiledProductSchedule s;
+  // Tiles of t along a dimension of size d (as many as a large one where
+  // d is unknown).
+  auto tiles = [](int64_t d, int64_t t) {
+    return d == ShapedType::kDynamic ? int64_t(1) << 20 : (d + t - 1) / t;
+  };
   if (p.tensorCoreOperands && (elementType.isF16() || elementType.isBF16()) &&
       target.smVersion >= 80) {
     // 128 x 128 tiles of four 64 x 64 warps (3 stages of 32-wide K tiles:
@@ -573,9 +578,6 @@ cuda::selectTiledProductSchedule(const ProductShape &p,
     s.tileK = 32;
     s.warpsM = s.warpsN = 2;
     s.stages = 3;
-    auto tiles = [](int64_t d, int64_t t) {
-      return d == ShapedType::kDynamic ? int64_t(1) << 20 : (d + t - 1) / t;
-    };
     bool large = tiles(m, 128) * tiles(n, 128) >= target.multiprocessors();
     s.tileM = s.tileN = large ? 128 : 64;
     s.minBlocksPerMultiprocessor = 1;
@@ -603,13 +605,20 @@ cuda::selectTiledProductSchedule(const ProductShape &p,
     }
     return s;
   }
-  // Small results (or f64, whose sums take twice the registers) get 32 x 32
-  // tiles of 2 x 2 per thread: a 64 x 64 tile would leave most of a block
-  // idle, or spill.
+  // The SIMT kernel: 256 threads, K 8 at a time through two stages. 128 x
+  // 128 tiles of 8 x 8 sums a thread where they make a wave (f64's would
+  // take 128 registers of sums: 64 x 64 of 4 x 4); 32 x 32 of 2 x 2 for
+  // results of 32 rows or columns or fewer, which a larger tile would
+  // leave mostly idle; else 64 x 64 of 4 x 4.
+  s.tileK = 8;
   auto small = [](int64_t d) { return d != ShapedType::kDynamic && d <= 32; };
-  if (small(m) || small(n) || elementType.isF64()) {
+  if (small(m) || small(n)) {
     s.tileM = s.tileN = 32;
     s.threadM = s.threadN = 2;
+  } else if (!elementType.isF64() &&
+             tiles(m, 128) * tiles(n, 128) >= target.multiprocessors()) {
+    s.tileM = s.tileN = 128;
+    s.threadM = s.threadN = 8;
   }
   return s;
 }

@@ -1,11 +1,13 @@
 // matmul, conv2d and the conv2d gradients become one tiled product kernel
-// each (LowerProducts.cpp): tiles of A and B through workgroup memory
-// between two barriers, fused multiply-adds into per-thread sums, operand
-// elements gathered by index arithmetic (zero in the padding), the result
-// stored where it is inside. The schedule (Schedule.cpp) takes 64x64 tiles
-// of 4x4 per thread, or 32x32 of 2x2 for small results and f64. This SIMT
-// kernel serves f32 and f64, and f16/bf16 before sm_80; f16/bf16 on sm_80
-// and newer are in nf-lower-to-gpu-tensor-core.mlir.
+// each (LowerProducts.cpp; the SIMT body in LowerSimtProducts.cpp): K
+// tiles of A and B through two workgroup stages (the next one loaded into
+// registers while the current one runs), fused multiply-adds into
+// per-thread sums read 16 bytes at a time, operand elements gathered by
+// index arithmetic (zero in the padding), the result stored where it is
+// inside. The schedule (Schedule.cpp) takes 128x128 tiles of 8x8 per thread
+// where they make a wave, 64x64 of 4x4, or 32x32 of 2x2 for small results.
+// This SIMT kernel serves f32 and f64, and f16/bf16 before sm_80; f16/bf16
+// on sm_80 and newer are in nf-lower-to-gpu-tensor-core.mlir.
 // RUN: nf-opt %s --nf-lower-to-gpu=arch=sm_75 | FileCheck %s
 // RUN: nf-opt %s --nf-fuse-pipeline --nf-lower-to-gpu | FileCheck %s --check-prefix=FUSED
 
@@ -61,39 +63,54 @@ func.func @conv_grads(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %dy: ten
 
 // The kernels, in the order they were created.
 // CHECK-LABEL: gpu.func @matmul_256x300x128_matmul
+// Two stages of A (8 x 64) and of B (8 x 64) in f32.
 // CHECK-SAME: workgroup(%[[AT:.+]] : memref<1024xf32, #gpu.address_space<workgroup>>, %[[BT:.+]] : memref<1024xf32, #gpu.address_space<workgroup>>)
 // CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
-// CHECK-SAME: nf.schedule = "tiled-product tile=64x64x16 thread=4x4"
-// Blocks loop over the tiles, then over K sixteen at a time.
+// CHECK-SAME: nf.schedule = "tiled-product tile=64x64x8 thread=4x4"
+// Blocks loop over the tiles. K tile 0: A's rows (K = 300 consecutive) and
+// B's rows (N = 128) in chunks of 4 f16, each one 8-byte load widened to
+// f32; A's chunks run along K, so they go to the K-major stage an element
+// at a time, B's as one 16-byte store.
 // CHECK: scf.for
+// CHECK: vector.load %{{.+}} : memref<?xf16>, vector<4xf16>
+// CHECK-COUNT-4: arith.extf
+// CHECK-COUNT-4: memref.store {{.+}}, %[[AT]]
+// CHECK: vector.load %{{.+}} : memref<?xf16>, vector<4xf16>
+// CHECK: vector.store {{.+}}, %[[BT]][%{{.+}}] : memref<1024xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// CHECK: gpu.barrier
+// The K loop, 38 tiles of 8: the next tile's chunks are loaded first; then
+// per K step a 16-byte read of A and of B and 16 fused multiply-adds; then
+// the chunks go to the other stage, and one barrier.
+// CHECK: scf.for {{.+}} to %c38 step {{.+}} iter_args
+// CHECK: vector.load {{.+}} : memref<?xf16>, vector<4xf16>
+// CHECK: vector.load {{.+}} : memref<?xf16>, vector<4xf16>
 // CHECK: scf.for {{.+}} iter_args
-// f16 loads widened to f32, zero outside the matrix.
-// CHECK: scf.if
-// CHECK: memref.load {{.+}} : memref<?xf16>
-// CHECK: arith.extf
-// CHECK: memref.store {{.+}}, %[[AT]]
+// CHECK: vector.load %[[AT]][%{{.+}}] : memref<1024xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// CHECK: vector.load %[[BT]][%{{.+}}] : memref<1024xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// CHECK-COUNT-16: math.fma {{.+}} : f32
+// CHECK-NOT: gpu.barrier
+// CHECK-COUNT-4: memref.store {{.+}}, %[[AT]]
+// CHECK: vector.store {{.+}}, %[[BT]]
 // CHECK: gpu.barrier
-// 16 sums per thread.
-// CHECK-COUNT-16: math.fma
-// CHECK: gpu.barrier
-// CHECK: arith.truncf
-// CHECK: memref.store {{.+}} : memref<?xf16>
+// A thread's four consecutive columns of a row, narrowed, as one store.
+// CHECK-COUNT-4: arith.truncf
+// CHECK: vector.store {{.+}} : memref<?xf16>, vector<4xf16>
 
-// The kernel of the dynamic matmul: M is its last argument; K stays 64.
+// The kernel of the dynamic matmul: M is its last argument; K stays 64,
+// 8 K tiles.
 // CHECK-LABEL: gpu.func @matmul_of_dynamic_rows_matmul
 // CHECK-SAME: (%{{.+}}: memref<?xf32>, %{{.+}}: memref<?xf32>, %{{.+}}: memref<?xf32>, %[[KM:[^:]+]]: index)
-// CHECK: %[[K:.+]] = arith.constant 64 : index
 // CHECK: arith.ceildivui %[[KM]]
-// CHECK: scf.for %{{.+}} = %{{.+}} to %[[K]] step
+// CHECK: scf.for %{{.+}} = %{{.+}} to %c8 step %{{.+}} iter_args
 
 // CHECK-LABEL: gpu.func @small_f64_matmul_matmul
 // CHECK-SAME: memref<512xf64, #gpu.address_space<workgroup>>
-// CHECK-SAME: nf.schedule = "tiled-product tile=32x32x16 thread=2x2"
+// CHECK-SAME: nf.schedule = "tiled-product tile=32x32x8 thread=2x2"
 // CHECK-COUNT-4: math.fma {{.+}} : f64
 
 // The padding: input coordinates checked against 0 and the input size.
 // CHECK-LABEL: gpu.func @conv_nhwc_stride2_conv2d
-// CHECK-SAME: nf.schedule = "tiled-product tile=32x32x16 thread=2x2"
+// CHECK-SAME: nf.schedule = "tiled-product tile=32x32x8 thread=2x2"
 // CHECK: arith.cmpi sge
 // CHECK: arith.cmpi slt
 // CHECK: scf.if

@@ -11,7 +11,7 @@
 // RUN: nf-opt %s --nf-lower-to-gpu=arch=sm_75 | FileCheck %s --check-prefix=SM75
 // RUN: nf-translate --nf-to-cuda %s | FileCheck %s --check-prefix=CUDA
 
-// SM75: nf.schedule = "tiled-product tile=64x64x16 thread=4x4"
+// SM75: nf.schedule = "tiled-product tile=64x64x8 thread=4x4"
 
 // CHECK-LABEL: func.func @matmul_77x136x40
 // 2 x 3 tiles of 64 x 64: 6 blocks of four warps.

@@ -334,20 +334,15 @@ selectGroupNormGradSchedule(int64_t images, int64_t channels, int64_t spatial,
 /// How a matrix product runs: matmul, and conv2d and its two gradients as
 /// implicit GEMMs (the operand tiles gathered from the images and filters
 /// as they are loaded, never materialized). Each block computes `tileM` x
-/// `tileN` outputs of one batch entry; its threads form a grid of
-/// (tileM / threadM) x (tileN / threadN), each keeping threadM x threadN
-/// sums in registers, the outputs it owns `tileM / threadM` rows and
-/// `tileN / threadN` columns apart (so that neighbouring threads store
-/// neighbouring columns). The K dimension goes `tileK` at a time through
-/// shared memory: every thread loads its share of the A and B tiles (zero
-/// past the edges and in the padding), a barrier, the tile's products, a
-/// barrier. Blocks loop over the tiles, at most `maxBlocks` of them.
-/// A straightforward kernel, correct for every shape; its speed is a later
-/// issue.
+/// `tileN` outputs of one batch entry, K `tileK` at a time, and loops over
+/// the tiles, at most `maxBlocks` blocks.
 struct TiledProductSchedule {
   enum class Kind {
-    /// Tiles through shared memory in the accumulation type, threadM x
-    /// threadN fused multiply-adds per thread: any element type and layout.
+    /// 256 threads, each keeping threadM x threadN sums in registers in
+    /// groups of 16 bytes of rows and columns; both operands through two
+    /// shared-memory stages in the accumulation type, the next K tile
+    /// loaded into registers while the current one runs
+    /// (LowerSimtProducts.cpp): any element type and layout.
     Simt,
     /// f16/bf16 on tensor cores (sm_80 and newer): warpsM x warpsN warps
     /// each own a (tileM / warpsM) x (tileN / warpsN) part of the tile in
@@ -357,7 +352,7 @@ struct TiledProductSchedule {
     TensorCore
   };
   Kind kind = Kind::Simt;
-  int64_t tileM = 64, tileN = 64, tileK = 16;
+  int64_t tileM = 64, tileN = 64, tileK = 8;
   int64_t threadM = 4, threadN = 4;
   int64_t warpsM = 2, warpsN = 2, stages = 3;
   /// TensorCore only: K is cut into `splitK` ranges of whole K tiles, each
@@ -377,7 +372,7 @@ struct TiledProductSchedule {
     return kind == Kind::TensorCore ? TargetInfo::kWarpSize * warpsM * warpsN
                                     : (tileM / threadM) * (tileN / threadN);
   }
-  /// "tiled-product tile=64x64x16 thread=4x4", "tensor-core-product
+  /// "tiled-product tile=128x128x8 thread=8x8", "tensor-core-product
   /// tile=128x128x32 warps=2x2 stages=3 [split-k=3]"
   std::string str() const;
 };

@@ -1,4 +1,5 @@
-//===- TensorCoreProductsOnSimTest.cpp - mma.sync products vs float64 -----===//
+//===- ProductsOnSimTest.cpp - matrix products vs float64
+//------------------===//
 //
 // Part of normfuse. f16 and bf16 matmuls and convolutions take the
 // tensor-core schedule (mma.sync m16n8k16, ldmatrix, a cp.async pipeline
@@ -341,23 +342,20 @@ double gelu(double x, bool tanhForm) {
   return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
 }
 
-class TensorCoreProductOnSimTest : public testing::TestWithParam<int> {};
-
-TEST_P(TensorCoreProductOnSimTest, MatchesFloat64) {
-  TensorCoreCase c = cases()[GetParam()];
+/// Runs case `c` on the simulator, checks that the kernel's schedule is
+/// `schedule`, and its result against float64.
+void checkAgainstFloat64(const TensorCoreCase &c, const std::string &schedule,
+                         unsigned seed) {
   std::string ir = caseIR(c);
   auto sim = compileForSim(ir, "f", "auto", /*fuse=*/true);
   ASSERT_TRUE(sim);
   EXPECT_EQ(sim->getPlan().steps.size(), c.splitK > 1 ? 2u : 1u)
       << sim->getPlan().str();
-  std::string schedule =
-      std::string("tensor-core-product tile=") + c.tile + " warps=2x2 stages=3";
-  if (c.splitK > 1)
-    schedule += " split-k=" + std::to_string(c.splitK);
   EXPECT_NE(sim->getSource().find(schedule + "\n"), std::string::npos)
+      << schedule << " is not in\n"
       << sim->getSource();
 
-  std::mt19937 rng(31 + GetParam());
+  std::mt19937 rng(seed);
   std::vector<int64_t> out = resultShape(c);
   Buffer a(c.dtype, lhsShape(c));
   Buffer b(c.dtype, rhsShape(c));
@@ -404,14 +402,161 @@ TEST_P(TensorCoreProductOnSimTest, MatchesFloat64) {
   }
   double error = relativeError(got.toDoubles(), want);
   recordError("relative_error", error);
-  // The result's rounding: f16 keeps 11 bits, bf16 8.
-  EXPECT_LE(error, c.dtype == DType::F16 ? 1e-3 : 6e-3) << ir;
+  // The result's rounding: f16 keeps 11 bits, bf16 8; f32 and f64 the
+  // sums' own rounding.
+  double bound = c.dtype == DType::F16    ? 1e-3
+                 : c.dtype == DType::BF16 ? 6e-3
+                 : c.dtype == DType::F32  ? 1e-5
+                                          : 1e-12;
+  EXPECT_LE(error, bound) << ir;
+}
+
+class TensorCoreProductOnSimTest : public testing::TestWithParam<int> {};
+
+TEST_P(TensorCoreProductOnSimTest, MatchesFloat64) {
+  TensorCoreCase c = cases()[GetParam()];
+  std::string schedule =
+      std::string("tensor-core-product tile=") + c.tile + " warps=2x2 stages=3";
+  if (c.splitK > 1)
+    schedule += " split-k=" + std::to_string(c.splitK);
+  checkAgainstFloat64(c, schedule, 31 + GetParam());
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, TensorCoreProductOnSimTest,
                          testing::Range(0, int(cases().size())),
                          [](const testing::TestParamInfo<int> &info) {
                            return std::string(cases()[info.param].name);
+                         });
+
+/// f32 and f64 products on the SIMT kernel (LowerSimtProducts.cpp), whose
+/// `tile` is "<tile> thread=<sums a thread>": every tile size, operands in
+/// whole 16-byte chunks (one vector load) and not (element by element),
+/// tails of M, N and K, transposes, batches, convolutions in both layouts
+/// and their gradients, epilogues.
+std::vector<TensorCoreCase> simtCases() {
+  std::vector<TensorCoreCase> all = {
+      {"m1n1k1",
+       DType::F32,
+       {{1, 1}, {1, 1}},
+       Op::Matmul,
+       {},
+       Epilogue::None,
+       "32x32x8 thread=2x2"},
+      {"m7n13k5_f64",
+       DType::F64,
+       {{7, 5}, {5, 13}},
+       Op::Matmul,
+       {},
+       Epilogue::None,
+       "32x32x8 thread=2x2"},
+      {"m77n136k40",
+       DType::F32,
+       {{77, 40}, {40, 136}},
+       Op::Matmul,
+       {},
+       Epilogue::None,
+       "64x64x8 thread=4x4"},
+      {"m65n129k33",
+       DType::F32,
+       {{65, 33}, {33, 129}},
+       Op::Matmul,
+       {},
+       Epilogue::None,
+       "64x64x8 thread=4x4"},
+      {"m70n90k30_f64",
+       DType::F64,
+       {{70, 30}, {30, 90}},
+       Op::Matmul,
+       {},
+       Epilogue::None,
+       "64x64x8 thread=4x4"},
+      {"large_m1536n1408k12",
+       DType::F32,
+       {{1536, 12}, {12, 1408}},
+       Op::Matmul,
+       {},
+       Epilogue::None,
+       "128x128x8 thread=8x8"},
+      {"transposeBothOdd",
+       DType::F32,
+       {{2, 9, 35}, {2, 17, 9}, true, true},
+       Op::Matmul,
+       {},
+       Epilogue::None,
+       "32x32x8 thread=2x2"},
+      {"transposeLhs",
+       DType::F32,
+       {{2, 48, 72}, {48, 40}, true, false},
+       Op::Matmul,
+       {},
+       Epilogue::None,
+       "64x64x8 thread=4x4"},
+      {"transposeRhs_f64",
+       DType::F64,
+       {{3, 70, 56}, {40, 56}, false, true},
+       Op::Matmul,
+       {},
+       Epilogue::None,
+       "64x64x8 thread=4x4"},
+      {"biasGeluTanh",
+       DType::F32,
+       {{50, 64}, {64, 72}},
+       Op::Matmul,
+       {},
+       Epilogue::BiasGeluTanh,
+       "64x64x8 thread=4x4"},
+      {"siluResidual",
+       DType::F32,
+       {{2, 40, 16}, {16, 44}},
+       Op::Matmul,
+       {},
+       Epilogue::SiluAdd,
+       "64x64x8 thread=4x4"},
+  };
+  TensorCoreCase conv{"convStride2PadBiasRelu", DType::F32, {}, Op::Conv};
+  conv.geometry = {2, 16, 40, 9, 7, 3, 3, nhwc({2, 2}, {1, 1, 1, 2}, {1, 1})};
+  conv.epilogue = Epilogue::BiasRelu;
+  conv.tile = "64x64x8 thread=4x4";
+  all.push_back(conv);
+  conv.name = "convThreeChannels";
+  conv.geometry = {1, 3, 40, 12, 12, 3, 3, nhwc({2, 2}, {1, 1, 1, 1}, {1, 1})};
+  all.push_back(conv);
+  conv.name = "convNCHWDilated_f64";
+  conv.dtype = DType::F64;
+  conv.geometry = {1, 8, 40, 10, 11, 3, 2, nchw({1, 1}, {2, 0, 1, 1}, {2, 3})};
+  conv.epilogue = Epilogue::None;
+  all.push_back(conv);
+  conv.dtype = DType::F32;
+  for (bool nhwcLayout : {true, false})
+    for (Op op : {Op::ConvGradInput, Op::ConvGradFilter}) {
+      conv.op = op;
+      conv.name = nhwcLayout ? (op == Op::ConvGradInput ? "convGradInputNHWC"
+                                                        : "convGradFilterNHWC")
+                             : (op == Op::ConvGradInput ? "convGradInputNCHW"
+                                                        : "convGradFilterNCHW");
+      ConvAttrs attrs = nhwc({2, 2}, {1, 1, 1, 2}, {1, 1});
+      attrs.nhwc = nhwcLayout;
+      conv.geometry = {2, 16, 40, 9, 7, 3, 3, attrs};
+      // dx has 16 columns (the input channels); dw is 40 x 144.
+      conv.tile =
+          op == Op::ConvGradInput ? "32x32x8 thread=2x2" : "64x64x8 thread=4x4";
+      all.push_back(conv);
+    }
+  return all;
+}
+
+class SimtProductOnSimTest : public testing::TestWithParam<int> {};
+
+TEST_P(SimtProductOnSimTest, MatchesFloat64) {
+  TensorCoreCase c = simtCases()[GetParam()];
+  checkAgainstFloat64(c, std::string("tiled-product tile=") + c.tile,
+                      53 + GetParam());
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, SimtProductOnSimTest,
+                         testing::Range(0, int(simtCases().size())),
+                         [](const testing::TestParamInfo<int> &info) {
+                           return std::string(simtCases()[info.param].name);
                          });
 
 } // namespace
