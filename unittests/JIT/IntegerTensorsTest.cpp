@@ -13,7 +13,9 @@
 
 #include "JITTestUtils.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -294,6 +296,59 @@ func.func @f(%x: tensor<4x2500xi64>, %y: tensor<300x6xi16>) -> (tensor<4x1xi64>,
 // Integer division never traps (x86's idiv faults on a zero divisor and on
 // INT_MIN / -1, and took the process with it): x / 0 and x % 0 are 0,
 // INT_MIN / -1 wraps to INT_MIN with remainder 0, on every target alike.
+// Reductions over an outer and a middle axis: on the CUDA kernels a block
+// per 32 neighbouring results, a lane each, its warps sharing each result's
+// elements (37 results: a second group of 5; 15 results of 2000 elements:
+// one block of 32 warps). Integer sums wrap exactly whatever the order;
+// float sums are kept in f64.
+TEST_P(IntegerTensorsTest, ReductionsOverOuterAxesAreExact) {
+  std::string ir = R"(
+func.func @f(%x: tensor<1000x37xi32>, %y: tensor<3x2000x5xi32>, %z: tensor<700x9xf32>) -> (tensor<1x37xi32>, tensor<3x1x5xi32>, tensor<1x9xf32>) {
+  %s = tosa.reduce_sum %x {axis = 0 : i32} : (tensor<1000x37xi32>) -> tensor<1x37xi32>
+  %m = tosa.reduce_max %y {axis = 1 : i32} : (tensor<3x2000x5xi32>) -> tensor<3x1x5xi32>
+  %f = tosa.reduce_sum %z {axis = 0 : i32} : (tensor<700x9xf32>) -> tensor<1x9xf32>
+  return %s, %m, %f : tensor<1x37xi32>, tensor<3x1x5xi32>, tensor<1x9xf32>
+}
+)";
+  auto kernel = compileForRun(GetParam(), ir, "f");
+  ASSERT_TRUE(kernel);
+  std::mt19937 rng(11);
+  Tensor<int32_t> x(DType::I32, {1000, 37}), y(DType::I32, {3, 2000, 5});
+  Tensor<float> z(DType::F32, {700, 9});
+  for (int32_t &v : x.data)
+    v = int32_t(rng());
+  for (int32_t &v : y.data)
+    v = int32_t(rng());
+  std::normal_distribution<float> normal(1.0f, 3.0f);
+  for (float &v : z.data)
+    v = normal(rng);
+  Tensor<int32_t> sums(DType::I32, {1, 37}), maxes(DType::I32, {3, 1, 5});
+  Tensor<float> fsums(DType::F32, {1, 9});
+  ASSERT_EQ(errorText(kernel->run({x.ref(), y.ref(), z.ref()},
+                                  {sums.ref(), maxes.ref(), fsums.ref()})),
+            "");
+  for (int64_t c = 0; c < 37; ++c) {
+    uint32_t want = 0;
+    for (int64_t r = 0; r < 1000; ++r)
+      want += uint32_t(x.data[r * 37 + c]);
+    EXPECT_EQ(sums.data[c], int32_t(want)) << c;
+  }
+  for (int64_t b = 0; b < 3; ++b)
+    for (int64_t c = 0; c < 5; ++c) {
+      int32_t want = INT32_MIN;
+      for (int64_t r = 0; r < 2000; ++r)
+        want = std::max(want, y.data[(b * 2000 + r) * 5 + c]);
+      EXPECT_EQ(maxes.data[b * 5 + c], want) << b << ", " << c;
+    }
+  for (int64_t c = 0; c < 9; ++c) {
+    double want = 0;
+    for (int64_t r = 0; r < 700; ++r)
+      want += z.data[r * 9 + c];
+    // The f64 sum, rounded once to f32.
+    EXPECT_EQ(fsums.data[c], float(want)) << c;
+  }
+}
+
 TEST_P(IntegerTensorsTest, DivisionByZeroAndOverflowHaveAnswers) {
   std::string ir = R"(
 func.func @f(%a: tensor<6xi32>, %b: tensor<6xi32>, %c: tensor<6xi8>, %d: tensor<6xi8>) -> (tensor<6xi32>, tensor<6xi8>, tensor<6xi8>) {

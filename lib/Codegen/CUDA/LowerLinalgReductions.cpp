@@ -10,9 +10,12 @@
 //    combines every 32nd element, then a butterfly of shuffles combines the
 //    lanes; a block per result for long rows, its warps' values combined
 //    in warp order through shared memory;
-//  - otherwise (a reduction over an outer dimension), a thread per result
-//    walks its elements, neighbouring threads reading neighbouring
-//    addresses.
+//  - otherwise (a reduction over an outer dimension), a block per 32
+//    neighbouring results: a lane per result, so that neighbouring lanes
+//    read neighbouring addresses, the block's warps taking every 8th (or
+//    32nd) element of it, their values combined in warp order through
+//    shared memory; or, where the results fill the device and each has
+//    few elements, a thread per result walking them.
 // Sums are kept in f64 whatever the storage type (as the CPU takes them:
 // a sum of 32768 f32 elements of mean 100 loses a few units in the last
 // place of the mean in f32, which a LayerNorm of std 0.01 turns into 1e-3),
@@ -247,9 +250,12 @@ LogicalResult cuda::lowerLinalgReduction(RewriterBase &rewriter,
   LinalgReductionSchedule schedule = selectLinalgReductionSchedule(
       results, perResult, contiguous, combiner.op != nullptr, options.target);
   // Threads that share a result, and which of them this one is.
-  int64_t sharing = schedule.kind == Kind::ThreadPerResult ? 1
+  bool columns = schedule.kind == Kind::BlockColumns;
+  int64_t sharing = schedule.kind == Kind::ThreadPerResult || columns ? 1
                     : schedule.kind == Kind::WarpPerResult ? kWarpSize
                                                            : schedule.blockSize;
+  // Block columns: the warps that share each result.
+  int64_t warps = schedule.blockSize / kWarpSize;
 
   // Tensors the body reads at computed positions (a gather), then the
   // results.
@@ -284,178 +290,225 @@ LogicalResult cuda::lowerLinalgReduction(RewriterBase &rewriter,
     Value grid = kb.create<gpu::GridDimOp>(loc, gpu::Dimension::x);
     int64_t perBlock = schedule.resultsPerBlock();
     Value lane, worker;
-    if (schedule.kind == Kind::BlockPerResult) {
+    if (columns) {
+      lane = m.rem(tid, kWarpSize);
+      worker = bid;
+    } else if (schedule.kind == Kind::BlockPerResult) {
       lane = tid;
       worker = bid;
     } else {
       lane = sharing > 1 ? m.rem(tid, sharing) : Value();
       worker = m.madd(bid, perBlock, sharing > 1 ? m.div(tid, sharing) : tid);
     }
-    // Block rows: each warp's combined value, for the first thread.
+    // Block rows: each warp's combined value, for the first thread; block
+    // columns: each thread's, for the first warp.
     Value scratch;
     if (schedule.kind == Kind::BlockPerResult)
       scratch = addWorkgroupBuffer(k, loc, schedule.blockSize / kWarpSize,
                                    partialType);
+    if (columns)
+      scratch = addWorkgroupBuffer(k, loc, schedule.blockSize, partialType);
+    Value warpIndex = m.div(tid, kWarpSize);
     llvm::DenseMap<Value, Value> capturedBuffers;
     for (auto [i, t] : llvm::enumerate(captured))
       capturedBuffers[t] = k.arg(firstCaptured + i);
     SmallVector<Value> outs;
     for (size_t i = 0; i < resultBuffers.size(); ++i)
       outs.push_back(k.arg(args.size() - resultBuffers.size() + i));
-    kb.create<scf::ForOp>(
-        loc, worker, m.c(results), m.mul(grid, perBlock), ValueRange{},
-        [&](OpBuilder &fb, Location fl, Value r, ValueRange) {
-          IndexMath f{fb, fl};
-          // The parallel loop indices of result r (in memory order).
-          SmallVector<Value> index(bounds.size());
-          for (int64_t d = 0, stride = results; d < rank; ++d) {
-            stride /= type.getDimSize(d);
-            Value v = f.div(r, stride);
-            index[outDims[d]] = d ? f.rem(v, type.getDimSize(d)) : v;
+    // The work of result r (block columns: r exists where `valid`, else it
+    // is 0 and the thread takes no element), before the loop's yield.
+    auto resultBody = [&](OpBuilder &fb, Location fl, Value r, Value valid) {
+      IndexMath f{fb, fl};
+      // The parallel loop indices of result r (in memory order).
+      SmallVector<Value> index(bounds.size());
+      for (int64_t d = 0, stride = results; d < rank; ++d) {
+        stride /= type.getDimSize(d);
+        Value v = f.div(r, stride);
+        index[outDims[d]] = d ? f.rem(v, type.getDimSize(d)) : v;
+      }
+      // An operand's offset: the terms of the dimensions `reducing`
+      // selects (the reduced ones, or the others and the constants).
+      auto offsetOf = [&](IndexMath &im, const Operand &o, ArrayRef<Value> idx,
+                          bool reducing) {
+        int64_t constant = 0;
+        Value offset;
+        for (auto [d, form] : llvm::enumerate(o.forms)) {
+          if (!reducing)
+            constant += form.offset * o.strides[d];
+          for (const DimTerm &t : form.terms) {
+            if (llvm::is_contained(reductionDims, unsigned(t.dim)) != reducing)
+              continue;
+            Value term = im.mul(idx[t.dim], t.scale * o.strides[d]);
+            offset = offset ? im.add(offset, term) : term;
           }
-          // An operand's offset: the terms of the dimensions `reducing`
-          // selects (the reduced ones, or the others and the constants).
-          auto offsetOf = [&](IndexMath &im, const Operand &o,
-                              ArrayRef<Value> idx, bool reducing) {
-            int64_t constant = 0;
-            Value offset;
-            for (auto [d, form] : llvm::enumerate(o.forms)) {
-              if (!reducing)
-                constant += form.offset * o.strides[d];
-              for (const DimTerm &t : form.terms) {
-                if (llvm::is_contained(reductionDims, unsigned(t.dim)) !=
-                    reducing)
-                  continue;
-                Value term = im.mul(idx[t.dim], t.scale * o.strides[d]);
-                offset = offset ? im.add(offset, term) : term;
-              }
-            }
-            if (!offset)
-              return im.c(constant);
-            return constant ? im.add(offset, im.c(constant)) : offset;
-          };
-          // Each buffer operand's offset for result r, outside the loop
-          // over its elements.
-          SmallVector<Value> bases;
-          for (const std::optional<Operand> &o : operands)
-            bases.push_back(o && !o->splat ? offsetOf(f, *o, index, false)
-                                           : Value());
-          auto load = [&](OpBuilder &lb, Location ll, const Operand &o,
-                          Value offset) -> Value {
-            if (o.splat)
-              return lb.create<arith::ConstantOp>(ll, o.splat);
-            Value buffer = k.arg(o.arg);
-            Type element = cast<MemRefType>(buffer.getType()).getElementType();
-            return loadLanes(lb, ll, buffer, offset, 1,
-                             computeType(element))[0];
-          };
-          SmallVector<Value> initials;
-          for (const Operand &o : inits)
-            initials.push_back(load(
-                fb, fl, o, o.splat ? Value() : offsetOf(f, o, index, false)));
-          // One element's contribution (the whole body where there is no
-          // combiner, on the partial results `current`).
-          auto element = [&](OpBuilder &eb, Location el, Value j,
-                             ValueRange current) -> SmallVector<Value> {
-            IndexMath e{eb, el};
-            SmallVector<Value> idx(index);
-            for (int64_t i = reduced.size() - 1, stride = 1; i >= 0; --i) {
-              Value v = e.div(j, stride);
-              idx[reduced[i]] = i ? e.rem(v, bounds[reduced[i]]) : v;
-              stride *= bounds[reduced[i]];
-            }
-            SmallVector<Value> values;
-            for (auto [o, base] : llvm::zip(operands, bases)) {
-              if (!o) {
-                values.push_back(Value());
-                continue;
-              }
-              Value offset;
-              if (!o->splat) {
-                Value inner = offsetOf(e, *o, idx, true);
-                offset = isConstantZero(inner) ? base : e.add(base, inner);
-              }
-              values.push_back(load(eb, el, *o, offset));
-            }
-            auto loopIndex = [&](int64_t dim) { return idx[dim]; };
-            // The body reads the result only through the combiner, or
-            // (without one) as the partial results in the compute types.
-            if (!combiner.op) {
-              llvm::append_range(values, current);
-              return emitBodyYields(eb, el, generic, values, loopIndex,
-                                    &capturedBuffers);
-            }
+        }
+        if (!offset)
+          return im.c(constant);
+        return constant ? im.add(offset, im.c(constant)) : offset;
+      };
+      // Each buffer operand's offset for result r, outside the loop
+      // over its elements.
+      SmallVector<Value> bases;
+      for (const std::optional<Operand> &o : operands)
+        bases.push_back(o && !o->splat ? offsetOf(f, *o, index, false)
+                                       : Value());
+      auto load = [&](OpBuilder &lb, Location ll, const Operand &o,
+                      Value offset) -> Value {
+        if (o.splat)
+          return lb.create<arith::ConstantOp>(ll, o.splat);
+        Value buffer = k.arg(o.arg);
+        Type element = cast<MemRefType>(buffer.getType()).getElementType();
+        return loadLanes(lb, ll, buffer, offset, 1, computeType(element))[0];
+      };
+      SmallVector<Value> initials;
+      for (const Operand &o : inits)
+        initials.push_back(
+            load(fb, fl, o, o.splat ? Value() : offsetOf(f, o, index, false)));
+      // One element's contribution (the whole body where there is no
+      // combiner, on the partial results `current`).
+      auto element = [&](OpBuilder &eb, Location el, Value j,
+                         ValueRange current) -> SmallVector<Value> {
+        IndexMath e{eb, el};
+        SmallVector<Value> idx(index);
+        for (int64_t i = reduced.size() - 1, stride = 1; i >= 0; --i) {
+          Value v = e.div(j, stride);
+          idx[reduced[i]] = i ? e.rem(v, bounds[reduced[i]]) : v;
+          stride *= bounds[reduced[i]];
+        }
+        SmallVector<Value> values;
+        for (auto [o, base] : llvm::zip(operands, bases)) {
+          if (!o) {
             values.push_back(Value());
-            Value partial =
-                emitBody(eb, el, generic, values, loopIndex, combiner.op,
-                         combiner.partial, &capturedBuffers);
-            return {combine(eb, el, combiner.op, current[0],
-                            widen(eb, el, partial))};
-          };
-          SmallVector<Value> start =
-              combiner.op ? SmallVector<Value>{identityOf(fb, fl, combiner.op,
-                                                          partialType)}
-                          : initials;
-          Value from = sharing > 1 ? lane : f.c(0);
-          Value step = f.c(sharing);
-          auto loop = fb.create<scf::ForOp>(
-              fl, from, f.c(perResult), step, start,
-              [&](OpBuilder &lb, Location ll, Value j, ValueRange iter) {
-                lb.create<scf::YieldOp>(ll, element(lb, ll, j, iter));
-              });
-          Value total = loop.getResult(0);
-          auto combineWith = [&](OpBuilder &cb, Location cl, Value x, Value y) {
-            return combine(cb, cl, combiner.op, x, y);
-          };
-          if (sharing > 1)
-            total = emitWarpReduce(fb, fl, total, kWarpSize, combineWith);
-          // The first thread combines the initial value, then (a block
-          // row) the warps' values in warp order, and stores.
-          auto finish = [&](OpBuilder &sb, Location sl, Value v) {
-            v = combine(sb, sl, combiner.op, widen(sb, sl, initials[0]), v);
-            storeLanes(sb, sl, v, outs[0], r);
-          };
-          if (!combiner.op) {
-            for (auto [v, out] : llvm::zip(loop.getResults(), outs))
-              storeLanes(fb, fl, v, out, r);
-            fb.create<scf::YieldOp>(fl);
-            return;
+            continue;
           }
-          if (sharing == 1) {
-            finish(fb, fl, total);
-            fb.create<scf::YieldOp>(fl);
-            return;
+          Value offset;
+          if (!o->splat) {
+            Value inner = offsetOf(e, *o, idx, true);
+            offset = isConstantZero(inner) ? base : e.add(base, inner);
           }
-          if (schedule.kind == Kind::BlockPerResult) {
-            Value warp = f.div(tid, kWarpSize);
-            Value firstLane = fb.create<arith::CmpIOp>(
-                fl, arith::CmpIPredicate::eq, f.rem(tid, kWarpSize), f.c(0));
-            fb.create<scf::IfOp>(
-                fl, firstLane, [&](OpBuilder &tb, Location tl) {
-                  tb.create<memref::StoreOp>(tl, total, scratch, warp);
-                  tb.create<scf::YieldOp>(tl);
-                });
-            fb.create<gpu::BarrierOp>(fl);
-          }
-          Value first = fb.create<arith::CmpIOp>(fl, arith::CmpIPredicate::eq,
-                                                 lane, f.c(0));
-          fb.create<scf::IfOp>(fl, first, [&](OpBuilder &tb, Location tl) {
-            Value v = total;
-            if (schedule.kind == Kind::BlockPerResult) {
-              v = tb.create<memref::LoadOp>(tl, scratch, f.c(0));
-              for (int64_t w = 1; w < schedule.blockSize / kWarpSize; ++w)
+          values.push_back(load(eb, el, *o, offset));
+        }
+        auto loopIndex = [&](int64_t dim) { return idx[dim]; };
+        // The body reads the result only through the combiner, or
+        // (without one) as the partial results in the compute types.
+        if (!combiner.op) {
+          llvm::append_range(values, current);
+          return emitBodyYields(eb, el, generic, values, loopIndex,
+                                &capturedBuffers);
+        }
+        values.push_back(Value());
+        Value partial =
+            emitBody(eb, el, generic, values, loopIndex, combiner.op,
+                     combiner.partial, &capturedBuffers);
+        return {
+            combine(eb, el, combiner.op, current[0], widen(eb, el, partial))};
+      };
+      SmallVector<Value> start =
+          combiner.op
+              ? SmallVector<Value>{identityOf(fb, fl, combiner.op, partialType)}
+              : initials;
+      Value from = columns ? warpIndex : sharing > 1 ? lane : f.c(0);
+      Value step = f.c(columns ? warps : sharing);
+      Value to = f.c(perResult);
+      if (columns)
+        to = fb.create<arith::SelectOp>(fl, valid, to, f.c(0));
+      auto loop = fb.create<scf::ForOp>(
+          fl, from, to, step, start,
+          [&](OpBuilder &lb, Location ll, Value j, ValueRange iter) {
+            lb.create<scf::YieldOp>(ll, element(lb, ll, j, iter));
+          });
+      Value total = loop.getResult(0);
+      auto combineWith = [&](OpBuilder &cb, Location cl, Value x, Value y) {
+        return combine(cb, cl, combiner.op, x, y);
+      };
+      if (sharing > 1)
+        total = emitWarpReduce(fb, fl, total, kWarpSize, combineWith);
+      // The first thread combines the initial value, then (a block
+      // row) the warps' values in warp order, and stores.
+      auto finish = [&](OpBuilder &sb, Location sl, Value v) {
+        v = combine(sb, sl, combiner.op, widen(sb, sl, initials[0]), v);
+        storeLanes(sb, sl, v, outs[0], r);
+      };
+      if (!combiner.op) {
+        for (auto [v, out] : llvm::zip(loop.getResults(), outs))
+          storeLanes(fb, fl, v, out, r);
+        return;
+      }
+      if (columns) {
+        // The first warp combines the warps' values in warp order.
+        fb.create<memref::StoreOp>(fl, total, scratch, tid);
+        fb.create<gpu::BarrierOp>(fl);
+        Value firstWarp = fb.create<arith::CmpIOp>(fl, arith::CmpIPredicate::eq,
+                                                   warpIndex, f.c(0));
+        fb.create<scf::IfOp>(
+            fl, f.both(firstWarp, valid), [&](OpBuilder &tb, Location tl) {
+              IndexMath t{tb, tl};
+              Value v = tb.create<memref::LoadOp>(tl, scratch, lane);
+              for (int64_t w = 1; w < warps; ++w)
                 v = combine(tb, tl, combiner.op, v,
                             tb.create<memref::LoadOp>(
-                                tl, scratch, indexConstant(tb, tl, w)));
-            }
-            finish(tb, tl, v);
-            tb.create<scf::YieldOp>(tl);
-          });
-          // The scratch is written again for the next result.
-          if (schedule.kind == Kind::BlockPerResult)
-            fb.create<gpu::BarrierOp>(fl);
-          fb.create<scf::YieldOp>(fl);
+                                tl, scratch, t.add(lane, t.c(w * kWarpSize))));
+              finish(tb, tl, v);
+              tb.create<scf::YieldOp>(tl);
+            });
+        // The scratch is written again for the next results.
+        fb.create<gpu::BarrierOp>(fl);
+        return;
+      }
+      if (sharing == 1) {
+        finish(fb, fl, total);
+        return;
+      }
+      if (schedule.kind == Kind::BlockPerResult) {
+        Value warp = f.div(tid, kWarpSize);
+        Value firstLane = fb.create<arith::CmpIOp>(
+            fl, arith::CmpIPredicate::eq, f.rem(tid, kWarpSize), f.c(0));
+        fb.create<scf::IfOp>(fl, firstLane, [&](OpBuilder &tb, Location tl) {
+          tb.create<memref::StoreOp>(tl, total, scratch, warp);
+          tb.create<scf::YieldOp>(tl);
         });
+        fb.create<gpu::BarrierOp>(fl);
+      }
+      Value first =
+          fb.create<arith::CmpIOp>(fl, arith::CmpIPredicate::eq, lane, f.c(0));
+      fb.create<scf::IfOp>(fl, first, [&](OpBuilder &tb, Location tl) {
+        Value v = total;
+        if (schedule.kind == Kind::BlockPerResult) {
+          v = tb.create<memref::LoadOp>(tl, scratch, f.c(0));
+          for (int64_t w = 1; w < schedule.blockSize / kWarpSize; ++w)
+            v = combine(tb, tl, combiner.op, v,
+                        tb.create<memref::LoadOp>(tl, scratch,
+                                                  indexConstant(tb, tl, w)));
+        }
+        finish(tb, tl, v);
+        tb.create<scf::YieldOp>(tl);
+      });
+      // The scratch is written again for the next result.
+      if (schedule.kind == Kind::BlockPerResult)
+        fb.create<gpu::BarrierOp>(fl);
+    };
+    if (columns) {
+      // Blocks loop over groups of 32 results (block-uniform: every thread
+      // reaches the barriers).
+      Value groups = m.c(llvm::divideCeil(results, kWarpSize));
+      kb.create<scf::ForOp>(
+          loc, worker, groups, grid, ValueRange{},
+          [&](OpBuilder &fb, Location fl, Value g, ValueRange) {
+            IndexMath f{fb, fl};
+            Value r = f.madd(g, kWarpSize, lane);
+            Value valid = f.below(r, f.c(results));
+            resultBody(fb, fl, fb.create<arith::SelectOp>(fl, valid, r, f.c(0)),
+                       valid);
+            fb.create<scf::YieldOp>(fl);
+          });
+    } else {
+      kb.create<scf::ForOp>(
+          loc, worker, m.c(results), m.mul(grid, perBlock), ValueRange{},
+          [&](OpBuilder &fb, Location fl, Value r, ValueRange) {
+            resultBody(fb, fl, r, Value());
+            fb.create<scf::YieldOp>(fl);
+          });
+    }
   }
   Value blocks = indexConstant(
       b, loc,

@@ -61,6 +61,11 @@ static constexpr int64_t kForcedGradBlocks = 2;
 static constexpr int64_t kChannelReductionBlockSize = 256;
 /// Threads of a block of an elementwise kernel.
 static constexpr int64_t kPointwiseBlockSize = 256;
+// A reduction over an outer dimension whose results fill the device still
+// shares each result's elements among warps beyond this many.
+static constexpr int64_t kColumnsMaxThreadElements = 256;
+// Fewer elements a result are not worth sharing.
+static constexpr int64_t kColumnsMinElements = 16;
 // A tensor-core product of fewer 64 x 64 tiles than this many per
 // multiprocessor splits K until it has about that many blocks (each holds
 // four warps; a multiprocessor holds four such blocks), keeping at least
@@ -471,6 +476,8 @@ int64_t LinalgReductionSchedule::resultsPerBlock() const {
     return blockSize / TargetInfo::kWarpSize;
   case Kind::BlockPerResult:
     return 1;
+  case Kind::BlockColumns:
+    return TargetInfo::kWarpSize;
   }
   llvm_unreachable("unknown reduction schedule");
 }
@@ -478,6 +485,7 @@ int64_t LinalgReductionSchedule::resultsPerBlock() const {
 std::string LinalgReductionSchedule::str(int64_t elements) const {
   const char *name = kind == Kind::ThreadPerResult ? "thread-per-result"
                      : kind == Kind::WarpPerResult ? "warp-per-result"
+                     : kind == Kind::BlockColumns  ? "block-columns"
                                                    : "block-per-result";
   return std::string(name) + " block=" + std::to_string(blockSize) +
          " elements=" + std::to_string(elements);
@@ -487,13 +495,27 @@ LinalgReductionSchedule
 cuda::selectLinalgReductionSchedule(int64_t results, int64_t elements,
                                     bool contiguous, bool tree,
                                     const TargetInfo &target) {
-  (void)results;
-  (void)target;
   using Kind = LinalgReductionSchedule::Kind;
   LinalgReductionSchedule s;
   s.blockSize = kPointwiseBlockSize;
-  if (!tree || !contiguous || elements <= 1)
+  // The threads the device holds at once.
+  int64_t resident =
+      target.multiprocessors() * target.maxThreadsPerMultiprocessor();
+  if (!tree || elements <= 1)
     s.kind = Kind::ThreadPerResult;
+  // Over an outer dimension: the warps of a block share 32 neighbouring
+  // results' elements (32 warps where those blocks would not fill the
+  // multiprocessors); a thread per result where the results fill the
+  // device and their elements are few, or where they are very few.
+  else if (!contiguous) {
+    bool share = elements > kColumnsMaxThreadElements ||
+                 (results < resident && elements >= kColumnsMinElements);
+    s.kind = share ? Kind::BlockColumns : Kind::ThreadPerResult;
+    if (s.kind == Kind::BlockColumns &&
+        int64_t(llvm::divideCeil(results, TargetInfo::kWarpSize)) <
+            target.multiprocessors())
+      s.blockSize = TargetInfo::kMaxThreadsPerBlock;
+  }
   // A row longer than a warp can take at 64 elements a lane (the sums of an
   // exported LayerNorm over 32768 columns) gets a whole block.
   else if (elements > kLinalgWarpRowMaxElements)

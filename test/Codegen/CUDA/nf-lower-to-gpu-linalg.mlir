@@ -173,6 +173,37 @@ func.func @column_max(%x: tensor<6x100xf32>) -> tensor<1x100xf32> {
 
 // -----
 
+// A sum over the outer dimension of 1000 elements: a block per 32
+// neighbouring results (37: two groups, the second of 5), a lane each
+// (neighbouring lanes read neighbouring addresses), its 32 warps each
+// taking every 32nd element (f64 sums); the first warp adds the warps'
+// sums in warp order. Every thread reaches both barriers.
+// CHECK-LABEL: gpu.func @column_sums_reduce
+// CHECK-SAME: workgroup(%[[SCRATCH:.+]] : memref<1024xf64, #gpu.address_space<workgroup>>)
+// CHECK-SAME: known_block_size = array<i32: 1024, 1, 1>
+// CHECK-SAME: nf.schedule = "block-columns block=1024 elements=1000"
+// CHECK: %[[LANE:.+]] = arith.remui %thread_id_x, %c32
+// CHECK: %[[WARP:.+]] = arith.divui %thread_id_x, %c32
+// CHECK: scf.for %[[G:.+]] = %block_id_x to %c2 step %grid_dim_x {
+// CHECK: %[[R:.+]] = arith.addi %{{.+}}, %[[LANE]]
+// CHECK: %[[VALID:.+]] = arith.cmpi ult, %[[R]], %c37
+// CHECK: %[[END:.+]] = arith.select %[[VALID]], %c1000, %c0
+// CHECK: %[[SUM:.+]] = scf.for %{{.+}} = %[[WARP]] to %[[END]] step %c32{{.*}} iter_args(%{{.+}}) -> (f64)
+// CHECK: memref.store %[[SUM]], %[[SCRATCH]][%thread_id_x]
+// CHECK-NEXT: gpu.barrier
+// CHECK: scf.if
+// CHECK: memref.load %[[SCRATCH]][%[[LANE]]]
+// CHECK-COUNT-31: memref.load %[[SCRATCH]]
+// CHECK: arith.truncf %{{.+}} : f64 to f32
+// CHECK: memref.store
+// CHECK: gpu.barrier
+func.func @column_sums(%x: tensor<1000x37xf32>) -> tensor<1x37xf32> {
+  %s = tosa.reduce_sum %x {axis = 0 : i32} : (tensor<1000x37xf32>) -> tensor<1x37xf32>
+  return %s : tensor<1x37xf32>
+}
+
+// -----
+
 // An argmax (a reduction of two results, the index and the value) runs on
 // a thread per result, carrying both through the loop; each is stored.
 // CHECK-LABEL: gpu.func @argmax_reduce

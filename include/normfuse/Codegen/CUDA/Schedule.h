@@ -257,6 +257,11 @@ struct LinalgReductionSchedule {
     /// A block per result (long rows): threads take every blockSize-th
     /// element, then shuffles and shared memory across the warps.
     BlockPerResult,
+    /// A block per 32 neighbouring results (a reduction over an outer
+    /// dimension): a lane per result, the warps taking every (blockSize /
+    /// 32)-th element of it, their values combined in warp order through
+    /// shared memory.
+    BlockColumns,
   };
   Kind kind = Kind::ThreadPerResult;
   int64_t blockSize = 256;
