@@ -628,16 +628,16 @@ cuda::selectTiledProductSchedule(const ProductShape &p,
     return s;
   }
   // The SIMT kernel: 256 threads, K 8 at a time through two stages. 128 x
-  // 128 tiles of 8 x 8 sums a thread where they make a wave (f64's would
-  // take 128 registers of sums: 64 x 64 of 4 x 4); 32 x 32 of 2 x 2 for
-  // results of 32 rows or columns or fewer, which a larger tile would
-  // leave mostly idle; else 64 x 64 of 4 x 4.
+  // 128 tiles of 8 x 8 sums a thread where they make a wave (f64 sums, of
+  // f64 operands or an f64 result, would take 128 registers: 64 x 64 of
+  // 4 x 4); 32 x 32 of 2 x 2 for results of 32 rows or columns or fewer,
+  // which a larger tile would leave mostly idle; else 64 x 64 of 4 x 4.
   s.tileK = 8;
   auto small = [](int64_t d) { return d != ShapedType::kDynamic && d <= 32; };
   if (small(m) || small(n)) {
     s.tileM = s.tileN = 32;
     s.threadM = s.threadN = 2;
-  } else if (!elementType.isF64() &&
+  } else if (!elementType.isF64() && !p.resultType.isF64() &&
              tiles(m, 128) * tiles(n, 128) >= target.multiprocessors()) {
     s.tileM = s.tileN = 128;
     s.threadM = s.threadN = 8;
