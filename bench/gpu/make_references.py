@@ -208,9 +208,15 @@ def run_program(args, program, out, work):
     else:
         return None, last_error
     results = []
+    # A result computed from f16 or bf16 values carries their rounding
+    # whatever its own type (an f32 mean of f16 sums): it is held to the
+    # tolerance of the program's least precise floating-point type.
+    loosest = refs.loosest_float([d for _, d in program["inputs"]] + [d for _, d in values])
     for i, (array, dtype) in enumerate(values):
         results.append(refs.digest_output(array, dtype, refs.seed_of(pid, "output", i),
                                           os.path.join(out, "outputs"), f"{name}.out{i}"))
+        if loosest and refs.loosest_float([dtype, loosest]) != dtype:
+            results[-1]["tolerance_dtype"] = loosest
     entry = {"id": pid, "group": program["group"], "source": program["source"],
              "entry": program["entry"], **file_entry, "inputs": inputs,
              "outputs": results, "cpu_process_s": round(cpu_s, 3)}

@@ -36,7 +36,8 @@
 # the file names; "full", or "dry-run" on cuda-sim), NF_GPU_STEPS (comma
 # list of run_steps.py's steps), NF_GPU_FILTER (package cases),
 # NF_GPU_SMALL=1 (the sweep's small shapes), NF_GPU_BOX_<STEP> (a step's
-# time box, s), NF_SWEEP_FILTER / NF_SWEEP_COMPILE_BUDGET_S (sweep.py),
+# time box, s), NF_SWEEP_FILTER / NF_SWEEP_COMPILE_BUDGET_S / NF_SWEEP_RUNS
+# (sweep.py), NF_GPU_SWEEP_PREFIX (a profiler the sweep runs under: ncu),
 # NF_GPU_PYTHON (default python3), NF_GPU_CHECKS (an unpacked gpu-check).
 set -uo pipefail
 started=$(date +%s.%N)

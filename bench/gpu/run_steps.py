@@ -28,6 +28,7 @@ import argparse
 import json
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -275,7 +276,10 @@ def main() -> int:
         elif name == "sweep":
             reserve = SANITIZER_RESERVE_S if (cuda and "sanitizers" in steps) else 0
             sweep_box = float(os.environ.get("NF_GPU_BOX_SWEEP", 0)) or (run.left() - reserve - REPORT_RESERVE_S)
-            cmd = [py, f"{HERE}/sweep.py", "--jsonl", f"{args.tmp}/sweep.jsonl", "--target", args.target]
+            # NF_GPU_SWEEP_PREFIX: a profiler to run the sweep under (for
+            # example ncu with a kernel filter and --log-file $OUT/ncu.txt).
+            prefix = shlex.split(os.path.expandvars(os.environ.get("NF_GPU_SWEEP_PREFIX", "")))
+            cmd = prefix + [py, f"{HERE}/sweep.py", "--jsonl", f"{args.tmp}/sweep.jsonl", "--target", args.target]
             if args.small:
                 cmd.append("--small")
             sweep_end = time.time() + sweep_box

@@ -1189,49 +1189,76 @@ class Sweep:
         if built.flops:
             rec["flops"] = built.flops
         refs = None
-        # normfuse
-        nf = {}
-        try:
-            if self.nf is None:
-                raise RuntimeError(self.nf_missing)
-            start = time.perf_counter()
-            fn = self.nf.compile(built.mlir, built.entry, target=self.args.target)
-            nf["compile_s"] = round(time.perf_counter() - start, 3)
-            outs = [B.empty(s, d) for s, d in built.out_specs]
-            for o in outs:
-                B.poison(o)
-            ins, out_t = built.inputs, tuple(outs)
-            call = lambda: fn(*ins, out=out_t)  # noqa: E731
-            call()
-            B.sync()
-            refs = built.reference()
-            errs = [B.error(o, r) for o, r in zip(outs, refs)]
-            nf["error"] = max(e for e, _ in errs)
-            nf["errors"] = [e for e, _ in errs]
-            nf["nonfinite"] = sum(b for _, b in errs)
-            tol = (CHAIN_TOLERANCE if case.chain else TOLERANCE)[case.dtype]
-            nf["tolerance"] = tol
-            nf["ok"] = nf["nonfinite"] == 0 and nf["error"] <= tol
-            if self.torch_ok:
-                nf["median_ms"], nf["min_ms"], nf["runs"] = self.timed(call, outs)
-                # What the last timed call wrote (outputs poisoned before
-                # each): the same check again (a race shows up here).
+
+        def measure(tile=None):
+            """normfuse's record, compiled with NF_CUDA_TENSOR_CORE_TILE=tile
+            where one is given (a tuning experiment)."""
+            nonlocal refs
+            nf = {}
+            saved = os.environ.get("NF_CUDA_TENSOR_CORE_TILE")
+            try:
+                if self.nf is None:
+                    raise RuntimeError(self.nf_missing)
+                if tile:
+                    os.environ["NF_CUDA_TENSOR_CORE_TILE"] = tile
+                start = time.perf_counter()
+                fn = self.nf.compile(built.mlir, built.entry, target=self.args.target)
+                nf["compile_s"] = round(time.perf_counter() - start, 3)
+                outs = [B.empty(s, d) for s, d in built.out_specs]
+                for o in outs:
+                    B.poison(o)
+                ins, out_t = built.inputs, tuple(outs)
+                call = lambda: fn(*ins, out=out_t)  # noqa: E731
+                call()
                 B.sync()
-                again = [B.error(o, r) for o, r in zip(outs, refs)]
-                nf["error_after_timing"] = max(e for e, _ in again)
-                nf["ok"] = nf["ok"] and sum(b for _, b in again) == 0 and nf["error_after_timing"] <= tol
-                nf["host_ms"] = self.host_timed(call)
-            else:
-                nf["timing"] = "skipped: " + self.no_timing
-        except Exception as e:  # noqa: BLE001
-            nf["ok"] = False
-            nf["failure"] = f"{type(e).__name__}: {e}"[:1500]
-            self.check_context(e)
-        rec["systems"]["normfuse"] = nf
+                if refs is None:
+                    refs = built.reference()
+                errs = [B.error(o, r) for o, r in zip(outs, refs)]
+                nf["error"] = max(e for e, _ in errs)
+                nf["errors"] = [e for e, _ in errs]
+                nf["nonfinite"] = sum(b for _, b in errs)
+                tol = (CHAIN_TOLERANCE if case.chain else TOLERANCE)[case.dtype]
+                nf["tolerance"] = tol
+                nf["ok"] = nf["nonfinite"] == 0 and nf["error"] <= tol
+                if self.torch_ok:
+                    nf["median_ms"], nf["min_ms"], nf["runs"] = self.timed(call, outs)
+                    # What the last timed call wrote (outputs poisoned before
+                    # each): the same check again (a race shows up here).
+                    B.sync()
+                    again = [B.error(o, r) for o, r in zip(outs, refs)]
+                    nf["error_after_timing"] = max(e for e, _ in again)
+                    nf["ok"] = nf["ok"] and sum(b for _, b in again) == 0 and nf["error_after_timing"] <= tol
+                    nf["host_ms"] = self.host_timed(call)
+                else:
+                    nf["timing"] = "skipped: " + self.no_timing
+            except Exception as e:  # noqa: BLE001
+                nf["ok"] = False
+                nf["failure"] = f"{type(e).__name__}: {e}"[:1500]
+                self.check_context(e)
+            finally:
+                if saved is None:
+                    os.environ.pop("NF_CUDA_TENSOR_CORE_TILE", None)
+                else:
+                    os.environ["NF_CUDA_TENSOR_CORE_TILE"] = saved
+            return nf
+
+        rec["systems"]["normfuse"] = measure()
+        # NF_SWEEP_TILE_VARIANTS: the f16/bf16 products again with each
+        # tensor-core tile listed ("128x256x32/3/2x4,..."), as systems
+        # "normfuse <tile>" (large products only take them; the others
+        # compile the same kernel).
+        if case.family in ("matmul", "conv2d_nhwc") and case.dtype in ("f16", "bf16"):
+            for tile in filter(None, os.environ.get("NF_SWEEP_TILE_VARIANTS", "").split(",")):
+                rec["systems"]["normfuse " + tile] = measure(tile)
         # peers
+        # NF_SWEEP_PEERS: the peers to run (a comma list; all by default).
+        asked = os.environ.get("NF_SWEEP_PEERS")
         for name in ("eager", "compile", "liger"):
             if not self.torch_ok:
                 rec["systems"][name] = {"skipped": self.no_peers}
+                continue
+            if asked is not None and name not in asked.split(","):
+                rec["systems"][name] = {"skipped": "not asked for (NF_SWEEP_PEERS)"}
                 continue
             spec = built.peers.get(name)
             entry = {}
@@ -1330,7 +1357,7 @@ def main() -> int:
     parser.add_argument("--deadline", type=float, default=0)
     parser.add_argument("--compile-budget-s", type=float,
                         default=float(os.environ.get("NF_SWEEP_COMPILE_BUDGET_S", 90)))
-    parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--runs", type=int, default=int(os.environ.get("NF_SWEEP_RUNS", 10)))
     parser.add_argument("--filter", default=os.environ.get("NF_SWEEP_FILTER", ""))
     parser.add_argument("--target", default="cuda")
     parser.add_argument("--small", action="store_true")

@@ -39,9 +39,9 @@ def test_eight_threads_compile_and_call_the_same_function_at_once():
 
 
 MATMUL = """
-func.func @mm(%a: tensor<1024x1024xf32>, %b: tensor<1024x1024xf32>) -> tensor<1024x1024xf32> {
-  %0 = nf.matmul %a, %b : tensor<1024x1024xf32>, tensor<1024x1024xf32> -> tensor<1024x1024xf32>
-  return %0 : tensor<1024x1024xf32>
+func.func @mm(%a: tensor<2048x2048xf32>, %b: tensor<2048x2048xf32>) -> tensor<2048x2048xf32> {
+  %0 = nf.matmul %a, %b : tensor<2048x2048xf32>, tensor<2048x2048xf32> -> tensor<2048x2048xf32>
+  return %0 : tensor<2048x2048xf32>
 }
 """
 
@@ -52,9 +52,9 @@ def test_the_gil_is_released_while_a_kernel_runs():
     # the kernel's whole time.
     fn = normfuse.compile(MATMUL, "mm", threads=1)
     rng = np.random.default_rng(0)
-    a = rng.standard_normal((1024, 1024), dtype=np.float32)
-    b = rng.standard_normal((1024, 1024), dtype=np.float32)
-    out = np.empty((1024, 1024), np.float32)
+    a = rng.standard_normal((2048, 2048), dtype=np.float32)
+    b = rng.standard_normal((2048, 2048), dtype=np.float32)
+    out = np.empty((2048, 2048), np.float32)
     kernel_s = fn.bench(a, b, runs=1, out=out).min_ms / 1e3
 
     def calls():

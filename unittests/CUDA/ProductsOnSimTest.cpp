@@ -17,10 +17,13 @@
 #include "CudaSimTestUtils.h"
 #include "ProducerReference.h"
 #include "Reference.h"
+#include "normfuse/Codegen/CUDA/Schedule.h"
 
 #include <cmath>
 
 using namespace nftest;
+using mlir::nf::cuda::parseTensorCoreTile;
+using mlir::nf::cuda::TiledProductSchedule;
 
 namespace {
 
@@ -41,6 +44,9 @@ struct TensorCoreCase {
   /// The K ranges it splits K into (1: not split; else a second kernel
   /// adds the ranges' partial sums).
   int splitK = 1;
+  /// NF_CUDA_TENSOR_CORE_TILE while the case compiles (`tile` is then the
+  /// whole schedule after "tile=").
+  const char *tileEnvironment = nullptr;
 };
 
 ConvAttrs nhwc(std::array<int64_t, 2> strides, std::array<int64_t, 4> padding,
@@ -73,6 +79,12 @@ std::vector<TensorCoreCase> cases() {
       {"m77n136k40_bf16", DType::BF16, {{77, 40}, {40, 136}}},
       // K of many pipeline stages (10 K tiles through 3 stages).
       {"m64n64k320", DType::F16, {{64, 320}, {320, 64}}},
+      // K a multiple of the K tile and runs of whole chunks: copies whose
+      // sources advance by a constant per K tile, rows past M and N
+      // reading row 0 for nothing; batched and transposed (K-major A).
+      {"steadyBatchedTransposeBoth",
+       DType::F16,
+       {{2, 64, 40}, {2, 72, 64}, true, true}},
       // Transposed operands (each staged K-major or N-major), batches and
       // a shared right operand.
       {"transposeLhs", DType::F16, {{2, 48, 72}, {48, 24}, true, false}},
@@ -105,6 +117,28 @@ std::vector<TensorCoreCase> cases() {
        {},
        Epilogue::None,
        "128x128x32"},
+      // Tiles whose stages take more than 48 KiB of shared memory (the
+      // buffer is dynamic, its size given at launch): 128 x 256 tiles of
+      // eight warps (72 KiB), K in whole tiles; 128 x 128 x 64 tiles in
+      // four stages (128 KiB), K and N cut inside a tile.
+      {"dynamicSmem_128x256_m1536n1408k64",
+       DType::F16,
+       {{1536, 64}, {64, 1408}},
+       Op::Matmul,
+       {},
+       Epilogue::None,
+       "128x256x32 warps=2x4 stages=3",
+       1,
+       "128x256x32/3/2x4"},
+      {"dynamicSmem_128x128x64_m1536n1420k72_bf16",
+       DType::BF16,
+       {{1536, 72}, {72, 1420}},
+       Op::Matmul,
+       {},
+       Epilogue::None,
+       "128x128x64 warps=2x2 stages=4",
+       1,
+       "128x128x64/4/2x2"},
       // Few tiles over a long K: K split into ranges of whole K tiles, the
       // last range shorter and ending in a partial tile; runs of 16 bytes
       // and odd runs (element by element), a vectorized and a scalar
@@ -115,6 +149,14 @@ std::vector<TensorCoreCase> cases() {
        Op::Matmul,
        {},
        Epilogue::BiasGeluTanh,
+       "64x64x32",
+       4},
+      {"splitK_steady_m70n24k1024_bf16",
+       DType::BF16,
+       {{70, 1024}, {1024, 24}},
+       Op::Matmul,
+       {},
+       Epilogue::None,
        "64x64x32",
        4},
       {"splitK_m33n13k777_bf16",
@@ -140,6 +182,12 @@ std::vector<TensorCoreCase> cases() {
   conv.geometry = {2, 16, 24, 9, 7, 3, 3, nhwc({2, 2}, {1, 1, 1, 2}, {1, 1})};
   conv.epilogue = Epilogue::BiasRelu;
   all.push_back(conv);
+  // 32 channels: K (3 x 3 x 32) a multiple of the K tile, so the filter's
+  // copies advance by a constant per K tile.
+  conv.name = "convSteadyFilter";
+  conv.geometry = {2, 32, 24, 9, 7, 3, 3, nhwc({1, 1}, {1, 1, 1, 1}, {1, 1})};
+  all.push_back(conv);
+  conv.epilogue = Epilogue::BiasRelu;
   conv.name = "convThreeChannelsStride2";
   conv.geometry = {1, 3, 16, 12, 12, 3, 3, nhwc({2, 2}, {1, 1, 1, 1}, {1, 1})};
   all.push_back(conv);
@@ -354,6 +402,16 @@ void checkAgainstFloat64(const TensorCoreCase &c, const std::string &schedule,
   EXPECT_NE(sim->getSource().find(schedule + "\n"), std::string::npos)
       << schedule << " is not in\n"
       << sim->getSource();
+  if (c.tileEnvironment) {
+    // Stages over 48 KiB: the kernel's one dynamic buffer, sized at launch
+    // (the f16/bf16 stages of A and B).
+    TiledProductSchedule s;
+    ASSERT_TRUE(parseTensorCoreTile(c.tileEnvironment, s));
+    EXPECT_NE(sim->getSource().find("NF_DYNAMIC_SMEM(nf_smem);"),
+              std::string::npos);
+    EXPECT_EQ(sim->getPlan().steps[0].launch.sharedMemoryBytes,
+              size_t(s.stages * (s.tileM + s.tileN) * s.tileK * 2));
+  }
 
   std::mt19937 rng(seed);
   std::vector<int64_t> out = resultShape(c);
@@ -415,11 +473,15 @@ class TensorCoreProductOnSimTest : public testing::TestWithParam<int> {};
 
 TEST_P(TensorCoreProductOnSimTest, MatchesFloat64) {
   TensorCoreCase c = cases()[GetParam()];
-  std::string schedule =
-      std::string("tensor-core-product tile=") + c.tile + " warps=2x2 stages=3";
+  std::string schedule = std::string("tensor-core-product tile=") + c.tile;
+  if (!c.tileEnvironment)
+    schedule += " warps=2x2 stages=3";
   if (c.splitK > 1)
     schedule += " split-k=" + std::to_string(c.splitK);
+  if (c.tileEnvironment)
+    setenv("NF_CUDA_TENSOR_CORE_TILE", c.tileEnvironment, 1);
   checkAgainstFloat64(c, schedule, 31 + GetParam());
+  unsetenv("NF_CUDA_TENSOR_CORE_TILE");
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, TensorCoreProductOnSimTest,

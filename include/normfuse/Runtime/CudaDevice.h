@@ -141,7 +141,10 @@ private:
   friend class CudaDevice;
   CudaModule(std::shared_ptr<CudaDevice> device, cu::Module module)
       : device_(std::move(device)), module_(module) {}
-  bool function(const std::string &name, cu::Function &fn, std::string &error);
+  /// Kernel `name`, allowed `dynamicSharedBytes` of dynamic shared memory
+  /// (past the 48 KiB every kernel may take, once per kernel).
+  bool function(const std::string &name, size_t dynamicSharedBytes,
+                cu::Function &fn, std::string &error);
   /// Enqueues the plan's steps on `stream`.
   bool enqueue(const LaunchPlan &plan,
                const std::vector<cu::DevicePtr> &buffers,
@@ -157,6 +160,8 @@ private:
   cu::Module module_ = nullptr;
   std::mutex mutex_;
   std::map<std::string, cu::Function> functions_;
+  /// The dynamic shared memory each kernel has been allowed past 48 KiB.
+  std::map<std::string, size_t> sharedAllowed_;
   /// By the address of the bytes; the pointer held keeps that address
   /// theirs.
   struct DeviceConstant {

@@ -39,6 +39,7 @@ constexpr Result kErrorNoDevice = 100;
 constexpr int kAttributeComputeCapabilityMajor = 75;
 constexpr int kAttributeComputeCapabilityMinor = 76;
 constexpr int kAttributeMultiprocessorCount = 16;
+constexpr int kFuncAttributeMaxDynamicSharedSizeBytes = 8;
 constexpr int kPointerAttributeMemoryType = 2;
 constexpr int kPointerAttributeRangeStartAddr = 11;
 constexpr int kPointerAttributeRangeSize = 12;
@@ -92,6 +93,7 @@ public:
   cu::Result (*cuModuleUnload)(cu::Module) = nullptr;
   cu::Result (*cuModuleGetFunction)(cu::Function *, cu::Module,
                                     const char *) = nullptr;
+  cu::Result (*cuFuncSetAttribute)(cu::Function, int, int) = nullptr;
   cu::Result (*cuLaunchKernel)(cu::Function, unsigned, unsigned, unsigned,
                                unsigned, unsigned, unsigned, unsigned,
                                cu::Stream, void **, void **) = nullptr;

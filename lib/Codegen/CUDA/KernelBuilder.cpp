@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "KernelBuilder.h"
+#include "normfuse/Codegen/CUDA/SharedMemory.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -230,13 +231,32 @@ void cuda::launchUnlessEmpty(OpBuilder &b, Location loc, const Kernel &kernel,
   });
 }
 
+SharedMemoryLayout cuda::sharedMemoryLayout(gpu::GPUFuncOp kernel) {
+  SharedMemoryLayout layout;
+  for (BlockArgument buffer : kernel.getWorkgroupAttributions()) {
+    auto type = cast<MemRefType>(buffer.getType());
+    layout.offsets.push_back(layout.bytes);
+    if (!type.hasStaticShape() || !type.getElementType().isIntOrFloat())
+      continue;
+    int64_t bytes = type.getNumElements() *
+                    std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+    layout.bytes += (bytes + 15) / 16 * 16;
+  }
+  return layout;
+}
+
 void cuda::launch(OpBuilder &b, Location loc, gpu::GPUFuncOp kernel,
                   Value gridSize, int64_t blockSize, ValueRange args) {
   Value one = indexConstant(b, loc, 1);
+  // A kernel's shared memory past what it may declare statically is
+  // dynamic: the launch gives its size.
+  Value dynamicBytes;
+  if (SharedMemoryLayout smem = sharedMemoryLayout(kernel); smem.dynamic())
+    dynamicBytes = b.create<arith::ConstantIntOp>(loc, smem.bytes, 32);
   b.create<gpu::LaunchFuncOp>(
       loc, kernel, gpu::KernelDim3{gridSize, one, one},
-      gpu::KernelDim3{indexConstant(b, loc, blockSize), one, one},
-      /*dynamicSharedMemorySize=*/Value(), args);
+      gpu::KernelDim3{indexConstant(b, loc, blockSize), one, one}, dynamicBytes,
+      args);
 }
 
 /// Elements of `element` in the widest access up to 16 bytes that divides

@@ -311,6 +311,12 @@ FailureOr<Product> getProduct(MatmulOp op) {
                transA ? kM : kK};
   p.layoutB = {transB ? Runs::Rows : Runs::Columns, rhs.getShape().back(),
                transB ? kK : kN};
+  p.kStrideA = [=](OpBuilder &b, Location loc, ArrayRef<Value> z) {
+    return transA ? z[kM] : IndexMath{b, loc}.c(1);
+  };
+  p.kStrideB = [=](OpBuilder &b, Location loc, ArrayRef<Value> z) {
+    return transB ? IndexMath{b, loc}.c(1) : z[kN];
+  };
   p.loadA = [=](OpBuilder &b, Location loc, ArrayRef<Value> z, Value batch,
                 Value row, Value col) -> Access {
     IndexMath im{b, loc};
@@ -460,6 +466,9 @@ FailureOr<Product> getProduct(Conv2DOp op) {
                 Value col) -> Access {
     IndexMath im{b, loc};
     return {im.madd(col, z[kK], row), Value()};
+  };
+  p.kStrideB = [](OpBuilder &b, Location loc, ArrayRef<Value>) {
+    return IndexMath{b, loc}.c(1);
   };
   p.store = [=](OpBuilder &b, Location loc, ArrayRef<Value> z, Value, Value row,
                 Value col) -> Access {

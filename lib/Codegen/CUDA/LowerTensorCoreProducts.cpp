@@ -16,9 +16,20 @@
 //   along K with M or N consecutive ("K-major"). Every thread copies 16-byte
 //   runs (8 elements) with cp.async, zero-filled outside the product and in
 //   a convolution's padding; `stages` K tiles are in flight, one commit
-//   group each, and the K loop waits for the oldest. Where the runs are
-//   not whole 16-byte chunks (their length is not a multiple of 8, or not
-//   known), the threads load the chunks element by element instead.
+//   group each, and the K loop waits for the oldest; past the unit's last
+//   K tile a thread commits an empty group. Where the runs are not whole
+//   16-byte chunks (their length is not a multiple of 8, or not known),
+//   the threads load the chunks element by element instead. Where an
+//   operand is affine in K (a matmul's, a convolution's filter) in whole
+//   chunks and K is a multiple of tileK, each copy's source is set once
+//   per work unit and advances by a constant per K tile (SteadyCopies).
+// - Addresses in shared memory a constant apart (a thread's chunks, a
+//   warp's fragments 8 rows or more apart) are one register plus the
+//   constant, which the printer makes ldmatrix's and cp.async's immediate
+//   offset: the K loop holds about 2.5 instructions per mma.sync (4096^3
+//   f16 on sm_90, from 5.3).
+// - Stages of more than 48 KiB make the shared buffer dynamic (printed as
+//   NF_DYNAMIC_SMEM, its size on the launch; SharedMemory.h).
 // - Inside a row, 16-byte chunk c of row r sits at chunk c ^ f(r): the eight
 //   rows that one ldmatrix phase reads fall in eight different bank groups.
 // - Fragments come from shared memory by ldmatrix (.trans for a K-major
@@ -65,6 +76,7 @@ struct StagedOperand {
   int64_t base = 0;
 
   int64_t rowChunks() const { return (kMajor ? outer : tileK) / kChunk; }
+  int64_t rowElements() const { return rowChunks() * kChunk; }
   int64_t stageElements() const { return outer * tileK; }
 
   /// The element offset, inside a stage, of chunk `chunk` of row `row`,
@@ -89,9 +101,18 @@ Value zeroOf(OpBuilder &b, Location loc, Type type) {
 struct Chunk {
   /// The chunk's first element: its row and column in the tile's rows.
   Value row, first;
-  /// Its element offset in shared memory.
+  /// Its element offset in shared memory: dst + disp (inside a stage, as
+  /// threadChunks gives it; in the block's shared memory for loadStage).
   Value dst;
+  int64_t disp = 0;
 };
+
+/// `base` + `x` + `disp`, with the constant last: the printer makes it the
+/// immediate offset of ldmatrix and cp.async.
+Value displace(IndexMath &im, Value base, Value x, int64_t disp) {
+  Value sum = im.add(base, x);
+  return disp ? im.add(sum, im.c(disp)) : sum;
+}
 
 /// Copies a whole 16-byte run by cp.async, zero-filled where it lies
 /// outside the product (or at or past `kLimit`, the end of the block's
@@ -163,30 +184,110 @@ void copyElements(OpBuilder &b, Location loc, ProductKernel &pk,
   }
 }
 
+/// The chunks of one operand's stage that thread `tid` copies: chunks tid,
+/// tid + threads, ... (their shared-memory offsets inside a stage). Where
+/// `threads` chunks are whole groups of 8 rows (which the swizzle repeats
+/// every), chunk tid + i threads is i * threads chunks after chunk tid.
+SmallVector<Chunk> threadChunks(IndexMath &im, const StagedOperand &t,
+                                int64_t threads, Value tid) {
+  int64_t r = t.rowChunks();
+  bool repeats = threads % (8 * r) == 0;
+  SmallVector<Chunk> chunks;
+  for (int64_t i = 0; i < t.stageElements() / kChunk / threads; ++i) {
+    Chunk c;
+    if (repeats && i > 0) {
+      c = chunks.front();
+      c.row = im.add(c.row, im.c(i * threads / r));
+      c.disp = i * threads * kChunk;
+      chunks.push_back(c);
+      continue;
+    }
+    Value e = im.add(tid, im.c(i * threads));
+    c.row = im.div(e, r);
+    Value chunk = im.rem(e, r);
+    c.first = im.mul(chunk, kChunk);
+    c.dst = t.chunkOffset(im, c.row, chunk);
+    chunks.push_back(c);
+  }
+  return chunks;
+}
+
+/// A thread's copies of one operand whose source offset is affine in K, in
+/// whole 16-byte runs, with K a multiple of tileK (a matmul's operands at
+/// transformer sizes): every copied tile lies inside K, so each chunk's
+/// source only advances by `step` per K tile from `src` (the work unit's
+/// first K tile), and whether it exists (`elements`: 8, or 0 outside M or
+/// N, where the source stays a row that exists) is set once per unit.
+struct SteadyCopies {
+  SmallVector<Value> src, elements;
+  Value step;
+};
+
+/// Whether operand `t`'s copies can be steady (SteadyCopies).
+bool canCopySteadily(const ProductKernel &pk, const StagedOperand &t) {
+  const Product &p = pk.product;
+  const OperandLayout &layout = t.isA ? p.layoutA : p.layoutB;
+  int64_t k = constantOr(pk.sizes[kK]);
+  return (t.isA ? p.kStrideA : p.kStrideB) &&
+         layout.run != ShapedType::kDynamic && layout.run % kChunk == 0 &&
+         k != ShapedType::kDynamic && k % t.tileK == 0;
+}
+
+SteadyCopies steadyCopies(OpBuilder &b, Location loc, ProductKernel &pk,
+                          const StagedOperand &t, ArrayRef<Chunk> chunks,
+                          Value batch, Value o0, Value kFirst) {
+  IndexMath im{b, loc};
+  const Product &p = pk.product;
+  SteadyCopies sc;
+  sc.step =
+      im.mul((t.isA ? p.kStrideA : p.kStrideB)(b, loc, pk.sizes), t.tileK);
+  for (const Chunk &c : chunks) {
+    Value outer = im.add(o0, t.kMajor ? c.first : c.row);
+    Value k = im.add(kFirst, t.kMajor ? c.row : c.first);
+    Value exists = lessThan(b, loc, outer, pk.sizes[t.isA ? kM : kN]);
+    Value row = b.create<arith::SelectOp>(loc, exists, outer, im.c(0));
+    Access at = t.isA ? p.loadA(b, loc, pk.sizes, batch, row, k)
+                      : p.loadB(b, loc, pk.sizes, batch, k, row);
+    sc.src.push_back(at.offset);
+    sc.elements.push_back(
+        b.create<arith::SelectOp>(loc, exists, im.c(kChunk), im.c(0)));
+  }
+  return sc;
+}
+
+/// Stages K tile `tile` (of the work unit) by `sc`'s copies into stage
+/// `slot`.
+void loadStageSteadily(OpBuilder &b, Location loc, ProductKernel &pk,
+                       const StagedOperand &t, ArrayRef<Chunk> chunks,
+                       const SteadyCopies &sc, Value slot, Value tile) {
+  IndexMath im{b, loc};
+  Value base = im.mul(slot, t.stageElements());
+  Value advance = im.mul(tile, sc.step);
+  for (auto [i, c] : llvm::enumerate(chunks))
+    b.create<nvgpu::DeviceAsyncCopyOp>(
+        loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), t.smem,
+        ValueRange{displace(im, base, c.dst, t.base + c.disp)},
+        t.isA ? pk.a : pk.b, ValueRange{im.add(sc.src[i], advance)},
+        b.getIndexAttr(kChunk), sc.elements[i], b.getUnitAttr());
+}
+
 /// Stages one operand's tile at (o0, k0) into stage `slot`, zeros from
-/// K index `kLimit` on: each thread takes chunks tid, tid + threads, ...
-/// Runs of a length known only on the host take cp.async where it turns
-/// out a multiple of 8.
+/// K index `kLimit` on: each thread takes its `chunks`. Runs of a length
+/// known only on the host take cp.async where it turns out a multiple of 8.
 void loadStage(OpBuilder &b, Location loc, ProductKernel &pk,
-               const StagedOperand &t, int64_t threads, Value tid, Value slot,
+               const StagedOperand &t, ArrayRef<Chunk> chunks, Value slot,
                Value batch, Value o0, Value k0, Value kLimit) {
   IndexMath im{b, loc};
-  int64_t r = t.rowChunks();
-  int64_t chunks = t.stageElements() / kChunk;
-  Value base = im.madd(slot, t.stageElements(), im.c(t.base));
+  Value base = im.mul(slot, t.stageElements());
   const OperandLayout &layout = t.isA ? pk.product.layoutA : pk.product.layoutB;
   Value wholeRuns;
   if (layout.run == ShapedType::kDynamic)
     wholeRuns = b.create<arith::CmpIOp>(
         loc, arith::CmpIPredicate::eq, im.rem(pk.sizes[layout.runSize], kChunk),
         im.c(0));
-  for (int64_t i = 0; i < chunks / threads; ++i) {
-    Value e = im.add(tid, im.c(i * threads));
-    Chunk c;
-    c.row = im.div(e, r);
-    Value chunk = im.rem(e, r);
-    c.first = im.mul(chunk, kChunk);
-    c.dst = im.add(base, t.chunkOffset(im, c.row, chunk));
+  for (Chunk c : chunks) {
+    c.dst = displace(im, base, c.dst, t.base + c.disp);
+    c.disp = 0;
     if (!wholeRuns) {
       (layout.run % kChunk == 0 ? copyRun : copyElements)(
           b, loc, pk, t, c, batch, o0, k0, kLimit);
@@ -258,6 +359,39 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
   Value lane = im.rem(tid, TargetInfo::kWarpSize);
   Value warpRow = im.mul(im.div(warp, s.warpsN), warpM);
   Value warpCol = im.mul(im.rem(warp, s.warpsN), warpN);
+  // Each lane's ldmatrix rows inside a stage, once for the kernel: A's
+  // fragment i and B's fragment pair j (fragments j and j + 1) at K step
+  // kk / 16. Rows 8 apart have the same swizzle (chunkOffset repeats every
+  // 8 rows), so fragments a multiple of 8 rows from the first computed
+  // are that many rows on: a constant the compiler folds into ldmatrix's
+  // address, which leaves a few registers of offsets live in the K loop.
+  int64_t kSteps = s.tileK / 16;
+  using Displaced = std::pair<Value, int64_t>;
+  auto fragmentOffsets = [&](const StagedOperand &t, Value outerBase,
+                             int64_t count, int64_t step) {
+    // [outer fragment][K step]: rows run along K (kMajor) or along the
+    // outer dimension, where the steps are constants.
+    SmallVector<SmallVector<Displaced>> at(count,
+                                           SmallVector<Displaced>(kSteps));
+    for (int64_t f = 0; f < count; ++f)
+      for (int64_t q = 0; q < kSteps; ++q) {
+        if (t.kMajor ? q > 0 : f > 0) {
+          int64_t rows = t.kMajor ? 16 * q : step * f;
+          Value first = t.kMajor ? at[f][0].first : at[0][q].first;
+          at[f][q] = {first, rows * t.rowElements()};
+          continue;
+        }
+        at[f][q] = {fragmentRow(im, t, lane, im.add(outerBase, im.c(step * f)),
+                                im.c(16 * q)),
+                    0};
+      }
+    return at;
+  };
+  auto aAt = fragmentOffsets(a, warpRow, fragsM, 16);
+  auto bAt = fragmentOffsets(b, warpCol, fragsN / 2, 16);
+  SmallVector<Chunk> aChunks = threadChunks(im, a, threads, tid);
+  SmallVector<Chunk> bChunks = threadChunks(im, b, threads, tid);
+  bool aSteady = canCopySteadily(pk, a), bSteady = canCopySteadily(pk, b);
   Value tilesM = im.ceilDiv(pk.sizes[kM], s.tileM);
   Value tilesN = im.ceilDiv(pk.sizes[kN], s.tileN);
   Value batchTiles = im.product(tilesM, tilesN);
@@ -299,13 +433,34 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
           kLimit = tb.create<arith::MinUIOp>(tl, pk.sizes[kK],
                                              tm.mul(kEnd, s.tileK));
         }
-        // Copies K tile kBegin + `i` into stage `slot`.
+        Value count = split ? tm.sub(kEnd, kBegin) : kTiles;
+        Value kFirst = tm.mul(kBegin, s.tileK);
+        SteadyCopies aSc, bSc;
+        if (aSteady)
+          aSc = steadyCopies(tb, tl, pk, a, aChunks, batch, m0, kFirst);
+        if (bSteady)
+          bSc = steadyCopies(tb, tl, pk, b, bChunks, batch, n0, kFirst);
+        // Copies K tile kBegin + `i` into stage `slot`, where the unit has
+        // that tile (past the unit's tiles, the stage is never read).
         auto issue = [&](OpBuilder &ib, Location il, Value slot, Value i) {
-          IndexMath in{ib, il};
-          Value k0 = in.mul(split ? in.add(kBegin, i) : i, s.tileK);
-          loadStage(ib, il, pk, a, threads, tid, slot, batch, m0, k0, kLimit);
-          loadStage(ib, il, pk, b, threads, tid, slot, batch, n0, k0, kLimit);
-          // The group commits every copy this thread issued since the last.
+          ib.create<scf::IfOp>(
+              il, lessThan(ib, il, i, count), [&](OpBuilder &cb, Location cl) {
+                IndexMath cm{cb, cl};
+                Value k0 = cm.mul(split ? cm.add(kBegin, i) : i, s.tileK);
+                if (aSteady)
+                  loadStageSteadily(cb, cl, pk, a, aChunks, aSc, slot, i);
+                else
+                  loadStage(cb, cl, pk, a, aChunks, slot, batch, m0, k0,
+                            kLimit);
+                if (bSteady)
+                  loadStageSteadily(cb, cl, pk, b, bChunks, bSc, slot, i);
+                else
+                  loadStage(cb, cl, pk, b, bChunks, slot, batch, n0, k0,
+                            kLimit);
+                cb.create<scf::YieldOp>(cl);
+              });
+          // The group commits every copy this thread issued since the last
+          // (none past the unit's tiles).
           return ib.create<nvgpu::DeviceAsyncCreateGroupOp>(il, tokenType,
                                                             ValueRange{});
         };
@@ -315,39 +470,58 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
         for (int64_t st = 0; st + 1 < s.stages; ++st)
           token = issue(tb, tl, tm.c(st), tm.c(st));
 
+        // The accumulators, the newest copies' token, and the stage that
+        // K tile i is in (i % stages).
         SmallVector<Value> initial(fragsM * fragsN, zero);
         initial.push_back(token);
+        initial.push_back(tm.c(0));
         auto kLoop = tb.create<scf::ForOp>(
-            tl, tm.c(0), split ? tm.sub(kEnd, kBegin) : kTiles, tm.c(1),
-            initial,
+            tl, tm.c(0), count, tm.c(1), initial,
             [&](OpBuilder &lb, Location ll, Value i, ValueRange carried) {
               IndexMath lm{lb, ll};
               // K tile kBegin + i has landed (for this thread; the barrier
               // makes it so for all), and every warp is done with the one
               // before, whose stage the next copies overwrite.
+              Value slot = carried.back();
               lb.create<nvgpu::DeviceAsyncWaitOp>(
-                  ll, carried.back(), lb.getI32IntegerAttr(s.stages - 2));
+                  ll, carried[carried.size() - 2],
+                  lb.getI32IntegerAttr(s.stages - 2));
               lb.create<gpu::BarrierOp>(ll);
-              Value next = lm.add(i, lm.c(s.stages - 1));
-              Value nextToken = issue(lb, ll, lm.rem(next, s.stages), next);
-              Value slot = lm.rem(i, s.stages);
+              // K tile i + stages - 1 goes to the stage before i's.
+              auto cmp = [&](Value x, int64_t y) {
+                return lb.create<arith::CmpIOp>(ll, arith::CmpIPredicate::eq, x,
+                                                lm.c(y));
+              };
+              Value writeSlot = lb.create<arith::SelectOp>(
+                  ll, cmp(slot, 0), lm.c(s.stages - 1), lm.sub(slot, lm.c(1)));
+              Value nextSlot = lb.create<arith::SelectOp>(
+                  ll, cmp(slot, s.stages - 1), lm.c(0), lm.add(slot, lm.c(1)));
+              Value nextToken =
+                  issue(lb, ll, writeSlot, lm.add(i, lm.c(s.stages - 1)));
               Value aBase = lm.mul(slot, a.stageElements());
-              Value bBase = lm.madd(slot, b.stageElements(), lm.c(b.base));
-              SmallVector<Value> acc(carried.drop_back());
-              for (int64_t kk = 0; kk < s.tileK; kk += 16) {
+              Value bBase = lm.mul(slot, b.stageElements());
+              // One address a distinct row offset, the rest immediates.
+              DenseMap<Value, Value> rows;
+              auto fragmentAt = [&](Value stage, int64_t base,
+                                    const Displaced &at) {
+                Value &row = rows[at.first];
+                if (!row)
+                  row = lm.add(stage, at.first);
+                return base + at.second ? lm.add(row, lm.c(base + at.second))
+                                        : row;
+              };
+              SmallVector<Value> acc(carried.drop_back(2));
+              for (int64_t q = 0; q < kSteps; ++q) {
                 SmallVector<Value> aFrags, bFrags;
-                for (int64_t i = 0; i < fragsM; ++i) {
-                  Value at = fragmentRow(
-                      lm, a, lane, lm.add(warpRow, lm.c(16 * i)), lm.c(kk));
+                for (int64_t i = 0; i < fragsM; ++i)
                   aFrags.push_back(lb.create<nvgpu::LdMatrixOp>(
-                      ll, aFragType, a.smem, ValueRange{lm.add(aBase, at)},
+                      ll, aFragType, a.smem,
+                      ValueRange{fragmentAt(aBase, 0, aAt[i][q])},
                       /*transpose=*/a.kMajor, /*numTiles=*/4));
-                }
                 for (int64_t j = 0; j < fragsN; j += 2) {
-                  Value at = fragmentRow(
-                      lm, b, lane, lm.add(warpCol, lm.c(8 * j)), lm.c(kk));
                   Value four = lb.create<nvgpu::LdMatrixOp>(
-                      ll, aFragType, b.smem, ValueRange{lm.add(bBase, at)},
+                      ll, aFragType, b.smem,
+                      ValueRange{fragmentAt(bBase, b.base, bAt[j / 2][q])},
                       /*transpose=*/b.kMajor, /*numTiles=*/4);
                   for (int64_t half = 0; half < 2; ++half)
                     bFrags.push_back(lb.create<vector::ExtractStridedSliceOp>(
@@ -363,11 +537,12 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
                   }
               }
               acc.push_back(nextToken);
+              acc.push_back(nextSlot);
               lb.create<scf::YieldOp>(ll, acc);
             });
         // The copies still in flight (zeros past K) land before the next
         // tile's copies, and every warp is done with the stages.
-        tb.create<nvgpu::DeviceAsyncWaitOp>(tl, kLoop.getResults().back(),
+        tb.create<nvgpu::DeviceAsyncWaitOp>(tl, kLoop.getResults().end()[-2],
                                             tb.getI32IntegerAttr(0));
         tb.create<gpu::BarrierOp>(tl);
 

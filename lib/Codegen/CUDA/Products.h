@@ -65,6 +65,12 @@ struct Product {
   RankedTensorType resultType;
   AccessFn loadA, loadB, store;
   OperandLayout layoutA, layoutB;
+  /// Where an operand's offset is affine in K (a matmul's), the offset
+  /// between elements one K apart, from the kernel's sizes: the
+  /// tensor-core kernel then advances its copies' sources by a constant per
+  /// K tile. Null for gathered operands (a convolution's).
+  using StrideFn = std::function<Value(OpBuilder &, Location, ArrayRef<Value>)>;
+  StrideFn kStrideA, kStrideB;
   /// Whether the result's columns (N) are consecutive in memory (a
   /// matmul's, an NHWC convolution's), so that neighbouring columns are
   /// one access; not an NCHW convolution's channels.

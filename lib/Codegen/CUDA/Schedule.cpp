@@ -10,8 +10,10 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/MathExtras.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <optional>
 
 using namespace mlir;
@@ -580,6 +582,62 @@ std::string TiledProductSchedule::str() const {
          " thread=" + std::to_string(threadM) + "x" + std::to_string(threadN);
 }
 
+bool cuda::parseTensorCoreTile(llvm::StringRef text, TiledProductSchedule &s) {
+  // MxNxK/stages/WMxWN
+  SmallVector<llvm::StringRef> parts, tile, warps;
+  text.split(parts, '/');
+  if (parts.size() != 3)
+    return false;
+  parts[0].split(tile, 'x');
+  parts[2].split(warps, 'x');
+  int64_t v[6], stages;
+  if (tile.size() != 3 || warps.size() != 2 ||
+      parts[1].getAsInteger(10, stages))
+    return false;
+  for (int i = 0; i < 3; ++i)
+    if (tile[i].getAsInteger(10, v[i]))
+      return false;
+  for (int i = 0; i < 2; ++i)
+    if (warps[i].getAsInteger(10, v[3 + i]))
+      return false;
+  int64_t tm = v[0], tn = v[1], tk = v[2], wm = v[3], wn = v[4];
+  if (tm < 16 || tn < 16 || tk < 16 || wm < 1 || wn < 1 || stages < 2 ||
+      stages > 8 || tm > 256 || tn > 256 || tk > 128 || wm * wn > 16)
+    return false;
+  // Warp parts of whole m16 fragments and pairs of n8 fragments; K steps
+  // of 16; every thread copies whole chunks of 8 elements of each stage.
+  int64_t threads = TargetInfo::kWarpSize * wm * wn;
+  if (tm % (16 * wm) || tn % (16 * wn) || tk % 16 || (tm * tk / 8) % threads ||
+      (tn * tk / 8) % threads)
+    return false;
+  // Within sm_80's 163 KiB of shared memory (2-byte operands).
+  if (stages * (tm + tn) * tk * 2 > 163 * 1024)
+    return false;
+  s.tileM = tm;
+  s.tileN = tn;
+  s.tileK = tk;
+  s.warpsM = wm;
+  s.warpsN = wn;
+  s.stages = stages;
+  return true;
+}
+
+/// The tile of large tensor-core products NF_CUDA_TENSOR_CORE_TILE asks
+/// for (a tuning experiment: "128x256x32/3/2x4"), if any; a value that
+/// does not parse is reported and ignored.
+static std::optional<TiledProductSchedule> tensorCoreTileOverride() {
+  const char *env = std::getenv("NF_CUDA_TENSOR_CORE_TILE");
+  if (!env || !*env)
+    return std::nullopt;
+  TiledProductSchedule s;
+  if (parseTensorCoreTile(env, s))
+    return s;
+  llvm::errs() << "normfuse: ignoring NF_CUDA_TENSOR_CORE_TILE=" << env
+               << " (MxNxK/stages/WMxWN of whole warp fragments, within "
+                  "163 KiB of shared memory)\n";
+  return std::nullopt;
+}
+
 TiledProductSchedule
 cuda::selectTiledProductSchedule(const ProductShape &p,
                                  const TargetInfo &target) {
@@ -603,6 +661,15 @@ cuda::selectTiledProductSchedule(const ProductShape &p,
     bool large = tiles(m, 128) * tiles(n, 128) >= target.multiprocessors();
     s.tileM = s.tileN = large ? 128 : 64;
     s.minBlocksPerMultiprocessor = 1;
+    if (std::optional<TiledProductSchedule> o = tensorCoreTileOverride();
+        o && large) {
+      s.tileM = o->tileM;
+      s.tileN = o->tileN;
+      s.tileK = o->tileK;
+      s.warpsM = o->warpsM;
+      s.warpsN = o->warpsN;
+      s.stages = o->stages;
+    }
     // Few tiles over a long K (inference: a few hundred tokens through a
     // wide layer): K split so that the blocks fill the device.
     bool known = !ShapedType::isDynamic(batch) && !ShapedType::isDynamic(m) &&

@@ -173,21 +173,36 @@ bool CudaModule::constantsOf(const LaunchPlan &plan,
   return true;
 }
 
-bool CudaModule::function(const std::string &name, cu::Function &fn,
-                          std::string &error) {
+bool CudaModule::function(const std::string &name, size_t dynamicSharedBytes,
+                          cu::Function &fn, std::string &error) {
   std::lock_guard<std::mutex> lock(mutex_);
+  CudaDriver &cu = device_->driver();
   auto it = functions_.find(name);
   if (it != functions_.end()) {
     fn = it->second;
-    return true;
+  } else {
+    if (!cu.check(cu.cuModuleGetFunction(&fn, module_, name.c_str()),
+                  "cuModuleGetFunction", error)) {
+      error += " (kernel " + name + ")";
+      return false;
+    }
+    functions_[name] = fn;
   }
-  CudaDriver &cu = device_->driver();
-  if (!cu.check(cu.cuModuleGetFunction(&fn, module_, name.c_str()),
-                "cuModuleGetFunction", error)) {
-    error += " (kernel " + name + ")";
-    return false;
+  // Past 48 KiB, a kernel takes dynamic shared memory only once allowed.
+  constexpr size_t kDefaultLimit = 48 * 1024;
+  size_t &allowed = sharedAllowed_[name];
+  if (dynamicSharedBytes > kDefaultLimit && dynamicSharedBytes > allowed) {
+    if (!cu.check(cu.cuFuncSetAttribute(
+                      fn, cu::kFuncAttributeMaxDynamicSharedSizeBytes,
+                      int(dynamicSharedBytes)),
+                  "cuFuncSetAttribute", error)) {
+      error += " (kernel " + name + " takes " +
+               std::to_string(dynamicSharedBytes) +
+               " bytes of shared memory, more than this device has)";
+      return false;
+    }
+    allowed = dynamicSharedBytes;
   }
-  functions_[name] = fn;
   return true;
 }
 
@@ -284,7 +299,7 @@ bool CudaModule::enqueue(const LaunchPlan &plan,
     }
     const Launch &launch = step.launch;
     cu::Function fn = nullptr;
-    if (!function(launch.kernel, fn, error))
+    if (!function(launch.kernel, launch.sharedMemoryBytes, fn, error))
       return false;
     // Each argument's value, then a pointer to it (cuLaunchKernel's form).
     std::vector<cu::DevicePtr> pointers;

@@ -1044,20 +1044,21 @@ inline nf_vec<float, 4> nf_mma_m16n8k16(nf_vec<__nv_bfloat16, 8> a,
   return nf_sim::mma<true>(a, b, c);
 }
 /// ldmatrix.sync.aligned.m8n8.xN(.trans).shared.b16: N 8x8 matrices whose
-/// rows lanes 0 to 8N - 1 address.
-template <int N, bool Trans, class T>
+/// rows lanes 0 to 8N - 1 address, at `row` + Disp elements.
+template <int N, bool Trans, int Disp = 0, class T>
 inline nf_vec<T, 2 * N> nf_ldmatrix(const T *row) {
+  row += Disp;
   static_assert(sizeof(T) == 2 && (N == 1 || N == 2 || N == 4),
                 "ldmatrix loads 1, 2 or 4 matrices of 16-bit elements");
   nf_vec<T, 2 * N> r;
   nf_sim::warpOp(nf_sim::LdMatrix, ~0u, 0, N | (Trans ? 8 : 0), 32, row, &r);
   return r;
 }
-/// cp.async of Bytes bytes from global to shared memory, the first
-/// `srcBytes` read from `global` and the rest zero.
-template <int Bytes>
+/// cp.async of Bytes bytes from global to shared memory at `smem` + Disp
+/// bytes, the first `srcBytes` read from `global` and the rest zero.
+template <int Bytes, int Disp = 0>
 inline void nf_cp_async(void *smem, const void *global, int srcBytes) {
-  nf_sim::cpAsync(smem, global, Bytes, srcBytes);
+  nf_sim::cpAsync(static_cast<char *>(smem) + Disp, global, Bytes, srcBytes);
 }
 inline void nf_cp_async_commit() { ++nf_sim::S.groups[nf_sim::S.cur]; }
 template <int N> inline void nf_cp_async_wait() { nf_sim::cpAsyncWait(N); }

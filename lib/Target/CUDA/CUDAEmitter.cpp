@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "normfuse/Target/CUDAEmitter.h"
+#include "normfuse/Codegen/CUDA/SharedMemory.h"
 #include "normfuse/Codegen/Pipelines.h"
 #include "normfuse/InitAll.h"
 
@@ -19,6 +20,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Pass/PassManager.h"
@@ -84,6 +86,10 @@ private:
   /// The address of element `index` of `memref` (a flat global buffer or
   /// a workgroup array).
   FailureOr<std::string> address(Operation *at, Value memref, ValueRange index);
+  /// A flat shared-memory index `x + c` (c a constant) as x and c, which
+  /// ldmatrix and cp.async take as an immediate offset; else the index
+  /// and 0.
+  std::pair<SmallVector<Value, 1>, int64_t> displaced(ValueRange index);
   bool isWorkgroup(Value memref) {
     return gpu::GPUDialect::hasWorkgroupMemoryAddressSpace(
         cast<MemRefType>(memref.getType()));
@@ -148,6 +154,20 @@ FailureOr<std::string> CUDAEmitter::address(Operation *at, Value memref,
                << ": kernels take flat memrefs of identity layout",
            failure();
   return "(" + name(memref) + " + " + name(index[0]) + ")";
+}
+
+std::pair<SmallVector<Value, 1>, int64_t>
+CUDAEmitter::displaced(ValueRange index) {
+  SmallVector<Value, 1> plain(index);
+  if (index.size() != 1)
+    return {plain, 0};
+  auto add = index[0].getDefiningOp<arith::AddIOp>();
+  std::optional<int64_t> c =
+      add ? getConstantIntValue(add.getRhs()) : std::nullopt;
+  // Well inside the immediate's range in bytes.
+  if (!c || *c == 0 || std::abs(*c) >= (int64_t(1) << 20))
+    return {plain, 0};
+  return {SmallVector<Value, 1>{add.getLhs()}, *c};
 }
 
 /// A float literal that reads back as exactly `v` in `type` (f32 or f64).
@@ -730,13 +750,14 @@ LogicalResult CUDAEmitter::emitOp(Operation &op) {
         return define(&op, *type + "{{" + elems + "}}");
       })
       .Case([&](nvgpu::LdMatrixOp l) -> LogicalResult {
-        FailureOr<std::string> at =
-            address(&op, l.getSrcMemref(), l.getIndices());
+        auto [index, disp] = displaced(l.getIndices());
+        FailureOr<std::string> at = address(&op, l.getSrcMemref(), index);
         if (failed(at))
           return failure();
         return define(&op, "nf_ldmatrix<" + std::to_string(l.getNumTiles()) +
                                ", " + (l.getTranspose() ? "true" : "false") +
-                               ">" + *at);
+                               (disp ? ", " + std::to_string(disp) : "") + ">" +
+                               *at);
       })
       .Case([&](nvgpu::MmaSyncOp m) -> LogicalResult {
         std::array<int64_t, 3> shape = m.getMmaShapeAsArray();
@@ -750,8 +771,8 @@ LogicalResult CUDAEmitter::emitOp(Operation &op) {
                                name(m.getMatrixC()) + ")");
       })
       .Case([&](nvgpu::DeviceAsyncCopyOp c) -> LogicalResult {
-        FailureOr<std::string> dst =
-            address(&op, c.getDst(), c.getDstIndices());
+        auto [dstIndex, disp] = displaced(c.getDstIndices());
+        FailureOr<std::string> dst = address(&op, c.getDst(), dstIndex);
         FailureOr<std::string> src =
             address(&op, c.getSrc(), c.getSrcIndices());
         if (failed(dst) || failed(src))
@@ -763,8 +784,12 @@ LogicalResult CUDAEmitter::emitOp(Operation &op) {
         if (Value n = c.getSrcElements())
           srcBytes = "(int)" + name(n) + " * " +
                      std::to_string(bytes / c.getDstElements().getZExtValue());
-        line() << "nf_cp_async<" << bytes << ">(" << *dst << ", " << *src
-               << ", " << srcBytes << ");\n";
+        int64_t elementBytes =
+            cast<MemRefType>(c.getDst().getType()).getElementTypeBitWidth() / 8;
+        std::string displacement =
+            disp ? ", " + std::to_string(disp * elementBytes) : "";
+        line() << "nf_cp_async<" << bytes << displacement << ">(" << *dst
+               << ", " << *src << ", " << srcBytes << ");\n";
         return define(&op, "0");
       })
       .Case([&](nvgpu::DeviceAsyncCreateGroupOp) -> LogicalResult {
@@ -888,6 +913,11 @@ LogicalResult CUDAEmitter::emitKernel(gpu::GPUFuncOp func) {
     os << "// " << func.getName() << ": " << schedule.getValue() << "\n";
   os << "extern \"C\" __global__ void " << bounds << func.getName() << "("
      << params << ") {\n";
+  // Static __shared__ arrays, or views of the one dynamic buffer where
+  // they are over 48 KiB (the launch gives its size).
+  cuda::SharedMemoryLayout smem = cuda::sharedMemoryLayout(func);
+  if (smem.dynamic())
+    line() << "NF_DYNAMIC_SMEM(nf_smem);\n";
   for (auto [i, buffer] : llvm::enumerate(func.getWorkgroupAttributions())) {
     auto type = cast<MemRefType>(buffer.getType());
     FailureOr<std::string> element = typeName(type.getElementType(), func);
@@ -898,8 +928,12 @@ LogicalResult CUDAEmitter::emitKernel(gpu::GPUFuncOp func) {
              << "cannot print workgroup memory of type " << type << " as CUDA";
     std::string n = "s" + std::to_string(i);
     names[buffer] = n;
-    line() << "NF_SHARED(" << *element << ", " << n << ", "
-           << type.getDimSize(0) << ");\n";
+    if (smem.dynamic())
+      line() << *element << " *const " << n << " = reinterpret_cast<"
+             << *element << " *>(nf_smem + " << smem.offsets[i] << ");\n";
+    else
+      line() << "NF_SHARED(" << *element << ", " << n << ", "
+             << type.getDimSize(0) << ");\n";
   }
   if (!func.getPrivateAttributions().empty())
     return func.emitOpError() << "cannot print private attributions as CUDA";

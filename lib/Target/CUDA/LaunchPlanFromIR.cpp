@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "normfuse/Target/LaunchPlanFromIR.h"
+#include "normfuse/Codegen/CUDA/SharedMemory.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -283,6 +284,17 @@ LogicalResult PlanReader::readLaunch(gpu::LaunchFuncOp op) {
     if (failed(bytes))
       return failure();
     launch.sharedMemoryBytes = size_t(*bytes);
+  }
+  // A kernel printed with dynamic shared memory needs at least its size.
+  if (auto kernel = SymbolTable::lookupNearestSymbolFrom<gpu::GPUFuncOp>(
+          op, op.getKernel())) {
+    cuda::SharedMemoryLayout smem = cuda::sharedMemoryLayout(kernel);
+    if (smem.dynamic() && launch.sharedMemoryBytes < size_t(smem.bytes))
+      return op.emitOpError()
+             << "launches " << launch.kernel << " with "
+             << launch.sharedMemoryBytes
+             << " bytes of dynamic shared memory; its buffers take "
+             << smem.bytes;
   }
   for (Value arg : op.getKernelOperands()) {
     if (isa<MemRefType>(arg.getType())) {

@@ -65,46 +65,54 @@ __device__ __forceinline__ nf_vec<float, 4> nf_mma_m16n8k16(
   return d;
 }
 /// ldmatrix.sync.aligned.m8n8.xN(.trans).shared.b16: N 8x8 matrices whose
-/// rows lanes 0 to 8N - 1 address.
-template <int N, bool Trans, class T>
+/// rows lanes 0 to 8N - 1 address, at `row` + Disp elements (Disp is the
+/// instruction's immediate offset, so that fragments a constant apart
+/// share one address register).
+template <int N, bool Trans, int Disp = 0, class T>
 __device__ __forceinline__ nf_vec<T, 2 * N> nf_ldmatrix(const T *row) {
   unsigned at = static_cast<unsigned>(__cvta_generic_to_shared(row));
+  constexpr int kBytes = Disp * int(sizeof(T));
   nf_vec<T, 2 * N> r;
   unsigned *R = reinterpret_cast<unsigned *>(&r);
   if constexpr (N == 4 && Trans)
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 "
-                 "{%0, %1, %2, %3}, [%4];"
-                 : "=r"(R[0]), "=r"(R[1]), "=r"(R[2]), "=r"(R[3]) : "r"(at));
+                 "{%0, %1, %2, %3}, [%4+%5];"
+                 : "=r"(R[0]), "=r"(R[1]), "=r"(R[2]), "=r"(R[3])
+                 : "r"(at), "n"(kBytes));
   else if constexpr (N == 4)
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 "
-                 "{%0, %1, %2, %3}, [%4];"
-                 : "=r"(R[0]), "=r"(R[1]), "=r"(R[2]), "=r"(R[3]) : "r"(at));
+                 "{%0, %1, %2, %3}, [%4+%5];"
+                 : "=r"(R[0]), "=r"(R[1]), "=r"(R[2]), "=r"(R[3])
+                 : "r"(at), "n"(kBytes));
   else if constexpr (N == 2 && Trans)
-    asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];"
-                 : "=r"(R[0]), "=r"(R[1]) : "r"(at));
+    asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 "
+                 "{%0, %1}, [%2+%3];"
+                 : "=r"(R[0]), "=r"(R[1]) : "r"(at), "n"(kBytes));
   else if constexpr (N == 2)
-    asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];"
-                 : "=r"(R[0]), "=r"(R[1]) : "r"(at));
+    asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2+%3];"
+                 : "=r"(R[0]), "=r"(R[1]) : "r"(at), "n"(kBytes));
   else if constexpr (Trans)
-    asm volatile("ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16 {%0}, [%1];"
-                 : "=r"(R[0]) : "r"(at));
+    asm volatile("ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16 {%0}, [%1+%2];"
+                 : "=r"(R[0]) : "r"(at), "n"(kBytes));
   else
-    asm volatile("ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%0}, [%1];"
-                 : "=r"(R[0]) : "r"(at));
+    asm volatile("ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%0}, [%1+%2];"
+                 : "=r"(R[0]) : "r"(at), "n"(kBytes));
   return r;
 }
-/// cp.async of Bytes (4, 8 or 16) bytes from global to shared memory: the
-/// first `srcBytes` from `global`, the rest zeros.
-template <int Bytes>
+/// cp.async of Bytes (4, 8 or 16) bytes from global to shared memory at
+/// `smem` + Disp bytes (an immediate offset): the first `srcBytes` from
+/// `global`, the rest zeros.
+template <int Bytes, int Disp = 0>
 __device__ __forceinline__ void nf_cp_async(void *smem, const void *global,
                                             int srcBytes) {
   unsigned at = static_cast<unsigned>(__cvta_generic_to_shared(smem));
   if constexpr (Bytes == 16)
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
-                 ::"r"(at), "l"(global), "r"(srcBytes) : "memory");
+    asm volatile("cp.async.cg.shared.global [%0+%3], [%1], 16, %2;"
+                 ::"r"(at), "l"(global), "r"(srcBytes), "n"(Disp) : "memory");
   else
-    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;"
-                 ::"r"(at), "l"(global), "n"(Bytes), "r"(srcBytes) : "memory");
+    asm volatile("cp.async.ca.shared.global [%0+%4], [%1], %2, %3;"
+                 ::"r"(at), "l"(global), "n"(Bytes), "r"(srcBytes), "n"(Disp)
+                 : "memory");
 }
 __device__ __forceinline__ void nf_cp_async_commit() {
   asm volatile("cp.async.commit_group;" ::: "memory");

@@ -6,7 +6,7 @@
 // by ldmatrix (.trans for B, whose N is consecutive) and each warp's 32 x 32
 // part is 2 x 4 mma.sync m16n8k16 per 16 of K. Before sm_80 the SIMT
 // kernel takes them. The simulator's tests run these kernels against
-// float64 (TensorCoreProductsOnSimTest).
+// float64 (ProductsOnSimTest).
 // RUN: nf-opt %s --nf-lower-to-gpu | FileCheck %s
 // RUN: nf-opt %s --nf-lower-to-gpu=arch=sm_75 | FileCheck %s --check-prefix=SM75
 // RUN: nf-translate --nf-to-cuda %s | FileCheck %s --check-prefix=CUDA
@@ -30,13 +30,18 @@ func.func @matmul_77x136x40(%a: tensor<77x40xf16>, %b: tensor<40x136xf16>) -> te
 // CHECK-SAME: workgroup(%[[S:.+]] : memref<12288xf16, #gpu.address_space<workgroup>>)
 // CHECK-SAME: known_block_size = array<i32: 128, 1, 1>
 // CHECK-SAME: nf.schedule = "tensor-core-product tile=64x64x32 warps=2x2 stages=3"
-// The first two stages: each thread copies two runs of A and two of B.
+// The first two stages, each where the tile has that K tile (K = 40: two
+// K tiles): each thread copies two runs of A and two of B.
 // CHECK: scf.for
+// CHECK: scf.if
 // CHECK-COUNT-2: nvgpu.device_async_copy %{{.+}}, %[[S]][%{{.+}}], 8, %{{.+}} {bypassL1}
 // CHECK-COUNT-2: nvgpu.device_async_copy %{{.+}}, %[[S]][%{{.+}}], 8, %{{.+}} {bypassL1}
 // CHECK: nvgpu.device_async_create_group
+// CHECK: scf.if
 // CHECK: nvgpu.device_async_create_group
-// CHECK: scf.for {{.+}} iter_args({{.+}}) -> (vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, !nvgpu.device.async.token)
+// The K loop carries the accumulators, the newest group and the stage of
+// its K tile.
+// CHECK: scf.for {{.+}} iter_args({{.+}}) -> (vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, !nvgpu.device.async.token, index)
 // CHECK-NEXT: nvgpu.device_async_wait %{{.+}} {numGroups = 1 : i32}
 // CHECK-NEXT: gpu.barrier
 // CHECK: nvgpu.device_async_create_group
@@ -71,11 +76,37 @@ func.func @matmul_77x136x40(%a: tensor<77x40xf16>, %b: tensor<40x136xf16>) -> te
 // CUDA: nf_cp_async_commit();
 // CUDA: nf_cp_async_wait<1>();
 // CUDA: nf_vec<__half, 8> {{.+}} = nf_ldmatrix<4, false>(s0 + {{.+}});
-// CUDA: nf_vec<__half, 8> [[B4:.+]] = nf_ldmatrix<4, true>(s0 + {{.+}});
+// CUDA: nf_vec<__half, 8> [[B4:.+]] = nf_ldmatrix<4, true, 6144>(s0 + {{.+}});
 // CUDA: nf_vec<__half, 4> {{.+}} = nf_vec<__half, 4>{{[{][{]}}[[B4]].v[0], [[B4]].v[1], [[B4]].v[2], [[B4]].v[3]}};
 // CUDA: nf_vec<float, 4> {{.+}} = nf_mma_m16n8k16(
 // CUDA: nf_cp_async_wait<0>();
 // CUDA: nf_stg((nf_vec<__half, 8> *)
+
+// K a multiple of the K tile, runs of whole chunks: each copy's source
+// advances by a constant per K tile (no test of K in the loop), and the
+// fragments and chunks a constant apart in shared memory share an address
+// register, the constant printed as the instruction's immediate offset
+// (ldmatrix's in elements, cp.async's in bytes): a thread's second chunk
+// of A 128 chunks (2048 bytes) after its first, B's chunks after A's
+// three stages (3 x 64 x 32 elements, 12288 bytes); A's fragments 16 rows
+// (16 x 32 elements) apart, B's second K step 16 rows (16 x 64 elements)
+// after its first.
+// CUDA-LABEL: // steady_matmul: tensor-core-product tile=64x64x32
+// CUDA: nf_cp_async<16>((s0 + [[DA:v[0-9]+]]), (a0 +
+// CUDA: nf_cp_async<16, 2048>((s0 + [[DA]]), (a0 +
+// CUDA: nf_cp_async<16, 12288>((s0 + [[DB:v[0-9]+]]), (a1 +
+// CUDA: nf_cp_async<16, 14336>((s0 + [[DB]]), (a1 +
+// CUDA: nf_cp_async_commit();
+// CUDA: nf_cp_async_wait<1>();
+// CUDA: nf_vec<__half, 8> {{.+}} = nf_ldmatrix<4, false>(s0 + [[A0:v[0-9]+]]);
+// CUDA: nf_vec<__half, 8> {{.+}} = nf_ldmatrix<4, false, 512>(s0 + [[A0]]);
+// CUDA: nf_ldmatrix<4, true, 6144>(s0 +
+// CUDA: nf_ldmatrix<4, false>(s0 +
+// CUDA: nf_ldmatrix<4, true, 7168>(s0 +
+func.func @steady(%a: tensor<96x64xf16>, %b: tensor<64x64xf16>) -> tensor<96x64xf16> {
+  %c = nf.matmul %a, %b : tensor<96x64xf16>, tensor<64x64xf16> -> tensor<96x64xf16>
+  return %c : tensor<96x64xf16>
+}
 
 // bf16, both operands transposed: A staged K-major (ldmatrix .trans), B
 // N-major (no .trans).

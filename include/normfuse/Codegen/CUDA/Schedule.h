@@ -382,6 +382,12 @@ struct TiledProductSchedule {
   std::string str() const;
 };
 
+/// Sets `s`'s tensor-core tile, stages and warps from "MxNxK/stages/WMxWN"
+/// ("128x256x32/3/2x4"); false where the text is not one the kernel can
+/// run. The environment variable NF_CUDA_TENSOR_CORE_TILE sets the tile of
+/// large tensor-core products this way, for tuning experiments.
+bool parseTensorCoreTile(llvm::StringRef text, TiledProductSchedule &s);
+
 /// What the schedule of a product depends on.
 struct ProductShape {
   /// `batch` M x N results accumulated over K (each kDynamic when
