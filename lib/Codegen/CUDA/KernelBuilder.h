@@ -23,6 +23,11 @@ constexpr llvm::StringLiteral kScheduleAttr = "nf.schedule";
 /// The blocks a kernel needs resident per multiprocessor (the second
 /// argument of CUDA's __launch_bounds__), where its schedule sets one.
 constexpr llvm::StringLiteral kMinBlocksAttr = "nf.min_blocks_per_sm";
+/// On a kernel whose index values all fit in 32 bits (a lowering proves
+/// it): the printer makes `index` a 32-bit int, which halves the integer
+/// work of address arithmetic (no 64-bit multiplies, divisions by
+/// constants or compares). The kernel must take no index arguments.
+constexpr llvm::StringLiteral kIndexBitsAttr = "nf.index_bits";
 
 /// A kernel being built: the gpu.func and a builder inside its body.
 struct Kernel {

@@ -167,6 +167,19 @@ void emitSplitSum(OpBuilder &b, Operation *op, const Product &p,
       f.blockSize, args);
 }
 
+/// Marks product kernel `k` for 32-bit index arithmetic where every offset
+/// it computes (`p.offsetBound`, times `copies` for split K's partial sums)
+/// stays under 2^31 and it takes no index arguments.
+void markIndex32(Kernel &k, const Product &p, int64_t copies) {
+  constexpr int64_t kLimit = (int64_t(1) << 31) - 1;
+  if (p.offsetBound < 0 || !k.sizeParameters.empty() ||
+      p.offsetBound > kLimit / std::max<int64_t>(1, copies))
+    return;
+  k.func->setAttr(
+      kIndexBitsAttr,
+      IntegerAttr::get(IntegerType::get(k.func->getContext(), 64), 32));
+}
+
 /// Launches the tiled kernel of `p` named after `op` and `name`, with the
 /// pointwise `epilogue` (whose operands are the outer tensors
 /// `epilogueOperands`, one per step or null) applied before the store;
@@ -230,6 +243,8 @@ Value emitProduct(OpBuilder &b, Operation *op, const Product &p,
     for (Value host : sizes)
       pk.sizes.push_back(k.size(k.body, loc, host));
     buildTensorCoreProduct(pk, s, loc);
+    // The partial sums reach splitK times the result's bound.
+    markIndex32(k, p, s.splitK);
     launchUnlessEmpty(
         b, loc, k,
         b.createOrFold<arith::MinUIOp>(loc, hm.product(tiles, hm.c(s.splitK)),
@@ -258,6 +273,7 @@ Value emitProduct(OpBuilder &b, Operation *op, const Product &p,
     buildTensorCoreProduct(pk, s, loc);
   else
     buildSimtProduct(pk, s, loc);
+  markIndex32(k, p, 1);
 
   // A block per output tile, at most maxBlocks; none for an empty result
   // (a grid of 0 blocks is an error).
@@ -311,6 +327,19 @@ FailureOr<Product> getProduct(MatmulOp op) {
                transA ? kM : kK};
   p.layoutB = {transB ? Runs::Rows : Runs::Columns, rhs.getShape().back(),
                transB ? kK : kN};
+  if (lhs.hasStaticShape() && rhs.hasStaticShape()) {
+    // Rows and columns up to a tile (256) past M and N, K up to a K tile
+    // (64) past K, in every batch entry.
+    int64_t m = lhs.getDimSize(lhs.getRank() - (transA ? 1 : 2));
+    int64_t k = lhs.getDimSize(lhs.getRank() - (transA ? 2 : 1));
+    int64_t n = rhs.getDimSize(rhs.getRank() - (transB ? 2 : 1));
+    int64_t batch = 1;
+    for (int64_t d = 0; d + 2 < rank; ++d)
+      batch *= p.resultType.getDimSize(d);
+    p.offsetBound =
+        batch * std::max({(m + 256) * (k + 64), (k + 64) * (n + 256),
+                          (m + 256) * (n + 256)});
+  }
   p.kStrideA = [=](OpBuilder &b, Location loc, ArrayRef<Value> z) {
     return transA ? z[kM] : IndexMath{b, loc}.c(1);
   };
@@ -470,6 +499,34 @@ FailureOr<Product> getProduct(Conv2DOp op) {
   p.kStrideB = [](OpBuilder &b, Location loc, ArrayRef<Value>) {
     return IndexMath{b, loc}.c(1);
   };
+  auto input = cast<RankedTensorType>(op.getInput().getType());
+  if (input.hasStaticShape() && filter.hasStaticShape() &&
+      type.hasStaticShape()) {
+    // Output positions up to a tile (256) past the last: images up to
+    // n_max; input rows and columns from the padding before to the
+    // kernel's reach past the end; channels up to a tile past the output
+    // channels, K up to a K tile (64) past K.
+    int64_t n = input.getDimSize(0), c = input.getDimSize(params.channelDim());
+    int64_t h = input.getDimSize(params.spatialDim(0));
+    int64_t w = input.getDimSize(params.spatialDim(1));
+    int64_t oh = type.getDimSize(params.spatialDim(0));
+    int64_t ow = type.getDimSize(params.spatialDim(1));
+    int64_t o = type.getDimSize(params.channelDim());
+    int64_t kernel = filter.getNumElements() / std::max<int64_t>(1, o);
+    int64_t positions = std::max<int64_t>(1, oh * ow);
+    int64_t images = (n * positions + 256) / positions + 1;
+    int64_t taps[2] = {filter.getDimSize(params.nchw ? 2 : 1),
+                       filter.getDimSize(params.nchw ? 3 : 2)};
+    // K past its end (up to a K tile, 64) reaches up to 64 taps past the
+    // kernel's.
+    auto reach = [&](int d, int64_t extent) {
+      return extent + params.padBefore[d] + params.padAfter[d] +
+             params.stride[d] + params.dilation[d] * (taps[d] + 64) + 64;
+    };
+    p.offsetBound =
+        std::max({images * reach(0, h) * reach(1, w) * c,
+                  (o + 256) * (kernel + 64), images * positions * (o + 256)});
+  }
   p.store = [=](OpBuilder &b, Location loc, ArrayRef<Value> z, Value, Value row,
                 Value col) -> Access {
     IndexMath im{b, loc};

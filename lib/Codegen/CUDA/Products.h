@@ -71,6 +71,11 @@ struct Product {
   /// K tile. Null for gathered operands (a convolution's).
   using StrideFn = std::function<Value(OpBuilder &, Location, ArrayRef<Value>)>;
   StrideFn kStrideA, kStrideB;
+  /// Where every size is static, a bound on the magnitude of any offset
+  /// the kernel computes into an operand or the result, the overshoot of
+  /// a partial tile and a convolution's padding included (-1: unknown).
+  /// Under 2^31 the kernel's index arithmetic is 32-bit (kIndexBitsAttr).
+  int64_t offsetBound = -1;
   /// Whether the result's columns (N) are consecutive in memory (a
   /// matmul's, an NHWC convolution's), so that neighbouring columns are
   /// one access; not an NCHW convolution's channels.

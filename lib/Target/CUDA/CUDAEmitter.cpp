@@ -4,7 +4,9 @@
 // variable declared where it is defined (vN); scf.for and scf.if results
 // are declared before their loop or branch and assigned by their yields.
 // Index values are `long long` (NVRTC has no <stdint.h>), unsigned
-// arithmetic casts to `unsigned long long`.
+// arithmetic casts to `unsigned long long`; in a kernel marked
+// nf.index_bits = 32 (its lowering proved every index value fits) they are
+// `int` and `unsigned`.
 //
 //===----------------------------------------------------------------------===//
 
@@ -71,6 +73,15 @@ private:
     return it == names.end() ? std::string("<unnamed>") : it->second;
   }
   FailureOr<std::string> typeName(Type type, Operation *at);
+  /// Whether the kernel being printed has 32-bit index values.
+  bool index32 = false;
+  std::string indexName() const { return index32 ? "int" : "long long"; }
+  /// The unsigned type of the same width as an integer type's C name.
+  std::string unsignedOf(Type t) const;
+  /// The unsigned type integer arithmetic of type `t` wraps in: C++ makes a
+  /// signed overflow undefined, and promotes 8- and 16-bit operands to int.
+  std::string wrappingTypeOf(Type t) const;
+  std::optional<std::string> scalarLiteral(Attribute value) const;
   /// `type v = expr;` for the op's single result.
   LogicalResult define(Operation *op, const std::string &expr);
 
@@ -105,7 +116,9 @@ FailureOr<std::string> CUDAEmitter::typeName(Type type, Operation *at) {
     return std::string("__half");
   if (type.isBF16())
     return std::string("__nv_bfloat16");
-  if (type.isIndex() || type.isInteger(64))
+  if (type.isIndex())
+    return indexName();
+  if (type.isInteger(64))
     return std::string("long long");
   if (type.isInteger(32))
     return std::string("int");
@@ -202,7 +215,7 @@ static std::string floatLiteral(double v, bool isF32) {
 }
 
 /// The CUDA expression of a scalar constant, or none.
-static std::optional<std::string> scalarLiteral(Attribute value) {
+std::optional<std::string> CUDAEmitter::scalarLiteral(Attribute value) const {
   if (auto f = dyn_cast<FloatAttr>(value)) {
     Type t = f.getType();
     double v = f.getValueAsDouble();
@@ -218,6 +231,13 @@ static std::optional<std::string> scalarLiteral(Attribute value) {
     if (t.isInteger(1))
       return std::string(i.getValue().getBoolValue() ? "true" : "false");
     int64_t v = i.getValue().getSExtValue();
+    // 32-bit indices: the lowering proved they fit, and a literal out of
+    // int's range is not printed (the kernel is refused).
+    if (t.isIndex() && index32)
+      return v >= INT32_MIN && v <= INT32_MAX
+                 ? std::optional<std::string>(
+                       v == INT32_MIN ? "(int)0x80000000u" : std::to_string(v))
+                 : std::nullopt;
     // The most negative value has no literal of its type in C++.
     if (t.isIndex() || t.isInteger(64))
       return v == INT64_MIN ? std::string("(long long)0x8000000000000000ULL")
@@ -312,9 +332,8 @@ LogicalResult CUDAEmitter::emitCmpF(arith::CmpFOp op) {
   return define(op, e);
 }
 
-/// The unsigned type of the same width as an integer type's C name.
-static std::string unsignedOf(Type t) {
-  if (t.isInteger(32))
+std::string CUDAEmitter::unsignedOf(Type t) const {
+  if (t.isInteger(32) || (t.isIndex() && index32))
     return "unsigned";
   if (t.isInteger(16))
     return "unsigned short";
@@ -330,10 +349,9 @@ static std::string signedValue(Value v, const std::string &e) {
   return v.getType().isInteger(1) ? "(-(int)" + e + ")" : e;
 }
 
-/// The unsigned type integer arithmetic of type `t` wraps in: C++ makes a
-/// signed overflow undefined, and promotes 8- and 16-bit operands to int.
-static std::string wrappingTypeOf(Type t) {
-  return t.isIndex() || t.isInteger(64) ? "unsigned long long" : "unsigned";
+std::string CUDAEmitter::wrappingTypeOf(Type t) const {
+  return (t.isIndex() && !index32) || t.isInteger(64) ? "unsigned long long"
+                                                      : "unsigned";
 }
 
 LogicalResult CUDAEmitter::emitCmpI(arith::CmpIOp op) {
@@ -496,8 +514,9 @@ LogicalResult CUDAEmitter::emitFor(scf::ForOp op) {
     line() << *type << " " << n << " = " << name(init) << ";\n";
   }
   std::string iv = fresh(op.getInductionVar(), "i");
-  line() << "for (long long " << iv << " = " << name(op.getLowerBound()) << "; "
-         << iv << " < " << name(op.getUpperBound()) << "; " << iv
+  line() << "for (" << indexName() << " " << iv << " = "
+         << name(op.getLowerBound()) << "; " << iv << " < "
+         << name(op.getUpperBound()) << "; " << iv
          << " += " << name(op.getStep()) << ") {\n";
   ++indent;
   if (failed(emitBlock(*op.getBody())))
@@ -609,7 +628,7 @@ LogicalResult CUDAEmitter::emitOp(Operation &op) {
                            name(op.getOperand(1)) + ")");
   };
   auto dim = [&](const char *var, gpu::Dimension d) {
-    return define(&op, std::string("(long long)") + var + "." +
+    return define(&op, "(" + indexName() + ")" + var + "." +
                            stringifyDimension(d).str());
   };
   return llvm::TypeSwitch<Operation *, LogicalResult>(&op)
@@ -634,8 +653,11 @@ LogicalResult CUDAEmitter::emitOp(Operation &op) {
         std::string u = unsignedOf(c.getType());
         std::string a = "(" + u + ")" + name(c.getLhs());
         std::string b = "(" + u + ")" + name(c.getRhs());
+        FailureOr<std::string> t = typeName(c.getType(), &op);
+        if (failed(t))
+          return failure();
         return define(&op,
-                      "(long long)((" + a + " + " + b + " - 1) / " + b + ")");
+                      "(" + *t + ")((" + a + " + " + b + " - 1) / " + b + ")");
       })
       .Case<arith::MinUIOp>([&](auto) { return pick("<", true); })
       .Case<arith::MaxUIOp>([&](auto) { return pick(">", true); })
@@ -872,6 +894,17 @@ LogicalResult CUDAEmitter::emitKernel(gpu::GPUFuncOp func) {
            << "cannot print a kernel of several blocks as CUDA";
   names.clear();
   nextValue = 0;
+  auto bits = func->getAttrOfType<IntegerAttr>("nf.index_bits");
+  index32 = bits && bits.getInt() == 32;
+  if (bits && !index32 && bits.getInt() != 64)
+    return func.emitOpError() << "has nf.index_bits = " << bits.getInt()
+                              << "; CUDA kernels take 32 or 64";
+  // An index argument's value comes from the host as 64 bits.
+  if (index32 &&
+      llvm::any_of(func.getArgumentTypes(), [](Type t) { return t.isIndex(); }))
+    return func.emitOpError()
+           << "has nf.index_bits = 32 and index arguments, which the host "
+              "passes as 64 bits";
   Block &entry = func.getBody().front();
   // Parameters: flat buffers as restrict pointers (const when never
   // written), scalars by value.

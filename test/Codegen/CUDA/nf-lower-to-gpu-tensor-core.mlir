@@ -10,6 +10,7 @@
 // RUN: nf-opt %s --nf-lower-to-gpu | FileCheck %s
 // RUN: nf-opt %s --nf-lower-to-gpu=arch=sm_75 | FileCheck %s --check-prefix=SM75
 // RUN: nf-translate --nf-to-cuda %s | FileCheck %s --check-prefix=CUDA
+// RUN: nf-translate --nf-to-cuda %s | sed -n '/ steady_matmul(/,/NF_SIM_ENTRY(steady_matmul)/p' | FileCheck %s --check-prefix=INT32
 
 // SM75: nf.schedule = "tiled-product tile=64x64x8 thread=4x4"
 
@@ -103,6 +104,16 @@ func.func @matmul_77x136x40(%a: tensor<77x40xf16>, %b: tensor<40x136xf16>) -> te
 // CUDA: nf_ldmatrix<4, true, 6144>(s0 +
 // CUDA: nf_ldmatrix<4, false>(s0 +
 // CUDA: nf_ldmatrix<4, true, 7168>(s0 +
+// Every offset this kernel computes fits in 32 bits (the sizes are
+// static and small), so its index arithmetic is 32-bit: `int`, no `long
+// long`, from the kernel's first line to its last.
+// CHECK-LABEL: gpu.func @steady_matmul
+// CHECK-SAME: nf.index_bits = 32 : i64
+// INT32: void __launch_bounds__(128, 1) steady_matmul(
+// INT32-NOT: long long
+// INT32: for (int i{{[0-9]+}} =
+// INT32-NOT: long long
+// INT32: NF_SIM_ENTRY(steady_matmul)
 func.func @steady(%a: tensor<96x64xf16>, %b: tensor<64x64xf16>) -> tensor<96x64xf16> {
   %c = nf.matmul %a, %b : tensor<96x64xf16>, tensor<64x64xf16> -> tensor<96x64xf16>
   return %c : tensor<96x64xf16>
@@ -172,4 +183,21 @@ func.func @conv_nhwc(%x: tensor<2x9x7x16xf16>, %w: tensor<24x3x3x16xf16>, %dy: t
 func.func @conv_nchw(%x: tensor<1x16x8x8xf16>, %w: tensor<8x16x3x3xf16>) -> tensor<1x8x6x6xf16> {
   %y = nf.conv2d %x, %w : tensor<1x16x8x8xf16>, tensor<8x16x3x3xf16> -> tensor<1x8x6x6xf16>
   return %y : tensor<1x8x6x6xf16>
+}
+
+// Offsets past 2^31 (A has 2^31 elements) or sizes known only at run time
+// (an index argument): 64-bit index arithmetic.
+// CHECK-LABEL: gpu.func @huge_matmul
+// CHECK-NOT: nf.index_bits
+// CHECK-SAME: nf.schedule
+// CHECK-LABEL: gpu.func @dynamic_matmul
+// CHECK-NOT: nf.index_bits
+// CHECK-SAME: nf.schedule
+func.func @huge(%a: tensor<65536x32768xf16>, %b: tensor<32768x16xf16>) -> tensor<65536x16xf16> {
+  %c = nf.matmul %a, %b : tensor<65536x32768xf16>, tensor<32768x16xf16> -> tensor<65536x16xf16>
+  return %c : tensor<65536x16xf16>
+}
+func.func @dynamic(%a: tensor<?x64xf16>, %b: tensor<64x64xf16>) -> tensor<?x64xf16> {
+  %c = nf.matmul %a, %b : tensor<?x64xf16>, tensor<64x64xf16> -> tensor<?x64xf16>
+  return %c : tensor<?x64xf16>
 }

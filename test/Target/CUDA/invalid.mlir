@@ -51,3 +51,40 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// 32-bit indices: an index argument would come from the host as 64 bits,
+// and a constant that does not fit in an int is not printed.
+module attributes {gpu.container_module} {
+  gpu.module @nf_kernels {
+    // expected-error @+1 {{'gpu.func' op has nf.index_bits = 32 and index arguments, which the host passes as 64 bits}}
+    gpu.func @index_argument(%x: memref<?xf32>, %i: index) kernel attributes {nf.index_bits = 32 : i64} {
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @nf_kernels {
+    gpu.func @wide_constant(%x: memref<?xf32>) kernel attributes {nf.index_bits = 32 : i64} {
+      // expected-error @+1 {{'arith.constant' op cannot print constant 4294967296 : index as CUDA}}
+      %c = arith.constant 4294967296 : index
+      %v = memref.load %x[%c] : memref<?xf32>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @nf_kernels {
+    // expected-error @+1 {{'gpu.func' op has nf.index_bits = 16; CUDA kernels take 32 or 64}}
+    gpu.func @sixteen(%x: memref<?xf32>) kernel attributes {nf.index_bits = 16 : i64} {
+      gpu.return
+    }
+  }
+}
