@@ -286,9 +286,10 @@ TEST(BatchNormTrafficTest, ReadsXTwiceForTheMomentsOnceToNormalize) {
   // block.
   EXPECT_EQ(traffic[0].bytesLoaded, 2 * tensor + blocks * threads * 16);
   EXPECT_EQ(traffic[0].bytesStored, blocks * 3 * row);
-  // A thread per channel combines the 4 parts (mean and M2 each, the pivot
-  // once) with the old running statistics; writes mean, rstd and both
-  // running statistics.
+  // A lane per channel (a warp: 4 parts) merges the parts (mean and M2
+  // each, the pivot once) and, with the old running statistics, writes
+  // mean, rstd and both running statistics; lanes past the 16 channels
+  // load nothing.
   EXPECT_EQ(traffic[1].bytesLoaded, uint64_t(c * (blocks * 8 + 4 + 8)));
   EXPECT_EQ(traffic[1].bytesStored, 4 * row);
   // Normalize: x a third time, y once; mean, rstd, scale and bias are read

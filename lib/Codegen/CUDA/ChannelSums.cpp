@@ -622,27 +622,35 @@ void cuda::emitColumnTotals(OpBuilder &b, Location loc, ModuleOp module,
                     v.push_back(t.load(k, vb, vl, image, column, part, kk));
                   return v;
                 });
+            SmallVector<Value> slot(slots.slice(u * K, K));
+            if (t.combine) {
+              llvm::append_range(next, t.combine(lb, ll, slot, loaded));
+              continue;
+            }
             for (int64_t kk = 0; kk < K; ++kk)
               next.push_back(
-                  lb.create<arith::AddFOp>(ll, slots[u * K + kk], loaded[kk]));
+                  lb.create<arith::AddFOp>(ll, slot[kk], loaded[kk]));
           }
           lb.create<scf::YieldOp>(ll, next);
         });
-    SmallVector<Value> own;
-    for (int64_t kk = 0; kk < K; ++kk) {
-      Value total = loop.getResult(kk);
-      for (int64_t u = 1; u < s.unroll; ++u)
-        total =
-            kb.create<arith::AddFOp>(loc, total, loop.getResult(u * K + kk));
-      own.push_back(total);
+    // The slots' totals in slot order, then the warps' in warp order
+    // (valid in warp 0).
+    SmallVector<Value> own(loop.getResults().take_front(K));
+    for (int64_t u = 1; u < s.unroll; ++u) {
+      SmallVector<Value> slot(loop.getResults().slice(u * K, K));
+      if (t.combine) {
+        own = t.combine(kb, loc, own, slot);
+        continue;
+      }
+      for (int64_t kk = 0; kk < K; ++kk)
+        own[kk] = kb.create<arith::AddFOp>(loc, own[kk], slot[kk]);
     }
-    // The warps' totals, added in warp order (valid in warp 0).
     Value handOver =
         s.warps > 1
             ? addWorkgroupBuffer(k, loc, (s.warps - 1) * K * warpSize, t.acc)
             : Value();
-    SmallVector<Value> sums = emitRowGroupSums(kb, loc, own, handOver, warp,
-                                               lane, s.warps, warpSize, 1);
+    SmallVector<Value> sums = emitRowGroupSums(
+        kb, loc, own, handOver, warp, lane, s.warps, warpSize, 1, t.combine);
     Value store = ix.both(
         isColumn,
         kb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, warp, ix.c(0)));

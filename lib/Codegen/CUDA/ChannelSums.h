@@ -134,6 +134,10 @@ struct ColumnTotals {
   std::function<void(Kernel &, OpBuilder &, Location, Value image, Value column,
                      ArrayRef<Value> totals)>
       store;
+  /// Where a part's `numSums` values are one tuple merged by `combine` (a
+  /// count, a mean and an M2 by Chan's formula) rather than sums; zeros
+  /// (an absent part) must leave a tuple as it is.
+  TupleCombineFn combine;
 };
 
 /// Launches kernel `name` adding up `t` (PartialTotalsSchedule: a lane per

@@ -384,7 +384,8 @@ SmallVector<Value> cuda::emitRowGroupSums(OpBuilder &b, Location loc,
                                           ArrayRef<Value> values,
                                           Value handOver, Value group,
                                           Value lane, int64_t groups,
-                                          int64_t threadsPerRow, int64_t vw) {
+                                          int64_t threadsPerRow, int64_t vw,
+                                          const TupleCombineFn &combine) {
   SmallVector<Value> total(values.begin(), values.end());
   if (groups == 1)
     return total;
@@ -420,13 +421,18 @@ SmallVector<Value> cuda::emitRowGroupSums(OpBuilder &b, Location loc,
   auto loop = b.create<scf::ForOp>(
       loc, c(b, 1), c(b, groups), c(b, 1), total,
       [&](OpBuilder &lb, Location ll, Value gi, ValueRange sums) {
-        SmallVector<Value> next;
+        SmallVector<Value> theirs;
         for (int64_t kv = 0; kv < perThread; ++kv)
-          for (int64_t l = 0; l < vw; ++l) {
-            Value v =
-                lb.create<memref::LoadOp>(ll, handOver, slotOf(lb, gi, kv, l));
-            next.push_back(lb.create<arith::AddFOp>(ll, sums[kv * vw + l], v));
-          }
+          for (int64_t l = 0; l < vw; ++l)
+            theirs.push_back(
+                lb.create<memref::LoadOp>(ll, handOver, slotOf(lb, gi, kv, l)));
+        SmallVector<Value> next;
+        if (combine) {
+          next = combine(lb, ll, SmallVector<Value>(sums), theirs);
+        } else {
+          for (auto [mine, other] : llvm::zip(sums, theirs))
+            next.push_back(lb.create<arith::AddFOp>(ll, mine, other));
+        }
         lb.create<scf::YieldOp>(ll, next);
       });
   b.create<gpu::BarrierOp>(loc);

@@ -12,7 +12,9 @@
 #define NORMFUSE_LIB_CODEGEN_CUDA_KERNELBUILDER_H
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+
 #include "mlir/IR/Builders.h"
+#include <functional>
 
 namespace mlir::nf::cuda {
 
@@ -157,10 +159,16 @@ Value emitBlockSum(OpBuilder &b, Location loc, Value v, Value scratch,
 /// hand theirs over through `handOver`, a workgroup buffer of at least
 /// (groups - 1) * vectorsPerThread * threadsPerRow * vw elements, between
 /// barriers (every thread of the block must call this).
+///
+/// With `combine`, a thread's values are one tuple (say a count, a mean and
+/// an M2) that `combine` merges, in group order, instead of adding each.
+using TupleCombineFn = std::function<SmallVector<Value>(
+    OpBuilder &, Location, ArrayRef<Value>, ArrayRef<Value>)>;
 SmallVector<Value> emitRowGroupSums(OpBuilder &b, Location loc,
                                     ArrayRef<Value> values, Value handOver,
                                     Value group, Value lane, int64_t groups,
-                                    int64_t threadsPerRow, int64_t vw);
+                                    int64_t threadsPerRow, int64_t vw,
+                                    const TupleCombineFn &combine = nullptr);
 
 /// `values()` where `valid` holds (or always, when `valid` is null), and
 /// zeros of `acc` (as many) where it does not: loads that must not touch

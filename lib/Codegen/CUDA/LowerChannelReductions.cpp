@@ -5,19 +5,19 @@
 // batch_norm_grad (its parameter gradients). Each sum is two or three
 // kernels (ChannelReductionSchedule): `<f>_<op>_sums` writes partial sums,
 // a block per part of the tensor; for plain sums `<f>_<op>_totals` adds a
-// channel's parts, many warps a channel, in a fixed order (ChannelSums.h);
-// `<f>_<op>_finish`, a thread per channel, takes the totals (or combines
-// BatchNorm's moments over the parts, in part order) and writes what the
-// op needs of them (the mean, rstd and running statistics; the
-// gradients). What
+// channel's parts, many warps a channel, in a fixed order (ChannelSums.h),
+// and `<f>_<op>_finish`, a thread per channel, writes what the op needs of
+// the totals (the gradients); BatchNorm's moments are merged by Chan's
+// formula in `<f>_<op>_finish` itself, many warps a channel in a fixed
+// order, which then writes the mean, rstd and running statistics. What
 // then runs per element (BatchNorm's normalize step, its input gradient)
 // is an elementwise kernel with per-channel operands (LowerPointwise.cpp).
 //
 // BatchNorm's statistics are one reduction of moments (ChannelSums::
 // moments): per part its mean and the squared deviations from it, in two
 // sweeps over the part, combined by Chan's formula in the finishing
-// kernel; never E[x^2] - E[x]^2. Dynamic sizes are the kernels' index
-// arguments (Kernel::size).
+// kernel (emitMomentsFinish); never E[x^2] - E[x]^2. Dynamic sizes are the
+// kernels' index arguments (Kernel::size).
 //
 //===----------------------------------------------------------------------===//
 
@@ -48,9 +48,32 @@ constexpr int64_t kFinishBlockSize = 256;
 using FinishFn = llvm::function_ref<SmallVector<Value>(
     OpBuilder &, Location, ArrayRef<Value>, ArrayRef<Value>, Value)>;
 
-/// The finishing kernel: thread c takes channel c's totals (plain sums,
-/// emitPartialTotals) or combines its parts' moments in part order, and
-/// stores FinishFn's values.
+/// Stores what `finishFn` makes of `channel`'s `sums` in kernel `k`, whose
+/// arguments after the first are the `numOps` per-channel operands, then
+/// the outputs.
+void storeFinished(Kernel &k, OpBuilder &b, Location loc,
+                   const PartialSums &partials, ArrayRef<Value> sums,
+                   Value channel, unsigned numOps, Type acc,
+                   FinishFn finishFn) {
+  SmallVector<Value> operands;
+  for (unsigned o = 0; o < numOps; ++o)
+    operands.push_back(loadLanes(b, loc, k.arg(1 + o), channel, 1, acc)[0]);
+  int64_t known = constantOr(partials.count);
+  Value count =
+      known >= 0
+          ? floatConstant(b, loc, double(known), acc, 1)
+          : b.create<arith::UIToFPOp>(
+                 loc, acc,
+                 b.create<arith::IndexCastUIOp>(loc, b.getI64Type(),
+                                                k.size(b, loc, partials.count)))
+                .getResult();
+  SmallVector<Value> values = finishFn(b, loc, sums, operands, count);
+  for (auto [i, v] : llvm::enumerate(values))
+    storeLanes(b, loc, {v}, k.arg(1 + numOps + i), channel);
+}
+
+/// The finishing kernel of plain sums: thread c takes channel c's totals
+/// (emitPartialTotals) and stores FinishFn's values.
 Kernel buildFinish(ModuleOp module, Location loc, const std::string &name,
                    const ChannelSums &cs, const PartialSums &partials,
                    TypeRange types, FinishFn finishFn) {
@@ -72,68 +95,80 @@ Kernel buildFinish(ModuleOp module, Location loc, const std::string &name,
                               k.size(b, loc, cs.dims.channels));
   b.create<scf::IfOp>(loc, inRange, [&](OpBuilder &tb, Location tl) {
     SmallVector<Value> sums;
-    if (cs.moments) {
-      // The parts' means and M2s combined by Chan's formula, in part order.
-      Value zero = floatConstant(tb, tl, 0.0, acc, 1);
-      auto combine = tb.create<scf::ForOp>(
-          tl, c(tb, 0), k.size(tb, tl, partials.parts), c(tb, 1),
-          ValueRange{zero, zero, zero},
-          [&](OpBuilder &fb, Location fl, Value p, ValueRange m) {
-            Moments part;
-            part.count = partials.partCount(k, fb, fl, p, acc);
-            part.mean = fb.create<memref::LoadOp>(
-                fl, partial,
-                partials.index(k, fb, fl, c(fb, 0), channel, p, 0));
-            part.m2 = fb.create<memref::LoadOp>(
-                fl, partial,
-                partials.index(k, fb, fl, c(fb, 0), channel, p, 1));
-            Moments sum =
-                emitChanCombine(fb, fl, Moments{m[0], m[1], m[2]}, part);
-            fb.create<scf::YieldOp>(fl,
-                                    ValueRange{sum.count, sum.mean, sum.m2});
-          });
-      // The parts' means are distances from the pivot every part shares
-      // (none without parts).
-      auto loadPivot = [&](OpBuilder &pb, Location pl) {
-        return SmallVector<Value>{pb.create<memref::LoadOp>(
-            pl, partial,
-            partials.index(k, pb, pl, c(pb, 0), channel, c(pb, 0), 2))};
-      };
-      int64_t parts = constantOr(partials.parts);
-      Value pivot =
-          parts == 0 ? zero
-          : parts > 0
-              ? loadPivot(tb, tl)[0]
-              : emitValuesIf(tb, tl,
-                             tb.create<arith::CmpIOp>(
-                                 tl, arith::CmpIPredicate::ne,
-                                 k.size(tb, tl, partials.parts), c(tb, 0)),
-                             acc, loadPivot)[0];
-      sums = {tb.create<arith::AddFOp>(tl, pivot, combine.getResult(1)),
-              combine.getResult(2)};
-    }
     // Plain sums arrive as their totals (emitPartialTotals).
-    for (int64_t kk = 0; !cs.moments && kk < cs.numSums; ++kk)
+    for (int64_t kk = 0; kk < cs.numSums; ++kk)
       sums.push_back(tb.create<memref::LoadOp>(
           tl, partial, totalsIndex(k, tb, tl, cs, c(tb, 0), channel, kk)));
-    SmallVector<Value> operands;
-    for (unsigned o = 0; o < numOps; ++o)
-      operands.push_back(loadLanes(tb, tl, k.arg(1 + o), channel, 1, acc)[0]);
-    int64_t known = constantOr(partials.count);
-    Value count =
-        known >= 0
-            ? floatConstant(tb, tl, double(known), acc, 1)
-            : tb.create<arith::UIToFPOp>(
-                    tl, acc,
-                    tb.create<arith::IndexCastUIOp>(
-                        tl, tb.getI64Type(), k.size(tb, tl, partials.count)))
-                  .getResult();
-    SmallVector<Value> values = finishFn(tb, tl, sums, operands, count);
-    for (auto [i, v] : llvm::enumerate(values))
-      storeLanes(tb, tl, {v}, k.arg(1 + numOps + i), channel);
+    storeFinished(k, tb, tl, partials, sums, channel, numOps, acc, finishFn);
     tb.create<scf::YieldOp>(tl);
   });
   return k;
+}
+
+/// The finish of moments (BatchNorm's statistics), parallel: a block per
+/// run of 32 channels, a lane a channel, its warps taking the parts (each
+/// part's count, mean less the pivot and M2) and merging them by Chan's
+/// formula in a fixed order (emitColumnTotals: slots in order, warps in
+/// order), so every run gives the same bits; warp 0 then writes what
+/// `finishFn` makes of each channel's mean and M2.
+void emitMomentsFinish(OpBuilder &b, Operation *op, llvm::StringRef what,
+                       const ChannelSums &cs, const PartialSums &partials,
+                       const GPULoweringOptions &options, FinishFn finishFn) {
+  Location loc = op->getLoc();
+  Type acc = cs.acc;
+  unsigned numOps = cs.finishOperands.size();
+  ColumnTotals t;
+  t.images = cs.dims.images;
+  t.columns = cs.dims.channels;
+  t.parts = partials.parts;
+  t.numSums = 3;
+  t.acc = acc;
+  t.inputs = {partials.buffer};
+  t.inputs.append(cs.finishOperands.begin(), cs.finishOperands.end());
+  t.outputs.assign(cs.outputs.begin(), cs.outputs.end());
+  // (count, mean less the pivot, M2) of a part.
+  t.load = [&](Kernel &k, OpBuilder &lb, Location ll, Value image,
+               Value channel, Value part, int64_t kk) -> Value {
+    if (kk == 0)
+      return partials.partCount(k, lb, ll, part, acc);
+    return lb.create<memref::LoadOp>(
+        ll, k.arg(0), partials.index(k, lb, ll, image, channel, part, kk - 1));
+  };
+  t.combine = [](OpBuilder &cb, Location cl, ArrayRef<Value> x,
+                 ArrayRef<Value> y) {
+    Moments m = emitChanCombine(cb, cl, Moments{x[0], x[1], x[2]},
+                                Moments{y[0], y[1], y[2]});
+    return SmallVector<Value>{m.count, m.mean, m.m2};
+  };
+  t.store = [&](Kernel &k, OpBuilder &sb, Location sl, Value image,
+                Value channel, ArrayRef<Value> totals) {
+    IndexMath sm{sb, sl};
+    // The parts' means are distances from the pivot every part shares
+    // (none without parts).
+    Value zero = floatConstant(sb, sl, 0.0, acc, 1);
+    auto loadPivot = [&](OpBuilder &pb, Location pl) {
+      return SmallVector<Value>{
+          pb.create<memref::LoadOp>(pl, k.arg(0),
+                                    partials.index(k, pb, pl, image, channel,
+                                                   IndexMath{pb, pl}.c(0), 2))};
+    };
+    int64_t parts = constantOr(partials.parts);
+    Value pivot =
+        parts == 0  ? zero
+        : parts > 0 ? loadPivot(sb, sl)[0]
+                    : emitValuesIf(sb, sl,
+                                   sb.create<arith::CmpIOp>(
+                                       sl, arith::CmpIPredicate::ne,
+                                       k.size(sb, sl, partials.parts), sm.c(0)),
+                                   acc, loadPivot)[0];
+    SmallVector<Value> sums{sb.create<arith::AddFOp>(sl, pivot, totals[1]),
+                            totals[2]};
+    storeFinished(k, sb, sl, partials, sums, channel, numOps, acc, finishFn);
+  };
+  emitColumnTotals(b, loc, op->getParentOfType<ModuleOp>(),
+                   kernelBaseName(op, what) + "_finish", t,
+                   selectMomentsMergeSchedule(constantOr(partials.parts), acc,
+                                              options.target));
 }
 
 /// Launches the two kernels of a per-channel reduction before `op`.
@@ -147,14 +182,15 @@ void emitChannelSums(OpBuilder &b, Operation *op, llvm::StringRef what,
       constantOr(d.channels), constantOr(d.inner), d.channelsLast(), cs.element,
       options.target);
   PartialSums partials = emitPartialChannelSums(b, op, what, cs, s, sumsFn);
-  // Plain sums: each channel's parts added by many warps first; moments
-  // are combined by Chan's formula in the finishing kernel's thread.
-  Value sums =
-      cs.moments
-          ? partials.buffer
-          : emitPartialTotals(b, op, what, cs, partials,
-                              selectPartialTotalsSchedule(
-                                  constantOr(partials.parts), options.target));
+  // Moments: merged by many warps a channel, which then finish it.
+  if (cs.moments) {
+    emitMomentsFinish(b, op, what, cs, partials, options, finishFn);
+    return;
+  }
+  // Plain sums: each channel's parts added by many warps first.
+  Value sums = emitPartialTotals(
+      b, op, what, cs, partials,
+      selectPartialTotalsSchedule(constantOr(partials.parts), options.target));
   SmallVector<Value> finishArgs{sums};
   finishArgs.append(cs.finishOperands.begin(), cs.finishOperands.end());
   finishArgs.append(cs.outputs.begin(), cs.outputs.end());

@@ -470,6 +470,14 @@ cuda::selectPartialTotalsSchedule(int64_t parts, const TargetInfo &target) {
   return s;
 }
 
+PartialTotalsSchedule
+cuda::selectMomentsMergeSchedule(int64_t parts, Type acc,
+                                 const TargetInfo &target) {
+  PartialTotalsSchedule s = selectPartialTotalsSchedule(parts, target);
+  s.warps = std::min<int64_t>(s.warps, acc.isF64() ? 8 : 16);
+  return s;
+}
+
 int64_t LinalgReductionSchedule::resultsPerBlock() const {
   switch (kind) {
   case Kind::ThreadPerResult:

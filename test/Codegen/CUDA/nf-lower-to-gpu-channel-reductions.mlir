@@ -1,7 +1,8 @@
 // Per-channel reductions on the GPU (LowerChannelReductions.cpp): a sums
 // kernel, for plain sums a totals kernel (many warps a channel), and a
-// finishing kernel per sum, then elementwise kernels with
-// per-channel operands. Channels last: threads across a position's
+// finishing kernel per sum (for BatchNorm's moments the finish itself has
+// many warps a channel), then elementwise kernels with per-channel
+// operands. Channels last: threads across a position's
 // channels, several positions a block, blocks looping over positions, one
 // partial row per block. Channels first: a block per (channel, part).
 // RUN: nf-opt %s --nf-lower-to-gpu | FileCheck %s
@@ -34,11 +35,12 @@ func.func @bias_add_grad_nchw(%dy: tensor<8x64x32x32xf32>) -> tensor<64xf32> {
 // pivot: three partial rows a block), the finish (Chan's formula over the
 // parts: mean, rstd and the running statistics), then y. 64 bf16 channels:
 // 8 threads of 8 a position, 32 positions a block, 2048 positions in 64
-// blocks: 64 x 3 x 64 partial values.
+// blocks: 64 x 3 x 64 partial values. The finish: a block per run of 32
+// channels (2), a lane a channel, 16 warps over the 64 parts (4 each).
 // CHECK-LABEL: func.func @batch_norm_training(
 // CHECK: memref.alloc() : memref<12288xf32>
 // CHECK: gpu.launch_func @nf_kernels::@batch_norm_training_batch_norm_training_moments_sums blocks in (%c64
-// CHECK: gpu.launch_func @nf_kernels::@batch_norm_training_batch_norm_training_moments_finish
+// CHECK: gpu.launch_func @nf_kernels::@batch_norm_training_batch_norm_training_moments_finish blocks in (%c2{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}) threads in (%c512
 // CHECK: gpu.launch_func @nf_kernels::@batch_norm_training_batch_norm_training blocks
 func.func @batch_norm_training(%x: tensor<8x16x16x64xbf16>, %s: tensor<64xbf16>, %b: tensor<64xbf16>, %rm: tensor<64xf32>, %rv: tensor<64xf32>) -> (tensor<8x16x16x64xbf16>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>) {
   %y, %m, %r, %nm, %nv = nf.batch_norm_training %x scale %s bias %b running(%rm, %rv) {layout = #nf.layout<nhwc>} : (tensor<8x16x16x64xbf16>, tensor<64xbf16>, tensor<64xbf16>, tensor<64xf32>, tensor<64xf32>) -> (tensor<8x16x16x64xbf16>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>)
@@ -91,12 +93,20 @@ func.func @batch_norm_grad(%dy: tensor<8x64x7x7xf32>, %x: tensor<8x64x7x7xf32>, 
 // CHECK: arith.subf
 // CHECK: arith.mulf
 // CHECK-COUNT-3: vector.store
-// The finish combines the parts by Chan's formula and adds the pivot back.
+// The finish merges the parts by Chan's formula (each warp its parts in
+// four slots, the slots in order, then the warps in order through shared
+// memory) and adds the pivot back.
 // CHECK-LABEL: gpu.func @batch_norm_training_batch_norm_training_moments_finish(
-// CHECK: scf.for {{.+}} iter_args
+// CHECK-SAME: nf.schedule = "partial-totals warps=16 unroll=4"
+// CHECK: scf.for {{.+}} iter_args({{([^,]+, ){11}[^,]+}}) -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)
 // CHECK: arith.subf
 // CHECK: arith.select
 // CHECK: scf.yield
+// CHECK: gpu.barrier
+// CHECK: scf.for
+// CHECK: memref.load
+// CHECK: arith.subf
+// CHECK: gpu.barrier
 // CHECK: memref.load
 // CHECK: arith.addf
 // 49 positions: scalars.

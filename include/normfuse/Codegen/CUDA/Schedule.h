@@ -244,6 +244,13 @@ struct PartialTotalsSchedule {
 PartialTotalsSchedule selectPartialTotalsSchedule(int64_t parts,
                                                   const TargetInfo &target);
 
+/// The same for merging BatchNorm's moments (a count, a mean and an M2 a
+/// part, in `acc`): at most 16 warps (8 for f64), so that a thread's four
+/// slots of three values and Chan's formula stay in registers (at 32 warps
+/// a thread has 64 registers: f64 spilled).
+PartialTotalsSchedule selectMomentsMergeSchedule(int64_t parts, Type acc,
+                                                 const TargetInfo &target);
+
 /// How a linalg reduction runs (LowerLinalgReductions.cpp): each of
 /// `results` results combines `elements` elements.
 struct LinalgReductionSchedule {
