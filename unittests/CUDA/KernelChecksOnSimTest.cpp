@@ -12,6 +12,9 @@
 // - BatchNorm training reads x twice from memory (each part's moments in
 //   two sweeps, the second from cache on a GPU; the normalize step) and
 //   writes y once, with partial rows of per-part moments between;
+// - the kernels that finish a reduction over many parts (BatchNorm's
+//   moments, bias_add_grad's totals, a norm gradient's parameters) give
+//   no thread more than 64 loads (SimStats::maxThreadLoads);
 // - the order of the threads between barriers does not change a result,
 //   the parameter gradients included (no atomics: every run adds in the
 //   same order);
@@ -538,3 +541,113 @@ TEST(PlantedBugTest, AnOutOfBoundsRowIsAnErrorNamingTheBuffer) {
 }
 
 } // namespace
+
+namespace {
+
+/// The simulator's record of each launch of `k` run on `inputs`, beside
+/// its kernel's name.
+std::vector<std::pair<std::string, SimStats>>
+launchesOf(const CudaSimKernel &k, std::vector<Buffer> &inputs,
+           std::vector<Buffer> &outputs) {
+  std::vector<normfuse::TensorRef> in, out;
+  for (Buffer &b : inputs)
+    in.push_back(b.ref());
+  for (Buffer &b : outputs)
+    out.push_back(b.ref());
+  std::vector<SimStats> stats;
+  EXPECT_EQ(errorText(k.runInSimulator(in, out, SimOrder::Forward, &stats)),
+            "");
+  std::vector<std::pair<std::string, SimStats>> launches;
+  size_t next = 0;
+  for (const auto &step : k.getPlan().steps)
+    if (step.kind == normfuse::runtime::Step::Kind::Launch &&
+        next < stats.size())
+      launches.push_back({step.launch.kernel, stats[next++]});
+  EXPECT_EQ(next, stats.size());
+  return launches;
+}
+
+} // namespace
+
+// The kernels that finish a reduction over many parts (256 here: the
+// blocks of the kernel before) split each channel's or column's parts
+// among many warps: no thread loads more than 64 values, where a thread
+// per channel walking the parts in turn loaded 2 x 256 (BatchNorm's
+// finish before 2026-11-27) or 256. A planted serial walk fails this.
+TEST(FinishingKernelTest, NoThreadWalksThePartsAlone) {
+  std::mt19937 rng(3);
+  auto filled = [&](std::vector<int64_t> shape) {
+    Buffer b(DType::F32, shape);
+    b.fillNormal(rng, 0.5, 1.0);
+    return b;
+  };
+  struct Case {
+    std::string ir, fn;
+    std::vector<std::vector<int64_t>> in, out;
+  };
+  std::string x = tensorType(DType::F32, {4, 32, 32, 64});
+  std::string c = tensorType(DType::F32, {64});
+  std::string rows = tensorType(DType::F32, {4096, 64});
+  std::string stat = tensorType(DType::F32, {4096, 1});
+  std::vector<Case> cases = {
+      {"func.func @bn(%x: " + x + ", %rm: " + c + ", %rv: " + c + ") -> (" + x +
+           ", " + c + ", " + c + ", " + c + ", " + c +
+           ") {\n  %y, %m, %r, %nm, %nv = nf.batch_norm_training %x "
+           "running(%rm, %rv) {layout = #nf.layout<nhwc>} : (" +
+           x + ", " + c + ", " + c + ") -> (" + x + ", " + c + ", " + c + ", " +
+           c + ", " + c + ")\n  return %y, %m, %r, %nm, %nv : " + x + ", " + c +
+           ", " + c + ", " + c + ", " + c + "\n}\n",
+       "bn",
+       {{4, 32, 32, 64}, {64}, {64}},
+       {{4, 32, 32, 64}, {64}, {64}, {64}, {64}}},
+      {"func.func @bg(%dy: " + x + ") -> " + c +
+           " {\n  %g = nf.bias_add_grad %dy {layout = #nf.layout<nhwc>} : " +
+           x + " -> " + c + "\n  return %g : " + c + "\n}\n",
+       "bg",
+       {{4, 32, 32, 64}},
+       {{64}}},
+      {"func.func @lg(%dy: " + rows + ", %x: " + rows + ", %m: " + stat +
+           ", %r: " + stat + ", %s: " + tensorType(DType::F32, {64}) +
+           ") -> (" + rows + ", " + tensorType(DType::F32, {64}) + ", " +
+           tensorType(DType::F32, {64}) +
+           ") {\n  %dx, %ds, %db = nf.layer_norm_grad %dy, %x, %m, %r scale "
+           "%s {axis = 1 : i64} : (" +
+           rows + ", " + rows + ", " + stat + ", " + stat + ", " +
+           tensorType(DType::F32, {64}) + ") -> (" + rows + ", " +
+           tensorType(DType::F32, {64}) + ", " + tensorType(DType::F32, {64}) +
+           ")\n  return %dx, %ds, %db : " + rows + ", " +
+           tensorType(DType::F32, {64}) + ", " + tensorType(DType::F32, {64}) +
+           "\n}\n",
+       "lg",
+       {{4096, 64}, {4096, 64}, {4096, 1}, {4096, 1}, {64}},
+       {{4096, 64}, {64}, {64}}},
+  };
+  for (const Case &cs : cases) {
+    SCOPED_TRACE(cs.fn);
+    auto kernel = compileForSim(cs.ir, cs.fn);
+    ASSERT_TRUE(kernel);
+    std::vector<Buffer> in, out;
+    for (const auto &s : cs.in)
+      in.push_back(filled(s));
+    for (const auto &s : cs.out)
+      out.push_back(Buffer(DType::F32, s));
+    // Positive rstd for the norm gradient.
+    if (cs.fn == "lg")
+      for (int64_t i = 0; i < 4096; ++i)
+        in[3].set(i, 1.0 + 0.1 * (i % 7));
+    auto launches = launchesOf(*kernel, in, out);
+    ASSERT_GE(launches.size(), 2u);
+    // The first kernel's blocks are the parts the finish merges.
+    EXPECT_GE(launches.front().second.blocks, 256u) << launches.front().first;
+    int finishing = 0;
+    for (const auto &[name, stats] : launches) {
+      llvm::StringRef n(name);
+      if (!n.ends_with("_totals") && !n.ends_with("_finish") &&
+          !n.ends_with("_params"))
+        continue;
+      ++finishing;
+      EXPECT_LE(stats.maxThreadLoads, 64u) << name;
+    }
+    EXPECT_GE(finishing, 1) << cs.fn;
+  }
+}

@@ -42,6 +42,9 @@ struct SimStats {
   uint64_t barriers = 0; ///< completed __syncthreads(), counted per block
   uint64_t shuffles = 0; ///< completed warp operations, counted per warp
   uint64_t blocks = 0, threads = 0;
+  /// The most global loads (nf_ldg calls) one thread made: how long a
+  /// thread walks its data, which a finishing kernel should keep short.
+  uint64_t maxThreadLoads = 0;
 };
 
 /// The order in which a block's threads run between synchronizations.

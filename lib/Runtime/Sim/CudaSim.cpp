@@ -311,7 +311,7 @@ bool SimModule::launch(const std::string &kernel, Dim3 grid, Dim3 block,
   if (stats)
     *stats = {cstats.bytesLoaded, cstats.bytesStored, cstats.loads,
               cstats.stores,      cstats.barriers,    cstats.shuffles,
-              cstats.blocks,      cstats.threads};
+              cstats.blocks,      cstats.threads,     cstats.maxThreadLoads};
   if (rc != 0) {
     error = message[0] ? message : "simulated launch failed";
     return false;

@@ -421,6 +421,8 @@ struct Sim {
   // and the groups it has committed.
   AsyncCopy *copies;
   int numCopies[kMaxThreads], groups[kMaxThreads];
+  /// nf_ldg calls of each thread of the block running.
+  uint64_t threadLoads[kMaxThreads];
 };
 Sim S;
 alignas(16) unsigned char gDynSmem[kMaxDynSmem];
@@ -798,6 +800,7 @@ inline bool runBlock() {
   std::memset(S.exited, 0, sizeof(S.exited));
   std::memset(S.numCopies, 0, sizeof(S.numCopies));
   std::memset(S.groups, 0, sizeof(S.groups));
+  std::memset(S.threadLoads, 0, sizeof(S.threadLoads));
   size_t page = size_t(sysconf(_SC_PAGESIZE));
   for (int t = 0; t < S.n; ++t) {
     S.state[t] = Ready;
@@ -926,6 +929,8 @@ inline void access(const void *p, size_t n, size_t align) {
     fail("global store into read-only buffer #%d '%s'", b, name);
   (Store ? S.stats.bytesStored : S.stats.bytesLoaded) += n;
   ++(Store ? S.stats.stores : S.stats.loads);
+  if (!Store)
+    ++S.threadLoads[S.cur];
 }
 
 //===----------------------------------------------------------------------===//
@@ -1156,6 +1161,10 @@ NF_SIM_EXPORT int nf_sim_launch(const char *kernel, const unsigned grid[3],
         blockIdx = {x, y, z};
         if (!runBlock())
           break;
+        for (int t = 0; t < S.n; ++t)
+          S.stats.maxThreadLoads = S.threadLoads[t] > S.stats.maxThreadLoads
+                                       ? S.threadLoads[t]
+                                       : S.stats.maxThreadLoads;
         ++S.stats.blocks;
         S.stats.threads += threads;
       }
