@@ -13,7 +13,7 @@
 //   two sweeps, the second from cache on a GPU; the normalize step) and
 //   writes y once, with partial rows of per-part moments between;
 // - the kernels that finish a reduction over many parts (BatchNorm's
-//   moments, bias_add_grad's totals, a norm gradient's parameters) give
+//   moments, bias_add_grad's totals, the norm gradients' parameters) give
 //   no thread more than 64 loads (SimStats::maxThreadLoads);
 // - the order of the threads between barriers does not change a result,
 //   the parameter gradients included (no atomics: every run adds in the
@@ -569,11 +569,13 @@ launchesOf(const CudaSimKernel &k, std::vector<Buffer> &inputs,
 
 } // namespace
 
-// The kernels that finish a reduction over many parts (256 here: the
-// blocks of the kernel before) split each channel's or column's parts
-// among many warps: no thread loads more than 64 values, where a thread
-// per channel walking the parts in turn loaded 2 x 256 (BatchNorm's
-// finish before 2026-11-27) or 256. A planted serial walk fails this.
+// The kernels that finish a reduction over many parts (256 or more here:
+// the blocks of the kernel before; BatchNorm's moments, bias_add_grad's
+// totals, layer_norm_grad's parameters, group_norm_grad's totals and
+// finish) split each channel's or column's parts among many warps: no thread
+// loads more than 64 values, where a thread per channel walking the parts in
+// turn loaded 2 x 256 (BatchNorm's finish before 2026-11-27) or 256. A planted
+// serial walk fails this.
 TEST(FinishingKernelTest, NoThreadWalksThePartsAlone) {
   std::mt19937 rng(3);
   auto filled = [&](std::vector<int64_t> shape) {
@@ -621,6 +623,19 @@ TEST(FinishingKernelTest, NoThreadWalksThePartsAlone) {
        "lg",
        {{4096, 64}, {4096, 64}, {4096, 1}, {4096, 1}, {64}},
        {{4096, 64}, {64}, {64}}},
+      {"func.func @gg(%dy: " + x + ", %x: " + x +
+           ", %m: " + tensorType(DType::F32, {4, 32}) +
+           ", %r: " + tensorType(DType::F32, {4, 32}) + ", %s: " + c +
+           ") -> (" + x + ", " + c + ", " + c +
+           ") {\n  %dx, %ds, %db = nf.group_norm_grad %dy, %x, %m, %r scale "
+           "%s {layout = #nf.layout<nhwc>, num_groups = 32 : i64} : (" +
+           x + ", " + x + ", " + tensorType(DType::F32, {4, 32}) + ", " +
+           tensorType(DType::F32, {4, 32}) + ", " + c + ") -> (" + x + ", " +
+           c + ", " + c + ")\n  return %dx, %ds, %db : " + x + ", " + c + ", " +
+           c + "\n}\n",
+       "gg",
+       {{4, 32, 32, 64}, {4, 32, 32, 64}, {4, 32}, {4, 32}, {64}},
+       {{4, 32, 32, 64}, {64}, {64}}},
   };
   for (const Case &cs : cases) {
     SCOPED_TRACE(cs.fn);
@@ -631,9 +646,9 @@ TEST(FinishingKernelTest, NoThreadWalksThePartsAlone) {
       in.push_back(filled(s));
     for (const auto &s : cs.out)
       out.push_back(Buffer(DType::F32, s));
-    // Positive rstd for the norm gradient.
-    if (cs.fn == "lg")
-      for (int64_t i = 0; i < 4096; ++i)
+    // Positive rstd for the norm gradients.
+    if (cs.fn == "lg" || cs.fn == "gg")
+      for (int64_t i = 0; i < in[3].size(); ++i)
         in[3].set(i, 1.0 + 0.1 * (i % 7));
     auto launches = launchesOf(*kernel, in, out);
     ASSERT_GE(launches.size(), 2u);
