@@ -177,8 +177,9 @@ CUDAEmitter::displaced(ValueRange index) {
   auto add = index[0].getDefiningOp<arith::AddIOp>();
   std::optional<int64_t> c =
       add ? getConstantIntValue(add.getRhs()) : std::nullopt;
-  // Well inside the immediate's range in bytes.
-  if (!c || *c == 0 || std::abs(*c) >= (int64_t(1) << 20))
+  // Positive (PTX writes [r+imm]) and well inside the immediate's range in
+  // bytes.
+  if (!c || *c <= 0 || *c >= (int64_t(1) << 20))
     return {plain, 0};
   return {SmallVector<Value, 1>{add.getLhs()}, *c};
 }
