@@ -150,10 +150,8 @@ static std::string checkOptions(const Options &options) {
     return "the vector width must be 0 (the host's) or a power of two up "
            "to 64, got " +
            std::to_string(width);
-  if (mlir::failed(mlir::nf::cuda::TargetInfo::parse(options.cuda.arch)))
-    return "the CUDA architecture must be sm_XY (or compute_XY) with XY at "
-           "least 75, got '" +
-           options.cuda.arch + "'";
+  if (std::string error; !runtime::GpuTarget::parse(options.cuda.arch, error))
+    return error;
   if (mlir::failed(
           mlir::nf::cuda::parseForcedRowNormKind(options.cuda.rowNormSchedule)))
     return "unknown row-norm schedule '" + options.cuda.rowNormSchedule +
@@ -452,7 +450,7 @@ llvm::Expected<JIT::Impl::CudaLowering> JIT::Impl::lowerToCUDA(
   CudaLowering result;
   llvm::raw_string_ostream os(result.source);
   mlir::nf::CUDAEmitOptions emit;
-  emit.arch = arch;
+  emit.target = arch;
   // A function whose results are all empty launches nothing.
   emit.allowNoKernels = true;
   if (mlir::failed(mlir::nf::translateToCUDA(module, os, emit)))
@@ -515,8 +513,9 @@ JIT::Impl::lowerForCuda(mlir::ModuleOp module, llvm::StringRef function,
   auto gpu = getDevice();
   if (!gpu)
     return gpu.takeError();
-  // Kernels for the device's own architecture (sm_90 for 9.0).
-  std::string arch = "sm_" + std::to_string((*gpu)->computeCapability());
+  // Kernels for the device's own architecture and figures (its SMs,
+  // shared memory, ...).
+  std::string arch = (*gpu)->gpuTarget().str();
   auto lowered =
       lowerToCUDA(module, function, signature, diagnostics, arch, bufferShapes);
   if (!lowered)

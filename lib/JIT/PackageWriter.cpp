@@ -8,6 +8,7 @@
 #include "normfuse/JIT/CudaPlanKernel.h"
 #include "normfuse/JIT/JIT.h"
 #include "normfuse/Runtime/FileIO.h"
+#include "normfuse/Runtime/GpuTarget.h"
 #include "normfuse/Runtime/KernelPackage.h"
 #include "normfuse/Runtime/Nvrtc.h"
 #include "normfuse/Runtime/Sha256.h"
@@ -40,8 +41,21 @@ llvm::Error jit::writeKernelPackage(llvm::StringRef irText,
   jitOptions.target = Target::CUDASim;
   jitOptions.fuse = options.fuse;
   jitOptions.cuda.arch = options.archs.front();
-  if (llvm::StringRef(jitOptions.cuda.arch).starts_with("compute_"))
-    jitOptions.cuda.arch = "sm_" + jitOptions.cuda.arch.substr(8);
+  // The architecture of each binary, one binary an architecture.
+  std::vector<std::string> binaryArchs;
+  for (const std::string &text : options.archs) {
+    std::string error;
+    std::optional<runtime::GpuTarget> target =
+        runtime::GpuTarget::parse(text, error);
+    if (!target)
+      return packageError(error);
+    if (llvm::is_contained(binaryArchs, target->arch))
+      return packageError("two of the package's targets have architecture " +
+                          target->arch +
+                          ": a package holds one binary an "
+                          "architecture");
+    binaryArchs.push_back(target->arch);
+  }
   JIT jit(jitOptions);
   // Entries of dynamic shape: lowered as they are, their plans read for the
   // shapes given (a JIT of their own, made only where there are some).
@@ -112,7 +126,7 @@ llvm::Error jit::writeKernelPackage(llvm::StringRef irText,
       entry.constantsSha256 = runtime::sha256Hex(bytes);
       files[entry.constantsFile] = std::move(bytes);
     }
-    for (const std::string &arch : options.archs) {
+    for (const std::string &arch : binaryArchs) {
       if (!nvrtc)
         break;
       std::string binary, error;

@@ -6,6 +6,7 @@
 
 #include "normfuse/Runtime/PackageRunner.h"
 #include "normfuse/Runtime/FileIO.h"
+#include "normfuse/Runtime/GpuTarget.h"
 
 using namespace normfuse::runtime;
 
@@ -70,18 +71,14 @@ bool PackageRunner::readFile(const std::string &file, std::string &bytes,
   return readWholeFile(directory_ + "/" + file, bytes, error);
 }
 
-/// The compute capability of "sm_90"/"compute_90" (90), or -1.
-static int archNumber(const std::string &arch, const std::string &prefix) {
-  if (arch.rfind(prefix, 0) != 0 || arch.size() == prefix.size() ||
-      arch.size() > prefix.size() + 4)
-    return -1;
-  int n = 0;
-  for (size_t i = prefix.size(); i < arch.size(); ++i) {
-    if (arch[i] < '0' || arch[i] > '9')
-      return -1;
-    n = n * 10 + (arch[i] - '0');
-  }
-  return n;
+/// The compute capability of a cubin's "sm_90" (90), or -1 for PTX.
+static int cubinVersion(const std::string &arch) {
+  return arch.rfind("sm_", 0) == 0 ? parseArchVersion(arch) : -1;
+}
+
+/// The compute capability of PTX's "compute_90" (90), or -1 for a cubin.
+static int ptxVersion(const std::string &arch) {
+  return arch.rfind("compute_", 0) == 0 ? parseArchVersion(arch) : -1;
 }
 
 bool PackageRunner::load(const std::string &name, const PackageEntry *&entry,
@@ -117,11 +114,11 @@ bool PackageRunner::load(const std::string &name, const PackageEntry *&entry,
     int cc = device_->computeCapability();
     const PackageBinary *cubin = nullptr, *ptx = nullptr;
     for (const PackageBinary &b : entry->binaries) {
-      if (archNumber(b.arch, "sm_") == cc)
+      if (cubinVersion(b.arch) == cc)
         cubin = &b;
-      int virtualArch = archNumber(b.arch, "compute_");
+      int virtualArch = ptxVersion(b.arch);
       if (virtualArch > 0 && virtualArch <= cc &&
-          (!ptx || virtualArch > archNumber(ptx->arch, "compute_")))
+          (!ptx || virtualArch > ptxVersion(ptx->arch)))
         ptx = &b;
     }
     if (const PackageBinary *image = cubin ? cubin : ptx) {

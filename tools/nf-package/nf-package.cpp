@@ -30,8 +30,11 @@ CUDA back end.
                       with dynamic dimensions: its kernels take their
                       sizes as arguments, its launch plan is for these
   -o DIR              the package folder (created)
-  --cuda-arch LIST    comma-separated sm_XY / compute_XY (XY at least 75);
-                      the first one's schedules are used; default sm_90
+  --cuda-arch LIST    comma-separated GPU targets: sm_XY / compute_XY (XY
+                      at least 75) or a part (h100-pcie, a100, ...), each
+                      optionally with :key=value figures (sm_90:sms=114);
+                      the first one's schedules are used, each gives its
+                      architecture's binary; default sm_90
   --binaries          also compile every architecture with NVRTC:
                       <entry>.sm_XY.cubin, <entry>.compute_XY.ptx
   --no-fuse           package the functions op by op, as written

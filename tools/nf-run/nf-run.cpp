@@ -48,8 +48,10 @@ runtime, as nf-package-run does.
                       ~/.cache/normfuse/kernels); or cuda-sim: the CUDA
                       kernels run on this CPU by normfuse's CUDA simulator
                       (slow; checks the CUDA back end without a GPU)
-  --cuda-arch ARCH    the GPU architecture cuda-sim's kernels are generated
-                      for (sm_75 and up; default sm_90)
+  --cuda-arch TARGET  the GPU cuda-sim's kernels are generated for: sm_XY
+                      (75 and up) or a part (h100-pcie, a100, ...),
+                      optionally with :key=value figures (sm_90:sms=114);
+                      default sm_90. The cuda target uses its device's.
   --bench N           time N runs (1 to 1000000) after 3 warm-up runs;
                       print the median time, the bytes read and written
                       and GB/s (table and JSON); on the cuda target the

@@ -22,6 +22,7 @@
 #include <cmath>
 
 using namespace nftest;
+using mlir::nf::cuda::GpuTarget;
 using mlir::nf::cuda::parseTensorCoreTile;
 using mlir::nf::cuda::TiledProductSchedule;
 
@@ -406,7 +407,7 @@ void checkAgainstFloat64(const TensorCoreCase &c, const std::string &schedule,
     // Stages over 48 KiB: the kernel's one dynamic buffer, sized at launch
     // (the f16/bf16 stages of A and B).
     TiledProductSchedule s;
-    ASSERT_TRUE(parseTensorCoreTile(c.tileEnvironment, s));
+    ASSERT_TRUE(parseTensorCoreTile(c.tileEnvironment, GpuTarget(), s));
     EXPECT_NE(sim->getSource().find("NF_DYNAMIC_SMEM(nf_smem);"),
               std::string::npos);
     EXPECT_EQ(sim->getPlan().steps[0].launch.sharedMemoryBytes,

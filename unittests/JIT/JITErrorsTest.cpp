@@ -208,8 +208,13 @@ TEST(JITOptionsTest, ValuesOutOfRangeAreRefused) {
   normfuse::jit::Options sim;
   sim.target = normfuse::jit::Target::CUDASim;
   sim.cuda.arch = "sm_70";
-  EXPECT_EQ(optionsError(sim), "the CUDA architecture must be sm_XY (or "
-                               "compute_XY) with XY at least 75, got 'sm_70'");
+  EXPECT_EQ(optionsError(sim), "GPU target 'sm_70': architectures before "
+                               "sm_75 are not supported");
+  sim.cuda.arch = "h100-pcie:sms=0";
+  EXPECT_EQ(optionsError(sim),
+            "GPU target 'h100-pcie:sms=0': sms=0 is not in [1, 4096]");
+  sim.cuda.arch = "h100-pcie:sms=114";
+  EXPECT_EQ(optionsError(sim), "");
   sim.cuda.arch = "sm_90";
   sim.cuda.rowNormSchedule = "fastest";
   EXPECT_EQ(optionsError(sim),

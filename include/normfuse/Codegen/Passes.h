@@ -8,6 +8,8 @@
 #ifndef NORMFUSE_CODEGEN_PASSES_H
 #define NORMFUSE_CODEGEN_PASSES_H
 
+#include "normfuse/Runtime/GpuTarget.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/Pass.h"
 

@@ -181,8 +181,11 @@ def NFLowerToGPUPass : Pass<"nf-lower-to-gpu", "ModuleOp"> {
     "::mlir::vector::VectorDialect"
   ];
   let options = [
-    Option<"arch", "arch", "std::string", /*default=*/"\"sm_90\"",
-           "The GPU architecture the schedules are chosen for (sm_75 and up)">,
+    Option<"arch", "arch", "std::string",
+           /*default=*/"::normfuse::runtime::kDefaultGpuTarget",
+           "The GPU target the schedules are chosen for: sm_XY or "
+           "compute_XY (75 and up) or a part (h100-pcie, a100, ...), "
+           "optionally with :key=value figures (sm_90:sms=114)">,
     Option<"rowNormSchedule", "row-norm-schedule", "std::string",
            /*default=*/"\"auto\"",
            "Force the row-norm schedule: auto, warp-rows, block-row-registers, "

@@ -13,6 +13,8 @@
 #ifndef NORMFUSE_CODEGEN_PIPELINES_H
 #define NORMFUSE_CODEGEN_PIPELINES_H
 
+#include "normfuse/Runtime/GpuTarget.h"
+
 #include "mlir/Pass/PassOptions.h"
 
 namespace mlir {
@@ -49,8 +51,10 @@ void registerCPUPipelines();
 struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
   PassOptions::Option<std::string> arch{
       *this, "arch",
-      llvm::cl::desc("The GPU architecture schedules are chosen for"),
-      llvm::cl::init("sm_90")};
+      llvm::cl::desc("The GPU target schedules are chosen for: sm_XY, "
+                     "compute_XY or a part (h100-pcie), optionally with "
+                     ":key=value figures (sm_90:sms=114)"),
+      llvm::cl::init(normfuse::runtime::kDefaultGpuTarget)};
   PassOptions::Option<std::string> rowNormSchedule{
       *this, "row-norm-schedule",
       llvm::cl::desc("Force the row-norm schedule (auto, warp-rows, "

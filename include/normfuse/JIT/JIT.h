@@ -31,6 +31,7 @@
 #ifndef NORMFUSE_JIT_JIT_H
 #define NORMFUSE_JIT_JIT_H
 
+#include "normfuse/Runtime/GpuTarget.h"
 #include "normfuse/Support/Tensor.h"
 
 #include "llvm/ADT/ArrayRef.h"
@@ -98,9 +99,11 @@ struct CPUOptions {
 
 /// Options of the CUDA targets (cuda-sim and cuda) alone.
 struct CUDAOptions {
-  /// The GPU architecture CUDA kernels are generated for (cuda-sim; the
-  /// cuda target generates them for its device): sm_XY.
-  std::string arch = "sm_90";
+  /// The GPU target CUDA kernels are generated for (cuda-sim; the cuda
+  /// target generates them for the device it opens, with the device's own
+  /// figures): sm_XY, compute_XY or a part (h100-pcie), optionally with
+  /// :key=value figures (normfuse/Runtime/GpuTarget.h).
+  std::string arch = runtime::kDefaultGpuTarget;
   /// The row-norm schedule of CUDA kernels: "auto" (the schedule layer's
   /// choice), or "warp-rows", "block-row-registers", "block-row-streaming",
   /// "split-row" to force one (tests reach every path on small shapes this

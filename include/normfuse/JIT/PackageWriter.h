@@ -14,6 +14,8 @@
 #ifndef NORMFUSE_JIT_PACKAGEWRITER_H
 #define NORMFUSE_JIT_PACKAGEWRITER_H
 
+#include "normfuse/Runtime/GpuTarget.h"
+
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -26,9 +28,12 @@
 namespace normfuse::jit {
 
 struct PackageOptions {
-  /// sm_XY or compute_XY; the first one's schedules are the package's.
-  std::vector<std::string> archs = {"sm_90"};
-  /// Compile cubins/PTX with NVRTC for every architecture.
+  /// GPU targets (normfuse/Runtime/GpuTarget.h: sm_XY, compute_XY, a part
+  /// such as h100-pcie, with :key=value figures): the first one's
+  /// schedules are the package's, and each names the architecture of a
+  /// binary (no two the same).
+  std::vector<std::string> archs = {runtime::kDefaultGpuTarget};
+  /// Compile cubins/PTX with NVRTC for every target's architecture.
   bool binaries = false;
   /// Run nf-fuse-pipeline first.
   bool fuse = true;

@@ -13,6 +13,7 @@
 #define NORMFUSE_RUNTIME_CUDADEVICE_H
 
 #include "normfuse/Runtime/CudaDriver.h"
+#include "normfuse/Runtime/GpuTarget.h"
 #include "normfuse/Runtime/KernelCache.h"
 #include "normfuse/Runtime/LaunchPlan.h"
 #include "normfuse/Runtime/Nvrtc.h"
@@ -52,6 +53,9 @@ public:
   int multiprocessors() const { return multiprocessors_; }
   /// What NVRTC builds for this device ("sm_90", or "compute_90").
   const std::string &target() const { return target_; }
+  /// The device as code generation sees it: its own figures (SMs,
+  /// registers, shared memory, L2) and `target()` as the architecture.
+  const GpuTarget &gpuTarget() const { return gpuTarget_; }
   CudaDriver &driver() { return *driver_; }
   KernelCache &cache() { return *cache_; }
 
@@ -82,6 +86,7 @@ private:
   cu::Context context_ = nullptr;
   int computeCapability_ = 0, multiprocessors_ = 0;
   std::string name_, target_;
+  GpuTarget gpuTarget_;
 };
 
 /// One buffer of a call: device memory used in place, or host memory

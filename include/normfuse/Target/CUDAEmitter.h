@@ -15,6 +15,8 @@
 #ifndef NORMFUSE_TARGET_CUDAEMITTER_H
 #define NORMFUSE_TARGET_CUDAEMITTER_H
 
+#include "normfuse/Runtime/GpuTarget.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LogicalResult.h"
 #include "llvm/Support/raw_ostream.h"
@@ -24,9 +26,9 @@
 namespace mlir::nf {
 
 struct CUDAEmitOptions {
-  /// Named in the file's header comment (the kernels' schedules were
-  /// chosen for it).
-  std::string arch = "sm_90";
+  /// The GPU target named in the file's header comment (the kernels'
+  /// schedules were chosen for it).
+  std::string target = normfuse::runtime::kDefaultGpuTarget;
   /// Whether a module without kernels prints (the prelude alone: a lowered
   /// function whose results are all empty launches nothing) rather than
   /// fails (nf-translate: the module was probably not lowered).

@@ -586,7 +586,7 @@ Value cuda::totalsIndex(Kernel &k, OpBuilder &b, Location loc,
 void cuda::emitColumnTotals(OpBuilder &b, Location loc, ModuleOp module,
                             const std::string &name, const ColumnTotals &t,
                             const PartialTotalsSchedule &s) {
-  const int64_t K = t.numSums, warpSize = TargetInfo::kWarpSize;
+  const int64_t K = t.numSums, warpSize = GpuTarget::kWarpSize;
   IndexMath im{b, loc};
   Value runs = im.ceilDiv(t.columns, warpSize);
   SmallVector<Value> args(t.inputs);

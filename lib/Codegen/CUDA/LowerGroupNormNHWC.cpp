@@ -267,7 +267,7 @@ void cuda::lowerChannelsLastGroups(OpBuilder &b, Location loc, ModuleOp module,
     args2.push_back(args[at++]);
   if (hostSpec.writeRstd)
     args2.push_back(args[at++]);
-  constexpr int64_t kWarp = TargetInfo::kWarpSize;
+  constexpr int64_t kWarp = GpuTarget::kWarpSize;
   Kernel k2 =
       createKernel(module, loc, base + "_finish", ValueRange(args2).getTypes(),
                    kFinishWarps * kWarp,

@@ -51,7 +51,7 @@ using namespace mlir::nf::cuda;
 
 namespace {
 
-constexpr int64_t kWarpSize = TargetInfo::kWarpSize;
+constexpr int64_t kWarpSize = GpuTarget::kWarpSize;
 
 /// The op that folds each element into the result (`out = combine(out,
 /// partial)`), where it is associative and commutative, so that partial

@@ -214,8 +214,8 @@ Value staticCols(OpBuilder &b, Location loc, const RowGradSpec &spec,
 Value reduceOverRow(OpBuilder &b, Location loc, const RowGradSpec &spec,
                     Value v, Value scratch) {
   int64_t tpr = spec.schedule.rows.threadsPerRow;
-  return tpr <= TargetInfo::kWarpSize ? emitWarpSum(b, loc, v, tpr)
-                                      : emitBlockSum(b, loc, v, scratch, tpr);
+  return tpr <= GpuTarget::kWarpSize ? emitWarpSum(b, loc, v, tpr)
+                                     : emitBlockSum(b, loc, v, scratch, tpr);
 }
 
 /// The index of thread `tid`'s lane in its row and of its row in the block.
@@ -239,7 +239,7 @@ gpu::GPUFuncOp buildRowSumsKernel(ModuleOp module, Location loc,
                           spec.schedule.str());
   OpBuilder &b = k.body;
   Value scratch =
-      s.threadsPerRow > TargetInfo::kWarpSize
+      s.threadsPerRow > GpuTarget::kWarpSize
           ? addWorkgroupBuffer(k, loc, s.threadsPerRow / 32, spec.acc)
           : Value();
   unsigned i = 0;
@@ -287,7 +287,7 @@ gpu::GPUFuncOp buildGradKernel(ModuleOp module, Location loc,
                           spec.schedule.str());
   OpBuilder &b = k.body;
   auto c = [&](OpBuilder &ib, int64_t v) { return indexConstant(ib, loc, v); };
-  Value scratch = !spec.split() && s.threadsPerRow > TargetInfo::kWarpSize
+  Value scratch = !spec.split() && s.threadsPerRow > GpuTarget::kWarpSize
                       ? addWorkgroupBuffer(k, loc, s.threadsPerRow / 32, acc)
                       : Value();
   // Row groups 1.. hand their column sums to group 0 through this.

@@ -181,16 +181,15 @@ void cuda::buildSimtProduct(ProductKernel &pk, const TiledProductSchedule &s,
   // 16-byte shared-memory read each (4 f32, 2 f64).
   int64_t accBytes = acc.getIntOrFloatBitWidth() / 8;
   int64_t v =
-      std::min({TargetInfo::kMaxAccessBytes / accBytes, s.threadM, s.threadN});
+      std::min({GpuTarget::kMaxAccessBytes / accBytes, s.threadM, s.threadN});
   int64_t groupsM = s.threadM / v, groupsN = s.threadN / v;
   int64_t spacingM = s.tileM / groupsM, spacingN = s.tileN / groupsN;
 
   // Chunks of 16 bytes of the operand (at most 4 elements): one vector
   // load where the operand's runs are whole chunks along one dimension.
   Type element = getElementTypeOrSelf(pk.a.getType());
-  int64_t chunk = std::clamp<int64_t>(TargetInfo::kMaxAccessBytes /
-                                          (element.getIntOrFloatBitWidth() / 8),
-                                      1, 4);
+  int64_t chunk = std::clamp<int64_t>(
+      GpuTarget::kMaxAccessBytes / (element.getIntOrFloatBitWidth() / 8), 1, 4);
   using Runs = OperandLayout::Runs;
   auto operand = [&](bool isA) {
     const OperandLayout &l = isA ? p.layoutA : p.layoutB;

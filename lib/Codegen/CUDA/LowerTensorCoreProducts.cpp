@@ -355,8 +355,8 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
   Value tid = kb.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x);
   Value bid = kb.create<gpu::BlockIdOp>(loc, gpu::Dimension::x);
   Value grid = kb.create<gpu::GridDimOp>(loc, gpu::Dimension::x);
-  Value warp = im.div(tid, TargetInfo::kWarpSize);
-  Value lane = im.rem(tid, TargetInfo::kWarpSize);
+  Value warp = im.div(tid, GpuTarget::kWarpSize);
+  Value lane = im.rem(tid, GpuTarget::kWarpSize);
   Value warpRow = im.mul(im.div(warp, s.warpsN), warpM);
   Value warpCol = im.mul(im.rem(warp, s.warpsN), warpN);
   // Each lane's ldmatrix rows inside a stage, once for the kernel: A's

@@ -19,7 +19,7 @@
 namespace mlir::nf::cuda {
 
 struct GPULoweringOptions {
-  TargetInfo target;
+  GpuTarget target;
   /// Row norms: the schedule kind, or Auto for the schedule layer's choice.
   ForcedRowNormKind rowNorm = ForcedRowNormKind::Auto;
 };

@@ -191,11 +191,10 @@ struct NFLowerToGPUPass : nf::impl::NFLowerToGPUPassBase<NFLowerToGPUPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     GPULoweringOptions options;
-    FailureOr<TargetInfo> target = TargetInfo::parse(arch);
-    if (failed(target)) {
-      module.emitError() << "nf-lower-to-gpu: unknown GPU architecture '"
-                         << arch << "' (expected sm_XY or compute_XY, 75 or "
-                         << "newer)";
+    std::string error;
+    std::optional<GpuTarget> target = GpuTarget::parse(arch, error);
+    if (!target) {
+      module.emitError() << "nf-lower-to-gpu: " << error;
       return signalPassFailure();
     }
     options.target = *target;

@@ -78,47 +78,11 @@ static constexpr int64_t kSplitKBlocksPerMultiprocessor = 2;
 static constexpr int64_t kSplitKMinTiles = 8;
 static constexpr int64_t kMaxSplitK = 16;
 
-FailureOr<TargetInfo> TargetInfo::parse(llvm::StringRef arch) {
-  llvm::StringRef digits = arch;
-  if (!digits.consume_front("sm_") && !digits.consume_front("compute_"))
-    return failure();
-  digits.consume_back("a");
-  int64_t version;
-  if (digits.getAsInteger(10, version) || version < 75)
-    return failure();
-  TargetInfo info;
-  info.smVersion = version;
-  return info;
-}
-
-int64_t TargetInfo::multiprocessors() const {
-  switch (smVersion) {
-  case 80:
-    return 108; // A100
-  case 86:
-    return 84; // A40, RTX 3090
-  case 89:
-    return 128; // L40, RTX 4090
-  case 90:
-    return 132; // H100 SXM
-  default:
-    return 80;
-  }
-}
-
-int64_t TargetInfo::maxThreadsPerMultiprocessor() const {
-  if (smVersion == 75)
-    return 1024;
-  if (smVersion == 86 || smVersion == 87 || smVersion == 89)
-    return 1536;
-  return 2048;
-}
-
 /// The widest power-of-two vector of `elementType` that fits in one access
 /// and divides `cols`.
 static int64_t vectorWidthFor(int64_t cols, Type elementType) {
   int64_t bytes = std::max<int64_t>(1, elementType.getIntOrFloatBitWidth() / 8);
-  int64_t width = TargetInfo::kMaxAccessBytes / bytes;
+  int64_t width = GpuTarget::kMaxAccessBytes / bytes;
   if (ShapedType::isDynamic(cols))
     return 1;
   while (width > 1 && cols % width != 0)
@@ -189,7 +153,7 @@ forcedKind(ForcedRowNormKind forced) {
 static void shapeRowInRegisters(RowNormSchedule &s, int64_t vectors) {
   if (s.kind == RowNormSchedule::Kind::WarpRows) {
     s.threadsPerRow =
-        std::min<int64_t>(TargetInfo::kWarpSize,
+        std::min<int64_t>(GpuTarget::kWarpSize,
                           llvm::PowerOf2Ceil(std::max<int64_t>(1, vectors)));
     s.vectorsPerThread =
         std::max<int64_t>(1, llvm::divideCeil(vectors, s.threadsPerRow));
@@ -197,16 +161,16 @@ static void shapeRowInRegisters(RowNormSchedule &s, int64_t vectors) {
     return;
   }
   int64_t perThread = std::max<int64_t>(
-      1, llvm::divideCeil(vectors, TargetInfo::kMaxThreadsPerBlock));
+      1, llvm::divideCeil(vectors, GpuTarget::kMaxThreadsPerBlock));
   s.vectorsPerThread = perThread;
   s.threadsPerRow =
       llvm::alignTo(std::max<int64_t>(1, llvm::divideCeil(vectors, perThread)),
-                    TargetInfo::kWarpSize);
+                    GpuTarget::kWarpSize);
   s.rowsPerBlock = 1;
 }
 
 RowNormSchedule cuda::selectRowNormSchedule(int64_t cols, Type elementType,
-                                            const TargetInfo &target,
+                                            const GpuTarget &target,
                                             ForcedRowNormKind forced) {
   (void)target; // One schedule for every architecture so far.
   RowNormSchedule s;
@@ -232,7 +196,7 @@ RowNormSchedule cuda::selectRowNormSchedule(int64_t cols, Type elementType,
     kind = Kind::SplitRow;
   else if (cols <= kWarpRowMaxElements)
     kind = Kind::WarpRows;
-  else if (vectors <= TargetInfo::kMaxThreadsPerBlock * maxVectorsPerThread)
+  else if (vectors <= GpuTarget::kMaxThreadsPerBlock * maxVectorsPerThread)
     kind = Kind::BlockRowInRegisters;
   else
     kind = Kind::SplitRow;
@@ -276,7 +240,7 @@ RowNormSchedule cuda::selectRowNormSchedule(int64_t cols, Type elementType,
 
 RowNormSchedule
 cuda::selectGroupNormSchedule(int64_t elementsPerGroup, int64_t contiguous,
-                              Type elementType, const TargetInfo &target,
+                              Type elementType, const GpuTarget &target,
                               ForcedRowNormKind forced, int64_t nhwcChannels,
                               int64_t positions) {
   RowNormSchedule s;
@@ -320,7 +284,7 @@ cuda::selectGroupNormSchedule(int64_t elementsPerGroup, int64_t contiguous,
       nhwcChannels > 0) {
     int64_t vw = vectorWidthFor(nhwcChannels, elementType);
     int64_t vectors = nhwcChannels / vw;
-    if (vectors <= TargetInfo::kMaxThreadsPerBlock) {
+    if (vectors <= GpuTarget::kMaxThreadsPerBlock) {
       s.kind = RowNormSchedule::Kind::ChannelsLastGroups;
       s.vectorWidth = vw;
       s.threadsPerRow = vectors;
@@ -336,10 +300,8 @@ cuda::selectGroupNormSchedule(int64_t elementsPerGroup, int64_t contiguous,
       }
       // One block per resident slot of the SMs, each part a multiple of
       // the positions one sweep of the block takes.
-      int64_t resident =
-          target.multiprocessors() *
-          std::max<int64_t>(1, target.maxThreadsPerMultiprocessor() /
-                                   s.blockSize());
+      int64_t resident = target.multiprocessors *
+                         target.blocksPerMultiprocessor(s.blockSize());
       s.chunkElements = llvm::alignTo(
           std::max<int64_t>(1, llvm::divideCeil(positions, resident)),
           s.rowsPerBlock);
@@ -365,7 +327,7 @@ std::string RowNormGradSchedule::str() const {
 
 RowNormGradSchedule cuda::selectRowNormGradSchedule(int64_t cols,
                                                     Type elementType,
-                                                    const TargetInfo &target,
+                                                    const GpuTarget &target,
                                                     ForcedRowNormKind forced) {
   // The channels-last group schedule is the forward group norms' alone.
   if (forced == ForcedRowNormKind::ChannelsLastGroups)
@@ -382,9 +344,9 @@ RowNormGradSchedule cuda::selectRowNormGradSchedule(int64_t cols,
   Kind kind;
   if (std::optional<Kind> f = forcedKind(forced))
     kind = *f == Kind::BlockRowStreaming ? Kind::SplitRow : *f;
-  else if (vectors <= TargetInfo::kWarpSize * maxVectorsPerThread)
+  else if (vectors <= GpuTarget::kWarpSize * maxVectorsPerThread)
     kind = Kind::WarpRows;
-  else if (vectors <= TargetInfo::kMaxThreadsPerBlock * maxVectorsPerThread)
+  else if (vectors <= GpuTarget::kMaxThreadsPerBlock * maxVectorsPerThread)
     kind = Kind::BlockRowInRegisters;
   else
     kind = Kind::SplitRow;
@@ -407,12 +369,10 @@ RowNormGradSchedule cuda::selectRowNormGradSchedule(int64_t cols,
   }
   }
   s.chunkElements = s.vectorsPerThread * s.threadsPerRow * s.vectorWidth;
-  g.maxBlocks =
-      forced != ForcedRowNormKind::Auto
-          ? kForcedGradBlocks
-          : target.multiprocessors() *
-                std::max<int64_t>(1, target.maxThreadsPerMultiprocessor() /
-                                         s.blockSize());
+  g.maxBlocks = forced != ForcedRowNormKind::Auto
+                    ? kForcedGradBlocks
+                    : target.multiprocessors *
+                          target.blocksPerMultiprocessor(s.blockSize());
   return g;
 }
 
@@ -428,12 +388,11 @@ std::string ChannelReductionSchedule::str() const {
 ChannelReductionSchedule
 cuda::selectChannelReductionSchedule(int64_t channels, int64_t inner,
                                      bool channelsLast, Type elementType,
-                                     const TargetInfo &target) {
+                                     const GpuTarget &target) {
   ChannelReductionSchedule s;
   s.channelsLast = channelsLast;
-  s.maxBlocks = target.multiprocessors() *
-                std::max<int64_t>(1, target.maxThreadsPerMultiprocessor() /
-                                         kChannelReductionBlockSize);
+  s.maxBlocks = target.multiprocessors *
+                target.blocksPerMultiprocessor(kChannelReductionBlockSize);
   if (!channelsLast) {
     s.vectorWidth = vectorWidthFor(inner, elementType);
     s.threadsPerRow = kChannelReductionBlockSize;
@@ -455,7 +414,7 @@ std::string PartialTotalsSchedule::str() const {
 }
 
 PartialTotalsSchedule
-cuda::selectPartialTotalsSchedule(int64_t parts, const TargetInfo &target) {
+cuda::selectPartialTotalsSchedule(int64_t parts, const GpuTarget &target) {
   (void)target;
   PartialTotalsSchedule s;
   // A dynamic count keeps the default; a known one gets a warp per run of
@@ -463,16 +422,16 @@ cuda::selectPartialTotalsSchedule(int64_t parts, const TargetInfo &target) {
   if (parts != ShapedType::kDynamic) {
     s.unroll = std::clamp<int64_t>(parts, 1, s.unroll);
     int64_t runs = std::max<int64_t>(1, llvm::divideCeil(parts, s.unroll));
-    s.warps = std::min<int64_t>(TargetInfo::kMaxThreadsPerBlock /
-                                    TargetInfo::kWarpSize,
-                                static_cast<int64_t>(llvm::PowerOf2Ceil(runs)));
+    s.warps =
+        std::min<int64_t>(GpuTarget::kMaxThreadsPerBlock / GpuTarget::kWarpSize,
+                          static_cast<int64_t>(llvm::PowerOf2Ceil(runs)));
   }
   return s;
 }
 
 PartialTotalsSchedule
 cuda::selectMomentsMergeSchedule(int64_t parts, Type acc,
-                                 const TargetInfo &target) {
+                                 const GpuTarget &target) {
   PartialTotalsSchedule s = selectPartialTotalsSchedule(parts, target);
   s.warps = std::min<int64_t>(s.warps, acc.isF64() ? 8 : 16);
   return s;
@@ -483,11 +442,11 @@ int64_t LinalgReductionSchedule::resultsPerBlock() const {
   case Kind::ThreadPerResult:
     return blockSize;
   case Kind::WarpPerResult:
-    return blockSize / TargetInfo::kWarpSize;
+    return blockSize / GpuTarget::kWarpSize;
   case Kind::BlockPerResult:
     return 1;
   case Kind::BlockColumns:
-    return TargetInfo::kWarpSize;
+    return GpuTarget::kWarpSize;
   }
   llvm_unreachable("unknown reduction schedule");
 }
@@ -504,13 +463,13 @@ std::string LinalgReductionSchedule::str(int64_t elements) const {
 LinalgReductionSchedule
 cuda::selectLinalgReductionSchedule(int64_t results, int64_t elements,
                                     bool contiguous, bool tree,
-                                    const TargetInfo &target) {
+                                    const GpuTarget &target) {
   using Kind = LinalgReductionSchedule::Kind;
   LinalgReductionSchedule s;
   s.blockSize = kPointwiseBlockSize;
   // The threads the device holds at once.
   int64_t resident =
-      target.multiprocessors() * target.maxThreadsPerMultiprocessor();
+      target.multiprocessors * target.maxThreadsPerMultiprocessor;
   if (!tree || elements <= 1)
     s.kind = Kind::ThreadPerResult;
   // Over an outer dimension: the warps of a block share 32 neighbouring
@@ -522,9 +481,9 @@ cuda::selectLinalgReductionSchedule(int64_t results, int64_t elements,
                  (results < resident && elements >= kColumnsMinElements);
     s.kind = share ? Kind::BlockColumns : Kind::ThreadPerResult;
     if (s.kind == Kind::BlockColumns &&
-        int64_t(llvm::divideCeil(results, TargetInfo::kWarpSize)) <
-            target.multiprocessors())
-      s.blockSize = TargetInfo::kMaxThreadsPerBlock;
+        int64_t(llvm::divideCeil(results, GpuTarget::kWarpSize)) <
+            target.multiprocessors)
+      s.blockSize = GpuTarget::kMaxThreadsPerBlock;
   }
   // A row longer than a warp can take at 64 elements a lane (the sums of an
   // exported LayerNorm over 32768 columns) gets a whole block.
@@ -543,7 +502,7 @@ std::string PointwiseSchedule::str() const {
 
 PointwiseSchedule cuda::selectPointwiseSchedule(int64_t numElements,
                                                 Type elementType,
-                                                const TargetInfo &target,
+                                                const GpuTarget &target,
                                                 bool mayPeel) {
   (void)target;
   PointwiseSchedule s;
@@ -567,7 +526,7 @@ PointwiseSchedule cuda::selectPointwiseSchedule(int64_t numElements,
 GroupNormGradSchedule
 cuda::selectGroupNormGradSchedule(int64_t images, int64_t channels,
                                   int64_t spatial, bool channelsLast,
-                                  Type elementType, const TargetInfo &target) {
+                                  Type elementType, const GpuTarget &target) {
   (void)images;
   GroupNormGradSchedule s;
   s.sums = selectChannelReductionSchedule(channels, spatial, channelsLast,
@@ -590,7 +549,8 @@ std::string TiledProductSchedule::str() const {
          " thread=" + std::to_string(threadM) + "x" + std::to_string(threadN);
 }
 
-bool cuda::parseTensorCoreTile(llvm::StringRef text, TiledProductSchedule &s) {
+bool cuda::parseTensorCoreTile(llvm::StringRef text, const GpuTarget &target,
+                               TiledProductSchedule &s) {
   // MxNxK/stages/WMxWN
   SmallVector<llvm::StringRef> parts, tile, warps;
   text.split(parts, '/');
@@ -614,12 +574,13 @@ bool cuda::parseTensorCoreTile(llvm::StringRef text, TiledProductSchedule &s) {
     return false;
   // Warp parts of whole m16 fragments and pairs of n8 fragments; K steps
   // of 16; every thread copies whole chunks of 8 elements of each stage.
-  int64_t threads = TargetInfo::kWarpSize * wm * wn;
+  int64_t threads = GpuTarget::kWarpSize * wm * wn;
   if (tm % (16 * wm) || tn % (16 * wn) || tk % 16 || (tm * tk / 8) % threads ||
       (tn * tk / 8) % threads)
     return false;
-  // Within sm_80's 163 KiB of shared memory (2-byte operands).
-  if (stages * (tm + tn) * tk * 2 > 163 * 1024)
+  // Within the shared memory a block of the target may have (2-byte
+  // operands).
+  if (stages * (tm + tn) * tk * 2 > target.sharedBytesPerBlock)
     return false;
   s.tileM = tm;
   s.tileN = tn;
@@ -633,22 +594,23 @@ bool cuda::parseTensorCoreTile(llvm::StringRef text, TiledProductSchedule &s) {
 /// The tile of large tensor-core products NF_CUDA_TENSOR_CORE_TILE asks
 /// for (a tuning experiment: "128x256x32/3/2x4"), if any; a value that
 /// does not parse is reported and ignored.
-static std::optional<TiledProductSchedule> tensorCoreTileOverride() {
+static std::optional<TiledProductSchedule>
+tensorCoreTileOverride(const GpuTarget &target) {
   const char *env = std::getenv("NF_CUDA_TENSOR_CORE_TILE");
   if (!env || !*env)
     return std::nullopt;
   TiledProductSchedule s;
-  if (parseTensorCoreTile(env, s))
+  if (parseTensorCoreTile(env, target, s))
     return s;
   llvm::errs() << "normfuse: ignoring NF_CUDA_TENSOR_CORE_TILE=" << env
-               << " (MxNxK/stages/WMxWN of whole warp fragments, within "
-                  "163 KiB of shared memory)\n";
+               << " (MxNxK/stages/WMxWN of whole warp fragments, within the "
+               << target.sharedBytesPerBlock / 1024 << " KiB of shared "
+               << "memory a block of " << target.name() << " may have)\n";
   return std::nullopt;
 }
 
-TiledProductSchedule
-cuda::selectTiledProductSchedule(const ProductShape &p,
-                                 const TargetInfo &target) {
+TiledProductSchedule cuda::selectTiledProductSchedule(const ProductShape &p,
+                                                      const GpuTarget &target) {
   int64_t batch = p.batch, m = p.m, n = p.n, k = p.k;
   Type elementType = p.elementType;
   TiledProductSchedule s;
@@ -660,16 +622,18 @@ cuda::selectTiledProductSchedule(const ProductShape &p,
   if (p.tensorCoreOperands && (elementType.isF16() || elementType.isBF16()) &&
       target.smVersion >= 80) {
     // 128 x 128 tiles of four 64 x 64 warps (3 stages of 32-wide K tiles:
-    // 48 KiB of shared memory) where they make at least a wave; else
+    // 48 KiB of shared memory) where they make at least a wave over the
+    // batch; else
     // 64 x 64 tiles of four 32 x 32 warps, four times the blocks.
     s.kind = TiledProductSchedule::Kind::TensorCore;
     s.tileK = 32;
     s.warpsM = s.warpsN = 2;
     s.stages = 3;
-    bool large = tiles(m, 128) * tiles(n, 128) >= target.multiprocessors();
+    bool large = tiles(batch, 1) * tiles(m, 128) * tiles(n, 128) >=
+                 target.multiprocessors;
     s.tileM = s.tileN = large ? 128 : 64;
     s.minBlocksPerMultiprocessor = 1;
-    if (std::optional<TiledProductSchedule> o = tensorCoreTileOverride();
+    if (std::optional<TiledProductSchedule> o = tensorCoreTileOverride(target);
         o && large) {
       s.tileM = o->tileM;
       s.tileN = o->tileN;
@@ -684,8 +648,7 @@ cuda::selectTiledProductSchedule(const ProductShape &p,
                  !ShapedType::isDynamic(n) && !ShapedType::isDynamic(k);
     if (!large && known && batch * m * n > 0) {
       int64_t blocks = batch * tiles(m, 64) * tiles(n, 64);
-      int64_t wanted =
-          kSplitKBlocksPerMultiprocessor * target.multiprocessors();
+      int64_t wanted = kSplitKBlocksPerMultiprocessor * target.multiprocessors;
       int64_t kTiles = (k + s.tileK - 1) / s.tileK;
       int64_t splits = std::min({(wanted + blocks - 1) / blocks,
                                  kTiles / kSplitKMinTiles, kMaxSplitK});
@@ -713,7 +676,8 @@ cuda::selectTiledProductSchedule(const ProductShape &p,
     s.tileM = s.tileN = 32;
     s.threadM = s.threadN = 2;
   } else if (!elementType.isF64() && !p.resultType.isF64() &&
-             tiles(m, 128) * tiles(n, 128) >= target.multiprocessors()) {
+             tiles(batch, 1) * tiles(m, 128) * tiles(n, 128) >=
+                 target.multiprocessors) {
     s.tileM = s.tileN = 128;
     s.threadM = s.threadN = 8;
   }

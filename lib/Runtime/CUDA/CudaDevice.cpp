@@ -26,22 +26,34 @@ std::shared_ptr<CudaDevice> CudaDevice::open(std::string &error,
   }
   int major = 0, minor = 0;
   char name[256] = {0};
+  GpuTarget::DeviceFigures figures;
+  int clusterLaunch = 0;
+  auto attribute = [&](int *value, int which) {
+    return cu.check(cu.cuDeviceGetAttribute(value, which, d->device_),
+                    "cuDeviceGetAttribute", error);
+  };
   if (!cu.check(cu.cuDeviceGet(&d->device_, options.ordinal), "cuDeviceGet",
                 error) ||
-      !cu.check(cu.cuDeviceGetAttribute(
-                    &major, cu::kAttributeComputeCapabilityMajor, d->device_),
-                "cuDeviceGetAttribute", error) ||
-      !cu.check(cu.cuDeviceGetAttribute(
-                    &minor, cu::kAttributeComputeCapabilityMinor, d->device_),
-                "cuDeviceGetAttribute", error) ||
-      !cu.check(cu.cuDeviceGetAttribute(&d->multiprocessors_,
-                                        cu::kAttributeMultiprocessorCount,
-                                        d->device_),
-                "cuDeviceGetAttribute", error) ||
+      !attribute(&major, cu::kAttributeComputeCapabilityMajor) ||
+      !attribute(&minor, cu::kAttributeComputeCapabilityMinor) ||
+      !attribute(&figures.multiprocessors, cu::kAttributeMultiprocessorCount) ||
+      !attribute(&figures.registersPerMultiprocessor,
+                 cu::kAttributeMaxRegistersPerMultiprocessor) ||
+      !attribute(&figures.sharedBytesPerMultiprocessor,
+                 cu::kAttributeMaxSharedMemoryPerMultiprocessor) ||
+      !attribute(&figures.sharedBytesPerBlockOptIn,
+                 cu::kAttributeMaxSharedMemoryPerBlockOptin) ||
+      !attribute(&figures.maxThreadsPerMultiprocessor,
+                 cu::kAttributeMaxThreadsPerMultiprocessor) ||
+      !attribute(&figures.maxBlocksPerMultiprocessor,
+                 cu::kAttributeMaxBlocksPerMultiprocessor) ||
+      !attribute(&figures.l2Bytes, cu::kAttributeL2CacheSize) ||
+      !attribute(&clusterLaunch, cu::kAttributeClusterLaunch) ||
       !cu.check(cu.cuDeviceGetName(name, sizeof(name) - 1, d->device_),
                 "cuDeviceGetName", error))
     return nullptr;
   d->computeCapability_ = major * 10 + minor;
+  d->multiprocessors_ = figures.multiprocessors;
   d->name_ = name;
   d->nvrtc_ = Nvrtc::open(error, options.nvrtc);
   if (!d->nvrtc_)
@@ -49,6 +61,15 @@ std::shared_ptr<CudaDevice> CudaDevice::open(std::string &error,
   d->target_ = d->nvrtc_->targetFor(d->computeCapability_, error);
   if (d->target_.empty())
     return nullptr;
+  figures.computeCapability = d->computeCapability_;
+  figures.clusterLaunch = clusterLaunch != 0;
+  std::optional<GpuTarget> target =
+      GpuTarget::fromDevice(figures, d->target_, error);
+  if (!target) {
+    error = std::string(name) + ": " + error;
+    return nullptr;
+  }
+  d->gpuTarget_ = std::move(*target);
   if (!cu.check(cu.cuDevicePrimaryCtxRetain(&d->context_, d->device_),
                 "cuDevicePrimaryCtxRetain", error))
     return nullptr;

@@ -24,16 +24,19 @@
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/ParseUtilities.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 
+#include <algorithm>
+
 using namespace mlir;
 using namespace mlir::nf;
 
-/// The architectures of a --cuda-arch list ("sm_80,sm_90,compute_90").
+/// The GPU targets of a --cuda-arch list ("sm_80,h100-pcie,compute_90").
 static SmallVector<std::string> splitArchs(StringRef list) {
   SmallVector<StringRef> parts;
   list.split(parts, ',', -1, /*KeepEmpty=*/false);
@@ -43,7 +46,16 @@ static SmallVector<std::string> splitArchs(StringRef list) {
   return archs;
 }
 
-/// `module` (nf ops, or kernels already lowered) printed as CUDA for `arch`.
+/// The part of a file name that stands for GPU target `text`: the text with
+/// each ':' a '.' ("sm_90.sms=114").
+static std::string fileStem(StringRef text) {
+  std::string stem = text.str();
+  std::replace(stem.begin(), stem.end(), ':', '.');
+  return stem;
+}
+
+/// `module` (nf ops, or kernels already lowered) printed as CUDA for the GPU
+/// target `arch`.
 static LogicalResult printForArch(ModuleOp module, const std::string &arch,
                                   llvm::raw_ostream &os) {
   bool hasKernels = false;
@@ -59,7 +71,7 @@ static LogicalResult printForArch(ModuleOp module, const std::string &arch,
       return failure();
   }
   CUDAEmitOptions options;
-  options.arch = arch;
+  options.target = arch;
   return translateToCUDA(module, os, options);
 }
 
@@ -81,15 +93,19 @@ static LogicalResult writeFile(Operation *op, const std::string &path,
 void nf::registerToCUDATranslation() {
   static llvm::cl::opt<std::string> archList(
       "cuda-arch",
-      llvm::cl::desc("GPU architectures, comma-separated: sm_XY (a cubin with "
-                     "--cuda-binaries) or compute_XY (PTX); XY at least 75. "
-                     "The first one's CUDA is printed; default sm_90"),
-      llvm::cl::init("sm_90"));
+      llvm::cl::desc("GPU targets, comma-separated: sm_XY (a cubin with "
+                     "--cuda-binaries) or compute_XY (PTX) with XY at least "
+                     "75, or a part (h100-pcie, a100, ...), each optionally "
+                     "with :key=value figures (sm_90:sms=114; "
+                     "normfuse/Runtime/GpuTarget.h). The first one's CUDA "
+                     "is printed; default sm_90"),
+      llvm::cl::init(normfuse::runtime::kDefaultGpuTarget));
   static llvm::cl::opt<std::string> binaries(
       "cuda-binaries",
       llvm::cl::desc("Compile ahead of time with NVRTC, for each --cuda-arch, "
-                     "into this folder: kernels.<arch>.cu and "
-                     "kernels.<arch>.cubin (sm_XY) or .ptx (compute_XY)"),
+                     "into this folder: kernels.<target>.cu and "
+                     "kernels.<target>.cubin (sm_XY) or .ptx (compute_XY), "
+                     "each ':' of the target a '.'"),
       llvm::cl::init(""));
   // A translation from the source text, not from a parsed module, so that
   // constructs that crash MLIR 19's parser are refused before it runs
@@ -121,11 +137,19 @@ void nf::registerToCUDATranslation() {
         SmallVector<std::string> archs = splitArchs(archList);
         if (archs.empty())
           return emitError(op->getLoc()) << "--cuda-arch names no architecture";
-        for (const std::string &arch : archs)
-          if (failed(cuda::TargetInfo::parse(arch)))
+        SmallVector<cuda::GpuTarget> targets;
+        llvm::StringSet<> stems;
+        for (const std::string &arch : archs) {
+          std::string error;
+          std::optional<cuda::GpuTarget> target =
+              cuda::GpuTarget::parse(arch, error);
+          if (!target)
+            return emitError(op->getLoc()) << "--cuda-arch: " << error;
+          if (!stems.insert(fileStem(arch)).second)
             return emitError(op->getLoc())
-                   << "--cuda-arch: '" << arch
-                   << "' is not sm_XY or compute_XY with XY at least 75";
+                   << "--cuda-arch names '" << arch << "' twice";
+          targets.push_back(*target);
+        }
         if (archs.size() > 1 && binaries.empty())
           return emitError(op->getLoc())
                  << "several --cuda-arch need "
@@ -155,13 +179,13 @@ void nf::registerToCUDATranslation() {
           if (!nvrtc)
             continue;
           std::string binary, error;
-          if (!nvrtc->compile(source, arch, binary, error))
+          if (!nvrtc->compile(source, targets[i].arch, binary, error))
             return emitError(op->getLoc())
                    << "NVRTC failed for " << arch << ":\n"
                    << error;
           llvm::SmallString<256> base(binaries.getValue());
-          llvm::sys::path::append(base, "kernels." + arch);
-          bool ptx = StringRef(arch).starts_with("compute_");
+          llvm::sys::path::append(base, "kernels." + fileStem(arch));
+          bool ptx = targets[i].isPtx();
           // PTX is text: without the NUL that ends NVRTC's buffer.
           if (ptx)
             binary = StringRef(binary).rtrim('\0').str();

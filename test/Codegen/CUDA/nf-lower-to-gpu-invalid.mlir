@@ -2,7 +2,7 @@
 // RUN: nf-opt %s --nf-lower-to-gpu -split-input-file -verify-diagnostics
 // RUN: not nf-opt %s --nf-lower-to-gpu=arch=sm_70 2>&1 | FileCheck %s --check-prefix=ARCH
 // RUN: not nf-opt %s --nf-lower-to-gpu=row-norm-schedule=tiles 2>&1 | FileCheck %s --check-prefix=SCHEDULE
-// ARCH: nf-lower-to-gpu: unknown GPU architecture 'sm_70' (expected sm_XY or compute_XY, 75 or newer)
+// ARCH: nf-lower-to-gpu: GPU target 'sm_70': architectures before sm_75 are not supported
 // SCHEDULE: nf-lower-to-gpu: unknown row-norm schedule 'tiles'
 
 // TOSA ops and arith/math ops on tensors run as linalg kernels

@@ -12,6 +12,8 @@
 #ifndef NORMFUSE_CODEGEN_CUDA_SCHEDULE_H
 #define NORMFUSE_CODEGEN_CUDA_SCHEDULE_H
 
+#include "normfuse/Runtime/GpuTarget.h"
+
 #include "mlir/IR/BuiltinTypeInterfaces.h"
 #include "mlir/IR/Types.h"
 #include "mlir/Support/LogicalResult.h"
@@ -22,26 +24,9 @@
 
 namespace mlir::nf::cuda {
 
-/// The GPU a kernel is generated for.
-struct TargetInfo {
-  /// 80 for sm_80, 90 for sm_90.
-  int64_t smVersion = 90;
-  static constexpr int64_t kWarpSize = 32;
-  static constexpr int64_t kMaxThreadsPerBlock = 1024;
-  /// The widest global load or store one thread issues.
-  static constexpr int64_t kMaxAccessBytes = 16;
-
-  /// "sm_80", "sm_90a", "compute_75" (the number is what matters); fails on
-  /// anything else and on architectures before sm_75.
-  static FailureOr<TargetInfo> parse(llvm::StringRef arch);
-
-  /// The multiprocessors of the architecture's flagship part (A100: 108,
-  /// H100: 132): what sizes the grids of kernels that loop over rows, so
-  /// each launch is about one full wave. A guess, not the device's count.
-  int64_t multiprocessors() const;
-  /// The threads one multiprocessor holds at once.
-  int64_t maxThreadsPerMultiprocessor() const;
-};
+/// The GPU a kernel is generated for (normfuse/Runtime/GpuTarget.h): its
+/// architecture, multiprocessors, registers, shared memory and L2.
+using normfuse::runtime::GpuTarget;
 
 /// How a forward norm over the trailing dimensions (layer_norm, rms_norm)
 /// runs: rows of `cols` elements, each normalized by `threadsPerRow` threads
@@ -137,7 +122,7 @@ FailureOr<ForcedRowNormKind> parseForcedRowNormKind(llvm::StringRef name);
 /// The schedule of a row norm with rows of `cols` elements (ShapedType's
 /// kDynamic when unknown) of `elementType`.
 RowNormSchedule
-selectRowNormSchedule(int64_t cols, Type elementType, const TargetInfo &target,
+selectRowNormSchedule(int64_t cols, Type elementType, const GpuTarget &target,
                       ForcedRowNormKind forced = ForcedRowNormKind::Auto);
 
 /// The schedule of a group or instance norm whose groups hold
@@ -154,7 +139,7 @@ selectRowNormSchedule(int64_t cols, Type elementType, const TargetInfo &target,
 /// ChannelsLastGroups keeps the split row (tests).
 RowNormSchedule
 selectGroupNormSchedule(int64_t elementsPerGroup, int64_t contiguous,
-                        Type elementType, const TargetInfo &target,
+                        Type elementType, const GpuTarget &target,
                         ForcedRowNormKind forced = ForcedRowNormKind::Auto,
                         int64_t nhwcChannels = ShapedType::kDynamic,
                         int64_t positions = ShapedType::kDynamic);
@@ -185,7 +170,7 @@ struct RowNormGradSchedule {
 /// loop over rows; streaming is taken as SplitRow.
 RowNormGradSchedule
 selectRowNormGradSchedule(int64_t cols, Type elementType,
-                          const TargetInfo &target,
+                          const GpuTarget &target,
                           ForcedRowNormKind forced = ForcedRowNormKind::Auto);
 
 /// How a per-channel reduction runs (bias_add_grad, and the statistics and
@@ -219,7 +204,7 @@ struct ChannelReductionSchedule {
 ChannelReductionSchedule
 selectChannelReductionSchedule(int64_t channels, int64_t inner,
                                bool channelsLast, Type elementType,
-                               const TargetInfo &target);
+                               const GpuTarget &target);
 
 /// How the partial sums of a channel reduction are added up per (image,
 /// channel) (ChannelSums.h, emitPartialTotals): a block per image and run
@@ -233,7 +218,7 @@ selectChannelReductionSchedule(int64_t channels, int64_t inner,
 struct PartialTotalsSchedule {
   int64_t warps = 8;
   int64_t unroll = 4;
-  int64_t blockSize() const { return warps * TargetInfo::kWarpSize; }
+  int64_t blockSize() const { return warps * GpuTarget::kWarpSize; }
   /// "partial-totals warps=8 unroll=4"
   std::string str() const;
 };
@@ -242,14 +227,14 @@ struct PartialTotalsSchedule {
 /// count is known only at run time): enough warps that each adds a few
 /// runs, at most a full block.
 PartialTotalsSchedule selectPartialTotalsSchedule(int64_t parts,
-                                                  const TargetInfo &target);
+                                                  const GpuTarget &target);
 
 /// The same for merging BatchNorm's moments (a count, a mean and an M2 a
 /// part, in `acc`): at most 16 warps (8 for f64), so that a thread's four
 /// slots of three values and Chan's formula stay in registers (at 32 warps
 /// a thread has 64 registers: f64 spilled).
 PartialTotalsSchedule selectMomentsMergeSchedule(int64_t parts, Type acc,
-                                                 const TargetInfo &target);
+                                                 const GpuTarget &target);
 
 /// How a linalg reduction runs (LowerLinalgReductions.cpp): each of
 /// `results` results combines `elements` elements.
@@ -285,7 +270,7 @@ LinalgReductionSchedule selectLinalgReductionSchedule(int64_t results,
                                                       int64_t elements,
                                                       bool contiguous,
                                                       bool tree,
-                                                      const TargetInfo &target);
+                                                      const GpuTarget &target);
 
 /// How an elementwise kernel runs: a grid-stride loop over the flattened
 /// tensor, `vectorWidth` elements per access.
@@ -311,7 +296,7 @@ struct PointwiseSchedule {
 /// can take a tail one element at a time), any size large enough gets
 /// 16-byte vectors; otherwise the vector width divides the size.
 PointwiseSchedule selectPointwiseSchedule(int64_t numElements, Type elementType,
-                                          const TargetInfo &target,
+                                          const GpuTarget &target,
                                           bool mayPeel = false);
 
 /// How a group or instance norm gradient runs (group_norm_grad,
@@ -341,7 +326,7 @@ struct GroupNormGradSchedule {
 GroupNormGradSchedule
 selectGroupNormGradSchedule(int64_t images, int64_t channels, int64_t spatial,
                             bool channelsLast, Type elementType,
-                            const TargetInfo &target);
+                            const GpuTarget &target);
 
 /// How a matrix product runs: matmul, and conv2d and its two gradients as
 /// implicit GEMMs (the operand tiles gathered from the images and filters
@@ -381,7 +366,7 @@ struct TiledProductSchedule {
   /// ptxas spilled the gathers' 64-bit index arithmetic at 48 registers.
   int64_t minBlocksPerMultiprocessor = 2;
   int64_t blockSize() const {
-    return kind == Kind::TensorCore ? TargetInfo::kWarpSize * warpsM * warpsN
+    return kind == Kind::TensorCore ? GpuTarget::kWarpSize * warpsM * warpsN
                                     : (tileM / threadM) * (tileN / threadN);
   }
   /// "tiled-product tile=128x128x8 thread=8x8", "tensor-core-product
@@ -391,9 +376,11 @@ struct TiledProductSchedule {
 
 /// Sets `s`'s tensor-core tile, stages and warps from "MxNxK/stages/WMxWN"
 /// ("128x256x32/3/2x4"); false where the text is not one the kernel can
-/// run. The environment variable NF_CUDA_TENSOR_CORE_TILE sets the tile of
+/// run on `target` (its stages within the shared memory a block may have).
+/// The environment variable NF_CUDA_TENSOR_CORE_TILE sets the tile of
 /// large tensor-core products this way, for tuning experiments.
-bool parseTensorCoreTile(llvm::StringRef text, TiledProductSchedule &s);
+bool parseTensorCoreTile(llvm::StringRef text, const GpuTarget &target,
+                         TiledProductSchedule &s);
 
 /// What the schedule of a product depends on.
 struct ProductShape {
@@ -411,7 +398,7 @@ struct ProductShape {
 
 /// The schedule of product `p` on `target`.
 TiledProductSchedule selectTiledProductSchedule(const ProductShape &p,
-                                                const TargetInfo &target);
+                                                const GpuTarget &target);
 
 } // namespace mlir::nf::cuda
 

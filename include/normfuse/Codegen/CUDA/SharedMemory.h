@@ -13,6 +13,8 @@
 #ifndef NORMFUSE_CODEGEN_CUDA_SHAREDMEMORY_H
 #define NORMFUSE_CODEGEN_CUDA_SHAREDMEMORY_H
 
+#include "normfuse/Runtime/GpuTarget.h"
+
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "llvm/ADT/SmallVector.h"
 
@@ -20,8 +22,10 @@
 
 namespace mlir::nf::cuda {
 
+using normfuse::runtime::GpuTarget;
+
 /// The most shared memory a kernel declares statically.
-constexpr int64_t kMaxStaticSharedBytes = 48 * 1024;
+constexpr int64_t kMaxStaticSharedBytes = GpuTarget::kStaticSharedBytesPerBlock;
 
 struct SharedMemoryLayout {
   /// Each workgroup buffer's byte offset.
