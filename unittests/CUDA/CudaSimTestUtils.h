@@ -25,16 +25,19 @@ namespace nftest {
 
 /// The cuda-sim JIT whose row norms follow `schedule` ("auto", "warp-rows",
 /// "block-row-registers", "block-row-streaming", "split-row"), running
-/// nf-fuse-pipeline first when `fuse`.
-inline normfuse::jit::JIT &simJIT(const std::string &schedule = "auto",
-                                  bool fuse = false) {
+/// nf-fuse-pipeline first when `fuse`, generating kernels for GPU target
+/// `gpu` (a few SMs make small products count as large).
+inline normfuse::jit::JIT &
+simJIT(const std::string &schedule = "auto", bool fuse = false,
+       const std::string &gpu = normfuse::runtime::kDefaultGpuTarget) {
   static std::mutex mutex;
   static std::map<std::string, std::unique_ptr<normfuse::jit::JIT>> jits;
   std::lock_guard<std::mutex> lock(mutex);
-  auto &jit = jits[schedule + (fuse ? "/fused" : "")];
+  auto &jit = jits[schedule + (fuse ? "/fused/" : "/") + gpu];
   if (!jit) {
     normfuse::jit::Options options;
     options.target = normfuse::jit::Target::CUDASim;
+    options.cuda.arch = gpu;
     options.cuda.rowNormSchedule = schedule;
     options.fuse = fuse;
     jit = std::make_unique<normfuse::jit::JIT>(options);
@@ -45,8 +48,9 @@ inline normfuse::jit::JIT &simJIT(const std::string &schedule = "auto",
 /// Compiles `fn` of `ir` for the simulator or fails the test.
 inline std::shared_ptr<normfuse::jit::CudaSimKernel>
 compileForSim(const std::string &ir, const std::string &fn,
-              const std::string &schedule = "auto", bool fuse = false) {
-  auto kernel = simJIT(schedule, fuse).compile(ir, fn);
+              const std::string &schedule = "auto", bool fuse = false,
+              const std::string &gpu = normfuse::runtime::kDefaultGpuTarget) {
+  auto kernel = simJIT(schedule, fuse, gpu).compile(ir, fn);
   if (!kernel) {
     ADD_FAILURE() << llvm::toString(kernel.takeError()) << "\nIR:\n" << ir;
     return nullptr;

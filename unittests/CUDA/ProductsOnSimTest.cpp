@@ -48,6 +48,11 @@ struct TensorCoreCase {
   /// NF_CUDA_TENSOR_CORE_TILE while the case compiles (`tile` is then the
   /// whole schedule after "tile=").
   const char *tileEnvironment = nullptr;
+  /// An NCHW convolution read from channels-last copies of its input and
+  /// filter: two copy kernels before the product.
+  bool channelsLast = false;
+  /// The GPU target the kernels are made for, where not the default.
+  const char *gpu = nullptr;
 };
 
 ConvAttrs nhwc(std::array<int64_t, 2> strides, std::array<int64_t, 4> padding,
@@ -215,20 +220,41 @@ std::vector<TensorCoreCase> cases() {
                              12, 3, 3, nhwc({2, 2}, {1, 1, 1, 1}, {1, 1})};
     all.push_back(conv);
   }
-  // NCHW: the input (or dy) gathered one element at a time, the filter's
-  // rows of K by cp.async (forward), the result's channels a plane apart
-  // (single-element stores, a bias along axis 1).
+  // NCHW forward with input channels a multiple of 8: the input and
+  // filter copied channels-last (NHWC, OHWI) first, then staged by
+  // cp.async; the result's channels a plane apart (single-element stores,
+  // a bias along axis 1).
   conv.op = Op::Conv;
   conv.name = "convNCHWStride2PadBiasRelu";
   conv.dtype = DType::F16;
   conv.geometry = {2, 16, 24, 9, 7, 3, 3, nchw({2, 2}, {1, 1, 1, 2}, {1, 1})};
   conv.epilogue = Epilogue::BiasRelu;
+  conv.channelsLast = true;
   all.push_back(conv);
   conv.name = "convNCHWDilated_bf16";
   conv.dtype = DType::BF16;
   conv.geometry = {1, 8, 40, 10, 11, 3, 2, nchw({1, 1}, {2, 0, 1, 1}, {2, 3})};
   conv.epilogue = Epilogue::None;
   all.push_back(conv);
+  // A 1 x 1 filter over a plane of 49 (no whole runs along M): copied too,
+  // with tiles of the copy cut at 40 channels and 49 positions.
+  conv.name = "convNCHWPointwiseOddPlane";
+  conv.dtype = DType::F16;
+  conv.geometry = {3, 40, 24, 7, 7, 1, 1, nchw({1, 1}, {0, 0, 0, 0}, {1, 1})};
+  all.push_back(conv);
+  // Other channel counts: the input gathered one element at a time.
+  conv.channelsLast = false;
+  conv.name = "convNCHWTwelveChannelsBiasRelu";
+  conv.geometry = {2, 12, 24, 9, 7, 3, 3, nchw({2, 2}, {1, 1, 1, 2}, {1, 1})};
+  conv.epilogue = Epilogue::BiasRelu;
+  all.push_back(conv);
+  // A 1 x 1 filter at stride 1 over planes of 64: the input is A stored
+  // K-major, staged in place 16 bytes at a time (steadily: K = 64).
+  conv.name = "convNCHWPointwise_bf16";
+  conv.dtype = DType::BF16;
+  conv.geometry = {2, 64, 24, 8, 8, 1, 1, nchw({1, 1}, {0, 0, 0, 0}, {1, 1})};
+  all.push_back(conv);
+  conv.epilogue = Epilogue::None;
   conv.op = Op::ConvGradInput;
   conv.name = "convGradInputNCHWStride2";
   conv.dtype = DType::F16;
@@ -249,6 +275,26 @@ std::vector<TensorCoreCase> cases() {
   conv.geometry = {1, 64, 16, 6, 6, 3, 3, nchw({1, 1}, {1, 1, 1, 1}, {1, 1})};
   conv.epilogue = Epilogue::BiasRelu;
   conv.splitK = 2;
+  conv.channelsLast = true;
+  all.push_back(conv);
+  // On a GPU of one or two SMs a few tiles make a wave: large products 64
+  // or fewer wide take 128 x 64 tiles (64 x 128 for 64 or fewer rows), here
+  // with partial tiles in M, N and K.
+  TensorCoreCase narrow{
+      "narrowN_m600n40k96", DType::F16, {{600, 96}, {96, 40}}};
+  narrow.epilogue = Epilogue::BiasGeluTanh;
+  narrow.tile = "128x64x32";
+  narrow.gpu = "sm_90:sms=2";
+  all.push_back(narrow);
+  narrow = {"narrowM_m48n300k80_bf16", DType::BF16, {{48, 80}, {80, 300}}};
+  narrow.tile = "64x128x32";
+  narrow.gpu = "sm_90:sms=2";
+  all.push_back(narrow);
+  conv.name = "convNCHWNarrowTile";
+  conv.splitK = 1;
+  conv.tile = "128x64x32";
+  conv.gpu = "sm_90:sms=1";
+  conv.geometry = {2, 16, 24, 9, 7, 3, 3, nchw({2, 2}, {1, 1, 1, 2}, {1, 1})};
   all.push_back(conv);
   return all;
 }
@@ -396,10 +442,15 @@ double gelu(double x, bool tanhForm) {
 void checkAgainstFloat64(const TensorCoreCase &c, const std::string &schedule,
                          unsigned seed) {
   std::string ir = caseIR(c);
-  auto sim = compileForSim(ir, "f", "auto", /*fuse=*/true);
+  auto sim =
+      compileForSim(ir, "f", "auto", /*fuse=*/true,
+                    c.gpu ? c.gpu : normfuse::runtime::kDefaultGpuTarget);
   ASSERT_TRUE(sim);
-  EXPECT_EQ(sim->getPlan().steps.size(), c.splitK > 1 ? 2u : 1u)
+  EXPECT_EQ(sim->getPlan().steps.size(),
+            (c.splitK > 1 ? 2u : 1u) + (c.channelsLast ? 2u : 0u))
       << sim->getPlan().str();
+  EXPECT_EQ(sim->getSource().find("channels-last-copy") != std::string::npos,
+            c.channelsLast);
   EXPECT_NE(sim->getSource().find(schedule + "\n"), std::string::npos)
       << schedule << " is not in\n"
       << sim->getSource();

@@ -38,6 +38,7 @@
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <functional>
+#include <tuple>
 
 using namespace mlir;
 using namespace mlir::nf;
@@ -184,10 +185,11 @@ void markIndex32(Kernel &k, const Product &p, int64_t copies) {
 /// pointwise `epilogue` (whose operands are the outer tensors
 /// `epilogueOperands`, one per step or null) applied before the store;
 /// returns the result tensor.
-Value emitProduct(OpBuilder &b, Operation *op, const Product &p,
+Value emitProduct(OpBuilder &b, Operation *op, const Product &inPlace,
                   ArrayRef<PointwiseStep> epilogue,
                   const GPULoweringOptions &options, llvm::StringRef name) {
   Location loc = op->getLoc();
+  Product p = inPlace;
   auto module = op->getParentOfType<ModuleOp>();
   Type storage = p.resultType.getElementType();
   Type operandElement = getElementTypeOrSelf(p.a.getType());
@@ -212,6 +214,19 @@ Value emitProduct(OpBuilder &b, Operation *op, const Product &p,
        p.consecutiveColumns},
       options.target);
   int64_t threads = s.blockSize();
+  // The tensor-core kernel reads an NCHW convolution that allows it from
+  // channels-last copies of its operands (the schedule is the same).
+  if (p.channelsLast && s.kind == TiledProductSchedule::Kind::TensorCore) {
+    const ChannelsLastOperands &cl = *p.channelsLast;
+    std::tie(aBuffer, bBuffer) =
+        cl.copy(b, loc, op, aBuffer, bBuffer, sizes, options.target);
+    p.loadA = cl.loadA;
+    p.loadB = cl.loadB;
+    p.layoutA = cl.layoutA;
+    p.layoutB = cl.layoutB;
+    p.kStrideA = cl.kStrideA;
+    p.kStrideB = cl.kStrideB;
+  }
 
   auto resultType = MemRefType::get(p.resultType.getShape(), storage);
   SmallVector<Value> dynamicSizes;
@@ -449,6 +464,52 @@ struct ConvShape {
   }
 };
 
+/// Elements of a 16-byte run of f16/bf16: what the tensor-core kernel
+/// stages by one cp.async.
+constexpr int64_t kWholeRun = 8;
+
+/// How the tensor-core kernel reads an NCHW convolution of `channels` input
+/// channels (a multiple of kWholeRun) and filter rows of `k` elements from
+/// channels-last copies: an NHWC input, whose channels at a tap are
+/// consecutive, and an OHWI filter, whose K order is then the NHWC input's
+/// (the taps, then the channels). The result stays NCHW.
+std::shared_ptr<ChannelsLastOperands>
+channelsLastOperands(const ConvParams &params, int64_t channels, int64_t k) {
+  using Runs = OperandLayout::Runs;
+  ConvParams nhwc = params;
+  nhwc.nchw = false;
+  auto cl = std::make_shared<ChannelsLastOperands>();
+  cl->layoutA = {Runs::Columns, channels, kConvSizes + 1};
+  cl->layoutB = {Runs::Rows, k, kK};
+  cl->loadA = [=](OpBuilder &b, Location loc, ArrayRef<Value> z, Value,
+                  Value row, Value col) -> Access {
+    IndexMath im{b, loc};
+    return ConvShape::at(nhwc, z).inputAt(im, row, col);
+  };
+  cl->loadB = [=](OpBuilder &b, Location loc, ArrayRef<Value> z, Value,
+                  Value row, Value col) -> Access {
+    IndexMath im{b, loc};
+    return {im.madd(col, z[kK], row), Value()};
+  };
+  cl->kStrideB = [](OpBuilder &b, Location loc, ArrayRef<Value>) {
+    return IndexMath{b, loc}.c(1);
+  };
+  cl->copy = [](OpBuilder &b, Location loc, Operation *op, Value x, Value w,
+                ArrayRef<Value> z, const GpuTarget &target) {
+    IndexMath im{b, loc};
+    // n, c, o, the input's, the filter's and the output's spatial sizes.
+    ArrayRef<Value> s = z.drop_front(kConvSizes);
+    Value input =
+        emitChannelsLastCopy(b, loc, op, "input_nhwc", flatten(b, loc, x), s[0],
+                             s[1], im.product(s[3], s[4]), target);
+    Value filter =
+        emitChannelsLastCopy(b, loc, op, "filter_ohwi", flatten(b, loc, w),
+                             s[2], s[1], im.product(s[5], s[6]), target);
+    return std::make_pair(input, filter);
+  };
+  return cl;
+}
+
 FailureOr<Product> getProduct(Conv2DOp op) {
   Product p;
   p.resultType = cast<RankedTensorType>(op.getResult().getType());
@@ -473,17 +534,42 @@ FailureOr<Product> getProduct(Conv2DOp op) {
   if (filter.hasStaticShape())
     k = filter.getDimSize(1) * filter.getDimSize(2) * filter.getDimSize(3);
   p.layoutB = {Runs::Rows, k, kK};
+  auto input = cast<RankedTensorType>(op.getInput().getType());
+  int64_t channels = input.getDimSize(params.channelDim());
+  int64_t plane = ShapedType::kDynamic;
+  if (!ShapedType::isDynamic(input.getDimSize(params.spatialDim(0))) &&
+      !ShapedType::isDynamic(input.getDimSize(params.spatialDim(1))))
+    plane = input.getDimSize(params.spatialDim(0)) *
+            input.getDimSize(params.spatialDim(1));
+  // A 1 x 1 filter at stride 1 without padding reads input element
+  // (n, k, position m of the image): an NCHW input is then A stored
+  // K-major, its runs an image's plane.
+  int64_t kh = params.nchw ? 2 : 1;
+  bool pointwise = filter.getDimSize(kh) == 1 &&
+                   filter.getDimSize(kh + 1) == 1 && params.stride[0] == 1 &&
+                   params.stride[1] == 1 &&
+                   llvm::all_of(op.getPadding(), [](int64_t p) { return !p; });
   if (!params.nchw) {
     // NHWC input: K runs over the taps and then the channels, so the
     // channels of one tap are consecutive.
-    auto input = cast<RankedTensorType>(op.getInput().getType());
     p.layoutA = {Runs::Columns, input.getShape().back(), kConvSizes + 1};
+  } else if (pointwise && !ShapedType::isDynamic(plane) &&
+             plane % kWholeRun == 0) {
+    p.layoutA = {Runs::Rows, plane, kM};
+    p.kStrideA = [plane](OpBuilder &b, Location loc, ArrayRef<Value>) {
+      return IndexMath{b, loc}.c(plane);
+    };
+    p.consecutiveColumns = false;
   } else {
     // NCHW input: neighbouring output positions (M) read neighbouring
     // input elements, but for strides and padding; gathered one element
     // at a time. The result's channels are a plane apart.
     p.layoutA = {Runs::Rows, 1, kM};
     p.consecutiveColumns = false;
+    Type element = input.getElementType();
+    if ((element.isF16() || element.isBF16()) &&
+        !ShapedType::isDynamic(channels) && channels % kWholeRun == 0)
+      p.channelsLast = channelsLastOperands(params, channels, k);
   }
   p.loadA = [=](OpBuilder &b, Location loc, ArrayRef<Value> z, Value, Value row,
                 Value col) -> Access {
@@ -499,7 +585,6 @@ FailureOr<Product> getProduct(Conv2DOp op) {
   p.kStrideB = [](OpBuilder &b, Location loc, ArrayRef<Value>) {
     return IndexMath{b, loc}.c(1);
   };
-  auto input = cast<RankedTensorType>(op.getInput().getType());
   if (input.hasStaticShape() && filter.hasStaticShape() &&
       type.hasStaticShape()) {
     // Output positions up to a tile (256) past the last: images up to

@@ -16,6 +16,8 @@
 #include "normfuse/Codegen/Common/FusedGroups.h"
 
 #include <functional>
+#include <memory>
+#include <utility>
 
 namespace mlir::nf::cuda {
 
@@ -57,6 +59,27 @@ struct OperandLayout {
   unsigned runSize = kK;
 };
 
+struct Product;
+
+/// An NCHW convolution read another way: its input and filter copied
+/// channels-last first (NHWC and OHWI, by emitChannelsLastCopy), so that
+/// the tensor-core kernel stages both 16 bytes at a time rather than
+/// gathering the input element by element. What differs from the product
+/// read in place: the operands' accesses and layouts, and the copies.
+struct ChannelsLastOperands {
+  AccessFn loadA, loadB;
+  OperandLayout layoutA, layoutB;
+  std::function<Value(OpBuilder &, Location, ArrayRef<Value>)> kStrideA,
+      kStrideB;
+  /// Emits the copies of the operand buffers `a` and `b` (host buffers,
+  /// the product's sizes `sizes` on the host) before the product; returns
+  /// the copies (flat).
+  std::function<std::pair<Value, Value>(OpBuilder &, Location, Operation *,
+                                        Value a, Value b, ArrayRef<Value> sizes,
+                                        const GpuTarget &)>
+      copy;
+};
+
 /// A product as the kernels see it: its sizes, the operands' and the
 /// result's accesses, and the operands' layouts.
 struct Product {
@@ -80,6 +103,8 @@ struct Product {
   /// matmul's, an NHWC convolution's), so that neighbouring columns are
   /// one access; not an NCHW convolution's channels.
   bool consecutiveColumns = true;
+  /// Where set, the tensor-core kernel reads the operands this way.
+  std::shared_ptr<ChannelsLastOperands> channelsLast;
 };
 
 /// A product kernel being built: its operand and result buffers, its sizes
@@ -131,6 +156,14 @@ struct TileOrigin {
 };
 TileOrigin tileOrigin(IndexMath &im, Value t, Value tilesM, Value tilesN,
                       int64_t tileM, int64_t tileN);
+
+/// A copy of the flat buffer `source`, [outer][channels][plane] elements
+/// (sizes on the host), as [outer][plane][channels] in a new flat temporary,
+/// by one kernel named after `op` and `what`.
+Value emitChannelsLastCopy(OpBuilder &b, Location loc, Operation *op,
+                           llvm::StringRef what, Value source, Value outer,
+                           Value channels, Value plane,
+                           const GpuTarget &target);
 
 /// `x < bound` (unsigned), with a constant bound folded in.
 Value lessThan(OpBuilder &b, Location loc, Value x, Value bound);

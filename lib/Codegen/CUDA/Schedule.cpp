@@ -632,6 +632,13 @@ TiledProductSchedule cuda::selectTiledProductSchedule(const ProductShape &p,
     bool large = tiles(batch, 1) * tiles(m, 128) * tiles(n, 128) >=
                  target.multiprocessors;
     s.tileM = s.tileN = large ? 128 : 64;
+    // A large product 64 or fewer wide (a convolution to 64 channels)
+    // takes 128 x 64 tiles of 64 x 32 warps: a 128-wide tile would stage
+    // and multiply as many columns of zeros.
+    if (large && n != ShapedType::kDynamic && n <= 64)
+      s.tileN = 64;
+    else if (large && m != ShapedType::kDynamic && m <= 64)
+      s.tileM = 64;
     s.minBlocksPerMultiprocessor = 1;
     if (std::optional<TiledProductSchedule> o = tensorCoreTileOverride(target);
         o && large) {

@@ -164,10 +164,11 @@ func.func @conv_nhwc(%x: tensor<2x9x7x16xf16>, %w: tensor<24x3x3x16xf16>, %dy: t
   return %y, %dx, %dw : tensor<2x5x4x24xf16>, tensor<2x9x7x16xf16>, tensor<24x3x3x16xf16>
 }
 
-// NCHW: the input gathered one element at a time (neighbouring positions
-// along M: staged K-major, ldmatrix .trans), the OIHW filter's rows of K
-// by cp.async; the result's channels are a plane apart, so each element
-// is stored alone.
+// NCHW of 10 channels (no channels-last copy: nf-lower-to-gpu-conv-nchw.mlir):
+// the input gathered one element at a time (neighbouring positions along
+// M: staged K-major, ldmatrix .trans), the OIHW filter's rows of K = 40 by
+// cp.async; the result's channels are a plane apart, so each element is
+// stored alone.
 // CHECK-LABEL: gpu.func @conv_nchw_conv2d
 // CHECK-SAME: nf.schedule = "tensor-core-product
 // CHECK: memref.load {{.+}} : memref<?xf16>
@@ -180,9 +181,9 @@ func.func @conv_nhwc(%x: tensor<2x9x7x16xf16>, %w: tensor<24x3x3x16xf16>, %dy: t
 // CHECK: memref.store {{.+}} : memref<?xf16>
 // CHECK-NOT: vector.store
 // CHECK: gpu.return
-func.func @conv_nchw(%x: tensor<1x16x8x8xf16>, %w: tensor<8x16x3x3xf16>) -> tensor<1x8x6x6xf16> {
-  %y = nf.conv2d %x, %w : tensor<1x16x8x8xf16>, tensor<8x16x3x3xf16> -> tensor<1x8x6x6xf16>
-  return %y : tensor<1x8x6x6xf16>
+func.func @conv_nchw(%x: tensor<1x10x8x8xf16>, %w: tensor<8x10x2x2xf16>) -> tensor<1x8x7x7xf16> {
+  %y = nf.conv2d %x, %w : tensor<1x10x8x8xf16>, tensor<8x10x2x2xf16> -> tensor<1x8x7x7xf16>
+  return %y : tensor<1x8x7x7xf16>
 }
 
 // Offsets past 2^31 (A has 2^31 elements) or sizes known only at run time
