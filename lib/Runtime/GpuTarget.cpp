@@ -295,6 +295,31 @@ int64_t GpuTarget::blocksPerMultiprocessor(int64_t threadsPerBlock) const {
                                         std::max<int64_t>(1, threadsPerBlock)));
 }
 
+GpuTarget::Occupancy GpuTarget::occupancy(int64_t threadsPerBlock,
+                                          int64_t registersPerThread,
+                                          int64_t sharedBytes) const {
+  int64_t warps =
+      std::max<int64_t>(1, (threadsPerBlock + kWarpSize - 1) / kWarpSize);
+  Occupancy o{maxThreadsPerMultiprocessor / (warps * kWarpSize), "threads"};
+  auto limit = [&](int64_t blocks, const char *why) {
+    if (blocks < o.blocks)
+      o = {blocks, why};
+  };
+  limit(maxBlocksPerMultiprocessor, "blocks");
+  if (registersPerThread > 0) {
+    // Registers are allocated to warps 256 at a time.
+    int64_t perWarp = (registersPerThread * kWarpSize + 255) / 256 * 256;
+    limit(registersPerMultiprocessor / perWarp / warps, "registers");
+  }
+  int64_t reserved = smVersion >= 80 ? 1024 : 0;
+  if (sharedBytes > 0 || reserved > 0)
+    limit(sharedBytes > sharedBytesPerBlock
+              ? 0
+              : sharedBytesPerMultiprocessor / (sharedBytes + reserved),
+          "shared memory");
+  return o;
+}
+
 bool GpuTarget::operator==(const GpuTarget &o) const {
   return arch == o.arch && smVersion == o.smVersion &&
          multiprocessors == o.multiprocessors &&

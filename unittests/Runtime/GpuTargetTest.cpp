@@ -168,6 +168,32 @@ TEST(GpuTargetTest, BlocksPerMultiprocessorHonourBothLimits) {
   EXPECT_EQ(parseOrFail("l4").blocksPerMultiprocessor(32), 24);
 }
 
+TEST(GpuTargetTest, OccupancyFollowsCudasRules) {
+  GpuTarget h100 = parseOrFail("h100-sxm");
+  auto blocks = [](GpuTarget::Occupancy o) {
+    return std::to_string(o.blocks) + " " + o.limit;
+  };
+  EXPECT_EQ(blocks(h100.occupancy(256, 32, 0)), "8 threads");
+  EXPECT_EQ(blocks(h100.occupancy(256, 64, 0)), "4 registers");
+  // 33 registers take 40 a thread (1280 a warp, 256 at a time): 6 blocks,
+  // not the 7 that 33 x 256 would give.
+  EXPECT_EQ(blocks(h100.occupancy(256, 33, 0)), "6 registers");
+  // 45 KiB + 1 KiB reserved a block: 4 in 228 KiB, not 5.
+  EXPECT_EQ(blocks(h100.occupancy(128, 32, 45 * 1024)), "4 shared memory");
+  EXPECT_EQ(blocks(h100.occupancy(32, 16, 0)), "32 blocks");
+  // The tensor-core matmul as Nsight Compute saw it on an H200: 239
+  // registers (240 allocated) x 128 threads, 48 KiB: 2 blocks an SM.
+  EXPECT_EQ(blocks(h100.occupancy(128, 239, 48 * 1024)), "2 registers");
+  // 48 KiB + 1 KiB reserved a block: 4 of them in 228 KiB.
+  EXPECT_EQ(blocks(h100.occupancy(128, 64, 48 * 1024)), "4 shared memory");
+  EXPECT_EQ(blocks(h100.occupancy(128, 64, 228 * 1024)), "0 shared memory");
+  // A T4 reserves none, and holds 1024 threads.
+  EXPECT_EQ(blocks(parseOrFail("t4").occupancy(256, 0, 16 * 1024)),
+            "4 threads");
+  EXPECT_EQ(blocks(parseOrFail("t4").occupancy(256, 0, 32 * 1024)),
+            "2 shared memory");
+}
+
 TEST(GpuTargetTest, ArchitectureVersions) {
   EXPECT_EQ(parseArchVersion("sm_90"), 90);
   EXPECT_EQ(parseArchVersion("sm_90a"), 90);

@@ -105,6 +105,21 @@ struct GpuTarget {
   /// by its thread and block limits alone (registers and shared memory
   /// aside).
   int64_t blocksPerMultiprocessor(int64_t threadsPerBlock) const;
+  /// What limits the blocks of a kernel resident on one multiprocessor.
+  struct Occupancy {
+    int64_t blocks = 0;
+    /// "threads", "blocks", "registers" or "shared memory": the limit
+    /// reached first.
+    const char *limit = "threads";
+  };
+  /// The blocks of a kernel of `threadsPerBlock` threads, each using
+  /// `registersPerThread` registers (0: unknown, not counted) and
+  /// `sharedBytes` of shared memory a block, that one multiprocessor holds
+  /// at once (CUDA's occupancy rules: registers allocated 256 a warp, 1 KiB
+  /// of shared memory reserved a block from sm_80 on). 0 where one block
+  /// does not fit.
+  Occupancy occupancy(int64_t threadsPerBlock, int64_t registersPerThread,
+                      int64_t sharedBytes) const;
 
   bool operator==(const GpuTarget &other) const;
   bool operator!=(const GpuTarget &other) const { return !(*this == other); }

@@ -12,6 +12,7 @@
 #ifndef NORMFUSE_RUNTIME_NVRTC_H
 #define NORMFUSE_RUNTIME_NVRTC_H
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -53,8 +54,25 @@ public:
   bool compile(const std::string &source, const std::string &arch,
                std::string &binary, std::string &error) const;
 
+  /// What ptxas reported for one kernel.
+  struct KernelResources {
+    int64_t registers = 0;
+    int64_t spillBytes = 0; ///< spill stores and loads
+  };
+  /// Compiles `source` for the real architecture `arch` (sm_XY) with
+  /// ptxas' report and reads each kernel's registers and spills off it, by
+  /// kernel name; false with the reason otherwise.
+  bool kernelResources(const std::string &source, const std::string &arch,
+                       std::map<std::string, KernelResources> &resources,
+                       std::string &error) const;
+
 private:
   Nvrtc() = default;
+  /// compile() with `extraFlag` (if not null) among the options, the
+  /// program's log in `log` (if not null) on success too.
+  bool compileWith(const std::string &source, const std::string &arch,
+                   const char *extraFlag, std::string &binary, std::string *log,
+                   std::string &error) const;
   void *handle_ = nullptr;
   int major_ = 0, minor_ = 0;
   std::vector<int> archs_;

@@ -146,6 +146,67 @@ std::string Nvrtc::optionsFor(const std::string &arch) const {
 
 bool Nvrtc::compile(const std::string &source, const std::string &arch,
                     std::string &binary, std::string &error) const {
+  return compileWith(source, arch, nullptr, binary, nullptr, error);
+}
+
+bool Nvrtc::kernelResources(const std::string &source, const std::string &arch,
+                            std::map<std::string, KernelResources> &resources,
+                            std::string &error) const {
+  if (arch.rfind("sm_", 0) != 0) {
+    error = "ptxas reports registers for a real architecture (sm_XY), not '" +
+            arch + "'";
+    return false;
+  }
+  std::string binary, log;
+  if (!compileWith(source, arch, "--ptxas-options=-v", binary, &log, error))
+    return false;
+  // "ptxas info    : Compiling entry function 'k' for 'sm_90'", then
+  // "... N bytes spill stores, M bytes spill loads" and "Used R registers".
+  std::string kernel;
+  auto numberBefore = [](const std::string &line, const std::string &word) {
+    size_t at = line.find(word);
+    if (at == std::string::npos || at < 2)
+      return int64_t(-1);
+    size_t end = at - 1, start = end;
+    while (start > 0 && line[start - 1] >= '0' && line[start - 1] <= '9')
+      --start;
+    if (start == end || end - start > 12)
+      return int64_t(-1);
+    return int64_t(std::stoll(line.substr(start, end - start)));
+  };
+  size_t pos = 0;
+  while (pos < log.size()) {
+    size_t end = log.find('\n', pos);
+    std::string line = log.substr(
+        pos, end == std::string::npos ? std::string::npos : end - pos);
+    pos = end == std::string::npos ? log.size() : end + 1;
+    const std::string entry = "Compiling entry function '";
+    if (size_t at = line.find(entry); at != std::string::npos) {
+      size_t first = at + entry.size();
+      kernel = line.substr(first, line.find('\'', first) - first);
+      resources[kernel];
+      continue;
+    }
+    if (kernel.empty())
+      continue;
+    KernelResources &r = resources[kernel];
+    if (int64_t n = numberBefore(line, "registers"); n >= 0)
+      r.registers = n;
+    int64_t stores = numberBefore(line, "bytes spill stores");
+    int64_t loads = numberBefore(line, "bytes spill loads");
+    if (stores >= 0 && loads >= 0)
+      r.spillBytes = stores + loads;
+  }
+  if (resources.empty()) {
+    error = "ptxas reported no kernels";
+    return false;
+  }
+  return true;
+}
+
+bool Nvrtc::compileWith(const std::string &source, const std::string &arch,
+                        const char *extraFlag, std::string &binary,
+                        std::string *log, std::string &error) const {
   bool ptx = arch.rfind("compute_", 0) == 0;
   if (!ptx && arch.rfind("sm_", 0) != 0) {
     error = "not a CUDA architecture: '" + arch +
@@ -162,8 +223,18 @@ bool Nvrtc::compile(const std::string &source, const std::string &arch,
   }
   std::string archFlag = "--gpu-architecture=" + arch;
   std::string include = "--include-path=" + includeDir_;
-  const char *flags[] = {archFlag.c_str(), "--std=c++17", include.c_str()};
-  status = compileProgram_(program, 3, flags);
+  const char *flags[] = {archFlag.c_str(), "--std=c++17", include.c_str(),
+                         extraFlag};
+  status = compileProgram_(program, extraFlag ? 4 : 3, flags);
+  if (status == 0 && log) {
+    size_t logSize = 0;
+    log->clear();
+    if (getProgramLogSize_(program, &logSize) == 0 && logSize > 1) {
+      log->resize(logSize);
+      if (getProgramLog_(program, log->data()) != 0)
+        log->clear();
+    }
+  }
   if (status != 0) {
     size_t logSize = 0;
     std::string log;

@@ -17,7 +17,9 @@
 #include "normfuse/Support/UpstreamGuards.h"
 #include "normfuse/Support/UpstreamIRGuards.h"
 #include "normfuse/Target/CUDAEmitter.h"
+#include "normfuse/Target/GpuCost.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
@@ -32,6 +34,7 @@
 #include "llvm/Support/ToolOutputFile.h"
 
 #include <algorithm>
+#include <map>
 
 using namespace mlir;
 using namespace mlir::nf;
@@ -90,6 +93,87 @@ static LogicalResult writeFile(Operation *op, const std::string &path,
   return success();
 }
 
+/// The module of the main file of `sourceMgr`, parsed and verified, or
+/// null after an error: constructs that crash MLIR 19's parser are refused
+/// before it runs (normfuse/Support/UpstreamGuards.h), as nf-opt does.
+static OwningOpRef<Operation *>
+parseForTool(const std::shared_ptr<llvm::SourceMgr> &sourceMgr,
+             MLIRContext *context) {
+  const llvm::MemoryBuffer *text =
+      sourceMgr->getMemoryBuffer(sourceMgr->getMainFileID());
+  if (auto crash = normfuse::findUpstreamCrash(text->getBuffer(),
+                                               text->getBufferIdentifier())) {
+    llvm::errs() << *crash << "\n";
+    return nullptr;
+  }
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  context->appendDialectRegistry(registry);
+  OwningOpRef<Operation *> parsed = parseSourceFileForTool(
+      sourceMgr, ParserConfig(context), /*insertImplicitModule=*/true);
+  if (!parsed) // the parser verifies too
+    return nullptr;
+  if (failed(normfuse::checkUpstreamIRCrashes(parsed.get())))
+    return nullptr;
+  if (!isa<ModuleOp>(parsed.get())) {
+    emitError(parsed->getLoc()) << "expected a builtin.module";
+    return nullptr;
+  }
+  return parsed;
+}
+
+/// The report of nf-gpu-cost for `module` on the first target of `archs`.
+static LogicalResult printCost(ModuleOp module, ArrayRef<std::string> archs,
+                               llvm::raw_ostream &os) {
+  if (archs.empty())
+    return emitError(module.getLoc()) << "--cuda-arch names no architecture";
+  std::string error;
+  std::optional<cuda::GpuTarget> target =
+      cuda::GpuTarget::parse(archs.front(), error);
+  if (!target)
+    return emitError(module.getLoc()) << "--cuda-arch: " << error;
+  llvm::StringMap<unsigned> outputs;
+  for (auto f : module.getOps<func::FuncOp>()) {
+    outputs[f.getName()] = f.getNumResults();
+    // The costs are of one launch plan: sizes must be known.
+    for (auto [i, type] : llvm::enumerate(f.getFunctionType().getInputs()))
+      if (auto shaped = dyn_cast<ShapedType>(type);
+          shaped && !shaped.hasStaticShape())
+        return emitError(f.getLoc())
+               << "nf-gpu-cost needs static shapes: argument #" << i << " of @"
+               << f.getName() << " is " << type;
+  }
+  std::string source;
+  llvm::raw_string_ostream sourceOs(source);
+  if (failed(printForArch(module, archs.front(), sourceOs)))
+    return failure();
+  // Registers from ptxas where NVRTC is at hand and the target is real.
+  llvm::StringMap<int64_t> registers;
+  std::string from;
+  auto nvrtc = normfuse::runtime::Nvrtc::open(error);
+  if (!nvrtc) {
+    from = "unknown (" + error +
+           "): blocks/SM count threads, blocks and "
+           "shared memory only";
+  } else if (target->isPtx()) {
+    from = "unknown (" + target->arch +
+           " is PTX): blocks/SM count threads, blocks and shared memory only";
+  } else {
+    std::map<std::string, normfuse::runtime::Nvrtc::KernelResources> res;
+    if (!nvrtc->kernelResources(source, target->arch, res, error))
+      return emitError(module.getLoc()) << error;
+    for (const auto &[name, r] : res)
+      registers[name] = r.registers;
+    from = "from ptxas (" + nvrtc->version() + ", " + target->arch + ")";
+  }
+  FailureOr<std::vector<FunctionCost>> costs =
+      estimateGpuCost(module, *target, outputs, registers);
+  if (failed(costs))
+    return failure();
+  printGpuCost(*costs, *target, from, os);
+  return success();
+}
+
 void nf::registerToCUDATranslation() {
   static llvm::cl::opt<std::string> archList(
       "cuda-arch",
@@ -114,26 +198,11 @@ void nf::registerToCUDATranslation() {
       "nf-to-cuda", "print nf kernels as CUDA C++",
       [](const std::shared_ptr<llvm::SourceMgr> &sourceMgr,
          llvm::raw_ostream &os, MLIRContext *context) -> LogicalResult {
-        const llvm::MemoryBuffer *text =
-            sourceMgr->getMemoryBuffer(sourceMgr->getMainFileID());
-        if (auto crash = normfuse::findUpstreamCrash(
-                text->getBuffer(), text->getBufferIdentifier())) {
-          llvm::errs() << *crash << "\n";
-          return failure();
-        }
-        DialectRegistry registry;
-        registerAllDialects(registry);
-        context->appendDialectRegistry(registry);
-        OwningOpRef<Operation *> parsed = parseSourceFileForTool(
-            sourceMgr, ParserConfig(context), /*insertImplicitModule=*/true);
-        if (!parsed) // the parser verifies too
+        OwningOpRef<Operation *> parsed = parseForTool(sourceMgr, context);
+        if (!parsed)
           return failure();
         Operation *op = parsed.get();
-        if (failed(normfuse::checkUpstreamIRCrashes(op)))
-          return failure();
-        auto module = dyn_cast<ModuleOp>(op);
-        if (!module)
-          return emitError(op->getLoc()) << "expected a builtin.module";
+        auto module = cast<ModuleOp>(op);
         SmallVector<std::string> archs = splitArchs(archList);
         if (archs.empty())
           return emitError(op->getLoc()) << "--cuda-arch names no architecture";
@@ -196,5 +265,17 @@ void nf::registerToCUDATranslation() {
         }
         os << printed;
         return success();
+      });
+  TranslateRegistration cost(
+      "nf-gpu-cost",
+      "print each CUDA kernel's predicted cost on the first --cuda-arch "
+      "target: grid, registers, blocks an SM, waves, bytes",
+      [](const std::shared_ptr<llvm::SourceMgr> &sourceMgr,
+         llvm::raw_ostream &os, MLIRContext *context) -> LogicalResult {
+        OwningOpRef<Operation *> parsed = parseForTool(sourceMgr, context);
+        if (!parsed)
+          return failure();
+        return printCost(cast<ModuleOp>(parsed.get()), splitArchs(archList),
+                         os);
       });
 }
