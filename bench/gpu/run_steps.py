@@ -42,8 +42,8 @@ sys.path.insert(0, HERE)
 
 # step: (default time box in s, or None for "what is left")
 BOXES = {"lit": 30, "references": 60, "check": 80, "gtest": 75, "onnx": 20, "pytest": 30, "nvrtc": 25,
-         "sweep": None, "sanitizers": None}
-ORDER = ["lit", "references", "check", "gtest", "onnx", "pytest", "nvrtc", "sweep", "sanitizers"]
+         "cost": 20, "sweep": None, "sanitizers": None}
+ORDER = ["lit", "references", "check", "gtest", "onnx", "pytest", "nvrtc", "cost", "sweep", "sanitizers"]
 # Kept back from the sweep for the sanitizers, and from everything for the
 # report.
 SANITIZER_RESERVE_S = 60
@@ -273,6 +273,11 @@ def main() -> int:
         elif name == "nvrtc":
             e = run.step(name, [py, f"{HERE}/nvrtc_costs.py", "--target", args.target, "--jsonl",
                                 f"{args.tmp}/nvrtc.jsonl"], box(name), records="nvrtc")
+        elif name == "cost":
+            # The predicted costs (docs/CUDA.md "Predicted costs") for this
+            # GPU, in the log beside what the sweep measures.
+            e = run.step(name, [f"{HERE}/gpu_cost.sh", os.path.dirname(bin_("nf-run")), args.target],
+                         box(name))
         elif name == "sweep":
             reserve = SANITIZER_RESERVE_S if (cuda and "sanitizers" in steps) else 0
             sweep_box = float(os.environ.get("NF_GPU_BOX_SWEEP", 0)) or (run.left() - reserve - REPORT_RESERVE_S)

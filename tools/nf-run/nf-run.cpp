@@ -14,6 +14,7 @@
 
 #include "normfuse/JIT/CudaKernel.h"
 #include "normfuse/JIT/JIT.h"
+#include "normfuse/Runtime/CudaDevice.h"
 #include "normfuse/Runtime/HostMemory.h"
 #include "normfuse/Runtime/PackageFiles.h"
 #include "normfuse/Support/Npy.h"
@@ -72,6 +73,9 @@ runtime, as nf-package-run does.
   --bf16-from-f32     convert f32 input files to bf16 where the function
                       takes bf16 (otherwise bf16 is read as ml_dtypes saves
                       it, descr '<V2')
+  --gpu-target        print this machine's GPU as a GPU target (the text
+                      --cuda-arch and nf-translate take: its architecture,
+                      SMs, registers, shared memory, L2) and exit
   --help              this text
 )";
 
@@ -95,6 +99,7 @@ struct Arguments {
   int threads = 0;
   int64_t vectorWidth = 0;
   bool bf16FromF32 = false, fuse = true, noBufferCache = false, help = false;
+  bool printGpuTarget = false;
 };
 } // namespace
 
@@ -126,6 +131,7 @@ static std::string parseArguments(int argc, char **argv, Arguments &args) {
                  : name == "no-fuse"         ? (setTo = false, &args.fuse)
                  : name == "bf16-from-f32"   ? &args.bf16FromF32
                  : name == "no-buffer-cache" ? &args.noBufferCache
+                 : name == "gpu-target"      ? &args.printGpuTarget
                                              : nullptr;
     if (flag) {
       if (inlineValue)
@@ -174,7 +180,7 @@ static std::string parseArguments(int argc, char **argv, Arguments &args) {
     if (!err.empty())
       return err;
   }
-  if (args.help)
+  if (args.help || args.printGpuTarget)
     return "";
   if (args.inputFile.empty())
     return "no .mlir file given (see --help)";
@@ -229,6 +235,17 @@ int main(int argc, char **argv) {
     return fail(err);
   if (args.help) {
     llvm::outs() << kUsage;
+    return 0;
+  }
+  if (args.printGpuTarget) {
+    // The GPU as the cuda target generates kernels for it.
+    std::string error;
+    runtime::CudaDeviceOptions deviceOptions;
+    deviceOptions.cacheDirectory = "";
+    auto device = runtime::CudaDevice::open(error, deviceOptions);
+    if (!device)
+      return fail("--gpu-target: the GPU cannot be used: " + error);
+    llvm::outs() << device->gpuTarget().str() << "\n";
     return 0;
   }
   if (llvm::sys::fs::is_directory(args.inputFile))
