@@ -9,17 +9,9 @@
 #ifndef NORMFUSE_INITALL_H
 #define NORMFUSE_INITALL_H
 
-namespace mlir {
-class DialectRegistry;
-} // namespace mlir
+#include "normfuse/InitDialects.h"
 
 namespace mlir::nf {
-
-/// Adds the nf dialect and the upstream dialects normfuse consumes or
-/// produces: func, arith, math, tensor, tosa, linalg, scf, memref,
-/// bufferization, vector, llvm and omp; and the bufferization models of
-/// arith, func, scf and tensor ops.
-void registerAllDialects(DialectRegistry &registry);
 
 /// Registers the passes nf-opt offers: normfuse's own passes and pipelines,
 /// the upstream generic transforms (canonicalize, cse, inline, symbol-dce,

@@ -13,7 +13,7 @@
 #include "normfuse/Target/CUDAEmitter.h"
 #include "normfuse/Codegen/CUDA/SharedMemory.h"
 #include "normfuse/Codegen/Pipelines.h"
-#include "normfuse/InitAll.h"
+#include "normfuse/InitDialects.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"

@@ -12,7 +12,7 @@
 
 #include "normfuse/Codegen/CUDA/Schedule.h"
 #include "normfuse/Codegen/Pipelines.h"
-#include "normfuse/InitAll.h"
+#include "normfuse/InitDialects.h"
 #include "normfuse/Runtime/Nvrtc.h"
 #include "normfuse/Support/UpstreamGuards.h"
 #include "normfuse/Support/UpstreamIRGuards.h"
@@ -60,7 +60,8 @@ static std::string fileStem(StringRef text) {
 /// `module` (nf ops, or kernels already lowered) printed as CUDA for the GPU
 /// target `arch`.
 static LogicalResult printForArch(ModuleOp module, const std::string &arch,
-                                  llvm::raw_ostream &os) {
+                                  llvm::raw_ostream &os,
+                                  bool allowNoKernels = false) {
   bool hasKernels = false;
   module.walk([&](gpu::GPUFuncOp) { hasKernels = true; });
   if (!hasKernels) {
@@ -75,6 +76,7 @@ static LogicalResult printForArch(ModuleOp module, const std::string &arch,
   }
   CUDAEmitOptions options;
   options.target = arch;
+  options.allowNoKernels = allowNoKernels;
   return translateToCUDA(module, os, options);
 }
 
@@ -145,13 +147,19 @@ static LogicalResult printCost(ModuleOp module, ArrayRef<std::string> archs,
   }
   std::string source;
   llvm::raw_string_ostream sourceOs(source);
-  if (failed(printForArch(module, archs.front(), sourceOs)))
+  // A function that launches nothing costs nothing.
+  if (failed(printForArch(module, archs.front(), sourceOs,
+                          /*allowNoKernels=*/true)))
     return failure();
   // Registers from ptxas where NVRTC is at hand and the target is real.
   llvm::StringMap<int64_t> registers;
   std::string from;
+  bool hasKernels = false;
+  module.walk([&](gpu::GPUFuncOp) { hasKernels = true; });
   auto nvrtc = normfuse::runtime::Nvrtc::open(error);
-  if (!nvrtc) {
+  if (!hasKernels) {
+    from = "(no kernels)";
+  } else if (!nvrtc) {
     from = "unknown (" + error +
            "): blocks/SM count threads, blocks and "
            "shared memory only";

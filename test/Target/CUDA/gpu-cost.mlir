@@ -38,3 +38,8 @@ func.func @mm(%a: tensor<4096x4096xf16>, %b: tensor<4096x4096xf16>) -> tensor<40
 
 // DYNAMIC: error: nf-gpu-cost needs static shapes: argument #0 of @dyn is 'tensor<?x64xf32>'
 // TARGET: error: --cuda-arch: unknown GPU target 'v100'
+
+// Nothing to launch costs nothing.
+// RUN: echo 'func.func @none() { return }' | nf-translate --nf-gpu-cost | FileCheck %s --check-prefix=NONE
+// NONE: registers (no kernels)
+// NONE: @none: 0 launches, 0.000 MB by the kernels, 0.000 MB in and out
