@@ -30,6 +30,9 @@ static constexpr int64_t kLinalgWarpRowMaxElements = 2048;
 static constexpr int64_t kWarpRowMaxElements = 1024;
 /// Threads of a block that normalizes several short rows.
 static constexpr int64_t kWarpRowsBlockSize = 256;
+/// Threads of a block that holds one row in registers, where the row's
+/// vectors fit (kMaxElementsPerThread elements a thread).
+static constexpr int64_t kBlockRowThreads = 256;
 /// The most row elements one thread keeps in registers (f32 each): beyond
 /// this a row is streamed.
 static constexpr int64_t kMaxElementsPerThread = 32;
@@ -148,9 +151,12 @@ forcedKind(ForcedRowNormKind forced) {
 
 /// Shapes `s` (of kind WarpRows or BlockRowInRegisters) to hold a row of
 /// `vectors` vectors in registers: a power-of-two part of a warp per row
-/// with 256-thread blocks, or a block of whole warps with as few vectors a
-/// thread as at most 1024 threads allow.
-static void shapeRowInRegisters(RowNormSchedule &s, int64_t vectors) {
+/// with 256-thread blocks, or a block of whole warps: kBlockRowThreads
+/// threads with up to `maxVectorsPerThread` vectors each (several loads in
+/// flight a thread, fewer threads in each block-wide reduction), more
+/// threads (up to 1024) only for rows longer than that.
+static void shapeRowInRegisters(RowNormSchedule &s, int64_t vectors,
+                                int64_t maxVectorsPerThread) {
   if (s.kind == RowNormSchedule::Kind::WarpRows) {
     s.threadsPerRow =
         std::min<int64_t>(GpuTarget::kWarpSize,
@@ -160,8 +166,11 @@ static void shapeRowInRegisters(RowNormSchedule &s, int64_t vectors) {
     s.rowsPerBlock = kWarpRowsBlockSize / s.threadsPerRow;
     return;
   }
-  int64_t perThread = std::max<int64_t>(
-      1, llvm::divideCeil(vectors, GpuTarget::kMaxThreadsPerBlock));
+  int64_t perThread =
+      std::clamp<int64_t>(llvm::divideCeil(vectors, kBlockRowThreads), 1,
+                          std::max<int64_t>(1, maxVectorsPerThread));
+  perThread = std::max<int64_t>(
+      perThread, llvm::divideCeil(vectors, GpuTarget::kMaxThreadsPerBlock));
   s.vectorsPerThread = perThread;
   s.threadsPerRow =
       llvm::alignTo(std::max<int64_t>(1, llvm::divideCeil(vectors, perThread)),
@@ -208,7 +217,7 @@ RowNormSchedule cuda::selectRowNormSchedule(int64_t cols, Type elementType,
   switch (kind) {
   case Kind::WarpRows:
   case Kind::BlockRowInRegisters:
-    shapeRowInRegisters(s, vectors);
+    shapeRowInRegisters(s, vectors, maxVectorsPerThread);
     if (s.peeled && s.threadsPerRow < s.vectorWidth) {
       // A head and a tail element per thread at most.
       s.threadsPerRow = s.vectorWidth;
@@ -253,9 +262,10 @@ cuda::selectGroupNormSchedule(int64_t elementsPerGroup, int64_t contiguous,
       !ShapedType::isDynamic(elementsPerGroup) &&
       elementsPerGroup <= kWarpRowMaxElements) {
     s.kind = RowNormSchedule::Kind::WarpRows;
-    shapeRowInRegisters(s,
-                        llvm::divideCeil(std::max<int64_t>(1, elementsPerGroup),
-                                         s.vectorWidth));
+    shapeRowInRegisters(
+        s,
+        llvm::divideCeil(std::max<int64_t>(1, elementsPerGroup), s.vectorWidth),
+        kMaxElementsPerThread / s.vectorWidth);
     return s;
   }
   // NHWC: a block across the channels of each position, whole vectors of
@@ -357,7 +367,7 @@ RowNormGradSchedule cuda::selectRowNormGradSchedule(int64_t cols,
   switch (kind) {
   case Kind::WarpRows:
   case Kind::BlockRowInRegisters:
-    shapeRowInRegisters(s, vectors);
+    shapeRowInRegisters(s, vectors, maxVectorsPerThread);
     break;
   default: {
     bool small = forced != ForcedRowNormKind::Auto;

@@ -39,11 +39,11 @@ func.func @rows_of_128_f32(%dy: tensor<64x128xf32>, %x: tensor<64x128xf32>, %m: 
   %dx, %ds, %db = nf.layer_norm_grad %dy, %x, %m, %r {axis = 1 : i64} : (tensor<64x128xf32>, tensor<64x128xf32>, tensor<64x1xf32>, tensor<64x1xf32>) -> (tensor<64x128xf32>, tensor<128xf32>, tensor<128xf32>)
   return %dx, %ds, %db : tensor<64x128xf32>, tensor<128xf32>, tensor<128xf32>
 }
-// 512 vectors of 8 bf16: a block of 512 threads per row, one vector each.
+// 512 vectors of 8 bf16: a block of 256 threads per row, two vectors each.
 // CHECK-LABEL: gpu.func @rows_of_4096_bf16_rms_norm_grad(
-// CHECK-SAME: known_block_size = array<i32: 512, 1, 1>
-// SM90-SAME: nf.schedule = "block-row-registers threads-per-row=512 rows-per-block=1 vector=8 registers=1 chunk=4096 max-blocks=528"
-// SM80-SAME: max-blocks=432"
+// CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
+// SM90-SAME: nf.schedule = "block-row-registers threads-per-row=256 rows-per-block=1 vector=8 registers=2 chunk=4096 max-blocks=1056"
+// SM80-SAME: max-blocks=864"
 func.func @rows_of_4096_bf16(%dy: tensor<64x4096xbf16>, %x: tensor<64x4096xbf16>, %r: tensor<64x1xf32>, %s: tensor<4096xbf16>) -> (tensor<64x4096xbf16>, tensor<4096xf32>) {
   %dx, %ds = nf.rms_norm_grad %dy, %x, %r scale %s {axis = 1 : i64} : (tensor<64x4096xbf16>, tensor<64x4096xbf16>, tensor<64x1xf32>, tensor<4096xbf16>) -> (tensor<64x4096xbf16>, tensor<4096xf32>)
   return %dx, %ds : tensor<64x4096xbf16>, tensor<4096xf32>

@@ -26,9 +26,11 @@ func.func @rows_of_1024_bf16(%x: tensor<64x1024xbf16>) -> tensor<64x1024xbf16> {
   %y, %r = nf.rms_norm %x {axis = 1 : i64} : (tensor<64x1024xbf16>) -> (tensor<64x1024xbf16>, tensor<64x1xf32>)
   return %y : tensor<64x1024xbf16>
 }
+// A block of 256 threads a row, two vectors of 8 each (more loads in
+// flight a thread, fewer threads in each reduction).
 // CHECK-LABEL: gpu.func @rows_of_4096_bf16_rms_norm
-// CHECK-SAME: known_block_size = array<i32: 512, 1, 1>
-// CHECK-SAME: nf.schedule = "block-row-registers threads-per-row=512 rows-per-block=1 vector=8 registers=1"
+// CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
+// CHECK-SAME: nf.schedule = "block-row-registers threads-per-row=256 rows-per-block=1 vector=8 registers=2"
 func.func @rows_of_4096_bf16(%x: tensor<64x4096xbf16>) -> tensor<64x4096xbf16> {
   %y, %r = nf.rms_norm %x {axis = 1 : i64} : (tensor<64x4096xbf16>) -> (tensor<64x4096xbf16>, tensor<64x1xf32>)
   return %y : tensor<64x4096xbf16>
@@ -50,9 +52,9 @@ func.func @rows_of_65536_f32(%x: tensor<4x65536xf32>) -> tensor<4x65536xf32> {
 }
 // An odd length: no vector divides it; rows are peeled (16-byte vectors
 // from each row's first 16-byte boundary, single elements before and
-// after): 640 vectors of 8 at most, a vector a thread.
+// after): 640 vectors of 8 at most, three a thread (224 threads).
 // CHECK-LABEL: gpu.func @rows_of_5121_f16_layer_norm
-// CHECK-SAME: nf.schedule = "block-row-registers threads-per-row=640 rows-per-block=1 vector=8 registers=1 peeled"
+// CHECK-SAME: nf.schedule = "block-row-registers threads-per-row=224 rows-per-block=1 vector=8 registers=3 peeled"
 func.func @rows_of_5121_f16(%x: tensor<4x5121xf16>) -> tensor<4x5121xf16> {
   %y, %m, %r = nf.layer_norm %x {axis = 1 : i64} : (tensor<4x5121xf16>) -> (tensor<4x5121xf16>, tensor<4x1xf32>, tensor<4x1xf32>)
   return %y : tensor<4x5121xf16>

@@ -10,7 +10,7 @@
 // CHECK: gpu.launch_func @nf_kernels::@block_row_rms_norm blocks in (%{{.+}}, %{{.+}}, %{{.+}}) threads in (%{{.+}}, %{{.+}}, %{{.+}}) args(%[[FLAT]] : memref<?xf32>
 // CHECK: gpu.module @nf_kernels
 // CHECK: gpu.func @block_row_rms_norm(%{{.+}}: memref<?xf32>, %{{.+}}: memref<?xf32>, %{{.+}}: memref<?xf32>, %{{.+}}: memref<?xf32>, %{{.+}}: index, %{{.+}}: index)
-// CHECK-SAME: workgroup(%[[SCRATCH:.+]] : memref<16xf32, #gpu.address_space<workgroup>>)
+// CHECK-SAME: workgroup(%[[SCRATCH:.+]] : memref<8xf32, #gpu.address_space<workgroup>>)
 // CHECK-SAME: kernel
 // CHECK: gpu.thread_id x
 // CHECK: gpu.block_id x
