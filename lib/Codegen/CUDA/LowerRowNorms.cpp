@@ -660,7 +660,8 @@ SmallVector<Value> emitRowNorm(OpBuilder &b, NormOp op, Operation *before,
                                : ShapedType::kDynamic;
     spec.schedule = selectGroupNormSchedule(
         cols, contiguous, element, options.target, options.rowNorm,
-        nhwcChannels, constantOr(im.product(images, spatial)));
+        nhwcChannels, constantOr(im.product(images, spatial)),
+        constantOr(rows));
   } else {
     for (int64_t d = axis; d < rank; ++d) {
       if (type.isDynamicDim(d)) {

@@ -251,7 +251,7 @@ RowNormSchedule
 cuda::selectGroupNormSchedule(int64_t elementsPerGroup, int64_t contiguous,
                               Type elementType, const GpuTarget &target,
                               ForcedRowNormKind forced, int64_t nhwcChannels,
-                              int64_t positions) {
+                              int64_t positions, int64_t groups) {
   RowNormSchedule s;
   s.vectorWidth = vectorWidthFor(contiguous, elementType);
   // A small group (an instance norm of a 7x7 to 28x28 image) is a warp's,
@@ -325,6 +325,20 @@ cuda::selectGroupNormSchedule(int64_t elementsPerGroup, int64_t contiguous,
   s.chunkElements =
       s.threadsPerRow * s.vectorWidth *
       (small ? kForcedSplitVectorsPerThread : kSplitVectorsPerThread);
+  // Too few groups to fill the SMs (batch 1 of a UNet's NCHW GroupNorm: 32
+  // groups, 128 blocks of full chunks): smaller chunks, so that the blocks
+  // about fill them once, none under one sweep of the block.
+  if (forced == ForcedRowNormKind::Auto && !ShapedType::isDynamic(groups) &&
+      !ShapedType::isDynamic(elementsPerGroup) && groups > 0) {
+    int64_t sweep = s.threadsPerRow * s.vectorWidth;
+    int64_t resident =
+        target.multiprocessors * target.blocksPerMultiprocessor(s.blockSize());
+    if (groups * llvm::divideCeil(elementsPerGroup, s.chunkElements) < resident)
+      s.chunkElements = std::clamp<int64_t>(
+          llvm::alignTo(llvm::divideCeil(groups * elementsPerGroup, resident),
+                        sweep),
+          sweep, s.chunkElements);
+  }
   return s;
 }
 

@@ -80,3 +80,13 @@ func.func @rows_of_2_f64(%x: tensor<64x2x3xf64>) -> tensor<64x2x3xf64> {
   %y, %m, %r = nf.layer_norm %x {axis = 1 : i64} : (tensor<64x2x3xf64>) -> (tensor<64x2x3xf64>, tensor<64x1x1xf64>, tensor<64x1x1xf64>)
   return %y : tensor<64x2x3xf64>
 }
+
+// A batch-1 NCHW GroupNorm (32 groups of 2 x 4096 f32): 32 groups of one
+// 16384-element chunk would be 32 blocks; chunks of one sweep (512 threads
+// x 4) make 128.
+// CHECK-LABEL: gpu.func @nchw_group_norm_batch1_group_norm_partial
+// CHECK-SAME: nf.schedule = "split-row threads-per-row=512 rows-per-block=1 vector=4 registers=0 chunk=2048"
+func.func @nchw_group_norm_batch1(%x: tensor<1x64x64x64xf32>) -> tensor<1x64x64x64xf32> {
+  %y, %m, %r = nf.group_norm %x {num_groups = 32 : i64} : (tensor<1x64x64x64xf32>) -> (tensor<1x64x64x64xf32>, tensor<1x32xf32>, tensor<1x32xf32>)
+  return %y : tensor<1x64x64x64xf32>
+}

@@ -135,14 +135,17 @@ selectRowNormSchedule(int64_t cols, Type elementType, const GpuTarget &target,
 /// `nhwcChannels` (kDynamic otherwise) whose vectors a block's threads
 /// span, the split is ChannelsLastGroups, its parts sized from the
 /// `positions` (images times spatial size, kDynamic if unknown) to fill
-/// the target's SMs once. A forced kind other than Auto and
-/// ChannelsLastGroups keeps the split row (tests).
+/// the target's SMs once. A split row of `groups` groups in all (images
+/// times groups, kDynamic if unknown) too few to fill the SMs at its usual
+/// chunk takes smaller chunks, down to one sweep of its block. A forced
+/// kind other than Auto and ChannelsLastGroups keeps the split row (tests).
 RowNormSchedule
 selectGroupNormSchedule(int64_t elementsPerGroup, int64_t contiguous,
                         Type elementType, const GpuTarget &target,
                         ForcedRowNormKind forced = ForcedRowNormKind::Auto,
                         int64_t nhwcChannels = ShapedType::kDynamic,
-                        int64_t positions = ShapedType::kDynamic);
+                        int64_t positions = ShapedType::kDynamic,
+                        int64_t groups = ShapedType::kDynamic);
 
 /// How the gradient of a trailing-axis norm (layer_norm_grad,
 /// rms_norm_grad) runs. The kernel that writes dx holds a chunk of a row in
