@@ -303,6 +303,19 @@ func.func @f(%x: tensor<?x?x?x5xf32>, %w: tensor<6x3x3x5xf32>, %b: tensor<6xf32>
 })mlir",
                     {{{2, 9, 7, 5}, {6, 3, 3, 5}, {6}},
                      {{1, 4, 11, 5}, {6, 3, 3, 5}, {6}}}},
+        // 16 input channels: the input and filter copied channels-last by
+        // kernels that take the batch and spatial sizes at run time.
+        DynamicCase{"conv2d_nchw_f16_channels_last_copies",
+                    R"mlir(
+func.func @f(%x: tensor<?x16x?x?xf16>, %w: tensor<24x16x3x3xf16>)
+    -> tensor<?x24x?x?xf16> {
+  %y = nf.conv2d %x, %w {padding = array<i64: 1, 1, 0, 2>} : tensor<?x16x?x?xf16>, tensor<24x16x3x3xf16> -> tensor<?x24x?x?xf16>
+  return %y : tensor<?x24x?x?xf16>
+})mlir",
+                    {{{2, 16, 9, 7}, {24, 16, 3, 3}},
+                     {{1, 16, 33, 40}, {24, 16, 3, 3}}},
+                    1e-3,
+                    {{{2, 24, 9, 7}}, {{1, 24, 33, 40}}}},
         DynamicCase{
             "conv2d_nchw_grads",
             R"mlir(
