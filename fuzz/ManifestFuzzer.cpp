@@ -2,7 +2,9 @@
 //
 // Part of normfuse. Any text goes through readManifest: it returns a
 // package or an error, never crashes; a package it accepts writes a
-// manifest that reads back to the same text.
+// manifest that reads back to the same text, and its plans resolve for a
+// device of one resident block and of the planned count, or refuse to,
+// without crashing.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,5 +21,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   auto again = normfuse::runtime::readManifest(written, error);
   if (!again || normfuse::runtime::writeManifest(*again) != written)
     std::abort(); // what we write, we must read back the same
+  for (const normfuse::runtime::PackageEntry &entry : package->entries)
+    for (bool one : {true, false}) {
+      normfuse::runtime::LaunchPlan plan = entry.plan;
+      normfuse::runtime::resolveResidencies(
+          plan,
+          [&](const normfuse::runtime::Residency &r) {
+            return one ? int64_t(1) : r.planned;
+          },
+          error);
+    }
   return 0;
 }

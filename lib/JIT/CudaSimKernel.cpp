@@ -14,7 +14,7 @@ using namespace normfuse::runtime;
 
 CudaSimKernel::CudaSimKernel(std::string name, Signature signature,
                              std::string source, LaunchPlan plan,
-                             std::unique_ptr<SimModule> module)
+                             std::shared_ptr<SimModule> module)
     : CudaPlanKernel(std::move(name), std::move(signature), std::move(source),
                      std::move(plan)),
       module(std::move(module)) {}
@@ -45,4 +45,14 @@ llvm::Error CudaSimKernel::runInSimulator(llvm::ArrayRef<TensorRef> inputs,
   if (!runPlanInSimulator(*module, plan, in, out, error, order, stats))
     return llvm::createStringError("@%s: %s", name.c_str(), error.c_str());
   return llvm::Error::success();
+}
+
+llvm::Expected<std::shared_ptr<CudaSimKernel>> CudaSimKernel::withResidency(
+    const std::function<int64_t(const Residency &)> &resident) const {
+  LaunchPlan resolved = plan;
+  std::string error;
+  if (!resolveResidencies(resolved, resident, error))
+    return llvm::createStringError("@%s: %s", name.c_str(), error.c_str());
+  return std::make_shared<CudaSimKernel>(name, signature, source,
+                                         std::move(resolved), module);
 }

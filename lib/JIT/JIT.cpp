@@ -525,6 +525,10 @@ JIT::Impl::lowerForCuda(mlir::ModuleOp module, llvm::StringRef function,
   if (!gpuModule)
     return makeError("loading the CUDA of @" + function + " on " +
                      (*gpu)->name() + " failed: " + error);
+  // Persistent grids from the compiled kernels' occupancy on this device.
+  if (!gpuModule->resolve(lowered->plan, error))
+    return makeError("sizing the grids of @" + function + " on " +
+                     (*gpu)->name() + " failed: " + error);
   return std::make_shared<CudaKernel>(
       function.str(), signature, std::move(lowered->source),
       std::move(lowered->plan), std::move(gpuModule));

@@ -33,9 +33,20 @@ constexpr int64_t kMaxDim = std::numeric_limits<unsigned>::max();
 bool readArg(Reader &r, const Json &j, const std::string &path,
              const LaunchPlan &plan, const std::vector<size_t> &constantBytes,
              LaunchArg &arg) {
+  // An integer computed when the plan is resolved: {"integer": v,
+  // "computed": i}.
+  if (j.kind == Json::Kind::Object && j.object.size() == 2 &&
+      j.object.count("integer") && j.object.count("computed")) {
+    arg.kind = LaunchArg::Kind::Integer;
+    return r.integer(j, "integer", std::numeric_limits<int64_t>::min(), kMaxInt,
+                     path, arg.value) &&
+           r.integer(j, "computed", 0, int64_t(plan.integers.size()) - 1, path,
+                     arg.computed);
+  }
   if (j.kind != Json::Kind::Object || j.object.size() != 1)
     return r.failAt(path, "is not one of {\"buffer\": i}, {\"temporary\": i}, "
-                          "{\"constant\": i}, {\"integer\": v}"),
+                          "{\"constant\": i}, {\"integer\": v}, "
+                          "{\"integer\": v, \"computed\": i}"),
            false;
   const std::string &key = j.object.begin()->first;
   if (key == "buffer") {
@@ -89,6 +100,77 @@ bool readDims(Reader &r, const Json &entry, const std::string &key,
   return true;
 }
 
+/// A list of integers from -1 to `size` - 1 (computed indexes).
+bool readIndexes(Reader &r, const Json &array, const std::string &path,
+                 int64_t size, std::vector<int64_t> &out) {
+  for (const Json &v : array.array) {
+    if (v.kind != Json::Kind::Integer || v.integer < -1 || v.integer >= size)
+      return r.failAt(path, "holds something that is not -1 or an integer of "
+                            "the plan"),
+             false;
+    out.push_back(v.integer);
+  }
+  return true;
+}
+
+/// The plan's optional "residencies" and "integers" (LaunchPlan.h).
+bool readComputed(Reader &r, const Json &j, const std::string &path,
+                  LaunchPlan &plan) {
+  if (j.object.count("residencies")) {
+    const Json *list = r.field(j, "residencies", Json::Kind::Array, path);
+    for (size_t i = 0; list && i < list->array.size(); ++i) {
+      std::string at = path + ".residencies[" + std::to_string(i) + "]";
+      const Json &e = list->array[i];
+      const Json *kernel = r.field(e, "kernel", Json::Kind::String, at);
+      int64_t block, shared, planned;
+      if (!kernel || !r.integer(e, "block", 1, kMaxDim, at, block) ||
+          !r.integer(e, "shared_memory_bytes", 0, kMaxInt, at, shared) ||
+          !r.integer(e, "planned", 1, kMaxInt, at, planned))
+        return false;
+      plan.residencies.push_back(
+          {kernel->string, unsigned(block), size_t(shared), planned});
+    }
+    if (!list)
+      return false;
+  }
+  if (j.object.count("integers")) {
+    const Json *list = r.field(j, "integers", Json::Kind::Array, path);
+    for (size_t i = 0; list && i < list->array.size(); ++i) {
+      std::string at = path + ".integers[" + std::to_string(i) + "]";
+      const Json &e = list->array[i];
+      PlanInteger n;
+      if (e.kind != Json::Kind::Array || e.array.empty() ||
+          e.array[0].kind != Json::Kind::String ||
+          !PlanInteger::fromName(e.array[0].string, n.op))
+        return r.failAt(at, "is not [\"operation\", operands...]"), false;
+      bool leaf = n.op == PlanInteger::Op::Constant ||
+                  n.op == PlanInteger::Op::Resident;
+      size_t operands = leaf ? 1 : size_t(PlanInteger::numOperands(n.op));
+      if (e.array.size() != operands + 1)
+        return r.failAt(at, "does not have " + std::to_string(operands) +
+                                " operands"),
+               false;
+      for (size_t o = 0; o < operands; ++o) {
+        if (e.array[o + 1].kind != Json::Kind::Integer)
+          return r.failAt(at, "has an operand that is not an integer"), false;
+        n.operands[o] = e.array[o + 1].integer;
+      }
+      plan.integers.push_back(n);
+    }
+    if (!list)
+      return false;
+  }
+  if (j.object.count("temporary_computed")) {
+    const Json *list =
+        r.field(j, "temporary_computed", Json::Kind::Array, path);
+    if (!list ||
+        !readIndexes(r, *list, path + ".temporary_computed",
+                     int64_t(plan.integers.size()), plan.temporaryComputed))
+      return false;
+  }
+  return true;
+}
+
 bool readPlan(Reader &r, const Json &j, const std::string &path,
               const std::vector<size_t> &constantBytes, LaunchPlan &plan) {
   int64_t numInputs;
@@ -109,7 +191,8 @@ bool readPlan(Reader &r, const Json &j, const std::string &path,
       out->push_back(size_t(v.integer));
     }
   if (!r.integer(j, "num_inputs", 0, int64_t(plan.bufferBytes.size()), path,
-                 numInputs))
+                 numInputs) ||
+      !readComputed(r, j, path, plan))
     return false;
   plan.numInputs = size_t(numInputs);
   for (size_t i = 0; i < steps->array.size(); ++i) {
@@ -130,6 +213,18 @@ bool readPlan(Reader &r, const Json &j, const std::string &path,
           !r.integer(*l, "shared_memory_bytes", 0, kMaxInt, at + ".launch",
                      shared))
         return false;
+      if (l->object.count("grid_computed")) {
+        const Json *g =
+            r.field(*l, "grid_computed", Json::Kind::Array, at + ".launch");
+        std::vector<int64_t> computed;
+        if (!g || !readIndexes(r, *g, at + ".launch.grid_computed",
+                               int64_t(plan.integers.size()), computed))
+          return false;
+        if (computed.size() != 3)
+          return r.failAt(at + ".launch.grid_computed", "does not hold 3"),
+                 false;
+        std::copy(computed.begin(), computed.end(), step.launch.gridComputed);
+      }
       step.kind = Step::Kind::Launch;
       step.launch.kernel = kernel->string;
       step.launch.sharedMemoryBytes = size_t(shared);
@@ -173,6 +268,9 @@ bool readPlan(Reader &r, const Json &j, const std::string &path,
     }
     plan.steps.push_back(std::move(step));
   }
+  std::string why;
+  if (!plan.checkComputed(why))
+    return r.failAt(path, why), false;
   return true;
 }
 
@@ -209,7 +307,11 @@ std::string writeArg(const LaunchArg &arg) {
   case LaunchArg::Kind::Temporary:
     return "{\"temporary\": " + std::to_string(arg.index) + "}";
   case LaunchArg::Kind::Integer:
-    return "{\"integer\": " + std::to_string(arg.value) + "}";
+    return "{\"integer\": " + std::to_string(arg.value) +
+           (arg.computed >= 0
+                ? ", \"computed\": " + std::to_string(arg.computed)
+                : std::string()) +
+           "}";
   case LaunchArg::Kind::Constant:
     return "{\"constant\": " + std::to_string(arg.index) + "}";
   }
@@ -323,6 +425,36 @@ bool normfuse::runtime::loadConstants(PackageEntry &entry,
   return true;
 }
 
+/// The plan's residencies, integers and computed temporaries, where it has
+/// them: ", \"residencies\": [...], ..." (else nothing).
+static std::string writeComputed(const LaunchPlan &plan) {
+  if (plan.integers.empty())
+    return "";
+  auto number = [](auto v) { return std::to_string(v); };
+  std::string out =
+      ",\n   \"residencies\": " +
+      list(plan.residencies,
+           [&](const Residency &r) {
+             return "{\"kernel\": " + quote(r.kernel) +
+                    ", \"block\": " + number(r.block) +
+                    ", \"shared_memory_bytes\": " +
+                    number(r.sharedMemoryBytes) +
+                    ", \"planned\": " + number(r.planned) + "}";
+           }) +
+      ",\n   \"integers\": " + list(plan.integers, [&](const PlanInteger &n) {
+        bool leaf = n.op == PlanInteger::Op::Constant ||
+                    n.op == PlanInteger::Op::Resident;
+        int operands = leaf ? 1 : PlanInteger::numOperands(n.op);
+        std::string item = std::string("[\"") + PlanInteger::name(n.op) + "\"";
+        for (int o = 0; o < operands; ++o)
+          item += ", " + number(n.operands[o]);
+        return item + "]";
+      });
+  if (!plan.temporaryComputed.empty())
+    out += ", \"temporary_computed\": " + list(plan.temporaryComputed, number);
+  return out;
+}
+
 std::string normfuse::runtime::writeManifest(const KernelPackage &package) {
   auto number = [](auto v) { return std::to_string(v); };
   std::string out = "{\"format\": \"normfuse-kernel-package\", \"version\": " +
@@ -356,7 +488,7 @@ std::string normfuse::runtime::writeManifest(const KernelPackage &package) {
         ",\n  \"plan\": {\"num_inputs\": " + std::to_string(plan.numInputs) +
         ", \"buffer_bytes\": " + list(plan.bufferBytes, number) +
         ", \"temporary_bytes\": " + list(plan.temporaryBytes, number) +
-        ",\n   \"steps\": " +
+        writeComputed(plan) + ",\n   \"steps\": " +
         list(
             plan.steps,
             [&](const Step &s) {
@@ -364,8 +496,14 @@ std::string normfuse::runtime::writeManifest(const KernelPackage &package) {
                 return "{\"copy\": {\"from\": " + writeArg(s.copy.from) +
                        ", \"to\": " + writeArg(s.copy.to) +
                        ", \"bytes\": " + std::to_string(s.copy.bytes) + "}}";
+              const int64_t *gc = s.launch.gridComputed;
+              bool computed = gc[0] >= 0 || gc[1] >= 0 || gc[2] >= 0;
               return "{\"launch\": {\"kernel\": " + quote(s.launch.kernel) +
                      ", \"grid\": " + dims(s.launch.grid) +
+                     (computed
+                          ? ", \"grid_computed\": " +
+                                list(std::vector<int64_t>(gc, gc + 3), number)
+                          : std::string()) +
                      ", \"block\": " + dims(s.launch.block) +
                      ", \"shared_memory_bytes\": " +
                      std::to_string(s.launch.sharedMemoryBytes) +

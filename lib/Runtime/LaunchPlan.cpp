@@ -6,7 +6,158 @@
 
 #include "normfuse/Runtime/LaunchPlan.h"
 
+#include <algorithm>
+#include <climits>
+
 using namespace normfuse::runtime;
+
+namespace {
+using Op = PlanInteger::Op;
+struct OpInfo {
+  Op op;
+  const char *name;
+  int operands;
+};
+constexpr OpInfo kOps[] = {
+    {Op::Constant, "constant", 0},
+    {Op::Resident, "resident", 0},
+    {Op::Add, "add", 2},
+    {Op::Sub, "sub", 2},
+    {Op::Mul, "mul", 2},
+    {Op::And, "and", 2},
+    {Op::Or, "or", 2},
+    {Op::MinU, "minu", 2},
+    {Op::MaxU, "maxu", 2},
+    {Op::MinS, "mins", 2},
+    {Op::MaxS, "maxs", 2},
+    {Op::DivU, "divu", 2},
+    {Op::CeilDivU, "ceildivu", 2},
+    {Op::RemU, "remu", 2},
+    {Op::DivS, "divs", 2},
+    {Op::RemS, "rems", 2},
+    {Op::Eq, "eq", 2},
+    {Op::Ne, "ne", 2},
+    {Op::Slt, "slt", 2},
+    {Op::Sle, "sle", 2},
+    {Op::Sgt, "sgt", 2},
+    {Op::Sge, "sge", 2},
+    {Op::Ult, "ult", 2},
+    {Op::Ule, "ule", 2},
+    {Op::Ugt, "ugt", 2},
+    {Op::Uge, "uge", 2},
+    {Op::Select, "select", 3},
+};
+const OpInfo &info(Op op) {
+  for (const OpInfo &i : kOps)
+    if (i.op == op)
+      return i;
+  return kOps[0];
+}
+} // namespace
+
+int PlanInteger::numOperands(Op op) { return info(op).operands; }
+const char *PlanInteger::name(Op op) { return info(op).name; }
+bool PlanInteger::fromName(const std::string &name, Op &op) {
+  for (const OpInfo &i : kOps)
+    if (name == i.name) {
+      op = i.op;
+      return true;
+    }
+  return false;
+}
+
+bool normfuse::runtime::evaluatePlanOp(PlanInteger::Op op, const int64_t *in,
+                                       int64_t &out, std::string &error) {
+  auto u = [](int64_t v) { return uint64_t(v); };
+  bool divides = op == Op::DivU || op == Op::CeilDivU || op == Op::RemU ||
+                 op == Op::DivS || op == Op::RemS;
+  if (divides && in[1] == 0)
+    return error = "divides by zero", false;
+  if ((op == Op::DivS || op == Op::RemS) && in[0] == INT64_MIN && in[1] == -1)
+    return error = "overflows", false;
+  switch (op) {
+  case Op::Constant:
+  case Op::Resident:
+    return error = "is not an operation", false;
+  // Two's complement wrapping, as MLIR's arith ops define it.
+  case Op::Add:
+    out = int64_t(u(in[0]) + u(in[1]));
+    break;
+  case Op::Sub:
+    out = int64_t(u(in[0]) - u(in[1]));
+    break;
+  case Op::Mul:
+    out = int64_t(u(in[0]) * u(in[1]));
+    break;
+  case Op::And:
+    out = in[0] & in[1];
+    break;
+  case Op::Or:
+    out = in[0] | in[1];
+    break;
+  case Op::MinU:
+    out = int64_t(std::min(u(in[0]), u(in[1])));
+    break;
+  case Op::MaxU:
+    out = int64_t(std::max(u(in[0]), u(in[1])));
+    break;
+  case Op::MinS:
+    out = std::min(in[0], in[1]);
+    break;
+  case Op::MaxS:
+    out = std::max(in[0], in[1]);
+    break;
+  case Op::DivU:
+    out = int64_t(u(in[0]) / u(in[1]));
+    break;
+  case Op::CeilDivU:
+    out = int64_t(u(in[0]) / u(in[1]) + (u(in[0]) % u(in[1]) != 0));
+    break;
+  case Op::RemU:
+    out = int64_t(u(in[0]) % u(in[1]));
+    break;
+  case Op::DivS:
+    out = in[0] / in[1];
+    break;
+  case Op::RemS:
+    out = in[0] % in[1];
+    break;
+  case Op::Eq:
+    out = in[0] == in[1];
+    break;
+  case Op::Ne:
+    out = in[0] != in[1];
+    break;
+  case Op::Slt:
+    out = in[0] < in[1];
+    break;
+  case Op::Sle:
+    out = in[0] <= in[1];
+    break;
+  case Op::Sgt:
+    out = in[0] > in[1];
+    break;
+  case Op::Sge:
+    out = in[0] >= in[1];
+    break;
+  case Op::Ult:
+    out = u(in[0]) < u(in[1]);
+    break;
+  case Op::Ule:
+    out = u(in[0]) <= u(in[1]);
+    break;
+  case Op::Ugt:
+    out = u(in[0]) > u(in[1]);
+    break;
+  case Op::Uge:
+    out = u(in[0]) >= u(in[1]);
+    break;
+  case Op::Select:
+    out = in[0] ? in[1] : in[2];
+    break;
+  }
+  return true;
+}
 
 std::string normfuse::runtime::describe(const LaunchArg &a) {
   switch (a.kind) {
@@ -15,7 +166,9 @@ std::string normfuse::runtime::describe(const LaunchArg &a) {
   case LaunchArg::Kind::Temporary:
     return "temporary " + std::to_string(a.index);
   case LaunchArg::Kind::Integer:
-    return std::to_string(a.value);
+    return std::to_string(a.value) +
+           (a.computed >= 0 ? " (integer " + std::to_string(a.computed) + ")"
+                            : "");
   case LaunchArg::Kind::Constant:
     return "constant " + std::to_string(a.index);
   }
@@ -41,9 +194,30 @@ std::string normfuse::runtime::LaunchPlan::str() const {
   for (size_t i = 0; i < constants.size(); ++i)
     s += "constant " + std::to_string(i) + ": " +
          std::to_string(constants[i]->size()) + " bytes\n";
-  for (size_t i = 0; i < temporaryBytes.size(); ++i)
+  for (size_t i = 0; i < residencies.size(); ++i) {
+    const Residency &r = residencies[i];
+    s += "residency " + std::to_string(i) + ": " + r.kernel + " block " +
+         std::to_string(r.block) + " shared " +
+         std::to_string(r.sharedMemoryBytes) + " planned " +
+         std::to_string(r.planned) + "\n";
+  }
+  for (size_t i = 0; i < integers.size(); ++i) {
+    const PlanInteger &n = integers[i];
+    s += "integer " + std::to_string(i) + ": " + PlanInteger::name(n.op);
+    if (n.op == PlanInteger::Op::Constant || n.op == PlanInteger::Op::Resident)
+      s += " " + std::to_string(n.operands[0]);
+    for (int o = 0; o < PlanInteger::numOperands(n.op); ++o)
+      s += std::string(o ? ", " : " ") + "integer " +
+           std::to_string(n.operands[o]);
+    s += "\n";
+  }
+  for (size_t i = 0; i < temporaryBytes.size(); ++i) {
     s += "temporary " + std::to_string(i) + ": " +
-         std::to_string(temporaryBytes[i]) + " bytes\n";
+         std::to_string(temporaryBytes[i]) + " bytes";
+    if (i < temporaryComputed.size() && temporaryComputed[i] >= 0)
+      s += " (integer " + std::to_string(temporaryComputed[i]) + ")";
+    s += "\n";
+  }
   for (const Step &step : steps) {
     if (step.kind == Step::Kind::Copy) {
       s += "copy " + std::to_string(step.copy.bytes) + " bytes from " +
@@ -51,9 +225,13 @@ std::string normfuse::runtime::LaunchPlan::str() const {
       continue;
     }
     const Launch &l = step.launch;
-    s += "launch " + l.kernel + " grid (" + std::to_string(l.grid[0]) + ", " +
-         std::to_string(l.grid[1]) + ", " + std::to_string(l.grid[2]) +
-         ") block (" + std::to_string(l.block[0]) + ", " +
+    s += "launch " + l.kernel + " grid (";
+    for (int d = 0; d < 3; ++d)
+      s += (d ? ", " : "") + std::to_string(l.grid[d]) +
+           (l.gridComputed[d] >= 0
+                ? " (integer " + std::to_string(l.gridComputed[d]) + ")"
+                : "");
+    s += ") block (" + std::to_string(l.block[0]) + ", " +
          std::to_string(l.block[1]) + ", " + std::to_string(l.block[2]) +
          ") shared " + std::to_string(l.sharedMemoryBytes) + " args (";
     for (size_t j = 0; j < l.args.size(); ++j)
@@ -61,4 +239,103 @@ std::string normfuse::runtime::LaunchPlan::str() const {
     s += ")\n";
   }
   return s;
+}
+
+bool LaunchPlan::checkComputed(std::string &error) const {
+  int64_t n = int64_t(integers.size());
+  for (int64_t i = 0; i < n; ++i) {
+    const PlanInteger &v = integers[size_t(i)];
+    if (v.op == PlanInteger::Op::Resident &&
+        (v.operands[0] < 0 || v.operands[0] >= int64_t(residencies.size())))
+      return error = "integer " + std::to_string(i) +
+                     " reads a residency the plan does not have",
+             false;
+    for (int o = 0; o < PlanInteger::numOperands(v.op); ++o)
+      if (v.operands[o] < 0 || v.operands[o] >= i)
+        return error = "integer " + std::to_string(i) +
+                       " reads an integer that is not before it",
+               false;
+  }
+  for (const Residency &r : residencies)
+    if (r.planned < 1 || r.block < 1)
+      return error = "residency of " + r.kernel +
+                     " plans fewer than one block, or blocks of no threads",
+             false;
+  auto inRange = [&](int64_t index) { return index >= -1 && index < n; };
+  if (!temporaryComputed.empty() &&
+      temporaryComputed.size() != temporaryBytes.size())
+    return error = "computes the bytes of " +
+                   std::to_string(temporaryComputed.size()) +
+                   " temporaries; it has " +
+                   std::to_string(temporaryBytes.size()),
+           false;
+  bool ok =
+      std::all_of(temporaryComputed.begin(), temporaryComputed.end(), inRange);
+  for (const Step &step : steps) {
+    if (step.kind != Step::Kind::Launch)
+      continue;
+    for (int64_t g : step.launch.gridComputed)
+      ok &= inRange(g);
+    for (const LaunchArg &a : step.launch.args)
+      ok &= inRange(a.computed) &&
+            (a.computed < 0 || a.kind == LaunchArg::Kind::Integer);
+  }
+  if (!ok)
+    return error = "computes a value from an integer it does not have", false;
+  return true;
+}
+
+bool normfuse::runtime::resolveResidencies(
+    LaunchPlan &plan, const std::function<int64_t(const Residency &)> &resident,
+    std::string &error) {
+  if (!plan.checkComputed(error))
+    return false;
+  std::vector<int64_t> values(plan.integers.size());
+  for (size_t i = 0; i < plan.integers.size(); ++i) {
+    const PlanInteger &n = plan.integers[i];
+    if (n.op == PlanInteger::Op::Constant) {
+      values[i] = n.operands[0];
+      continue;
+    }
+    if (n.op == PlanInteger::Op::Resident) {
+      const Residency &r = plan.residencies[size_t(n.operands[0])];
+      values[i] = std::clamp<int64_t>(resident(r), 1, r.planned);
+      continue;
+    }
+    int64_t in[3] = {0, 0, 0};
+    for (int o = 0; o < PlanInteger::numOperands(n.op); ++o)
+      in[o] = values[size_t(n.operands[o])];
+    std::string why;
+    if (!evaluatePlanOp(n.op, in, values[i], why))
+      return error = "integer " + std::to_string(i) + " " + why, false;
+  }
+  for (size_t t = 0; t < plan.temporaryComputed.size(); ++t) {
+    if (plan.temporaryComputed[t] < 0)
+      continue;
+    int64_t bytes = values[size_t(plan.temporaryComputed[t])];
+    if (bytes < 0)
+      return error = "temporary " + std::to_string(t) + " takes " +
+                     std::to_string(bytes) + " bytes",
+             false;
+    plan.temporaryBytes[t] = size_t(bytes);
+  }
+  for (Step &step : plan.steps) {
+    if (step.kind != Step::Kind::Launch)
+      continue;
+    Launch &l = step.launch;
+    for (int d = 0; d < 3; ++d) {
+      if (l.gridComputed[d] < 0)
+        continue;
+      int64_t g = values[size_t(l.gridComputed[d])];
+      if (g < 1 || g > int64_t(UINT32_MAX))
+        return error = "launch of " + l.kernel + " has a grid size of " +
+                       std::to_string(g),
+               false;
+      l.grid[d] = unsigned(g);
+    }
+    for (LaunchArg &a : l.args)
+      if (a.computed >= 0)
+        a.value = values[size_t(a.computed)];
+  }
+  return true;
 }

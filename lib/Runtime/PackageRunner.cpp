@@ -145,6 +145,11 @@ bool PackageRunner::load(const std::string &name, const PackageEntry *&entry,
       l.from = "CUDA source compiled by NVRTC for " + device_->target();
     }
   }
+  l.plan = entry->plan;
+  if (l.cuda && !l.cuda->resolve(l.plan, error)) {
+    error = "@" + name + ": " + error;
+    return false;
+  }
   loaded = &(loaded_[name] = std::move(l));
   return true;
 }
@@ -158,9 +163,9 @@ bool PackageRunner::run(const std::string &name,
   if (!load(name, entry, loaded, error))
     return false;
   bool ok = loaded->cuda
-                ? loaded->cuda->run(entry->plan, inputs, outputs, error)
-                : runPlanInSimulator(*loaded->sim, entry->plan, inputs, outputs,
-                                     error);
+                ? loaded->cuda->run(loaded->plan, inputs, outputs, error)
+                : runPlanInSimulator(*loaded->sim, loaded->plan, inputs,
+                                     outputs, error);
   if (!ok)
     error = "@" + name + ": " + error;
   return ok;
@@ -178,7 +183,7 @@ bool PackageRunner::time(const std::string &name,
     error = "timing with CUDA events needs the cuda target";
     return false;
   }
-  if (!loaded->cuda->time(entry->plan, inputs, warmup, iterations, timings,
+  if (!loaded->cuda->time(loaded->plan, inputs, warmup, iterations, timings,
                           error)) {
     error = "@" + name + ": " + error;
     return false;

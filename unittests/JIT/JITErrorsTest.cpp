@@ -107,7 +107,9 @@ TEST(CPULoweringTest, EveryNFOpHasALoweringPattern) {
   std::vector<std::string> missing;
   int ops = 0;
   for (mlir::RegisteredOperationName name : ctx.getRegisteredOperations()) {
-    if (name.getDialectNamespace() != "nf")
+    // nf.resident_blocks is the CUDA lowering's host side, on no tensor.
+    if (name.getDialectNamespace() != "nf" ||
+        name.getStringRef() == "nf.resident_blocks")
       continue;
     ++ops;
     std::string op = name.getStringRef().str();

@@ -78,9 +78,10 @@ TEST(KernelPackageTest, AManifestReadsBackAsTheSamePackage) {
   EXPECT_EQ(e->plan.steps[1].copy.bytes, 208u);
 }
 
-/// The text of the package's manifest with `from` replaced by `to`.
-std::string corrupted(const std::string &from, const std::string &to) {
-  std::string text = writeManifest(layerNormPackage());
+/// The text of `package`'s manifest with `from` replaced by `to`.
+std::string corrupted(const std::string &from, const std::string &to,
+                      const KernelPackage &package = layerNormPackage()) {
+  std::string text = writeManifest(package);
   size_t at = text.find(from);
   EXPECT_NE(at, std::string::npos) << from;
   return text.replace(at, from.size(), to);
@@ -259,3 +260,114 @@ TEST(KernelPackageTest, ConstantsReadBackAndLoadOnlyFromTheirOwnBytes) {
             "manifest.json: entries[0].constants.bytes holds something that "
             "is not a size, or sizes beyond 2^63 bytes");
 }
+
+namespace {
+
+/// layerNormPackage with its launch's grid, its third argument and its
+/// temporary's bytes computed from one residency: grid min(r, 4), the
+/// argument the same, the temporary 16 bytes a block.
+KernelPackage residentPackage() {
+  KernelPackage p = layerNormPackage();
+  LaunchPlan &plan = p.entries[0].plan;
+  plan.residencies = {{"ln_rows", 128, 512, 264}};
+  using Op = PlanInteger::Op;
+  plan.integers = {{Op::Resident, {0, 0, 0}},
+                   {Op::Constant, {4, 0, 0}},
+                   {Op::MinU, {0, 1, 0}},
+                   {Op::Constant, {16, 0, 0}},
+                   {Op::Mul, {2, 3, 0}}};
+  plan.temporaryComputed = {4};
+  Launch &l = plan.steps[0].launch;
+  l.gridComputed[0] = 2;
+  l.args[2].value = 4;
+  l.args[2].computed = 2;
+  return p;
+}
+
+TEST(KernelPackageTest, ComputedGridsReadBackAndResolveForTheDevice) {
+  std::string text = writeManifest(residentPackage());
+  EXPECT_NE(text.find("\"residencies\": [{\"kernel\": \"ln_rows\", \"block\": "
+                      "128, \"shared_memory_bytes\": 512, \"planned\": 264}]"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\"integers\": [[\"resident\", 0], [\"constant\", 4], "
+                      "[\"minu\", 0, 1], [\"constant\", 16], [\"mul\", 2, 3]]"),
+            std::string::npos)
+      << text;
+  std::string error;
+  auto read = readManifest(text, error);
+  ASSERT_TRUE(read) << error << "\n" << text;
+  EXPECT_EQ(writeManifest(*read), text);
+
+  LaunchPlan plan = read->entries[0].plan;
+  const Residency *asked = nullptr;
+  ASSERT_TRUE(resolveResidencies(
+      plan,
+      [&](const Residency &r) {
+        asked = &r;
+        return int64_t(3);
+      },
+      error))
+      << error;
+  ASSERT_NE(asked, nullptr);
+  EXPECT_EQ(asked->kernel, "ln_rows");
+  EXPECT_EQ(asked->block, 128u);
+  EXPECT_EQ(asked->sharedMemoryBytes, 512u);
+  EXPECT_EQ(plan.steps[0].launch.grid[0], 3u);
+  EXPECT_EQ(plan.steps[0].launch.args[2].value, 3);
+  EXPECT_EQ(plan.temporaryBytes[0], 48u);
+  // A device count is taken from 1 to the planned count: 0 blocks is 1,
+  // more than planned is planned (then min(264, 4) = 4).
+  for (auto [count, grid] :
+       {std::pair<int64_t, unsigned>{0, 1}, {-5, 1}, {100000, 4}}) {
+    int64_t given = count;
+    ASSERT_TRUE(resolveResidencies(
+        plan, [&](const Residency &) { return given; }, error));
+    EXPECT_EQ(plan.steps[0].launch.grid[0], grid) << given;
+    EXPECT_EQ(plan.temporaryBytes[0], 16u * grid) << given;
+  }
+}
+
+TEST(KernelPackageTest, ComputedValuesThatPointNowhereAreErrors) {
+  auto replaced = [](const std::string &from, const std::string &to) {
+    return corrupted(from, to, residentPackage());
+  };
+  EXPECT_EQ(readError(replaced("[\"minu\", 0, 1]", "[\"minu\", 0, 3]")),
+            "manifest.json: entries[0].plan integer 2 reads an integer that "
+            "is not before it");
+  EXPECT_EQ(readError(replaced("[\"resident\", 0]", "[\"resident\", 1]")),
+            "manifest.json: entries[0].plan integer 0 reads a residency the "
+            "plan does not have");
+  EXPECT_EQ(readError(replaced("[\"minu\", 0, 1]", "[\"pow\", 0, 1]")),
+            "manifest.json: entries[0].plan.integers[2] is not "
+            "[\"operation\", operands...]");
+  EXPECT_EQ(readError(replaced("[\"minu\", 0, 1]", "[\"minu\", 0]")),
+            "manifest.json: entries[0].plan.integers[2] does not have 2 "
+            "operands");
+  EXPECT_EQ(readError(replaced("\"computed\": 2", "\"computed\": 5")),
+            "manifest.json: entries[0].plan.steps[0].launch.args[2].computed "
+            "is 5, not from 0 to 4");
+  EXPECT_EQ(readError(replaced("\"grid_computed\": [2, -1, -1]",
+                               "\"grid_computed\": [2, -1]")),
+            "manifest.json: entries[0].plan.steps[0].launch.grid_computed "
+            "does not hold 3");
+  EXPECT_EQ(readError(replaced("\"planned\": 264", "\"planned\": 0")),
+            "manifest.json: entries[0].plan.residencies[0].planned is 0, not "
+            "from 1 to 9223372036854775807");
+  // What only resolving finds is an error then, saying what.
+  using Op = PlanInteger::Op;
+  for (auto [op, message] :
+       {std::pair<Op, std::string>{Op::DivU, "integer 2 divides by zero"},
+        {Op::MinU, "launch of ln_rows has a grid size of 0"}}) {
+    LaunchPlan plan = residentPackage().entries[0].plan;
+    plan.integers = {
+        {Op::Resident, {0, 0, 0}}, {Op::Constant, {0, 0, 0}}, {op, {0, 1, 0}}};
+    plan.temporaryComputed = {-1};
+    std::string error;
+    EXPECT_FALSE(resolveResidencies(
+        plan, [](const Residency &) { return int64_t(2); }, error));
+    EXPECT_EQ(error, message);
+  }
+}
+
+} // namespace

@@ -25,7 +25,7 @@ class CudaSimKernel final : public CudaPlanKernel {
 public:
   CudaSimKernel(std::string name, Signature signature, std::string source,
                 runtime::LaunchPlan plan,
-                std::unique_ptr<runtime::SimModule> module);
+                std::shared_ptr<runtime::SimModule> module);
   ~CudaSimKernel() override;
 
   Target getTarget() const override { return Target::CUDASim; }
@@ -44,8 +44,15 @@ public:
                              runtime::SimOrder order,
                              std::vector<runtime::SimStats> *stats) const;
 
+  /// This function on a device that holds `resident(r)` blocks of each
+  /// residency r of its plan at once (LaunchPlan.h): its grids, sizes and
+  /// temporaries resolved so. The simulator itself runs the plan as
+  /// planned; tests take this to run every grid size down to one block.
+  llvm::Expected<std::shared_ptr<CudaSimKernel>> withResidency(
+      const std::function<int64_t(const runtime::Residency &)> &resident) const;
+
 private:
-  std::unique_ptr<runtime::SimModule> module;
+  std::shared_ptr<runtime::SimModule> module;
 };
 
 } // namespace normfuse::jit

@@ -140,6 +140,12 @@ public:
             unsigned warmup, unsigned iterations, PlanTimings &timings,
             std::string &error);
 
+  /// Resolves `plan`'s residencies (LaunchPlan.h) for this device: each
+  /// kernel's blocks per multiprocessor from the driver's occupancy
+  /// calculator (its registers, shared memory and block), times the
+  /// device's multiprocessors. Once per plan, after loading.
+  bool resolve(LaunchPlan &plan, std::string &error);
+
   CudaDevice &device() { return *device_; }
 
 private:

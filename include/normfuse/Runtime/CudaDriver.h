@@ -101,6 +101,9 @@ public:
   cu::Result (*cuModuleGetFunction)(cu::Function *, cu::Module,
                                     const char *) = nullptr;
   cu::Result (*cuFuncSetAttribute)(cu::Function, int, int) = nullptr;
+  cu::Result (*cuOccupancyMaxActiveBlocksPerMultiprocessor)(int *, cu::Function,
+                                                            int,
+                                                            size_t) = nullptr;
   cu::Result (*cuLaunchKernel)(cu::Function, unsigned, unsigned, unsigned,
                                unsigned, unsigned, unsigned, unsigned,
                                cu::Stream, void **, void **) = nullptr;

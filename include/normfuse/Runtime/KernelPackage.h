@@ -31,6 +31,18 @@
 //                 {"copy": {"from": {"buffer": 0}, "to": {"buffer": 1},
 //                           "bytes": 208}}]}}]}
 //
+// A plan whose grids depend on the device (LaunchPlan.h's Residency) also
+// holds, after "temporary_bytes":
+//
+//   "residencies": [{"kernel": "ln_rows", "block": 128,
+//                    "shared_memory_bytes": 0, "planned": 1056}],
+//   "integers": [["resident", 0], ["constant", 4], ["minu", 0, 1]],
+//   "temporary_computed": [-1],                       (only if any)
+//
+// and the launches that use them "grid_computed": [2, -1, -1] and
+// arguments {"integer": 4, "computed": 2}: the values as planned, and the
+// plan integer a runtime computes them from when it loads the entry.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef NORMFUSE_RUNTIME_KERNELPACKAGE_H

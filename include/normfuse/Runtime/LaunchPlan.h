@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -37,11 +38,74 @@ struct LaunchArg {
   Kind kind = Kind::Integer;
   int64_t index = 0;
   int64_t value = 0;
+  /// An Integer computed when the module is loaded: its value is then
+  /// plan.integers[computed]'s (see Residency); -1: `value` as it is.
+  int64_t computed = -1;
+};
+
+/// How many blocks of one kernel the device runs at once, on all its
+/// multiprocessors together: known only once the kernel is compiled and
+/// loaded (registers limit it), it sizes the persistent and one-wave grids.
+/// A plan is read with `planned` blocks; a runtime computes the device's
+/// count and resolves the plan with it (resolveResidencies).
+struct Residency {
+  std::string kernel;
+  unsigned block = 1;
+  size_t sharedMemoryBytes = 0;
+  /// The target's count from threads and shared memory alone (registers
+  /// can only lower it): the plan's values as read.
+  int64_t planned = 1;
+};
+
+/// An integer of the plan computed from residencies when it is resolved,
+/// as the host function computes it: a constant, a residency, or an
+/// operation on integers before it (their indexes in `operands`).
+struct PlanInteger {
+  enum class Op {
+    Constant, // operands[0]
+    Resident, // residency operands[0]
+    Add,
+    Sub,
+    Mul,
+    And,
+    Or,
+    MinU,
+    MaxU,
+    MinS,
+    MaxS,
+    DivU,
+    CeilDivU,
+    RemU,
+    DivS,
+    RemS,
+    Eq,
+    Ne,
+    Slt,
+    Sle,
+    Sgt,
+    Sge,
+    Ult,
+    Ule,
+    Ugt,
+    Uge,
+    Select, // operands[0] ? operands[1] : operands[2]
+  };
+  Op op = Op::Constant;
+  int64_t operands[3] = {0, 0, 0};
+
+  /// How many operands `op` takes (a Constant's and a Resident's are not
+  /// integers of the plan).
+  static int numOperands(Op op);
+  /// "add", "ceildivu", ...; and back (false for an unknown name).
+  static const char *name(Op op);
+  static bool fromName(const std::string &name, Op &op);
 };
 
 struct Launch {
   std::string kernel;
   unsigned grid[3] = {1, 1, 1};
+  /// The plan integer each grid size is, or -1 (see LaunchArg::computed).
+  int64_t gridComputed[3] = {-1, -1, -1};
   unsigned block[3] = {1, 1, 1};
   size_t sharedMemoryBytes = 0;
   std::vector<LaunchArg> args;
@@ -76,10 +140,33 @@ struct LaunchPlan {
   std::vector<std::shared_ptr<const std::vector<uint8_t>>> constants;
   /// In order.
   std::vector<Step> steps;
+  /// The residencies and the integers computed from them (see Residency);
+  /// `temporaryComputed`, empty or one per temporary, holds the plan
+  /// integer each temporary's bytes are, or -1.
+  std::vector<Residency> residencies;
+  std::vector<PlanInteger> integers;
+  std::vector<int64_t> temporaryComputed;
 
   /// One line per temporary and step, for messages and tests.
   std::string str() const;
+  /// Whether every computed index and operand points where it must (an
+  /// integer at earlier integers, a residency in range): false, and why,
+  /// for a plan read from a file that does not.
+  bool checkComputed(std::string &error) const;
 };
+
+/// `op` of `in` (as many as it takes), as MLIR's arith ops define it: false,
+/// and why, for a division by zero or INT64_MIN / -1.
+bool evaluatePlanOp(PlanInteger::Op op, const int64_t *in, int64_t &out,
+                    std::string &error);
+
+/// The plan's computed values (grids, integer arguments, temporaries'
+/// bytes) from `resident(r)`, the blocks of residency r the device holds,
+/// taken from 1 to r.planned: false, and why, where a grid leaves 1 to
+/// 2^32 - 1, a size goes negative or a division is by zero.
+bool resolveResidencies(
+    LaunchPlan &plan, const std::function<int64_t(const Residency &)> &resident,
+    std::string &error);
 
 /// cuLaunchKernel's parameters of `launch`: each argument's value in
 /// `pointers` (a buffer or temporary's address, from `pointerOf(arg)`) or

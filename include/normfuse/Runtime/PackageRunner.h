@@ -79,6 +79,9 @@ private:
     std::unique_ptr<CudaModule> cuda;
     std::unique_ptr<SimModule> sim;
     std::string from;
+    /// The entry's plan, its grids resolved for the device (the simulator
+    /// runs it as planned).
+    LaunchPlan plan;
   };
   /// The entry called `name` with its kernels loaded.
   bool load(const std::string &name, const PackageEntry *&entry,

@@ -492,11 +492,9 @@ Kernel buildChannelsFirstSums(ModuleOp module, Location loc,
 
 } // namespace
 
-PartialSums cuda::emitPartialChannelSums(OpBuilder &b, Operation *op,
-                                         llvm::StringRef what,
-                                         const ChannelSums &cs,
-                                         const ChannelReductionSchedule &s,
-                                         SumsFn sumsFn) {
+PartialSums cuda::emitPartialChannelSums(
+    OpBuilder &b, Operation *op, llvm::StringRef what, const ChannelSums &cs,
+    const ChannelReductionSchedule &s, const GpuTarget &target, SumsFn sumsFn) {
   Location loc = op->getLoc();
   auto module = op->getParentOfType<ModuleOp>();
   const ChannelDims &d = cs.dims;
@@ -518,32 +516,52 @@ PartialSums cuda::emitPartialChannelSums(OpBuilder &b, Operation *op,
         b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, n, zero);
     return b.createOrFold<arith::SelectOp>(loc, isZero, zero, v);
   };
-  Value one = im.c(1), maxBlocks = im.c(s.maxBlocks);
+  Value one = im.c(1);
   PartialSums p;
   p.channelsLast = d.channelsLast();
   p.positions = d.outer;
   p.rowsPerBlock = s.rowsPerBlock;
   p.count = d.count(b, loc);
-  if (p.channelsLast) {
-    // Enough blocks per image for its positions, about maxBlocks in all.
-    p.parts = min(im.ceilDiv(d.outer, s.rowsPerBlock),
+  // The parts of each (image[, channel]) within `maxBlocks` blocks in all.
+  auto partsWithin = [&](Value maxBlocks) {
+    Value parts;
+    if (p.channelsLast) {
+      // Enough blocks per image for its positions, about maxBlocks in all.
+      parts = min(im.ceilDiv(d.outer, s.rowsPerBlock),
                   max(one, b.createOrFold<arith::DivUIOp>(loc, maxBlocks,
                                                           max(d.images, one))));
+    } else {
+      // About maxBlocks blocks in all, none with less than a vector per
+      // thread.
+      Value byWork =
+          max(one, im.ceilDiv(p.count, s.threadsPerRow * s.vectorWidth));
+      Value byGrid =
+          max(one, im.ceilDiv(maxBlocks,
+                              max(im.product(d.images, d.channels), one)));
+      parts = min(byWork, byGrid);
+    }
+    // An empty tensor has no parts: every sum is 0.
+    return ifNonZero(p.count, parts);
+  };
+  // maxBlocks, or as many as the device holds of the kernel (known when it
+  // is loaded, at most maxBlocks).
+  p.parts = partsWithin(im.c(s.maxBlocks));
+  p.plannedParts = constantOr(p.parts);
+  int64_t perPart =
+      constantOr(im.product(d.images, p.channelsLast ? one : d.channels));
+  ResidentBlocksOp resident;
+  if (residencyMatters(p.plannedParts >= 0 && perPart >= 0
+                           ? p.plannedParts * perPart
+                           : ShapedType::kDynamic,
+                       target)) {
+    resident = residentBlocks(b, loc, s.blockSize(), s.maxBlocks);
+    p.parts = partsWithin(resident);
+  }
+  if (p.channelsLast)
     p.trips = ifNonZero(
         p.parts,
         im.ceilDiv(d.outer,
                    max(im.product(p.parts, im.c(s.rowsPerBlock)), one)));
-  } else {
-    // About maxBlocks blocks in all, none with less than a vector per
-    // thread.
-    Value byWork =
-        max(one, im.ceilDiv(p.count, s.threadsPerRow * s.vectorWidth));
-    Value byGrid = max(
-        one, im.ceilDiv(maxBlocks, max(im.product(d.images, d.channels), one)));
-    p.parts = min(byWork, byGrid);
-  }
-  // An empty tensor has no parts: every sum is 0.
-  p.parts = ifNonZero(p.count, p.parts);
   // Parts start on whole vectors, so a vector never crosses an image.
   p.partLen = ifNonZero(
       p.parts, im.product(im.ceilDiv(im.ceilDiv(p.count, max(p.parts, one)),
@@ -569,9 +587,14 @@ PartialSums cuda::emitPartialChannelSums(OpBuilder &b, Operation *op,
       p.channelsLast
           ? buildChannelsLastSums(module, loc, name, cs, s, p, types, sumsFn)
           : buildChannelsFirstSums(module, loc, name, cs, s, p, types, sumsFn);
+  if (resident)
+    bindResidentBlocks(resident, kernel.func, target);
   Value grid = im.product(im.product(d.images, p.parts),
                           p.channelsLast ? one : d.channels);
-  launchUnlessEmpty(b, loc, kernel, grid, s.blockSize(), args);
+  // Launched where there are parts: where the tensor is not empty.
+  launchUnlessEmpty(b, loc, kernel, grid, s.blockSize(), args,
+                    im.product(im.product(d.images, p.count),
+                               p.channelsLast ? one : d.channels));
   return p;
 }
 

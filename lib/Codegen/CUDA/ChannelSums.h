@@ -91,7 +91,12 @@ ChannelSums channelSumsOf(OpBuilder &b, Location loc, Value tensor,
 /// them through Kernel::size.
 struct PartialSums {
   Value buffer;
+  /// The parts of each (image[, channel]): from the blocks the device
+  /// holds, so known when the kernel is loaded; `plannedParts` is their
+  /// most (the schedule's), a constant for static shapes (else dynamic),
+  /// 0 exactly when `parts` is.
   Value parts;
+  int64_t plannedParts = 0;
   Value imageStride, channelStride, partStride, sumStride;
   /// How the parts cut an (image, channel)'s elements: channels last, part
   /// p holds positions p * R + g + t * parts * R (g < R, t < trips) below
@@ -116,7 +121,7 @@ struct PartialSums {
 PartialSums emitPartialChannelSums(OpBuilder &b, Operation *op,
                                    llvm::StringRef what, const ChannelSums &cs,
                                    const ChannelReductionSchedule &s,
-                                   SumsFn sumsFn);
+                                   const GpuTarget &target, SumsFn sumsFn);
 
 /// Sums over parts, per (image, column): `numSums` values of each part,
 /// read by `load` from the kernel's first arguments (`inputs`), their

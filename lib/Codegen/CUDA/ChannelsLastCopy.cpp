@@ -105,9 +105,16 @@ Value cuda::emitChannelsLastCopy(OpBuilder &b, Location loc, Operation *op,
                                             k.sizeParameters.empty())
     k.func->setAttr(kIndexBitsAttr,
                     IntegerAttr::get(IntegerType::get(b.getContext(), 64), 32));
-  Value blocks = b.createOrFold<arith::MinUIOp>(
-      loc, tiles,
-      hm.c(target.multiprocessors * target.blocksPerMultiprocessor(threads)));
-  launchUnlessEmpty(b, loc, k, blocks, threads, args);
+  // A grid-stride loop over the tiles on the blocks the device holds at
+  // once.
+  int64_t planned =
+      target.multiprocessors * target.blocksPerMultiprocessor(threads);
+  Value blocks = b.createOrFold<arith::MinUIOp>(loc, tiles, hm.c(planned));
+  if (residencyMatters(constantOr(blocks), target)) {
+    ResidentBlocksOp resident = residentBlocks(b, loc, threads, planned);
+    bindResidentBlocks(resident, k.func, target);
+    blocks = b.createOrFold<arith::MinUIOp>(loc, tiles, resident);
+  }
+  launchUnlessEmpty(b, loc, k, blocks, threads, args, tiles);
   return copy;
 }

@@ -216,19 +216,48 @@ void cuda::launch(OpBuilder &b, Location loc, const Kernel &kernel,
 }
 
 void cuda::launchUnlessEmpty(OpBuilder &b, Location loc, const Kernel &kernel,
-                             Value gridSize, int64_t blockSize,
-                             ValueRange args) {
-  if (std::optional<int64_t> n = getConstantIntValue(gridSize)) {
+                             Value gridSize, int64_t blockSize, ValueRange args,
+                             Value work) {
+  if (!work)
+    work = gridSize;
+  if (std::optional<int64_t> n = getConstantIntValue(gridSize))
+    gridSize = indexConstant(b, loc, *n);
+  if (std::optional<int64_t> n = getConstantIntValue(work)) {
     if (*n > 0)
-      launch(b, loc, kernel, indexConstant(b, loc, *n), blockSize, args);
+      launch(b, loc, kernel, gridSize, blockSize, args);
     return;
   }
-  Value any = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, gridSize,
+  Value any = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, work,
                                       indexConstant(b, loc, 0));
   b.create<scf::IfOp>(loc, any, [&](OpBuilder &tb, Location tl) {
     launch(tb, tl, kernel, gridSize, blockSize, args);
     tb.create<scf::YieldOp>(tl);
   });
+}
+
+ResidentBlocksOp cuda::residentBlocks(OpBuilder &b, Location loc,
+                                      int64_t blockSize, int64_t planned) {
+  return b.create<ResidentBlocksOp>(
+      loc, b.getIndexType(), SymbolRefAttr::get(b.getContext(), "unbound"),
+      blockSize, /*shared=*/0, std::max<int64_t>(1, planned));
+}
+
+bool cuda::residencyMatters(int64_t plannedBlocks,
+                            const normfuse::runtime::GpuTarget &target) {
+  return ShapedType::isDynamic(plannedBlocks) ||
+         plannedBlocks > target.multiprocessors;
+}
+
+void cuda::bindResidentBlocks(ResidentBlocksOp op, gpu::GPUFuncOp kernel,
+                              const normfuse::runtime::GpuTarget &target) {
+  auto module = kernel->getParentOfType<gpu::GPUModuleOp>();
+  op.setKernelAttr(SymbolRefAttr::get(
+      module.getNameAttr(), {SymbolRefAttr::get(kernel.getNameAttr())}));
+  SharedMemoryLayout smem = sharedMemoryLayout(kernel);
+  op.setShared(smem.dynamic() ? smem.bytes : 0);
+  int64_t fits = target.multiprocessors *
+                 target.occupancy(op.getBlock(), 0, smem.bytes).blocks;
+  op.setPlanned(std::max<int64_t>(1, std::min<int64_t>(op.getPlanned(), fits)));
 }
 
 SharedMemoryLayout cuda::sharedMemoryLayout(gpu::GPUFuncOp kernel) {

@@ -11,6 +11,9 @@
 #ifndef NORMFUSE_LIB_CODEGEN_CUDA_KERNELBUILDER_H
 #define NORMFUSE_LIB_CODEGEN_CUDA_KERNELBUILDER_H
 
+#include "normfuse/Dialect/NF/IR/NFOps.h"
+#include "normfuse/Runtime/GpuTarget.h"
+
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 
 #include "mlir/IR/Builders.h"
@@ -73,15 +76,34 @@ Value allocTemporary(OpBuilder &b, Location loc, Value count, Type element);
 void launch(OpBuilder &b, Location loc, const Kernel &kernel, Value gridSize,
             int64_t blockSize, ValueRange args);
 
-/// Launches `kernel` (as the launch above) where `gridSize` is not 0: not at
-/// all when it is the constant 0, under an scf.if when it is dynamic (a
-/// grid of 0 blocks is an error).
+/// Launches `kernel` (as the launch above) where `work` (by default
+/// `gridSize`) is not 0: not at all when it is the constant 0, under an
+/// scf.if when it is dynamic (a grid of 0 blocks is an error). A grid from
+/// nf.resident_blocks gives as `work` a size that is 0 exactly when it is,
+/// not computed from the residency (the launch plan branches on sizes).
 void launchUnlessEmpty(OpBuilder &b, Location loc, const Kernel &kernel,
-                       Value gridSize, int64_t blockSize, ValueRange args);
+                       Value gridSize, int64_t blockSize, ValueRange args,
+                       Value work = Value());
 
 /// Launches `kernel` from the host with a 1-D grid and block and `args`.
 void launch(OpBuilder &b, Location loc, gpu::GPUFuncOp kernel, Value gridSize,
             int64_t blockSize, ValueRange args);
+
+/// How many blocks of `blockSize` threads of a kernel the device holds at
+/// once, at most `planned` (the schedule's count from the target): an
+/// nf.resident_blocks op, for a kernel not built yet (its grid and sizes
+/// come from this count); bindResidentBlocks names the kernel once it is.
+ResidentBlocksOp residentBlocks(OpBuilder &b, Location loc, int64_t blockSize,
+                                int64_t planned);
+/// Whether a grid of at most `plannedBlocks` blocks (dynamic: unknown) may
+/// depend on how many the device holds at once: not where every
+/// multiprocessor of `target` holds them (one block each, at least).
+bool residencyMatters(int64_t plannedBlocks,
+                      const normfuse::runtime::GpuTarget &target);
+/// Binds `op` to `kernel`: its name, its dynamic shared memory, and its
+/// planned count lowered to what `target` holds of its shared memory.
+void bindResidentBlocks(ResidentBlocksOp op, gpu::GPUFuncOp kernel,
+                        const normfuse::runtime::GpuTarget &target);
 
 /// An index constant.
 Value indexConstant(OpBuilder &b, Location loc, int64_t v);

@@ -152,7 +152,7 @@ void emitMomentsFinish(OpBuilder &b, Operation *op, llvm::StringRef what,
                                     partials.index(k, pb, pl, image, channel,
                                                    IndexMath{pb, pl}.c(0), 2))};
     };
-    int64_t parts = constantOr(partials.parts);
+    int64_t parts = partials.plannedParts;
     Value pivot =
         parts == 0  ? zero
         : parts > 0 ? loadPivot(sb, sl)[0]
@@ -165,10 +165,10 @@ void emitMomentsFinish(OpBuilder &b, Operation *op, llvm::StringRef what,
                             totals[2]};
     storeFinished(k, sb, sl, partials, sums, channel, numOps, acc, finishFn);
   };
-  emitColumnTotals(b, loc, op->getParentOfType<ModuleOp>(),
-                   kernelBaseName(op, what) + "_finish", t,
-                   selectMomentsMergeSchedule(constantOr(partials.parts), acc,
-                                              options.target));
+  emitColumnTotals(
+      b, loc, op->getParentOfType<ModuleOp>(),
+      kernelBaseName(op, what) + "_finish", t,
+      selectMomentsMergeSchedule(partials.plannedParts, acc, options.target));
 }
 
 /// Launches the two kernels of a per-channel reduction before `op`.
@@ -181,7 +181,8 @@ void emitChannelSums(OpBuilder &b, Operation *op, llvm::StringRef what,
   ChannelReductionSchedule s = selectChannelReductionSchedule(
       constantOr(d.channels), constantOr(d.inner), d.channelsLast(), cs.element,
       options.target);
-  PartialSums partials = emitPartialChannelSums(b, op, what, cs, s, sumsFn);
+  PartialSums partials =
+      emitPartialChannelSums(b, op, what, cs, s, options.target, sumsFn);
   // Moments: merged by many warps a channel, which then finish it.
   if (cs.moments) {
     emitMomentsFinish(b, op, what, cs, partials, options, finishFn);
@@ -190,7 +191,7 @@ void emitChannelSums(OpBuilder &b, Operation *op, llvm::StringRef what,
   // Plain sums: each channel's parts added by many warps first.
   Value sums = emitPartialTotals(
       b, op, what, cs, partials,
-      selectPartialTotalsSchedule(constantOr(partials.parts), options.target));
+      selectPartialTotalsSchedule(partials.plannedParts, options.target));
   SmallVector<Value> finishArgs{sums};
   finishArgs.append(cs.finishOperands.begin(), cs.finishOperands.end());
   finishArgs.append(cs.outputs.begin(), cs.outputs.end());

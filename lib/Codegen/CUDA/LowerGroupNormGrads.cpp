@@ -145,7 +145,7 @@ LogicalResult lowerGroupNormGrad(RewriterBase &rewriter, GradOp op,
   cs.perChannel = {mean, rstd};
   cs.paramIndex = imageGroup;
   PartialSums partials = emitPartialChannelSums(
-      b, op, what, cs, s.sums,
+      b, op, what, cs, s.sums, options.target,
       [](OpBuilder &fb, Location fl, ArrayRef<Value> in, ArrayRef<Value> p) {
         Value xhat = emitNormalize(fb, fl, in[1], p[0], p[1], Value(), Value());
         return SmallVector<Value>{
@@ -157,7 +157,7 @@ LogicalResult lowerGroupNormGrad(RewriterBase &rewriter, GradOp op,
   // gradients from those totals.
   Value totals = emitPartialTotals(
       b, op, what, cs, partials,
-      selectPartialTotalsSchedule(constantOr(partials.parts), options.target));
+      selectPartialTotalsSchedule(partials.plannedParts, options.target));
   Value groupSums =
       allocTemporary(b, loc, hm.product(hm.c(2), g.imageGroups), acc);
   Value finishItems = b.createOrFold<arith::AddIOp>(loc, g.imageGroups, g.c);

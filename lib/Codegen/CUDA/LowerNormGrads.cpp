@@ -480,17 +480,30 @@ LogicalResult lowerRowNormGrad(RewriterBase &rewriter, GradOp op,
   if constexpr (center)
     dbias = allocParamBuffer(b, loc, op.getGradBias().getType(), x, axis);
 
-  // The grid: as many row slots as keep it within maxBlocks, each slot a
-  // block per chunk of the row.
+  // The grid: as many row slots as keep it within the blocks the device
+  // holds at once (known when the kernel is loaded, at most maxBlocks),
+  // each slot a block per chunk of the row.
   Value chunks =
       b.createOrFold<arith::CeilDivUIOp>(loc, colsValue, c(s.chunkElements));
   Value rowGroups =
       b.createOrFold<arith::CeilDivUIOp>(loc, rows, c(s.rowsPerBlock));
-  Value slotCap = b.createOrFold<arith::MaxUIOp>(
-      loc, c(1),
-      b.createOrFold<arith::CeilDivUIOp>(loc, c(spec.schedule.maxBlocks),
-                                         chunks));
-  Value rowSlots = b.createOrFold<arith::MinUIOp>(loc, rowGroups, slotCap);
+  auto slotsWithin = [&](Value blocks) {
+    Value slotCap = b.createOrFold<arith::MaxUIOp>(
+        loc, c(1), b.createOrFold<arith::CeilDivUIOp>(loc, blocks, chunks));
+    return b.createOrFold<arith::MinUIOp>(loc, rowGroups, slotCap);
+  };
+  // The most slots there are (static shapes): what the finish is sized for.
+  Value plannedSlotsValue = slotsWithin(c(spec.schedule.maxBlocks));
+  int64_t plannedSlots = constantOr(plannedSlotsValue);
+  int64_t plannedGrid = plannedSlots >= 0 && constantOr(chunks) >= 0
+                            ? plannedSlots * constantOr(chunks)
+                            : ShapedType::kDynamic;
+  ResidentBlocksOp resident;
+  Value rowSlots = plannedSlotsValue;
+  if (residencyMatters(plannedGrid, options.target)) {
+    resident = residentBlocks(b, loc, s.blockSize(), spec.schedule.maxBlocks);
+    rowSlots = slotsWithin(resident);
+  }
   Value partialCount = b.createOrFold<arith::MulIOp>(loc, rowSlots, colsValue);
   Value partialScale = allocTemporary(b, loc, partialCount, spec.acc);
   Value partialBias =
@@ -521,6 +534,8 @@ LogicalResult lowerRowNormGrad(RewriterBase &rewriter, GradOp op,
     gradArgs.push_back(chunkSums);
   gpu::GPUFuncOp gradKernel =
       buildGradKernel(module, loc, base, spec, ValueRange(gradArgs).getTypes());
+  if (resident)
+    bindResidentBlocks(resident, gradKernel, options.target);
   // No launch over an empty grid; with no rows the parameter gradients
   // are sums of nothing, zeros.
   Value work = b.create<arith::MulIOp>(loc, rows, colsValue);
@@ -559,9 +574,8 @@ LogicalResult lowerRowNormGrad(RewriterBase &rewriter, GradOp op,
     for (auto [kk, v] : llvm::enumerate(totals))
       storeLanes(sb, sl, {v}, k.arg(params.numSums + kk), column);
   };
-  emitColumnTotals(
-      b, loc, module, base + "_params", params,
-      selectPartialTotalsSchedule(constantOr(rowSlots), options.target));
+  emitColumnTotals(b, loc, module, base + "_params", params,
+                   selectPartialTotalsSchedule(plannedSlots, options.target));
 
   SmallVector<Value> results{
       toTensor(b, loc, dx),

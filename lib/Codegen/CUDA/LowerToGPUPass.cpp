@@ -236,7 +236,10 @@ struct NFLowerToGPUPass : nf::impl::NFLowerToGPUPassBase<NFLowerToGPUPass> {
           ops.push_back(op);
           return WalkResult::skip();
         }
-        if (op->getDialect() && isa<NFDialect>(op->getDialect()))
+        // nf.resident_blocks is the host side of a kernel lowered already
+        // (a fused op's).
+        if (op->getDialect() && isa<NFDialect>(op->getDialect()) &&
+            !isa<ResidentBlocksOp>(op))
           ops.push_back(op);
         else if (isUnloweredTensorOp(op))
           ops.push_back(op);

@@ -227,6 +227,31 @@ bool CudaModule::function(const std::string &name, size_t dynamicSharedBytes,
   return true;
 }
 
+bool CudaModule::resolve(LaunchPlan &plan, std::string &error) {
+  CudaDriver &cu = device_->driver();
+  std::string failure;
+  bool ok = resolveResidencies(
+      plan,
+      [&](const Residency &r) -> int64_t {
+        cu::Function fn = nullptr;
+        int blocks = 0;
+        if (!failure.empty() ||
+            !function(r.kernel, r.sharedMemoryBytes, fn, failure))
+          return r.planned;
+        if (!cu.check(cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(
+                          &blocks, fn, int(r.block), r.sharedMemoryBytes),
+                      "cuOccupancyMaxActiveBlocksPerMultiprocessor", failure)) {
+          failure += " (kernel " + r.kernel + ")";
+          return r.planned;
+        }
+        return int64_t(blocks) * device_->gpuTarget().multiprocessors;
+      },
+      error);
+  if (!failure.empty())
+    return error = failure, false;
+  return ok;
+}
+
 namespace {
 /// Device allocations freed when a call ends, however it ends: in stream
 /// order for those made so (cuMemAllocAsync), at once for the others.

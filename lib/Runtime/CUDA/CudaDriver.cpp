@@ -60,6 +60,8 @@ std::unique_ptr<CudaDriver> CudaDriver::open(std::string &error,
   bind(d->cuModuleUnload, "cuModuleUnload");
   bind(d->cuModuleGetFunction, "cuModuleGetFunction");
   bind(d->cuFuncSetAttribute, "cuFuncSetAttribute");
+  bind(d->cuOccupancyMaxActiveBlocksPerMultiprocessor,
+       "cuOccupancyMaxActiveBlocksPerMultiprocessor");
   bind(d->cuLaunchKernel, "cuLaunchKernel");
   bind(d->cuMemAlloc, "cuMemAlloc_v2");
   bind(d->cuMemFree, "cuMemFree_v2");

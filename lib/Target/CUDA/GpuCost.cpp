@@ -58,6 +58,25 @@ nf::estimateGpuCost(ModuleOp module, const GpuTarget &target,
         readLaunchPlan(host, outputs == numOutputs.end() ? 0 : outputs->second);
     if (failed(plan))
       return failure();
+    // Grids sized by residency as the runtime sizes them on loading: from
+    // the registers each kernel takes where they are known.
+    std::string error;
+    if (!normfuse::runtime::resolveResidencies(
+            *plan,
+            [&](const normfuse::runtime::Residency &r) -> int64_t {
+              auto regs = registers.find(r.kernel);
+              gpu::GPUFuncOp f = findKernel(module, r.kernel);
+              if (regs == registers.end() || regs->second < 0 || !f)
+                return r.planned;
+              return target.multiprocessors *
+                     target
+                         .occupancy(r.block, regs->second,
+                                    cuda::sharedMemoryLayout(f).bytes)
+                         .blocks;
+            },
+            error))
+      return host.emitOpError() << "cannot size its grids: " << error,
+             failure();
     FunctionCost cost;
     cost.function = host.getName().str();
     for (size_t bytes : plan->bufferBytes)

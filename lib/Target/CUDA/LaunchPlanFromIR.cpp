@@ -4,17 +4,21 @@
 // function is traced to the buffer or temporary it views, with its shape;
 // index values are evaluated from constants, the buffers' sizes
 // (memref.dim) and integer arithmetic; an scf.if runs the branch its
-// condition selects.
+// condition selects. Values computed from an nf.resident_blocks take its
+// planned count here, and are kept as plan integers too, for a runtime to
+// compute again with the device's count (Residency in LaunchPlan.h).
 //
 //===----------------------------------------------------------------------===//
 
 #include "normfuse/Target/LaunchPlanFromIR.h"
 #include "normfuse/Codegen/CUDA/SharedMemory.h"
+#include "normfuse/Dialect/NF/IR/NFOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -37,10 +41,63 @@ public:
   llvm::DenseMap<Value, LaunchArg> buffers;
   llvm::DenseMap<Value, SmallVector<int64_t>> shapes;
 
+  /// Drops `temporaryComputed` where no temporary's size is computed.
+  void finish() {
+    if (llvm::all_of(plan.temporaryComputed, [](int64_t i) { return i < 0; }))
+      plan.temporaryComputed.clear();
+  }
+
 private:
   LaunchPlan &plan;
   /// The index and integer values evaluated so far.
   llvm::DenseMap<Value, int64_t> ints;
+  /// The plan integer of each value computed from a residency.
+  llvm::DenseMap<Value, int64_t> computed;
+  /// The plan integer of each dynamic size of a temporary computed from a
+  /// residency (-1: a size as it is).
+  llvm::DenseMap<Value, SmallVector<int64_t>> computedShapes;
+  /// The plan integer of each constant made one.
+  llvm::DenseMap<int64_t, int64_t> constantIntegers;
+
+  int64_t addInteger(normfuse::runtime::PlanInteger n) {
+    plan.integers.push_back(n);
+    return int64_t(plan.integers.size()) - 1;
+  }
+  /// The plan integer `v` is: computed, or its value as a constant.
+  int64_t integerOf(Value v) {
+    if (auto it = computed.find(v); it != computed.end())
+      return it->second;
+    int64_t value = ints.count(v) ? ints[v] : *getConstantIntValue(v);
+    auto [it, added] = constantIntegers.try_emplace(value, 0);
+    if (added) {
+      normfuse::runtime::PlanInteger n;
+      n.op = normfuse::runtime::PlanInteger::Op::Constant;
+      n.operands[0] = value;
+      it->second = addInteger(n);
+    }
+    return it->second;
+  }
+  /// The plan integer of op(operands) where one of them is computed.
+  void compute(Value result, normfuse::runtime::PlanInteger::Op op,
+               ValueRange operands) {
+    if (llvm::none_of(operands, [&](Value v) { return computed.count(v); }))
+      return;
+    normfuse::runtime::PlanInteger n;
+    n.op = op;
+    for (auto [i, v] : llvm::enumerate(operands))
+      n.operands[i] = integerOf(v);
+    computed[result] = addInteger(n);
+  }
+  /// Fails on `v` computed from a residency where the plan needs it fixed.
+  LogicalResult fixed(Operation *at, Value v, const char *what) {
+    if (computed.count(v))
+      return at->emitOpError()
+             << "has " << what
+             << " computed from the blocks a device holds; the launch plan "
+                "can compute only grids, integer arguments and temporaries' "
+                "sizes from them";
+    return success();
+  }
   /// The constant each memref.global read so far became.
   llvm::DenseMap<Operation *, LaunchArg> globals;
 
@@ -59,6 +116,8 @@ private:
   FailureOr<SmallVector<int64_t>> shapeOf(Operation *at, MemRefType type,
                                           ValueRange sizes);
   LogicalResult evaluate(Operation *op);
+  LogicalResult readResident(ResidentBlocksOp op);
+  LogicalResult readAlloc(memref::AllocOp alloc);
   LogicalResult readView(Operation *view);
   LogicalResult readGlobal(memref::GetGlobalOp get);
   LogicalResult readLaunch(gpu::LaunchFuncOp op);
@@ -93,6 +152,55 @@ PlanReader::shapeOf(Operation *at, MemRefType type, ValueRange sizes) {
   return shape;
 }
 
+/// The plan operation of an arith op the reader evaluates.
+static std::optional<normfuse::runtime::PlanInteger::Op>
+planOpOf(Operation *op) {
+  using P = normfuse::runtime::PlanInteger::Op;
+  if (auto cmp = dyn_cast<arith::CmpIOp>(op)) {
+    using C = arith::CmpIPredicate;
+    switch (cmp.getPredicate()) {
+    case C::eq:
+      return P::Eq;
+    case C::ne:
+      return P::Ne;
+    case C::slt:
+      return P::Slt;
+    case C::sle:
+      return P::Sle;
+    case C::sgt:
+      return P::Sgt;
+    case C::sge:
+      return P::Sge;
+    case C::ult:
+      return P::Ult;
+    case C::ule:
+      return P::Ule;
+    case C::ugt:
+      return P::Ugt;
+    case C::uge:
+      return P::Uge;
+    }
+    return std::nullopt;
+  }
+  return llvm::TypeSwitch<Operation *, std::optional<P>>(op)
+      .Case([](arith::AddIOp) { return P::Add; })
+      .Case([](arith::SubIOp) { return P::Sub; })
+      .Case([](arith::MulIOp) { return P::Mul; })
+      .Case([](arith::AndIOp) { return P::And; })
+      .Case([](arith::OrIOp) { return P::Or; })
+      .Case([](arith::MinUIOp) { return P::MinU; })
+      .Case([](arith::MaxUIOp) { return P::MaxU; })
+      .Case([](arith::MinSIOp) { return P::MinS; })
+      .Case([](arith::MaxSIOp) { return P::MaxS; })
+      .Case([](arith::DivUIOp) { return P::DivU; })
+      .Case([](arith::CeilDivUIOp) { return P::CeilDivU; })
+      .Case([](arith::RemUIOp) { return P::RemU; })
+      .Case([](arith::DivSIOp) { return P::DivS; })
+      .Case([](arith::RemSIOp) { return P::RemS; })
+      .Case([](arith::SelectOp) { return P::Select; })
+      .Default([](Operation *) { return std::nullopt; });
+}
+
 LogicalResult PlanReader::evaluate(Operation *op) {
   SmallVector<int64_t> in;
   for (Value operand : op->getOperands()) {
@@ -101,82 +209,91 @@ LogicalResult PlanReader::evaluate(Operation *op) {
       return failure();
     in.push_back(*v);
   }
-  auto nonZero = [&](int64_t d) -> LogicalResult {
-    if (d == 0)
-      return op->emitOpError() << "divides by zero in the launch plan";
+  Value result = op->getResult(0);
+  // Casts between index and integers keep the value.
+  if (isa<arith::IndexCastOp, arith::IndexCastUIOp>(op)) {
+    ints[result] = in[0];
+    if (auto it = computed.find(op->getOperand(0)); it != computed.end())
+      computed[result] = it->second;
     return success();
-  };
-  auto u = [](int64_t v) { return uint64_t(v); };
-  FailureOr<int64_t> result =
-      llvm::TypeSwitch<Operation *, FailureOr<int64_t>>(op)
-          // Two's complement wrapping, as the ops define it (no C++
-          // overflow).
-          .Case([&](arith::AddIOp) { return int64_t(u(in[0]) + u(in[1])); })
-          .Case([&](arith::SubIOp) { return int64_t(u(in[0]) - u(in[1])); })
-          .Case([&](arith::MulIOp) { return int64_t(u(in[0]) * u(in[1])); })
-          .Case([&](arith::AndIOp) { return in[0] & in[1]; })
-          .Case([&](arith::OrIOp) { return in[0] | in[1]; })
-          .Case([&](arith::MinUIOp) {
-            return int64_t(std::min(u(in[0]), u(in[1])));
-          })
-          .Case([&](arith::MaxUIOp) {
-            return int64_t(std::max(u(in[0]), u(in[1])));
-          })
-          .Case([&](arith::MinSIOp) { return std::min(in[0], in[1]); })
-          .Case([&](arith::MaxSIOp) { return std::max(in[0], in[1]); })
-          .Case<arith::DivUIOp, arith::CeilDivUIOp, arith::RemUIOp,
-                arith::DivSIOp, arith::RemSIOp>(
-              [&](Operation *div) -> FailureOr<int64_t> {
-                if (failed(nonZero(in[1])))
-                  return failure();
-                if (isa<arith::DivUIOp>(div))
-                  return int64_t(u(in[0]) / u(in[1]));
-                if (isa<arith::CeilDivUIOp>(div))
-                  return int64_t(u(in[0]) / u(in[1]) +
-                                 (u(in[0]) % u(in[1]) != 0));
-                if (isa<arith::RemUIOp>(div))
-                  return int64_t(u(in[0]) % u(in[1]));
-                if (in[0] == INT64_MIN && in[1] == -1)
-                  return div->emitOpError() << "overflows in the launch plan",
-                         failure();
-                if (isa<arith::DivSIOp>(div))
-                  return in[0] / in[1];
-                return in[0] % in[1];
-              })
-          .Case([&](arith::CmpIOp cmp) -> FailureOr<int64_t> {
-            using P = arith::CmpIPredicate;
-            int64_t a = in[0], b = in[1];
-            switch (cmp.getPredicate()) {
-            case P::eq:
-              return a == b;
-            case P::ne:
-              return a != b;
-            case P::slt:
-              return a < b;
-            case P::sle:
-              return a <= b;
-            case P::sgt:
-              return a > b;
-            case P::sge:
-              return a >= b;
-            case P::ult:
-              return u(a) < u(b);
-            case P::ule:
-              return u(a) <= u(b);
-            case P::ugt:
-              return u(a) > u(b);
-            case P::uge:
-              return u(a) >= u(b);
-            }
-            return failure();
-          })
-          .Case([&](arith::SelectOp) { return in[0] ? in[1] : in[2]; })
-          .Case<arith::IndexCastOp, arith::IndexCastUIOp>(
-              [&](Operation *) { return in[0]; })
-          .Default([](Operation *) { return failure(); });
-  if (failed(result))
+  }
+  std::optional<normfuse::runtime::PlanInteger::Op> planOp = planOpOf(op);
+  if (!planOp)
     return failure();
-  ints[op->getResult(0)] = *result;
+  std::string why;
+  int64_t value = 0;
+  if (!normfuse::runtime::evaluatePlanOp(*planOp, in.data(), value, why))
+    return op->emitOpError() << why << " in the launch plan";
+  ints[result] = value;
+  compute(result, *planOp, op->getOperands());
+  return success();
+}
+
+LogicalResult PlanReader::readResident(ResidentBlocksOp op) {
+  auto kernel =
+      SymbolTable::lookupNearestSymbolFrom<gpu::GPUFuncOp>(op, op.getKernel());
+  if (!kernel)
+    return op.emitOpError() << "names " << op.getKernel()
+                            << ", which is not a kernel of the module";
+  normfuse::runtime::Residency r;
+  r.kernel = kernel.getName().str();
+  r.block = unsigned(op.getBlock());
+  r.sharedMemoryBytes = size_t(op.getShared());
+  r.planned = op.getPlanned();
+  plan.residencies.push_back(r);
+  normfuse::runtime::PlanInteger n;
+  n.op = normfuse::runtime::PlanInteger::Op::Resident;
+  n.operands[0] = int64_t(plan.residencies.size()) - 1;
+  ints[op] = r.planned;
+  computed[op] = addInteger(n);
+  return success();
+}
+
+LogicalResult PlanReader::readAlloc(memref::AllocOp alloc) {
+  FailureOr<SmallVector<int64_t>> shape =
+      shapeOf(alloc, alloc.getType(), alloc.getDynamicSizes());
+  if (failed(shape))
+    return failure();
+  LaunchArg a;
+  a.kind = LaunchArg::Kind::Temporary;
+  a.index = int64_t(plan.temporaryBytes.size());
+  plan.temporaryBytes.push_back(bytesOf(alloc.getType(), *shape));
+  plan.temporaryComputed.push_back(-1);
+  buffers[alloc] = a;
+  shapes[alloc] = *shape;
+  // A size computed from a residency: the bytes too, the element's bytes
+  // times each size in turn.
+  if (llvm::none_of(alloc.getDynamicSizes(),
+                    [&](Value v) { return computed.count(v); }))
+    return success();
+  SmallVector<int64_t> dims;
+  unsigned next = 0;
+  using P = normfuse::runtime::PlanInteger;
+  P bytes;
+  bytes.op = P::Op::Constant;
+  bytes.operands[0] = int64_t(bytesOf(alloc.getType(), {}));
+  int64_t total = addInteger(bytes);
+  for (int64_t d : alloc.getType().getShape()) {
+    int64_t factor;
+    if (ShapedType::isDynamic(d)) {
+      Value size = alloc.getDynamicSizes()[next++];
+      factor = integerOf(size);
+      dims.push_back(computed.count(size) ? factor : -1);
+    } else {
+      P c;
+      c.op = P::Op::Constant;
+      c.operands[0] = d;
+      factor = addInteger(c);
+      dims.push_back(-1);
+    }
+    P mul;
+    mul.op = P::Op::Mul;
+    mul.operands[0] = total;
+    mul.operands[1] = factor;
+    total = addInteger(mul);
+  }
+  plan.temporaryComputed.back() = total;
+  computedShapes[alloc] = dims;
   return success();
 }
 
@@ -239,6 +356,14 @@ LogicalResult PlanReader::readView(Operation *view) {
   auto it = buffers.find(view->getOperand(0));
   if (it == buffers.end())
     return view->emitOpError() << "views a buffer the launch plan cannot trace";
+  if (auto c = computedShapes.find(view->getOperand(0));
+      c != computedShapes.end()) {
+    if (!isa<memref::CastOp>(view))
+      return view->emitOpError()
+             << "reshapes a temporary whose size is computed from the blocks "
+                "a device holds";
+    computedShapes[view->getResult(0)] = c->second;
+  }
   buffers[view->getResult(0)] = it->second;
   ArrayRef<int64_t> source = shapes[view->getOperand(0)];
   SmallVector<int64_t> shape;
@@ -278,8 +403,14 @@ LogicalResult PlanReader::readLaunch(gpu::LaunchFuncOp op) {
     if (*d < 1 || *d > int64_t(UINT32_MAX))
       return op.emitOpError() << "launches a grid or block dimension of " << *d;
     (i < 3 ? launch.grid[i] : launch.block[i - 3]) = unsigned(*d);
+    if (i < 3 && computed.count(dims[i]))
+      launch.gridComputed[i] = computed[dims[i]];
+    else if (i >= 3 && failed(fixed(op, dims[i], "a block size")))
+      return failure();
   }
   if (Value smem = op.getDynamicSharedMemorySize()) {
+    if (failed(fixed(op, smem, "a shared memory size")))
+      return failure();
     FailureOr<int64_t> bytes = constant(op, smem);
     if (failed(bytes))
       return failure();
@@ -312,6 +443,8 @@ LogicalResult PlanReader::readLaunch(gpu::LaunchFuncOp op) {
     LaunchArg a;
     a.kind = LaunchArg::Kind::Integer;
     a.value = *v;
+    if (auto it = computed.find(arg); it != computed.end())
+      a.computed = it->second;
     launch.args.push_back(a);
   }
   normfuse::runtime::Step step;
@@ -327,19 +460,8 @@ LogicalResult PlanReader::readBlock(Block &block) {
         llvm::TypeSwitch<Operation *, LogicalResult>(&op)
             .Case([&](arith::ConstantOp) { return success(); })
             .Case([&](memref::GetGlobalOp get) { return readGlobal(get); })
-            .Case([&](memref::AllocOp alloc) -> LogicalResult {
-              FailureOr<SmallVector<int64_t>> shape =
-                  shapeOf(alloc, alloc.getType(), alloc.getDynamicSizes());
-              if (failed(shape))
-                return failure();
-              LaunchArg a;
-              a.kind = LaunchArg::Kind::Temporary;
-              a.index = int64_t(plan.temporaryBytes.size());
-              plan.temporaryBytes.push_back(bytesOf(alloc.getType(), *shape));
-              buffers[alloc] = a;
-              shapes[alloc] = *shape;
-              return success();
-            })
+            .Case([&](memref::AllocOp alloc) { return readAlloc(alloc); })
+            .Case([&](ResidentBlocksOp r) { return readResident(r); })
             .Case<memref::CollapseShapeOp, memref::ExpandShapeOp,
                   memref::CastOp>(
                 [&](Operation *view) { return readView(view); })
@@ -351,6 +473,9 @@ LogicalResult PlanReader::readBlock(Block &block) {
                 return dim.emitOpError()
                        << "reads a size the launch plan cannot trace";
               ints[dim] = it->second[*index];
+              if (auto c = computedShapes.find(dim.getSource());
+                  c != computedShapes.end() && c->second[*index] >= 0)
+                computed[dim] = c->second[*index];
               return success();
             })
             .Case<arith::AddIOp, arith::SubIOp, arith::MulIOp, arith::AndIOp,
@@ -366,6 +491,11 @@ LogicalResult PlanReader::readBlock(Block &block) {
               if (from == buffers.end() || to == buffers.end())
                 return copy.emitOpError()
                        << "copies a buffer the launch plan cannot trace";
+              if (computedShapes.count(copy.getSource()) ||
+                  computedShapes.count(copy.getTarget()))
+                return copy.emitOpError()
+                       << "copies a temporary whose size is computed from "
+                          "the blocks a device holds";
               if (shapes[copy.getSource()] != shapes[copy.getTarget()])
                 return copy.emitOpError()
                        << "copies between buffers of different shapes";
@@ -381,6 +511,8 @@ LogicalResult PlanReader::readBlock(Block &block) {
             })
             .Case([&](gpu::LaunchFuncOp launch) { return readLaunch(launch); })
             .Case([&](scf::IfOp ifOp) -> LogicalResult {
+              if (failed(fixed(ifOp, ifOp.getCondition(), "a condition")))
+                return failure();
               FailureOr<int64_t> cond = constant(ifOp, ifOp.getCondition());
               if (failed(cond))
                 return failure();
@@ -453,5 +585,6 @@ nf::readLaunchPlan(func::FuncOp host, unsigned numOutputs,
   plan.numInputs = host.getNumArguments() - numOutputs;
   if (failed(reader.readBlock(host.getBody().front())))
     return failure();
+  reader.finish();
   return plan;
 }

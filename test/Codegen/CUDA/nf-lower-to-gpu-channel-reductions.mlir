@@ -8,12 +8,20 @@
 // RUN: nf-opt %s --nf-lower-to-gpu | FileCheck %s
 
 // 64 f32 channels: 16 threads of float4 a position, 16 positions a block;
-// 8 x 32 x 32 positions need 512 blocks (at most 1056 on sm_90), one trip.
-// The 512 parts' totals: 128 runs of 4, so 32 warps (a full block) over
-// each run of 32 channels (2 blocks); then the finish, a thread a channel.
+// 8 x 32 x 32 positions need 512 blocks, one trip, where the device holds
+// as many blocks of the sums kernel at once (nf.resident_blocks: at most
+// 1056 on sm_90, the count known when the kernel is loaded); a part, and
+// a partial row of 64 sums, per block. The parts' totals (512 of them
+// planned: 128 runs of 4, so 32 warps, a full block) over each run of 32
+// channels (2 blocks); then the finish, a thread a channel.
 // CHECK-LABEL: func.func @bias_add_grad_nhwc(
-// CHECK: memref.alloc() : memref<32768xf32>
-// CHECK: gpu.launch_func @nf_kernels::@bias_add_grad_nhwc_bias_add_grad_sums blocks in (%c512{{(_[0-9]+)?}},
+// CHECK: %[[R:.+]] = nf.resident_blocks @nf_kernels::@bias_add_grad_nhwc_bias_add_grad_sums block 256 shared 0 planned 1056
+// CHECK: %[[ATLEAST1:.+]] = arith.maxui %[[R]], %c1
+// CHECK: %[[PARTS:.+]] = arith.minui %[[ATLEAST1]], %c512
+// CHECK: %[[SUMS:.+]] = arith.muli %[[PARTS]], %c64
+// CHECK: %[[BYTES:.+]] = arith.maxui %[[SUMS]], %c1
+// CHECK: memref.alloc(%[[BYTES]]) : memref<?xf32>
+// CHECK: gpu.launch_func @nf_kernels::@bias_add_grad_nhwc_bias_add_grad_sums blocks in (%[[PARTS]],
 // CHECK: memref.alloc() : memref<64xf32>
 // CHECK: gpu.launch_func @nf_kernels::@bias_add_grad_nhwc_bias_add_grad_totals blocks in (%c2{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}) threads in (%c1024
 // CHECK: gpu.launch_func @nf_kernels::@bias_add_grad_nhwc_bias_add_grad_finish blocks in (%c1
@@ -23,9 +31,16 @@ func.func @bias_add_grad_nhwc(%dy: tensor<8x32x32x64xf32>) -> tensor<64xf32> {
 }
 
 // 8 x 1024 elements a channel in float4s: 8 parts of 1024 (a vector per
-// thread), 512 blocks.
+// thread) where the device holds 512 blocks (64 channels x 8), fewer and
+// longer where it holds fewer.
 // CHECK-LABEL: func.func @bias_add_grad_nchw(
-// CHECK: gpu.launch_func @nf_kernels::@bias_add_grad_nchw_bias_add_grad_sums blocks in (%c512{{(_[0-9]+)?}},
+// CHECK: %[[R:.+]] = nf.resident_blocks @nf_kernels::@bias_add_grad_nchw_bias_add_grad_sums block 256 shared 0 planned 1056
+// CHECK: %[[PERCHANNEL:.+]] = arith.ceildivui %[[R]], %c64
+// CHECK: %[[ATLEAST1:.+]] = arith.maxui %[[PERCHANNEL]], %c1
+// CHECK: %[[PARTS:.+]] = arith.minui %[[ATLEAST1]], %c8
+// CHECK: memref.alloc(%{{.+}}) : memref<?xf32>
+// CHECK: %[[GRID:.+]] = arith.muli %[[PARTS]], %c64
+// CHECK: gpu.launch_func @nf_kernels::@bias_add_grad_nchw_bias_add_grad_sums blocks in (%[[GRID]],
 func.func @bias_add_grad_nchw(%dy: tensor<8x64x32x32xf32>) -> tensor<64xf32> {
   %g = nf.bias_add_grad %dy {layout = #nf.layout<nchw>} : tensor<8x64x32x32xf32> -> tensor<64xf32>
   return %g : tensor<64xf32>
@@ -66,7 +81,7 @@ func.func @batch_norm_grad(%dy: tensor<8x64x7x7xf32>, %x: tensor<8x64x7x7xf32>, 
 // CHECK: gpu.barrier
 // CHECK-LABEL: gpu.func @bias_add_grad_nhwc_bias_add_grad_totals(
 // CHECK-SAME: nf.schedule = "partial-totals warps=32 unroll=4"
-// CHECK: scf.for %{{.+}} = %{{.+}} to %c512 step %c128
+// CHECK: scf.for %{{.+}} = %{{.+}} to %arg{{[0-9]+}} step %c128
 // The finish loads its channel's total: no loop over the parts.
 // CHECK-LABEL: gpu.func @bias_add_grad_nhwc_bias_add_grad_finish(
 // CHECK-SAME: nf.schedule = "channel-finish block=256"

@@ -10,8 +10,12 @@
 // The result stays NCHW in every case.
 // RUN: nf-opt %s --nf-lower-to-gpu | FileCheck %s
 
+// The input's copy: 1568 tiles, on as many blocks as the device holds
+// (at most 1056 on sm_90); the filter's: 128 tiles, a block each.
 // CHECK-LABEL: func.func @resnet_3x3(
-// CHECK: gpu.launch_func @nf_kernels::@resnet_3x3_input_nhwc blocks in (%c1056{{(_[0-9]+)?}},
+// CHECK: %[[RESIDENT:.+]] = nf.resident_blocks @nf_kernels::@resnet_3x3_input_nhwc block 256 shared 0 planned 1056
+// CHECK: %[[BLOCKS:.+]] = arith.minui %[[RESIDENT]], %c1568
+// CHECK: gpu.launch_func @nf_kernels::@resnet_3x3_input_nhwc blocks in (%[[BLOCKS]],
 // CHECK: gpu.launch_func @nf_kernels::@resnet_3x3_filter_ohwi blocks in (%c128{{(_[0-9]+)?}},
 // CHECK: gpu.launch_func @nf_kernels::@resnet_3x3_conv2d
 // CHECK-NOT: gpu.launch_func

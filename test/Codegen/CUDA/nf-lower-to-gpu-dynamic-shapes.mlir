@@ -29,17 +29,21 @@ func.func @group_norm_of_dynamic_shape(%x: tensor<?x64x?x?xf32>) -> tensor<?x64x
 }
 
 // BatchNorm's moments over a dynamic batch: the parts (at most one block
-// per 128 positions, at most 1056 blocks), none for an empty batch, and
-// the trips over the positions, all from N * 16 positions.
+// per 128 positions, at most as many blocks as the device holds, 1056 on
+// sm_90), none for an empty batch, and the trips over the positions, all
+// from N * 16 positions.
 // CHECK-LABEL: func.func @batch_norm_training_of_dynamic_batch
 // CHECK: %[[N:.+]] = memref.dim %{{.+}}, %c0 : memref<?x4x4x16xf16>
 // CHECK: %[[P4:.+]] = arith.muli %[[N]], %c4
 // CHECK: %[[POSITIONS:.+]] = arith.muli %[[P4]], %c4
+// CHECK: %[[RESIDENT:.+]] = nf.resident_blocks @nf_kernels::@batch_norm_training_of_dynamic_batch_batch_norm_training_moments_sums block 256 shared 0 planned 1056
 // CHECK: %[[BYPOS:.+]] = arith.ceildivui %[[POSITIONS]], %c128 : index
-// CHECK: %[[SLOTS:.+]] = arith.minui %[[BYPOS]], %c1056 : index
-// CHECK: %[[TRIPS:.+]] = arith.select %{{.+}}, %{{.+}}, %{{.+}} : index
+// CHECK: %[[BYGRID:.+]] = arith.maxui %[[RESIDENT]], %c1 : index
+// CHECK: %[[SLOTS:.+]] = arith.minui %[[BYPOS]], %[[BYGRID]] : index
 // CHECK: %[[PARTS:.+]] = arith.select %{{.+}}, %{{.+}}, %[[SLOTS]] : index
-// CHECK: %[[ANY:.+]] = arith.cmpi ne, %[[PARTS]], %{{.+}} : index
+// CHECK: %[[TRIPS:.+]] = arith.select %{{.+}}, %{{.+}}, %{{.+}} : index
+// The launch where there are positions (the parts follow the device).
+// CHECK: %[[ANY:.+]] = arith.cmpi ne, %[[POSITIONS]], %{{.+}} : index
 // CHECK: scf.if %[[ANY]] {
 // CHECK: gpu.launch_func @nf_kernels::@batch_norm_training_of_dynamic_batch_batch_norm_training_moments_sums blocks in (%[[PARTS]],
 // CHECK-SAME: %[[PARTS]] : index, %[[POSITIONS]] : index, %[[TRIPS]] : index)

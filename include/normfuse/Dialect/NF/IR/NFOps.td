@@ -561,4 +561,34 @@ def NF_YieldOp : NF_Op<"yield", [Pure, Terminator, HasParent<"FusedOp">]> {
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Host side of GPU lowering
+//===----------------------------------------------------------------------===//
+
+def NF_ResidentBlocksOp : NF_Op<"resident_blocks", [Pure]> {
+  let summary = "how many blocks of a GPU kernel the device runs at once";
+  let description = [{
+    The blocks of `kernel`, launched with `block` threads and `shared`
+    bytes of dynamic shared memory, that all the device's
+    multiprocessors hold at once: the size of a persistent or one-wave grid.
+    It depends on the registers the compiled kernel takes, so it is known
+    only where the kernel is loaded: the launch plan keeps it as a value to
+    compute then (normfuse::runtime::Residency). `planned` is the target's
+    count from threads and shared memory alone, an upper bound: the plan is
+    read with it, and the device's count never exceeds it. It does not fold.
+
+    ```mlir
+    %n = nf.resident_blocks @kernels::@k block 256 shared 0 planned 1056
+    ```
+  }];
+  let arguments = (ins SymbolRefAttr:$kernel,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$block,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$shared,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$planned);
+  let results = (outs Index:$blocks);
+  let assemblyFormat = [{
+    $kernel `block` $block `shared` $shared `planned` $planned attr-dict
+  }];
+}
+
 #endif // NF_OPS_TD

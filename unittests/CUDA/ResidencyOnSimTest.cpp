@@ -1,0 +1,147 @@
+//===- ResidencyOnSimTest.cpp - grids sized by the device ------*- C++ -*-===//
+//
+// Part of normfuse. Persistent grids (the norm gradients' row slots, the
+// per-channel sums' parts, the channels-last copy's tiles) are as many
+// blocks as the device holds at once, which the registers of the compiled
+// kernel decide: the launch plan keeps them as Residency values that a
+// runtime resolves when it loads the kernels (LaunchPlan.h). Here each
+// function runs in the simulator with its plan resolved for devices that
+// hold one block, a few, and the planned count, against the CPU back end
+// on the same inputs; and twice with one residency, bit for bit the same.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CudaSimTestUtils.h"
+
+using namespace nftest;
+using normfuse::jit::CudaSimKernel;
+using normfuse::runtime::Residency;
+
+namespace {
+
+struct ResidencyCase {
+  const char *name;
+  /// A function @f of static shapes.
+  const char *ir;
+  /// Relative error allowed against the CPU, per output.
+  double tolerance = 1e-5;
+};
+
+[[maybe_unused]] void PrintTo(const ResidencyCase &c, std::ostream *os) {
+  *os << c.name;
+}
+
+class ResidencyOnSimTest : public testing::TestWithParam<ResidencyCase> {};
+
+/// The outputs of `kernel` on `inputs`, NaN-poisoned first.
+std::vector<Buffer> runOn(normfuse::jit::Kernel &kernel,
+                          std::vector<Buffer> &inputs) {
+  std::vector<Buffer> outputs;
+  for (const auto &t : kernel.getSignature().outputs) {
+    outputs.emplace_back(t.dtype, t.shape);
+    outputs.back().fill(std::nan(""));
+  }
+  std::vector<normfuse::TensorRef> in, out;
+  for (Buffer &b : inputs)
+    in.push_back(b.ref());
+  for (Buffer &b : outputs)
+    out.push_back(b.ref());
+  EXPECT_EQ(errorText(kernel.run(in, out)), "");
+  return outputs;
+}
+
+/// The grid of each launch of `kernel`'s plan, in order.
+std::vector<unsigned> grids(const CudaSimKernel &kernel) {
+  std::vector<unsigned> g;
+  for (const auto &step : kernel.getPlan().steps)
+    if (step.kind == normfuse::runtime::Step::Kind::Launch)
+      g.push_back(step.launch.grid[0]);
+  return g;
+}
+
+TEST_P(ResidencyOnSimTest, EveryResidencyMatchesTheCPU) {
+  const ResidencyCase &c = GetParam();
+  auto sim = compileForSim(c.ir, "f");
+  auto cpu = sharedJIT().compile(c.ir, "f");
+  ASSERT_TRUE(sim);
+  ASSERT_TRUE(bool(cpu)) << llvm::toString(cpu.takeError());
+  const auto &plan = sim->getPlan();
+  ASSERT_FALSE(plan.residencies.empty()) << "no grid depends on the device:\n"
+                                         << plan.str();
+
+  std::mt19937 rng(11);
+  std::vector<Buffer> inputs;
+  for (const auto &t : sim->getSignature().inputs) {
+    inputs.emplace_back(t.dtype, t.shape);
+    inputs.back().fillNormal(rng, 0.5, 1.5);
+  }
+  std::vector<Buffer> expected = runOn(**cpu, inputs);
+
+  std::vector<unsigned> planned = grids(*sim);
+  for (int64_t blocks : {int64_t(1), int64_t(3), int64_t(40), INT64_MAX}) {
+    SCOPED_TRACE("resident blocks " + std::to_string(blocks));
+    auto device = sim->withResidency(
+        [&](const Residency &r) { return std::min(blocks, r.planned); });
+    ASSERT_TRUE(bool(device)) << llvm::toString(device.takeError());
+    std::vector<unsigned> resolved = grids(**device);
+    if (blocks == INT64_MAX)
+      EXPECT_EQ(resolved, planned);
+    else
+      EXPECT_NE(resolved, planned) << "no grid follows the residency";
+    std::vector<Buffer> got = runOn(**device, inputs);
+    for (size_t o = 0; o < got.size(); ++o)
+      EXPECT_LE(relativeError(got[o].toDoubles(), expected[o].toDoubles()),
+                c.tolerance)
+          << "output #" << o;
+    // One device, one grid: the same bits every run.
+    std::vector<Buffer> again = runOn(**device, inputs);
+    for (size_t o = 0; o < got.size(); ++o)
+      EXPECT_EQ(got[o].toDoubles(), again[o].toDoubles()) << "output #" << o;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Functions, ResidencyOnSimTest,
+    testing::Values(
+        // 4000 rows of 64 (250 blocks of 16): warp rows, more row slots than an
+        // H100's SMs.
+        ResidencyCase{"layer_norm_grad_rows", R"mlir(
+func.func @f(%dy: tensor<4000x64xf32>, %x: tensor<4000x64xf32>,
+             %m: tensor<4000x1xf32>, %r: tensor<4000x1xf32>, %s: tensor<64xf32>)
+    -> (tensor<4000x64xf32>, tensor<64xf32>, tensor<64xf32>) {
+  %dx, %ds, %db = nf.layer_norm_grad %dy, %x, %m, %r scale %s {axis = 1 : i64}
+      : (tensor<4000x64xf32>, tensor<4000x64xf32>, tensor<4000x1xf32>, tensor<4000x1xf32>, tensor<64xf32>)
+      -> (tensor<4000x64xf32>, tensor<64xf32>, tensor<64xf32>)
+  return %dx, %ds, %db : tensor<4000x64xf32>, tensor<64xf32>, tensor<64xf32>
+})mlir"},
+        // 2 x 8 x 32 positions of 64 channels: 512 parts planned (channels
+        // last, one a block), and 16 x 64 (channels first).
+        ResidencyCase{"bias_add_grad_nhwc_and_nchw", R"mlir(
+func.func @f(%dy: tensor<8x32x32x64xf32>, %dy2: tensor<8x64x16x64xf32>)
+    -> (tensor<64xf32>, tensor<64xf32>) {
+  %g = nf.bias_add_grad %dy {layout = #nf.layout<nhwc>} : tensor<8x32x32x64xf32> -> tensor<64xf32>
+  %g2 = nf.bias_add_grad %dy2 {layout = #nf.layout<nchw>} : tensor<8x64x16x64xf32> -> tensor<64xf32>
+  return %g, %g2 : tensor<64xf32>, tensor<64xf32>
+})mlir"},
+        // BatchNorm's moments over 4 x 32 x 40 positions of 32 channels.
+        ResidencyCase{"batch_norm_training_nhwc", R"mlir(
+func.func @f(%x: tensor<4x32x40x32xf32>, %rm: tensor<32xf32>, %rv: tensor<32xf32>)
+    -> (tensor<4x32x40x32xf32>, tensor<32xf32>, tensor<32xf32>) {
+  %y, %m, %r, %nm, %nv = nf.batch_norm_training %x running(%rm, %rv) {layout = #nf.layout<nhwc>}
+      : (tensor<4x32x40x32xf32>, tensor<32xf32>, tensor<32xf32>)
+      -> (tensor<4x32x40x32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>)
+  return %y, %nm, %nv : tensor<4x32x40x32xf32>, tensor<32xf32>, tensor<32xf32>
+})mlir"},
+        // An NCHW f16 convolution of 16 channels: the input copied
+        // channels-last by a grid-stride kernel on the resident blocks.
+        ResidencyCase{"conv2d_nchw_f16", R"mlir(
+func.func @f(%x: tensor<2x16x64x64xf16>, %w: tensor<8x16x1x1xf16>) -> tensor<2x8x32x32xf16> {
+  %y = nf.conv2d %x, %w {strides = array<i64: 2, 2>} : tensor<2x16x64x64xf16>, tensor<8x16x1x1xf16> -> tensor<2x8x32x32xf16>
+  return %y : tensor<2x8x32x32xf16>
+})mlir",
+                      1e-3}),
+    [](const testing::TestParamInfo<ResidencyCase> &info) {
+      return std::string(info.param.name);
+    });
+
+} // namespace
