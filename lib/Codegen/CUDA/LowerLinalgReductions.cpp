@@ -256,6 +256,15 @@ LogicalResult cuda::lowerLinalgReduction(RewriterBase &rewriter,
                                                            : schedule.blockSize;
   // Block columns: the warps that share each result.
   int64_t warps = schedule.blockSize / kWarpSize;
+  // Each result's parts (schedule.splits): `chunk` elements each, a
+  // multiple of the threads (warps) that share a result, none empty.
+  int64_t splits = combiner.op ? schedule.splits : 1;
+  int64_t chunk = perResult;
+  if (splits > 1) {
+    chunk = llvm::alignTo(llvm::divideCeil(perResult, splits),
+                          columns ? warps : sharing);
+    splits = llvm::divideCeil(perResult, chunk);
+  }
 
   // Tensors the body reads at computed positions (a gather), then the
   // results.
@@ -264,11 +273,17 @@ LogicalResult cuda::lowerLinalgReduction(RewriterBase &rewriter,
   for (Value t : captured)
     args.push_back(flatten(b, loc, getBuffer(b, loc, t)));
   SmallVector<Value> resultBuffers;
+  unsigned firstOut = args.size();
   for (Value r : generic.getResults()) {
     resultBuffers.push_back(
         allocBuffer(b, loc, cast<RankedTensorType>(r.getType()), Value()));
     args.push_back(flatten(b, loc, resultBuffers.back()));
   }
+  // Split results: each part's partial result, part-minor.
+  unsigned partialsArg = args.size();
+  if (splits > 1)
+    args.push_back(allocTemporary(
+        b, loc, indexConstant(b, loc, results * splits), partialType));
   auto replace = [&] {
     SmallVector<Value> tensors;
     for (Value buffer : resultBuffers)
@@ -279,6 +294,55 @@ LogicalResult cuda::lowerLinalgReduction(RewriterBase &rewriter,
     replace();
     return success();
   }
+  // The parallel loop indices of result r (in memory order).
+  auto resultIndex = [&](IndexMath &f, Value r) {
+    SmallVector<Value> index(bounds.size());
+    for (int64_t d = 0, stride = results; d < rank; ++d) {
+      stride /= type.getDimSize(d);
+      Value v = f.div(r, stride);
+      index[outDims[d]] = d ? f.rem(v, type.getDimSize(d)) : v;
+    }
+    return index;
+  };
+  // An operand's offset: the terms of the dimensions `reducing` selects
+  // (the reduced ones, or the others and the constants).
+  auto offsetOf = [&](IndexMath &im, const Operand &o, ArrayRef<Value> idx,
+                      bool reducing) {
+    int64_t constant = 0;
+    Value offset;
+    for (auto [d, form] : llvm::enumerate(o.forms)) {
+      if (!reducing)
+        constant += form.offset * o.strides[d];
+      for (const DimTerm &t : form.terms) {
+        if (llvm::is_contained(reductionDims, unsigned(t.dim)) != reducing)
+          continue;
+        Value term = im.mul(idx[t.dim], t.scale * o.strides[d]);
+        offset = offset ? im.add(offset, term) : term;
+      }
+    }
+    if (!offset)
+      return im.c(constant);
+    return constant ? im.add(offset, im.c(constant)) : offset;
+  };
+  // Operand `o` at `offset`, in kernel `k`.
+  auto load = [&](Kernel &k, OpBuilder &lb, Location ll, const Operand &o,
+                  Value offset) -> Value {
+    if (o.splat)
+      return lb.create<arith::ConstantOp>(ll, o.splat);
+    Value buffer = k.arg(o.arg);
+    Type element = cast<MemRefType>(buffer.getType()).getElementType();
+    return loadLanes(lb, ll, buffer, offset, 1, computeType(element))[0];
+  };
+  // Result r's initial values, in kernel `k`.
+  auto initialsOf = [&](Kernel &k, OpBuilder &fb, Location fl, Value r) {
+    IndexMath f{fb, fl};
+    SmallVector<Value> index = resultIndex(f, r);
+    SmallVector<Value> initials;
+    for (const Operand &o : inits)
+      initials.push_back(
+          load(k, fb, fl, o, o.splat ? Value() : offsetOf(f, o, index, false)));
+    return initials;
+  };
   Kernel k = createKernel(module, loc, kernelBaseName(generic, "reduce"),
                           ValueRange(args).getTypes(), schedule.blockSize,
                           schedule.str(perResult));
@@ -314,56 +378,23 @@ LogicalResult cuda::lowerLinalgReduction(RewriterBase &rewriter,
       capturedBuffers[t] = k.arg(firstCaptured + i);
     SmallVector<Value> outs;
     for (size_t i = 0; i < resultBuffers.size(); ++i)
-      outs.push_back(k.arg(args.size() - resultBuffers.size() + i));
+      outs.push_back(k.arg(firstOut + i));
     // The work of result r (block columns: r exists where `valid`, else it
-    // is 0 and the thread takes no element), before the loop's yield.
-    auto resultBody = [&](OpBuilder &fb, Location fl, Value r, Value valid) {
+    // is 0 and the thread takes no element), of its part `part` where it
+    // is split, before the loop's yield.
+    auto resultBody = [&](OpBuilder &fb, Location fl, Value r, Value valid,
+                          Value part) {
       IndexMath f{fb, fl};
-      // The parallel loop indices of result r (in memory order).
-      SmallVector<Value> index(bounds.size());
-      for (int64_t d = 0, stride = results; d < rank; ++d) {
-        stride /= type.getDimSize(d);
-        Value v = f.div(r, stride);
-        index[outDims[d]] = d ? f.rem(v, type.getDimSize(d)) : v;
-      }
-      // An operand's offset: the terms of the dimensions `reducing`
-      // selects (the reduced ones, or the others and the constants).
-      auto offsetOf = [&](IndexMath &im, const Operand &o, ArrayRef<Value> idx,
-                          bool reducing) {
-        int64_t constant = 0;
-        Value offset;
-        for (auto [d, form] : llvm::enumerate(o.forms)) {
-          if (!reducing)
-            constant += form.offset * o.strides[d];
-          for (const DimTerm &t : form.terms) {
-            if (llvm::is_contained(reductionDims, unsigned(t.dim)) != reducing)
-              continue;
-            Value term = im.mul(idx[t.dim], t.scale * o.strides[d]);
-            offset = offset ? im.add(offset, term) : term;
-          }
-        }
-        if (!offset)
-          return im.c(constant);
-        return constant ? im.add(offset, im.c(constant)) : offset;
-      };
+      SmallVector<Value> index = resultIndex(f, r);
       // Each buffer operand's offset for result r, outside the loop
       // over its elements.
       SmallVector<Value> bases;
       for (const std::optional<Operand> &o : operands)
         bases.push_back(o && !o->splat ? offsetOf(f, *o, index, false)
                                        : Value());
-      auto load = [&](OpBuilder &lb, Location ll, const Operand &o,
-                      Value offset) -> Value {
-        if (o.splat)
-          return lb.create<arith::ConstantOp>(ll, o.splat);
-        Value buffer = k.arg(o.arg);
-        Type element = cast<MemRefType>(buffer.getType()).getElementType();
-        return loadLanes(lb, ll, buffer, offset, 1, computeType(element))[0];
-      };
       SmallVector<Value> initials;
-      for (const Operand &o : inits)
-        initials.push_back(
-            load(fb, fl, o, o.splat ? Value() : offsetOf(f, o, index, false)));
+      if (splits == 1)
+        initials = initialsOf(k, fb, fl, r);
       // One element's contribution (the whole body where there is no
       // combiner, on the partial results `current`).
       auto element = [&](OpBuilder &eb, Location el, Value j,
@@ -386,7 +417,7 @@ LogicalResult cuda::lowerLinalgReduction(RewriterBase &rewriter,
             Value inner = offsetOf(e, *o, idx, true);
             offset = isConstantZero(inner) ? base : e.add(base, inner);
           }
-          values.push_back(load(eb, el, *o, offset));
+          values.push_back(load(k, eb, el, *o, offset));
         }
         auto loopIndex = [&](int64_t dim) { return idx[dim]; };
         // The body reads the result only through the combiner, or
@@ -410,6 +441,11 @@ LogicalResult cuda::lowerLinalgReduction(RewriterBase &rewriter,
       Value from = columns ? warpIndex : sharing > 1 ? lane : f.c(0);
       Value step = f.c(columns ? warps : sharing);
       Value to = f.c(perResult);
+      if (part) {
+        Value begin = f.mul(part, chunk);
+        from = f.add(begin, from);
+        to = fb.create<arith::MinUIOp>(fl, f.add(begin, f.c(chunk)), to);
+      }
       if (columns)
         to = fb.create<arith::SelectOp>(fl, valid, to, f.c(0));
       auto loop = fb.create<scf::ForOp>(
@@ -424,8 +460,15 @@ LogicalResult cuda::lowerLinalgReduction(RewriterBase &rewriter,
       if (sharing > 1)
         total = emitWarpReduce(fb, fl, total, kWarpSize, combineWith);
       // The first thread combines the initial value, then (a block
-      // row) the warps' values in warp order, and stores.
+      // row) the warps' values in warp order, and stores; a part's
+      // partial result is stored as it is, for the finishing kernel.
       auto finish = [&](OpBuilder &sb, Location sl, Value v) {
+        if (part) {
+          IndexMath s{sb, sl};
+          sb.create<memref::StoreOp>(sl, v, k.arg(partialsArg),
+                                     s.madd(r, splits, part));
+          return;
+        }
         v = combine(sb, sl, combiner.op, widen(sb, sl, initials[0]), v);
         storeLanes(sb, sl, v, outs[0], r);
       };
@@ -487,34 +530,98 @@ LogicalResult cuda::lowerLinalgReduction(RewriterBase &rewriter,
       if (schedule.kind == Kind::BlockPerResult)
         fb.create<gpu::BarrierOp>(fl);
     };
+    // Work item w: a group of results, or (split) part w % splits of
+    // group w / splits.
+    auto groupAndPart = [&](IndexMath &f, Value w) -> std::pair<Value, Value> {
+      if (splits == 1)
+        return {w, Value()};
+      return {f.div(w, splits), f.rem(w, splits)};
+    };
     if (columns) {
       // Blocks loop over groups of 32 results (block-uniform: every thread
       // reaches the barriers).
-      Value groups = m.c(llvm::divideCeil(results, kWarpSize));
+      Value items = m.c(llvm::divideCeil(results, kWarpSize) * splits);
       kb.create<scf::ForOp>(
-          loc, worker, groups, grid, ValueRange{},
-          [&](OpBuilder &fb, Location fl, Value g, ValueRange) {
+          loc, worker, items, grid, ValueRange{},
+          [&](OpBuilder &fb, Location fl, Value w, ValueRange) {
             IndexMath f{fb, fl};
+            auto [g, part] = groupAndPart(f, w);
             Value r = f.madd(g, kWarpSize, lane);
             Value valid = f.below(r, f.c(results));
             resultBody(fb, fl, fb.create<arith::SelectOp>(fl, valid, r, f.c(0)),
-                       valid);
+                       valid, part);
             fb.create<scf::YieldOp>(fl);
           });
     } else {
+      // (Split results are block rows: a block per part.)
       kb.create<scf::ForOp>(
-          loc, worker, m.c(results), m.mul(grid, perBlock), ValueRange{},
-          [&](OpBuilder &fb, Location fl, Value r, ValueRange) {
-            resultBody(fb, fl, r, Value());
+          loc, worker, m.c(results * splits), m.mul(grid, perBlock),
+          ValueRange{}, [&](OpBuilder &fb, Location fl, Value w, ValueRange) {
+            IndexMath f{fb, fl};
+            auto [r, part] = groupAndPart(f, w);
+            resultBody(fb, fl, r, Value(), part);
             fb.create<scf::YieldOp>(fl);
           });
     }
   }
   Value blocks = indexConstant(
       b, loc,
-      std::min<int64_t>(llvm::divideCeil(results, schedule.resultsPerBlock()),
+      std::min<int64_t>(llvm::divideCeil(results, schedule.resultsPerBlock()) *
+                            splits,
                         schedule.maxBlocks));
   launch(b, loc, k, blocks, schedule.blockSize, args);
+  if (splits > 1) {
+    // Each result's parts combined in part order: a warp per result, lane
+    // l taking parts l, l + 32, ..., then a fixed butterfly of shuffles;
+    // the first lane adds the initial value and stores.
+    int64_t warpsPerBlock = schedule.finishBlockSize / kWarpSize;
+    Kernel f =
+        createKernel(module, loc, kernelBaseName(generic, "reduce_finish"),
+                     ValueRange(args).getTypes(), schedule.finishBlockSize,
+                     "split-finish splits=" + std::to_string(splits));
+    OpBuilder &fb = f.body;
+    IndexMath m{fb, loc};
+    Value tid = fb.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x);
+    Value bid = fb.create<gpu::BlockIdOp>(loc, gpu::Dimension::x);
+    Value grid = fb.create<gpu::GridDimOp>(loc, gpu::Dimension::x);
+    Value lane = m.rem(tid, kWarpSize);
+    auto combineWith = [&](OpBuilder &cb, Location cl, Value x, Value y) {
+      return combine(cb, cl, combiner.op, x, y);
+    };
+    fb.create<scf::ForOp>(
+        loc, m.madd(bid, warpsPerBlock, m.div(tid, kWarpSize)), m.c(results),
+        m.mul(grid, warpsPerBlock), ValueRange{},
+        [&](OpBuilder &lb, Location ll, Value r, ValueRange) {
+          IndexMath l{lb, ll};
+          auto parts = lb.create<scf::ForOp>(
+              ll, lane, l.c(splits), l.c(kWarpSize),
+              ValueRange{identityOf(lb, ll, combiner.op, partialType)},
+              [&](OpBuilder &pb, Location pl, Value p, ValueRange acc) {
+                IndexMath q{pb, pl};
+                Value v = pb.create<memref::LoadOp>(pl, f.arg(partialsArg),
+                                                    q.madd(r, splits, p));
+                pb.create<scf::YieldOp>(pl, combineWith(pb, pl, acc[0], v));
+              });
+          Value total = emitWarpReduce(lb, ll, parts.getResult(0), kWarpSize,
+                                       combineWith);
+          Value isFirst = lb.create<arith::CmpIOp>(ll, arith::CmpIPredicate::eq,
+                                                   lane, l.c(0));
+          lb.create<scf::IfOp>(ll, isFirst, [&](OpBuilder &tb, Location tl) {
+            Value initial = initialsOf(f, tb, tl, r)[0];
+            storeLanes(tb, tl,
+                       combineWith(tb, tl, widen(tb, tl, initial), total),
+                       f.arg(firstOut), r);
+            tb.create<scf::YieldOp>(tl);
+          });
+          lb.create<scf::YieldOp>(ll);
+        });
+    launch(b, loc, f,
+           indexConstant(
+               b, loc,
+               std::min<int64_t>(llvm::divideCeil(results, warpsPerBlock),
+                                 schedule.maxBlocks)),
+           schedule.finishBlockSize, args);
+  }
   replace();
   return success();
 }

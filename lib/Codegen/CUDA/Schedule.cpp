@@ -71,6 +71,11 @@ static constexpr int64_t kPointwiseBlockSize = 256;
 static constexpr int64_t kColumnsMaxThreadElements = 256;
 // Fewer elements a result are not worth sharing.
 static constexpr int64_t kColumnsMinElements = 16;
+// A reduction split across blocks gives each thread at least this many
+// elements of a part, and makes at most this many parts of a result (the
+// finishing kernel's warp per result adds them 32 at a time).
+static constexpr int64_t kSplitMinThreadElements = 16;
+static constexpr int64_t kMaxReductionSplits = 1024;
 // A tensor-core product of fewer 64 x 64 tiles than this many per
 // multiprocessor splits K until it has about that many blocks (each holds
 // four warps; a multiprocessor holds four such blocks), keeping at least
@@ -481,7 +486,8 @@ std::string LinalgReductionSchedule::str(int64_t elements) const {
                      : kind == Kind::BlockColumns  ? "block-columns"
                                                    : "block-per-result";
   return std::string(name) + " block=" + std::to_string(blockSize) +
-         " elements=" + std::to_string(elements);
+         " elements=" + std::to_string(elements) +
+         (splits > 1 ? " splits=" + std::to_string(splits) : "");
 }
 
 LinalgReductionSchedule
@@ -515,6 +521,24 @@ cuda::selectLinalgReductionSchedule(int64_t results, int64_t elements,
     s.kind = Kind::BlockPerResult;
   else
     s.kind = Kind::WarpPerResult;
+  // Fewer blocks than multiprocessors (a sum over a whole tensor, a column
+  // sum of a few columns): each result's elements split into parts,
+  // about a wave of blocks in all, none under kSplitMinThreadElements
+  // elements a thread.
+  bool byBlocks =
+      s.kind == Kind::BlockPerResult || s.kind == Kind::BlockColumns;
+  int64_t blocks = llvm::divideCeil(results, s.resultsPerBlock());
+  if (byBlocks && blocks < target.multiprocessors) {
+    int64_t sharing = s.kind == Kind::BlockPerResult
+                          ? s.blockSize
+                          : s.blockSize / GpuTarget::kWarpSize;
+    int64_t wave =
+        target.multiprocessors * target.blocksPerMultiprocessor(s.blockSize);
+    s.splits = std::clamp<int64_t>(
+        std::min<int64_t>(llvm::divideCeil(wave, blocks),
+                          elements / (sharing * kSplitMinThreadElements)),
+        1, kMaxReductionSplits);
+  }
   return s;
 }
 

@@ -150,6 +150,48 @@ func.func @long_rows(%x: tensor<3x4096xf32>) -> tensor<3x1xf32> {
 
 // -----
 
+// One result of 65536 elements would be one block: its elements split in
+// 16 parts of 4096 (16 a thread), a block each, whose sums go to a
+// temporary of f64, part-minor; then a warp per result adds its parts in
+// part order (lane l: parts l, l + 32, ...; then the butterfly) and the
+// first lane adds the initial value and stores.
+// CHECK-LABEL: func.func @whole_sum
+// CHECK: %[[PARTS:.+]] = memref.alloc() : memref<16xf64>
+// CHECK: %[[FLAT:.+]] = memref.cast %[[PARTS]]
+// CHECK: gpu.launch_func @nf_kernels::@whole_sum_reduce blocks in (%c16,
+// CHECK-SAME: %[[FLAT]] : memref<?xf64>)
+// CHECK: gpu.launch_func @nf_kernels::@whole_sum_reduce_finish blocks in (%c1
+// CHECK-SAME: %[[FLAT]] : memref<?xf64>)
+// CHECK-LABEL: gpu.func @whole_sum_reduce(
+// CHECK-SAME: nf.schedule = "block-per-result block=256 elements=65536 splits=16"
+// CHECK: scf.for %[[W:.+]] = %block_id_x to %c16 step %grid_dim_x
+// CHECK: %[[R:.+]] = arith.divui %[[W]], %c16
+// CHECK: %[[PART:.+]] = arith.remui %[[W]], %c16
+// CHECK: %[[BEGIN:.+]] = arith.muli %[[PART]], %c4096
+// CHECK: %[[FROM:.+]] = arith.addi %[[BEGIN]], %thread_id_x
+// CHECK: %[[END:.+]] = arith.addi %[[BEGIN]], %c4096
+// CHECK: %[[TO:.+]] = arith.minui %[[END]], %c65536
+// CHECK: scf.for %{{.+}} = %[[FROM]] to %[[TO]] step %c256 iter_args(%{{.+}}) -> (f64)
+// CHECK: %[[AT:.+]] = arith.muli %[[R]], %c16
+// CHECK: %[[SLOT:.+]] = arith.addi %[[AT]], %[[PART]]
+// CHECK: memref.store %{{.+}}, %arg2[%[[SLOT]]] : memref<?xf64>
+// CHECK-LABEL: gpu.func @whole_sum_reduce_finish(
+// CHECK-SAME: nf.schedule = "split-finish splits=16"
+// CHECK: %[[LANE:.+]] = arith.remui %thread_id_x, %c32
+// CHECK: scf.for %[[R2:.+]] = %{{.+}} to %c1 step
+// CHECK: scf.for %{{.+}} = %[[LANE]] to %c16 step %c32{{.*}} iter_args
+// CHECK: memref.load %arg2
+// CHECK-COUNT-5: gpu.shuffle  xor
+// CHECK: scf.if
+// CHECK: arith.truncf %{{.+}} : f64 to f32
+// CHECK: memref.store %{{.+}}, %arg1[%[[R2]]]
+func.func @whole_sum(%x: tensor<1x65536xf32>) -> tensor<1x1xf32> {
+  %s = tosa.reduce_sum %x {axis = 1 : i32} : (tensor<1x65536xf32>) -> tensor<1x1xf32>
+  return %s : tensor<1x1xf32>
+}
+
+// -----
+
 // A maximum over the outer dimension: a thread per result walks its
 // column, neighbouring threads reading neighbouring addresses (x[j][r]).
 // CHECK-LABEL: gpu.func @column_max_reduce

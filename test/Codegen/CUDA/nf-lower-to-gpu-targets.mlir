@@ -71,10 +71,11 @@ func.func @mm_few(%a: tensor<256x8192xf16>, %b: tensor<8192x1024xf16>) -> tensor
   return %c : tensor<256x1024xf16>
 }
 
-// 64 columns of 4096: two blocks of 32 columns, 1024 threads each on
-// every part (2 blocks do not fill any of them).
+// 64 columns of 4096: two groups of 32 columns, 1024 threads each on
+// every part (2 blocks do not fill any of them), so each column's rows
+// split in 8 parts (as many as leave 16 rows a warp), a block each.
 // CHECK-LABEL: gpu.func @column_sums_reduce(
-// CHECK-SAME: nf.schedule = "block-columns block=1024 elements=4096"
+// CHECK-SAME: nf.schedule = "block-columns block=1024 elements=4096 splits=8"
 func.func @column_sums(%x: tensor<4096x64xf32>) -> tensor<64xf32> {
   %0 = tosa.reduce_sum %x {axis = 0 : i32} : (tensor<4096x64xf32>) -> tensor<1x64xf32>
   %1 = tosa.reshape %0 {new_shape = array<i64: 64>} : (tensor<1x64xf32>) -> tensor<64xf32>

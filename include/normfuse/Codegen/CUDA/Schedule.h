@@ -262,6 +262,12 @@ struct LinalgReductionSchedule {
   int64_t blockSize = 256;
   /// The grid has at most this many blocks; each loops over the rest.
   int64_t maxBlocks = 65535;
+  /// Block rows and block columns too few to fill the device cut each
+  /// result's elements into this many contiguous parts, a block (column)
+  /// each; a second kernel combines a result's parts in order.
+  int64_t splits = 1;
+  /// Threads of a block of that second kernel (a warp per result).
+  int64_t finishBlockSize = 256;
   /// Results a block takes at once.
   int64_t resultsPerBlock() const;
   std::string str(int64_t elements) const;
