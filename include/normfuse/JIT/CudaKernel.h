@@ -44,6 +44,11 @@ public:
   /// The device's name and architecture: "NVIDIA H100 80GB HBM3 (sm_90)".
   std::string getDeviceDescription() const;
 
+  /// How many calls replayed a CUDA graph of the plan (CudaModule::enqueue),
+  /// and why none do where graphs are off ("" while they are on).
+  size_t graphLaunches() const { return module->graphLaunches(); }
+  std::string graphsOff() const { return module->graphsOff(); }
+
 private:
   std::unique_ptr<runtime::CudaModule> module;
 };

@@ -156,7 +156,12 @@ private:
   /// (past the 48 KiB every kernel may take, once per kernel).
   bool function(const std::string &name, size_t dynamicSharedBytes,
                 cu::Function &fn, std::string &error);
-  /// Enqueues the plan's steps on `stream`.
+  /// Enqueues the plan's steps on `stream`: the first time a plan meets
+  /// the same buffers, temporaries and constants twice in a row it is
+  /// captured as a CUDA graph, replayed from then on while they stay the
+  /// same (one launch instead of one per kernel); launch by launch
+  /// otherwise, on a stream that is itself being captured, and where
+  /// $NF_CUDA_GRAPHS is 0.
   bool enqueue(const LaunchPlan &plan,
                const std::vector<cu::DevicePtr> &buffers,
                const std::vector<cu::DevicePtr> &temporaries,
@@ -180,6 +185,41 @@ private:
     cu::DevicePtr device = 0;
   };
   std::map<const void *, DeviceConstant> constants_;
+
+  /// Enqueues the plan's steps on `stream` one by one.
+  bool enqueueSteps(const LaunchPlan &plan,
+                    const std::vector<cu::DevicePtr> &buffers,
+                    const std::vector<cu::DevicePtr> &temporaries,
+                    const std::vector<cu::DevicePtr> &constants,
+                    cu::Stream stream, std::string &error);
+  /// A plan's steps captured as a CUDA graph, for the pointers it was
+  /// captured with; and the pointers of the call before, which a second
+  /// call with the same ones captures. Keyed by the plan's address: the
+  /// plans a module runs live as long as it does (a JIT kernel's, a
+  /// package entry's).
+  struct PlanGraph {
+    std::vector<cu::DevicePtr> pointers, seen;
+    cu::GraphExec exec = nullptr;
+  };
+  std::mutex graphMutex_;
+  std::map<const LaunchPlan *, PlanGraph> graphs_;
+  /// The stream graphs are captured on (capturing runs nothing).
+  cu::Stream captureStream_ = nullptr;
+  /// Why graphs are off for this module ("" while they are on).
+  std::string graphsOff_;
+  size_t graphLaunches_ = 0;
+
+public:
+  /// How many calls ran as a replayed CUDA graph.
+  size_t graphLaunches() {
+    std::lock_guard<std::mutex> lock(graphMutex_);
+    return graphLaunches_;
+  }
+  /// Why this module runs plans launch by launch ("": it replays graphs).
+  std::string graphsOff() {
+    std::lock_guard<std::mutex> lock(graphMutex_);
+    return graphsOff_;
+  }
 };
 
 } // namespace normfuse::runtime

@@ -31,6 +31,8 @@ using Module = struct CUmod_st *;
 using Function = struct CUfunc_st *;
 using Stream = struct CUstream_st *;
 using Event = struct CUevent_st *;
+using Graph = struct CUgraph_st *;
+using GraphExec = struct CUgraphExec_st *;
 
 constexpr Result kSuccess = 0;
 constexpr Result kErrorStubLibrary = 34;
@@ -52,6 +54,9 @@ constexpr int kPointerAttributeRangeStartAddr = 11;
 constexpr int kPointerAttributeRangeSize = 12;
 constexpr unsigned kMemoryTypeDevice = 2;
 constexpr unsigned kMemoryTypeUnified = 4;
+constexpr unsigned kStreamNonBlocking = 1;
+constexpr int kStreamCaptureModeRelaxed = 2;
+constexpr int kStreamCaptureStatusNone = 0;
 } // namespace cu
 
 /// The oldest driver normfuse runs on: CUDA 12.0's (cuDriverGetVersion).
@@ -123,6 +128,16 @@ public:
   cu::Result (*cuMemFreeAsync)(cu::DevicePtr, cu::Stream) = nullptr;
   cu::Result (*cuPointerGetAttribute)(void *, int, cu::DevicePtr) = nullptr;
   cu::Result (*cuStreamSynchronize)(cu::Stream) = nullptr;
+  cu::Result (*cuStreamCreate)(cu::Stream *, unsigned) = nullptr;
+  cu::Result (*cuStreamDestroy)(cu::Stream) = nullptr;
+  cu::Result (*cuStreamBeginCapture)(cu::Stream, int) = nullptr;
+  cu::Result (*cuStreamEndCapture)(cu::Stream, cu::Graph *) = nullptr;
+  cu::Result (*cuStreamIsCapturing)(cu::Stream, int *) = nullptr;
+  cu::Result (*cuGraphInstantiateWithFlags)(cu::GraphExec *, cu::Graph,
+                                            unsigned long long) = nullptr;
+  cu::Result (*cuGraphLaunch)(cu::GraphExec, cu::Stream) = nullptr;
+  cu::Result (*cuGraphExecDestroy)(cu::GraphExec) = nullptr;
+  cu::Result (*cuGraphDestroy)(cu::Graph) = nullptr;
   cu::Result (*cuEventCreate)(cu::Event *, unsigned) = nullptr;
   cu::Result (*cuEventRecord)(cu::Event, cu::Stream) = nullptr;
   cu::Result (*cuEventSynchronize)(cu::Event) = nullptr;

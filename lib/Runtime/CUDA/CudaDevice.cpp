@@ -7,6 +7,8 @@
 #include "normfuse/Runtime/CudaDevice.h"
 #include "normfuse/Runtime/Sha256.h"
 
+#include <cstdlib>
+
 using namespace normfuse::runtime;
 
 std::shared_ptr<CudaDevice> CudaDevice::open(std::string &error,
@@ -158,6 +160,12 @@ bool CudaDevice::checkDeviceRange(cu::DevicePtr pointer, size_t bytes,
 }
 
 CudaModule::~CudaModule() {
+  CudaDriver &cu = device_->driver();
+  for (auto &[plan, graph] : graphs_)
+    if (graph.exec)
+      cu.cuGraphExecDestroy(graph.exec);
+  if (captureStream_)
+    cu.cuStreamDestroy(captureStream_);
   for (auto &[key, constant] : constants_)
     device_->driver().cuMemFree(constant.device);
   if (module_)
@@ -327,6 +335,86 @@ bool CudaModule::enqueue(const LaunchPlan &plan,
                          const std::vector<cu::DevicePtr> &temporaries,
                          const std::vector<cu::DevicePtr> &constants,
                          cu::Stream stream, std::string &error) {
+  CudaDriver &cu = device_->driver();
+  auto steps = [&] {
+    return enqueueSteps(plan, buffers, temporaries, constants, stream, error);
+  };
+  std::unique_lock<std::mutex> lock(graphMutex_);
+  if (graphsOff_.empty()) {
+    const char *env = std::getenv("NF_CUDA_GRAPHS");
+    if (env && std::string(env) == "0")
+      graphsOff_ = "NF_CUDA_GRAPHS=0";
+  }
+  // A caller's capture (a framework's CUDA graph) takes the launches
+  // themselves.
+  int capturing = cu::kStreamCaptureStatusNone;
+  if (graphsOff_.empty() &&
+      cu.cuStreamIsCapturing(stream, &capturing) != cu::kSuccess)
+    capturing = -1; // an unknown stream: its launches say why
+  if (!graphsOff_.empty() || capturing != cu::kStreamCaptureStatusNone) {
+    lock.unlock();
+    return steps();
+  }
+  std::vector<cu::DevicePtr> pointers(buffers);
+  pointers.insert(pointers.end(), temporaries.begin(), temporaries.end());
+  pointers.insert(pointers.end(), constants.begin(), constants.end());
+  PlanGraph &graph = graphs_[&plan];
+  if (graph.exec && graph.pointers == pointers) {
+    if (!cu.check(cu.cuGraphLaunch(graph.exec, stream), "cuGraphLaunch", error))
+      return false;
+    ++graphLaunches_;
+    return true;
+  }
+  if (graph.seen != pointers) {
+    graph.seen = pointers;
+    lock.unlock();
+    return steps();
+  }
+  // The second call in a row with these pointers: capture the steps (on a
+  // stream of this module's: capturing runs nothing), then launch the
+  // graph on the caller's stream. A capture that fails turns graphs off
+  // for the module and runs the steps as they are.
+  cu::Graph captured = nullptr;
+  cu::GraphExec exec = nullptr;
+  std::string why;
+  bool ok =
+      (captureStream_ ||
+       cu.check(cu.cuStreamCreate(&captureStream_, cu::kStreamNonBlocking),
+                "cuStreamCreate", why)) &&
+      cu.check(cu.cuStreamBeginCapture(captureStream_,
+                                       cu::kStreamCaptureModeRelaxed),
+               "cuStreamBeginCapture", why);
+  if (ok) {
+    bool enqueued = enqueueSteps(plan, buffers, temporaries, constants,
+                                 captureStream_, why);
+    bool ended = cu.check(cu.cuStreamEndCapture(captureStream_, &captured),
+                          "cuStreamEndCapture", why);
+    ok = enqueued && ended &&
+         cu.check(cu.cuGraphInstantiateWithFlags(&exec, captured, 0),
+                  "cuGraphInstantiateWithFlags", why);
+    if (captured)
+      cu.cuGraphDestroy(captured);
+  }
+  if (!ok) {
+    graphsOff_ = "capturing a CUDA graph failed: " + why;
+    lock.unlock();
+    return steps();
+  }
+  if (graph.exec)
+    cu.cuGraphExecDestroy(graph.exec);
+  graph.exec = exec;
+  graph.pointers = pointers;
+  if (!cu.check(cu.cuGraphLaunch(graph.exec, stream), "cuGraphLaunch", error))
+    return false;
+  ++graphLaunches_;
+  return true;
+}
+
+bool CudaModule::enqueueSteps(const LaunchPlan &plan,
+                              const std::vector<cu::DevicePtr> &buffers,
+                              const std::vector<cu::DevicePtr> &temporaries,
+                              const std::vector<cu::DevicePtr> &constants,
+                              cu::Stream stream, std::string &error) {
   CudaDriver &cu = device_->driver();
   auto pointerOf = [&](const LaunchArg &arg) {
     return arg.kind == LaunchArg::Kind::Buffer     ? buffers[arg.index]

@@ -75,6 +75,15 @@ std::unique_ptr<CudaDriver> CudaDriver::open(std::string &error,
   bind(d->cuMemFreeAsync, "cuMemFreeAsync");
   bind(d->cuPointerGetAttribute, "cuPointerGetAttribute");
   bind(d->cuStreamSynchronize, "cuStreamSynchronize");
+  bind(d->cuStreamCreate, "cuStreamCreate");
+  bind(d->cuStreamDestroy, "cuStreamDestroy_v2");
+  bind(d->cuStreamBeginCapture, "cuStreamBeginCapture_v2");
+  bind(d->cuStreamEndCapture, "cuStreamEndCapture");
+  bind(d->cuStreamIsCapturing, "cuStreamIsCapturing");
+  bind(d->cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags");
+  bind(d->cuGraphLaunch, "cuGraphLaunch");
+  bind(d->cuGraphExecDestroy, "cuGraphExecDestroy");
+  bind(d->cuGraphDestroy, "cuGraphDestroy");
   bind(d->cuEventCreate, "cuEventCreate");
   bind(d->cuEventRecord, "cuEventRecord");
   bind(d->cuEventSynchronize, "cuEventSynchronize");
