@@ -566,6 +566,61 @@ func.func @pad(%x: tensor<2x3x4xf32>) -> tensor<3x6x5xf32> {
   EXPECT_EQ(y.toDoubles(), ref);
 }
 
+// A pad value the program takes as an argument: on the GPU the kernel
+// reads it from that tensor (two calls, two values, one kernel).
+TEST_P(TosaPadConcatTest, APadValueMayBeAnArgument) {
+  std::string ir = R"(
+func.func @pad(%x: tensor<2x3xf32>, %v: tensor<f32>) -> tensor<4x4xf32> {
+  %p = "tosa.const"() <{value = dense<[[1, 1], [0, 1]]> : tensor<2x2xi32>}> : () -> tensor<2x2xi32>
+  %y = tosa.pad %x, %p, %v : (tensor<2x3xf32>, tensor<2x2xi32>, tensor<f32>) -> tensor<4x4xf32>
+  return %y : tensor<4x4xf32>
+}
+)";
+  auto kernel = compileForRun(GetParam(), ir, "pad");
+  ASSERT_TRUE(kernel);
+  Buffer x(DType::F32, {2, 3}), v(DType::F32, {}), y(DType::F32, {4, 4});
+  for (int64_t i = 0; i < x.size(); ++i)
+    x.set(i, double(i + 1));
+  for (double value : {-7.0, 0.5}) {
+    v.set(0, value);
+    y.fill(std::nan(""));
+    ASSERT_EQ(errorText(kernel->run({x.ref(), v.ref()}, {y.ref()})), "");
+    std::vector<double> ref(16, value);
+    for (int64_t r = 0; r < 2; ++r)
+      for (int64_t c = 0; c < 3; ++c)
+        ref[(r + 1) * 4 + c] = double(r * 3 + c + 1);
+    EXPECT_EQ(y.toDoubles(), ref) << "pad value " << value;
+  }
+}
+
+// An insert_slice into an argument (no GPU kernel yet) writes into a copy
+// on the CPU: the caller's input stays as it was. (It used to be written
+// in place and returned, and buffer-results-to-out-params crashed on the
+// returned argument.)
+TEST(InsertSliceOnCPUTest, AnInsertIntoAnArgumentLeavesTheArgumentAsItWas) {
+  auto kernel = compileOrFail(R"(
+func.func @into(%x: tensor<2x3xf32>, %d: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %y = tensor.insert_slice %x into %d[1, 0] [2, 3] [1, 1] : tensor<2x3xf32> into tensor<4x4xf32>
+  return %y : tensor<4x4xf32>
+}
+)",
+                              "into");
+  ASSERT_TRUE(kernel);
+  Buffer x(DType::F32, {2, 3}), d(DType::F32, {4, 4}), y(DType::F32, {4, 4});
+  for (int64_t i = 0; i < x.size(); ++i)
+    x.set(i, double(100 + i));
+  for (int64_t i = 0; i < d.size(); ++i)
+    d.set(i, double(i));
+  std::vector<double> before = d.toDoubles(), expected = before;
+  for (int64_t r = 0; r < 2; ++r)
+    for (int64_t c = 0; c < 3; ++c)
+      expected[(r + 1) * 4 + c] = double(100 + r * 3 + c);
+  y.fill(std::nan(""));
+  ASSERT_EQ(errorText(kernel->run({x.ref(), d.ref()}, {y.ref()})), "");
+  EXPECT_EQ(y.toDoubles(), expected);
+  EXPECT_EQ(d.toDoubles(), before);
+}
+
 // tosa.gather reads the rows its indices name (an embedding lookup): on
 // the GPU the generic's body loads from the table at computed positions,
 // a buffer of its own; f16 rows, repeated and out-of-order indices.

@@ -37,17 +37,29 @@ struct Window {
   SmallVector<int64_t> offsets;
 };
 
+/// What fills the result outside every window: a constant, or an element
+/// of a tensor known only at run time (a pad value the program takes as
+/// an argument), at a constant flat offset.
+struct Fill {
+  TypedAttr constant;
+  Value tensor;
+  int64_t offset = 0;
+};
+
 /// The kernel of `result` (static shape) made of `windows` (the later one
-/// wins where two overlap) and `fill` (a scalar constant) elsewhere.
+/// wins where two overlap) and `fill` elsewhere.
 Value emitWindowKernel(OpBuilder &b, Location loc, Operation *at,
                        RankedTensorType result, ArrayRef<Window> windows,
-                       TypedAttr fill, const GPULoweringOptions &options) {
+                       const Fill &fill, const GPULoweringOptions &options) {
   auto module = at->getParentOfType<ModuleOp>();
   int64_t rank = result.getRank(), total = result.getNumElements();
   Type element = result.getElementType();
   SmallVector<Value> args;
   for (const Window &w : windows)
     args.push_back(flatten(b, loc, getBuffer(b, loc, w.source)));
+  unsigned fillArg = args.size();
+  if (fill.tensor)
+    args.push_back(flatten(b, loc, getBuffer(b, loc, fill.tensor)));
   Value out = allocBuffer(b, loc, result, Value());
   args.push_back(flatten(b, loc, out));
   PointwiseSchedule s =
@@ -80,8 +92,11 @@ Value emitWindowKernel(OpBuilder &b, Location loc, Operation *at,
           // else the fill.
           std::function<Value(OpBuilder &, Location, int64_t)> valueFrom =
               [&](OpBuilder &vb, Location vl, int64_t w) -> Value {
+            if (w < 0 && fill.tensor)
+              return vb.create<memref::LoadOp>(
+                  vl, k.arg(fillArg), IndexMath{vb, vl}.c(fill.offset));
             if (w < 0)
-              return vb.create<arith::ConstantOp>(vl, fill);
+              return vb.create<arith::ConstantOp>(vl, fill.constant);
             IndexMath v{vb, vl};
             auto type = cast<RankedTensorType>(windows[w].source.getType());
             Value inside, offset = v.c(0);
@@ -153,6 +168,28 @@ TypedAttr constantScalar(Value v) {
   return dyn_cast<TypedAttr>(dense.getValues<Attribute>()[index]);
 }
 
+/// The fill of a pad whose value is `v`: a constant, or an extract at
+/// constant indices of a tensor of the result's element type; none
+/// otherwise.
+std::optional<Fill> fillOf(Value v, Type element) {
+  if (TypedAttr c = constantScalar(v))
+    return Fill{c, Value(), 0};
+  auto extract = v.getDefiningOp<tensor::ExtractOp>();
+  if (!extract || extract.getType() != element)
+    return std::nullopt;
+  auto type = cast<RankedTensorType>(extract.getTensor().getType());
+  if (!type.hasStaticShape())
+    return std::nullopt;
+  int64_t offset = 0;
+  for (auto [i, index] : llvm::enumerate(extract.getIndices())) {
+    auto c = dyn_cast_or_null<IntegerAttr>(constantScalar(index));
+    if (!c)
+      return std::nullopt;
+    offset = offset * type.getDimSize(i) + c.getInt();
+  }
+  return Fill{TypedAttr(), extract.getTensor(), offset};
+}
+
 /// The sizes `mixed` holds, where each is a constant.
 std::optional<SmallVector<int64_t>>
 constantSizes(ArrayRef<OpFoldResult> mixed) {
@@ -184,14 +221,16 @@ bool hasStaticSlice(tensor::InsertSliceOp op) {
 void cuda::lowerPadsAndConcatsToGPU(func::FuncOp function,
                                     RewriterBase &rewriter,
                                     const GPULoweringOptions &options) {
-  // Pads of static sizes and a constant value.
+  // Pads of static sizes and a constant value, or one read from a tensor
+  // (a pad value the program takes as an argument).
   SmallVector<tensor::PadOp> pads;
   function.walk([&](tensor::PadOp p) { pads.push_back(p); });
   for (tensor::PadOp pad : pads) {
     auto source = cast<RankedTensorType>(pad.getSourceType());
     RankedTensorType result = pad.getResultType();
     Value value = pad.getConstantPaddingValue();
-    TypedAttr fill = value ? constantScalar(value) : TypedAttr();
+    std::optional<Fill> fill =
+        value ? fillOf(value, result.getElementType()) : std::nullopt;
     std::optional<SmallVector<int64_t>> low =
         constantSizes(pad.getMixedLowPad());
     if (!source.hasStaticShape() || !result.hasStaticShape() || !fill || !low ||
@@ -200,8 +239,12 @@ void cuda::lowerPadsAndConcatsToGPU(func::FuncOp function,
     rewriter.setInsertionPoint(pad);
     Window w{pad.getSource(), *low};
     Value kernel = emitWindowKernel(rewriter, pad.getLoc(), pad, result, {w},
-                                    fill, options);
+                                    *fill, options);
     rewriter.replaceOp(pad, kernel);
+    // The host's extract of a pad value the kernel reads itself.
+    if (Operation *extract = value.getDefiningOp<tensor::ExtractOp>())
+      if (extract->use_empty())
+        rewriter.eraseOp(extract);
   }
 
   // Chains of insert_slice into a tensor.empty: the last of each chain.
@@ -240,9 +283,9 @@ void cuda::lowerPadsAndConcatsToGPU(func::FuncOp function,
     std::reverse(windows.begin(), windows.end());
     rewriter.setInsertionPoint(last);
     RankedTensorType result = last.getResultType();
-    Value kernel =
-        emitWindowKernel(rewriter, last.getLoc(), last, result, windows,
-                         zeroOf(rewriter, result.getElementType()), options);
+    Value kernel = emitWindowKernel(
+        rewriter, last.getLoc(), last, result, windows,
+        Fill{zeroOf(rewriter, result.getElementType()), Value(), 0}, options);
     rewriter.replaceOp(last, kernel);
     // The rest of the chain, last first: each now unused.
     for (tensor::InsertSliceOp earlier : llvm::drop_begin(chain))

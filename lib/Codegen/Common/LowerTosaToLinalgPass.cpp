@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "normfuse/Codegen/Common/BufferizePipeline.h"
 #include "normfuse/Codegen/Common/SignlessIntegers.h"
 #include "normfuse/Codegen/Passes.h"
 
@@ -104,12 +105,7 @@ struct NFLowerTosaToLinalgPass
     // convert-elementwise-to-linalg writes its results into an operand of
     // the same type; one-shot bufferization would then overwrite the
     // caller's input. Read-only arguments make it copy first.
-    auto readOnly = BoolAttr::get(&getContext(), false);
-    for (BlockArgument arg : fn.getArguments())
-      if (isa<TensorType>(arg.getType()))
-        fn.setArgAttr(arg.getArgNumber(),
-                      bufferization::BufferizationDialect::kWritableAttrName,
-                      readOnly);
+    nf::markTensorArgumentsReadOnly(fn);
   }
 };
 } // namespace

@@ -377,3 +377,22 @@ func.func @pad(%x: tensor<2x3xf32>) -> tensor<3x6xf32> {
   %y = tosa.pad %x, %p, %v : (tensor<2x3xf32>, tensor<2x2xi32>, tensor<f32>) -> tensor<3x6xf32>
   return %y : tensor<3x6xf32>
 }
+
+// -----
+
+// A pad whose value is an argument: the kernel takes the value's tensor as
+// a buffer and loads it outside the input's window (no host extract).
+// CHECK-LABEL: func.func @pad_value_argument
+// CHECK-NOT: tensor.extract
+// CHECK: gpu.launch_func @nf_kernels::@pad_value_argument_window
+// CHECK-SAME: args(%{{.+}} : memref<?xf32>, %{{.+}} : memref<?xf32>, %{{.+}} : memref<?xf32>)
+// CHECK: gpu.func @pad_value_argument_window
+// CHECK: scf.if
+// CHECK: memref.load %arg0
+// CHECK: else
+// CHECK: memref.load %arg1[%c0{{.*}}] : memref<?xf32>
+func.func @pad_value_argument(%x: tensor<2x3xf32>, %v: tensor<f32>) -> tensor<3x6xf32> {
+  %p = "tosa.const"() <{value = dense<[[0, 1], [1, 2]]> : tensor<2x2xi32>}> : () -> tensor<2x2xi32>
+  %y = tosa.pad %x, %p, %v : (tensor<2x3xf32>, tensor<2x2xi32>, tensor<f32>) -> tensor<3x6xf32>
+  return %y : tensor<3x6xf32>
+}

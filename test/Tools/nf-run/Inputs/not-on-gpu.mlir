@@ -1,5 +1,11 @@
-// A TOSA op with no CUDA kernel yet (a pad whose value is an argument):
-// the CPU runs it, the CUDA back end refuses it at the op.
+// An op with no CUDA kernel yet (an insert_slice into an argument, not
+// into a tensor.empty): the CPU runs it, the CUDA back end refuses it at
+// the op.
+func.func @into_an_argument(%x: tensor<2x3xf32>, %d: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %y = tensor.insert_slice %x into %d[1, 0] [2, 3] [1, 1] : tensor<2x3xf32> into tensor<4x4xf32>
+  return %y : tensor<4x4xf32>
+}
+// A pad whose value is an argument: the kernel reads the value itself.
 func.func @pad_value(%x: tensor<2x3xf32>, %v: tensor<f32>) -> tensor<2x5xf32> {
   %p = "tosa.const"() <{value = dense<[[0, 0], [1, 1]]> : tensor<2x2xi32>}> : () -> tensor<2x2xi32>
   %y = tosa.pad %x, %p, %v : (tensor<2x3xf32>, tensor<2x2xi32>, tensor<f32>) -> tensor<2x5xf32>
