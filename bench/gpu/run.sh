@@ -150,6 +150,9 @@ else
   export PYTHONPATH=$bundle/python${PYTHONPATH:+:$PYTHONPATH}
 fi
 export NF_KERNEL_CACHE_DIR=$tmp/kernel-cache
+# Temporaries filled with NaN bytes before each call (not in timings), so
+# that a kernel reading what no kernel wrote shows in the checks.
+export NF_CUDA_POISON=1
 if [ -z "${CUDA_HOME:-}" ] && [ -d /usr/local/cuda/include ]; then export CUDA_HOME=/usr/local/cuda; fi
 # NVRTC is dlopened as libnvrtc.so(.13): where the loader does not know it,
 # the toolkit's own file is named (NF_NVRTC_LIBRARY) and its lib64 goes

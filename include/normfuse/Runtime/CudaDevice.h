@@ -115,11 +115,11 @@ public:
   CudaModule(const CudaModule &) = delete;
   CudaModule &operator=(const CudaModule &) = delete;
 
-  /// Runs `plan` on host buffers: copies `inputs` in, fills the outputs and
-  /// temporaries with 0xff bytes (NaN, so an unwritten element shows),
-  /// launches the steps in order on `stream` (null: the default stream),
-  /// copies `outputs` out and waits. The buffers must hold
-  /// plan.bufferBytes each, inputs first.
+  /// Runs `plan` on host buffers: copies `inputs` in, fills the outputs
+  /// with 0xff bytes (NaN, so an unwritten element shows), launches the
+  /// steps in order on `stream` (null: the default stream), copies
+  /// `outputs` out and waits. The buffers must hold plan.bufferBytes each,
+  /// inputs first.
   bool run(const LaunchPlan &plan, const std::vector<const void *> &inputs,
            const std::vector<void *> &outputs, std::string &error,
            cu::Stream stream = nullptr);
@@ -128,8 +128,11 @@ public:
   /// each) on `stream`. Device buffers are used in place; host ones get a
   /// device copy (inputs copied in, outputs filled with 0xff bytes and
   /// copied out). Temporaries are allocated and freed in stream order
-  /// (cuMemAllocAsync). When every buffer is on the device the call
-  /// returns once the work is enqueued; otherwise it waits for the stream.
+  /// (cuMemAllocAsync), and filled with 0xff bytes first only where
+  /// $NF_CUDA_POISON is 1 (the device checks set it, so that a kernel that
+  /// reads what none wrote shows; a launch a temporary otherwise). When
+  /// every buffer is on the device the call returns once the work is
+  /// enqueued; otherwise it waits for the stream.
   bool run(const LaunchPlan &plan, const std::vector<CallBuffer> &buffers,
            std::string &error, cu::Stream stream = nullptr);
 

@@ -509,10 +509,12 @@ bool CudaModule::run(const LaunchPlan &plan,
       if (!ok)
         return false;
     }
+    const char *poison = std::getenv("NF_CUDA_POISON");
+    bool poisonTemporaries = poison && std::string(poison) == "1";
     for (size_t i = 0; i < temporaries.size(); ++i)
       if (!memory.allocate(plan.temporaryBytes[i], temporaries[i],
                            /*inStreamOrder=*/true, error) ||
-          (plan.temporaryBytes[i] != 0 &&
+          (poisonTemporaries && plan.temporaryBytes[i] != 0 &&
            !cu.check(cu.cuMemsetD8Async(temporaries[i], 0xff,
                                         plan.temporaryBytes[i], stream),
                      "cuMemsetD8Async", error)))
