@@ -2,13 +2,15 @@
 //-*-===//
 //
 // Part of normfuse. What TOSA's lowering makes of tosa.concat (a chain of
-// tensor.insert_slice into a tensor.empty) and tosa.pad (tensor.pad with a
-// constant) becomes one kernel each: a grid-stride loop over the result's
-// elements, each element taken from the source whose window holds it (the
-// last one written, as the chain writes them), or the pad value outside
-// every window. No element is written twice and none is left unwritten
-// (a chain that leaves a gap fills it with zeros, where the CPU leaves the
-// tensor.empty's contents).
+// tensor.insert_slice into a tensor.empty), any other chain of static
+// insert_slices (into an argument, say: that tensor is then the first
+// window, the whole result) and tosa.pad (tensor.pad with a constant, or
+// a value read from a tensor) becomes one kernel each: a grid-stride loop
+// over the result's elements, each element taken from the source whose
+// window holds it (the last one written, as the chain writes them), or
+// the pad value outside every window. No element is written twice and
+// none is left unwritten (a chain into a tensor.empty that leaves a gap
+// fills it with zeros, where the CPU leaves the tensor.empty's contents).
 //
 //===----------------------------------------------------------------------===//
 
@@ -247,7 +249,7 @@ void cuda::lowerPadsAndConcatsToGPU(func::FuncOp function,
         rewriter.eraseOp(extract);
   }
 
-  // Chains of insert_slice into a tensor.empty: the last of each chain.
+  // Chains of insert_slice: the last of each chain.
   SmallVector<tensor::InsertSliceOp> lasts;
   function.walk([&](tensor::InsertSliceOp op) {
     bool continued =
@@ -278,8 +280,13 @@ void cuda::lowerPadsAndConcatsToGPU(func::FuncOp function,
         break;
       op = previous;
     }
-    if (!ok || !dest.getDefiningOp<tensor::EmptyOp>())
+    if (!ok)
       continue;
+    // Into anything but a tensor.empty (an argument, another kernel's
+    // result): that tensor is the first window, the whole result.
+    if (!dest.getDefiningOp<tensor::EmptyOp>())
+      windows.push_back(
+          {dest, SmallVector<int64_t>(last.getResultType().getRank(), 0)});
     std::reverse(windows.begin(), windows.end());
     rewriter.setInsertionPoint(last);
     RankedTensorType result = last.getResultType();

@@ -1,6 +1,14 @@
-// An op with no CUDA kernel yet (an insert_slice into an argument, not
-// into a tensor.empty): the CPU runs it, the CUDA back end refuses it at
-// the op.
+// An op with no CUDA kernel yet (the host reading an element of a tensor,
+// here to offset a slice): the CPU runs it, the CUDA back end refuses it
+// at the op.
+func.func @row_at(%x: tensor<2x3xf32>, %i: tensor<i32>) -> tensor<1x3xf32> {
+  %e = tensor.extract %i[] : tensor<i32>
+  %k = arith.index_cast %e : i32 to index
+  %y = tensor.extract_slice %x[%k, 0] [1, 3] [1, 1] : tensor<2x3xf32> to tensor<1x3xf32>
+  return %y : tensor<1x3xf32>
+}
+// An insert_slice into an argument: that tensor is the window kernel's
+// first window.
 func.func @into_an_argument(%x: tensor<2x3xf32>, %d: tensor<4x4xf32>) -> tensor<4x4xf32> {
   %y = tensor.insert_slice %x into %d[1, 0] [2, 3] [1, 1] : tensor<2x3xf32> into tensor<4x4xf32>
   return %y : tensor<4x4xf32>
