@@ -871,4 +871,48 @@ TEST(NVRTCResourceTest, SimtProductsUseLDS128InSASS) {
   EXPECT_EQ(checked, 3 * 2);
 }
 
+// A row norm whose x outgrows the L2 of an H100 (16384 x 4096: 268 MB of
+// f32, 134 MB of bf16) stores y evict-first (STG.E.EF.128, from
+// st.global.cs) and nothing else of 16 bytes; one that fits (64 x 4096)
+// stores y as usual. x is loaded as usual in both.
+TEST(NVRTCResourceTest, RowNormsLargerThanL2StoreYEvictFirstInSASS) {
+#ifndef NF_CUOBJDUMP
+  GTEST_SKIP() << "no cuobjdump (scripts/setup.sh installs it where a CUDA "
+                  "toolkit is)";
+#endif
+  for (const char *dtype : {"f32", "bf16"}) {
+    SCOPED_TRACE(dtype);
+    std::string module;
+    for (int64_t rows : {16384, 64}) {
+      std::string x = "tensor<" + std::to_string(rows) + "x4096x" + dtype + ">";
+      std::string p = std::string("tensor<4096x") + dtype + ">";
+      std::string st = "tensor<" + std::to_string(rows) + "x1xf32>";
+      module += "func.func @rows_" + std::to_string(rows) + "(%x: " + x +
+                ", %s: " + p + ") -> " + x +
+                " {\n  %y, %r = nf.rms_norm %x scale %s {axis = 1 : i64} : (" +
+                x + ", " + p + ") -> (" + x + ", " + st +
+                ")\n  return %y : " + x + "\n}\n";
+    }
+    std::string source = printCUDA(module, "auto");
+    Compiled c = compileWithNVRTC(source, "sm_90");
+    ASSERT_TRUE(c.ok) << c.log;
+    std::string error, sass = disassemble(c.cubin, error);
+    ASSERT_EQ(error, "");
+    auto body = [&](const std::string &kernel) {
+      size_t begin = sass.find("Function : " + kernel + "\n");
+      EXPECT_NE(begin, std::string::npos) << kernel << " is not in the SASS";
+      if (begin == std::string::npos)
+        return std::string();
+      return sass.substr(begin, sass.find("Function : ", begin + 1) - begin);
+    };
+    std::string large = body("rows_16384_rms_norm");
+    EXPECT_NE(large.find("STG.E.EF.128"), std::string::npos) << large;
+    EXPECT_EQ(large.find("STG.E.128"), std::string::npos) << large;
+    EXPECT_NE(large.find("LDG.E.128"), std::string::npos) << large;
+    std::string small = body("rows_64_rms_norm");
+    EXPECT_EQ(small.find(".EF"), std::string::npos) << small;
+    EXPECT_NE(small.find("STG.E.128"), std::string::npos) << small;
+  }
+}
+
 } // namespace

@@ -25,6 +25,8 @@ struct ResidencyCase {
   const char *ir;
   /// Relative error allowed against the CPU, per output.
   double tolerance = 1e-5;
+  /// The GPU target the kernels are generated for.
+  const char *gpu = normfuse::runtime::kDefaultGpuTarget;
 };
 
 [[maybe_unused]] void PrintTo(const ResidencyCase &c, std::ostream *os) {
@@ -61,7 +63,7 @@ std::vector<unsigned> grids(const CudaSimKernel &kernel) {
 
 TEST_P(ResidencyOnSimTest, EveryResidencyMatchesTheCPU) {
   const ResidencyCase &c = GetParam();
-  auto sim = compileForSim(c.ir, "f");
+  auto sim = compileForSim(c.ir, "f", "auto", false, c.gpu);
   auto cpu = sharedJIT().compile(c.ir, "f");
   ASSERT_TRUE(sim);
   ASSERT_TRUE(bool(cpu)) << llvm::toString(cpu.takeError());
@@ -100,6 +102,18 @@ TEST_P(ResidencyOnSimTest, EveryResidencyMatchesTheCPU) {
   }
 }
 
+// 2003 rows of 96 (251 groups of 8 rows, the last one part-full): warp
+// rows, the scale and bias of a lane's columns loaded once per block (24 of
+// a warp's 32 lanes hold a vector), each block looping over row groups.
+constexpr const char *kLayerNormWarpRows = R"mlir(
+func.func @f(%x: tensor<2003x96xf32>, %s: tensor<96xf32>, %b: tensor<96xf32>)
+    -> (tensor<2003x96xf32>, tensor<2003x1xf32>, tensor<2003x1xf32>) {
+  %y, %m, %r = nf.layer_norm %x scale %s bias %b {axis = 1 : i64}
+      : (tensor<2003x96xf32>, tensor<96xf32>, tensor<96xf32>)
+      -> (tensor<2003x96xf32>, tensor<2003x1xf32>, tensor<2003x1xf32>)
+  return %y, %m, %r : tensor<2003x96xf32>, tensor<2003x1xf32>, tensor<2003x1xf32>
+})mlir";
+
 INSTANTIATE_TEST_SUITE_P(
     Functions, ResidencyOnSimTest,
     testing::Values(
@@ -122,6 +136,40 @@ func.func @f(%dy: tensor<8x32x32x64xf32>, %dy2: tensor<8x64x16x64xf32>)
   %g = nf.bias_add_grad %dy {layout = #nf.layout<nhwc>} : tensor<8x32x32x64xf32> -> tensor<64xf32>
   %g2 = nf.bias_add_grad %dy2 {layout = #nf.layout<nchw>} : tensor<8x64x16x64xf32> -> tensor<64xf32>
   return %g, %g2 : tensor<64xf32>, tensor<64xf32>
+})mlir"},
+        ResidencyCase{"layer_norm_warp_rows", kLayerNormWarpRows},
+        // The same on a target whose L2 (64 KiB) x outgrows: y goes out
+        // through streaming stores.
+        ResidencyCase{"layer_norm_warp_rows_streaming", kLayerNormWarpRows,
+                      1e-5, "h100-sxm:l2=65536"},
+        // 150 rows of 2048 bf16: a block per row, the scale loaded once
+        // per block.
+        ResidencyCase{"rms_norm_block_rows_bf16", R"mlir(
+func.func @f(%x: tensor<150x2048xbf16>, %s: tensor<2048xbf16>)
+    -> (tensor<150x2048xbf16>, tensor<150x1xf32>) {
+  %y, %r = nf.rms_norm %x scale %s {axis = 1 : i64}
+      : (tensor<150x2048xbf16>, tensor<2048xbf16>) -> (tensor<150x2048xbf16>, tensor<150x1xf32>)
+  return %y, %r : tensor<150x2048xbf16>, tensor<150x1xf32>
+})mlir",
+                      1e-2},
+        // 150 rows of 1101 f32: peeled block rows (the scale per row).
+        ResidencyCase{"layer_norm_peeled_rows", R"mlir(
+func.func @f(%x: tensor<150x1101xf32>, %s: tensor<1101xf32>, %b: tensor<1101xf32>)
+    -> tensor<150x1101xf32> {
+  %y, %m, %r = nf.layer_norm %x scale %s bias %b {axis = 1 : i64}
+      : (tensor<150x1101xf32>, tensor<1101xf32>, tensor<1101xf32>)
+      -> (tensor<150x1101xf32>, tensor<150x1xf32>, tensor<150x1xf32>)
+  return %y : tensor<150x1101xf32>
+})mlir"},
+        // A group norm's rows: 48 images x 32 groups of 2 channels x 64
+        // positions, NCHW (192 blocks of 8 rows).
+        ResidencyCase{"group_norm_nchw_rows", R"mlir(
+func.func @f(%x: tensor<48x64x8x8xf32>, %s: tensor<64xf32>, %b: tensor<64xf32>)
+    -> tensor<48x64x8x8xf32> {
+  %y, %m, %r = nf.group_norm %x scale %s bias %b {num_groups = 32 : i64}
+      : (tensor<48x64x8x8xf32>, tensor<64xf32>, tensor<64xf32>)
+      -> (tensor<48x64x8x8xf32>, tensor<48x32xf32>, tensor<48x32xf32>)
+  return %y : tensor<48x64x8x8xf32>
 })mlir"},
         // BatchNorm's moments over 4 x 32 x 40 positions of 32 channels.
         ResidencyCase{"batch_norm_training_nhwc", R"mlir(

@@ -298,6 +298,13 @@ static int64_t chunkLanes(Type element, int64_t width) {
   return lanes;
 }
 
+/// `op`, a streaming store where `evictFirst`.
+template <typename OpT> static OpT streaming(OpT op, bool evictFirst) {
+  if (evictFirst)
+    op->setAttr(kEvictFirstAttr, UnitAttr::get(op->getContext()));
+  return op;
+}
+
 SmallVector<Value> cuda::loadLanes(OpBuilder &b, Location loc, Value buffer,
                                    Value offset, int64_t width, Type acc) {
   Type element = cast<MemRefType>(buffer.getType()).getElementType();
@@ -328,7 +335,7 @@ SmallVector<Value> cuda::loadLanes(OpBuilder &b, Location loc, Value buffer,
 }
 
 void cuda::storeLanes(OpBuilder &b, Location loc, ArrayRef<Value> values,
-                      Value buffer, Value offset) {
+                      Value buffer, Value offset, bool evictFirst) {
   Type element = cast<MemRefType>(buffer.getType()).getElementType();
   SmallVector<Value> narrow;
   for (Value v : values)
@@ -342,13 +349,14 @@ void cuda::storeLanes(OpBuilder &b, Location loc, ArrayRef<Value> values,
                           : b.create<arith::AddIOp>(
                                 loc, offset, indexConstant(b, loc, first));
     if (chunk == 1) {
-      b.create<memref::StoreOp>(loc, narrow[first], buffer, at);
+      streaming(b.create<memref::StoreOp>(loc, narrow[first], buffer, at),
+                evictFirst);
       continue;
     }
     auto type = VectorType::get({chunk}, element);
     Value vec = b.create<vector::FromElementsOp>(
         loc, type, ArrayRef<Value>(narrow).slice(first, chunk));
-    b.create<vector::StoreOp>(loc, vec, buffer, at);
+    streaming(b.create<vector::StoreOp>(loc, vec, buffer, at), evictFirst);
   }
 }
 

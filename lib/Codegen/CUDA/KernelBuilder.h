@@ -33,6 +33,10 @@ constexpr llvm::StringLiteral kMinBlocksAttr = "nf.min_blocks_per_sm";
 /// work of address arithmetic (no 64-bit multiplies, divisions by
 /// constants or compares). The kernel must take no index arguments.
 constexpr llvm::StringLiteral kIndexBitsAttr = "nf.index_bits";
+/// On a global store of data no later kernel can find in cache: the
+/// printer makes it a streaming store (st.global.cs, evict-first in L1 and
+/// L2), so it does not push out of L2 what another access reads again.
+constexpr llvm::StringLiteral kEvictFirstAttr = "nf.evict_first";
 
 /// A kernel being built: the gpu.func and a builder inside its body.
 struct Kernel {
@@ -152,9 +156,10 @@ SmallVector<Value> loadLanes(OpBuilder &b, Location loc, Value buffer,
                              Value offset, int64_t width, Type acc);
 
 /// Narrows `values` to the buffer's element type and stores them at
-/// consecutive elements from `offset` (one vector.store for several).
+/// consecutive elements from `offset` (one vector.store for several);
+/// streaming (kEvictFirstAttr) where `evictFirst`.
 void storeLanes(OpBuilder &b, Location loc, ArrayRef<Value> values,
-                Value buffer, Value offset);
+                Value buffer, Value offset, bool evictFirst = false);
 
 /// `v` combined by `combine` (associative and commutative) over each
 /// aligned segment of `width` lanes (a power of two up to 32) of the warp,

@@ -4,7 +4,8 @@
 // Part of normfuse. A forward norm over the trailing dimensions becomes one
 // kernel over rows of `cols` elements, launched from the host function,
 // following its RowNormSchedule: (part of) a warp or a block per row, the
-// row in registers or streamed. The variance is the mean of squared
+// row in registers or streamed, on at most the blocks the device holds at
+// once, each looping over rows. The variance is the mean of squared
 // deviations from the mean, in two passes over the values (registers or
 // memory), never E[x^2] - E[x]^2; sums are in f32 (f64 for f64 data).
 // Group and instance norms are rows of one (image, group) here, except in
@@ -48,14 +49,82 @@ void emitRowNormBody(Kernel &k, Location loc, const RowNormKernel &spec,
   Value cols = ShapedType::isDynamic(spec.cols) ? a.cols : c(spec.cols);
   Value tid = b.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x);
   Value bid = b.create<gpu::BlockIdOp>(loc, gpu::Dimension::x);
-  Value lane = tid, row = bid;
-  Value rowValid;
+  Value lane = tid, rowInBlock;
   if (s.rowsPerBlock > 1) {
     lane = b.create<arith::RemUIOp>(loc, tid, c(tpr));
+    rowInBlock = b.create<arith::DivUIOp>(loc, tid, c(tpr));
+  }
+  Value laneOffset = b.create<arith::MulIOp>(loc, lane, c(vw));
+  // Means are sums times 1 / cols, rounded once before the rows (as Apex's
+  // kernels do): a correctly rounded division per row is a call to its
+  // slow path, whose saved registers spilled the persistent loop's state.
+  Value inverseCols = b.create<arith::DivFOp>(
+      loc, floatConstant(b, loc, 1.0, acc, 1),
+      b.create<arith::UIToFPOp>(
+          loc, acc, b.create<arith::IndexCastUIOp>(loc, b.getI64Type(), cols)));
+  auto meanOf = [&](Value sum) {
+    return b.create<arith::MulFOp>(loc, sum, inverseCols);
+  };
+  bool inRegisters = s.kind != RowNormSchedule::Kind::BlockRowStreaming;
+  int64_t perThread = inRegisters ? s.vectorsPerThread : 0;
+  // Whether every vector of every lane lies in the row: then no column is
+  // guarded. Otherwise each piece is loaded, summed and stored only where
+  // it is valid (in the row, and the row in the tensor), so a block reads
+  // each element of its rows once and nothing else.
+  bool allValid = inRegisters && !s.peeled &&
+                  !ShapedType::isDynamic(spec.cols) &&
+                  perThread * tpr * vw == spec.cols;
+  // Vector k of this lane starts at column firstVector + (k * tpr + lane) *
+  // vw (firstVector is 0 unless the row is peeled).
+  auto pieceColumn = [&](Value firstVector, int64_t kv) {
+    return b.create<arith::AddIOp>(
+        loc, b.create<arith::AddIOp>(loc, firstVector, laneOffset),
+        c(kv * tpr * vw));
+  };
+  auto inRow = [&](Value col, Value end) -> Value {
+    if (allValid)
+      return Value();
+    return b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, col, end);
+  };
+
+  // The scale and bias of the lane's columns, loaded once before the first
+  // row where the schedule keeps them in registers.
+  struct Params {
+    SmallVector<Value> scale, bias;
+  };
+  SmallVector<Params> pieceParams;
+  if (s.paramsInRegisters && spec.layout == RowNormKernel::Layout::Rows) {
+    for (int64_t kv = 0; kv < perThread; ++kv) {
+      Value col = pieceColumn(c(0), kv);
+      auto load = [&](Value buffer) {
+        return emitValuesIf(
+            b, loc, inRow(col, cols), acc, [&](OpBuilder &tb, Location tl) {
+              return loadPerChannel(tb, tl, spec, buffer, col, vw);
+            });
+      };
+      Params p;
+      if (spec.hasScale)
+        p.scale = load(a.scale);
+      if (spec.hasBias)
+        p.bias = load(a.bias);
+      pieceParams.push_back(std::move(p));
+    }
+  }
+
+  // Persistent blocks: block `bid` takes row groups bid, bid + gridDim, ...
+  // (the grid is at most the blocks the device holds at once).
+  Value rowGroups =
+      b.createOrFold<arith::CeilDivUIOp>(loc, a.rows, c(s.rowsPerBlock));
+  auto rowLoop = b.create<scf::ForOp>(
+      loc, bid, rowGroups, b.create<gpu::GridDimOp>(loc, gpu::Dimension::x));
+  OpBuilder::InsertionGuard inLoop(b);
+  b.setInsertionPoint(rowLoop.getBody()->getTerminator());
+  Value row = rowLoop.getInductionVar();
+  Value rowValid;
+  if (s.rowsPerBlock > 1) {
     row = b.create<arith::AddIOp>(
-        loc, b.create<arith::MulIOp>(loc, bid, c(s.rowsPerBlock)),
-        b.create<arith::DivUIOp>(loc, tid, c(tpr)));
-    // Rows past the end (in the last block) take part in the shuffles of
+        loc, b.create<arith::MulIOp>(loc, row, c(s.rowsPerBlock)), rowInBlock);
+    // Rows past the end (in the last group) take part in the shuffles of
     // their warp with zeros, on the index of the last row, and load and
     // store nothing.
     rowValid =
@@ -64,9 +133,6 @@ void emitRowNormBody(Kernel &k, Location loc, const RowNormKernel &spec,
                                    b.create<arith::SubIOp>(loc, a.rows, c(1)));
   }
   Value rowBase = b.create<arith::MulIOp>(loc, row, cols);
-  Value laneOffset = b.create<arith::MulIOp>(loc, lane, c(vw));
-  Value colsF = b.create<arith::UIToFPOp>(
-      loc, acc, b.create<arith::IndexCastUIOp>(loc, b.getI64Type(), cols));
 
   auto reduce = [&](Value v) {
     return tpr <= 32 ? emitWarpSum(b, loc, v, tpr)
@@ -76,8 +142,10 @@ void emitRowNormBody(Kernel &k, Location loc, const RowNormKernel &spec,
   // The normalize step of `lanes` at column `col`, stored to y. A group
   // norm's column is its element of the (image, group), addressed through
   // the layout (emitAddress: the flat offset and the channel).
+  // `params`: the scale and bias already loaded (or null).
   auto normalizeAndStore = [&](OpBuilder &nb, Location nl, Value col,
-                               ArrayRef<Value> lanes, Value mean, Value rstd) {
+                               ArrayRef<Value> lanes, Value mean, Value rstd,
+                               const Params *params = nullptr) {
     int64_t width = lanes.size();
     // (Rows keep their offset's add next to the store: ptxas spilled the
     // f64 peeled block row when it came first.)
@@ -85,10 +153,15 @@ void emitRowNormBody(Kernel &k, Location loc, const RowNormKernel &spec,
     if (spec.layout != RowNormKernel::Layout::Rows)
       std::tie(offset, channel) = emitAddress(nb, nl, spec, row, rowBase, col);
     SmallVector<Value> scale, bias;
-    if (spec.hasScale)
-      scale = loadPerChannel(nb, nl, spec, a.scale, channel, width);
-    if (spec.hasBias)
-      bias = loadPerChannel(nb, nl, spec, a.bias, channel, width);
+    if (params) {
+      scale = params->scale;
+      bias = params->bias;
+    } else {
+      if (spec.hasScale)
+        scale = loadPerChannel(nb, nl, spec, a.scale, channel, width);
+      if (spec.hasBias)
+        bias = loadPerChannel(nb, nl, spec, a.bias, channel, width);
+    }
     SmallVector<Value> out;
     for (int64_t l = 0; l < width; ++l)
       out.push_back(emitNormalize(nb, nl, lanes[l], mean, rstd,
@@ -148,34 +221,23 @@ void emitRowNormBody(Kernel &k, Location loc, const RowNormKernel &spec,
   Value vectorsEnd = s.peeled ? range.alignedEnd : cols;
 
   Value mean, rstd;
-  if (s.kind != RowNormSchedule::Kind::BlockRowStreaming) {
-    // The row in registers: vector k of this lane starts at column
-    // firstVector + (k * tpr + lane) * vw, and a peeled row adds a head and
-    // a tail element.
-    int64_t perThread = s.vectorsPerThread;
-    // Whether every vector of every lane lies in the row (and the row in
-    // the tensor): then nothing is guarded. Otherwise each piece is loaded,
-    // summed and stored only where it is valid, so a block reads each
-    // element of its rows once and nothing else.
-    bool allValid = !s.peeled && !ShapedType::isDynamic(spec.cols) &&
-                    perThread * tpr * vw == spec.cols && !rowValid;
+  if (inRegisters) {
+    // The row in registers: this lane's vectors (pieceColumn), and a
+    // peeled row's head and tail element.
     struct Piece {
       Value col, valid;
       SmallVector<Value> lanes;
+      const Params *params = nullptr;
     };
     SmallVector<Piece> pieces;
     for (int64_t kv = 0; kv < perThread; ++kv) {
-      Value col = b.create<arith::AddIOp>(
-          loc, b.create<arith::AddIOp>(loc, firstVector, laneOffset),
-          c(kv * tpr * vw));
-      Value valid;
-      if (!allValid) {
-        valid = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, col,
-                                        vectorsEnd);
-        if (rowValid)
-          valid = b.create<arith::AndIOp>(loc, valid, rowValid);
-      }
-      pieces.push_back({col, valid, loadXIf(b, loc, col, valid, vw)});
+      Value col = pieceColumn(firstVector, kv);
+      Value valid = inRow(col, vectorsEnd);
+      if (rowValid)
+        valid =
+            valid ? b.create<arith::AndIOp>(loc, valid, rowValid) : rowValid;
+      pieces.push_back({col, valid, loadXIf(b, loc, col, valid, vw),
+                        pieceParams.empty() ? nullptr : &pieceParams[kv]});
     }
     for (auto [col, valid] : ends)
       pieces.push_back({col, valid, loadXIf(b, loc, col, valid, 1)});
@@ -183,18 +245,16 @@ void emitRowNormBody(Kernel &k, Location loc, const RowNormKernel &spec,
     if (spec.center) {
       for (Piece &p : pieces)
         partial.push_back(sumOf(b, loc, p.lanes));
-      mean =
-          b.create<arith::DivFOp>(loc, reduce(sumOf(b, loc, partial)), colsF);
+      mean = meanOf(reduce(sumOf(b, loc, partial)));
     }
     partial.clear();
     for (Piece &p : pieces)
       partial.push_back(squares(b, loc, p.lanes, mean, p.valid));
-    Value meanSquare =
-        b.create<arith::DivFOp>(loc, reduce(sumOf(b, loc, partial)), colsF);
+    Value meanSquare = meanOf(reduce(sumOf(b, loc, partial)));
     rstd = emitRstd(b, loc, meanSquare, spec.epsilon);
     for (Piece &p : pieces)
       ifValid(b, loc, p.valid, [&](OpBuilder &tb, Location tl) {
-        normalizeAndStore(tb, tl, p.col, p.lanes, mean, rstd);
+        normalizeAndStore(tb, tl, p.col, p.lanes, mean, rstd, p.params);
       });
   } else {
     // Streaming: three sweeps over the row, vw elements per lane and step
@@ -222,16 +282,13 @@ void emitRowNormBody(Kernel &k, Location loc, const RowNormKernel &spec,
       return total;
     };
     if (spec.center)
-      mean = b.create<arith::DivFOp>(
-          loc,
+      mean = meanOf(
           reduce(sweep([&](OpBuilder &fb, Location fl, ArrayRef<Value> lanes,
-                           Value) { return sumOf(fb, fl, lanes); })),
-          colsF);
+                           Value) { return sumOf(fb, fl, lanes); })));
     Value sq =
         sweep([&](OpBuilder &fb, Location fl, ArrayRef<Value> lanes,
                   Value valid) { return squares(fb, fl, lanes, mean, valid); });
-    rstd = emitRstd(b, loc, b.create<arith::DivFOp>(loc, reduce(sq), colsF),
-                    spec.epsilon);
+    rstd = emitRstd(b, loc, meanOf(reduce(sq)), spec.epsilon);
     b.create<scf::ForOp>(
         loc, start, vectorsEnd, step, ValueRange{},
         [&](OpBuilder &fb, Location fl, Value col, ValueRange) {
@@ -670,9 +727,10 @@ SmallVector<Value> emitRowNorm(OpBuilder &b, NormOp op, Operation *before,
       }
       cols *= type.getDimSize(d);
     }
-    spec.schedule =
-        selectRowNormSchedule(cols, element, options.target, options.rowNorm);
     rows = getNumElements(b, loc, x, 0, axis);
+    spec.schedule =
+        selectRowNormSchedule(cols, element, options.target, options.rowNorm,
+                              spec.hasScale || spec.hasBias, constantOr(rows));
     colsValue = getNumElements(b, loc, x, axis, rank);
   }
   spec.cols = cols;
@@ -732,16 +790,24 @@ SmallVector<Value> emitRowNorm(OpBuilder &b, NormOp op, Operation *before,
   Value scratch = addScratch(kernel, loc, s.threadsPerRow, spec.acc);
   emitRowNormBody(kernel, loc, spec.inKernel(kernel), scratch);
 
-  // No launch for an empty tensor (a grid of 0 blocks is an error).
-  Value blocks = b.create<arith::CeilDivUIOp>(
+  // A block per row group, or as many as the device holds at once (known
+  // when the kernel is loaded), each looping over the groups. No launch
+  // for an empty tensor (a grid of 0 blocks is an error).
+  Value blocks = b.createOrFold<arith::CeilDivUIOp>(
       loc, rows, indexConstant(b, loc, s.rowsPerBlock));
-  Value work = b.create<arith::MulIOp>(loc, rows, colsValue);
-  Value any = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, work,
-                                      indexConstant(b, loc, 0));
-  b.create<scf::IfOp>(loc, any, [&](OpBuilder &tb, Location tl) {
-    launch(tb, tl, kernel, blocks, s.blockSize(), args);
-    tb.create<scf::YieldOp>(tl);
-  });
+  int64_t staticBlocks = constantOr(blocks);
+  if (residencyMatters(staticBlocks, options.target)) {
+    // Planned: what the target holds of its threads and shared memory.
+    ResidentBlocksOp resident =
+        residentBlocks(b, loc, s.blockSize(),
+                       ShapedType::isDynamic(staticBlocks)
+                           ? std::numeric_limits<int32_t>::max()
+                           : staticBlocks);
+    bindResidentBlocks(resident, kernel.func, options.target);
+    blocks = b.createOrFold<arith::MinUIOp>(loc, blocks, resident);
+  }
+  launchUnlessEmpty(b, loc, kernel, blocks, s.blockSize(), args,
+                    b.createOrFold<arith::MulIOp>(loc, rows, colsValue));
   return results();
 }
 

@@ -155,7 +155,7 @@ void storeY(OpBuilder &b, Location loc, const RowNormKernel &spec,
   if (!spec.epilogue.empty())
     out = applySteps(b, loc, spec, spec.epilogue, a.epilogue, out, offset, col,
                      spec.acc, Type());
-  storeLanes(b, loc, out, a.y, offset);
+  storeLanes(b, loc, out, a.y, offset, spec.schedule.streaming);
 }
 
 Value sumOf(OpBuilder &b, Location loc, ArrayRef<Value> values) {

@@ -132,7 +132,8 @@ SmallVector<Value> loadX(OpBuilder &b, Location loc, const RowNormKernel &spec,
 
 RowNormArgs bindArgs(Kernel &k, const RowNormKernel &spec);
 
-/// y at flat `offset` (column `col`), its epilogue applied first.
+/// y at flat `offset` (column `col`), its epilogue applied first; streaming
+/// where the schedule is.
 void storeY(OpBuilder &b, Location loc, const RowNormKernel &spec,
             const RowNormArgs &a, ArrayRef<Value> lanes, Value offset,
             Value col);

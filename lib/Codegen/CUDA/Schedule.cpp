@@ -36,6 +36,10 @@ static constexpr int64_t kBlockRowThreads = 256;
 /// The most row elements one thread keeps in registers (f32 each): beyond
 /// this a row is streamed.
 static constexpr int64_t kMaxElementsPerThread = 32;
+/// The most row elements a thread keeps beside its columns' scale and bias
+/// (three values an element): 48 f32 registers of data, which leaves
+/// ptxas room for 2 blocks of 256 threads an SM without spills.
+static constexpr int64_t kParamsInRegistersMaxElements = 16;
 /// Threads a ChannelsLastGroups block aims at: as many positions as fit
 /// beside one position's channel vectors.
 static constexpr int64_t kChannelsLastBlockThreads = 256;
@@ -119,6 +123,10 @@ std::string RowNormSchedule::str() const {
     s += " positions-per-part=" + std::to_string(chunkElements);
   if (peeled)
     s += " peeled";
+  if (paramsInRegisters)
+    s += " params-in-registers";
+  if (streaming)
+    s += " streaming";
   return s;
 }
 
@@ -185,8 +193,9 @@ static void shapeRowInRegisters(RowNormSchedule &s, int64_t vectors,
 
 RowNormSchedule cuda::selectRowNormSchedule(int64_t cols, Type elementType,
                                             const GpuTarget &target,
-                                            ForcedRowNormKind forced) {
-  (void)target; // One schedule for every architecture so far.
+                                            ForcedRowNormKind forced,
+                                            bool perColumnParams,
+                                            int64_t rows) {
   RowNormSchedule s;
   s.vectorWidth = vectorWidthFor(cols, elementType);
   bool dynamic = ShapedType::isDynamic(cols);
@@ -230,6 +239,12 @@ RowNormSchedule cuda::selectRowNormSchedule(int64_t cols, Type elementType,
       if (kind == Kind::WarpRows)
         s.rowsPerBlock = kWarpRowsBlockSize / s.threadsPerRow;
     }
+    s.paramsInRegisters =
+        perColumnParams && !s.peeled &&
+        s.vectorsPerThread * s.vectorWidth <= kParamsInRegistersMaxElements;
+    s.streaming = !ShapedType::isDynamic(rows) &&
+                  rows * cols * (elementType.getIntOrFloatBitWidth() / 8) >
+                      target.l2Bytes;
     break;
   case Kind::BlockRowStreaming:
     s.threadsPerRow = kStreamingBlockSize;
@@ -338,7 +353,8 @@ cuda::selectGroupNormSchedule(int64_t elementsPerGroup, int64_t contiguous,
     int64_t sweep = s.threadsPerRow * s.vectorWidth;
     int64_t resident =
         target.multiprocessors * target.blocksPerMultiprocessor(s.blockSize());
-    if (groups * llvm::divideCeil(elementsPerGroup, s.chunkElements) < resident)
+    if (groups * int64_t(llvm::divideCeil(elementsPerGroup, s.chunkElements)) <
+        resident)
       s.chunkElements = std::clamp<int64_t>(
           llvm::alignTo(llvm::divideCeil(groups * elementsPerGroup, resident),
                         sweep),

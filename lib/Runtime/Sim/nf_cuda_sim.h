@@ -1011,6 +1011,8 @@ template <class T> inline void nf_stg(T *p, T v) {
   *p = v;
 }
 template <class T> inline T __ldg(const T *p) { return nf_ldg(p); }
+/// A streaming store: the same store here (no cache is modelled).
+template <class T> inline void nf_stcs(T *p, T v) { nf_stg(p, v); }
 
 #define NF_SIM_SHUFFLE(NAME, OP, ARG)                                          \
   template <class T>                                                           \

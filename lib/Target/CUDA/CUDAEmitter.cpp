@@ -105,6 +105,11 @@ private:
     return gpu::GPUDialect::hasWorkgroupMemoryAddressSpace(
         cast<MemRefType>(memref.getType()));
   }
+  /// The prelude's global store: streaming (st.global.cs) where the
+  /// lowering marked it `nf.evict_first`.
+  static std::string storeFn(Operation &op) {
+    return op.hasAttr("nf.evict_first") ? "nf_stcs" : "nf_stg";
+  }
 };
 
 FailureOr<std::string> CUDAEmitter::typeName(Type type, Operation *at) {
@@ -701,7 +706,8 @@ LogicalResult CUDAEmitter::emitOp(Operation &op) {
         if (isWorkgroup(s.getMemRef()))
           line() << "*" << *at << " = " << name(s.getValue()) << ";\n";
         else
-          line() << "nf_stg(" << *at << ", " << name(s.getValue()) << ");\n";
+          line() << storeFn(op) << "(" << *at << ", " << name(s.getValue())
+                 << ");\n";
         return success();
       })
       .Case([&](vector::LoadOp l) -> LogicalResult {
@@ -728,7 +734,7 @@ LogicalResult CUDAEmitter::emitOp(Operation &op) {
           line() << "*(" << *type << " *)" << *at << " = "
                  << name(s.getValueToStore()) << ";\n";
         else
-          line() << "nf_stg((" << *type << " *)" << *at << ", "
+          line() << storeFn(op) << "((" << *type << " *)" << *at << ", "
                  << name(s.getValueToStore()) << ");\n";
         return success();
       })

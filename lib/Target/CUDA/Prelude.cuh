@@ -16,6 +16,28 @@ __device__ __forceinline__ void nf_st_words(void *p, uint4 w) {
 __device__ __forceinline__ void nf_st_words(void *p, uint2 w) {
   asm volatile("st.global.v2.b32 [%0], {%1, %2};" ::"l"(p), "r"(w.x), "r"(w.y));
 }
+/// A streaming store (st.global.cs: evict-first in L1 and L2) of data no
+/// later kernel finds in cache, of 2, 4, 8 or 16 bytes (a scalar or an
+/// nf_vec).
+template <class T> __device__ __forceinline__ void nf_stcs(T *p, T v) {
+  static_assert(sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8 ||
+                sizeof(T) == 16, "nf_stcs: 2, 4, 8 or 16 bytes");
+  if constexpr (sizeof(T) == 16) {
+    uint4 w = *reinterpret_cast<const uint4 *>(&v);
+    asm volatile("st.global.cs.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(p),
+                 "r"(w.x), "r"(w.y), "r"(w.z), "r"(w.w));
+  } else if constexpr (sizeof(T) == 8) {
+    uint2 w = *reinterpret_cast<const uint2 *>(&v);
+    asm volatile("st.global.cs.v2.b32 [%0], {%1, %2};" ::"l"(p), "r"(w.x),
+                 "r"(w.y));
+  } else if constexpr (sizeof(T) == 4) {
+    asm volatile("st.global.cs.b32 [%0], %1;" ::"l"(p),
+                 "r"(*reinterpret_cast<const unsigned *>(&v)));
+  } else {
+    asm volatile("st.global.cs.b16 [%0], %1;" ::"l"(p),
+                 "h"(*reinterpret_cast<const unsigned short *>(&v)));
+  }
+}
 /// A vector store: 16-bit lanes packed in pairs into words, other lanes'
 /// words as they are.
 template <class T, int N>

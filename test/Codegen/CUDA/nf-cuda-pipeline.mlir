@@ -34,14 +34,17 @@ func.func @empty(%x: tensor<0x16xf32>) -> tensor<0x16xf32> {
 // -----
 
 // Dynamic rows: the grid is computed on the host from the buffer's size,
-// and y is written straight into the out-parameter (no allocation of its
-// own, copied at the end).
+// at most the blocks the device holds at once (each looping over row
+// groups), and y is written straight into the out-parameter (no allocation
+// of its own, copied at the end).
 // CHECK-LABEL: func.func @dynamic_rows
 // CHECK-SAME: (%[[X:.+]]: memref<?x64xf32>, %[[Y:.+]]: memref<?x64xf32>)
 // CHECK-NOT: memref.alloc
 // CHECK: %[[ROWS:.+]] = memref.dim
 // CHECK: %[[YFLAT:.+]] = memref.collapse_shape %[[Y]]
-// CHECK: %[[BLOCKS:.+]] = arith.ceildivui %[[ROWS]]
+// CHECK: %[[GROUPS:.+]] = arith.ceildivui %[[ROWS]]
+// CHECK: %[[RESIDENT:.+]] = nf.resident_blocks @nf_kernels::@dynamic_rows_layer_norm block 256 shared 0 planned 1056
+// CHECK: %[[BLOCKS:.+]] = arith.minui %[[GROUPS]], %[[RESIDENT]]
 // CHECK: scf.if
 // CHECK: gpu.launch_func @nf_kernels::@dynamic_rows_layer_norm blocks in (%[[BLOCKS]],
 // CHECK-SAME: %[[YFLAT]] : memref<?xf32>

@@ -13,13 +13,18 @@
 // CHECK-NEXT: #include <cuda_bf16.h>
 // CHECK-NOT: #include
 
-// A block row: bf16 in registers, f32 scale in two 16-byte loads per lane,
-// a block sum through shared memory.
-// CHECK-LABEL: // block_row_rms_norm: block-row-registers threads-per-row=256 rows-per-block=1 vector=8 registers=1
+// A block row: bf16 in registers, f32 scale in two 16-byte loads per lane
+// once, before the block's loop over rows, a block sum through shared
+// memory.
+// CHECK-LABEL: // block_row_rms_norm: block-row-registers threads-per-row=256 rows-per-block=1 vector=8 registers=1 params-in-registers
 // CHECK-NEXT: extern "C" __global__ void __launch_bounds__(256) block_row_rms_norm(const __nv_bfloat16 *__restrict__ a0, const float *__restrict__ a1, __nv_bfloat16 *__restrict__ a2, float *__restrict__ a3, long long a4, long long a5) {
 // CHECK-NEXT: NF_SHARED(float, s0, 8);
 // CHECK: long long [[TID:v[0-9]+]] = (long long)threadIdx.x;
 // CHECK: long long [[BID:v[0-9]+]] = (long long)blockIdx.x;
+// CHECK: nf_vec<float, 4> v{{[0-9]+}} = nf_ldg((const nf_vec<float, 4> *)(a1 + v{{[0-9]+}}));
+// CHECK: nf_vec<float, 4> v{{[0-9]+}} = nf_ldg((const nf_vec<float, 4> *)(a1 + v{{[0-9]+}}));
+// CHECK: long long [[GRID:v[0-9]+]] = (long long)gridDim.x;
+// CHECK-NEXT: for (long long [[ROW:i[0-9]+]] = [[BID]]; [[ROW]] < a4; [[ROW]] += [[GRID]]) {
 // CHECK: nf_vec<__nv_bfloat16, 8> [[X:v[0-9]+]] = nf_ldg((const nf_vec<__nv_bfloat16, 8> *)(a0 + v{{[0-9]+}}));
 // CHECK-NEXT: __nv_bfloat16 [[L0:v[0-9]+]] = [[X]].v[0];
 // CHECK-NEXT: float v{{[0-9]+}} = __bfloat162float([[L0]]);
@@ -29,11 +34,13 @@
 // CHECK-NEXT: }
 // CHECK-NEXT: __syncthreads();
 // CHECK: = sqrtf(v{{[0-9]+}});
-// CHECK: nf_vec<float, 4> v{{[0-9]+}} = nf_ldg((const nf_vec<float, 4> *)(a1 + v{{[0-9]+}}));
+// CHECK-NOT: nf_ldg
 // CHECK: = __float2bfloat16_rn(v{{[0-9]+}});
 // CHECK: nf_vec<__nv_bfloat16, 8> [[Y:v[0-9]+]] = nf_vec<__nv_bfloat16, 8>{{[{][{]}}v{{[0-9]+}}, v{{[0-9]+}}, v{{[0-9]+}}, v{{[0-9]+}}, v{{[0-9]+}}, v{{[0-9]+}}, v{{[0-9]+}}, v{{[0-9]+}}{{[}][}]}};
 // CHECK-NEXT: nf_stg((nf_vec<__nv_bfloat16, 8> *)(a2 + v{{[0-9]+}}), [[Y]]);
-// CHECK: nf_stg((a3 + v{{[0-9]+}}), v{{[0-9]+}});
+// CHECK: nf_stg((a3 + [[ROW]]), v{{[0-9]+}});
+// CHECK-NEXT: }
+// CHECK-NEXT: }
 // CHECK: return;
 // CHECK-NEXT: }
 // CHECK-NEXT: NF_SIM_ENTRY(block_row_rms_norm)

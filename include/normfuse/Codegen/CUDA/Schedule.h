@@ -88,6 +88,21 @@ struct RowNormSchedule {
   /// ChannelsLastGroups: the positions of one part (a multiple of
   /// rowsPerBlock).
   int64_t chunkElements = 0;
+  /// WarpRows and BlockRowInRegisters of whole vectors: a lane's columns
+  /// are the same in every row, so a layer or RMS norm's scale and bias at
+  /// those columns are loaded into registers once per block, before its
+  /// first row, when they fit in registers beside the row. Otherwise they
+  /// are loaded per row, after the reductions.
+  bool paramsInRegisters = false;
+  /// WarpRows and BlockRowInRegisters of a layer or RMS norm whose x (and
+  /// so y) is larger than the target's L2: the start of y cannot still be
+  /// in L2 when a later kernel reads it, so y goes out through streaming
+  /// stores (st.global.cs, evict-first), which keep L2 for what is read
+  /// again (the scale and bias, other kernels' data). x is loaded as usual:
+  /// an evict-first load (ld.global.cs or an L2 cache policy, both inline
+  /// PTX) took the 1024-column f32 warp rows from 62 to 76 registers (4 to
+  /// 3 blocks an SM) under ptxas 13.0.
+  bool streaming = false;
 
   int64_t blockSize() const { return threadsPerRow * rowsPerBlock; }
   /// "warp-rows threads-per-row=32 rows-per-block=8 vector=4 registers=2"
@@ -119,11 +134,14 @@ inline constexpr const char *kForcedRowNormKinds =
 /// The forced kind `name` names (one of kForcedRowNormKinds), or failure.
 FailureOr<ForcedRowNormKind> parseForcedRowNormKind(llvm::StringRef name);
 
-/// The schedule of a row norm with rows of `cols` elements (ShapedType's
-/// kDynamic when unknown) of `elementType`.
+/// The schedule of a row norm with `rows` rows of `cols` elements
+/// (ShapedType's kDynamic when unknown) of `elementType`, with a scale or a
+/// bias (or both) where `perColumnParams`.
 RowNormSchedule
 selectRowNormSchedule(int64_t cols, Type elementType, const GpuTarget &target,
-                      ForcedRowNormKind forced = ForcedRowNormKind::Auto);
+                      ForcedRowNormKind forced = ForcedRowNormKind::Auto,
+                      bool perColumnParams = false,
+                      int64_t rows = ShapedType::kDynamic);
 
 /// The schedule of a group or instance norm whose groups hold
 /// `elementsPerGroup` elements, read in runs of `contiguous` elements (the
