@@ -328,7 +328,40 @@ func.func @f(%x: tensor<?x3x?x?xf32>, %w: tensor<4x3x3x3xf32>, %dy: tensor<?x4x?
             {{{1, 3, 8, 8}, {4, 3, 3, 3}, {1, 4, 6, 6}},
              {{2, 3, 5, 9}, {4, 3, 3, 3}, {2, 4, 3, 7}}},
             1e-5,
-            {{{1, 3, 8, 8}, {4, 3, 3, 3}}, {{2, 3, 5, 9}, {4, 3, 3, 3}}}}),
+            {{{1, 3, 8, 8}, {4, 3, 3, 3}}, {{2, 3, 5, 9}, {4, 3, 3, 3}}}},
+        // Ops that are not nf ops, through TOSA's linalg: elementwise
+        // kernels over flat tensors of any size (16-byte vectors and a
+        // tail), including TOSA's broadcast of a dimension of 1 at run
+        // time, which reads its operand through a broadcast map.
+        DynamicCase{"tosa_elementwise_rows_and_broadcast",
+                    R"mlir(
+func.func @f(%a: tensor<?x8xf32>, %b: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  %0 = tosa.add %a, %b : (tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
+  %1 = tosa.exp %0 : (tensor<?x8xf32>) -> tensor<?x8xf32>
+  return %1 : tensor<?x8xf32>
+})mlir",
+                    {{{3, 8}, {3, 8}},
+                     {{1, 8}, {1, 8}},
+                     {{1, 8}, {5, 8}},
+                     {{1001, 8}, {1001, 8}}},
+                    1e-5,
+                    {{{3, 8}}, {{1, 8}}, {{5, 8}}, {{1001, 8}}}},
+        // Every size unknown: a transpose (one lane a thread, strides from
+        // the sizes), a cast to f16 and a per-column scale read across the
+        // rows.
+        DynamicCase{
+            "tosa_transpose_cast_scale_every_size",
+            R"mlir(
+func.func @f(%x: tensor<?x?xf32>, %s: tensor<1x?xf32>) -> (tensor<?x?xf32>, tensor<?x?xf16>) {
+  %perms = "tosa.const"() {value = dense<[1, 0]> : tensor<2xi32>} : () -> tensor<2xi32>
+  %t = tosa.transpose %x, %perms : (tensor<?x?xf32>, tensor<2xi32>) -> tensor<?x?xf32>
+  %m = tosa.mul %x, %s {shift = 0 : i8} : (tensor<?x?xf32>, tensor<1x?xf32>) -> tensor<?x?xf32>
+  %h = tosa.cast %m : (tensor<?x?xf32>) -> tensor<?x?xf16>
+  return %t, %h : tensor<?x?xf32>, tensor<?x?xf16>
+})mlir",
+            {{{3, 5}, {1, 5}}, {{1, 1}, {1, 1}}, {{17, 33}, {1, 33}}},
+            1e-3,
+            {{{5, 3}, {3, 5}}, {{1, 1}, {1, 1}}, {{33, 17}, {17, 33}}}}),
     [](const auto &info) { return std::string(info.param.name); });
 
 } // namespace

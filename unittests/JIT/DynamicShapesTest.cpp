@@ -359,20 +359,48 @@ TEST(DynamicShapesErrorsTest, WrongDTypeAndCount) {
 
 TEST(DynamicShapesErrorsTest, OpWithoutAShapeRuleIsNamed) {
   const char *ir = R"mlir(
-func.func @abs(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
-  %0 = tosa.abs %x : (tensor<?x8xf32>) -> tensor<?x8xf32>
-  return %0 : tensor<?x8xf32>
+func.func @expand(%x: tensor<?xf32>) -> tensor<?x4xf32> {
+  %c2 = arith.constant 2 : index
+  %y = tensor.expand_shape %x [[0, 1]] output_shape [%c2, 4] : tensor<?xf32> into tensor<?x4xf32>
+  return %y : tensor<?x4xf32>
 }
 )mlir";
-  auto kernel = compileOrFail(ir, "abs");
+  auto kernel = compileOrFail(ir, "expand");
   ASSERT_TRUE(kernel);
-  auto specialized = kernel->specialize({{2, 8}});
+  auto specialized = kernel->specialize({{8}});
   ASSERT_FALSE(bool(specialized));
   EXPECT_EQ(llvm::toString(specialized.takeError()),
-            "@abs cannot take inputs of shapes [2, 8]:\n"
-            "<ir>:3:8: 'tosa.abs' op result #0 has type 'tensor<?x8xf32>'; "
-            "nf-specialize-shapes derives static shapes for nf ops and "
-            "tensor.cast only");
+            "@expand cannot take inputs of shapes [8]:\n"
+            "<ir>:4:8: 'tensor.expand_shape' op result #0 has type "
+            "'tensor<?x4xf32>'; nf-specialize-shapes derives static shapes "
+            "for nf ops, tensor.cast and ops that infer their result shapes");
+}
+
+// A TOSA op infers its result's shape from its operands: a dynamic TOSA
+// program runs on the shapes of each call.
+TEST(DynamicShapesTest, TosaOpsTakeTheShapesTheyInfer) {
+  const char *ir = R"mlir(
+func.func @abs_t(%x: tensor<?x8xf32>) -> tensor<8x?xf32> {
+  %0 = tosa.abs %x : (tensor<?x8xf32>) -> tensor<?x8xf32>
+  %perms = "tosa.const"() {value = dense<[1, 0]> : tensor<2xi32>} : () -> tensor<2xi32>
+  %1 = tosa.transpose %0, %perms : (tensor<?x8xf32>, tensor<2xi32>) -> tensor<8x?xf32>
+  return %1 : tensor<8x?xf32>
+}
+)mlir";
+  auto kernel = compileOrFail(ir, "abs_t");
+  ASSERT_TRUE(kernel);
+  auto specialized = kernel->specialize({{3, 8}});
+  ASSERT_TRUE(bool(specialized)) << llvm::toString(specialized.takeError());
+  EXPECT_EQ((*specialized)->getSignature().outputs[0].shape,
+            (std::vector<int64_t>{8, 3}));
+  Buffer x(DType::F32, {3, 8}), y(DType::F32, {8, 3});
+  for (int64_t i = 0; i < 24; ++i)
+    x.set(i, i % 2 ? i : -i);
+  y.fill(std::nan(""));
+  ASSERT_EQ(errorText((*specialized)->run({x.ref()}, {y.ref()})), "");
+  for (int64_t r = 0; r < 3; ++r)
+    for (int64_t c = 0; c < 8; ++c)
+      EXPECT_EQ(y.get(c * 3 + r), double(r * 8 + c)) << r << ", " << c;
 }
 
 TEST(DynamicShapesErrorsTest, ConvBackpropInputShapeComesFromTheOutput) {

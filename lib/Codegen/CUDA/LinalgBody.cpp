@@ -110,8 +110,6 @@ std::string cuda::whyNotKernelGeneric(linalg::GenericOp generic) {
     if (!type)
       return "has an operand of type " + debugString(v.getType()) +
              " that is not a constant";
-    if (!type.hasStaticShape())
-      return "has an operand of dynamic shape";
     Type element = type.getElementType();
     auto integer = dyn_cast<IntegerType>(element);
     if (!isa<FloatType>(element) &&

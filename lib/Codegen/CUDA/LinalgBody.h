@@ -53,7 +53,8 @@ struct LinearForm {
 std::optional<LinearForm> asLinearForm(AffineExpr e);
 
 /// Why `generic` cannot become a kernel of either kind, or "": what both
-/// need (tensors of static shape and float, bool or integer elements or
+/// need (tensors of float, bool or integer elements (of static shape where
+/// the body gathers from them) or
 /// constant scalars, operands read through sums of scaled dimensions and
 /// constants, a body of ops without regions that captures only constants,
 /// scalars computed from constants, and tensors it gathers from). The

@@ -57,9 +57,10 @@ struct Input {
   bool likeResult = false;
   /// The earlier input that reads the same operand the same way, or -1.
   int64_t sameAs = -1;
-  /// Flat buffer (not for a splat), and the operand's strides in elements.
+  /// Flat buffer (not for a splat), and the operand's strides in elements
+  /// (host values: constants where the sizes are known).
   Value buffer;
-  SmallVector<int64_t> strides;
+  SmallVector<Value> strides;
   /// The immediate of a splat, in the compute type.
   TypedAttr splat;
 };
@@ -84,7 +85,14 @@ std::string whyNotElementwise(linalg::GenericOp generic) {
   return "";
 }
 
-/// Replaces the all-parallel `generic` by its kernel.
+/// Dimension `d` of `buffer` on the host: a constant where it is static.
+Value hostDim(OpBuilder &b, Location loc, Value buffer, int64_t d) {
+  return b.createOrFold<memref::DimOp>(loc, buffer, d);
+}
+
+/// Replaces the all-parallel `generic` by its kernel. Sizes unknown when
+/// the kernel is generated are kernel arguments (Kernel::size); where every
+/// size is known the kernel's index arithmetic is on constants.
 LogicalResult lowerGeneric(RewriterBase &rewriter, linalg::GenericOp generic,
                            const GPULoweringOptions &options) {
   std::string why = whyNotElementwise(generic);
@@ -93,17 +101,35 @@ LogicalResult lowerGeneric(RewriterBase &rewriter, linalg::GenericOp generic,
   Location loc = generic.getLoc();
   rewriter.setInsertionPoint(generic);
   OpBuilder &b = rewriter;
+  IndexMath hm{b, loc};
   auto module = generic->getParentOfType<ModuleOp>();
   OpOperand *init = generic.getDpsInitOperand(0);
   auto type = cast<RankedTensorType>(generic.getResult(0).getType());
-  if (type.getNumElements() == 0) {
-    rewriter.replaceOp(generic,
-                       toTensor(b, loc, allocBuffer(b, loc, type, Value())));
+  int64_t rank = type.getRank();
+  // The result's sizes (its init's, which a tensor.empty names).
+  SmallVector<Value> resultDims, dynamicSizes;
+  for (int64_t r = 0; r < rank; ++r) {
+    resultDims.push_back(type.isDynamicDim(r) ? b.createOrFold<tensor::DimOp>(
+                                                    loc, init->get(), r)
+                                              : hm.c(type.getDimSize(r)));
+    if (type.isDynamicDim(r))
+      dynamicSizes.push_back(resultDims.back());
+  }
+  Value hostTotal = hm.c(1);
+  for (Value d : resultDims)
+    hostTotal = hm.product(hostTotal, d);
+  int64_t total = constantOr(hostTotal);
+  auto allocResult = [&] {
+    return b.create<memref::AllocOp>(
+        loc, MemRefType::get(type.getShape(), type.getElementType()),
+        dynamicSizes, b.getI64IntegerAttr(64));
+  };
+  if (total == 0) {
+    rewriter.replaceOp(generic, toTensor(b, loc, allocResult()));
     return success();
   }
   AffineMap outMap = generic.getMatchingIndexingMap(init);
   SmallVector<int64_t> bounds = generic.getStaticLoopRanges();
-  int64_t rank = type.getRank(), total = type.getNumElements();
   // Loop dimension of each result dimension, and the innermost one.
   SmallVector<int64_t> outDims;
   for (AffineExpr e : outMap.getResults())
@@ -142,13 +168,16 @@ LogicalResult lowerGeneric(RewriterBase &rewriter, linalg::GenericOp generic,
     }
     if (opType.getElementTypeBitWidth() > widest.getIntOrFloatBitWidth())
       widest = opType.getElementType();
+    // Operands with the result's map have its sizes (the generic's loops
+    // are theirs), known or not.
     in.likeResult = in.map == outMap && opType.getShape() == type.getShape();
     flat &= in.likeResult;
-    int64_t stride = 1;
-    in.strides.assign(opType.getRank(), 1);
+    in.buffer = getBuffer(b, loc, operand->get());
+    Value stride = hm.c(1);
+    in.strides.assign(opType.getRank(), Value());
     for (int64_t d = opType.getRank() - 1; d >= 0; --d) {
       in.strides[d] = stride;
-      stride *= opType.getDimSize(d);
+      stride = hm.product(stride, hostDim(b, loc, in.buffer, d));
     }
     std::optional<DimTerm> last;
     if (in.map.getNumResults())
@@ -160,15 +189,15 @@ LogicalResult lowerGeneric(RewriterBase &rewriter, linalg::GenericOp generic,
       in.access = Access::Broadcast;
     else
       in.access = Access::Gather;
-    in.buffer = getBuffer(b, loc, operand->get());
     args.push_back(flatten(b, loc, in.buffer));
     inputs.push_back(in);
   }
 
   // A vector of lanes per thread: of the flat tensor where every operand is
   // the result's shape and order (16 bytes, with a tail of single elements
-  // where the size needs one), else of its innermost dimension; one lane
-  // where some operand is read across.
+  // where the size needs one or is unknown), else of its innermost
+  // dimension (one lane where its size is unknown); one lane where some
+  // operand is read across.
   bool gather = llvm::any_of(
       inputs, [](const Input &in) { return in.access == Access::Gather; });
   int64_t innerSize = rank ? type.getDimSize(rank - 1) : 1;
@@ -181,10 +210,12 @@ LogicalResult lowerGeneric(RewriterBase &rewriter, linalg::GenericOp generic,
   // A vector of a contiguous operand starts on a whole vector only where
   // its rows do: a slice of 4 of 6 columns takes one lane at a time.
   for (const Input &in : inputs)
-    if (in.access == Access::Contiguous && in.strides.size() > 1)
-      while (s.vectorWidth > 1 &&
-             in.strides[in.strides.size() - 2] % s.vectorWidth != 0)
+    if (in.access == Access::Contiguous && in.strides.size() > 1) {
+      int64_t rowStride = constantOr(in.strides[in.strides.size() - 2]);
+      while (s.vectorWidth > 1 && (ShapedType::isDynamic(rowStride) ||
+                                   rowStride % s.vectorWidth != 0))
         s.vectorWidth /= 2;
+    }
   int64_t vw = s.vectorWidth;
 
   // Tensors the body reads at computed positions (a gather), then the
@@ -193,7 +224,7 @@ LogicalResult lowerGeneric(RewriterBase &rewriter, linalg::GenericOp generic,
   unsigned firstCaptured = args.size();
   for (Value t : captured)
     args.push_back(flatten(b, loc, getBuffer(b, loc, t)));
-  Value result = allocBuffer(b, loc, type, Value());
+  Value result = allocResult();
   args.push_back(flatten(b, loc, result));
   TypeRange argTypes = ValueRange(args).getTypes();
   Kernel k = createKernel(module, loc, kernelBaseName(generic, "generic"),
@@ -212,6 +243,23 @@ LogicalResult lowerGeneric(RewriterBase &rewriter, linalg::GenericOp generic,
     llvm::DenseMap<Value, Value> capturedBuffers;
     for (auto [i, t] : llvm::enumerate(captured))
       capturedBuffers[t] = k.arg(firstCaptured + i);
+    // The sizes in the kernel: the result's dimensions and their strides,
+    // each input's strides.
+    SmallVector<Value> dims, resultStrides(rank);
+    for (Value d : resultDims)
+      dims.push_back(k.size(kb, loc, d));
+    Value stride = m.c(1);
+    for (int64_t r = rank - 1; r >= 0; --r) {
+      resultStrides[r] = stride;
+      stride = m.product(stride, dims[r]);
+    }
+    Value kTotal = k.size(kb, loc, hostTotal);
+    SmallVector<SmallVector<Value>> inputStrides;
+    for (const Input &in : inputs) {
+      inputStrides.emplace_back();
+      for (Value st : in.strides)
+        inputStrides.back().push_back(k.size(kb, loc, st));
+    }
     // `width` result elements from element i.
     auto chunk = [&](OpBuilder &fb, Location fl, Value i, int64_t width) {
       IndexMath f{fb, fl};
@@ -221,27 +269,36 @@ LogicalResult lowerGeneric(RewriterBase &rewriter, linalg::GenericOp generic,
         if (cache[dim])
           return cache[dim];
         int64_t r = llvm::find(outDims, dim) - outDims.begin();
-        int64_t stride = 1;
-        for (int64_t d = r + 1; d < rank; ++d)
-          stride *= type.getDimSize(d);
-        Value v = f.div(at, stride);
+        Value v = f.div(at, resultStrides[r]);
         if (r > 0)
-          v = f.rem(v, type.getDimSize(r));
+          v = f.rem(v, dims[r]);
         return cache[dim] = v;
       };
       // The vector's first element's.
       SmallVector<Value> index(bounds.size());
       auto loopIndex = [&](int64_t dim) { return indexOf(i, index, dim); };
-      auto offsetOf = [&](const Input &in, bool withInner) {
+      auto offsetOf = [&](int64_t input, bool withInner) {
+        const Input &in = inputs[input];
+        ArrayRef<Value> strides = inputStrides[input];
+        // Terms of known strides fold into constants as the IR is built.
         int64_t constant = 0;
         Value offset;
+        auto add = [&](Value term) {
+          offset = offset ? f.add(offset, term) : term;
+        };
+        auto times = [&](Value stride, int64_t k) {
+          std::optional<int64_t> c = getConstantIntValue(stride);
+          return c ? f.c(*c * k) : f.mul(stride, k);
+        };
         for (auto [d, e] : llvm::enumerate(in.map.getResults())) {
           DimTerm t = *asDimTerm(e);
-          constant += t.offset * in.strides[d];
+          if (std::optional<int64_t> c = getConstantIntValue(strides[d]))
+            constant += t.offset * *c;
+          else if (t.offset != 0)
+            add(f.mul(strides[d], t.offset));
           if (t.dim < 0 || (t.dim == inner && !withInner))
             continue;
-          Value term = f.mul(loopIndex(t.dim), t.scale * in.strides[d]);
-          offset = offset ? f.add(offset, term) : term;
+          add(f.mul(loopIndex(t.dim), times(strides[d], t.scale)));
         }
         if (!offset)
           return f.c(constant);
@@ -249,7 +306,7 @@ LogicalResult lowerGeneric(RewriterBase &rewriter, linalg::GenericOp generic,
       };
       SmallVector<SmallVector<Value>> lanes;
       unsigned nextArg = 0;
-      for (const Input &in : inputs) {
+      for (auto [n, in] : llvm::enumerate(inputs)) {
         if (in.sameAs >= 0) {
           lanes.push_back(lanes[in.sameAs]);
           continue;
@@ -264,11 +321,11 @@ LogicalResult lowerGeneric(RewriterBase &rewriter, linalg::GenericOp generic,
             computeType(cast<MemRefType>(buffer.getType()).getElementType());
         if (in.access == Access::Broadcast) {
           Value v =
-              loadLanes(fb, fl, buffer, offsetOf(in, false), 1, compute)[0];
+              loadLanes(fb, fl, buffer, offsetOf(n, false), 1, compute)[0];
           lanes.emplace_back(width, v);
           continue;
         }
-        Value offset = in.likeResult ? i : offsetOf(in, true);
+        Value offset = in.likeResult ? i : offsetOf(n, true);
         lanes.push_back(loadLanes(fb, fl, buffer, offset, width, compute));
       }
       SmallVector<Value> results;
@@ -297,15 +354,18 @@ LogicalResult lowerGeneric(RewriterBase &rewriter, linalg::GenericOp generic,
       storeLanes(fb, fl, results, out, i);
     };
     // The vectors; with a peel, the tail's elements one per thread.
-    int64_t vectorEnd = s.peeled ? total - total % vw : total;
-    kb.create<scf::ForOp>(loc, start, m.c(vectorEnd), step, ValueRange{},
+    Value vectorEnd = !s.peeled ? kTotal
+                      : !ShapedType::isDynamic(total)
+                          ? m.c(total - total % vw)
+                          : m.sub(kTotal, m.rem(kTotal, vw));
+    kb.create<scf::ForOp>(loc, start, vectorEnd, step, ValueRange{},
                           [&](OpBuilder &fb, Location fl, Value i, ValueRange) {
                             chunk(fb, fl, i, vw);
                             fb.create<scf::YieldOp>(fl);
                           });
     if (s.peeled) {
-      Value e = m.add(m.madd(bid, s.blockSize, tid), m.c(vectorEnd));
-      kb.create<scf::IfOp>(loc, m.below(e, m.c(total)),
+      Value e = m.add(m.madd(bid, s.blockSize, tid), vectorEnd);
+      kb.create<scf::IfOp>(loc, m.below(e, kTotal),
                            [&](OpBuilder &tb, Location tl) {
                              chunk(tb, tl, e, 1);
                              tb.create<scf::YieldOp>(tl);
@@ -313,11 +373,11 @@ LogicalResult lowerGeneric(RewriterBase &rewriter, linalg::GenericOp generic,
     }
   }
 
-  Value blocks =
-      indexConstant(b, loc,
-                    std::min<int64_t>(llvm::divideCeil(total, s.blockSize * vw),
-                                      s.maxBlocks));
-  launch(b, loc, k, blocks, s.blockSize, args);
+  // As many blocks as cover the vectors, at most maxBlocks; none for an
+  // empty result.
+  Value blocks = b.createOrFold<arith::MinUIOp>(
+      loc, hm.ceilDiv(hostTotal, s.blockSize * vw), hm.c(s.maxBlocks));
+  launchUnlessEmpty(b, loc, k, blocks, s.blockSize, args, hostTotal);
   rewriter.replaceOp(generic, toTensor(b, loc, result));
   return success();
 }

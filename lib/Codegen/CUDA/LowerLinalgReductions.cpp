@@ -115,6 +115,11 @@ std::string whyNotReduction(linalg::GenericOp generic) {
   std::string why = whyNotKernelGeneric(generic);
   if (!why.empty())
     return why;
+  for (Value v : generic->getOperands())
+    if (auto type = dyn_cast<RankedTensorType>(v.getType());
+        type && !type.hasStaticShape())
+      return "has an operand of dynamic shape (reductions take static "
+             "shapes)";
   AffineMap out = generic.getMatchingIndexingMap(generic.getDpsInitOperand(0));
   SmallVector<unsigned> parallel;
   generic.getParallelDims(parallel);

@@ -119,6 +119,9 @@ private:
   LogicalResult readResident(ResidentBlocksOp op);
   LogicalResult readAlloc(memref::AllocOp alloc);
   LogicalResult readView(Operation *view);
+  /// `result` of `op` (an scf.if) stands for `value`, which the branch
+  /// taken yields: the same buffer and sizes, or the same integer.
+  LogicalResult alias(Operation *op, Value result, Value value);
   LogicalResult readGlobal(memref::GetGlobalOp get);
   LogicalResult readLaunch(gpu::LaunchFuncOp op);
 };
@@ -352,6 +355,27 @@ LogicalResult PlanReader::readGlobal(memref::GetGlobalOp get) {
   return success();
 }
 
+LogicalResult PlanReader::alias(Operation *op, Value result, Value value) {
+  auto copyEntry = [&](auto &map) {
+    if (auto it = map.find(value); it != map.end())
+      map[result] = it->second;
+  };
+  if (isa<MemRefType>(result.getType())) {
+    if (!buffers.count(value))
+      return op->emitOpError()
+             << "yields a buffer the launch plan cannot trace";
+    copyEntry(buffers);
+    copyEntry(shapes);
+    copyEntry(computedShapes);
+    return success();
+  }
+  if (!ints.count(value))
+    return op->emitOpError() << "yields a value the launch plan cannot trace";
+  copyEntry(ints);
+  copyEntry(computed);
+  return success();
+}
+
 LogicalResult PlanReader::readView(Operation *view) {
   auto it = buffers.find(view->getOperand(0));
   if (it == buffers.end())
@@ -518,7 +542,19 @@ LogicalResult PlanReader::readBlock(Block &block) {
                 return failure();
               Region &taken =
                   *cond ? ifOp.getThenRegion() : ifOp.getElseRegion();
-              return taken.empty() ? success() : readBlock(taken.front());
+              if (taken.empty())
+                return success();
+              if (failed(readBlock(taken.front())))
+                return failure();
+              // The results are what the taken branch yields (TOSA's
+              // broadcast of a dimension of 1 yields a new buffer or its
+              // operand): the same buffers and sizes.
+              auto yield = cast<scf::YieldOp>(taken.front().getTerminator());
+              for (auto [result, value] :
+                   llvm::zip_equal(ifOp.getResults(), yield.getOperands()))
+                if (failed(alias(ifOp, result, value)))
+                  return failure();
+              return success();
             })
             .Case<scf::YieldOp, func::ReturnOp>(
                 [&](Operation *) { return success(); })

@@ -396,3 +396,62 @@ func.func @pad_value_argument(%x: tensor<2x3xf32>, %v: tensor<f32>) -> tensor<3x
   %y = tosa.pad %x, %p, %v : (tensor<2x3xf32>, tensor<2x2xi32>, tensor<f32>) -> tensor<3x6xf32>
   return %y : tensor<3x6xf32>
 }
+
+// -----
+
+// Sizes known only at run time are kernel arguments: a flat kernel over
+// the result's elements (16-byte vectors to the last whole one, then the
+// tail one element a thread), its grid and the emptiness test computed on
+// the host.
+// CHECK-LABEL: func.func @dynamic_rows
+// CHECK: %[[TOTAL:.+]] = arith.muli %{{.+}}, %c8 : index
+// CHECK: %[[BLOCKS:.+]] = arith.ceildivui %[[TOTAL]], %c1024 : index
+// CHECK: %[[GRID:.+]] = arith.minui %[[BLOCKS]], %c65535 : index
+// CHECK: %[[ANY:.+]] = arith.cmpi ne, %[[TOTAL]], %{{.+}} : index
+// CHECK: scf.if %[[ANY]]
+// CHECK: gpu.launch_func @nf_kernels::@dynamic_rows_generic blocks in (%[[GRID]], {{.+}} args({{.+}}, %[[TOTAL]] : index)
+// CHECK-LABEL: gpu.func @dynamic_rows_generic
+// CHECK-SAME: %[[KTOTAL:[a-z0-9]+]]: index) kernel
+// CHECK-SAME: nf.schedule = "grid-stride block=256 vector=4 peeled
+// CHECK: %[[TAIL:.+]] = arith.remui %[[KTOTAL]], %c4
+// CHECK: %[[END:.+]] = arith.subi %[[KTOTAL]], %[[TAIL]]
+// CHECK: scf.for %{{.+}} = %{{.+}} to %[[END]] step
+// CHECK: vector.load %{{.+}} : memref<?xf32>, vector<4xf32>
+// CHECK: arith.cmpi ult, %{{.+}}, %[[KTOTAL]]
+func.func @dynamic_rows(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x8xf32>
+  %e = tensor.empty(%n) : tensor<?x8xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<?x8xf32>) outs(%e : tensor<?x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = math.exp %in : f32
+    linalg.yield %r : f32
+  } -> tensor<?x8xf32>
+  return %y : tensor<?x8xf32>
+}
+
+// -----
+
+// A transpose of unknown sizes: one element a thread, its loop indices and
+// the operand's row stride from the sizes the kernel takes.
+// CHECK-LABEL: gpu.func @dynamic_transpose_generic
+// CHECK-SAME: (%{{.+}}: memref<?xf32>, %{{.+}}: memref<?xf32>, %{{.+}}: index, %[[COLS:[a-z0-9]+]]: index, %[[TOTAL:[a-z0-9]+]]: index, %[[STRIDE:[a-z0-9]+]]: index)
+// CHECK-SAME: nf.schedule = "grid-stride block=256 vector=1
+// CHECK: scf.for %[[I:.+]] = %{{.+}} to %[[TOTAL]] step
+// CHECK: %[[C:.+]] = arith.remui %[[I]], %[[COLS]] : index
+// CHECK: %[[CS:.+]] = arith.muli %[[C]], %[[STRIDE]] : index
+// CHECK: %[[R:.+]] = arith.divui %[[I]], %[[COLS]] : index
+// CHECK: %[[AT:.+]] = arith.addi %[[CS]], %[[R]] : index
+// CHECK: memref.load %{{.+}}[%[[AT]]] : memref<?xf32>
+func.func @dynamic_transpose(%x: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = tensor.dim %x, %c0 : tensor<?x?xf32>
+  %m = tensor.dim %x, %c1 : tensor<?x?xf32>
+  %e = tensor.empty(%m, %n) : tensor<?x?xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<?x?xf32>) outs(%e : tensor<?x?xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<?x?xf32>
+  return %y : tensor<?x?xf32>
+}

@@ -4,7 +4,9 @@
 // arith.addf on tensors) of two tensors of the result's type. As nf.add it
 // can join a producer's epilogue or a norm's prologue. Adds of a constant
 // (the "+ 1" inside GELU, "+ eps" inside a norm) and adds whose operand is
-// a reshaped or broadcast vector (a bias) are left to the other families.
+// a reshaped or broadcast vector (a bias) are left to the other families,
+// and so are TOSA adds of dynamic shapes, which broadcast a dimension that
+// is 1 at run time.
 //
 //===----------------------------------------------------------------------===//
 
@@ -49,6 +51,11 @@ struct RaiseResidualAdd : RewritePattern {
       return rewriter.notifyMatchFailure(op, "not an add of two full tensors");
     if (isConstantOrExpanded(lhs) || isConstantOrExpanded(rhs))
       return rewriter.notifyMatchFailure(op, "a constant or a bias");
+    // tosa.add broadcasts a dimension that is 1 at run time: of dynamic
+    // sizes, its operands may differ in shape where their types agree.
+    if (isa<tosa::AddOp>(op) && !cast<ShapedType>(type).hasStaticShape())
+      return rewriter.notifyMatchFailure(
+          op, "a TOSA add of dynamic shapes may broadcast");
     rewriter.replaceOpWithNewOp<AddOp>(op, type, lhs, rhs);
     return success();
   }

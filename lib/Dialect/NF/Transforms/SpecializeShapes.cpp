@@ -15,6 +15,7 @@
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/Debug.h"
 
@@ -259,6 +260,20 @@ LogicalResult ShapeSpecializer::specializeOp(Operation *op) {
       if (failed(refineResult(op, index, shape)))
         return failure();
     return success();
+  } else if (auto infer = dyn_cast<InferShapedTypeOpInterface>(op)) {
+    // An op that derives its own result shapes from its operands (every
+    // TOSA op: its broadcasts, transposes, reshapes and reductions).
+    SmallVector<ShapedTypeComponents> components;
+    if (succeeded(infer.inferReturnTypeComponents(
+            op->getContext(), op->getLoc(), op->getOperands(),
+            op->getDiscardableAttrDictionary(), op->getPropertiesStorage(),
+            op->getRegions(), components)) &&
+        components.size() == op->getNumResults())
+      for (auto [index, c] : llvm::enumerate(components))
+        if (c.hasRank() &&
+            isa<RankedTensorType>(op->getResult(index).getType()))
+          if (failed(refineResult(op, index, c.getDims())))
+            return failure();
   }
   // Any other op must have static results already.
   for (OpResult result : op->getResults()) {
@@ -266,8 +281,8 @@ LogicalResult ShapeSpecializer::specializeOp(Operation *op) {
     if (tensor && !tensor.hasStaticShape())
       return op->emitOpError()
              << "result #" << result.getResultNumber() << " has type " << tensor
-             << "; nf-specialize-shapes derives static shapes for nf ops and "
-                "tensor.cast only";
+             << "; nf-specialize-shapes derives static shapes for nf ops, "
+                "tensor.cast and ops that infer their result shapes";
   }
   return success();
 }

@@ -16,7 +16,8 @@
 // RUN: not nf-opt %s --nf-specialize-shapes="function=group_norm_silu shapes=2x16x16x64,64" 2>&1 | FileCheck %s --check-prefix=COUNT
 // RUN: not nf-opt %s --nf-specialize-shapes="function=fused_matmul_bias_gelu shapes=8x128x64,32x256,256" 2>&1 | FileCheck %s --check-prefix=STATIC
 // RUN: not nf-opt %s --nf-specialize-shapes="function=cast_to_static shapes=5x8" 2>&1 | FileCheck %s --check-prefix=CONFLICT
-// RUN: not nf-opt %s --nf-specialize-shapes="function=tosa_abs shapes=4x8" 2>&1 | FileCheck %s --check-prefix=UNKNOWN
+// RUN: nf-opt %s --nf-specialize-shapes="function=tosa_abs_transpose shapes=4x8" | FileCheck %s --check-prefix=TOSA
+// RUN: not nf-opt %s --nf-specialize-shapes="function=expand_by_argument shapes=8" 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 // RUN: not nf-opt %s --nf-specialize-shapes="function=filter_grad shapes=2x3x8x8,2x4x6x6" 2>&1 | FileCheck %s --check-prefix=NORESULT
 // RUN: not nf-opt %s --nf-specialize-shapes="function=filter_grad_unreturned shapes=2x3x8x8,2x4x6x6" 2>&1 | FileCheck %s --check-prefix=UNRETURNED
 // RUN: not nf-opt %s --nf-specialize-shapes="function=missing shapes=4" 2>&1 | FileCheck %s --check-prefix=MISSING
@@ -125,10 +126,24 @@ func.func @cast_to_static(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
   return %2 : tensor<?x8xf32>
 }
 
-// UNKNOWN: error: 'tosa.abs' op result #0 has type 'tensor<?x8xf32>'; nf-specialize-shapes derives static shapes for nf ops and tensor.cast only
-func.func @tosa_abs(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+// Ops that infer their result shapes (every TOSA op) take them from their
+// operands: the transpose's from its constant permutation.
+// TOSA-LABEL: func.func @tosa_abs_transpose
+// TOSA-SAME: (%[[X:.+]]: tensor<4x8xf32>) -> tensor<8x4xf32>
+// TOSA: %[[A:.+]] = tosa.abs %[[X]] : (tensor<4x8xf32>) -> tensor<4x8xf32>
+// TOSA: tosa.transpose %[[A]], %{{.+}} : (tensor<4x8xf32>, tensor<2xi32>) -> tensor<8x4xf32>
+func.func @tosa_abs_transpose(%x: tensor<?x8xf32>) -> tensor<8x?xf32> {
   %0 = tosa.abs %x : (tensor<?x8xf32>) -> tensor<?x8xf32>
-  return %0 : tensor<?x8xf32>
+  %perms = "tosa.const"() {value = dense<[1, 0]> : tensor<2xi32>} : () -> tensor<2xi32>
+  %1 = tosa.transpose %0, %perms : (tensor<?x8xf32>, tensor<2xi32>) -> tensor<8x?xf32>
+  return %1 : tensor<8x?xf32>
+}
+
+// UNKNOWN: error: 'tensor.expand_shape' op result #0 has type 'tensor<?x4xf32>'; nf-specialize-shapes derives static shapes for nf ops, tensor.cast and ops that infer their result shapes
+func.func @expand_by_argument(%x: tensor<?xf32>) -> tensor<?x4xf32> {
+  %c2 = arith.constant 2 : index
+  %y = tensor.expand_shape %x [[0, 1]] output_shape [%c2, 4] : tensor<?xf32> into tensor<?x4xf32>
+  return %y : tensor<?x4xf32>
 }
 
 // MISSING: error: nf-specialize-shapes: no function @missing in the module

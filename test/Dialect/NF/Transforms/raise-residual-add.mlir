@@ -31,6 +31,25 @@ func.func @broadcasting_add_is_left_alone(%x: tensor<2x4xf32>, %b: tensor<1x4xf3
 
 // -----
 
+// Of dynamic shapes, a TOSA add broadcasts a dimension that is 1 at run
+// time (a 1x8 and a 5x8 are both tensor<?x8xf32>): not a residual add.
+// An arith.addf of dynamic shapes does not broadcast.
+// CHECK-LABEL: func @dynamic_tosa_add_is_left_alone
+//   CHECK-NOT:   nf.add
+//       CHECK:   tosa.add
+// CHECK-LABEL: func @dynamic_arith_addf
+//       CHECK:   nf.add
+func.func @dynamic_tosa_add_is_left_alone(%x: tensor<?x8xf32>, %r: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  %y = tosa.add %x, %r : (tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
+  return %y : tensor<?x8xf32>
+}
+func.func @dynamic_arith_addf(%x: tensor<?x8xf32>, %r: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  %y = arith.addf %x, %r : tensor<?x8xf32>
+  return %y : tensor<?x8xf32>
+}
+
+// -----
+
 // Adding a constant (the "+ 1" of GELU, the "+ eps" of a norm) is left to
 // the chain that holds it.
 // CHECK-LABEL: func @add_of_a_constant_is_left_alone
