@@ -349,9 +349,8 @@ func.func @f(%a: tensor<?x8xf32>, %b: tensor<?x8xf32>) -> tensor<?x8xf32> {
         // Every size unknown: a transpose (one lane a thread, strides from
         // the sizes), a cast to f16 and a per-column scale read across the
         // rows.
-        DynamicCase{
-            "tosa_transpose_cast_scale_every_size",
-            R"mlir(
+        DynamicCase{"tosa_transpose_cast_scale_every_size",
+                    R"mlir(
 func.func @f(%x: tensor<?x?xf32>, %s: tensor<1x?xf32>) -> (tensor<?x?xf32>, tensor<?x?xf16>) {
   %perms = "tosa.const"() {value = dense<[1, 0]> : tensor<2xi32>} : () -> tensor<2xi32>
   %t = tosa.transpose %x, %perms : (tensor<?x?xf32>, tensor<2xi32>) -> tensor<?x?xf32>
@@ -359,9 +358,32 @@ func.func @f(%x: tensor<?x?xf32>, %s: tensor<1x?xf32>) -> (tensor<?x?xf32>, tens
   %h = tosa.cast %m : (tensor<?x?xf32>) -> tensor<?x?xf16>
   return %t, %h : tensor<?x?xf32>, tensor<?x?xf16>
 })mlir",
-            {{{3, 5}, {1, 5}}, {{1, 1}, {1, 1}}, {{17, 33}, {1, 33}}},
-            1e-3,
-            {{{5, 3}, {3, 5}}, {{1, 1}, {1, 1}}, {{33, 17}, {17, 33}}}}),
+                    {{{3, 5}, {1, 5}}, {{1, 1}, {1, 1}}, {{17, 33}, {1, 33}}},
+                    1e-3,
+                    {{{5, 3}, {3, 5}}, {{1, 1}, {1, 1}}, {{33, 17}, {17, 33}}}},
+        // Reductions of unknown sizes: over the rows' contiguous elements
+        // (a warp per result) and over the rows (block columns), and a
+        // softmax as exported, op by op (a max, then a sum, each over the
+        // row).
+        DynamicCase{"tosa_reductions_every_size",
+                    R"mlir(
+func.func @f(%x: tensor<?x?xf32>) -> (tensor<?x1xf32>, tensor<1x?xf32>, tensor<?x?xf32>) {
+  %rows = tosa.reduce_sum %x {axis = 1 : i32} : (tensor<?x?xf32>) -> tensor<?x1xf32>
+  %cols = tosa.reduce_sum %x {axis = 0 : i32} : (tensor<?x?xf32>) -> tensor<1x?xf32>
+  %m = tosa.reduce_max %x {axis = 1 : i32} : (tensor<?x?xf32>) -> tensor<?x1xf32>
+  %d = tosa.sub %x, %m : (tensor<?x?xf32>, tensor<?x1xf32>) -> tensor<?x?xf32>
+  %e = tosa.exp %d : (tensor<?x?xf32>) -> tensor<?x?xf32>
+  %s = tosa.reduce_sum %e {axis = 1 : i32} : (tensor<?x?xf32>) -> tensor<?x1xf32>
+  %r = tosa.reciprocal %s : (tensor<?x1xf32>) -> tensor<?x1xf32>
+  %p = tosa.mul %e, %r {shift = 0 : i8} : (tensor<?x?xf32>, tensor<?x1xf32>) -> tensor<?x?xf32>
+  return %rows, %cols, %p : tensor<?x1xf32>, tensor<1x?xf32>, tensor<?x?xf32>
+})mlir",
+                    {{{3, 5}}, {{1, 1}}, {{37, 200}}, {{2, 3000}}},
+                    1e-5,
+                    {{{3, 1}, {1, 5}, {3, 5}},
+                     {{1, 1}, {1, 1}, {1, 1}},
+                     {{37, 1}, {1, 200}, {37, 200}},
+                     {{2, 1}, {1, 3000}, {2, 3000}}}}),
     [](const auto &info) { return std::string(info.param.name); });
 
 } // namespace

@@ -27,7 +27,8 @@
 // (an argmax: the index and the value), runs as written, op by op, on a
 // thread per result. Operands may be read through windows (`d1 * stride +
 // d4 * dilation`: pooling, depthwise and other convolutions left as
-// linalg).
+// linalg). Sizes unknown when the kernel is generated are kernel arguments
+// (each loop's size from an operand dimension that is that loop).
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,6 +41,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Matchers.h"
 
@@ -115,11 +117,6 @@ std::string whyNotReduction(linalg::GenericOp generic) {
   std::string why = whyNotKernelGeneric(generic);
   if (!why.empty())
     return why;
-  for (Value v : generic->getOperands())
-    if (auto type = dyn_cast<RankedTensorType>(v.getType());
-        type && !type.hasStaticShape())
-      return "has an operand of dynamic shape (reductions take static "
-             "shapes)";
   AffineMap out = generic.getMatchingIndexingMap(generic.getDpsInitOperand(0));
   SmallVector<unsigned> parallel;
   generic.getParallelDims(parallel);
@@ -132,6 +129,12 @@ std::string whyNotReduction(linalg::GenericOp generic) {
   return "";
 }
 
+/// x * k, a constant where x is one.
+Value times(IndexMath &m, Value x, int64_t k) {
+  std::optional<int64_t> c = getConstantIntValue(x);
+  return c ? m.c(*c * k) : m.mul(x, k);
+}
+
 bool isConstantZero(Value v) {
   std::optional<int64_t> c = getConstantIntValue(v);
   return c && *c == 0;
@@ -141,7 +144,9 @@ struct Operand {
   AffineMap map;
   /// The map's results as sums of scaled dimensions.
   SmallVector<LinearForm> forms;
-  SmallVector<int64_t> strides;
+  /// Strides in elements, host values (constants where the sizes are
+  /// known).
+  SmallVector<Value> strides;
   /// The immediate of a splat, in the compute type; null for a buffer.
   TypedAttr splat;
   /// Kernel argument number of its buffer.
@@ -161,13 +166,44 @@ LogicalResult cuda::lowerLinalgReduction(RewriterBase &rewriter,
   OpBuilder &b = rewriter;
   auto module = generic->getParentOfType<ModuleOp>();
   auto type = cast<RankedTensorType>(generic.getResult(0).getType());
+  IndexMath hm{b, loc};
   SmallVector<int64_t> bounds = generic.getStaticLoopRanges();
   AffineMap outMap =
       generic.getMatchingIndexingMap(generic.getDpsInitOperand(0));
-  int64_t rank = type.getRank(), results = type.getNumElements();
+  int64_t rank = type.getRank();
   SmallVector<int64_t> outDims;
   for (AffineExpr e : outMap.getResults())
     outDims.push_back(cast<AffineDimExpr>(e).getPosition());
+  // Each loop's size on the host: a constant where it is known, else the
+  // size of an operand dimension that is exactly that loop.
+  SmallVector<Value> loopSizes(bounds.size());
+  for (auto [d, bound] : llvm::enumerate(bounds))
+    if (!ShapedType::isDynamic(bound))
+      loopSizes[d] = hm.c(bound);
+  // (Inputs first: an init is usually a linalg.fill, which must keep no
+  // use once the reduction is replaced.)
+  SmallVector<OpOperand *> sizeSources(generic.getDpsInputOperands());
+  for (OpOperand &init : generic.getDpsInitsMutable())
+    sizeSources.push_back(&init);
+  for (OpOperand *operand : sizeSources) {
+    if (!isa<RankedTensorType>(operand->get().getType()))
+      continue;
+    for (auto [p, e] :
+         llvm::enumerate(generic.getMatchingIndexingMap(operand).getResults()))
+      if (auto dim = dyn_cast<AffineDimExpr>(e);
+          dim && !loopSizes[dim.getPosition()])
+        loopSizes[dim.getPosition()] =
+            b.createOrFold<tensor::DimOp>(loc, operand->get(), p);
+  }
+  for (Value size : loopSizes)
+    if (!size)
+      return generic.emitOpError()
+             << "cannot run on the CUDA target: a loop of unknown size reads "
+                "its operands only through windows";
+  Value hostResults = hm.c(1);
+  for (int64_t d : outDims)
+    hostResults = hm.product(hostResults, loopSizes[d]);
+  int64_t results = constantOr(hostResults);
 
   // The operands: inputs (null where the body does not read one: the
   // window shape of a pooling), then the initial values that are not
@@ -184,11 +220,16 @@ LogicalResult cuda::lowerLinalgReduction(RewriterBase &rewriter,
       return o;
     }
     auto opType = cast<RankedTensorType>(value.getType());
-    o.strides.assign(opType.getRank(), 1);
-    for (int64_t d = opType.getRank() - 2; d >= 0; --d)
-      o.strides[d] = o.strides[d + 1] * opType.getDimSize(d + 1);
+    Value buffer = getBuffer(b, loc, value);
+    o.strides.assign(opType.getRank(), Value());
+    Value stride = hm.c(1);
+    for (int64_t d = opType.getRank() - 1; d >= 0; --d) {
+      o.strides[d] = stride;
+      stride =
+          hm.product(stride, b.createOrFold<memref::DimOp>(loc, buffer, d));
+    }
     o.arg = args.size();
-    args.push_back(flatten(b, loc, getBuffer(b, loc, value)));
+    args.push_back(flatten(b, loc, buffer));
     return o;
   };
   for (OpOperand *in : generic.getDpsInputOperands())
@@ -228,9 +269,10 @@ LogicalResult cuda::lowerLinalgReduction(RewriterBase &rewriter,
   for (unsigned d : reductionDims)
     if (!llvm::is_contained(reduced, int64_t(d)))
       reduced.push_back(d);
-  int64_t perResult = 1;
+  Value hostPerResult = hm.c(1);
   for (int64_t d : reduced)
-    perResult *= bounds[d];
+    hostPerResult = hm.product(hostPerResult, loopSizes[d]);
+  int64_t perResult = constantOr(hostPerResult);
 
   Combiner combiner = findCombiner(generic);
   // The partial results' types: a combiner's (f64 for sums), else each
@@ -279,9 +321,16 @@ LogicalResult cuda::lowerLinalgReduction(RewriterBase &rewriter,
     args.push_back(flatten(b, loc, getBuffer(b, loc, t)));
   SmallVector<Value> resultBuffers;
   unsigned firstOut = args.size();
+  SmallVector<Value> resultSizes;
+  for (int64_t d = 0; d < rank; ++d)
+    if (type.isDynamicDim(d))
+      resultSizes.push_back(loopSizes[outDims[d]]);
   for (Value r : generic.getResults()) {
-    resultBuffers.push_back(
-        allocBuffer(b, loc, cast<RankedTensorType>(r.getType()), Value()));
+    auto resultType = cast<RankedTensorType>(r.getType());
+    resultBuffers.push_back(b.create<memref::AllocOp>(
+        loc,
+        MemRefType::get(resultType.getShape(), resultType.getElementType()),
+        resultSizes, b.getI64IntegerAttr(64)));
     args.push_back(flatten(b, loc, resultBuffers.back()));
   }
   // Split results: each part's partial result, part-minor.
@@ -299,30 +348,78 @@ LogicalResult cuda::lowerLinalgReduction(RewriterBase &rewriter,
     replace();
     return success();
   }
+  // The sizes inside a kernel (Kernel::size: constants where known):
+  // each loop's size, the strides of the results' and the reduced loops'
+  // flat indices, each operand's strides.
+  struct KernelSizes {
+    SmallVector<Value> loops, resultStrides, reducedStrides;
+    Value results, perResult;
+    llvm::DenseMap<const Operand *, SmallVector<Value>> strides;
+  };
+  auto kernelSizes = [&](Kernel &k) {
+    OpBuilder &kb = k.body;
+    IndexMath m{kb, loc};
+    KernelSizes z;
+    for (Value size : loopSizes)
+      z.loops.push_back(k.size(kb, loc, size));
+    z.results = k.size(kb, loc, hostResults);
+    z.perResult = k.size(kb, loc, hostPerResult);
+    z.resultStrides.assign(rank, Value());
+    Value stride = m.c(1);
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      z.resultStrides[d] = stride;
+      stride = m.product(stride, z.loops[outDims[d]]);
+    }
+    z.reducedStrides.assign(reduced.size(), Value());
+    stride = m.c(1);
+    for (int64_t i = reduced.size() - 1; i >= 0; --i) {
+      z.reducedStrides[i] = stride;
+      stride = m.product(stride, z.loops[reduced[i]]);
+    }
+    auto add = [&](const Operand &o) {
+      SmallVector<Value> &s = z.strides[&o];
+      for (Value st : o.strides)
+        s.push_back(k.size(kb, loc, st));
+    };
+    for (const std::optional<Operand> &o : operands)
+      if (o && !o->splat)
+        add(*o);
+    for (const Operand &o : inits)
+      if (!o.splat)
+        add(o);
+    return z;
+  };
   // The parallel loop indices of result r (in memory order).
-  auto resultIndex = [&](IndexMath &f, Value r) {
+  auto resultIndex = [&](IndexMath &f, const KernelSizes &z, Value r) {
     SmallVector<Value> index(bounds.size());
-    for (int64_t d = 0, stride = results; d < rank; ++d) {
-      stride /= type.getDimSize(d);
-      Value v = f.div(r, stride);
-      index[outDims[d]] = d ? f.rem(v, type.getDimSize(d)) : v;
+    for (int64_t d = 0; d < rank; ++d) {
+      Value v = f.div(r, z.resultStrides[d]);
+      index[outDims[d]] = d ? f.rem(v, z.loops[outDims[d]]) : v;
     }
     return index;
   };
   // An operand's offset: the terms of the dimensions `reducing` selects
-  // (the reduced ones, or the others and the constants).
-  auto offsetOf = [&](IndexMath &im, const Operand &o, ArrayRef<Value> idx,
-                      bool reducing) {
+  // (the reduced ones, or the others and the constants). Terms of known
+  // strides fold into constants as the IR is built.
+  auto offsetOf = [&](IndexMath &im, const KernelSizes &z, const Operand &o,
+                      ArrayRef<Value> idx, bool reducing) {
+    ArrayRef<Value> strides = z.strides.find(&o)->second;
     int64_t constant = 0;
     Value offset;
+    auto add = [&](Value term) {
+      offset = offset ? im.add(offset, term) : term;
+    };
     for (auto [d, form] : llvm::enumerate(o.forms)) {
-      if (!reducing)
-        constant += form.offset * o.strides[d];
+      if (!reducing && form.offset != 0) {
+        if (std::optional<int64_t> c = getConstantIntValue(strides[d]))
+          constant += form.offset * *c;
+        else
+          add(im.mul(strides[d], form.offset));
+      }
       for (const DimTerm &t : form.terms) {
         if (llvm::is_contained(reductionDims, unsigned(t.dim)) != reducing)
           continue;
-        Value term = im.mul(idx[t.dim], t.scale * o.strides[d]);
-        offset = offset ? im.add(offset, term) : term;
+        add(im.mul(idx[t.dim], times(im, strides[d], t.scale)));
       }
     }
     if (!offset)
@@ -338,14 +435,15 @@ LogicalResult cuda::lowerLinalgReduction(RewriterBase &rewriter,
     Type element = cast<MemRefType>(buffer.getType()).getElementType();
     return loadLanes(lb, ll, buffer, offset, 1, computeType(element))[0];
   };
-  // Result r's initial values, in kernel `k`.
-  auto initialsOf = [&](Kernel &k, OpBuilder &fb, Location fl, Value r) {
+  // Result r's initial values, in kernel `k` of sizes `z`.
+  auto initialsOf = [&](Kernel &k, const KernelSizes &z, OpBuilder &fb,
+                        Location fl, Value r) {
     IndexMath f{fb, fl};
-    SmallVector<Value> index = resultIndex(f, r);
+    SmallVector<Value> index = resultIndex(f, z, r);
     SmallVector<Value> initials;
     for (const Operand &o : inits)
-      initials.push_back(
-          load(k, fb, fl, o, o.splat ? Value() : offsetOf(f, o, index, false)));
+      initials.push_back(load(
+          k, fb, fl, o, o.splat ? Value() : offsetOf(f, z, o, index, false)));
     return initials;
   };
   Kernel k = createKernel(module, loc, kernelBaseName(generic, "reduce"),
@@ -354,6 +452,7 @@ LogicalResult cuda::lowerLinalgReduction(RewriterBase &rewriter,
   {
     OpBuilder &kb = k.body;
     IndexMath m{kb, loc};
+    KernelSizes z = kernelSizes(k);
     Value tid = kb.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x);
     Value bid = kb.create<gpu::BlockIdOp>(loc, gpu::Dimension::x);
     Value grid = kb.create<gpu::GridDimOp>(loc, gpu::Dimension::x);
@@ -390,26 +489,25 @@ LogicalResult cuda::lowerLinalgReduction(RewriterBase &rewriter,
     auto resultBody = [&](OpBuilder &fb, Location fl, Value r, Value valid,
                           Value part) {
       IndexMath f{fb, fl};
-      SmallVector<Value> index = resultIndex(f, r);
+      SmallVector<Value> index = resultIndex(f, z, r);
       // Each buffer operand's offset for result r, outside the loop
       // over its elements.
       SmallVector<Value> bases;
       for (const std::optional<Operand> &o : operands)
-        bases.push_back(o && !o->splat ? offsetOf(f, *o, index, false)
+        bases.push_back(o && !o->splat ? offsetOf(f, z, *o, index, false)
                                        : Value());
       SmallVector<Value> initials;
       if (splits == 1)
-        initials = initialsOf(k, fb, fl, r);
+        initials = initialsOf(k, z, fb, fl, r);
       // One element's contribution (the whole body where there is no
       // combiner, on the partial results `current`).
       auto element = [&](OpBuilder &eb, Location el, Value j,
                          ValueRange current) -> SmallVector<Value> {
         IndexMath e{eb, el};
         SmallVector<Value> idx(index);
-        for (int64_t i = reduced.size() - 1, stride = 1; i >= 0; --i) {
-          Value v = e.div(j, stride);
-          idx[reduced[i]] = i ? e.rem(v, bounds[reduced[i]]) : v;
-          stride *= bounds[reduced[i]];
+        for (int64_t i = reduced.size() - 1; i >= 0; --i) {
+          Value v = e.div(j, z.reducedStrides[i]);
+          idx[reduced[i]] = i ? e.rem(v, z.loops[reduced[i]]) : v;
         }
         SmallVector<Value> values;
         for (auto [o, base] : llvm::zip(operands, bases)) {
@@ -419,7 +517,7 @@ LogicalResult cuda::lowerLinalgReduction(RewriterBase &rewriter,
           }
           Value offset;
           if (!o->splat) {
-            Value inner = offsetOf(e, *o, idx, true);
+            Value inner = offsetOf(e, z, *o, idx, true);
             offset = isConstantZero(inner) ? base : e.add(base, inner);
           }
           values.push_back(load(k, eb, el, *o, offset));
@@ -445,7 +543,7 @@ LogicalResult cuda::lowerLinalgReduction(RewriterBase &rewriter,
               : initials;
       Value from = columns ? warpIndex : sharing > 1 ? lane : f.c(0);
       Value step = f.c(columns ? warps : sharing);
-      Value to = f.c(perResult);
+      Value to = z.perResult;
       if (part) {
         Value begin = f.mul(part, chunk);
         from = f.add(begin, from);
@@ -545,14 +643,14 @@ LogicalResult cuda::lowerLinalgReduction(RewriterBase &rewriter,
     if (columns) {
       // Blocks loop over groups of 32 results (block-uniform: every thread
       // reaches the barriers).
-      Value items = m.c(llvm::divideCeil(results, kWarpSize) * splits);
+      Value items = times(m, m.ceilDiv(z.results, kWarpSize), splits);
       kb.create<scf::ForOp>(
           loc, worker, items, grid, ValueRange{},
           [&](OpBuilder &fb, Location fl, Value w, ValueRange) {
             IndexMath f{fb, fl};
             auto [g, part] = groupAndPart(f, w);
             Value r = f.madd(g, kWarpSize, lane);
-            Value valid = f.below(r, f.c(results));
+            Value valid = f.below(r, z.results);
             resultBody(fb, fl, fb.create<arith::SelectOp>(fl, valid, r, f.c(0)),
                        valid, part);
             fb.create<scf::YieldOp>(fl);
@@ -560,7 +658,7 @@ LogicalResult cuda::lowerLinalgReduction(RewriterBase &rewriter,
     } else {
       // (Split results are block rows: a block per part.)
       kb.create<scf::ForOp>(
-          loc, worker, m.c(results * splits), m.mul(grid, perBlock),
+          loc, worker, times(m, z.results, splits), m.mul(grid, perBlock),
           ValueRange{}, [&](OpBuilder &fb, Location fl, Value w, ValueRange) {
             IndexMath f{fb, fl};
             auto [r, part] = groupAndPart(f, w);
@@ -569,12 +667,11 @@ LogicalResult cuda::lowerLinalgReduction(RewriterBase &rewriter,
           });
     }
   }
-  Value blocks = indexConstant(
-      b, loc,
-      std::min<int64_t>(llvm::divideCeil(results, schedule.resultsPerBlock()) *
-                            splits,
-                        schedule.maxBlocks));
-  launch(b, loc, k, blocks, schedule.blockSize, args);
+  Value blocks = b.createOrFold<arith::MinUIOp>(
+      loc,
+      times(hm, hm.ceilDiv(hostResults, schedule.resultsPerBlock()), splits),
+      hm.c(schedule.maxBlocks));
+  launchUnlessEmpty(b, loc, k, blocks, schedule.blockSize, args, hostResults);
   if (splits > 1) {
     // Each result's parts combined in part order: a warp per result, lane
     // l taking parts l, l + 32, ..., then a fixed butterfly of shuffles;
@@ -586,6 +683,7 @@ LogicalResult cuda::lowerLinalgReduction(RewriterBase &rewriter,
                      "split-finish splits=" + std::to_string(splits));
     OpBuilder &fb = f.body;
     IndexMath m{fb, loc};
+    KernelSizes z = kernelSizes(f);
     Value tid = fb.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x);
     Value bid = fb.create<gpu::BlockIdOp>(loc, gpu::Dimension::x);
     Value grid = fb.create<gpu::GridDimOp>(loc, gpu::Dimension::x);
@@ -594,7 +692,7 @@ LogicalResult cuda::lowerLinalgReduction(RewriterBase &rewriter,
       return combine(cb, cl, combiner.op, x, y);
     };
     fb.create<scf::ForOp>(
-        loc, m.madd(bid, warpsPerBlock, m.div(tid, kWarpSize)), m.c(results),
+        loc, m.madd(bid, warpsPerBlock, m.div(tid, kWarpSize)), z.results,
         m.mul(grid, warpsPerBlock), ValueRange{},
         [&](OpBuilder &lb, Location ll, Value r, ValueRange) {
           IndexMath l{lb, ll};
@@ -612,7 +710,7 @@ LogicalResult cuda::lowerLinalgReduction(RewriterBase &rewriter,
           Value isFirst = lb.create<arith::CmpIOp>(ll, arith::CmpIPredicate::eq,
                                                    lane, l.c(0));
           lb.create<scf::IfOp>(ll, isFirst, [&](OpBuilder &tb, Location tl) {
-            Value initial = initialsOf(f, tb, tl, r)[0];
+            Value initial = initialsOf(f, z, tb, tl, r)[0];
             storeLanes(tb, tl,
                        combineWith(tb, tl, widen(tb, tl, initial), total),
                        f.arg(firstOut), r);

@@ -502,7 +502,9 @@ std::string LinalgReductionSchedule::str(int64_t elements) const {
                      : kind == Kind::BlockColumns  ? "block-columns"
                                                    : "block-per-result";
   return std::string(name) + " block=" + std::to_string(blockSize) +
-         " elements=" + std::to_string(elements) +
+         " elements=" +
+         (ShapedType::isDynamic(elements) ? std::string("?")
+                                          : std::to_string(elements)) +
          (splits > 1 ? " splits=" + std::to_string(splits) : "");
 }
 
@@ -513,6 +515,13 @@ cuda::selectLinalgReductionSchedule(int64_t results, int64_t elements,
   using Kind = LinalgReductionSchedule::Kind;
   LinalgReductionSchedule s;
   s.blockSize = kPointwiseBlockSize;
+  // Sizes known only at run time: what serves any size, not split (a warp
+  // per contiguous result, block columns otherwise).
+  if (tree &&
+      (ShapedType::isDynamic(results) || ShapedType::isDynamic(elements))) {
+    s.kind = contiguous ? Kind::WarpPerResult : Kind::BlockColumns;
+    return s;
+  }
   // The threads the device holds at once.
   int64_t resident =
       target.multiprocessors * target.maxThreadsPerMultiprocessor;

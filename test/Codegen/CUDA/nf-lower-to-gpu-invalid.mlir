@@ -8,7 +8,7 @@
 // TOSA ops and arith/math ops on tensors run as linalg kernels
 // (nf-lower-to-gpu-linalg.mlir); what has no kernel yet is refused at the
 // op, with the reason: 4-bit integers, a pad of sizes known only at run
-// time, a reduction of dynamic shape.
+// time.
 func.func @integers_without_a_c_type_are_not_lowered(%x: tensor<4xi4>) -> tensor<4xi4> {
   // expected-error @+1 {{'linalg.generic' op cannot run on the CUDA target: it has i4 elements (the CUDA target takes float, bool and 8- to 64-bit integer tensors)}}
   %y = arith.addi %x, %x : tensor<4xi4>
@@ -25,14 +25,4 @@ func.func @pad_sizes_are_not_constants(%x: tensor<4xf32>, %p: tensor<1x2xi32>) -
   // expected-error @+1 {{'tensor.extract' op cannot run on the CUDA target: no GPU kernel computes it yet}}
   %y = tosa.pad %x, %p, %v : (tensor<4xf32>, tensor<1x2xi32>, tensor<f32>) -> tensor<?xf32>
   return %y : tensor<?xf32>
-}
-
-// -----
-
-// A reduction over sizes known only at run time (elementwise kernels take
-// them as arguments: nf-lower-to-gpu-linalg.mlir).
-func.func @reduction_of_dynamic_shape(%x: tensor<?x8xf32>) -> tensor<?x1xf32> {
-  // expected-error @+1 {{'linalg.generic' op cannot run on the CUDA target: it has an operand of dynamic shape (reductions take static shapes)}}
-  %y = tosa.reduce_sum %x {axis = 1 : i32} : (tensor<?x8xf32>) -> tensor<?x1xf32>
-  return %y : tensor<?x1xf32>
 }

@@ -106,7 +106,7 @@ func.func @half(%x: tensor<2x8xf16>, %y: tensor<2x8xf16>) -> tensor<2x8xf16> {
 // CHECK-SAME: nf.schedule = "warp-per-result block=256 elements=100"
 // CHECK: %[[LANE:.+]] = arith.remui %thread_id_x, %c32
 // CHECK: scf.for %[[R:.+]] = {{.+}} to %c4 step
-// CHECK: %[[BASE:.+]] = arith.muli %[[R]], %c100 : index
+// CHECK: %[[BASE:.+]] = arith.muli %[[R]], %c100{{(_[0-9]+)?}} : index
 // CHECK: %[[INIT:.+]] = arith.constant 0.000000e+00 : f32
 // CHECK: %[[ZERO:.+]] = arith.constant 0.000000e+00 : f64
 // CHECK: %[[SUM:.+]] = scf.for %[[J:.+]] = %[[LANE]] to %{{.+}} step %{{.+}} iter_args(%[[ACC:.+]] = %[[ZERO]]) -> (f64)
@@ -454,4 +454,24 @@ func.func @dynamic_transpose(%x: tensor<?x?xf32>) -> tensor<?x?xf32> {
     linalg.yield %in : f32
   } -> tensor<?x?xf32>
   return %y : tensor<?x?xf32>
+}
+
+// -----
+
+// A reduction of unknown sizes: the schedule that serves any size (block
+// columns over the rows: 32 neighbouring results a block, its 8 warps
+// taking every 8th row), not split; its blocks loop over the groups of 32
+// results the sizes give.
+// CHECK-LABEL: func.func @dynamic_column_sums
+// CHECK: %[[GROUPS:.+]] = arith.ceildivui %{{.+}}, %c32 : index
+// CHECK: %[[GRID:.+]] = arith.minui %[[GROUPS]], %c65535 : index
+// CHECK: gpu.launch_func @nf_kernels::@dynamic_column_sums_reduce blocks in (%[[GRID]],
+// CHECK-LABEL: gpu.func @dynamic_column_sums_reduce
+// CHECK-SAME: nf.schedule = "block-columns block=256 elements=?"
+// CHECK: %[[KGROUPS:.+]] = arith.ceildivui %{{.+}}, %c32{{(_[0-9]+)?}} : index
+// CHECK: scf.for %{{.+}} = %block_id_x to %[[KGROUPS]] step %grid_dim_x
+// CHECK: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %c8 iter_args(%{{.+}} = %{{.+}}) -> (f64)
+func.func @dynamic_column_sums(%x: tensor<?x?xf32>) -> tensor<1x?xf32> {
+  %y = tosa.reduce_sum %x {axis = 0 : i32} : (tensor<?x?xf32>) -> tensor<1x?xf32>
+  return %y : tensor<1x?xf32>
 }

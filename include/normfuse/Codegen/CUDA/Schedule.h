@@ -291,8 +291,9 @@ struct LinalgReductionSchedule {
   std::string str(int64_t elements) const;
 };
 
-/// The schedule of a reduction whose elements are contiguous in memory
-/// (`contiguous`) and can be combined in a tree (`tree`).
+/// The schedule of a reduction of `results` results of `elements` elements
+/// each (either kDynamic where unknown) whose elements are contiguous in
+/// memory (`contiguous`) and can be combined in a tree (`tree`).
 LinalgReductionSchedule selectLinalgReductionSchedule(int64_t results,
                                                       int64_t elements,
                                                       bool contiguous,
