@@ -158,6 +158,12 @@ void storeY(OpBuilder &b, Location loc, const RowNormKernel &spec,
   storeLanes(b, loc, out, a.y, offset, spec.schedule.streaming);
 }
 
+Value addScratch(Kernel &k, Location loc, int64_t threads, Type acc) {
+  if (threads <= 32)
+    return Value();
+  return addWorkgroupBuffer(k, loc, threads / 32, acc);
+}
+
 Value sumOf(OpBuilder &b, Location loc, ArrayRef<Value> values) {
   Value s = values.front();
   for (Value v : values.drop_front())

@@ -140,6 +140,18 @@ void storeY(OpBuilder &b, Location loc, const RowNormKernel &spec,
 
 Value sumOf(OpBuilder &b, Location loc, ArrayRef<Value> values);
 
+/// The workgroup scratch of a block sum over `threads` threads (null for
+/// a single warp).
+Value addScratch(Kernel &k, Location loc, int64_t threads, Type acc);
+
+/// Launches, before `op`, the two kernels of a row norm under a SplitRow
+/// schedule (LowerSplitRows.cpp): `args` are the one-kernel arguments (x,
+/// [scale], [bias], y, [mean], [rstd], rows, cols, the steps' operands),
+/// `rows` and `cols` the host's sizes.
+void lowerSplitRow(OpBuilder &b, Location loc, ModuleOp module, Operation *op,
+                   const RowNormKernel &spec, ArrayRef<Value> args, Value rows,
+                   Value cols);
+
 /// Launches, before `op`, the three kernels of a group or instance norm in
 /// NHWC under a ChannelsLastGroups schedule (LowerGroupNormNHWC.cpp):
 /// `args` are the one-kernel arguments (x, [scale], [bias], y, [mean],
