@@ -383,7 +383,17 @@ func.func @f(%x: tensor<?x?xf32>) -> (tensor<?x1xf32>, tensor<1x?xf32>, tensor<?
                     {{{3, 1}, {1, 5}, {3, 5}},
                      {{1, 1}, {1, 1}, {1, 1}},
                      {{37, 1}, {1, 200}, {37, 200}},
-                     {{2, 1}, {1, 3000}, {2, 3000}}}}),
+                     {{2, 1}, {1, 3000}, {2, 3000}}}},
+        // One result of unknown length (a whole-tensor sum): a block per
+        // result, split into about a wave of parts, each a run-time share
+        // of the elements (empty ones where there are few).
+        DynamicCase{"tosa_whole_sum_split",
+                    R"mlir(
+func.func @f(%x: tensor<?xf32>) -> tensor<1xf32> {
+  %s = tosa.reduce_sum %x {axis = 0 : i32} : (tensor<?xf32>) -> tensor<1xf32>
+  return %s : tensor<1xf32>
+})mlir",
+                    {{{1}}, {{37}}, {{100003}}}}),
     [](const auto &info) { return std::string(info.param.name); });
 
 } // namespace

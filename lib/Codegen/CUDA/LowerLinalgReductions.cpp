@@ -304,13 +304,21 @@ LogicalResult cuda::lowerLinalgReduction(RewriterBase &rewriter,
   // Block columns: the warps that share each result.
   int64_t warps = schedule.blockSize / kWarpSize;
   // Each result's parts (schedule.splits): `chunk` elements each, a
-  // multiple of the threads (warps) that share a result, none empty.
+  // multiple of the threads (warps) that share a result, none empty where
+  // the elements are known (else a run-time share: a part past the end
+  // gives the combiner's identity).
   int64_t splits = combiner.op ? schedule.splits : 1;
-  int64_t chunk = perResult;
+  Value hostChunk = hostPerResult;
   if (splits > 1) {
-    chunk = llvm::alignTo(llvm::divideCeil(perResult, splits),
-                          columns ? warps : sharing);
-    splits = llvm::divideCeil(perResult, chunk);
+    int64_t align = columns ? warps : sharing;
+    if (!ShapedType::isDynamic(perResult)) {
+      int64_t chunk = llvm::alignTo(llvm::divideCeil(perResult, splits), align);
+      splits = llvm::divideCeil(perResult, chunk);
+      hostChunk = hm.c(chunk);
+    } else {
+      hostChunk =
+          hm.mul(hm.ceilDiv(hm.ceilDiv(hostPerResult, splits), align), align);
+    }
   }
 
   // Tensors the body reads at computed positions (a gather), then the
@@ -353,7 +361,7 @@ LogicalResult cuda::lowerLinalgReduction(RewriterBase &rewriter,
   // flat indices, each operand's strides.
   struct KernelSizes {
     SmallVector<Value> loops, resultStrides, reducedStrides;
-    Value results, perResult;
+    Value results, perResult, chunk;
     llvm::DenseMap<const Operand *, SmallVector<Value>> strides;
   };
   auto kernelSizes = [&](Kernel &k) {
@@ -364,6 +372,7 @@ LogicalResult cuda::lowerLinalgReduction(RewriterBase &rewriter,
       z.loops.push_back(k.size(kb, loc, size));
     z.results = k.size(kb, loc, hostResults);
     z.perResult = k.size(kb, loc, hostPerResult);
+    z.chunk = k.size(kb, loc, hostChunk);
     z.resultStrides.assign(rank, Value());
     Value stride = m.c(1);
     for (int64_t d = rank - 1; d >= 0; --d) {
@@ -545,9 +554,9 @@ LogicalResult cuda::lowerLinalgReduction(RewriterBase &rewriter,
       Value step = f.c(columns ? warps : sharing);
       Value to = z.perResult;
       if (part) {
-        Value begin = f.mul(part, chunk);
+        Value begin = f.mul(part, z.chunk);
         from = f.add(begin, from);
-        to = fb.create<arith::MinUIOp>(fl, f.add(begin, f.c(chunk)), to);
+        to = fb.create<arith::MinUIOp>(fl, f.add(begin, z.chunk), to);
       }
       if (columns)
         to = fb.create<arith::SelectOp>(fl, valid, to, f.c(0));

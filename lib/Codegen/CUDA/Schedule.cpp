@@ -515,11 +515,31 @@ cuda::selectLinalgReductionSchedule(int64_t results, int64_t elements,
   using Kind = LinalgReductionSchedule::Kind;
   LinalgReductionSchedule s;
   s.blockSize = kPointwiseBlockSize;
-  // Sizes known only at run time: what serves any size, not split (a warp
+  // An unknown count of results: what serves any size, not split (a warp
   // per contiguous result, block columns otherwise).
-  if (tree &&
-      (ShapedType::isDynamic(results) || ShapedType::isDynamic(elements))) {
+  if (tree && ShapedType::isDynamic(results)) {
     s.kind = contiguous ? Kind::WarpPerResult : Kind::BlockColumns;
+    return s;
+  }
+  // Known results of unknown length (a whole-tensor sum of a dynamic
+  // tensor): too few warps of results to fill the device take a block per
+  // contiguous result; and block rows or columns too few for the device
+  // are split into about a wave of parts, each a run-time share of the
+  // elements (empty parts give the combiner's identity).
+  if (tree && ShapedType::isDynamic(elements)) {
+    s.kind = !contiguous ? Kind::BlockColumns
+             : int64_t(llvm::divideCeil(results, kPointwiseBlockSize /
+                                                     GpuTarget::kWarpSize)) <
+                     target.multiprocessors
+                 ? Kind::BlockPerResult
+                 : Kind::WarpPerResult;
+    int64_t blocks = llvm::divideCeil(results, s.resultsPerBlock());
+    if (s.kind != Kind::WarpPerResult && blocks < target.multiprocessors) {
+      int64_t wave =
+          target.multiprocessors * target.blocksPerMultiprocessor(s.blockSize);
+      s.splits = std::clamp<int64_t>(llvm::divideCeil(wave, blocks), 1,
+                                     kMaxReductionSplits);
+    }
     return s;
   }
   // The threads the device holds at once.

@@ -475,3 +475,23 @@ func.func @dynamic_column_sums(%x: tensor<?x?xf32>) -> tensor<1x?xf32> {
   %y = tosa.reduce_sum %x {axis = 0 : i32} : (tensor<?x?xf32>) -> tensor<1x?xf32>
   return %y : tensor<1x?xf32>
 }
+
+// -----
+
+// One result of unknown length: a block per result, split into about a
+// wave of parts (1024 at most), each ceil(n / 1024) elements rounded up to
+// the block's 256 threads, computed on the host; a second kernel combines
+// the parts in order.
+// CHECK-LABEL: func.func @dynamic_whole_sum
+// CHECK: %[[N:.+]] = tensor.dim
+// CHECK: %[[SHARE:.+]] = arith.ceildivui %[[N]], %c1024 : index
+// CHECK: %[[THREADS:.+]] = arith.ceildivui %[[SHARE]], %c256 : index
+// CHECK: %[[CHUNK:.+]] = arith.muli %[[THREADS]], %c256{{(_[0-9]+)?}} : index
+// CHECK: gpu.launch_func @nf_kernels::@dynamic_whole_sum_reduce blocks in (%c1024{{(_[0-9]+)?}}, {{.+}} args({{.+}}, %[[N]] : index, %[[CHUNK]] : index)
+// CHECK: gpu.launch_func @nf_kernels::@dynamic_whole_sum_reduce_finish
+// CHECK-LABEL: gpu.func @dynamic_whole_sum_reduce
+// CHECK-SAME: nf.schedule = "block-per-result block=256 elements=? splits=1024"
+func.func @dynamic_whole_sum(%x: tensor<?xf32>) -> tensor<1xf32> {
+  %s = tosa.reduce_sum %x {axis = 0 : i32} : (tensor<?xf32>) -> tensor<1xf32>
+  return %s : tensor<1xf32>
+}
