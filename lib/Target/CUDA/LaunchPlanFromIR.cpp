@@ -29,6 +29,19 @@ using normfuse::runtime::LaunchArg;
 using normfuse::runtime::LaunchPlan;
 using normfuse::runtime::Step;
 
+/// Gives `to` the entry of `from` in `map`, if it has one. The entry is
+/// copied before `to` is inserted: an insertion may grow the map and move
+/// its entries, so `map[to] = map.find(from)->second` can read freed memory
+/// (as it did, where the map's layout follows the values' addresses).
+template <typename Map>
+static void copyMapEntry(Map &map, Value from, Value to) {
+  auto it = map.find(from);
+  if (it == map.end())
+    return;
+  auto entry = it->second;
+  map[to] = std::move(entry);
+}
+
 namespace {
 
 class PlanReader {
@@ -216,8 +229,7 @@ LogicalResult PlanReader::evaluate(Operation *op) {
   // Casts between index and integers keep the value.
   if (isa<arith::IndexCastOp, arith::IndexCastUIOp>(op)) {
     ints[result] = in[0];
-    if (auto it = computed.find(op->getOperand(0)); it != computed.end())
-      computed[result] = it->second;
+    copyMapEntry(computed, op->getOperand(0), result);
     return success();
   }
   std::optional<normfuse::runtime::PlanInteger::Op> planOp = planOpOf(op);
@@ -356,10 +368,7 @@ LogicalResult PlanReader::readGlobal(memref::GetGlobalOp get) {
 }
 
 LogicalResult PlanReader::alias(Operation *op, Value result, Value value) {
-  auto copyEntry = [&](auto &map) {
-    if (auto it = map.find(value); it != map.end())
-      map[result] = it->second;
-  };
+  auto copyEntry = [&](auto &map) { copyMapEntry(map, value, result); };
   if (isa<MemRefType>(result.getType())) {
     if (!buffers.count(value))
       return op->emitOpError()
@@ -386,10 +395,10 @@ LogicalResult PlanReader::readView(Operation *view) {
       return view->emitOpError()
              << "reshapes a temporary whose size is computed from the blocks "
                 "a device holds";
-    computedShapes[view->getResult(0)] = c->second;
+    copyMapEntry(computedShapes, view->getOperand(0), view->getResult(0));
   }
-  buffers[view->getResult(0)] = it->second;
-  ArrayRef<int64_t> source = shapes[view->getOperand(0)];
+  copyMapEntry(buffers, view->getOperand(0), view->getResult(0));
+  SmallVector<int64_t> source = shapes.lookup(view->getOperand(0));
   SmallVector<int64_t> shape;
   if (auto collapse = dyn_cast<memref::CollapseShapeOp>(view)) {
     for (const ReassociationIndices &group :
