@@ -432,13 +432,14 @@ std::vector<std::string> allSources() {
   for (const char *dtype : {"i8", "i16", "i32", "i64"})
     linalg += integerModule(dtype);
   // Reductions split across blocks (too few results to fill the device):
-  // an f32 sum of a long row and an f16 maximum over the rows of eight
-  // columns, the parts and their finish (two kernels each).
+  // an f32 sum and an argmax of a long row and an f16 maximum over the
+  // rows of eight columns, the parts and their finish (two kernels each).
   linalg += R"mlir(
-func.func @split_reductions(%x: tensor<1x65536xf32>, %h: tensor<8192x8xf16>) -> (tensor<1x1xf32>, tensor<1x8xf16>) {
+func.func @split_reductions(%x: tensor<1x65536xf32>, %h: tensor<8192x8xf16>) -> (tensor<1x1xf32>, tensor<1x8xf16>, tensor<1xi32>) {
   %s = tosa.reduce_sum %x {axis = 1 : i32} : (tensor<1x65536xf32>) -> tensor<1x1xf32>
   %m = tosa.reduce_max %h {axis = 0 : i32} : (tensor<8192x8xf16>) -> tensor<1x8xf16>
-  return %s, %m : tensor<1x1xf32>, tensor<1x8xf16>
+  %a = tosa.argmax %x {axis = 1 : i32} : (tensor<1x65536xf32>) -> tensor<1xi32>
+  return %s, %m, %a : tensor<1x1xf32>, tensor<1x8xf16>, tensor<1xi32>
 }
 )mlir";
   // A gather of bf16 rows (its body loads from the table at computed
@@ -597,7 +598,8 @@ TEST(NVRTCResourceTest, NoKernelSpillsAtSm90) {
   // each). Linalg kernels: the fused chain, the transpose and the two
   // reductions x 4 dtypes, and the narrowing from f64. Odd sizes: GELU,
   // add and tanh x 4 dtypes. Integers: the chain and three reductions x 4
-  // widths. Two split reductions, two kernels each. A gather. Windows: a
+  // widths. Three split reductions (a sum, a maximum, an argmax), two
+  // kernels each. A gather. Windows: a
   // concatenation and a pad. Pools and two-result reductions: the max pool (its
   // pad, the window), the average pool (its pad, the sums, the division), the
   // argmax, the resize, the slice and the rfft2d.
@@ -605,7 +607,7 @@ TEST(NVRTCResourceTest, NoKernelSpillsAtSm90) {
                          11 * 4 + (3 * 3 + 2) + (2 + 1 + 1) * 4 +
                          (3 + 4 + 3) * 2 * 4 + (3 + 3 * 2) * 4 + 2 * 2 + 2 +
                          2 * 4 * 4 + (2 + 4 + 3 + 4 + 3 + 2) + 4 * 4 + 1 +
-                         3 * 4 + 4 * 4 + 2 * 2 + 1 + 2 +
+                         3 * 4 + 4 * 4 + 3 * 2 + 1 + 2 +
                          (2 + 3 + 1 + 1 + 1 + 1));
 }
 

@@ -14,6 +14,7 @@
 #include "JITTestUtils.h"
 #include "Reference.h"
 
+#include <cfloat>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -198,6 +199,141 @@ func.func @am(%x: tensor<4x6xf32>) -> (tensor<4xi32>, tensor<6xi32>) {
       "");
   EXPECT_EQ(rows, (std::vector<int32_t>{1, 2, 0, 4}));
   EXPECT_EQ(cols, (std::vector<int32_t>{2, 0, 3, 2, 3, 2}));
+}
+
+/// Argmax as the serial loop defines it: the first index whose value is
+/// strictly larger than every one before it and than `initial` (TOSA's
+/// -FLT_MAX); 0 where none is (NaN never is).
+template <typename Get>
+int32_t firstLargest(int64_t n, Get get, double initial) {
+  double best = initial;
+  int32_t index = 0;
+  for (int64_t j = 0; j < n; ++j)
+    if (get(j) > best) {
+      best = get(j);
+      index = int32_t(j);
+    }
+  return index;
+}
+
+// Long rows (split over parts and lanes on the GPU, combined as a tree)
+// and long columns: the first largest element wins ties across parts, NaN
+// and -inf never win, -0 and +0 tie, and a row with no element above
+// -FLT_MAX names index 0.
+TEST_P(TosaArgmaxTest, LongRowsAndColumnsNameTheFirstLargestElement) {
+  constexpr int64_t kRows = 4, kCols = 5000;
+  std::string ir = R"(
+func.func @am(%x: tensor<4x5000xf32>, %t: tensor<5000x40xf16>) -> (tensor<4xi32>, tensor<40xi32>) {
+  %r = tosa.argmax %x {axis = 1 : i32} : (tensor<4x5000xf32>) -> tensor<4xi32>
+  %c = tosa.argmax %t {axis = 0 : i32} : (tensor<5000x40xf16>) -> tensor<40xi32>
+  return %r, %c : tensor<4xi32>, tensor<40xi32>
+}
+)";
+  auto kernel = compileForRun(GetParam(), ir, "am");
+  ASSERT_TRUE(kernel);
+  const double nan = std::nan(""), inf = INFINITY;
+  Buffer x(DType::F32, {kRows, kCols}), t(DType::F16, {kCols, 40});
+  for (int64_t j = 0; j < kCols; ++j) {
+    x.set(j, double((j * 37) % 101) - 50); // the largest, 50: j % 101 = 30
+    x.set(kCols + j, nan);
+    x.set(2 * kCols + j, -inf);
+    x.set(3 * kCols + j, double((j * 11) % 17) - 20);
+  }
+  x.set(4321, 77); // a tie, the later one in a part far from the first
+  x.set(1234, 77);
+  x.set(kCols + 4000, 0.0);
+  x.set(kCols + 3000, -0.0);
+  x.set(3 * kCols + 4999, 9); // the last element only
+  for (int64_t i = 0; i < t.size(); ++i)
+    t.set(i, double((i * 13) % 29) - 14);
+  for (int64_t c = 0; c < 40; ++c) {
+    t.set((c * 97 + 11) % kCols * 40 + c, 100);
+    t.set((c * 97 + 4011) % kCols * 40 + c, 100);
+  }
+  t.set(17 * 40 + 5, nan);
+  std::vector<int32_t> rows(kRows, -1), cols(40, -1);
+  ASSERT_EQ(errorText(kernel->run({x.ref(), t.ref()},
+                                  {{rows.data(), DType::I32, {kRows}, {}},
+                                   {cols.data(), DType::I32, {40}, {}}})),
+            "");
+  EXPECT_EQ(rows, (std::vector<int32_t>{1234, 3000, 0, 4999}));
+  std::vector<int32_t> want;
+  for (int64_t c = 0; c < 40; ++c)
+    want.push_back(firstLargest(
+        kCols, [&](int64_t j) { return t.get(j * 40 + c); }, -FLT_MAX));
+  EXPECT_EQ(cols, want);
+  EXPECT_EQ(cols[0], 11); // 100 at rows 11 and 4011 of column 0
+}
+
+// Integers: i8 rows of 3000 (TOSA starts from -128, which no element
+// passes), the first of equal maxima.
+TEST_P(TosaArgmaxTest, ArgmaxOfInt8RowsNamesTheFirstLargest) {
+  std::string ir = R"(
+func.func @am(%x: tensor<3x3000xi8>) -> tensor<3xi32> {
+  %r = tosa.argmax %x {axis = 1 : i32} : (tensor<3x3000xi8>) -> tensor<3xi32>
+  return %r : tensor<3xi32>
+}
+)";
+  auto kernel = compileForRun(GetParam(), ir, "am");
+  ASSERT_TRUE(kernel);
+  std::vector<int8_t> x(3 * 3000, -128);
+  for (int64_t j = 0; j < 3000; ++j)
+    x[j] = int8_t((j * 7) % 200 - 100); // 99 at j = 57, 257, ...
+  x[2999] = 127;
+  x[2500] = 127;
+  x[3000 + 1500] = -127; // row 1: -128 but for one element
+  std::vector<int32_t> rows(3, -1);
+  ASSERT_EQ(errorText(kernel->run({{x.data(), DType::I8, {3, 3000}, {}}},
+                                  {{rows.data(), DType::I32, {3}, {}}})),
+            "");
+  EXPECT_EQ(rows, (std::vector<int32_t>{2500, 1500, 0}));
+}
+
+// An argmin as a linalg.generic (the comparison `olt`, from +FLT_MAX):
+// the first smallest element of rows of 3000 and its value, NaN never
+// taken.
+TEST_P(TosaArgmaxTest, ArgminWrittenAsLinalgNamesTheFirstSmallest) {
+  std::string ir = R"(
+#row = affine_map<(d0, d1) -> (d0, d1)>
+#res = affine_map<(d0, d1) -> (d0)>
+func.func @amin(%x: tensor<2x3000xf32>) -> (tensor<2xi32>, tensor<2xf32>) {
+  %i0 = tensor.empty() : tensor<2xi32>
+  %z = arith.constant 0 : i32
+  %i = linalg.fill ins(%z : i32) outs(%i0 : tensor<2xi32>) -> tensor<2xi32>
+  %v0 = tensor.empty() : tensor<2xf32>
+  %big = arith.constant 3.40282347E+38 : f32
+  %v = linalg.fill ins(%big : f32) outs(%v0 : tensor<2xf32>) -> tensor<2xf32>
+  %r:2 = linalg.generic {indexing_maps = [#row, #res, #res], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<2x3000xf32>) outs(%i, %v : tensor<2xi32>, tensor<2xf32>) {
+  ^bb0(%in: f32, %oi: i32, %ov: f32):
+    %j = linalg.index 1 : index
+    %ji = arith.index_cast %j : index to i32
+    %lt = arith.cmpf olt, %in, %ov : f32
+    %nv = arith.select %lt, %in, %ov : f32
+    %ni = arith.select %lt, %ji, %oi : i32
+    linalg.yield %ni, %nv : i32, f32
+  } -> (tensor<2xi32>, tensor<2xf32>)
+  return %r#0, %r#1 : tensor<2xi32>, tensor<2xf32>
+}
+)";
+  auto kernel = compileForRun(GetParam(), ir, "amin");
+  ASSERT_TRUE(kernel);
+  Buffer x(DType::F32, {2, 3000});
+  for (int64_t j = 0; j < 3000; ++j) {
+    x.set(j, double((j * 13) % 31) - 15); // -15 first at j = 0
+    x.set(3000 + j, j % 3 ? std::nan("") : 1000.0 - double(j % 1000));
+  }
+  x.set(2222, -40);
+  x.set(2777, -40);
+  std::vector<int32_t> rows(2, -1);
+  std::vector<float> values(2, -1.0f);
+  ASSERT_EQ(
+      errorText(kernel->run({x.ref()}, {{rows.data(), DType::I32, {2}, {}},
+                                        {values.data(), DType::F32, {2}, {}}})),
+      "");
+  // Row 1: 1 at j = 999 (the first j % 1000 == 999 with j % 3 == 0).
+  EXPECT_EQ(rows, (std::vector<int32_t>{2222, 999}));
+  EXPECT_EQ(values, (std::vector<float>{-40.0f, 1.0f}));
 }
 
 // A bilinear resize to twice the size (less one), 4x4 to 7x7: each output

@@ -182,7 +182,7 @@ TypedAttr cuda::toComputeType(OpBuilder &b, TypedAttr value) {
 /// `results` (the yielded values where empty) in the compute types.
 static SmallVector<Value> emitBodyValues(
     OpBuilder &b, Location loc, linalg::GenericOp generic, ArrayRef<Value> args,
-    llvm::function_ref<Value(int64_t)> loopIndex, Operation *skip,
+    llvm::function_ref<Value(int64_t)> loopIndex, ArrayRef<Operation *> skip,
     ValueRange results, const llvm::DenseMap<Value, Value> *captured) {
   IRMapping map;
   Block *body = generic.getBody();
@@ -223,7 +223,7 @@ static SmallVector<Value> emitBodyValues(
     cloneComputing(*op);
   };
   for (Operation &op : body->without_terminator()) {
-    if (&op == skip)
+    if (llvm::is_contained(skip, &op))
       continue;
     if (auto c = dyn_cast<arith::ConstantOp>(op)) {
       TypedAttr value = toComputeType(b, c.getValue());
@@ -308,6 +308,16 @@ Value cuda::emitBody(OpBuilder &b, Location loc, linalg::GenericOp generic,
   if (!result)
     result =
         cast<linalg::YieldOp>(generic.getBody()->getTerminator()).getOperand(0);
+  return emitBodyValues(b, loc, generic, args, loopIndex,
+                        skip ? ArrayRef(skip) : ArrayRef<Operation *>(), result,
+                        captured)[0];
+}
+
+Value cuda::emitBodyValue(OpBuilder &b, Location loc, linalg::GenericOp generic,
+                          ArrayRef<Value> args,
+                          llvm::function_ref<Value(int64_t)> loopIndex,
+                          ArrayRef<Operation *> skip, Value result,
+                          const llvm::DenseMap<Value, Value> *captured) {
   return emitBodyValues(b, loc, generic, args, loopIndex, skip, result,
                         captured)[0];
 }
@@ -317,6 +327,6 @@ cuda::emitBodyYields(OpBuilder &b, Location loc, linalg::GenericOp generic,
                      ArrayRef<Value> args,
                      llvm::function_ref<Value(int64_t)> loopIndex,
                      const llvm::DenseMap<Value, Value> *captured) {
-  return emitBodyValues(b, loc, generic, args, loopIndex, nullptr, ValueRange(),
+  return emitBodyValues(b, loc, generic, args, loopIndex, {}, ValueRange(),
                         captured);
 }

@@ -79,6 +79,14 @@ Value emitBody(OpBuilder &b, Location loc, linalg::GenericOp generic,
                Operation *skip = nullptr, Value result = Value(),
                const llvm::DenseMap<Value, Value> *captured = nullptr);
 
+/// As emitBody, the value `result` of the body without the ops of `skip`
+/// (an argmax's comparison and selections, which read the results).
+Value emitBodyValue(OpBuilder &b, Location loc, linalg::GenericOp generic,
+                    ArrayRef<Value> args,
+                    llvm::function_ref<Value(int64_t)> loopIndex,
+                    ArrayRef<Operation *> skip, Value result,
+                    const llvm::DenseMap<Value, Value> *captured = nullptr);
+
 /// As emitBody, every value the body yields (a generic of several results:
 /// an argmax yields the index and the value).
 SmallVector<Value>

@@ -22,13 +22,15 @@
 // other partial results in f32 (f64 for f64 data); each is rounded once
 // when stored. Integer sums, products, extrema and bitwise reductions
 // (TOSA's reduce_all and reduce_any) are exact in their own type, wrapping
-// as the CPU's do. A body whose combining op is not one of these (or that
-// is not of the form out = op(out, f(in))), or that has several results
-// (an argmax: the index and the value), runs as written, op by op, on a
-// thread per result. Operands may be read through windows (`d1 * stride +
-// d4 * dilation`: pooling, depthwise and other convolutions left as
-// linalg). Sizes unknown when the kernel is generated are kernel arguments
-// (each loop's size from an operand dimension that is that loop).
+// as the CPU's do. An argmax or argmin (two results: the index and the
+// value) is a maximum of 64-bit keys, the value's order above the index's
+// complement (ArgExtremum). Any other body whose combining op is not one
+// of these (or that is not of the form out = op(out, f(in))) runs as
+// written, op by op, on a thread per result. Operands may be read through
+// windows (`d1 * stride + d4 * dilation`: pooling, depthwise and other
+// convolutions left as linalg). Sizes unknown when the kernel is generated are
+// kernel arguments (each loop's size from an operand dimension that is that
+// loop).
 //
 //===----------------------------------------------------------------------===//
 
@@ -84,6 +86,220 @@ Combiner findCombiner(linalg::GenericOp generic) {
   if (b == out && a != out)
     return {op, a};
   return {};
+}
+
+/// An argmax or argmin (what tosa.argmax becomes): two results, an index
+/// and a value, both selected where the element compares strictly greater
+/// (less) than the value so far; the index is that of the one reduced
+/// loop. Run serially, it keeps the first index of the extreme, and the
+/// initial value and index where no element passes it (NaN never does).
+///
+/// As a tree, each element is packed into one unsigned 64-bit key whose
+/// maximum is the answer: an order-preserving 32-bit image of the value
+/// (complemented for a minimum; 0 for NaN) above the complement of the
+/// index (the first index wins a tie). The unpacked value and index then
+/// replace the initial ones where the value passes the initial value. (A
+/// value result of -0 comes back as +0, which compares equal.)
+struct ArgExtremum {
+  Operation *compare = nullptr;
+  arith::SelectOp selectValue, selectIndex;
+  /// The element's value, as the body computes it from the inputs.
+  Value element;
+  unsigned valueResult = 0, indexResult = 0;
+  bool greater = true;
+  /// How the values compare: as floats, signed or unsigned integers.
+  enum class Order { Float, Signed, Unsigned } order = Order::Float;
+};
+
+std::optional<ArgExtremum> findArgExtremum(linalg::GenericOp generic) {
+  SmallVector<unsigned> reductionDims;
+  generic.getReductionDims(reductionDims);
+  if (generic.getNumDpsInits() != 2 || reductionDims.size() != 1)
+    return std::nullopt;
+  Block *body = generic.getBody();
+  unsigned numInputs = generic.getNumDpsInputs();
+  BlockArgument outs[2] = {body->getArgument(numInputs),
+                           body->getArgument(numInputs + 1)};
+  auto yield = cast<linalg::YieldOp>(body->getTerminator());
+  ArgExtremum a;
+  for (unsigned i = 0; i < 2; ++i) {
+    auto select = yield.getOperand(i).getDefiningOp<arith::SelectOp>();
+    if (!select || select.getFalseValue() != outs[i])
+      return std::nullopt;
+    auto cast = select.getTrueValue().getDefiningOp<arith::IndexCastOp>();
+    auto index = cast ? cast.getIn().getDefiningOp<linalg::IndexOp>()
+                      : linalg::IndexOp();
+    if (index) {
+      if (index.getDim() != reductionDims[0] || a.selectIndex)
+        return std::nullopt;
+      a.selectIndex = select;
+      a.indexResult = i;
+    } else {
+      a.selectValue = select;
+      a.valueResult = i;
+      a.element = select.getTrueValue();
+    }
+  }
+  if (!a.selectIndex || !a.selectValue ||
+      a.selectIndex.getCondition() != a.selectValue.getCondition())
+    return std::nullopt;
+  // The comparison reads the element and the value so far, in that order.
+  Value condition = a.selectValue.getCondition();
+  Operation *compare = condition.getDefiningOp();
+  if (!compare || compare->getBlock() != body ||
+      compare->getNumOperands() != 2 || compare->getOperand(0) != a.element ||
+      compare->getOperand(1) != outs[a.valueResult])
+    return std::nullopt;
+  a.compare = compare;
+  // Nothing else reads the results so far.
+  for (Operation *user : outs[a.valueResult].getUsers())
+    if (user != compare && user != a.selectValue.getOperation())
+      return std::nullopt;
+  if (!outs[a.indexResult].hasOneUse())
+    return std::nullopt;
+  if (auto f = dyn_cast<arith::CmpFOp>(compare)) {
+    if (f.getPredicate() != arith::CmpFPredicate::OGT &&
+        f.getPredicate() != arith::CmpFPredicate::OLT)
+      return std::nullopt;
+    a.greater = f.getPredicate() == arith::CmpFPredicate::OGT;
+    // The key holds an f32 image: f16, bf16 and f32 values.
+    if (computeType(a.element.getType()) != Float32Type::get(f.getContext()))
+      return std::nullopt;
+  } else if (auto c = dyn_cast<arith::CmpIOp>(compare)) {
+    using P = arith::CmpIPredicate;
+    P p = c.getPredicate();
+    if (p != P::sgt && p != P::slt && p != P::ugt && p != P::ult)
+      return std::nullopt;
+    a.greater = p == P::sgt || p == P::ugt;
+    a.order = p == P::sgt || p == P::slt ? ArgExtremum::Order::Signed
+                                         : ArgExtremum::Order::Unsigned;
+    if (a.element.getType().getIntOrFloatBitWidth() > 32)
+      return std::nullopt;
+  } else {
+    return std::nullopt;
+  }
+  // The index's type holds every index the key does.
+  auto indexType =
+      dyn_cast<IntegerType>(a.selectIndex.getTrueValue().getType());
+  int64_t extent = generic.getStaticLoopRanges()[reductionDims[0]];
+  if (!indexType || (indexType.getWidth() > 32 &&
+                     (ShapedType::isDynamic(extent) || extent > UINT32_MAX)))
+    return std::nullopt;
+  return a;
+}
+
+/// The 32-bit key of value `v` (in the compute type), as an i32: larger
+/// for a better value, 0 for NaN.
+Value argKey(OpBuilder &b, Location loc, const ArgExtremum &a, Value v) {
+  Type i32 = b.getI32Type();
+  auto c32 = [&](uint32_t x) {
+    return b.create<arith::ConstantOp>(loc, b.getI32IntegerAttr(int32_t(x)));
+  };
+  Value key;
+  if (a.order == ArgExtremum::Order::Float) {
+    // -0 and +0 compare equal: one key (the first index wins), +0's.
+    Value zero = b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(0.0f));
+    Value isZero =
+        b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OEQ, v, zero);
+    Value canonical = b.create<arith::SelectOp>(loc, isZero, zero, v);
+    // Negative floats order backwards in their bits: complemented; the
+    // others above them (the sign bit set).
+    Value bits = b.create<arith::BitcastOp>(loc, i32, canonical);
+    Value negative =
+        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, bits, c32(0));
+    key = b.create<arith::SelectOp>(
+        loc, negative, b.create<arith::XOrIOp>(loc, bits, c32(0xffffffffu)),
+        b.create<arith::OrIOp>(loc, bits, c32(0x80000000u)));
+  } else {
+    bool isSigned = a.order == ArgExtremum::Order::Signed;
+    if (v.getType() != i32)
+      v = isSigned ? b.create<arith::ExtSIOp>(loc, i32, v).getResult()
+                   : b.create<arith::ExtUIOp>(loc, i32, v).getResult();
+    // Signed values: the sign bit flipped orders them as unsigned.
+    key = isSigned
+              ? b.create<arith::XOrIOp>(loc, v, c32(0x80000000u)).getResult()
+              : v;
+  }
+  if (!a.greater)
+    key = b.create<arith::XOrIOp>(loc, key, c32(0xffffffffu));
+  // An integer key of 0 (the smallest value, or for a minimum the largest)
+  // is never the answer either: no element passes the identity.
+  if (a.order == ArgExtremum::Order::Float) {
+    Value nan = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNO, v, v);
+    key = b.create<arith::SelectOp>(loc, nan, c32(0), key);
+  }
+  return key;
+}
+
+/// Element `v` at index `j` (an index value) packed for the maximum.
+Value argPack(OpBuilder &b, Location loc, const ArgExtremum &a, Value v,
+              Value j) {
+  Type i64 = b.getI64Type();
+  Value key = b.create<arith::ExtUIOp>(loc, i64, argKey(b, loc, a, v));
+  Value index = b.create<arith::IndexCastUIOp>(loc, i64, j);
+  Value low = b.create<arith::SubIOp>(
+      loc, b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(0xffffffffll)),
+      index);
+  return b.create<arith::OrIOp>(
+      loc,
+      b.create<arith::ShLIOp>(
+          loc, key, b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(32))),
+      low);
+}
+
+/// The results (in `generic`'s order, compute types) of the packed maximum
+/// `packed` and the initial values `initials`.
+SmallVector<Value> argUnpack(OpBuilder &b, Location loc, const ArgExtremum &a,
+                             Value packed, ArrayRef<Value> initials) {
+  Type i32 = b.getI32Type(), i64 = b.getI64Type();
+  auto c32 = [&](uint32_t x) {
+    return b.create<arith::ConstantOp>(loc, b.getI32IntegerAttr(int32_t(x)));
+  };
+  auto c64 = [&](int64_t x) {
+    return b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(x));
+  };
+  Value key = b.create<arith::TruncIOp>(
+      loc, i32, b.create<arith::ShRUIOp>(loc, packed, c64(32)));
+  Value found =
+      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, key, c32(0));
+  if (!a.greater)
+    key = b.create<arith::XOrIOp>(loc, key, c32(0xffffffffu));
+  Value initialValue = initials[a.valueResult];
+  Type valueType = initialValue.getType();
+  Value value;
+  if (a.order == ArgExtremum::Order::Float) {
+    Value high =
+        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, key, c32(0));
+    Value bits = b.create<arith::SelectOp>(
+        loc, high, b.create<arith::AndIOp>(loc, key, c32(0x7fffffffu)),
+        b.create<arith::XOrIOp>(loc, key, c32(0xffffffffu)));
+    value = b.create<arith::BitcastOp>(loc, b.getF32Type(), bits);
+  } else {
+    value =
+        a.order == ArgExtremum::Order::Signed
+            ? b.create<arith::XOrIOp>(loc, key, c32(0x80000000u)).getResult()
+            : key;
+    if (valueType != i32)
+      value = b.create<arith::TruncIOp>(loc, valueType, value);
+  }
+  Value index = b.create<arith::SubIOp>(
+      loc, c64(0xffffffffll),
+      b.create<arith::AndIOp>(loc, packed, c64(0xffffffffll)));
+  Value initialIndex = initials[a.indexResult];
+  Type indexType = initialIndex.getType();
+  if (indexType != i64)
+    index = b.create<arith::TruncIOp>(loc, indexType, index);
+  // As the serial loop: the element replaces the initial value only where
+  // it compares so against it.
+  Operation *passes = b.clone(*a.compare);
+  passes->setOperands({value, initialValue});
+  Value take = b.create<arith::AndIOp>(loc, found, passes->getResult(0));
+  SmallVector<Value> results(2);
+  results[a.valueResult] =
+      b.create<arith::SelectOp>(loc, take, value, initialValue);
+  results[a.indexResult] =
+      b.create<arith::SelectOp>(loc, take, index, initialIndex);
+  return results;
 }
 
 /// The combining op's identity, in the compute type.
@@ -275,6 +491,10 @@ LogicalResult cuda::lowerLinalgReduction(RewriterBase &rewriter,
   int64_t perResult = constantOr(hostPerResult);
 
   Combiner combiner = findCombiner(generic);
+  std::optional<ArgExtremum> arg =
+      combiner.op ? std::nullopt : findArgExtremum(generic);
+  // Partial results combine in a tree: a combiner's, or an argmax's keys.
+  bool tree = combiner.op || arg;
   // The partial results' types: a combiner's (f64 for sums), else each
   // result's compute type.
   SmallVector<Type> partialTypes;
@@ -283,11 +503,32 @@ LogicalResult cuda::lowerLinalgReduction(RewriterBase &rewriter,
         computeType(cast<RankedTensorType>(r.getType()).getElementType()));
   if (combiner.op && isa<arith::AddFOp>(combiner.op))
     partialTypes[0] = b.getF64Type();
+  if (arg)
+    partialTypes[0] = b.getI64Type();
   Type partialType = partialTypes[0];
   auto widen = [&](OpBuilder &wb, Location wl, Value v) -> Value {
     return v.getType() == partialType
                ? v
                : wb.create<arith::ExtFOp>(wl, partialType, v);
+  };
+  // The tree's identity and combination of two partial results.
+  auto identity = [&](OpBuilder &ib, Location il) -> Value {
+    if (arg)
+      return ib.create<arith::ConstantOp>(il, ib.getI64IntegerAttr(0));
+    return identityOf(ib, il, combiner.op, partialType);
+  };
+  auto combineTree = [&](OpBuilder &cb, Location cl, Value x,
+                         Value y) -> Value {
+    if (arg)
+      return cb.create<arith::MaxUIOp>(cl, x, y);
+    return combine(cb, cl, combiner.op, x, y);
+  };
+  // The results (compute types) of a tree's total and the initial values.
+  auto finalValues = [&](OpBuilder &fb, Location fl, ArrayRef<Value> initials,
+                         Value total) -> SmallVector<Value> {
+    if (arg)
+      return argUnpack(fb, fl, *arg, total, initials);
+    return {combine(fb, fl, combiner.op, widen(fb, fl, initials[0]), total)};
   };
   bool contiguous = false;
   if (first && first->map.getNumResults())
@@ -295,7 +536,7 @@ LogicalResult cuda::lowerLinalgReduction(RewriterBase &rewriter,
       contiguous = llvm::is_contained(reductionDims, last.getPosition());
   using Kind = LinalgReductionSchedule::Kind;
   LinalgReductionSchedule schedule = selectLinalgReductionSchedule(
-      results, perResult, contiguous, combiner.op != nullptr, options.target);
+      results, perResult, contiguous, tree, options.target);
   // Threads that share a result, and which of them this one is.
   bool columns = schedule.kind == Kind::BlockColumns;
   int64_t sharing = schedule.kind == Kind::ThreadPerResult || columns ? 1
@@ -307,7 +548,7 @@ LogicalResult cuda::lowerLinalgReduction(RewriterBase &rewriter,
   // multiple of the threads (warps) that share a result, none empty where
   // the elements are known (else a run-time share: a part past the end
   // gives the combiner's identity).
-  int64_t splits = combiner.op ? schedule.splits : 1;
+  int64_t splits = tree ? schedule.splits : 1;
   Value hostChunk = hostPerResult;
   if (splits > 1) {
     int64_t align = columns ? warps : sharing;
@@ -534,10 +775,20 @@ LogicalResult cuda::lowerLinalgReduction(RewriterBase &rewriter,
         auto loopIndex = [&](int64_t dim) { return idx[dim]; };
         // The body reads the result only through the combiner, or
         // (without one) as the partial results in the compute types.
-        if (!combiner.op) {
+        if (!tree) {
           llvm::append_range(values, current);
           return emitBodyYields(eb, el, generic, values, loopIndex,
                                 &capturedBuffers);
+        }
+        if (arg) {
+          // The element's value, without the ops that read the results.
+          values.append(2, Value());
+          Value v =
+              emitBodyValue(eb, el, generic, values, loopIndex,
+                            {arg->compare, arg->selectValue, arg->selectIndex},
+                            arg->element, &capturedBuffers);
+          return {eb.create<arith::MaxUIOp>(
+              el, current[0], argPack(eb, el, *arg, v, idx[reduced[0]]))};
         }
         values.push_back(Value());
         Value partial =
@@ -547,9 +798,7 @@ LogicalResult cuda::lowerLinalgReduction(RewriterBase &rewriter,
             combine(eb, el, combiner.op, current[0], widen(eb, el, partial))};
       };
       SmallVector<Value> start =
-          combiner.op
-              ? SmallVector<Value>{identityOf(fb, fl, combiner.op, partialType)}
-              : initials;
+          tree ? SmallVector<Value>{identity(fb, fl)} : initials;
       Value from = columns ? warpIndex : sharing > 1 ? lane : f.c(0);
       Value step = f.c(columns ? warps : sharing);
       Value to = z.perResult;
@@ -566,11 +815,8 @@ LogicalResult cuda::lowerLinalgReduction(RewriterBase &rewriter,
             lb.create<scf::YieldOp>(ll, element(lb, ll, j, iter));
           });
       Value total = loop.getResult(0);
-      auto combineWith = [&](OpBuilder &cb, Location cl, Value x, Value y) {
-        return combine(cb, cl, combiner.op, x, y);
-      };
       if (sharing > 1)
-        total = emitWarpReduce(fb, fl, total, kWarpSize, combineWith);
+        total = emitWarpReduce(fb, fl, total, kWarpSize, combineTree);
       // The first thread combines the initial value, then (a block
       // row) the warps' values in warp order, and stores; a part's
       // partial result is stored as it is, for the finishing kernel.
@@ -581,10 +827,11 @@ LogicalResult cuda::lowerLinalgReduction(RewriterBase &rewriter,
                                      s.madd(r, splits, part));
           return;
         }
-        v = combine(sb, sl, combiner.op, widen(sb, sl, initials[0]), v);
-        storeLanes(sb, sl, v, outs[0], r);
+        for (auto [value, out] :
+             llvm::zip(finalValues(sb, sl, initials, v), outs))
+          storeLanes(sb, sl, value, out, r);
       };
-      if (!combiner.op) {
+      if (!tree) {
         for (auto [v, out] : llvm::zip(loop.getResults(), outs))
           storeLanes(fb, fl, v, out, r);
         return;
@@ -600,9 +847,10 @@ LogicalResult cuda::lowerLinalgReduction(RewriterBase &rewriter,
               IndexMath t{tb, tl};
               Value v = tb.create<memref::LoadOp>(tl, scratch, lane);
               for (int64_t w = 1; w < warps; ++w)
-                v = combine(tb, tl, combiner.op, v,
-                            tb.create<memref::LoadOp>(
-                                tl, scratch, t.add(lane, t.c(w * kWarpSize))));
+                v = combineTree(
+                    tb, tl, v,
+                    tb.create<memref::LoadOp>(tl, scratch,
+                                              t.add(lane, t.c(w * kWarpSize))));
               finish(tb, tl, v);
               tb.create<scf::YieldOp>(tl);
             });
@@ -631,9 +879,9 @@ LogicalResult cuda::lowerLinalgReduction(RewriterBase &rewriter,
         if (schedule.kind == Kind::BlockPerResult) {
           v = tb.create<memref::LoadOp>(tl, scratch, f.c(0));
           for (int64_t w = 1; w < schedule.blockSize / kWarpSize; ++w)
-            v = combine(tb, tl, combiner.op, v,
-                        tb.create<memref::LoadOp>(tl, scratch,
-                                                  indexConstant(tb, tl, w)));
+            v = combineTree(tb, tl, v,
+                            tb.create<memref::LoadOp>(
+                                tl, scratch, indexConstant(tb, tl, w)));
         }
         finish(tb, tl, v);
         tb.create<scf::YieldOp>(tl);
@@ -697,9 +945,6 @@ LogicalResult cuda::lowerLinalgReduction(RewriterBase &rewriter,
     Value bid = fb.create<gpu::BlockIdOp>(loc, gpu::Dimension::x);
     Value grid = fb.create<gpu::GridDimOp>(loc, gpu::Dimension::x);
     Value lane = m.rem(tid, kWarpSize);
-    auto combineWith = [&](OpBuilder &cb, Location cl, Value x, Value y) {
-      return combine(cb, cl, combiner.op, x, y);
-    };
     fb.create<scf::ForOp>(
         loc, m.madd(bid, warpsPerBlock, m.div(tid, kWarpSize)), z.results,
         m.mul(grid, warpsPerBlock), ValueRange{},
@@ -707,22 +952,22 @@ LogicalResult cuda::lowerLinalgReduction(RewriterBase &rewriter,
           IndexMath l{lb, ll};
           auto parts = lb.create<scf::ForOp>(
               ll, lane, l.c(splits), l.c(kWarpSize),
-              ValueRange{identityOf(lb, ll, combiner.op, partialType)},
+              ValueRange{identity(lb, ll)},
               [&](OpBuilder &pb, Location pl, Value p, ValueRange acc) {
                 IndexMath q{pb, pl};
                 Value v = pb.create<memref::LoadOp>(pl, f.arg(partialsArg),
                                                     q.madd(r, splits, p));
-                pb.create<scf::YieldOp>(pl, combineWith(pb, pl, acc[0], v));
+                pb.create<scf::YieldOp>(pl, combineTree(pb, pl, acc[0], v));
               });
           Value total = emitWarpReduce(lb, ll, parts.getResult(0), kWarpSize,
-                                       combineWith);
+                                       combineTree);
           Value isFirst = lb.create<arith::CmpIOp>(ll, arith::CmpIPredicate::eq,
                                                    lane, l.c(0));
           lb.create<scf::IfOp>(ll, isFirst, [&](OpBuilder &tb, Location tl) {
-            Value initial = initialsOf(f, z, tb, tl, r)[0];
-            storeLanes(tb, tl,
-                       combineWith(tb, tl, widen(tb, tl, initial), total),
-                       f.arg(firstOut), r);
+            SmallVector<Value> initials = initialsOf(f, z, tb, tl, r);
+            for (auto [i, value] :
+                 llvm::enumerate(finalValues(tb, tl, initials, total)))
+              storeLanes(tb, tl, value, f.arg(firstOut + i), r);
             tb.create<scf::YieldOp>(tl);
           });
           lb.create<scf::YieldOp>(ll);

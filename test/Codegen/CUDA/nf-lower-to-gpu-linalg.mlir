@@ -246,14 +246,35 @@ func.func @column_sums(%x: tensor<1000x37xf32>) -> tensor<1x37xf32> {
 
 // -----
 
-// An argmax (a reduction of two results, the index and the value) runs on
-// a thread per result, carrying both through the loop; each is stored.
+// An argmax (a reduction of two results, the index and the value) is a
+// maximum of 64-bit keys, a warp per row: the value's order-preserving
+// bits (NaN 0) above the complement of its index, so the first of equal
+// values wins; the first lane unpacks the total, keeps the initial value
+// and index unless the value passes it (ogt), and stores both.
 // CHECK-LABEL: gpu.func @argmax_reduce
-// CHECK-SAME: nf.schedule = "thread-per-result block=256 elements=8"
-// CHECK: %[[R:.+]]:2 = scf.for {{.+}} -> (i32, f32)
-// CHECK: arith.cmpf ogt
-// CHECK: memref.store %[[R]]#0, %arg1
-// CHECK: memref.store %[[R]]#1, %arg2
+// CHECK-SAME: nf.schedule = "warp-per-result block=256 elements=8"
+// CHECK: %[[KEYS:.+]] = scf.for {{.+}} -> (i64)
+// CHECK: %[[X:.+]] = memref.load %arg0
+// CHECK: arith.cmpf uno, %[[X]], %[[X]]
+// CHECK: %[[KEY:.+]] = arith.extui {{.+}} : i32 to i64
+// CHECK: %[[J:.+]] = arith.index_castui %arg4 : index to i64
+// CHECK: %[[NOTJ:.+]] = arith.subi %c4294967295_i64, %[[J]]
+// CHECK: %[[HIGH:.+]] = arith.shli %[[KEY]], %c32_i64
+// CHECK: %[[PACKED:.+]] = arith.ori %[[HIGH]], %[[NOTJ]]
+// CHECK: arith.maxui %arg5, %[[PACKED]] : i64
+// CHECK: gpu.shuffle xor %[[KEYS]], %c16_i32, %c32_i32 : i64
+// CHECK: gpu.shuffle xor {{.+}}, %c1_i32, %c32_i32{{.*}} : i64
+// CHECK: %[[TOTAL:.+]] = arith.maxui {{.+}} : i64
+// CHECK: scf.if
+// CHECK: arith.shrui %[[TOTAL]], %c32_i64
+// CHECK: %[[VALUE:.+]] = arith.bitcast {{.+}} : i32 to f32
+// CHECK: %[[INDEX:.+]] = arith.trunci {{.+}} : i64 to i32
+// CHECK: %[[PASSES:.+]] = arith.cmpf ogt, %[[VALUE]], %[[INIT:.+]] : f32
+// CHECK: %[[TAKE:.+]] = arith.andi {{.+}}, %[[PASSES]] : i1
+// CHECK: %[[V:.+]] = arith.select %[[TAKE]], %[[VALUE]], %[[INIT]] : f32
+// CHECK: %[[I:.+]] = arith.select %[[TAKE]], %[[INDEX]], %c0_i32 : i32
+// CHECK: memref.store %[[I]], %arg1
+// CHECK: memref.store %[[V]], %arg2
 func.func @argmax(%x: tensor<4x8xf32>) -> tensor<4xi32> {
   %i = tosa.argmax %x {axis = 1 : i32} : (tensor<4x8xf32>) -> tensor<4xi32>
   return %i : tensor<4xi32>
