@@ -11,13 +11,15 @@ The programs:
   scripts/demo.py runs them);
 - every TOSA program of test/: each function whose body has tosa.* ops, in
   each `// -----` chunk of a test/**/*.mlir file that expects no diagnostics,
-  with static shapes (the nf-run tests' Inputs/tosa.mlir, the raise tests'
-  chains, the CPU lowering tests), but not the error-path inputs of
+  on float, integer and bool tensors, each dynamic dimension of an argument
+  taken as DYNAMIC_SIZE (the nf-run tests' Inputs/tosa.mlir, the raise
+  tests' chains, the CPU and GPU lowering tests), but not the error-path inputs of
   test/Tools/*/Inputs that exist to fail (EXCLUDED_FILES).
 Each runs here with `nf-run` on the CPU (fused, the default) on inputs
 generated from a seed (references.py: uniform in (-1, 1), or in (0.5, 1.5)
-where (-1, 1) gives a non-finite result); its outputs go into OUT (whole, or
-sampled with row sums and norms when large). With cuda-sim (the default;
+where (-1, 1) gives a non-finite result; small integers); its outputs go
+into OUT (whole, or sampled with row sums and norms when large; integers
+whole or by their SHA-256, compared bit for bit). With cuda-sim (the default;
 --no-sim skips it) each program also runs here in the CUDA simulator, so the
 manifest says which programs the CUDA back end is expected to run;
 --sim-no-fuse runs each op by op there too (against the CPU op by op:
@@ -69,7 +71,9 @@ EXCLUDED_FILES = (
     "test/Tools/nf-run/Inputs/one-unlowerable.mlir",
     "test/Tools/nf-opt/Inputs/complex-constant-in-diagnostic.mlir",
 )
-TYPE = re.compile(r"tensor<((?:\d+x)*)(f16|bf16|f32|f64)>")
+TYPE = re.compile(r"tensor<((?:(?:\d+|\?)x)*)(f16|bf16|f32|f64|i1|i8|i16|i32|i64|ui8|ui16|ui32|ui64)>")
+# The size a dynamic dimension ('?') of an argument takes.
+DYNAMIC_SIZE = 6
 
 
 def split_top(text):
@@ -89,11 +93,12 @@ def split_top(text):
 
 
 def parse_type(text):
-    """(shape, dtype) of a static ranked tensor type, else None."""
+    """(shape, dtype) of a ranked tensor type of floats, integers or bools
+    (DYNAMIC_SIZE for each '?'), else None."""
     m = TYPE.fullmatch(text.strip())
     if not m:
         return None
-    return [int(d) for d in m.group(1).split("x") if d], m.group(2)
+    return [DYNAMIC_SIZE if d == "?" else int(d) for d in m.group(1).split("x") if d], m.group(2)
 
 
 def functions(text):
@@ -149,8 +154,9 @@ def programs(filter_re):
                     excluded.append((where, name, "an error-path input of a test"))
                 elif "expected-" in chunk:
                     excluded.append((where, name, "its chunk expects diagnostics"))
-                elif not ins or None in ins or None in outs or not outs:
-                    excluded.append((where, name, "not every argument and result is a static f16, bf16, f32 or f64 tensor"))
+                elif None in ins or None in outs or not outs:
+                    excluded.append((where, name, "not every argument and result is a ranked tensor "
+                                     "of f16, bf16, f32, f64, bools or 8- to 64-bit integers"))
                 else:
                     stem = os.path.splitext(rel)[0].replace("test/", "", 1)
                     chosen.append({"id": f"tosa/{stem}/{index}/{name}",
@@ -215,7 +221,7 @@ def run_program(args, program, out, work):
     for i, (array, dtype) in enumerate(values):
         results.append(refs.digest_output(array, dtype, refs.seed_of(pid, "output", i),
                                           os.path.join(out, "outputs"), f"{name}.out{i}"))
-        if loosest and refs.loosest_float([dtype, loosest]) != dtype:
+        if loosest and dtype not in refs.INTEGERS and refs.loosest_float([dtype, loosest]) != dtype:
             results[-1]["tolerance_dtype"] = loosest
     entry = {"id": pid, "group": program["group"], "source": program["source"],
              "entry": program["entry"], **file_entry, "inputs": inputs,

@@ -85,8 +85,16 @@ def from_bf16_bits(bits):
     return (np.asarray(bits, np.uint16).astype(np.uint32) << np.uint32(16)).view(np.float32)
 
 
-NUMPY = {"f16": np.float16, "f32": np.float32, "f64": np.float64}
-DESCR = {"f16": "<f2", "f32": "<f4", "f64": "<f8", "bf16": "<V2"}
+# Bool and integer tensors (signless iN as signed, uiN unsigned, as nf-run
+# reads and writes them): compared bit for bit.
+INTEGERS = {"i1": np.bool_, "i8": np.int8, "i16": np.int16, "i32": np.int32,
+            "i64": np.int64, "ui8": np.uint8, "ui16": np.uint16,
+            "ui32": np.uint32, "ui64": np.uint64}
+NUMPY = {"f16": np.float16, "f32": np.float32, "f64": np.float64, **INTEGERS}
+DESCR = {"f16": "<f2", "f32": "<f4", "f64": "<f8", "bf16": "<V2",
+         "i1": "|b1", "i8": "|i1", "i16": "<i2", "i32": "<i4", "i64": "<i8",
+         "ui8": "|u1", "ui16": "<u2", "ui32": "<u4", "ui64": "<u8"}
+_BY_DESCR = {np.dtype(d): name for name, d in DESCR.items() if name != "bf16"}
 
 
 def storage(values, dtype):
@@ -122,14 +130,25 @@ def read_npy(path):
         raise ValueError(f"{path}: Fortran order")
     if descr.kind == "V" and descr.itemsize == 2:
         return from_bf16_bits(np.frombuffer(payload, np.uint16)).reshape(shape), "bf16"
-    name = {np.dtype("<f2"): "f16", np.dtype("<f4"): "f32", np.dtype("<f8"): "f64"}[descr]
+    name = _BY_DESCR[descr]
     values = np.frombuffer(payload, descr).reshape(shape)
+    if name in INTEGERS:
+        return values.copy(), name
     return (values if name == "f64" else values.astype(np.float32)), name
 
 
 def make_input(shape, dtype, seed, kind):
     """The storage array of one generated input: "uniform" in (-1, 1) or
-    "positive" in (0.5, 1.5) (for programs that take a variance)."""
+    "positive" in (0.5, 1.5) (for programs that take a variance); integers
+    in [-100, 100] ([0, 200] unsigned) or [1, 100], bools either."""
+    if dtype in INTEGERS:
+        words = _stream(math.prod(shape), seed)
+        if dtype == "i1":
+            return (words >> np.uint64(63)).astype(np.bool_).reshape(tuple(shape))
+        low, count = ((1, 100) if kind == "positive" else
+                      (0, 201) if dtype.startswith("u") else (-100, 201))
+        values = (words % np.uint64(count)).astype(np.int64) + low
+        return values.astype(NUMPY[dtype]).reshape(tuple(shape))
     low, high = (-1.0, 1.0) if kind == "uniform" else (0.5, 1.5)
     return storage(uniform(tuple(shape), seed, low, high), dtype)
 
@@ -147,7 +166,14 @@ def _rows(values):
 
 
 def digest_output(values, dtype, seed, folder, stem):
-    """The manifest entry of one CPU output (files written into `folder`)."""
+    """The manifest entry of one CPU output (files written into `folder`):
+    integers whole up to FULL_BYTES, else by their SHA-256."""
+    if dtype in INTEGERS:
+        entry = {"shape": list(values.shape), "dtype": dtype, "sha256": sha256(values)}
+        if values.nbytes <= FULL_BYTES:
+            np.save(os.path.join(folder, stem + ".npy"), np.asarray(values))
+            entry["full"] = stem + ".npy"
+        return entry
     entry = {"shape": list(values.shape), "dtype": dtype,
              "max_abs": float(np.abs(values).max(initial=0.0)),
              "finite": bool(np.isfinite(values).all())}
@@ -175,6 +201,19 @@ def compare_output(got, entry, folder):
     output against its manifest entry."""
     if list(got.shape) != entry["shape"]:
         return f"shape {list(got.shape)}, expected {entry['shape']}", None
+    if entry["dtype"] in INTEGERS:
+        # Bit for bit: integer and bool results are exact on every target.
+        if got.dtype != np.dtype(NUMPY[entry["dtype"]]):
+            return f"elements of {got.dtype}, expected {entry['dtype']}", None
+        if "full" in entry:
+            want = np.load(os.path.join(folder, entry["full"]))
+            wrong = int(np.count_nonzero(got != want))
+            if wrong:
+                return f"{wrong} of {got.size} elements differ (integers are exact)", None
+            return None, 0.0
+        if sha256(got) != entry["sha256"]:
+            return "the elements differ (SHA-256; integers are exact)", None
+        return None, 0.0
     tol = TOLERANCE[entry.get("tolerance_dtype", entry["dtype"])]
     scale = max(1.0, entry["max_abs"])
     got = np.asarray(got, np.float64)
