@@ -1,7 +1,8 @@
 //===- ResidencyOnSimTest.cpp - grids sized by the device ------*- C++ -*-===//
 //
 // Part of normfuse. Persistent grids (the norm gradients' row slots, the
-// per-channel sums' parts, the channels-last copy's tiles) are as many
+// per-channel sums' parts, the channels-last copy's tiles, the parts of a
+// channels-last group norm's images) are as many
 // blocks as the device holds at once, which the registers of the compiled
 // kernel decide: the launch plan keeps them as Residency values that a
 // runtime resolves when it loads the kernels (LaunchPlan.h). Here each
@@ -170,6 +171,18 @@ func.func @f(%x: tensor<48x64x8x8xf32>, %s: tensor<64xf32>, %b: tensor<64xf32>)
       : (tensor<48x64x8x8xf32>, tensor<64xf32>, tensor<64xf32>)
       -> (tensor<48x64x8x8xf32>, tensor<48x32xf32>, tensor<48x32xf32>)
   return %y : tensor<48x64x8x8xf32>
+})mlir"},
+        // A group norm in NHWC, 4 channels a group (16-byte runs): its
+        // parts of an image's positions are sized by the blocks the device
+        // holds of the partial and normalizing kernels (planned: 256 parts
+        // of 8 positions for 2 images of 1024).
+        ResidencyCase{"group_norm_nhwc_parts", R"mlir(
+func.func @f(%x: tensor<2x32x32x128xf32>, %s: tensor<128xf32>, %b: tensor<128xf32>)
+    -> (tensor<2x32x32x128xf32>, tensor<2x32xf32>, tensor<2x32xf32>) {
+  %y, %m, %r = nf.group_norm %x scale %s bias %b {num_groups = 32 : i64, layout = #nf.layout<nhwc>}
+      : (tensor<2x32x32x128xf32>, tensor<128xf32>, tensor<128xf32>)
+      -> (tensor<2x32x32x128xf32>, tensor<2x32xf32>, tensor<2x32xf32>)
+  return %y, %m, %r : tensor<2x32x32x128xf32>, tensor<2x32xf32>, tensor<2x32xf32>
 })mlir"},
         // BatchNorm's moments over 4 x 32 x 40 positions of 32 channels.
         ResidencyCase{"batch_norm_training_nhwc", R"mlir(

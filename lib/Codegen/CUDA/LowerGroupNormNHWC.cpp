@@ -45,10 +45,11 @@ constexpr int64_t kFinishWarps = 8;
 
 /// The sizes every kernel of the schedule shares: channels, groups and
 /// channels per group are constants (the schedule needs a known channel
-/// count); the spatial size and the parts per image are host values.
+/// count); the spatial size, the positions of a part and the parts per
+/// image are host values.
 struct Geometry {
   int64_t channels, groups, perGroup;
-  Value spatial, parts;
+  Value spatial, chunk, parts;
 };
 
 /// A block of the first or third kernel: its image, its part's positions
@@ -61,16 +62,15 @@ struct PartOfImage {
 
 PartOfImage emitPartOfImage(OpBuilder &b, Location loc,
                             const RowNormSchedule &s, const Geometry &g,
-                            Value spatial, Value parts) {
+                            Value spatial, Value chunk, Value parts) {
   IndexMath ix{b, loc};
   PartOfImage p;
   Value bid = b.create<gpu::BlockIdOp>(loc, gpu::Dimension::x);
   Value tid = b.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x);
   p.image = ix.div(bid, parts);
   p.part = ix.rem(bid, parts);
-  p.begin = ix.mul(p.part, s.chunkElements);
-  p.end = b.create<arith::MinUIOp>(loc, ix.add(p.begin, ix.c(s.chunkElements)),
-                                   spatial);
+  p.begin = ix.mul(p.part, chunk);
+  p.end = b.create<arith::MinUIOp>(loc, ix.add(p.begin, chunk), spatial);
   p.channel = ix.mul(ix.rem(tid, s.threadsPerRow), s.vectorWidth);
   p.row = ix.div(tid, s.threadsPerRow);
   p.imageBase = ix.mul(ix.mul(p.image, spatial), g.channels);
@@ -161,7 +161,8 @@ Value partialSlot(IndexMath &ix, const Geometry &g, Value image, Value parts,
 
 void cuda::lowerChannelsLastGroups(OpBuilder &b, Location loc, ModuleOp module,
                                    Operation *op, const RowNormKernel &hostSpec,
-                                   ArrayRef<Value> args, Value images) {
+                                   ArrayRef<Value> args, Value images,
+                                   const normfuse::runtime::GpuTarget &target) {
   const RowNormSchedule &s = hostSpec.schedule;
   Type acc = hostSpec.acc;
   int64_t vw = s.vectorWidth;
@@ -172,8 +173,26 @@ void cuda::lowerChannelsLastGroups(OpBuilder &b, Location loc, ModuleOp module,
   geo.perGroup = geo.channels / geo.groups;
   geo.spatial = hostSpec.groupSizes[S::kSpatial];
   IndexMath im{b, loc};
-  geo.parts = b.createOrFold<arith::CeilDivUIOp>(loc, geo.spatial,
-                                                 im.c(s.chunkElements));
+  // Parts of the planned size, or (partsFromResidency) of the positions
+  // over the blocks the device holds of the first and third kernels at
+  // once (bound to them below), a multiple of a sweep's positions.
+  geo.chunk = im.c(s.chunkElements);
+  ResidentBlocksOp resident1, resident3;
+  if (s.partsFromResidency) {
+    int64_t planned =
+        target.multiprocessors * target.blocksPerMultiprocessor(s.blockSize());
+    resident1 = residentBlocks(b, loc, s.blockSize(), planned);
+    resident3 = residentBlocks(b, loc, s.blockSize(), planned);
+    Value resident = b.createOrFold<arith::MinUIOp>(loc, resident1, resident3);
+    Value positions = im.product(images, geo.spatial);
+    Value perBlock = b.createOrFold<arith::MaxUIOp>(
+        loc, b.createOrFold<arith::CeilDivUIOp>(loc, positions, resident),
+        im.c(1));
+    geo.chunk = im.product(
+        b.createOrFold<arith::CeilDivUIOp>(loc, perBlock, im.c(s.rowsPerBlock)),
+        im.c(s.rowsPerBlock));
+  }
+  geo.parts = b.createOrFold<arith::CeilDivUIOp>(loc, geo.spatial, geo.chunk);
   Value blocks = im.product(images, geo.parts);
   Value imageGroups = im.product(images, im.c(geo.groups));
   Value partials =
@@ -203,8 +222,9 @@ void cuda::lowerChannelsLastGroups(OpBuilder &b, Location loc, ModuleOp module,
     bindStepArgs(k1, hostSpec.prologue, next, prologueArgs);
     RowNormKernel spec = hostSpec.inKernel(k1);
     Value spatial = k1.size(kb, loc, geo.spatial);
+    Value chunk = k1.size(kb, loc, geo.chunk);
     Value parts = k1.size(kb, loc, geo.parts);
-    PartOfImage p = emitPartOfImage(kb, loc, s, geo, spatial, parts);
+    PartOfImage p = emitPartOfImage(kb, loc, s, geo, spatial, chunk, parts);
     Value perLane =
         addWorkgroupBuffer(k1, loc, s.rowsPerBlock * geo.channels, acc);
     Value groupMean = addWorkgroupBuffer(k1, loc, geo.groups, acc);
@@ -281,6 +301,7 @@ void cuda::lowerChannelsLastGroups(OpBuilder &b, Location loc, ModuleOp module,
                         ? k2.arg(statsArgs + unsigned(hostSpec.writeMean))
                         : Value();
     Value spatial = k2.size(kb, loc, geo.spatial);
+    Value chunk = k2.size(kb, loc, geo.chunk);
     Value parts = k2.size(kb, loc, geo.parts);
     Value warpMoments = addWorkgroupBuffer(k2, loc, kFinishWarps * 3, acc);
     Value imageGroup = kb.create<gpu::BlockIdOp>(loc, gpu::Dimension::x);
@@ -295,9 +316,9 @@ void cuda::lowerChannelsLastGroups(OpBuilder &b, Location loc, ModuleOp module,
         ValueRange{zero, zero, zero},
         [&](OpBuilder &fb, Location fl, Value part, ValueRange m) {
           IndexMath fx{fb, fl};
-          Value begin = fx.mul(part, s.chunkElements);
-          Value end = fb.create<arith::MinUIOp>(
-              fl, fx.add(begin, fx.c(s.chunkElements)), spatial);
+          Value begin = fx.mul(part, chunk);
+          Value end =
+              fb.create<arith::MinUIOp>(fl, fx.add(begin, chunk), spatial);
           Moments pm;
           pm.count = fb.create<arith::MulFOp>(
               fl, indexToFloat(fb, fl, fx.sub(end, begin), acc),
@@ -384,8 +405,9 @@ void cuda::lowerChannelsLastGroups(OpBuilder &b, Location loc, ModuleOp module,
     Value kStats = k3.arg(k3.func.getFunctionType().getNumInputs() - 1);
     RowNormKernel spec = hostSpec.inKernel(k3);
     Value spatial = k3.size(kb, loc, geo.spatial);
+    Value chunk = k3.size(kb, loc, geo.chunk);
     Value parts = k3.size(kb, loc, geo.parts);
-    PartOfImage p = emitPartOfImage(kb, loc, s, geo, spatial, parts);
+    PartOfImage p = emitPartOfImage(kb, loc, s, geo, spatial, chunk, parts);
     SmallVector<Value> mean, rstd, scale, bias;
     Value imageGroup = ix.mul(p.image, geo.groups);
     for (Value group : p.groupOfLane) {
@@ -412,7 +434,13 @@ void cuda::lowerChannelsLastGroups(OpBuilder &b, Location loc, ModuleOp module,
               });
   }
 
-  Value work = im.product(blocks, im.c(geo.channels));
+  if (s.partsFromResidency) {
+    bindResidentBlocks(resident1, k1.func, target);
+    bindResidentBlocks(resident3, k3.func, target);
+  }
+  // (The tensor's size, not the blocks: a launch plan computes no
+  // condition from what the device holds.)
+  Value work = im.product(im.product(images, geo.spatial), im.c(geo.channels));
   Value any =
       b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, work, im.c(0));
   b.create<scf::IfOp>(loc, any, [&](OpBuilder &tb, Location tl) {

@@ -464,7 +464,8 @@ SmallVector<Value> emitRowNorm(OpBuilder &b, NormOp op, Operation *before,
     return results();
   }
   if (s.kind == RowNormSchedule::Kind::ChannelsLastGroups) {
-    lowerChannelsLastGroups(b, loc, module, op, spec, args, images);
+    lowerChannelsLastGroups(b, loc, module, op, spec, args, images,
+                            options.target);
     return results();
   }
 

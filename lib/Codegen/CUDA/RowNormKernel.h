@@ -155,10 +155,12 @@ void lowerSplitRow(OpBuilder &b, Location loc, ModuleOp module, Operation *op,
 /// Launches, before `op`, the three kernels of a group or instance norm in
 /// NHWC under a ChannelsLastGroups schedule (LowerGroupNormNHWC.cpp):
 /// `args` are the one-kernel arguments (x, [scale], [bias], y, [mean],
-/// [rstd], rows, cols, the steps' operands), `images` the batch size.
+/// [rstd], rows, cols, the steps' operands), `images` the batch size;
+/// `target` plans the parts the device holds at once.
 void lowerChannelsLastGroups(OpBuilder &b, Location loc, ModuleOp module,
                              Operation *op, const RowNormKernel &spec,
-                             ArrayRef<Value> args, Value images);
+                             ArrayRef<Value> args, Value images,
+                             const normfuse::runtime::GpuTarget &target);
 
 } // namespace mlir::nf::cuda
 

@@ -321,15 +321,19 @@ cuda::selectGroupNormSchedule(int64_t elementsPerGroup, int64_t contiguous,
       s.rowsPerBlock =
           std::max<int64_t>(1, kChannelsLastBlockThreads / vectors);
       s.vectorsPerThread = 0;
-      if (forced == ForcedRowNormKind::ChannelsLastGroups ||
-          ShapedType::isDynamic(positions)) {
-        s.chunkElements =
-            s.rowsPerBlock *
-            (forced == ForcedRowNormKind::Auto ? kSplitVectorsPerThread : 1);
+      if (forced == ForcedRowNormKind::ChannelsLastGroups) {
+        s.chunkElements = s.rowsPerBlock;
         return s;
       }
       // One block per resident slot of the SMs, each part a multiple of
-      // the positions one sweep of the block takes.
+      // the positions one sweep of the block takes: planned here from the
+      // threads, sized when the kernels are loaded from what the device
+      // holds of them.
+      s.partsFromResidency = true;
+      if (ShapedType::isDynamic(positions)) {
+        s.chunkElements = s.rowsPerBlock * kSplitVectorsPerThread;
+        return s;
+      }
       int64_t resident = target.multiprocessors *
                          target.blocksPerMultiprocessor(s.blockSize());
       s.chunkElements = llvm::alignTo(

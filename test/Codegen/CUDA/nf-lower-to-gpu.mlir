@@ -119,12 +119,22 @@ func.func @pointwise(%x: tensor<4x1024xbf16>, %b: tensor<1024xbf16>) -> tensor<4
 // the channels (channels-last-groups): each block's threads take a 16-byte
 // vector of a position's 64 channels (16 threads) at 16 positions; the
 // lanes' sums meet in shared memory (16 x 64) and a thread per group adds
-// its channels; a block per (image, group) combines the 64 parts by
-// shuffles and the warps in order; the normalize kernel reads and writes whole vectors. More in
+// its channels; a block per (image, group) combines the parts by
+// shuffles and the warps in order; the normalize kernel reads and writes
+// whole vectors. The parts: the 1024 positions over the blocks the device
+// holds of the first and third kernels (planned 1056 on an H100: 64 parts
+// of 16), in whole sweeps of 16 positions, passed to the kernels. More in
 // nf-lower-to-gpu-group-norm-nhwc.mlir.
-// CHECK: gpu.launch_func @nf_kernels::@unet_group_norm_partial blocks in (%c64{{.*}}) threads in (%c256
+// CHECK: %[[R1:.+]] = nf.resident_blocks @nf_kernels::@unet_group_norm_partial block 256 shared 0 planned 1056
+// CHECK: %[[R3:.+]] = nf.resident_blocks @nf_kernels::@unet_group_norm_normalize block 256 shared 0 planned 1056
+// CHECK: %[[R:.+]] = arith.minui %[[R1]], %[[R3]]
+// CHECK: arith.ceildivui %c1024, %[[R]]
+// CHECK: %[[SWEEPS:.+]] = arith.ceildivui %{{.+}}, %c16
+// CHECK: %[[CHUNK:.+]] = arith.muli %[[SWEEPS]], %c16
+// CHECK: %[[PARTS:.+]] = arith.ceildivui %c1024, %[[CHUNK]]
+// CHECK: gpu.launch_func @nf_kernels::@unet_group_norm_partial blocks in (%[[PARTS]], %{{.+}}) threads in (%c256{{.*}}) args({{.+}}, %[[CHUNK]] : index, %[[PARTS]] : index)
 // CHECK: gpu.launch_func @nf_kernels::@unet_group_norm_finish blocks in (%c32{{.*}}) threads in (%c256
-// CHECK: gpu.launch_func @nf_kernels::@unet_group_norm_normalize blocks in (%c64{{.*}}) threads in (%c256
+// CHECK: gpu.launch_func @nf_kernels::@unet_group_norm_normalize blocks in (%[[PARTS]], %{{.+}}) threads in (%c256{{.*}}) args({{.+}}, %[[CHUNK]] : index, %[[PARTS]] : index)
 // CHECK-LABEL: gpu.func @unet_group_norm_partial
 // CHECK-SAME: workgroup(%{{.+}} : memref<1024xf32, #gpu.address_space<workgroup>>, %{{.+}} : memref<32xf32, #gpu.address_space<workgroup>>)
 // CHECK-SAME: nf.schedule = "channels-last-groups threads-per-row=16 rows-per-block=16 vector=4 registers=0 positions-per-part=16"

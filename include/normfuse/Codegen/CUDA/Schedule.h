@@ -86,8 +86,14 @@ struct RowNormSchedule {
   int64_t vectorsPerThread = 0;
   /// SplitRow: the elements of one chunk (a multiple of the vector width);
   /// ChannelsLastGroups: the positions of one part (a multiple of
-  /// rowsPerBlock).
+  /// rowsPerBlock; where `partsFromResidency`, as planned for the target).
   int64_t chunkElements = 0;
+  /// ChannelsLastGroups: the parts are sized when the kernels are loaded,
+  /// so that the device holds every block of an image's parts at once (the
+  /// positions over the blocks the device holds of the first and third
+  /// kernels, by their registers and shared memory), not from the threads
+  /// alone.
+  bool partsFromResidency = false;
   /// WarpRows and BlockRowInRegisters of whole vectors: a lane's columns
   /// are the same in every row, so a layer or RMS norm's scale and bias at
   /// those columns are loaded into registers once per block, before its
