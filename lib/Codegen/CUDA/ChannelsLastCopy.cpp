@@ -25,8 +25,8 @@ using namespace mlir::nf;
 using namespace mlir::nf::cuda;
 
 /// The side of a tile, and the rows of it one pass of the block takes.
-static constexpr int64_t kTile = 32;
-static constexpr int64_t kRowsPerPass = 8;
+static constexpr int64_t kTile = kChannelsLastCopyTile;
+static constexpr int64_t kRowsPerPass = kChannelsLastCopyRowsPerPass;
 
 Value cuda::emitChannelsLastCopy(OpBuilder &b, Location loc, Operation *op,
                                  llvm::StringRef what, Value source,

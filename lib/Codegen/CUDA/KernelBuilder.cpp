@@ -391,7 +391,7 @@ Value cuda::emitWarpSum(OpBuilder &b, Location loc, Value v, int64_t width) {
 
 Value cuda::emitBlockSum(OpBuilder &b, Location loc, Value v, Value scratch,
                          int64_t blockSize) {
-  const int64_t warpSize = 32;
+  const int64_t warpSize = GpuTarget::kWarpSize;
   int64_t warps = blockSize / warpSize;
   v = emitWarpSum(b, loc, v, warpSize);
   if (warps == 1)

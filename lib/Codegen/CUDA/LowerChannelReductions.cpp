@@ -40,9 +40,6 @@ using namespace mlir::nf::cuda;
 
 namespace {
 
-/// Threads of a block of the finishing kernel (a thread per channel).
-constexpr int64_t kFinishBlockSize = 256;
-
 /// Per channel: the value to store in each output, from the sums, the
 /// finishing kernel's per-channel operands and the element count.
 using FinishFn = llvm::function_ref<SmallVector<Value>(
@@ -76,9 +73,9 @@ void storeFinished(Kernel &k, OpBuilder &b, Location loc,
 /// (emitPartialTotals) and stores FinishFn's values.
 Kernel buildFinish(ModuleOp module, Location loc, const std::string &name,
                    const ChannelSums &cs, const PartialSums &partials,
-                   TypeRange types, FinishFn finishFn) {
-  Kernel k = createKernel(module, loc, name, types, kFinishBlockSize,
-                          "channel-finish block=256");
+                   int64_t blockSize, TypeRange types, FinishFn finishFn) {
+  Kernel k = createKernel(module, loc, name, types, blockSize,
+                          "channel-finish block=" + std::to_string(blockSize));
   OpBuilder &b = k.body;
   Type acc = cs.acc;
   auto c = [&](OpBuilder &ib, int64_t v) { return indexConstant(ib, loc, v); };
@@ -88,7 +85,7 @@ Kernel buildFinish(ModuleOp module, Location loc, const std::string &name,
       loc,
       b.create<arith::MulIOp>(loc,
                               b.create<gpu::BlockIdOp>(loc, gpu::Dimension::x),
-                              c(b, kFinishBlockSize)),
+                              c(b, blockSize)),
       b.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x));
   Value inRange =
       b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, channel,
@@ -195,12 +192,12 @@ void emitChannelSums(OpBuilder &b, Operation *op, llvm::StringRef what,
   SmallVector<Value> finishArgs{sums};
   finishArgs.append(cs.finishOperands.begin(), cs.finishOperands.end());
   finishArgs.append(cs.outputs.begin(), cs.outputs.end());
-  Kernel finishKernel =
-      buildFinish(module, loc, kernelBaseName(op, what) + "_finish", cs,
-                  partials, ValueRange(finishArgs).getTypes(), finishFn);
+  Kernel finishKernel = buildFinish(
+      module, loc, kernelBaseName(op, what) + "_finish", cs, partials,
+      s.finishBlockSize, ValueRange(finishArgs).getTypes(), finishFn);
   launchUnlessEmpty(b, loc, finishKernel,
-                    IndexMath{b, loc}.ceilDiv(d.channels, kFinishBlockSize),
-                    kFinishBlockSize, finishArgs);
+                    IndexMath{b, loc}.ceilDiv(d.channels, s.finishBlockSize),
+                    s.finishBlockSize, finishArgs);
 }
 
 /// The flat buffer of a tensor.

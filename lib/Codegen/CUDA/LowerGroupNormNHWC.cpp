@@ -40,9 +40,6 @@ using namespace mlir::nf::cuda;
 
 namespace {
 
-/// Warps of a block of the finishing kernel (a block per (image, group)).
-constexpr int64_t kFinishWarps = 8;
-
 /// The sizes every kernel of the schedule shares: channels, groups and
 /// channels per group are constants (the schedule needs a known channel
 /// count); the spatial size, the positions of a part and the parts per
@@ -290,8 +287,8 @@ void cuda::lowerChannelsLastGroups(OpBuilder &b, Location loc, ModuleOp module,
   constexpr int64_t kWarp = GpuTarget::kWarpSize;
   Kernel k2 =
       createKernel(module, loc, base + "_finish", ValueRange(args2).getTypes(),
-                   kFinishWarps * kWarp,
-                   "group-finish warps=" + std::to_string(kFinishWarps));
+                   s.finishWarps * kWarp,
+                   "group-finish warps=" + std::to_string(s.finishWarps));
   {
     OpBuilder &kb = k2.body;
     IndexMath ix{kb, loc};
@@ -303,7 +300,7 @@ void cuda::lowerChannelsLastGroups(OpBuilder &b, Location loc, ModuleOp module,
     Value spatial = k2.size(kb, loc, geo.spatial);
     Value chunk = k2.size(kb, loc, geo.chunk);
     Value parts = k2.size(kb, loc, geo.parts);
-    Value warpMoments = addWorkgroupBuffer(k2, loc, kFinishWarps * 3, acc);
+    Value warpMoments = addWorkgroupBuffer(k2, loc, s.finishWarps * 3, acc);
     Value imageGroup = kb.create<gpu::BlockIdOp>(loc, gpu::Dimension::x);
     Value tid = kb.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x);
     Value lane = ix.rem(tid, kWarp), warp = ix.div(tid, kWarp);
@@ -312,7 +309,7 @@ void cuda::lowerChannelsLastGroups(OpBuilder &b, Location loc, ModuleOp module,
     Value zero = floatConstant(kb, loc, 0.0, acc, 1);
     // Thread t: parts t, t + 256, ... in order.
     auto own = kb.create<scf::ForOp>(
-        loc, tid, parts, ix.c(kFinishWarps * kWarp),
+        loc, tid, parts, ix.c(s.finishWarps * kWarp),
         ValueRange{zero, zero, zero},
         [&](OpBuilder &fb, Location fl, Value part, ValueRange m) {
           IndexMath fx{fb, fl};
@@ -370,7 +367,7 @@ void cuda::lowerChannelsLastGroups(OpBuilder &b, Location loc, ModuleOp module,
         loc, ix.below(tid, ix.c(1)), [&](OpBuilder &tb, Location tl) {
           IndexMath tx{tb, tl};
           Moments total{zero, zero, zero};
-          for (int64_t w = 0; w < kFinishWarps; ++w) {
+          for (int64_t w = 0; w < s.finishWarps; ++w) {
             auto load = [&](int64_t k) {
               return tb.create<memref::LoadOp>(tl, warpMoments, tx.c(w * 3 + k))
                   .getResult();
@@ -445,7 +442,7 @@ void cuda::lowerChannelsLastGroups(OpBuilder &b, Location loc, ModuleOp module,
       b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, work, im.c(0));
   b.create<scf::IfOp>(loc, any, [&](OpBuilder &tb, Location tl) {
     launch(tb, tl, k1, blocks, s.blockSize(), args1);
-    launch(tb, tl, k2, imageGroups, kFinishWarps * kWarp, args2);
+    launch(tb, tl, k2, imageGroups, s.finishWarps * kWarp, args2);
     launch(tb, tl, k3, blocks, s.blockSize(), args3);
     tb.create<scf::YieldOp>(tl);
   });

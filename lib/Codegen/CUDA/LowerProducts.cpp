@@ -70,20 +70,21 @@ SmallVector<Value> ProductKernel::applyEpilogue(OpBuilder &b, Location loc,
 }
 
 TileOrigin cuda::tileOrigin(IndexMath &im, Value t, Value tilesM, Value tilesN,
-                            int64_t tileM, int64_t tileN) {
+                            const TiledProductSchedule &s) {
   Value batchTiles = im.product(tilesM, tilesN);
   Value inBatch = im.rem(t, batchTiles);
-  // Groups of kTileGroupRows rows of tiles (fewer in the last group), each
+  // Groups of tileGroupRows rows of tiles (fewer in the last group), each
   // walked column by column: the blocks running at once share the panels
   // of A and B they read in L2.
-  Value groupTiles = im.mul(tilesN, kTileGroupRows);
-  Value firstRow = im.mul(im.div(inBatch, groupTiles), kTileGroupRows);
+  Value groupTiles = im.mul(tilesN, s.tileGroupRows);
+  Value firstRow = im.mul(im.div(inBatch, groupTiles), s.tileGroupRows);
   Value rows = im.b.createOrFold<arith::MinUIOp>(
-      im.loc, im.sub(tilesM, firstRow), im.c(kTileGroupRows));
+      im.loc, im.sub(tilesM, firstRow), im.c(s.tileGroupRows));
   Value inGroup = im.rem(inBatch, groupTiles);
   Value mTile = im.add(firstRow, im.rem(inGroup, rows));
   Value nTile = im.div(inGroup, rows);
-  return {im.div(t, batchTiles), im.mul(mTile, tileM), im.mul(nTile, tileN)};
+  return {im.div(t, batchTiles), im.mul(mTile, s.tileM),
+          im.mul(nTile, s.tileN)};
 }
 
 void ProductKernel::store(OpBuilder &b, Location loc, Value batch, Value row,

@@ -220,7 +220,7 @@ void cuda::buildSimtProduct(ProductKernel &pk, const TiledProductSchedule &s,
       loc, bid, tiles, grid, ValueRange{},
       [&](OpBuilder &tb, Location tl, Value t, ValueRange) {
         IndexMath tm{tb, tl};
-        TileOrigin origin = tileOrigin(tm, t, tilesM, tilesN, s.tileM, s.tileN);
+        TileOrigin origin = tileOrigin(tm, t, tilesM, tilesN, s);
         Value batch = origin.batch, m0 = origin.m0, n0 = origin.n0;
 
         // Each thread's chunks of K tile kt of both operands, in

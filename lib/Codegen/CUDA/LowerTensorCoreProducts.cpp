@@ -420,7 +420,7 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
         IndexMath tm{tb, tl};
         Value range = split ? tm.div(u, tiles) : Value();
         Value t = split ? tm.rem(u, tiles) : u;
-        TileOrigin origin = tileOrigin(tm, t, tilesM, tilesN, s.tileM, s.tileN);
+        TileOrigin origin = tileOrigin(tm, t, tilesM, tilesN, s);
         Value batch = origin.batch, m0 = origin.m0, n0 = origin.n0;
         // The unit's K tiles [kBegin, kEnd), and its K indices below
         // kLimit.

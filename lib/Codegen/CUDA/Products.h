@@ -144,18 +144,15 @@ void buildTensorCoreProduct(ProductKernel &pk, const TiledProductSchedule &s,
 void buildSimtProduct(ProductKernel &pk, const TiledProductSchedule &s,
                       Location loc);
 
-/// Rows of output tiles walked together (tileOrigin).
-constexpr int64_t kTileGroupRows = 8;
-
 /// The batch entry and first row and column of output tile `t` of
-/// `tilesM` x `tilesN` tiles per batch entry: groups of kTileGroupRows rows
-/// of tiles, each walked column by column, so that consecutive tiles share
-/// the operands' panels in L2.
+/// `tilesM` x `tilesN` tiles per batch entry of schedule `s`: groups of
+/// s.tileGroupRows rows of tiles, each walked column by column, so that
+/// consecutive tiles share the operands' panels in L2.
 struct TileOrigin {
   Value batch, m0, n0;
 };
 TileOrigin tileOrigin(IndexMath &im, Value t, Value tilesM, Value tilesN,
-                      int64_t tileM, int64_t tileN);
+                      const TiledProductSchedule &s);
 
 /// A copy of the flat buffer `source`, [outer][channels][plane] elements
 /// (sizes on the host), as [outer][plane][channels] in a new flat temporary,

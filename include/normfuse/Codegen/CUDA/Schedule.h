@@ -28,6 +28,12 @@ namespace mlir::nf::cuda {
 /// architecture, multiprocessors, registers, shared memory and L2.
 using normfuse::runtime::GpuTarget;
 
+/// The copy of an NCHW operand to channels last (ChannelsLastCopy.cpp):
+/// square tiles of this side through shared memory, a block taking this
+/// many of a tile's rows at a time.
+inline constexpr int64_t kChannelsLastCopyTile = 32;
+inline constexpr int64_t kChannelsLastCopyRowsPerPass = 8;
+
 /// How a forward norm over the trailing dimensions (layer_norm, rms_norm)
 /// runs: rows of `cols` elements, each normalized by `threadsPerRow` threads
 /// that read it `vectorWidth` elements at a time.
@@ -94,6 +100,9 @@ struct RowNormSchedule {
   /// kernels, by their registers and shared memory), not from the threads
   /// alone.
   bool partsFromResidency = false;
+  /// ChannelsLastGroups: warps of a block of the finishing kernel (a block
+  /// per (image, group), combining the group's parts).
+  int64_t finishWarps = 8;
   /// WarpRows and BlockRowInRegisters of whole vectors: a lane's columns
   /// are the same in every row, so a layer or RMS norm's scale and bias at
   /// those columns are loaded into registers once per block, before its
@@ -219,6 +228,9 @@ struct ChannelReductionSchedule {
   int64_t vectorWidth = 1;
   int64_t vectorsPerThread = 1;
   int64_t maxBlocks = 1;
+  /// Threads of a block of the kernel that finishes plain sums (a thread
+  /// per channel: bias_add_grad).
+  int64_t finishBlockSize = 256;
   int64_t blockSize() const { return threadsPerRow * rowsPerBlock; }
   /// "channels-last threads-per-row=16 rows-per-block=16 vector=4
   /// registers=1 max-blocks=1056"
@@ -392,6 +404,9 @@ struct TiledProductSchedule {
   /// adds the slices in order, applies the epilogue and stores. For
   /// products of too few tiles to fill the device over a long K.
   int64_t splitK = 1;
+  /// Rows of output tiles walked together (tileOrigin): the blocks running
+  /// at once share the panels of A and B they read in L2.
+  int64_t tileGroupRows = 8;
   /// The second kernel of a split K: `finish.vectorWidth` result columns
   /// a thread (a width that divides N).
   PointwiseSchedule finish;
