@@ -7,9 +7,11 @@
 // fixed order, so that results do not vary from run to run:
 //  - where the reduced elements of one result are contiguous in memory (the
 //    input's innermost dimension is reduced), a warp per result: each lane
-//    combines every 32nd element, then a butterfly of shuffles combines the
-//    lanes; a block per result for long rows, its warps' values combined
-//    in warp order through shared memory;
+//    combines every 32nd element (every 32nd vector of up to 4, its
+//    elements in order, where every operand reads the reduced elements at
+//    unit stride: schedule.vectorWidth), then a butterfly of shuffles
+//    combines the lanes; a block per result for long rows, its warps'
+//    values combined in warp order through shared memory;
 //  - otherwise (a reduction over an outer dimension), a block per 32
 //    neighbouring results: a lane per result, so that neighbouring lanes
 //    read neighbouring addresses, the block's warps taking every 8th (or
@@ -534,9 +536,42 @@ LogicalResult cuda::lowerLinalgReduction(RewriterBase &rewriter,
   if (first && first->map.getNumResults())
     if (auto last = dyn_cast<AffineDimExpr>(first->map.getResults().back()))
       contiguous = llvm::is_contained(reductionDims, last.getPosition());
+  // The widest vector of a result's elements the operands allow: every
+  // buffer operand reads the one reduced loop as its innermost dimension,
+  // at unit stride, with no window (its rows then start on whole vectors,
+  // the outer strides being multiples of the row, as buffers are 16-byte
+  // aligned); 16 bytes of the widest element.
+  int64_t rowVector = 1;
+  if (tree && reduced.size() == 1) {
+    int64_t widest = 1;
+    bool unitStride = true;
+    for (auto [i, o] : llvm::enumerate(operands)) {
+      if (!o || o->splat)
+        continue;
+      for (auto [d, form] : llvm::enumerate(o->forms)) {
+        bool readsReduced = llvm::any_of(
+            form.terms, [&](const DimTerm &t) { return t.dim == reduced[0]; });
+        bool innermost = form.terms.size() == 1 &&
+                         form.terms[0].dim == reduced[0] &&
+                         form.terms[0].scale == 1;
+        if (form.offset != 0 ||
+            (d + 1 == o->forms.size() ? !innermost : readsReduced))
+          unitStride = false;
+      }
+      Type element =
+          getElementTypeOrSelf(generic.getDpsInputOperand(i)->get().getType());
+      // (Bools are bytes in memory, i1 in the IR: an element at a time.)
+      if (element.getIntOrFloatBitWidth() < 8)
+        unitStride = false;
+      widest = std::max<int64_t>(widest, element.getIntOrFloatBitWidth() / 8);
+    }
+    if (unitStride)
+      rowVector = 16 / widest;
+  }
   using Kind = LinalgReductionSchedule::Kind;
   LinalgReductionSchedule schedule = selectLinalgReductionSchedule(
-      results, perResult, contiguous, tree, options.target);
+      results, perResult, contiguous, tree, rowVector, options.target);
+  int64_t vectorLanes = schedule.vectorWidth;
   // Threads that share a result, and which of them this one is.
   bool columns = schedule.kind == Kind::BlockColumns;
   int64_t sharing = schedule.kind == Kind::ThreadPerResult || columns ? 1
@@ -551,7 +586,7 @@ LogicalResult cuda::lowerLinalgReduction(RewriterBase &rewriter,
   int64_t splits = tree ? schedule.splits : 1;
   Value hostChunk = hostPerResult;
   if (splits > 1) {
-    int64_t align = columns ? warps : sharing;
+    int64_t align = (columns ? warps : sharing) * vectorLanes;
     if (!ShapedType::isDynamic(perResult)) {
       int64_t chunk = llvm::alignTo(llvm::divideCeil(perResult, splits), align);
       splits = llvm::divideCeil(perResult, chunk);
@@ -752,7 +787,8 @@ LogicalResult cuda::lowerLinalgReduction(RewriterBase &rewriter,
       // One element's contribution (the whole body where there is no
       // combiner, on the partial results `current`).
       auto element = [&](OpBuilder &eb, Location el, Value j,
-                         ValueRange current) -> SmallVector<Value> {
+                         ValueRange current,
+                         ArrayRef<Value> preloaded) -> SmallVector<Value> {
         IndexMath e{eb, el};
         SmallVector<Value> idx(index);
         for (int64_t i = reduced.size() - 1; i >= 0; --i) {
@@ -760,9 +796,13 @@ LogicalResult cuda::lowerLinalgReduction(RewriterBase &rewriter,
           idx[reduced[i]] = i ? e.rem(v, z.loops[reduced[i]]) : v;
         }
         SmallVector<Value> values;
-        for (auto [o, base] : llvm::zip(operands, bases)) {
+        for (auto [i, o, base] : llvm::enumerate(operands, bases)) {
           if (!o) {
             values.push_back(Value());
+            continue;
+          }
+          if (!preloaded.empty() && preloaded[i]) {
+            values.push_back(preloaded[i]);
             continue;
           }
           Value offset;
@@ -800,7 +840,9 @@ LogicalResult cuda::lowerLinalgReduction(RewriterBase &rewriter,
       SmallVector<Value> start =
           tree ? SmallVector<Value>{identity(fb, fl)} : initials;
       Value from = columns ? warpIndex : sharing > 1 ? lane : f.c(0);
-      Value step = f.c(columns ? warps : sharing);
+      if (vectorLanes > 1)
+        from = f.mul(from, vectorLanes);
+      Value step = f.c((columns ? warps : sharing) * vectorLanes);
       Value to = z.perResult;
       if (part) {
         Value begin = f.mul(part, z.chunk);
@@ -812,7 +854,33 @@ LogicalResult cuda::lowerLinalgReduction(RewriterBase &rewriter,
       auto loop = fb.create<scf::ForOp>(
           fl, from, to, step, start,
           [&](OpBuilder &lb, Location ll, Value j, ValueRange iter) {
-            lb.create<scf::YieldOp>(ll, element(lb, ll, j, iter));
+            if (vectorLanes == 1) {
+              lb.create<scf::YieldOp>(ll, element(lb, ll, j, iter, {}));
+              return;
+            }
+            // A vector of each buffer operand at j (its reduced dimension
+            // is unit-stride), then each lane in order.
+            IndexMath v{lb, ll};
+            SmallVector<SmallVector<Value>> vectors;
+            for (auto [o, base] : llvm::zip(operands, bases)) {
+              if (!o || o->splat) {
+                vectors.emplace_back();
+                continue;
+              }
+              Value buffer = k.arg(o->arg);
+              Type type = cast<MemRefType>(buffer.getType()).getElementType();
+              vectors.push_back(loadLanes(lb, ll, buffer, v.add(base, j),
+                                          vectorLanes, computeType(type)));
+            }
+            SmallVector<Value> carried(iter);
+            for (int64_t l = 0; l < vectorLanes; ++l) {
+              SmallVector<Value> preloaded;
+              for (const SmallVector<Value> &lanes : vectors)
+                preloaded.push_back(lanes.empty() ? Value() : lanes[l]);
+              carried =
+                  element(lb, ll, l ? v.add(j, v.c(l)) : j, carried, preloaded);
+            }
+            lb.create<scf::YieldOp>(ll, carried);
           });
       Value total = loop.getResult(0);
       if (sharing > 1)

@@ -42,6 +42,9 @@ static constexpr int64_t kMaxElementsPerThread = 32;
 static constexpr int64_t kParamsInRegistersMaxElements = 16;
 /// Threads a ChannelsLastGroups block aims at: as many positions as fit
 /// beside one position's channel vectors.
+/// Elements a thread of a warp or block row of a linalg reduction loads at
+/// once, at most (a 16-byte vector of f32).
+static constexpr int64_t kLinalgReductionMaxVector = 4;
 static constexpr int64_t kChannelsLastBlockThreads = 256;
 /// A group norm in NHWC goes across the channels (ChannelsLastGroups) where
 /// a group's run at a position is at most this many bytes (one sector) ...
@@ -509,13 +512,13 @@ std::string LinalgReductionSchedule::str(int64_t elements) const {
          " elements=" +
          (ShapedType::isDynamic(elements) ? std::string("?")
                                           : std::to_string(elements)) +
-         (splits > 1 ? " splits=" + std::to_string(splits) : "");
+         (splits > 1 ? " splits=" + std::to_string(splits) : "") +
+         (vectorWidth > 1 ? " vector=" + std::to_string(vectorWidth) : "");
 }
 
-LinalgReductionSchedule
-cuda::selectLinalgReductionSchedule(int64_t results, int64_t elements,
-                                    bool contiguous, bool tree,
-                                    const GpuTarget &target) {
+LinalgReductionSchedule cuda::selectLinalgReductionSchedule(
+    int64_t results, int64_t elements, bool contiguous, bool tree,
+    int64_t rowVector, const GpuTarget &target) {
   using Kind = LinalgReductionSchedule::Kind;
   LinalgReductionSchedule s;
   s.blockSize = kPointwiseBlockSize;
@@ -587,6 +590,15 @@ cuda::selectLinalgReductionSchedule(int64_t results, int64_t elements,
         std::min<int64_t>(llvm::divideCeil(wave, blocks),
                           elements / (sharing * kSplitMinThreadElements)),
         1, kMaxReductionSplits);
+  }
+  // Rows read in vectors of up to 4 elements (16 bytes of f32) where the
+  // operands allow and the vector divides the row, so that every row
+  // starts on a whole vector.
+  if (s.kind == Kind::WarpPerResult || s.kind == Kind::BlockPerResult) {
+    int64_t width = std::min<int64_t>(rowVector, kLinalgReductionMaxVector);
+    while (width > 1 && elements % width != 0)
+      width /= 2;
+    s.vectorWidth = std::max<int64_t>(1, width);
   }
   return s;
 }

@@ -96,24 +96,36 @@ func.func @half(%x: tensor<2x8xf16>, %y: tensor<2x8xf16>) -> tensor<2x8xf16> {
 // -----
 
 // A sum over the innermost dimension: a warp per result (8 results a
-// block), each lane adding every 32nd element in f64, a butterfly of
-// shuffles, and the first lane storing the sum plus the initial value (an
-// immediate: the linalg.fill needs no kernel).
+// block), each lane loading every 32nd vector of 4 elements (16 bytes: the
+// row of 100 is 25 whole vectors) and adding its elements in order in f64,
+// a butterfly of shuffles, and the first lane storing the sum plus the
+// initial value (an immediate: the linalg.fill needs no kernel).
 // CHECK-LABEL: func.func @row_sums
 // CHECK: gpu.launch_func @nf_kernels::@row_sums_reduce blocks in (%c1,
 // CHECK-NOT: gpu.launch_func
 // CHECK-LABEL: gpu.func @row_sums_reduce(%arg0: memref<?xf32>, %arg1: memref<?xf32>)
-// CHECK-SAME: nf.schedule = "warp-per-result block=256 elements=100"
+// CHECK-SAME: nf.schedule = "warp-per-result block=256 elements=100 vector=4"
 // CHECK: %[[LANE:.+]] = arith.remui %thread_id_x, %c32
 // CHECK: scf.for %[[R:.+]] = {{.+}} to %c4 step
 // CHECK: %[[BASE:.+]] = arith.muli %[[R]], %c100{{(_[0-9]+)?}} : index
 // CHECK: %[[INIT:.+]] = arith.constant 0.000000e+00 : f32
 // CHECK: %[[ZERO:.+]] = arith.constant 0.000000e+00 : f64
-// CHECK: %[[SUM:.+]] = scf.for %[[J:.+]] = %[[LANE]] to %{{.+}} step %{{.+}} iter_args(%[[ACC:.+]] = %[[ZERO]]) -> (f64)
+// CHECK: %[[FROM:.+]] = arith.muli %[[LANE]], %c4{{(_[0-9]+)?}} : index
+// CHECK: %[[SUM:.+]] = scf.for %[[J:.+]] = %[[FROM]] to %c100 step %c128 iter_args(%[[ACC:.+]] = %[[ZERO]]) -> (f64)
 // CHECK: %[[AT:.+]] = arith.addi %[[BASE]], %[[J]] : index
-// CHECK: %[[X:.+]] = memref.load %arg0[%[[AT]]] : memref<?xf32>
-// CHECK: %[[XW:.+]] = arith.extf %[[X]] : f32 to f64
-// CHECK: %[[NEXT:.+]] = arith.addf %[[ACC]], %[[XW]] : f64
+// CHECK: %[[V:.+]] = vector.load %arg0[%[[AT]]] : memref<?xf32>, vector<4xf32>
+// CHECK: %[[X0:.+]] = vector.extract %[[V]][0] : f32 from vector<4xf32>
+// CHECK: %[[X1:.+]] = vector.extract %[[V]][1] : f32 from vector<4xf32>
+// CHECK: %[[X2:.+]] = vector.extract %[[V]][2] : f32 from vector<4xf32>
+// CHECK: %[[X3:.+]] = vector.extract %[[V]][3] : f32 from vector<4xf32>
+// CHECK: %[[W0:.+]] = arith.extf %[[X0]] : f32 to f64
+// CHECK: %[[S0:.+]] = arith.addf %[[ACC]], %[[W0]] : f64
+// CHECK: %[[W1:.+]] = arith.extf %[[X1]] : f32 to f64
+// CHECK: %[[S1:.+]] = arith.addf %[[S0]], %[[W1]] : f64
+// CHECK: %[[W2:.+]] = arith.extf %[[X2]] : f32 to f64
+// CHECK: %[[S2:.+]] = arith.addf %[[S1]], %[[W2]] : f64
+// CHECK: %[[W3:.+]] = arith.extf %[[X3]] : f32 to f64
+// CHECK: %[[NEXT:.+]] = arith.addf %[[S2]], %[[W3]] : f64
 // CHECK: scf.yield %[[NEXT]] : f64
 // CHECK-COUNT-5: gpu.shuffle  xor
 // CHECK: %[[FIRST:.+]] = arith.cmpi eq, %[[LANE]], %c0
@@ -131,9 +143,11 @@ func.func @row_sums(%x: tensor<4x100xf32>) -> tensor<4x1xf32> {
 // goes to shared memory, and the first thread adds the eight in warp order.
 // CHECK-LABEL: gpu.func @long_rows_reduce
 // CHECK-SAME: (%arg0: memref<?xf32>, %arg1: memref<?xf32>) workgroup(%[[SCRATCH:.+]] : memref<8xf64, #gpu.address_space<workgroup>>)
-// CHECK-SAME: nf.schedule = "block-per-result block=256 elements=4096"
+// CHECK-SAME: nf.schedule = "block-per-result block=256 elements=4096 vector=4"
 // CHECK: scf.for %[[R:.+]] = %block_id_x to %c3 step %grid_dim_x
-// CHECK: scf.for %{{.+}} = %thread_id_x to %{{.+}} step %{{.+}} iter_args
+// CHECK: %[[FROM:.+]] = arith.muli %thread_id_x, %c4
+// CHECK: scf.for %{{.+}} = %[[FROM]] to %{{.+}} step %c1024 iter_args
+// CHECK: vector.load %arg0[%{{.+}}] : memref<?xf32>, vector<4xf32>
 // CHECK-COUNT-5: gpu.shuffle  xor
 // CHECK: scf.if
 // CHECK: memref.store %{{.+}}, %[[SCRATCH]]
@@ -163,15 +177,16 @@ func.func @long_rows(%x: tensor<3x4096xf32>) -> tensor<3x1xf32> {
 // CHECK: gpu.launch_func @nf_kernels::@whole_sum_reduce_finish blocks in (%c1
 // CHECK-SAME: %[[FLAT]] : memref<?xf64>)
 // CHECK-LABEL: gpu.func @whole_sum_reduce(
-// CHECK-SAME: nf.schedule = "block-per-result block=256 elements=65536 splits=16"
+// CHECK-SAME: nf.schedule = "block-per-result block=256 elements=65536 splits=16 vector=4"
 // CHECK: scf.for %[[W:.+]] = %block_id_x to %c16 step %grid_dim_x
 // CHECK: %[[R:.+]] = arith.divui %[[W]], %c16
 // CHECK: %[[PART:.+]] = arith.remui %[[W]], %c16
+// CHECK: %[[LANE4:.+]] = arith.muli %thread_id_x, %c4
 // CHECK: %[[BEGIN:.+]] = arith.muli %[[PART]], %c4096
-// CHECK: %[[FROM:.+]] = arith.addi %[[BEGIN]], %thread_id_x
+// CHECK: %[[FROM:.+]] = arith.addi %[[BEGIN]], %[[LANE4]]
 // CHECK: %[[END:.+]] = arith.addi %[[BEGIN]], %c4096
 // CHECK: %[[TO:.+]] = arith.minui %[[END]], %c65536
-// CHECK: scf.for %{{.+}} = %[[FROM]] to %[[TO]] step %c256 iter_args(%{{.+}}) -> (f64)
+// CHECK: scf.for %{{.+}} = %[[FROM]] to %[[TO]] step %c1024 iter_args(%{{.+}}) -> (f64)
 // CHECK: %[[AT:.+]] = arith.muli %[[R]], %c16
 // CHECK: %[[SLOT:.+]] = arith.addi %[[AT]], %[[PART]]
 // CHECK: memref.store %{{.+}}, %arg2[%[[SLOT]]] : memref<?xf64>
@@ -249,12 +264,14 @@ func.func @column_sums(%x: tensor<1000x37xf32>) -> tensor<1x37xf32> {
 // An argmax (a reduction of two results, the index and the value) is a
 // maximum of 64-bit keys, a warp per row: the value's order-preserving
 // bits (NaN 0) above the complement of its index, so the first of equal
-// values wins; the first lane unpacks the total, keeps the initial value
-// and index unless the value passes it (ogt), and stores both.
+// values wins (a lane's vector of 4 in order, index j, j + 1, ...); the
+// first lane unpacks the total, keeps the initial value and index unless
+// the value passes it (ogt), and stores both.
 // CHECK-LABEL: gpu.func @argmax_reduce
-// CHECK-SAME: nf.schedule = "warp-per-result block=256 elements=8"
+// CHECK-SAME: nf.schedule = "warp-per-result block=256 elements=8 vector=4"
 // CHECK: %[[KEYS:.+]] = scf.for {{.+}} -> (i64)
-// CHECK: %[[X:.+]] = memref.load %arg0
+// CHECK: %[[V:.+]] = vector.load %arg0[%{{.+}}] : memref<?xf32>, vector<4xf32>
+// CHECK: %[[X:.+]] = vector.extract %[[V]][0]
 // CHECK: arith.cmpf uno, %[[X]], %[[X]]
 // CHECK: %[[KEY:.+]] = arith.extui {{.+}} : i32 to i64
 // CHECK: %[[J:.+]] = arith.index_castui %arg4 : index to i64
@@ -262,6 +279,8 @@ func.func @column_sums(%x: tensor<1000x37xf32>) -> tensor<1x37xf32> {
 // CHECK: %[[HIGH:.+]] = arith.shli %[[KEY]], %c32_i64
 // CHECK: %[[PACKED:.+]] = arith.ori %[[HIGH]], %[[NOTJ]]
 // CHECK: arith.maxui %arg5, %[[PACKED]] : i64
+// CHECK: %[[J1:.+]] = arith.addi %arg4, %c1 : index
+// CHECK: arith.index_castui %[[J1]] : index to i64
 // CHECK: gpu.shuffle xor %[[KEYS]], %c16_i32, %c32_i32 : i64
 // CHECK: gpu.shuffle xor {{.+}}, %c1_i32, %c32_i32{{.*}} : i64
 // CHECK: %[[TOTAL:.+]] = arith.maxui {{.+}} : i64

@@ -29,11 +29,12 @@ func.func @math(%x: tensor<8xf32>, %y: tensor<8xf32>) -> tensor<8xf32> {
   return %s : tensor<8xf32>
 }
 
-// CHECK-LABEL: // row_sums_reduce: warp-per-result block=256 elements=100
+// CHECK-LABEL: // row_sums_reduce: warp-per-result block=256 elements=100 vector=4
 // CHECK: double [[ACC:v[0-9]+]] = v{{[0-9]+}};
-// CHECK: __half [[X:v[0-9]+]] = nf_ldg(a0 + v{{[0-9]+}});
+// CHECK: nf_vec<__half, 4> [[V:v[0-9]+]] = nf_ldg((const nf_vec<__half, 4> *)(a0 + v{{[0-9]+}}));
+// CHECK-NEXT: __half [[X:v[0-9]+]] = [[V]].v[0];
 // CHECK-NEXT: float [[XF:v[0-9]+]] = __half2float([[X]]);
-// CHECK-NEXT: double [[XD:v[0-9]+]] = (double)[[XF]];
+// CHECK: double [[XD:v[0-9]+]] = (double)[[XF]];
 // CHECK-NEXT: double v{{[0-9]+}} = [[ACC]] + [[XD]];
 // CHECK: double v{{[0-9]+}} = __shfl_xor_sync(0xffffffffu, v{{[0-9]+}}, v{{[0-9]+}}, v{{[0-9]+}});
 // CHECK: __half v{{[0-9]+}} = __double2half(v{{[0-9]+}});

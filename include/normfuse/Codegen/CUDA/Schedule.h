@@ -304,6 +304,11 @@ struct LinalgReductionSchedule {
   int64_t splits = 1;
   /// Threads of a block of that second kernel (a warp per result).
   int64_t finishBlockSize = 256;
+  /// Warp and block rows whose elements every operand reads at unit
+  /// stride: each thread loads this many consecutive elements of each
+  /// operand at once (one vector of at most 16 bytes), then combines them
+  /// in order; 1: an element at a time.
+  int64_t vectorWidth = 1;
   /// Results a block takes at once.
   int64_t resultsPerBlock() const;
   std::string str(int64_t elements) const;
@@ -311,12 +316,14 @@ struct LinalgReductionSchedule {
 
 /// The schedule of a reduction of `results` results of `elements` elements
 /// each (either kDynamic where unknown) whose elements are contiguous in
-/// memory (`contiguous`) and can be combined in a tree (`tree`).
-LinalgReductionSchedule selectLinalgReductionSchedule(int64_t results,
-                                                      int64_t elements,
-                                                      bool contiguous,
-                                                      bool tree,
-                                                      const GpuTarget &target);
+/// memory (`contiguous`) and can be combined in a tree (`tree`);
+/// `rowVector` is the widest vector of elements of a result its operands
+/// allow (their reduced elements at unit stride; 16 bytes of the widest
+/// element), else 1.
+LinalgReductionSchedule
+selectLinalgReductionSchedule(int64_t results, int64_t elements,
+                              bool contiguous, bool tree, int64_t rowVector,
+                              const GpuTarget &target);
 
 /// How an elementwise kernel runs: a grid-stride loop over the flattened
 /// tensor, `vectorWidth` elements per access.
