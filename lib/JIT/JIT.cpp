@@ -142,9 +142,10 @@ static std::string checkOptions(const Options &options) {
            target + " target";
   if (isCPU && (options.cuda.arch != cuda.arch ||
                 options.cuda.rowNormSchedule != cuda.rowNormSchedule ||
-                options.cuda.shapeGenericKernels != cuda.shapeGenericKernels))
+                options.cuda.shapeGenericKernels != cuda.shapeGenericKernels ||
+                options.cuda.allowTf32 != cuda.allowTf32))
     return "the CUDA options (architecture, row-norm schedule, shape-generic "
-           "kernels) do not apply to the cpu target";
+           "kernels, tf32) do not apply to the cpu target";
   int64_t width = options.cpu.vectorWidth;
   if (width < 0 || width > 64 || (width & (width - 1)) != 0)
     return "the vector width must be 0 (the host's) or a power of two up "
@@ -443,6 +444,7 @@ llvm::Expected<JIT::Impl::CudaLowering> JIT::Impl::lowerToCUDA(
   mlir::nf::CUDAPipelineOptions pipeline;
   pipeline.arch = arch;
   pipeline.rowNormSchedule = options.cuda.rowNormSchedule;
+  pipeline.allowTf32 = options.cuda.allowTf32;
   mlir::nf::buildCUDAPipeline(pm, pipeline);
   if (mlir::failed(pm.run(module)))
     return makeError("lowering @" + function + " for CUDA failed:\n" +
@@ -548,7 +550,8 @@ JIT::Impl::compile(llvm::StringRef irText, llvm::StringRef bufferName,
       (options.cpu.cacheBuffers ? "cached-buffers/" : "") +
       getTargetName(options.target) + "/" + options.cuda.arch + "/" +
       options.cuda.rowNormSchedule +
-      (options.cuda.shapeGenericKernels ? "/shape-generic/" : "/") + target;
+      (options.cuda.shapeGenericKernels ? "/shape-generic/" : "/") +
+      (options.cuda.allowTf32 ? "tf32/" : "") + target;
   if (auto it = cache.find(key); it != cache.end())
     return it->second;
   if (auto it = genericKernels.find(key); it != genericKernels.end())

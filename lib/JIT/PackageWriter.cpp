@@ -41,6 +41,7 @@ llvm::Error jit::writeKernelPackage(llvm::StringRef irText,
   jitOptions.target = Target::CUDASim;
   jitOptions.fuse = options.fuse;
   jitOptions.cuda.arch = options.archs.front();
+  jitOptions.cuda.allowTf32 = options.allowTf32;
   // The architecture of each binary, one binary an architecture.
   std::vector<std::string> binaryArchs;
   for (const std::string &text : options.archs) {

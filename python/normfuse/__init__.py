@@ -540,6 +540,7 @@ def compile(
     fuse: bool = True,
     target: str = "cpu",
     threads: Optional[int] = None,
+    allow_tf32: bool = False,
 ) -> Function:
     """Compiles function `entry` of `source` (MLIR text or a .mlir path).
 
@@ -550,6 +551,10 @@ def compile(
       which also takes CUDA device arrays and a stream; see the module's
       documentation).
     threads: CPU threads for each call (1 to 1024); None lets OpenMP choose.
+    allow_tf32: run f32 matmuls and convolutions on tensor cores as tf32
+      (cuda and cuda-sim targets, sm_80 and newer), as PyTorch's
+      allow_tf32: each operand rounded to 10 fraction bits, products summed
+      in f32. Off by default: f32 products keep f32 precision.
     """
     if not isinstance(entry, str):
         raise TypeError(f"entry must be a function name, not {type(entry).__name__}")
@@ -562,8 +567,14 @@ def compile(
             raise ValueError(f"threads must be from 1 to {MAX_THREADS}, not {threads}")
         if target != "cpu":
             raise ValueError(f"threads applies to the cpu target, not {target}")
+    if not isinstance(allow_tf32, bool):
+        raise TypeError(f"allow_tf32 must be True or False, not {allow_tf32!r}")
+    if allow_tf32 and target == "cpu":
+        raise ValueError("allow_tf32 applies to the cuda and cuda-sim targets, not cpu")
     text, is_path = _read_source(source)
-    impl = _normfuse.compile(text, is_path, entry.lstrip("@"), target, bool(fuse))
+    impl = _normfuse.compile(
+        text, is_path, entry.lstrip("@"), target, bool(fuse), allow_tf32
+    )
     return Function(impl, threads or 0)
 
 

@@ -68,16 +68,17 @@ std::optional<Target> parseTarget(const std::string &name) {
 /// destroyed: at exit, LLVM's own statics (made after this map) are gone
 /// before a static map's destructor would run, and tearing down an
 /// execution engine needs them.
-std::shared_ptr<JIT> getJIT(Target target, bool fuse) {
+std::shared_ptr<JIT> getJIT(Target target, bool fuse, bool tf32) {
   static std::mutex mutex;
   static auto *jits =
-      new std::map<std::pair<Target, bool>, std::shared_ptr<JIT>>();
+      new std::map<std::tuple<Target, bool, bool>, std::shared_ptr<JIT>>();
   std::lock_guard<std::mutex> lock(mutex);
-  std::shared_ptr<JIT> &jit = (*jits)[{target, fuse}];
+  std::shared_ptr<JIT> &jit = (*jits)[{target, fuse, tf32}];
   if (!jit) {
     Options options;
     options.target = target;
     options.fuse = fuse;
+    options.cuda.allowTf32 = tf32;
     jit = std::make_shared<JIT>(options);
   }
   return jit;
@@ -532,16 +533,21 @@ private:
 };
 
 /// Compiles `entry` of the module in `source`: MLIR text, or the path of a
-/// file holding it when `isPath`.
+/// file holding it when `isPath`; f32 products as tf32 when `tf32` (the
+/// CUDA targets).
 std::shared_ptr<Function> compile(const std::string &source, bool isPath,
                                   const std::string &entry,
-                                  const std::string &targetName, bool fuse) {
+                                  const std::string &targetName, bool fuse,
+                                  bool tf32) {
   std::optional<Target> target = parseTarget(targetName);
   if (!target)
     throw nb::value_error(
         ("unknown target '" + targetName + "' (cpu, cuda or cuda-sim)")
             .c_str());
-  std::shared_ptr<JIT> jit = getJIT(*target, fuse);
+  if (tf32 && *target == Target::CPU)
+    throw nb::value_error(
+        "allow_tf32 applies to the cuda and cuda-sim targets, not cpu");
+  std::shared_ptr<JIT> jit = getJIT(*target, fuse, tf32);
   llvm::Expected<std::shared_ptr<Kernel>> kernel = [&] {
     nb::gil_scoped_release release;
     return isPath ? jit->compileFile(source, entry)
@@ -598,7 +604,8 @@ NB_MODULE(_normfuse, m) {
            nb::arg("output_bf16_views"), nb::arg("target").none());
 
   m.def("compile", &compile, nb::arg("source"), nb::arg("is_path"),
-        nb::arg("entry"), nb::arg("target"), nb::arg("fuse"));
+        nb::arg("entry"), nb::arg("target"), nb::arg("fuse"),
+        nb::arg("allow_tf32"));
   m.def("fuse", &fuse, nb::arg("source"), nb::arg("buffer_name"));
   m.def("kernel_graph", &graph, nb::arg("source"), nb::arg("fuse"),
         nb::arg("buffer_name"));

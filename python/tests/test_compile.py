@@ -4,6 +4,7 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 import normfuse
@@ -168,3 +169,42 @@ def test_launches_counts_the_cuda_kernels_of_one_call_and_is_none_on_the_cpu():
     assert normfuse.compile(GROUP_NORM_NHWC, "gn", target="cuda-sim",
                             fuse=False).launches == 4
     assert normfuse.compile(GROUP_NORM_NHWC, "gn").launches is None
+
+
+MATMUL_F32 = """
+func.func @mm(%a: tensor<20x24xf32>, %b: tensor<24x12xf32>) -> tensor<20x12xf32> {
+  %c = nf.matmul %a, %b : tensor<20x24xf32>, tensor<24x12xf32> -> tensor<20x12xf32>
+  return %c : tensor<20x12xf32>
+}
+"""
+
+
+def _round_to_tf32(x):
+    """f32 rounded to 10 fraction bits, to nearest with ties away from zero
+    (cvt.rna.tf32.f32), for finite x."""
+    bits = x.astype(np.float32).view(np.uint32)
+    return ((bits + np.uint32(0x1000)) & np.uint32(0xFFFFE000)).view(np.float32)
+
+
+def test_allow_tf32_runs_f32_products_on_operands_rounded_to_tf32():
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((20, 24)).astype(np.float32)
+    b = rng.standard_normal((24, 12)).astype(np.float32)
+    exact = a.astype(np.float64) @ b.astype(np.float64)
+    rounded = (_round_to_tf32(a).astype(np.float64)
+               @ _round_to_tf32(b).astype(np.float64))
+    tf32 = normfuse.compile(MATMUL_F32, "mm", target="cuda-sim",
+                            allow_tf32=True)(a, b)
+    f32 = normfuse.compile(MATMUL_F32, "mm", target="cuda-sim")(a, b)
+    # tf32: the rounded operands' product, summed in f32; by default f32
+    # keeps its precision.
+    assert np.abs(tf32 - rounded).max() < 1e-5
+    assert np.abs(tf32 - exact).max() > 1e-4
+    assert np.abs(f32 - exact).max() < 1e-5
+
+
+def test_allow_tf32_applies_to_the_cuda_targets_only():
+    with pytest.raises(ValueError, match="allow_tf32 applies to the cuda"):
+        normfuse.compile(MATMUL_F32, "mm", allow_tf32=True)
+    with pytest.raises(TypeError, match="allow_tf32 must be True or False"):
+        normfuse.compile(MATMUL_F32, "mm", target="cuda-sim", allow_tf32=1)

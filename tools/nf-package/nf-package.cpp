@@ -38,6 +38,9 @@ CUDA back end.
   --binaries          also compile every architecture with NVRTC:
                       <entry>.sm_XY.cubin, <entry>.compute_XY.ptx
   --no-fuse           package the functions op by op, as written
+  --allow-tf32        f32 matmuls and convolutions on tensor cores as tf32
+                      (sm_80 and newer; operands rounded to 10 fraction
+                      bits, f32 sums)
   --help              this text
 )";
 
@@ -91,6 +94,8 @@ int main(int argc, char **argv) {
       options.binaries = true;
     } else if (arg == "--no-fuse") {
       options.fuse = false;
+    } else if (arg == "--allow-tf32") {
+      options.allowTf32 = true;
     } else if (arg == "--entry" || arg == "-o" || arg == "--cuda-arch" ||
                arg == "--input-shapes") {
       auto v = value(arg);

@@ -53,6 +53,10 @@ runtime, as nf-package-run does.
                       (75 and up) or a part (h100-pcie, a100, ...),
                       optionally with :key=value figures (sm_90:sms=114);
                       default sm_90. The cuda target uses its device's.
+  --allow-tf32        run f32 matmuls and convolutions on tensor cores as
+                      tf32 (sm_80 and newer; cuda and cuda-sim targets):
+                      operands rounded to 10 fraction bits, f32 sums, as
+                      PyTorch's allow_tf32. Off by default
   --bench N           time N runs (1 to 1000000) after 3 warm-up runs;
                       print the median time, the bytes read and written
                       and GB/s (table and JSON); on the cuda target the
@@ -98,7 +102,8 @@ struct Arguments {
   unsigned bench = 0;
   int threads = 0;
   int64_t vectorWidth = 0;
-  bool bf16FromF32 = false, fuse = true, noBufferCache = false, help = false;
+  bool bf16FromF32 = false, fuse = true, noBufferCache = false, help = false,
+       allowTf32 = false;
   bool printGpuTarget = false;
 };
 } // namespace
@@ -131,6 +136,7 @@ static std::string parseArguments(int argc, char **argv, Arguments &args) {
                  : name == "no-fuse"         ? (setTo = false, &args.fuse)
                  : name == "bf16-from-f32"   ? &args.bf16FromF32
                  : name == "no-buffer-cache" ? &args.noBufferCache
+                 : name == "allow-tf32"      ? &args.allowTf32
                  : name == "gpu-target"      ? &args.printGpuTarget
                                              : nullptr;
     if (flag) {
@@ -208,6 +214,9 @@ static int runPackage(const Arguments &args) {
   if (!args.fuse)
     return fail("--no-fuse does not apply to a kernel package: it was "
                 "fused or not when it was made (nf-package --no-fuse)");
+  if (args.allowTf32)
+    return fail("--allow-tf32 does not apply to a kernel package: its "
+                "kernels were generated when it was made");
   if (args.threads != 0 || args.vectorWidth != 0 || args.noBufferCache)
     return fail("--threads, --vector-width and --no-buffer-cache apply to "
                 "the cpu target only");
@@ -273,6 +282,7 @@ int main(int argc, char **argv) {
   // Options of another target are refused by the JIT, with the reason.
   if (!args.cudaArch.empty())
     options.cuda.arch = args.cudaArch;
+  options.cuda.allowTf32 = args.allowTf32;
   options.cpu.vectorWidth = args.vectorWidth;
   options.cpu.cacheBuffers = !args.noBufferCache;
   options.fuse = args.fuse;

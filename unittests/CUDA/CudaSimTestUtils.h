@@ -26,19 +26,23 @@ namespace nftest {
 /// The cuda-sim JIT whose row norms follow `schedule` ("auto", "warp-rows",
 /// "block-row-registers", "block-row-streaming", "split-row"), running
 /// nf-fuse-pipeline first when `fuse`, generating kernels for GPU target
-/// `gpu` (a few SMs make small products count as large).
+/// `gpu` (a few SMs make small products count as large), f32 products on
+/// tensor cores as tf32 when `tf32`.
 inline normfuse::jit::JIT &
 simJIT(const std::string &schedule = "auto", bool fuse = false,
-       const std::string &gpu = normfuse::runtime::kDefaultGpuTarget) {
+       const std::string &gpu = normfuse::runtime::kDefaultGpuTarget,
+       bool tf32 = false) {
   static std::mutex mutex;
   static std::map<std::string, std::unique_ptr<normfuse::jit::JIT>> jits;
   std::lock_guard<std::mutex> lock(mutex);
-  auto &jit = jits[schedule + (fuse ? "/fused/" : "/") + gpu];
+  auto &jit =
+      jits[schedule + (fuse ? "/fused/" : "/") + gpu + (tf32 ? "/tf32" : "")];
   if (!jit) {
     normfuse::jit::Options options;
     options.target = normfuse::jit::Target::CUDASim;
     options.cuda.arch = gpu;
     options.cuda.rowNormSchedule = schedule;
+    options.cuda.allowTf32 = tf32;
     options.fuse = fuse;
     jit = std::make_unique<normfuse::jit::JIT>(options);
   }
@@ -49,8 +53,9 @@ simJIT(const std::string &schedule = "auto", bool fuse = false,
 inline std::shared_ptr<normfuse::jit::CudaSimKernel>
 compileForSim(const std::string &ir, const std::string &fn,
               const std::string &schedule = "auto", bool fuse = false,
-              const std::string &gpu = normfuse::runtime::kDefaultGpuTarget) {
-  auto kernel = simJIT(schedule, fuse, gpu).compile(ir, fn);
+              const std::string &gpu = normfuse::runtime::kDefaultGpuTarget,
+              bool tf32 = false) {
+  auto kernel = simJIT(schedule, fuse, gpu, tf32).compile(ir, fn);
   if (!kernel) {
     ADD_FAILURE() << llvm::toString(kernel.takeError()) << "\nIR:\n" << ir;
     return nullptr;

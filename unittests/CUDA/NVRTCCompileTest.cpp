@@ -331,7 +331,8 @@ std::string productModule(const std::string &dtype) {
 /// The CUDA of `module` lowered with `schedule` for row norms (after the
 /// fusion pipeline when `fuse`).
 std::string printCUDA(const std::string &moduleText,
-                      const std::string &schedule, bool fuse = false) {
+                      const std::string &schedule, bool fuse = false,
+                      bool tf32 = false) {
   mlir::DialectRegistry registry;
   mlir::nf::registerAllDialects(registry);
   mlir::MLIRContext context(registry);
@@ -345,6 +346,7 @@ std::string printCUDA(const std::string &moduleText,
     mlir::nf::buildFusePipeline(pm);
   mlir::nf::CUDAPipelineOptions options;
   options.rowNormSchedule = schedule;
+  options.allowTf32 = tf32;
   mlir::nf::buildCUDAPipeline(pm, options);
   if (mlir::failed(pm.run(*module))) {
     ADD_FAILURE() << "the CUDA pipeline failed on:\n" << moduleText;
@@ -750,9 +752,9 @@ std::string tensorCoreSource() {
   return prelude.empty() || kernels.empty() ? "" : prelude + kernels;
 }
 
-// The prelude's mma.sync, ldmatrix and cp.async wrappers are valid PTX for
-// every architecture with m16n8k16 tensor cores, and are what the GPU runs:
-// HMMA, LDSM and LDGSTS in the SASS.
+// The prelude's mma.sync (f16, bf16 and tf32), ldmatrix and cp.async
+// wrappers are valid PTX for every architecture with m16n8k16 tensor cores,
+// and are what the GPU runs: HMMA, LDSM and LDGSTS in the SASS.
 TEST(NVRTCResourceTest, TensorCoreWrappersCompileToHMMAAndLDSM) {
   std::string source = tensorCoreSource();
   ASSERT_FALSE(source.empty());
@@ -764,6 +766,7 @@ TEST(NVRTCResourceTest, TensorCoreWrappersCompileToHMMAAndLDSM) {
       GTEST_SKIP() << error;
     EXPECT_NE(sass.find("HMMA.16816.F32 "), std::string::npos) << arch;
     EXPECT_NE(sass.find("HMMA.16816.F32.BF16"), std::string::npos) << arch;
+    EXPECT_NE(sass.find("HMMA.1688.F32.TF32"), std::string::npos) << arch;
     EXPECT_NE(sass.find("LDSM.16.M88.4"), std::string::npos) << arch;
     EXPECT_NE(sass.find("LDSM.16.MT88.4"), std::string::npos) << arch;
     EXPECT_NE(sass.find("LDGSTS.E.BYPASS.128"), std::string::npos) << arch;
@@ -826,6 +829,54 @@ TEST(NVRTCResourceTest, TensorCoreProductsUseHMMALDSMAndLDGSTSInSASS) {
   // layouts, f16 and bf16, and the f16 matmul and convolution of dynamic
   // shape (cp.async where the runs turn out whole), at two architectures.
   EXPECT_EQ(checked, (9 * 2 + 2) * 2);
+}
+
+// f32 products with tf32 allowed (the fused matmul, a large one, one that
+// splits K, the convolutions and their gradients in both layouts) run on
+// the tensor cores as tf32 (HMMA.1688.F32.TF32), their operands staged by
+// cp.async (LDGSTS) but where the NCHW data gradient gathers them, with no
+// spills at sm_90 (the K-major fragments are loaded element by element, so
+// their addresses take registers).
+TEST(NVRTCResourceTest, Tf32ProductsUseHMMA1688WithoutSpills) {
+  static const std::regex schedule(
+      "// ([A-Za-z0-9_]+): tensor-core-product [^\n]* tf32\n");
+  static const std::regex spills(
+      "Compiling entry function '([A-Za-z0-9_]+)'[^]*?"
+      "([0-9]+) bytes spill stores, ([0-9]+) bytes spill loads");
+  std::string source =
+      printCUDA(productModule("f32"), "auto", /*fuse=*/true, /*tf32=*/true);
+  std::vector<std::string> kernels;
+  for (std::sregex_iterator it(source.begin(), source.end(), schedule), end;
+       it != end; ++it)
+    kernels.push_back((*it)[1]);
+  // mm, mm_large, mm_split; conv2d and both gradients in two layouts.
+  ASSERT_EQ(kernels.size(), 9u) << source;
+  for (const char *arch : {"sm_80", "sm_90"}) {
+    Compiled c = compileWithNVRTC(source, arch);
+    ASSERT_TRUE(c.ok) << c.log;
+    if (std::string(arch) == "sm_90")
+      for (std::sregex_iterator it(c.log.begin(), c.log.end(), spills), end;
+           it != end; ++it) {
+        EXPECT_EQ((*it)[2].str(), "0") << "spill stores in " << (*it)[1];
+        EXPECT_EQ((*it)[3].str(), "0") << "spill loads in " << (*it)[1];
+      }
+    std::string error, sass = disassemble(c.cubin, error);
+    if (!error.empty())
+      GTEST_SKIP() << error;
+    for (const std::string &k : kernels) {
+      size_t begin = sass.find("Function : " + k + "\n");
+      ASSERT_NE(begin, std::string::npos) << k << " is not in the SASS";
+      size_t end = sass.find("Function : ", begin + 1);
+      std::string body = sass.substr(begin, end - begin);
+      EXPECT_NE(body.find("HMMA.1688.F32.TF32"), std::string::npos)
+          << k << " at " << arch << " has no tf32 HMMA";
+      bool gathered = k.find("_nchw_") != std::string::npos &&
+                      k.find("backprop_input") != std::string::npos;
+      if (!gathered)
+        EXPECT_NE(body.find("LDGSTS.E.BYPASS.128"), std::string::npos)
+            << k << " at " << arch << " has no 16-byte cp.async";
+    }
+  }
 }
 
 // The SIMT products of 64 x 64 and 128 x 128 tiles read their operands from

@@ -53,6 +53,8 @@ struct TensorCoreCase {
   bool channelsLast = false;
   /// The GPU target the kernels are made for, where not the default.
   const char *gpu = nullptr;
+  /// f32 compiled with tf32 allowed (JIT option cuda.allowTf32).
+  bool tf32 = false;
 };
 
 ConvAttrs nhwc(std::array<int64_t, 2> strides, std::array<int64_t, 4> padding,
@@ -347,20 +349,35 @@ std::vector<int64_t> resultShape(const TensorCoreCase &c) {
   return {};
 }
 
-/// The float64 product of case `c` (before its epilogue).
+/// `x` rounded to tf32 (10 fraction bits), to nearest with ties away from
+/// zero, as PTX's cvt.rna.tf32.f32 does.
+double roundToTf32(double x) {
+  if (x == 0 || !std::isfinite(x))
+    return x;
+  double ulp = std::ldexp(1.0, std::ilogb(x) - 10);
+  return std::copysign(std::floor(std::fabs(x) / ulp + 0.5) * ulp, x);
+}
+
+/// The float64 product of case `c` (before its epilogue), of its operands
+/// rounded to tf32 first for a tf32 case.
 std::vector<double> product(const TensorCoreCase &c, const Buffer &a,
                             const Buffer &b) {
+  std::vector<double> x = a.toDoubles(), y = b.toDoubles();
+  if (c.tf32) {
+    for (double &v : x)
+      v = roundToTf32(v);
+    for (double &v : y)
+      v = roundToTf32(v);
+  }
   switch (c.op) {
   case Op::Matmul:
-    return matmulReference(c.matmul, a.toDoubles(), b.toDoubles());
+    return matmulReference(c.matmul, x, y);
   case Op::Conv:
-    return conv2dReference(c.geometry, a.toDoubles(), b.toDoubles());
+    return conv2dReference(c.geometry, x, y);
   case Op::ConvGradInput:
-    return conv2dBackpropInputReference(c.geometry, a.toDoubles(),
-                                        b.toDoubles());
+    return conv2dBackpropInputReference(c.geometry, x, y);
   case Op::ConvGradFilter:
-    return conv2dBackpropFilterReference(c.geometry, a.toDoubles(),
-                                         b.toDoubles());
+    return conv2dBackpropFilterReference(c.geometry, x, y);
   }
   return {};
 }
@@ -442,9 +459,9 @@ double gelu(double x, bool tanhForm) {
 void checkAgainstFloat64(const TensorCoreCase &c, const std::string &schedule,
                          unsigned seed) {
   std::string ir = caseIR(c);
-  auto sim =
-      compileForSim(ir, "f", "auto", /*fuse=*/true,
-                    c.gpu ? c.gpu : normfuse::runtime::kDefaultGpuTarget);
+  auto sim = compileForSim(ir, "f", "auto", /*fuse=*/true,
+                           c.gpu ? c.gpu : normfuse::runtime::kDefaultGpuTarget,
+                           c.tf32);
   ASSERT_TRUE(sim);
   EXPECT_EQ(sim->getPlan().steps.size(),
             (c.splitK > 1 ? 2u : 1u) + (c.channelsLast ? 2u : 0u))
@@ -456,13 +473,14 @@ void checkAgainstFloat64(const TensorCoreCase &c, const std::string &schedule,
       << sim->getSource();
   if (c.tileEnvironment) {
     // Stages over 48 KiB: the kernel's one dynamic buffer, sized at launch
-    // (the f16/bf16 stages of A and B).
+    // (the stages of A and B).
     TiledProductSchedule s;
-    ASSERT_TRUE(parseTensorCoreTile(c.tileEnvironment, GpuTarget(), s));
+    int64_t bytes = c.tf32 ? 4 : 2;
+    ASSERT_TRUE(parseTensorCoreTile(c.tileEnvironment, GpuTarget(), s, bytes));
     EXPECT_NE(sim->getSource().find("NF_DYNAMIC_SMEM(nf_smem);"),
               std::string::npos);
     EXPECT_EQ(sim->getPlan().steps[0].launch.sharedMemoryBytes,
-              size_t(s.stages * (s.tileM + s.tileN) * s.tileK * 2));
+              size_t(s.stages * (s.tileM + s.tileN) * s.tileK * bytes));
   }
 
   std::mt19937 rng(seed);
@@ -513,7 +531,8 @@ void checkAgainstFloat64(const TensorCoreCase &c, const std::string &schedule,
   double error = relativeError(got.toDoubles(), want);
   recordError("relative_error", error);
   // The result's rounding: f16 keeps 11 bits, bf16 8; f32 and f64 the
-  // sums' own rounding.
+  // sums' own rounding (tf32: of the rounded operands' products, which the
+  // reference takes).
   double bound = c.dtype == DType::F16    ? 1e-3
                  : c.dtype == DType::BF16 ? 6e-3
                  : c.dtype == DType::F32  ? 1e-5
@@ -530,6 +549,8 @@ TEST_P(TensorCoreProductOnSimTest, MatchesFloat64) {
     schedule += " warps=2x2 stages=3";
   if (c.splitK > 1)
     schedule += " split-k=" + std::to_string(c.splitK);
+  if (c.tf32)
+    schedule += " tf32";
   if (c.tileEnvironment)
     setenv("NF_CUDA_TENSOR_CORE_TILE", c.tileEnvironment, 1);
   checkAgainstFloat64(c, schedule, 31 + GetParam());
@@ -540,6 +561,96 @@ INSTANTIATE_TEST_SUITE_P(Shapes, TensorCoreProductOnSimTest,
                          testing::Range(0, int(cases().size())),
                          [](const testing::TestParamInfo<int> &info) {
                            return std::string(cases()[info.param].name);
+                         });
+
+/// f32 products with tf32 allowed: the tensor-core kernel on mma.sync
+/// m16n8k8, its 16-byte chunks of 4 elements, the fragments of a K-major
+/// operand (which ldmatrix .trans cannot give for 32-bit elements) loaded
+/// element by element; checked against float64 of the operands rounded to
+/// tf32, so a wrong rounding fails as a wrong fragment does.
+std::vector<TensorCoreCase> tf32Cases() {
+  std::vector<TensorCoreCase> all = {
+      // B of [K, N]: K-major, element by element; odd runs copied element
+      // by element.
+      {"m1n1k1", DType::F32, {{1, 1}, {1, 1}}},
+      {"m7n13k5", DType::F32, {{7, 5}, {5, 13}}},
+      {"m65n129k33", DType::F32, {{65, 33}, {33, 129}}},
+      {"m77n136k40", DType::F32, {{77, 40}, {40, 136}}},
+      // Ten K tiles through three stages.
+      {"m64n64k320", DType::F32, {{64, 320}, {320, 64}}},
+      // Both operands with K consecutive: both by ldmatrix; A K-major;
+      // both K-major; batches and a shared operand.
+      {"transposeRhs", DType::F32, {{3, 70, 56}, {40, 56}, false, true}},
+      {"transposeLhs", DType::F32, {{2, 48, 72}, {48, 24}, true, false}},
+      {"transposeBoth", DType::F32, {{2, 24, 40}, {2, 65, 24}, true, true}},
+      {"steadyBatchedTransposeBoth",
+       DType::F32,
+       {{2, 64, 40}, {2, 72, 64}, true, true}},
+      {"biasGeluTanh",
+       DType::F32,
+       {{50, 64}, {64, 72}},
+       Op::Matmul,
+       {},
+       Epilogue::BiasGeluTanh},
+      // The large tile: three stages of 128 x 32 f32 tiles of A and B are
+      // 96 KiB of dynamic shared memory.
+      {"large_m1536n1408k16",
+       DType::F32,
+       {{1536, 16}, {16, 1408}},
+       Op::Matmul,
+       {},
+       Epilogue::None,
+       "128x128x32"},
+      {"splitK_m70n24k1000",
+       DType::F32,
+       {{70, 1000}, {1000, 24}},
+       Op::Matmul,
+       {},
+       Epilogue::None,
+       "64x64x32",
+       4},
+  };
+  TensorCoreCase conv{"convStride2PadBiasRelu", DType::F32, {}, Op::Conv};
+  conv.geometry = {2, 16, 24, 9, 7, 3, 3, nhwc({2, 2}, {1, 1, 1, 2}, {1, 1})};
+  conv.epilogue = Epilogue::BiasRelu;
+  all.push_back(conv);
+  conv.name = "convThreeChannels";
+  conv.geometry = {1, 3, 16, 12, 12, 3, 3, nhwc({2, 2}, {1, 1, 1, 1}, {1, 1})};
+  all.push_back(conv);
+  conv.epilogue = Epilogue::None;
+  for (Op op : {Op::ConvGradInput, Op::ConvGradFilter}) {
+    conv.op = op;
+    conv.name = op == Op::ConvGradInput ? "convGradInputStride2"
+                                        : "convGradFilterStride2";
+    conv.geometry = {2, 16, 24, 9, 7, 3, 3, nhwc({2, 2}, {1, 1, 1, 2}, {1, 1})};
+    all.push_back(conv);
+  }
+  conv.op = Op::Conv;
+  conv.name = "convNCHWStride2PadBiasRelu";
+  conv.geometry = {2, 16, 24, 9, 7, 3, 3, nchw({2, 2}, {1, 1, 1, 2}, {1, 1})};
+  conv.epilogue = Epilogue::BiasRelu;
+  conv.channelsLast = true;
+  all.push_back(conv);
+  for (TensorCoreCase &c : all)
+    c.tf32 = true;
+  return all;
+}
+
+class Tf32ProductOnSimTest : public testing::TestWithParam<int> {};
+
+TEST_P(Tf32ProductOnSimTest, MatchesFloat64OfTf32Operands) {
+  TensorCoreCase c = tf32Cases()[GetParam()];
+  std::string schedule =
+      std::string("tensor-core-product tile=") + c.tile + " warps=2x2 stages=3";
+  if (c.splitK > 1)
+    schedule += " split-k=" + std::to_string(c.splitK);
+  checkAgainstFloat64(c, schedule + " tf32", 71 + GetParam());
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, Tf32ProductOnSimTest,
+                         testing::Range(0, int(tf32Cases().size())),
+                         [](const testing::TestParamInfo<int> &info) {
+                           return std::string(tf32Cases()[info.param].name);
                          });
 
 /// f32 and f64 products on the SIMT kernel (LowerSimtProducts.cpp), whose

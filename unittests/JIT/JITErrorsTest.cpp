@@ -191,12 +191,15 @@ TEST(JITOptionsTest, AnOptionOfAnotherTargetIsRefused) {
   cpu.cuda.arch = "sm_80";
   EXPECT_EQ(optionsError(cpu),
             "the CUDA options (architecture, row-norm schedule, shape-generic "
-            "kernels) do not apply to the cpu target");
+            "kernels, tf32) do not apply to the cpu target");
   cpu.cuda = {};
   cpu.cuda.rowNormSchedule = "split-row";
   EXPECT_NE(optionsError(cpu), "");
   cpu.cuda = {};
   cpu.cuda.shapeGenericKernels = true;
+  EXPECT_NE(optionsError(cpu), "");
+  cpu.cuda = {};
+  cpu.cuda.allowTf32 = true;
   EXPECT_NE(optionsError(cpu), "");
 }
 

@@ -190,7 +190,11 @@ def NFLowerToGPUPass : Pass<"nf-lower-to-gpu", "ModuleOp"> {
            /*default=*/"\"auto\"",
            "Force the row-norm schedule: auto, warp-rows, block-row-registers, "
            "block-row-streaming, split-row or channels-last-groups (group "
-           "and instance norms in NHWC; auto for the rest)">
+           "and instance norms in NHWC; auto for the rest)">,
+    Option<"allowTf32", "allow-tf32", "bool", /*default=*/"false",
+           "Run f32 matmuls and convolutions on tensor cores as tf32 "
+           "(sm_80 and newer): operands rounded to 10 fraction bits, f32 "
+           "sums. Off, f32 products keep full f32 precision">
   ];
 }
 

@@ -61,6 +61,11 @@ struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
                      "block-row-registers, block-row-streaming, split-row, "
                      "channels-last-groups)"),
       llvm::cl::init("auto")};
+  PassOptions::Option<bool> allowTf32{
+      *this, "allow-tf32",
+      llvm::cl::desc("Run f32 matmuls and convolutions on tensor cores as "
+                     "tf32 (sm_80 and newer)"),
+      llvm::cl::init(false)};
 };
 
 /// The CUDA pipeline: nf ops on tensors to GPU kernels (nf-lower-to-gpu)

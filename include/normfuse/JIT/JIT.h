@@ -109,6 +109,11 @@ struct CUDAOptions {
   /// "split-row" to force one (tests reach every path on small shapes this
   /// way).
   std::string rowNormSchedule = "auto";
+  /// f32 matmuls and convolutions on tensor cores as tf32 (sm_80 and
+  /// newer; PyTorch's allow_tf32): each operand element rounded to 10
+  /// fraction bits, products summed in f32. Off (the default), f32
+  /// products keep f32 precision.
+  bool allowTf32 = false;
   /// Functions with dynamic dimensions: lowered once as they are, the
   /// kernels taking their sizes as arguments (what nf-opt's
   /// --nf-cuda-pipeline makes of such a function), each call's launch plan

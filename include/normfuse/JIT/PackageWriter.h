@@ -37,6 +37,9 @@ struct PackageOptions {
   bool binaries = false;
   /// Run nf-fuse-pipeline first.
   bool fuse = true;
+  /// f32 matmuls and convolutions on tensor cores as tf32
+  /// (CUDAOptions::allowTf32).
+  bool allowTf32 = false;
   /// The input shapes of entries with dynamic dimensions, by name.
   std::map<std::string, std::vector<std::vector<int64_t>>> inputShapes;
 };

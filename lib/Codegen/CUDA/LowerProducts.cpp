@@ -212,7 +212,7 @@ Value emitProduct(OpBuilder &b, Operation *op, const Product &inPlace,
   TiledProductSchedule s = selectTiledProductSchedule(
       {constantOr(sizes[kBatch]), constantOr(sizes[kM]), constantOr(sizes[kN]),
        constantOr(sizes[kK]), operandElement, storage, tensorCoreOperands,
-       p.consecutiveColumns},
+       p.consecutiveColumns, options.allowTf32},
       options.target);
   int64_t threads = s.blockSize();
   // The tensor-core kernel reads an NCHW convolution that allows it from
@@ -568,7 +568,8 @@ FailureOr<Product> getProduct(Conv2DOp op) {
     p.layoutA = {Runs::Rows, 1, kM};
     p.consecutiveColumns = false;
     Type element = input.getElementType();
-    if ((element.isF16() || element.isBF16()) &&
+    // (Read by the tensor-core schedule alone: f16, bf16, and f32 as tf32.)
+    if ((element.isF16() || element.isBF16() || element.isF32()) &&
         !ShapedType::isDynamic(channels) && channels % kWholeRun == 0)
       p.channelsLast = channelsLastOperands(params, channels, k);
   }

@@ -59,8 +59,10 @@ using namespace mlir::nf::cuda;
 
 namespace {
 
-/// Elements per 16-byte chunk of f16/bf16.
-constexpr int64_t kChunk = 8;
+/// Elements per 16-byte chunk: 8 of f16/bf16, 4 of f32 (tf32).
+int64_t chunkElements(Type element) {
+  return 16 / (element.getIntOrFloatBitWidth() / 8);
+}
 
 /// One operand's tiles in shared memory: `outer` (tileM for A, tileN for B)
 /// by tileK, `stages` of them.
@@ -74,21 +76,23 @@ struct StagedOperand {
   /// The block's shared memory, and where this operand's stages start.
   Value smem;
   int64_t base = 0;
+  /// Elements per 16-byte chunk.
+  int64_t chunk = chunkElements(element);
 
-  int64_t rowChunks() const { return (kMajor ? outer : tileK) / kChunk; }
-  int64_t rowElements() const { return rowChunks() * kChunk; }
+  int64_t rowChunks() const { return (kMajor ? outer : tileK) / chunk; }
+  int64_t rowElements() const { return rowChunks() * chunk; }
   int64_t stageElements() const { return outer * tileK; }
 
-  /// The element offset, inside a stage, of chunk `chunk` of row `row`,
+  /// The element offset, inside a stage, of chunk `logical` of row `row`,
   /// swizzled: the eight rows one ldmatrix phase reads hit eight
   /// different 16-byte bank groups of a 128-byte line.
-  Value chunkOffset(IndexMath &im, Value row, Value chunk) const {
+  Value chunkOffset(IndexMath &im, Value row, Value logical) const {
     int64_t r = rowChunks();
     int64_t mask = std::min<int64_t>(r, 8) - 1;
     int64_t rowsPerLine = std::max<int64_t>(1, 8 / r);
     Value bits = im.rem(im.div(row, rowsPerLine), mask + 1);
-    Value physical = im.b.create<arith::XOrIOp>(im.loc, chunk, bits);
-    return im.madd(row, r * kChunk, im.mul(physical, kChunk));
+    Value physical = im.b.create<arith::XOrIOp>(im.loc, logical, bits);
+    return im.madd(row, r * chunk, im.mul(physical, chunk));
   }
 };
 
@@ -134,11 +138,12 @@ void copyRun(OpBuilder &b, Location loc, ProductKernel &pk,
                       lessThan(b, loc, k, kLimit)),
               at.valid);
   Value src = b.create<arith::SelectOp>(loc, valid, at.offset, im.c(0));
-  Value elements = b.create<arith::SelectOp>(loc, valid, im.c(kChunk), im.c(0));
+  Value elements =
+      b.create<arith::SelectOp>(loc, valid, im.c(t.chunk), im.c(0));
   b.create<nvgpu::DeviceAsyncCopyOp>(
       loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), t.smem,
       ValueRange{c.dst}, t.isA ? pk.a : pk.b, ValueRange{src},
-      b.getIndexAttr(kChunk), elements, b.getUnitAttr());
+      b.getIndexAttr(t.chunk), elements, b.getUnitAttr());
 }
 
 /// Loads a chunk element by element through registers, zeros outside the
@@ -150,7 +155,7 @@ void copyElements(OpBuilder &b, Location loc, ProductKernel &pk,
   IndexMath im{b, loc};
   const Product &p = pk.product;
   Value buffer = t.isA ? pk.a : pk.b;
-  for (int64_t l = 0; l < kChunk; ++l) {
+  for (int64_t l = 0; l < t.chunk; ++l) {
     Value along = im.add(c.first, im.c(l));
     Value outer = im.add(o0, t.kMajor ? along : c.row);
     Value k = im.add(k0, t.kMajor ? c.row : along);
@@ -193,19 +198,19 @@ SmallVector<Chunk> threadChunks(IndexMath &im, const StagedOperand &t,
   int64_t r = t.rowChunks();
   bool repeats = threads % (8 * r) == 0;
   SmallVector<Chunk> chunks;
-  for (int64_t i = 0; i < t.stageElements() / kChunk / threads; ++i) {
+  for (int64_t i = 0; i < t.stageElements() / t.chunk / threads; ++i) {
     Chunk c;
     if (repeats && i > 0) {
       c = chunks.front();
       c.row = im.add(c.row, im.c(i * threads / r));
-      c.disp = i * threads * kChunk;
+      c.disp = i * threads * t.chunk;
       chunks.push_back(c);
       continue;
     }
     Value e = im.add(tid, im.c(i * threads));
     c.row = im.div(e, r);
     Value chunk = im.rem(e, r);
-    c.first = im.mul(chunk, kChunk);
+    c.first = im.mul(chunk, t.chunk);
     c.dst = t.chunkOffset(im, c.row, chunk);
     chunks.push_back(c);
   }
@@ -229,7 +234,7 @@ bool canCopySteadily(const ProductKernel &pk, const StagedOperand &t) {
   const OperandLayout &layout = t.isA ? p.layoutA : p.layoutB;
   int64_t k = constantOr(pk.sizes[kK]);
   return (t.isA ? p.kStrideA : p.kStrideB) &&
-         layout.run != ShapedType::kDynamic && layout.run % kChunk == 0 &&
+         layout.run != ShapedType::kDynamic && layout.run % t.chunk == 0 &&
          k != ShapedType::kDynamic && k % t.tileK == 0;
 }
 
@@ -250,7 +255,7 @@ SteadyCopies steadyCopies(OpBuilder &b, Location loc, ProductKernel &pk,
                       : p.loadB(b, loc, pk.sizes, batch, k, row);
     sc.src.push_back(at.offset);
     sc.elements.push_back(
-        b.create<arith::SelectOp>(loc, exists, im.c(kChunk), im.c(0)));
+        b.create<arith::SelectOp>(loc, exists, im.c(t.chunk), im.c(0)));
   }
   return sc;
 }
@@ -268,7 +273,7 @@ void loadStageSteadily(OpBuilder &b, Location loc, ProductKernel &pk,
         loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), t.smem,
         ValueRange{displace(im, base, c.dst, t.base + c.disp)},
         t.isA ? pk.a : pk.b, ValueRange{im.add(sc.src[i], advance)},
-        b.getIndexAttr(kChunk), sc.elements[i], b.getUnitAttr());
+        b.getIndexAttr(t.chunk), sc.elements[i], b.getUnitAttr());
 }
 
 /// Stages one operand's tile at (o0, k0) into stage `slot`, zeros from
@@ -283,13 +288,13 @@ void loadStage(OpBuilder &b, Location loc, ProductKernel &pk,
   Value wholeRuns;
   if (layout.run == ShapedType::kDynamic)
     wholeRuns = b.create<arith::CmpIOp>(
-        loc, arith::CmpIPredicate::eq, im.rem(pk.sizes[layout.runSize], kChunk),
-        im.c(0));
+        loc, arith::CmpIPredicate::eq,
+        im.rem(pk.sizes[layout.runSize], t.chunk), im.c(0));
   for (Chunk c : chunks) {
     c.dst = displace(im, base, c.dst, t.base + c.disp);
     c.disp = 0;
     if (!wholeRuns) {
-      (layout.run % kChunk == 0 ? copyRun : copyElements)(
+      (layout.run % t.chunk == 0 ? copyRun : copyElements)(
           b, loc, pk, t, c, batch, o0, k0, kLimit);
       continue;
     }
@@ -307,11 +312,13 @@ void loadStage(OpBuilder &b, Location loc, ProductKernel &pk,
 }
 
 /// The shared-memory offset (inside a stage) of the row that lane `lane`
-/// gives ldmatrix .x4 for 16 x 16 fragment block (outerBase, kBase): of its
-/// four 8 x 8 matrices, A's go (outer 0-7, k 0-7), (8-15, 0-7), (0-7,
-/// 8-15), (8-15, 8-15) as the A fragment's registers; B's go (k 0-7, n
-/// 0-7), (8-15, 0-7), (0-7, 8-15), (8-15, 8-15), two n8 tiles' B
-/// fragments.
+/// gives ldmatrix .x4 for the 16 x 16 (f16/bf16; 16 x 8 of f32) fragment
+/// block (outerBase, kBase): of its four matrices of 8 rows of a 16-byte
+/// chunk (c = the chunk's elements), A's go (outer 0-7, k 0 to c-1), (8-15,
+/// 0 to c-1), (0-7, c to 2c-1), (8-15, c to 2c-1) as the A fragment's
+/// registers; B's go (k 0 to c-1, n 0-7), (c to 2c-1, 0-7), (0 to c-1,
+/// 8-15), (c to 2c-1, 8-15), two n8 tiles' B fragments. (.trans, for a
+/// K-major operand, transposes 16-bit elements only.)
 Value fragmentRow(IndexMath &im, const StagedOperand &t, Value lane,
                   Value outerBase, Value kBase) {
   Value matrix = im.div(lane, 8), r = im.rem(lane, 8);
@@ -319,12 +326,33 @@ Value fragmentRow(IndexMath &im, const StagedOperand &t, Value lane,
   Value outerHalf = t.isA ? low : high, kHalf = t.isA ? high : low;
   if (t.kMajor) {
     Value row = im.add(kBase, im.madd(kHalf, 8, r));
-    Value chunk = im.add(im.div(outerBase, kChunk), outerHalf);
+    Value chunk = im.add(im.div(outerBase, t.chunk), outerHalf);
     return t.chunkOffset(im, row, chunk);
   }
   Value row = im.add(outerBase, im.madd(outerHalf, 8, r));
-  Value chunk = im.add(im.div(kBase, kChunk), kHalf);
+  Value chunk = im.add(im.div(kBase, t.chunk), kHalf);
   return t.chunkOffset(im, row, chunk);
+}
+
+/// The shared-memory offsets (inside a stage) of the four f32 elements lane
+/// `lane` (g = lane / 4, t = lane % 4) holds of the tf32 fragment block at
+/// (outerBase, kBase) of a K-major operand, which ldmatrix cannot give:
+/// A's m16n8k8 fragment, element i at (outer g + 8 (i % 2), k t + 4 (i /
+/// 2)); B's fragments of two n8 tiles, element r at (outer 8 (r / 2) + g,
+/// k t + 4 (r % 2)) (the PTX ISA's m16n8k8 .tf32 layouts).
+SmallVector<Value, 4> scalarFragment(IndexMath &im, const StagedOperand &t,
+                                     Value lane, Value outerBase, Value kBase) {
+  Value g = im.div(lane, 4), q = im.rem(lane, 4);
+  SmallVector<Value, 4> at;
+  for (int64_t e = 0; e < 4; ++e) {
+    int64_t outerStep = t.isA ? 8 * (e % 2) : 8 * (e / 2);
+    int64_t kStep = t.isA ? 4 * (e / 2) : 4 * (e % 2);
+    Value outer = im.add(outerBase, im.add(g, im.c(outerStep)));
+    Value k = im.add(kBase, im.add(q, im.c(kStep)));
+    at.push_back(im.add(t.chunkOffset(im, k, im.div(outer, t.chunk)),
+                        im.rem(outer, t.chunk)));
+  }
+  return at;
 }
 
 } // namespace
@@ -347,6 +375,12 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
   StagedOperand b{false,   pk.product.layoutB.along == Runs::Columns,
                   s.tileN, s.tileK,
                   element, Value()};
+  // Elements per 16-byte chunk, and K per mma.sync: m16n8k16 of f16/bf16,
+  // m16n8k8 of f32 as tf32 (8 of 16 bytes' chunks of K either way).
+  bool tf32 = element.isF32();
+  int64_t chunk = a.chunk, kStep = 2 * chunk;
+  // K-major tf32 fragments are loaded element by element.
+  bool aScalar = tf32 && a.kMajor, bScalar = tf32 && b.kMajor;
   // One shared buffer: A's stages, then B's; the result tile reuses it.
   b.base = s.stages * a.stageElements();
   int64_t smemElements = b.base + s.stages * b.stageElements();
@@ -365,7 +399,7 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
   // 8 rows), so fragments a multiple of 8 rows from the first computed
   // are that many rows on: a constant the compiler folds into ldmatrix's
   // address, which leaves a few registers of offsets live in the K loop.
-  int64_t kSteps = s.tileK / 16;
+  int64_t kSteps = s.tileK / kStep;
   using Displaced = std::pair<Value, int64_t>;
   auto fragmentOffsets = [&](const StagedOperand &t, Value outerBase,
                              int64_t count, int64_t step) {
@@ -376,19 +410,47 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
     for (int64_t f = 0; f < count; ++f)
       for (int64_t q = 0; q < kSteps; ++q) {
         if (t.kMajor ? q > 0 : f > 0) {
-          int64_t rows = t.kMajor ? 16 * q : step * f;
+          int64_t rows = t.kMajor ? kStep * q : step * f;
           Value first = t.kMajor ? at[f][0].first : at[0][q].first;
           at[f][q] = {first, rows * t.rowElements()};
           continue;
         }
         at[f][q] = {fragmentRow(im, t, lane, im.add(outerBase, im.c(step * f)),
-                                im.c(16 * q)),
+                                im.c(kStep * q)),
                     0};
       }
     return at;
   };
-  auto aAt = fragmentOffsets(a, warpRow, fragsM, 16);
-  auto bAt = fragmentOffsets(b, warpCol, fragsN / 2, 16);
+  // K-major tf32 fragments: [fragment][K step][element]. The swizzle
+  // repeats every 8 chunks along a row (two 16-wide fragments of f32) and
+  // every 8 rows, so only the first two fragments' offsets are computed,
+  // the rest a constant on.
+  using Scalar = SmallVector<SmallVector<SmallVector<Displaced, 4>>>;
+  auto scalarOffsets = [&](const StagedOperand &t, Value outerBase,
+                           int64_t count) {
+    int64_t period = 8 * t.chunk / 16;
+    SmallVector<SmallVector<Value, 4>> first;
+    for (int64_t f = 0; f < std::min(count, period); ++f)
+      first.push_back(scalarFragment(im, t, lane,
+                                     im.add(outerBase, im.c(16 * f)), im.c(0)));
+    Scalar at(count, SmallVector<SmallVector<Displaced, 4>>(kSteps));
+    for (int64_t f = 0; f < count; ++f)
+      for (int64_t q = 0; q < kSteps; ++q)
+        for (Value v : first[f % period])
+          at[f][q].push_back(
+              {v, (f / period) * 8 * t.chunk + kStep * q * t.rowElements()});
+    return at;
+  };
+  SmallVector<SmallVector<Displaced>> aAt, bAt;
+  Scalar aScalarAt, bScalarAt;
+  if (aScalar)
+    aScalarAt = scalarOffsets(a, warpRow, fragsM);
+  else
+    aAt = fragmentOffsets(a, warpRow, fragsM, 16);
+  if (bScalar)
+    bScalarAt = scalarOffsets(b, warpCol, fragsN / 2);
+  else
+    bAt = fragmentOffsets(b, warpCol, fragsN / 2, 16);
   SmallVector<Chunk> aChunks = threadChunks(im, a, threads, tid);
   SmallVector<Chunk> bChunks = threadChunks(im, b, threads, tid);
   bool aSteady = canCopySteadily(pk, a), bSteady = canCopySteadily(pk, b);
@@ -407,7 +469,9 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
       im.product(pk.sizes[kBatch], im.product(pk.sizes[kM], pk.sizes[kN]));
 
   auto accType = VectorType::get({2, 2}, kb.getF32Type());
-  auto aFragType = VectorType::get({4, 2}, element);
+  // Four 32-bit registers: ldmatrix .x4's, A's fragment, two B fragments.
+  auto aFragType =
+      VectorType::get({4, 32 / element.getIntOrFloatBitWidth()}, element);
   Value zero = kb.create<arith::ConstantOp>(
       loc, DenseElementsAttr::get(accType, kb.getF32FloatAttr(0.0f)));
   auto tokenType = nvgpu::DeviceAsyncTokenType::get(ctx);
@@ -511,18 +575,33 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
                                         : row;
               };
               SmallVector<Value> acc(carried.drop_back(2));
+              // Four elements of a K-major tf32 operand, one by one.
+              auto gather = [&](Value stage, int64_t base,
+                                ArrayRef<Displaced> at) -> Value {
+                SmallVector<Value> elements;
+                for (const Displaced &d : at)
+                  elements.push_back(lb.create<memref::LoadOp>(
+                      ll, a.smem, ValueRange{fragmentAt(stage, base, d)}));
+                return lb.create<vector::FromElementsOp>(ll, aFragType,
+                                                         elements);
+              };
               for (int64_t q = 0; q < kSteps; ++q) {
                 SmallVector<Value> aFrags, bFrags;
                 for (int64_t i = 0; i < fragsM; ++i)
-                  aFrags.push_back(lb.create<nvgpu::LdMatrixOp>(
-                      ll, aFragType, a.smem,
-                      ValueRange{fragmentAt(aBase, 0, aAt[i][q])},
-                      /*transpose=*/a.kMajor, /*numTiles=*/4));
+                  aFrags.push_back(
+                      aScalar ? gather(aBase, 0, aScalarAt[i][q])
+                              : lb.create<nvgpu::LdMatrixOp>(
+                                    ll, aFragType, a.smem,
+                                    ValueRange{fragmentAt(aBase, 0, aAt[i][q])},
+                                    /*transpose=*/a.kMajor, /*numTiles=*/4));
                 for (int64_t j = 0; j < fragsN; j += 2) {
-                  Value four = lb.create<nvgpu::LdMatrixOp>(
-                      ll, aFragType, b.smem,
-                      ValueRange{fragmentAt(bBase, b.base, bAt[j / 2][q])},
-                      /*transpose=*/b.kMajor, /*numTiles=*/4);
+                  Value four =
+                      bScalar ? gather(bBase, b.base, bScalarAt[j / 2][q])
+                              : lb.create<nvgpu::LdMatrixOp>(
+                                    ll, aFragType, b.smem,
+                                    ValueRange{fragmentAt(bBase, b.base,
+                                                          bAt[j / 2][q])},
+                                    /*transpose=*/b.kMajor, /*numTiles=*/4);
                   for (int64_t half = 0; half < 2; ++half)
                     bFrags.push_back(lb.create<vector::ExtractStridedSliceOp>(
                         ll, four, ArrayRef<int64_t>{2 * half},
@@ -533,7 +612,7 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
                     Value &c = acc[i * fragsN + j];
                     c = lb.create<nvgpu::MmaSyncOp>(
                         ll, aFrags[i], bFrags[j], c,
-                        ArrayRef<int64_t>{16, 8, 16});
+                        ArrayRef<int64_t>{16, 8, kStep}, tf32);
                   }
               }
               acc.push_back(nextToken);
@@ -561,15 +640,15 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
         // now) and out in 16-byte stores.
         Type storage = getElementTypeOrSelf(pk.c.getType());
         bool staged = !split && consecutive && n != ShapedType::kDynamic &&
-                      n % kChunk == 0 && storage == element &&
+                      n % chunk == 0 && storage == element &&
                       s.tileM * s.tileN <= smemElements && s.tileN >= 64;
         // The element offset in shared memory of (row, col) of the tile:
         // 16-byte chunk c of row r at c ^ (r % 8), so the eight rows a
         // warp's accumulators write hit eight bank groups.
-        auto tileOffset = [&](IndexMath &xm, Value row, Value chunk) {
+        auto tileOffset = [&](IndexMath &xm, Value row, Value logical) {
           Value physical =
-              xm.b.create<arith::XOrIOp>(xm.loc, chunk, xm.rem(row, 8));
-          return xm.madd(row, s.tileN, xm.mul(physical, kChunk));
+              xm.b.create<arith::XOrIOp>(xm.loc, logical, xm.rem(row, 8));
+          return xm.madd(row, s.tileN, xm.mul(physical, chunk));
         };
         for (int64_t i = 0; i < fragsM; ++i)
           for (int64_t j = 0; j < fragsN; ++j)
@@ -610,8 +689,8 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
                 Value offset =
                     pk.product.store(sb, sl, pk.sizes, batch, row, col).offset;
                 Value at =
-                    sm.add(tileOffset(sm, tileRow, sm.div(tileCol, kChunk)),
-                           sm.rem(tileCol, kChunk));
+                    sm.add(tileOffset(sm, tileRow, sm.div(tileCol, chunk)),
+                           sm.rem(tileCol, chunk));
                 storeLanes(sb, sl, pk.applyEpilogue(sb, sl, offset, col, sums),
                            a.smem, at);
                 sb.create<scf::YieldOp>(sl);
@@ -620,20 +699,20 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
         if (staged) {
           // Every warp's part is in; each thread stores whole chunks.
           tb.create<gpu::BarrierOp>(tl);
-          auto chunkType = VectorType::get({kChunk}, element);
-          int64_t rowChunks = s.tileN / kChunk;
+          auto chunkType = VectorType::get({chunk}, element);
+          int64_t rowChunks = s.tileN / chunk;
           for (int64_t q = 0; q < s.tileM * rowChunks / threads; ++q) {
             Value e = tm.add(tid, tm.c(q * threads));
-            Value tileRow = tm.div(e, rowChunks), chunk = tm.rem(e, rowChunks);
+            Value tileRow = tm.div(e, rowChunks), piece = tm.rem(e, rowChunks);
             Value row = tm.add(m0, tileRow);
-            Value col = tm.add(n0, tm.mul(chunk, kChunk));
+            Value col = tm.add(n0, tm.mul(piece, chunk));
             Value inside = tm.both(lessThan(tb, tl, row, pk.sizes[kM]),
                                    lessThan(tb, tl, col, pk.sizes[kN]));
             tb.create<scf::IfOp>(tl, inside, [&](OpBuilder &sb, Location sl) {
               IndexMath sm{sb, sl};
               Value v = sb.create<vector::LoadOp>(
                   sl, chunkType, a.smem,
-                  ValueRange{tileOffset(sm, tileRow, chunk)});
+                  ValueRange{tileOffset(sm, tileRow, piece)});
               Value offset =
                   pk.product.store(sb, sl, pk.sizes, batch, row, col).offset;
               sb.create<vector::StoreOp>(sl, v, pk.c, ValueRange{offset});

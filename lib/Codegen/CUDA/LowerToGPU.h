@@ -22,6 +22,8 @@ struct GPULoweringOptions {
   GpuTarget target;
   /// Row norms: the schedule kind, or Auto for the schedule layer's choice.
   ForcedRowNormKind rowNorm = ForcedRowNormKind::Auto;
+  /// f32 products may run on tensor cores as tf32 (PyTorch's allow_tf32).
+  bool allowTf32 = false;
 };
 
 /// layer_norm, rms_norm, and group_norm and instance_norm of static shape;

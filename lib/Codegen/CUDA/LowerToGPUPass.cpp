@@ -207,6 +207,7 @@ struct NFLowerToGPUPass : nf::impl::NFLowerToGPUPassBase<NFLowerToGPUPass> {
       return signalPassFailure();
     }
     options.rowNorm = *rowNorm;
+    options.allowTf32 = allowTf32;
 
     IRRewriter rewriter(&getContext());
     SmallVector<func::FuncOp> functions(module.getOps<func::FuncOp>());

@@ -26,6 +26,7 @@ void nf::buildCUDAPipeline(OpPassManager &pm,
   NFLowerToGPUPassOptions lower;
   lower.arch = options.arch;
   lower.rowNormSchedule = options.rowNormSchedule;
+  lower.allowTf32 = options.allowTf32;
   pm.addPass(createNFLowerToGPUPass(lower));
 
   addBufferizeToOutParamsPasses(pm);

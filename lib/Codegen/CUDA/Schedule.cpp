@@ -652,14 +652,15 @@ std::string TiledProductSchedule::str() const {
            std::to_string(tileN) + "x" + std::to_string(tileK) +
            " warps=" + std::to_string(warpsM) + "x" + std::to_string(warpsN) +
            " stages=" + std::to_string(stages) +
-           (splitK > 1 ? " split-k=" + std::to_string(splitK) : "");
+           (splitK > 1 ? " split-k=" + std::to_string(splitK) : "") +
+           (tf32 ? " tf32" : "");
   return "tiled-product tile=" + std::to_string(tileM) + "x" +
          std::to_string(tileN) + "x" + std::to_string(tileK) +
          " thread=" + std::to_string(threadM) + "x" + std::to_string(threadN);
 }
 
 bool cuda::parseTensorCoreTile(llvm::StringRef text, const GpuTarget &target,
-                               TiledProductSchedule &s) {
+                               TiledProductSchedule &s, int64_t elementBytes) {
   // MxNxK/stages/WMxWN
   SmallVector<llvm::StringRef> parts, tile, warps;
   text.split(parts, '/');
@@ -682,14 +683,15 @@ bool cuda::parseTensorCoreTile(llvm::StringRef text, const GpuTarget &target,
       stages > 8 || tm > 256 || tn > 256 || tk > 128 || wm * wn > 16)
     return false;
   // Warp parts of whole m16 fragments and pairs of n8 fragments; K steps
-  // of 16; every thread copies whole chunks of 8 elements of each stage.
+  // of two 16-byte chunks (16 of f16, 8 of f32); every thread copies whole
+  // 16-byte chunks of each stage.
   int64_t threads = GpuTarget::kWarpSize * wm * wn;
-  if (tm % (16 * wm) || tn % (16 * wn) || tk % 16 || (tm * tk / 8) % threads ||
-      (tn * tk / 8) % threads)
+  int64_t chunk = 16 / elementBytes;
+  if (tm % (16 * wm) || tn % (16 * wn) || tk % (2 * chunk) ||
+      (tm * tk / chunk) % threads || (tn * tk / chunk) % threads)
     return false;
-  // Within the shared memory a block of the target may have (2-byte
-  // operands).
-  if (stages * (tm + tn) * tk * 2 > target.sharedBytesPerBlock)
+  // Within the shared memory a block of the target may have.
+  if (stages * (tm + tn) * tk * elementBytes > target.sharedBytesPerBlock)
     return false;
   s.tileM = tm;
   s.tileN = tn;
@@ -704,12 +706,12 @@ bool cuda::parseTensorCoreTile(llvm::StringRef text, const GpuTarget &target,
 /// for (a tuning experiment: "128x256x32/3/2x4"), if any; a value that
 /// does not parse is reported and ignored.
 static std::optional<TiledProductSchedule>
-tensorCoreTileOverride(const GpuTarget &target) {
+tensorCoreTileOverride(const GpuTarget &target, int64_t elementBytes) {
   const char *env = std::getenv("NF_CUDA_TENSOR_CORE_TILE");
   if (!env || !*env)
     return std::nullopt;
   TiledProductSchedule s;
-  if (parseTensorCoreTile(env, target, s))
+  if (parseTensorCoreTile(env, target, s, elementBytes))
     return s;
   llvm::errs() << "normfuse: ignoring NF_CUDA_TENSOR_CORE_TILE=" << env
                << " (MxNxK/stages/WMxWN of whole warp fragments, within the "
@@ -728,13 +730,17 @@ TiledProductSchedule cuda::selectTiledProductSchedule(const ProductShape &p,
   auto tiles = [](int64_t d, int64_t t) {
     return d == ShapedType::kDynamic ? int64_t(1) << 20 : (d + t - 1) / t;
   };
-  if (p.tensorCoreOperands && (elementType.isF16() || elementType.isBF16()) &&
+  bool tf32 = p.allowTf32 && elementType.isF32();
+  if (p.tensorCoreOperands &&
+      (elementType.isF16() || elementType.isBF16() || tf32) &&
       target.smVersion >= 80) {
     // 128 x 128 tiles of four 64 x 64 warps (3 stages of 32-wide K tiles:
-    // 48 KiB of shared memory) where they make at least a wave over the
-    // batch; else
-    // 64 x 64 tiles of four 32 x 32 warps, four times the blocks.
+    // 48 KiB of shared memory, 96 KiB as tf32) where they make at least a
+    // wave over the batch; else 64 x 64 tiles of four 32 x 32 warps, four
+    // times the blocks.
+    int64_t elementBytes = tf32 ? 4 : 2;
     s.kind = TiledProductSchedule::Kind::TensorCore;
+    s.tf32 = tf32;
     s.tileK = 32;
     s.warpsM = s.warpsN = 2;
     s.stages = 3;
@@ -749,7 +755,8 @@ TiledProductSchedule cuda::selectTiledProductSchedule(const ProductShape &p,
     else if (large && m != ShapedType::kDynamic && m <= 64)
       s.tileM = 64;
     s.minBlocksPerMultiprocessor = 1;
-    if (std::optional<TiledProductSchedule> o = tensorCoreTileOverride(target);
+    if (std::optional<TiledProductSchedule> o =
+            tensorCoreTileOverride(target, elementBytes);
         o && large) {
       s.tileM = o->tileM;
       s.tileN = o->tileN;
@@ -758,6 +765,11 @@ TiledProductSchedule cuda::selectTiledProductSchedule(const ProductShape &p,
       s.warpsN = o->warpsN;
       s.stages = o->stages;
     }
+    // Fewer stages where a block of the target has less shared memory.
+    while (s.stages > 2 &&
+           s.stages * (s.tileM + s.tileN) * s.tileK * elementBytes >
+               target.sharedBytesPerBlock)
+      --s.stages;
     // Few tiles over a long K (inference: a few hundred tokens through a
     // wide layer): K split so that the blocks fill the device.
     bool known = !ShapedType::isDynamic(batch) && !ShapedType::isDynamic(m) &&

@@ -599,7 +599,35 @@ inline RowCol ldmatrixElement(int lane, int h, bool trans) {
   return trans ? RowCol{rc.col, rc.row} : rc;
 }
 
-/// What a lane gives mma.sync.
+// mma.sync.aligned.m16n8k8 with .tf32 operands (PTX ISA, "Matrix
+// Fragments for mma.m16n8k8", .tf32): one 32-bit element a register.
+/// A (16x8, row-major): element i of 4.
+inline RowCol mmaATf32(int lane, int i) {
+  int g = lane >> 2, t = lane & 3;
+  return {g + 8 * (i & 1), t + 4 * (i >> 1)};
+}
+/// B (8x8, column-major): element i of 2; row is k.
+inline RowCol mmaBTf32(int lane, int i) {
+  int g = lane >> 2, t = lane & 3;
+  return {t + 4 * i, g};
+}
+
+/// f32 to tf32 as cvt.rna.tf32.f32 rounds (ptxas emits it as these integer
+/// operations, sm_80 and sm_90): the 13 low mantissa bits dropped, to
+/// nearest with ties away from zero (a finite value past the largest tf32
+/// becomes infinity); infinities and NaN only lose those bits.
+inline float roundToTf32(float f) {
+  uint32_t x = bitsOf(f);
+  if ((x & 0x7f800000) != 0x7f800000)
+    x += 0x1000;
+  return floatOf(x & 0xffffe000u);
+}
+
+/// The operands mma.sync multiplies.
+enum MmaKind { MmaF16 = 0, MmaBF16 = 1, MmaTf32 = 2 };
+
+/// What a lane gives mma.sync: m16n8k16 packs two 16-bit elements a
+/// register; m16n8k8 .tf32 has one f32 a register (a[0..3], b[0..1]).
 struct MmaOperands {
   uint32_t a[4], b[2];
   float c[4];
@@ -638,21 +666,36 @@ inline void completeLdMatrix(Lane *L) {
   }
 }
 
-/// mma.sync m16n8k16 of the whole warp: D = A * B + C, products and sums
-/// in f32 (`arg` 1 for bf16 operands, else f16).
+/// mma.sync of the whole warp: D = A * B + C, products and sums in f32;
+/// `arg` is the MmaKind (m16n8k16 for f16 and bf16, m16n8k8 for tf32, whose
+/// operands are rounded as the prelude's cvt.rna.tf32.f32 rounds them).
 inline void completeMma(Lane *L) {
-  bool bf16 = L[0].arg == 1;
+  auto kind = MmaKind(L[0].arg);
+  int depth = kind == MmaTf32 ? 8 : 16;
   float a[16][16], b[16][8], c[16][8];
   for (int l = 0; l < 32; ++l) {
     const auto *o = static_cast<const MmaOperands *>(L[l].in);
-    for (int i = 0; i < 8; ++i) {
-      RowCol rc = mmaA(l, i);
-      a[rc.row][rc.col] = mmaValue(o->a[i / 2], i, bf16);
+    if (kind == MmaTf32) {
+      for (int i = 0; i < 4; ++i) {
+        RowCol rc = mmaATf32(l, i);
+        a[rc.row][rc.col] = roundToTf32(floatOf(o->a[i]));
+      }
+      for (int i = 0; i < 2; ++i) {
+        RowCol rc = mmaBTf32(l, i);
+        b[rc.row][rc.col] = roundToTf32(floatOf(o->b[i]));
+      }
+    } else {
+      for (int i = 0; i < 8; ++i) {
+        RowCol rc = mmaA(l, i);
+        a[rc.row][rc.col] = mmaValue(o->a[i / 2], i, kind == MmaBF16);
+      }
+      for (int i = 0; i < 4; ++i) {
+        RowCol rc = mmaB(l, i);
+        b[rc.row][rc.col] = mmaValue(o->b[i / 2], i, kind == MmaBF16);
+      }
     }
     for (int i = 0; i < 4; ++i) {
-      RowCol rc = mmaB(l, i);
-      b[rc.row][rc.col] = mmaValue(o->b[i / 2], i, bf16);
-      rc = mmaC(l, i);
+      RowCol rc = mmaC(l, i);
       c[rc.row][rc.col] = o->c[i];
     }
   }
@@ -660,7 +703,7 @@ inline void completeMma(Lane *L) {
     for (int i = 0; i < 4; ++i) {
       RowCol rc = mmaC(l, i);
       float acc = c[rc.row][rc.col];
-      for (int k = 0; k < 16; ++k)
+      for (int k = 0; k < depth; ++k)
         acc = std::fma(a[rc.row][k], b[k][rc.col], acc);
       static_cast<float *>(L[l].out)[i] = acc;
     }
@@ -983,15 +1026,15 @@ inline void cpAsyncWait(int n) {
   S.numCopies[t] = kept;
 }
 
-template <bool BF16, class A, class B>
+template <MmaKind Kind, class A, class B>
 inline nf_vec<float, 4> mma(const A &a, const B &b, const nf_vec<float, 4> &c) {
-  static_assert(sizeof(A) == 16 && sizeof(B) == 8, "m16n8k16 fragments");
+  static_assert(sizeof(A) == 16 && sizeof(B) == 8, "mma.sync fragments");
   MmaOperands o;
   std::memcpy(o.a, &a, 16);
   std::memcpy(o.b, &b, 8);
   std::memcpy(o.c, &c, 16);
   nf_vec<float, 4> d;
-  warpOp(Mma, ~0u, 0, BF16, 32, &o, &d);
+  warpOp(Mma, ~0u, 0, Kind, 32, &o, &d);
   return d;
 }
 
@@ -1043,21 +1086,32 @@ inline void __syncwarp(unsigned mask = 0xffffffffu) {
 /// accumulators); a, b and c are the lane's fragments.
 inline nf_vec<float, 4>
 nf_mma_m16n8k16(nf_vec<__half, 8> a, nf_vec<__half, 4> b, nf_vec<float, 4> c) {
-  return nf_sim::mma<false>(a, b, c);
+  return nf_sim::mma<nf_sim::MmaF16>(a, b, c);
 }
 inline nf_vec<float, 4> nf_mma_m16n8k16(nf_vec<__nv_bfloat16, 8> a,
                                         nf_vec<__nv_bfloat16, 4> b,
                                         nf_vec<float, 4> c) {
-  return nf_sim::mma<true>(a, b, c);
+  return nf_sim::mma<nf_sim::MmaBF16>(a, b, c);
 }
-/// ldmatrix.sync.aligned.m8n8.xN(.trans).shared.b16: N 8x8 matrices whose
-/// rows lanes 0 to 8N - 1 address, at `row` + Disp elements.
+/// D = A * B + C for one m16n8k8 tile on f32 data as tf32 (mma.sync .row.col
+/// .tf32, f32 accumulators): each A and B element rounded to tf32 first
+/// (cvt.rna.tf32.f32).
+inline nf_vec<float, 4> nf_mma_m16n8k8_tf32(nf_vec<float, 4> a,
+                                            nf_vec<float, 2> b,
+                                            nf_vec<float, 4> c) {
+  return nf_sim::mma<nf_sim::MmaTf32>(a, b, c);
+}
+/// ldmatrix.sync.aligned.m8n8.xN(.trans).shared.b16: N 8x8 matrices of
+/// 16-bit elements (8x4 of 32-bit ones) whose rows lanes 0 to 8N - 1
+/// address, at `row` + Disp elements.
 template <int N, bool Trans, int Disp = 0, class T>
-inline nf_vec<T, 2 * N> nf_ldmatrix(const T *row) {
+inline nf_vec<T, N * 4 / int(sizeof(T))> nf_ldmatrix(const T *row) {
   row += Disp;
-  static_assert(sizeof(T) == 2 && (N == 1 || N == 2 || N == 4),
-                "ldmatrix loads 1, 2 or 4 matrices of 16-bit elements");
-  nf_vec<T, 2 * N> r;
+  static_assert((sizeof(T) == 2 || (sizeof(T) == 4 && !Trans)) &&
+                    (N == 1 || N == 2 || N == 4),
+                "ldmatrix loads 1, 2 or 4 matrices of 16-bit elements (or "
+                "of 32-bit ones, as pairs of them, without .trans)");
+  nf_vec<T, N * 4 / int(sizeof(T))> r;
   nf_sim::warpOp(nf_sim::LdMatrix, ~0u, 0, N | (Trans ? 8 : 0), 32, row, &r);
   return r;
 }

@@ -791,13 +791,21 @@ LogicalResult CUDAEmitter::emitOp(Operation &op) {
       .Case([&](nvgpu::MmaSyncOp m) -> LogicalResult {
         std::array<int64_t, 3> shape = m.getMmaShapeAsArray();
         auto c = cast<VectorType>(m.getMatrixC().getType());
-        if (shape != std::array<int64_t, 3>{16, 8, 16} ||
-            !c.getElementType().isF32() || m.getTf32Enabled())
-          return m.emitOpError() << "cannot print as CUDA: only m16n8k16 "
-                                    "with f32 accumulators";
-        return define(&op, "nf_mma_m16n8k16(" + name(m.getMatrixA()) + ", " +
-                               name(m.getMatrixB()) + ", " +
-                               name(m.getMatrixC()) + ")");
+        Type a = getElementTypeOrSelf(m.getMatrixA().getType());
+        // m16n8k16 on f16/bf16, or m16n8k8 on f32 as tf32.
+        bool tf32 = m.getTf32Enabled().has_value();
+        bool k16 = shape == std::array<int64_t, 3>{16, 8, 16} && !tf32 &&
+                   (a.isF16() || a.isBF16());
+        bool k8 =
+            shape == std::array<int64_t, 3>{16, 8, 8} && tf32 && a.isF32();
+        if (!c.getElementType().isF32() || !(k16 || k8))
+          return m.emitOpError()
+                 << "cannot print as CUDA: only m16n8k16 on f16 or bf16, or "
+                    "m16n8k8 on tf32, with f32 accumulators";
+        return define(
+            &op, std::string(k8 ? "nf_mma_m16n8k8_tf32(" : "nf_mma_m16n8k16(") +
+                     name(m.getMatrixA()) + ", " + name(m.getMatrixB()) + ", " +
+                     name(m.getMatrixC()) + ")");
       })
       .Case([&](nvgpu::DeviceAsyncCopyOp c) -> LogicalResult {
         auto [dstIndex, disp] = displaced(c.getDstIndices());

@@ -86,15 +86,39 @@ __device__ __forceinline__ nf_vec<float, 4> nf_mma_m16n8k16(
         "f"(c.v[0]), "f"(c.v[1]), "f"(c.v[2]), "f"(c.v[3]));
   return d;
 }
-/// ldmatrix.sync.aligned.m8n8.xN(.trans).shared.b16: N 8x8 matrices whose
-/// rows lanes 0 to 8N - 1 address, at `row` + Disp elements (Disp is the
-/// instruction's immediate offset, so that fragments a constant apart
-/// share one address register).
+/// f32 to tf32 (to nearest, ties away from zero), in a 32-bit register.
+__device__ __forceinline__ unsigned nf_tf32(float x) {
+  unsigned r;
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
+  return r;
+}
+/// Tensor cores on f32 data (sm_80 and newer): D = A * B + C for one
+/// m16n8k8 tile (mma.sync .row.col .tf32, f32 accumulators), each A and B
+/// element rounded to tf32 first.
+__device__ __forceinline__ nf_vec<float, 4> nf_mma_m16n8k8_tf32(
+    nf_vec<float, 4> a, nf_vec<float, 2> b, nf_vec<float, 4> c) {
+  nf_vec<float, 4> d;
+  asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, "
+      "{%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"
+      : "=f"(d.v[0]), "=f"(d.v[1]), "=f"(d.v[2]), "=f"(d.v[3])
+      : "r"(nf_tf32(a.v[0])), "r"(nf_tf32(a.v[1])), "r"(nf_tf32(a.v[2])),
+        "r"(nf_tf32(a.v[3])), "r"(nf_tf32(b.v[0])), "r"(nf_tf32(b.v[1])),
+        "f"(c.v[0]), "f"(c.v[1]), "f"(c.v[2]), "f"(c.v[3]));
+  return d;
+}
+/// ldmatrix.sync.aligned.m8n8.xN(.trans).shared.b16: N 8x8 matrices of
+/// 16-bit elements (8x4 of 32-bit ones, without .trans) whose rows lanes 0
+/// to 8N - 1 address, at `row` + Disp elements (Disp is the instruction's
+/// immediate offset, so that fragments a constant apart share one address
+/// register).
 template <int N, bool Trans, int Disp = 0, class T>
-__device__ __forceinline__ nf_vec<T, 2 * N> nf_ldmatrix(const T *row) {
+__device__ __forceinline__ nf_vec<T, N * 4 / int(sizeof(T))>
+nf_ldmatrix(const T *row) {
+  static_assert(sizeof(T) == 2 || (sizeof(T) == 4 && !Trans),
+                "ldmatrix .trans transposes 16-bit elements");
   unsigned at = static_cast<unsigned>(__cvta_generic_to_shared(row));
   constexpr int kBytes = Disp * int(sizeof(T));
-  nf_vec<T, 2 * N> r;
+  nf_vec<T, N * 4 / int(sizeof(T))> r;
   unsigned *R = reinterpret_cast<unsigned *>(&r);
   if constexpr (N == 4 && Trans)
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 "

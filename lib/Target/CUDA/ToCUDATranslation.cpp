@@ -58,9 +58,9 @@ static std::string fileStem(StringRef text) {
 }
 
 /// `module` (nf ops, or kernels already lowered) printed as CUDA for the GPU
-/// target `arch`.
+/// target `arch`, f32 products on tensor cores as tf32 when `tf32`.
 static LogicalResult printForArch(ModuleOp module, const std::string &arch,
-                                  llvm::raw_ostream &os,
+                                  bool tf32, llvm::raw_ostream &os,
                                   bool allowNoKernels = false) {
   bool hasKernels = false;
   module.walk([&](gpu::GPUFuncOp) { hasKernels = true; });
@@ -70,6 +70,7 @@ static LogicalResult printForArch(ModuleOp module, const std::string &arch,
     PassManager pm(module.getContext());
     CUDAPipelineOptions pipeline;
     pipeline.arch = arch;
+    pipeline.allowTf32 = tf32;
     buildCUDAPipeline(pm, pipeline);
     if (failed(pm.run(module)))
       return failure();
@@ -126,7 +127,7 @@ parseForTool(const std::shared_ptr<llvm::SourceMgr> &sourceMgr,
 
 /// The report of nf-gpu-cost for `module` on the first target of `archs`.
 static LogicalResult printCost(ModuleOp module, ArrayRef<std::string> archs,
-                               llvm::raw_ostream &os) {
+                               bool tf32, llvm::raw_ostream &os) {
   if (archs.empty())
     return emitError(module.getLoc()) << "--cuda-arch names no architecture";
   std::string error;
@@ -148,7 +149,7 @@ static LogicalResult printCost(ModuleOp module, ArrayRef<std::string> archs,
   std::string source;
   llvm::raw_string_ostream sourceOs(source);
   // A function that launches nothing costs nothing.
-  if (failed(printForArch(module, archs.front(), sourceOs,
+  if (failed(printForArch(module, archs.front(), tf32, sourceOs,
                           /*allowNoKernels=*/true)))
     return failure();
   // Registers from ptxas where NVRTC is at hand and the target is real.
@@ -192,6 +193,11 @@ void nf::registerToCUDATranslation() {
                      "normfuse/Runtime/GpuTarget.h). The first one's CUDA "
                      "is printed; default sm_90"),
       llvm::cl::init(normfuse::runtime::kDefaultGpuTarget));
+  static llvm::cl::opt<bool> allowTf32(
+      "allow-tf32",
+      llvm::cl::desc("Lower f32 matmuls and convolutions to tensor-core "
+                     "kernels as tf32 (sm_80 and newer)"),
+      llvm::cl::init(false));
   static llvm::cl::opt<std::string> binaries(
       "cuda-binaries",
       llvm::cl::desc("Compile ahead of time with NVRTC, for each --cuda-arch, "
@@ -249,7 +255,7 @@ void nf::registerToCUDATranslation() {
           OwningOpRef<ModuleOp> copy = module.clone();
           std::string source;
           llvm::raw_string_ostream sourceOs(source);
-          if (failed(printForArch(*copy, arch, sourceOs)))
+          if (failed(printForArch(*copy, arch, allowTf32, sourceOs)))
             return failure();
           if (i == 0)
             printed = source;
@@ -284,6 +290,6 @@ void nf::registerToCUDATranslation() {
         if (!parsed)
           return failure();
         return printCost(cast<ModuleOp>(parsed.get()), splitArchs(archList),
-                         os);
+                         allowTf32, os);
       });
 }

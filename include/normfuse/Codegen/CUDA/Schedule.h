@@ -398,7 +398,8 @@ struct TiledProductSchedule {
     /// each own a (tileM / warpsM) x (tileN / warpsN) part of the tile in
     /// mma.sync m16n8k16 accumulators (f32); the operands' 16-byte runs go
     /// to swizzled shared memory by cp.async, `stages` K tiles in flight,
-    /// and to registers by ldmatrix.
+    /// and to registers by ldmatrix. f32 operands, where allowed, the
+    /// same as tf32 (`tf32`): mma.sync m16n8k8.
     TensorCore
   };
   Kind kind = Kind::Simt;
@@ -411,6 +412,8 @@ struct TiledProductSchedule {
   /// adds the slices in order, applies the epilogue and stores. For
   /// products of too few tiles to fill the device over a long K.
   int64_t splitK = 1;
+  /// TensorCore only: f32 operands rounded to tf32 (m16n8k8).
+  bool tf32 = false;
   /// Rows of output tiles walked together (tileOrigin): the blocks running
   /// at once share the panels of A and B they read in L2.
   int64_t tileGroupRows = 8;
@@ -426,17 +429,18 @@ struct TiledProductSchedule {
                                     : (tileM / threadM) * (tileN / threadN);
   }
   /// "tiled-product tile=128x128x8 thread=8x8", "tensor-core-product
-  /// tile=128x128x32 warps=2x2 stages=3 [split-k=3]"
+  /// tile=128x128x32 warps=2x2 stages=3 [split-k=3] [tf32]"
   std::string str() const;
 };
 
 /// Sets `s`'s tensor-core tile, stages and warps from "MxNxK/stages/WMxWN"
 /// ("128x256x32/3/2x4"); false where the text is not one the kernel can
-/// run on `target` (its stages within the shared memory a block may have).
+/// run on `target` (its stages of `elementBytes` operands within the
+/// shared memory a block may have).
 /// The environment variable NF_CUDA_TENSOR_CORE_TILE sets the tile of
 /// large tensor-core products this way, for tuning experiments.
 bool parseTensorCoreTile(llvm::StringRef text, const GpuTarget &target,
-                         TiledProductSchedule &s);
+                         TiledProductSchedule &s, int64_t elementBytes = 2);
 
 /// What the schedule of a product depends on.
 struct ProductShape {
@@ -450,6 +454,8 @@ struct ProductShape {
   bool tensorCoreOperands;
   /// The result's columns are consecutive in memory.
   bool consecutiveColumns;
+  /// f32 operands may run on tensor cores as tf32.
+  bool allowTf32 = false;
 };
 
 /// The schedule of product `p` on `target`.

@@ -622,6 +622,15 @@ const Frag kIsaB[] = {
 const Frag kIsaC[] = {
     {0, 0, 0, 0}, {0, 2, 8, 0}, {5, 1, 1, 3}, {5, 3, 9, 3}, {31, 3, 15, 7}};
 
+// mma.m16n8k8 .tf32 A: lane 0 a0 (0,0), a1 (8,0), a2 (0,4), a3 (8,4);
+// lane 5 a0 (1,1), a3 (9,5); lane 31 a3 (15,7). B: lane 0 b0 (0,0), b1
+// (4,0); lane 5 b0 (1,1), b1 (5,1); lane 31 b1 (7,7).
+const Frag kIsaTf32A[] = {{0, 0, 0, 0},  {0, 1, 8, 0}, {0, 2, 0, 4},
+                          {0, 3, 8, 4},  {5, 0, 1, 1}, {5, 3, 9, 5},
+                          {31, 3, 15, 7}};
+const Frag kIsaTf32B[] = {
+    {0, 0, 0, 0}, {0, 1, 4, 0}, {5, 0, 1, 1}, {5, 1, 5, 1}, {31, 1, 7, 7}};
+
 // The same tables as tensorcore.cu writes them.
 int rowA(int l, int i) { return l / 4 + (i % 4 >= 2 ? 8 : 0); }
 int colA(int l, int i) { return 2 * (l % 4) + i % 2 + (i >= 4 ? 8 : 0); }
@@ -629,6 +638,20 @@ int rowB(int l, int i) { return 2 * (l % 4) + i % 2 + (i >= 2 ? 8 : 0); }
 int colB(int l, int) { return l / 4; }
 int rowC(int l, int i) { return l / 4 + (i >= 2 ? 8 : 0); }
 int colC(int l, int i) { return 2 * (l % 4) + i % 2; }
+int tf32RowA(int l, int i) { return l / 4 + (i % 2) * 8; }
+int tf32ColA(int l, int i) { return l % 4 + (i / 2) * 4; }
+int tf32RowB(int l, int i) { return l % 4 + i * 4; }
+int tf32ColB(int l, int) { return l / 4; }
+
+/// `x` rounded to tf32 (10 fraction bits) to nearest, ties away from zero,
+/// as PTX's cvt.rna.tf32.f32 defines it (for normal x).
+double roundTf32(double x) {
+  if (x == 0)
+    return x;
+  double ulp = std::ldexp(1.0, std::ilogb(x) - 10);
+  double q = std::fabs(x) / ulp;
+  return std::copysign(std::floor(q + 0.5) * ulp, x);
+}
 
 void testTensorCores() {
   auto m = compileFile("tensorcore.cu");
@@ -642,6 +665,15 @@ void testTensorCores() {
   for (const Frag &f : kIsaC)
     pinned &= rowC(f.lane, f.i) == f.row && colC(f.lane, f.i) == f.col;
   check(pinned, "mma.m16n8k16 fragment tables agree with the PTX ISA's");
+  bool tf32Pinned = true;
+  for (const Frag &f : kIsaTf32A)
+    tf32Pinned &=
+        tf32RowA(f.lane, f.i) == f.row && tf32ColA(f.lane, f.i) == f.col;
+  for (const Frag &f : kIsaTf32B)
+    tf32Pinned &=
+        tf32RowB(f.lane, f.i) == f.row && tf32ColB(f.lane, f.i) == f.col;
+  check(tf32Pinned,
+        "mma.m16n8k8 .tf32 fragment tables agree with the PTX ISA's");
 
   // ldmatrix: rows in a scrambled order, so that each lane's address counts.
   std::vector<int> perm(32);
@@ -685,6 +717,28 @@ void testTensorCores() {
             words[14 * 31 + 0] == (value(0, 7, 6) | value(0, 7, 7) << 16),
         "ldmatrix lanes 0, 5 and 31 as the ISA's figure shows them");
 
+  // ldmatrix of 32-bit elements: lane l holds row l / 4, word l % 4 of each
+  // 8x4 matrix.
+  std::vector<unsigned> words32(32 * 7, 0);
+  unsigned *words32Ptr = words32.data();
+  void *ld32Args[] = {&permPtr, &words32Ptr};
+  error.clear();
+  ok = launchWarp(*m, "ldmatrix_b32", ld32Args,
+                  {buffer(perm, "perm"), buffer(words32, "out")}, error);
+  bad = ok ? "" : error;
+  for (int l = 0; l < 32 && bad.empty(); ++l) {
+    int k = 0;
+    for (int count : {4, 2, 1})
+      for (int j = 0; j < count && bad.empty(); ++j, ++k) {
+        unsigned want = unsigned(1000 * perm[8 * j + l / 4] + l % 4);
+        if (words32[7 * l + k] != want)
+          bad = "lane " + std::to_string(l) + " matrix " + std::to_string(j) +
+                ": " + std::to_string(words32[7 * l + k]) + " vs " +
+                std::to_string(want);
+      }
+  }
+  check(bad.empty(), "ldmatrix .x1/.x2/.x4 of 32-bit elements", bad);
+
   // mma.sync: small integers, so every product and sum is exact.
   std::vector<float> a(256), b(128), c(128);
   for (int i = 0; i < 256; ++i)
@@ -717,6 +771,45 @@ void testTensorCores() {
     check(bad.empty(),
           std::string(kernel) + ": D = A * B + C by the ISA's "
                                 "fragments",
+          bad);
+  }
+
+  // mma.sync .tf32: A holds 1 + j 2^-12 for j in 0..7 (signed), which
+  // tf32 rounds to nearest with ties away from zero (1 + 2^-11 is a tie and
+  // becomes 1 + 2^-10; to even it would be 1, truncated 1 + 3 2^-12 would
+  // be 1), times small integers in B: every rounded product and sum is
+  // exact, so D is compared exactly.
+  {
+    std::vector<float> ta(128), tb(64), tc(128), td(128, -1.0f);
+    for (int i = 0; i < 128; ++i) {
+      ta[i] = float((i % 3 == 1 ? -1.0 : 1.0) *
+                    (1.0 + std::ldexp(double((i * 5) % 8), -12)));
+      tc[i] = float(i % 11 - 5) * 0.25f;
+    }
+    for (int i = 0; i < 64; ++i)
+      tb[i] = float((i * 5) % 7 - 3);
+    const float *ap = ta.data(), *bp = tb.data(), *cp = tc.data();
+    float *dp = td.data();
+    void *args[] = {&ap, &bp, &cp, &dp};
+    error.clear();
+    ok = launchWarp(
+        *m, "mma_tf32", args,
+        {buffer(ta, "a"), buffer(tb, "b"), buffer(tc, "c"), buffer(td, "d")},
+        error);
+    bad = ok ? "" : error;
+    for (int r = 0; r < 16 && bad.empty(); ++r)
+      for (int n = 0; n < 8 && bad.empty(); ++n) {
+        double want = tc[8 * r + n];
+        for (int k = 0; k < 8; ++k)
+          want += roundTf32(ta[8 * r + k]) * tb[8 * k + n];
+        if (td[8 * r + n] != want)
+          bad = "D(" + std::to_string(r) + ", " + std::to_string(n) +
+                ") = " + std::to_string(td[8 * r + n]) + ", not " +
+                std::to_string(want);
+      }
+    check(bad.empty(),
+          "mma_tf32: D = tf32(A) * tf32(B) + C by the ISA's fragments, "
+          "rounded to nearest with ties away",
           bad);
   }
 

@@ -1,6 +1,7 @@
-// Tensor-core operations: ldmatrix, mma.sync m16n8k16 and cp.async. The
-// fragments here are placed by the PTX ISA's tables as written in this file
-// (independently of the simulator's); sim_test.cpp checks the results.
+// Tensor-core operations: ldmatrix, mma.sync m16n8k16 and m16n8k8 .tf32,
+// and cp.async. The fragments here are placed by the PTX ISA's tables as
+// written in this file (independently of the simulator's); sim_test.cpp
+// checks the results.
 
 // ldmatrix of four 8x8 matrices of 16-bit values from shared memory: row r
 // of matrix j is row `perm[8j + r]` of a 32x8 array holding 1000 * row +
@@ -30,6 +31,31 @@ extern "C" __global__ void ldmatrix_all(const int *__restrict__ perm,
       nf_stg(out + 14 * l + k++, words[i][j]);
 }
 NF_SIM_ENTRY(ldmatrix_all)
+
+// ldmatrix of 32-bit elements (as the tf32 products load their f32
+// operands): four 8x4 matrices, row r of matrix j row `perm[8j + r]` of a
+// 32x4 array holding 1000 * row + column. Each lane writes the registers
+// of .x4, .x2 and .x1: 7 words per lane.
+extern "C" __global__ void ldmatrix_b32(const int *__restrict__ perm,
+                                        unsigned *__restrict__ out) {
+  NF_SHARED(unsigned, tile, 32 * 4);
+  int l = threadIdx.x;
+  for (int c = 0; c < 4; ++c)
+    tile[l * 4 + c] = unsigned(1000 * l + c);
+  __syncthreads();
+  const float *row = (const float *)(tile + 4 * nf_ldg(perm + l));
+  nf_vec<float, 4> x4 = nf_ldmatrix<4, false>(row);
+  nf_vec<float, 2> x2 = nf_ldmatrix<2, false>(row);
+  nf_vec<float, 1> x1 = nf_ldmatrix<1, false>(row);
+  const unsigned *words[3] = {(const unsigned *)&x4, (const unsigned *)&x2,
+                              (const unsigned *)&x1};
+  const int counts[3] = {4, 2, 1};
+  int k = 0;
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < counts[i]; ++j)
+      nf_stg(out + 7 * l + k++, words[i][j]);
+}
+NF_SIM_ENTRY(ldmatrix_b32)
 
 // The PTX ISA's fragment tables for mma.m16n8k16 with .f16/.bf16 A and B
 // and .f32 C/D, for lane l (group g = l / 4, t = l % 4 in the group).
@@ -73,6 +99,32 @@ extern "C" __global__ void mma_bf16(const float *a, const float *b,
   mma_tile<__nv_bfloat16>(a, b, c, d);
 }
 NF_SIM_ENTRY(mma_bf16)
+
+// The PTX ISA's fragment tables for mma.m16n8k8 with .tf32 A and B (C/D
+// as above): one element a register.
+__device__ int tf32RowA(int l, int i) { return l / 4 + (i % 2) * 8; }
+__device__ int tf32ColA(int l, int i) { return l % 4 + (i / 2) * 4; }
+__device__ int tf32RowB(int l, int i) { return l % 4 + i * 4; }
+__device__ int tf32ColB(int l, int) { return l / 4; }
+
+// D = A * B + C for one 16x8 A, 8x8 B and 16x8 C on tf32 tensor cores, all
+// row-major f32 in global memory, through the lanes' fragments.
+extern "C" __global__ void mma_tf32(const float *a, const float *b,
+                                    const float *c, float *d) {
+  int l = threadIdx.x;
+  nf_vec<float, 4> fa, fc;
+  nf_vec<float, 2> fb;
+  for (int i = 0; i < 4; ++i) {
+    fa.v[i] = nf_ldg(a + 8 * tf32RowA(l, i) + tf32ColA(l, i));
+    fc.v[i] = nf_ldg(c + 8 * fragRowC(l, i) + fragColC(l, i));
+  }
+  for (int i = 0; i < 2; ++i)
+    fb.v[i] = nf_ldg(b + 8 * tf32RowB(l, i) + tf32ColB(l, i));
+  nf_vec<float, 4> fd = nf_mma_m16n8k8_tf32(fa, fb, fc);
+  for (int i = 0; i < 4; ++i)
+    nf_stg(d + 8 * fragRowC(l, i) + fragColC(l, i), fd.v[i]);
+}
+NF_SIM_ENTRY(mma_tf32)
 
 // cp.async: thread t copies 16, 8 and 4 bytes of `in` in group 0, the last
 // two with source sizes that zero-fill; then 16 bytes in group 1. After
