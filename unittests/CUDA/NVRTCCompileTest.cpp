@@ -821,6 +821,13 @@ TEST(NVRTCResourceTest, TensorCoreProductsUseHMMALDSMAndLDGSTSInSASS) {
                     std::string::npos)
               << k << " at " << arch << " has no " << (split ? "8" : "16")
               << "-byte store in its SASS";
+        // The NCHW convolution's and data gradient's planes (8 x 8, 16 x
+        // 16) are whole chunks: a channel's positions go out 16 bytes at a
+        // time through shared memory.
+        if (k.find("_nchw_") != std::string::npos &&
+            k.find("backprop_filter") == std::string::npos)
+          EXPECT_NE(body.find("STG.E.128"), std::string::npos)
+              << k << " at " << arch << " has no 16-byte store in its SASS";
         ++checked;
       }
     }

@@ -244,8 +244,21 @@ std::vector<TensorCoreCase> cases() {
   conv.dtype = DType::F16;
   conv.geometry = {3, 40, 24, 7, 7, 1, 1, nchw({1, 1}, {0, 0, 0, 0}, {1, 1})};
   all.push_back(conv);
+  // Output planes of whole 16-byte chunks (8 x 8, and 4 x 4 of bf16 with
+  // a residual): the tile goes out through shared memory by columns, a
+  // channel's 8 positions a store.
+  conv.name = "convNCHWPlane64BiasRelu";
+  conv.geometry = {2, 16, 24, 8, 8, 3, 3, nchw({1, 1}, {1, 1, 1, 1}, {1, 1})};
+  conv.epilogue = Epilogue::BiasRelu;
+  all.push_back(conv);
   // Other channel counts: the input gathered one element at a time.
   conv.channelsLast = false;
+  conv.name = "convNCHWPlane16SiluResidual_bf16";
+  conv.dtype = DType::BF16;
+  conv.geometry = {3, 12, 20, 4, 4, 3, 3, nchw({1, 1}, {1, 1, 1, 1}, {1, 1})};
+  conv.epilogue = Epilogue::SiluAdd;
+  all.push_back(conv);
+  conv.dtype = DType::F16;
   conv.name = "convNCHWTwelveChannelsBiasRelu";
   conv.geometry = {2, 12, 24, 9, 7, 3, 3, nchw({2, 2}, {1, 1, 1, 2}, {1, 1})};
   conv.epilogue = Epilogue::BiasRelu;
@@ -261,6 +274,10 @@ std::vector<TensorCoreCase> cases() {
   conv.name = "convGradInputNCHWStride2";
   conv.dtype = DType::F16;
   conv.geometry = {2, 16, 24, 9, 7, 3, 3, nchw({2, 2}, {1, 1, 1, 2}, {1, 1})};
+  all.push_back(conv);
+  // dx's planes of 8 x 8: stored by columns through shared memory.
+  conv.name = "convGradInputNCHWPlane64";
+  conv.geometry = {2, 16, 24, 8, 8, 3, 3, nchw({1, 1}, {1, 1, 1, 1}, {1, 1})};
   all.push_back(conv);
   // dw: dy's planes of 20 (element by element) and of 64 (cp.async).
   conv.op = Op::ConvGradFilter;
@@ -630,6 +647,11 @@ std::vector<TensorCoreCase> tf32Cases() {
   conv.geometry = {2, 16, 24, 9, 7, 3, 3, nchw({2, 2}, {1, 1, 1, 2}, {1, 1})};
   conv.epilogue = Epilogue::BiasRelu;
   conv.channelsLast = true;
+  all.push_back(conv);
+  // Planes of 4 x 4 f32 (16-byte chunks of 4): stored by columns.
+  conv.name = "convNCHWPlane16SiluResidual";
+  conv.geometry = {3, 16, 20, 4, 4, 3, 3, nchw({1, 1}, {1, 1, 1, 1}, {1, 1})};
+  conv.epilogue = Epilogue::SiluAdd;
   all.push_back(conv);
   for (TensorCoreCase &c : all)
     c.tf32 = true;

@@ -511,6 +511,14 @@ channelsLastOperands(const ConvParams &params, int64_t channels, int64_t k) {
   return cl;
 }
 
+/// The elements of a plane of `type`, an NCHW activation, where static;
+/// else 0.
+int64_t staticPlane(RankedTensorType type, const ConvParams &params) {
+  int64_t h = type.getDimSize(params.spatialDim(0));
+  int64_t w = type.getDimSize(params.spatialDim(1));
+  return ShapedType::isDynamic(h) || ShapedType::isDynamic(w) ? 0 : h * w;
+}
+
 FailureOr<Product> getProduct(Conv2DOp op) {
   Product p;
   p.resultType = cast<RankedTensorType>(op.getResult().getType());
@@ -550,6 +558,10 @@ FailureOr<Product> getProduct(Conv2DOp op) {
                    filter.getDimSize(kh + 1) == 1 && params.stride[0] == 1 &&
                    params.stride[1] == 1 &&
                    llvm::all_of(op.getPadding(), [](int64_t p) { return !p; });
+  // An NCHW result: a channel's output positions are consecutive, a plane
+  // of them an image.
+  if (params.nchw)
+    p.resultRowRun = staticPlane(type, params);
   if (!params.nchw) {
     // NHWC input: K runs over the taps and then the channels, so the
     // channels of one tap are consecutive.
@@ -661,6 +673,8 @@ FailureOr<Product> getProduct(Conv2DBackpropInputOp op) {
     p.layoutA = {Runs::Rows, 1, kM};
     p.layoutB = {Runs::Rows, 1, kK};
     p.consecutiveColumns = false;
+    // dx's input positions are consecutive, a plane an image.
+    p.resultRowRun = staticPlane(type, params);
   }
   // dx[n, i, ih, iw] takes dy[n, o, oh, ow] * w[o, i, kh, kw] where
   // ih = oh * stride - pad + kh * dilation: oh = (ih + pad - kh * dilation)

@@ -637,18 +637,36 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
         Value g = tm.div(lane, 4), t4 = tm.rem(lane, 4);
         // Where the result's rows are whole 16-byte chunks of the operands'
         // type, the tile goes through shared memory (the stages are free
-        // now) and out in 16-byte stores.
+        // now) and out in 16-byte stores: in lines of the tile's rows; or
+        // of its columns where the result's rows are consecutive in runs
+        // of whole chunks instead (an NCHW convolution's positions, a
+        // plane a channel), a column's chunk of rows a store.
         Type storage = getElementTypeOrSelf(pk.c.getType());
-        bool staged = !split && consecutive && n != ShapedType::kDynamic &&
-                      n % chunk == 0 && storage == element &&
-                      s.tileM * s.tileN <= smemElements && s.tileN >= 64;
-        // The element offset in shared memory of (row, col) of the tile:
-        // 16-byte chunk c of row r at c ^ (r % 8), so the eight rows a
-        // warp's accumulators write hit eight bank groups.
-        auto tileOffset = [&](IndexMath &xm, Value row, Value logical) {
+        int64_t rowRun = pk.product.resultRowRun;
+        bool fits =
+            !split && storage == element && s.tileM * s.tileN <= smemElements;
+        bool stagedRows = fits && consecutive && n != ShapedType::kDynamic &&
+                          n % chunk == 0 && s.tileN >= 64;
+        bool stagedColumns = fits && !consecutive && rowRun > 0 &&
+                             rowRun % chunk == 0 && s.tileM >= 64;
+        bool staged = stagedRows || stagedColumns;
+        int64_t lines = stagedRows ? s.tileM : s.tileN;
+        int64_t lineLength = stagedRows ? s.tileN : s.tileM;
+        // The element offset in shared memory of chunk `logical` of line
+        // `line` of the staged tile: 16-byte chunk c of line l at
+        // c ^ (l % 8), so the eight lines a warp's accumulators write hit
+        // eight bank groups.
+        auto lineOffset = [&](IndexMath &xm, Value line, Value logical) {
           Value physical =
-              xm.b.create<arith::XOrIOp>(xm.loc, logical, xm.rem(row, 8));
-          return xm.madd(row, s.tileN, xm.mul(physical, chunk));
+              xm.b.create<arith::XOrIOp>(xm.loc, logical, xm.rem(line, 8));
+          return xm.madd(line, lineLength, xm.mul(physical, chunk));
+        };
+        // ... and of element (tileRow, tileCol) of the tile.
+        auto stagedAt = [&](IndexMath &xm, Value tileRow, Value tileCol) {
+          Value line = stagedRows ? tileRow : tileCol;
+          Value along = stagedRows ? tileCol : tileRow;
+          return xm.add(lineOffset(xm, line, xm.div(along, chunk)),
+                        xm.rem(along, chunk));
         };
         for (int64_t i = 0; i < fragsM; ++i)
           for (int64_t j = 0; j < fragsN; ++j)
@@ -688,11 +706,8 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
                 IndexMath sm{sb, sl};
                 Value offset =
                     pk.product.store(sb, sl, pk.sizes, batch, row, col).offset;
-                Value at =
-                    sm.add(tileOffset(sm, tileRow, sm.div(tileCol, chunk)),
-                           sm.rem(tileCol, chunk));
                 storeLanes(sb, sl, pk.applyEpilogue(sb, sl, offset, col, sums),
-                           a.smem, at);
+                           a.smem, stagedAt(sm, tileRow, tileCol));
                 sb.create<scf::YieldOp>(sl);
               });
             }
@@ -700,19 +715,20 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
           // Every warp's part is in; each thread stores whole chunks.
           tb.create<gpu::BarrierOp>(tl);
           auto chunkType = VectorType::get({chunk}, element);
-          int64_t rowChunks = s.tileN / chunk;
-          for (int64_t q = 0; q < s.tileM * rowChunks / threads; ++q) {
+          int64_t lineChunks = lineLength / chunk;
+          for (int64_t q = 0; q < lines * lineChunks / threads; ++q) {
             Value e = tm.add(tid, tm.c(q * threads));
-            Value tileRow = tm.div(e, rowChunks), piece = tm.rem(e, rowChunks);
-            Value row = tm.add(m0, tileRow);
-            Value col = tm.add(n0, tm.mul(piece, chunk));
+            Value line = tm.div(e, lineChunks), piece = tm.rem(e, lineChunks);
+            Value first = tm.mul(piece, chunk);
+            Value row = tm.add(m0, stagedRows ? line : first);
+            Value col = tm.add(n0, stagedRows ? first : line);
             Value inside = tm.both(lessThan(tb, tl, row, pk.sizes[kM]),
                                    lessThan(tb, tl, col, pk.sizes[kN]));
             tb.create<scf::IfOp>(tl, inside, [&](OpBuilder &sb, Location sl) {
               IndexMath sm{sb, sl};
               Value v = sb.create<vector::LoadOp>(
                   sl, chunkType, a.smem,
-                  ValueRange{tileOffset(sm, tileRow, piece)});
+                  ValueRange{lineOffset(sm, line, piece)});
               Value offset =
                   pk.product.store(sb, sl, pk.sizes, batch, row, col).offset;
               sb.create<vector::StoreOp>(sl, v, pk.c, ValueRange{offset});

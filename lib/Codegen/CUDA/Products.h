@@ -103,6 +103,11 @@ struct Product {
   /// matmul's, an NHWC convolution's), so that neighbouring columns are
   /// one access; not an NCHW convolution's channels.
   bool consecutiveColumns = true;
+  /// Where the result's rows (M) are consecutive in memory in runs of this
+  /// many elements, each run starting at a multiple of it (an NCHW
+  /// convolution's output positions, a plane of them; static), else 0:
+  /// the tensor-core kernel then stores a column's rows 16 bytes at a time.
+  int64_t resultRowRun = 0;
   /// Where set, the tensor-core kernel reads the operands this way.
   std::shared_ptr<ChannelsLastOperands> channelsLast;
 };

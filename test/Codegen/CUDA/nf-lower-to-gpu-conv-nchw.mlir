@@ -7,7 +7,9 @@
 //  - a 1 x 1 filter at stride 1, no padding, planes a multiple of 8: the
 //    input is the product's A stored K-major, staged in place;
 //  - otherwise the input is gathered one element at a time.
-// The result stays NCHW in every case.
+// The result stays NCHW in every case. Where its planes are whole 16-byte
+// chunks (56 x 56, 112 x 112), the tile goes through shared memory by
+// columns and out a channel's 8 positions a store.
 // RUN: nf-opt %s --nf-lower-to-gpu | FileCheck %s
 
 // The input's copy: 1568 tiles, on as many blocks as the device holds
@@ -60,6 +62,10 @@ func.func @rgb_stem(%x: tensor<8x3x224x224xf16>, %w: tensor<64x3x7x7xf16>) -> te
 // CHECK-LABEL: gpu.func @resnet_3x3_conv2d(
 // CHECK-SAME: nf.schedule = "tensor-core-product tile=128x64x32 warps=2x2 stages=3"
 // CHECK: nvgpu.device_async_copy %arg0[{{.+}}], %arg3[{{.+}}], 8,
+// CHECK: memref.store %{{.+}}, %arg3[%{{.+}}] : memref<{{[0-9]+}}xbf16, #gpu.address_space<workgroup>>
+// CHECK: gpu.barrier
+// CHECK: %[[CHUNK:.+]] = vector.load %arg3[%{{.+}}] : memref<{{[0-9]+}}xbf16, #gpu.address_space<workgroup>>, vector<8xbf16>
+// CHECK: vector.store %[[CHUNK]], %arg2[%{{.+}}] : memref<?xbf16>, vector<8xbf16>
 // CHECK: gpu.return
 
 // So does the 1 x 1 product from the input in place (K-major).
