@@ -57,7 +57,9 @@ EPS = 1e-5
 SYSTEMS = ("normfuse", "eager", "compile", "liger", "copy")
 # Largest max |out - ref| / max(1, max |ref|) accepted, by storage dtype
 # (bench/gpu/cases.py's, looser for the examples' chains of kernels).
-TOLERANCE = {"f32": 1e-4, "f16": 4e-3, "bf16": 3e-2}
+# "tf32": f32 data multiplied as tf32 (allow_tf32): operands rounded to 10
+# fraction bits.
+TOLERANCE = {"f32": 1e-4, "tf32": 5e-3, "f16": 4e-3, "bf16": 3e-2}
 CHAIN_TOLERANCE = {"f32": 1e-4, "f16": 1e-2, "bf16": 6e-2}
 FLUSH_BYTES = 256 << 20
 
@@ -366,6 +368,9 @@ class Built:
     flops: float = 0.0
     entry: str = "f"
     source_path: Optional[str] = None
+    # Keyword arguments of normfuse.compile beyond the target
+    # ({"allow_tf32": True}).
+    nf_options: Dict[str, object] = field(default_factory=dict)
 
 
 @dataclass
@@ -742,24 +747,41 @@ def matmul_case(dtype, m, k, n_, tier, approximate="none", family="matmul", op=N
 
 
 def plain_matmul_case(dtype, a_t, n_, tier, family):
-    """matmul alone: a (M, K) @ w (K, N), against torch.matmul (cuBLAS)."""
+    """matmul alone: a (M, K) @ w (K, N), against torch.matmul (cuBLAS).
+    dtype "tf32": f32 data on tensor cores (normfuse's allow_tf32, cuBLAS
+    with torch.backends.cuda.matmul.allow_tf32 set around each call)."""
     k = a_t[-1]
     y_t, w_t = a_t[:-1] + (n_,), (k, n_)
     rows = math.prod(a_t[:-1])
+    tf32 = dtype == "tf32"
+    data = "f32" if tf32 else dtype
 
     def build(B, peers_ok):
         gen = B.gen(seed_of(("matmul", dtype, a_t, n_)))
-        a = B.randn(a_t, dtype, gen)
-        w = B.randn(w_t, dtype, gen, 1 / math.sqrt(k))
-        body = f"  %p = nf.matmul %a, %w : {_t(a_t, dtype)}, {_t(w_t, dtype)} -> {_t(y_t, dtype)}"
-        mlir = _func([("a", a_t, dtype), ("w", w_t, dtype)], [(y_t, dtype)], body, ["%p"])
-        built = Built(mlir, [a, w], [(y_t, dtype)], lambda: [B.einsum("...k,kn->...n", B.f64(a), B.f64(w))],
-                      flops=2.0 * rows * k * n_)
+        a = B.randn(a_t, data, gen)
+        w = B.randn(w_t, data, gen, 1 / math.sqrt(k))
+        body = f"  %p = nf.matmul %a, %w : {_t(a_t, data)}, {_t(w_t, data)} -> {_t(y_t, data)}"
+        mlir = _func([("a", a_t, data), ("w", w_t, data)], [(y_t, data)], body, ["%p"])
+        built = Built(mlir, [a, w], [(y_t, data)], lambda: [B.einsum("...k,kn->...n", B.f64(a), B.f64(w))],
+                      flops=2.0 * rows * k * n_, nf_options={"allow_tf32": True} if tf32 else {})
         if peers_ok:
             def fn(a_, w_):
                 return a_ @ w_
-            built.peers["eager"] = lambda: fn(a, w)
-            built.peers["compile"] = ("compile", fn, [a, w], None)
+            if tf32:
+                flags = B.t.backends.cuda.matmul
+
+                def eager():
+                    saved, flags.allow_tf32 = flags.allow_tf32, True
+                    try:
+                        return fn(a, w)
+                    finally:
+                        flags.allow_tf32 = saved
+                built.peers["eager"] = eager
+                built.peers["compile"] = ("torch.compile reads allow_tf32 when it compiles, a process-wide "
+                                          "flag this sweep leaves off; eager's cuBLAS tf32 is the peer")
+            else:
+                built.peers["eager"] = lambda: fn(a, w)
+                built.peers["compile"] = ("compile", fn, [a, w], None)
             built.peers["liger"] = "Liger has no matmul kernel"
         return built
 
@@ -972,6 +994,7 @@ def all_cases(small: bool) -> List[Case]:
             cases.append(channel_norm_case(op, "f32", (2, 64, 3, 3), 1))
         cases.append(matmul_case("f32", 16, 32, 48, 1))
         cases.append(matmul_case("f16", 16, 32, 48, 1, bias=False))
+        cases.append(matmul_case("tf32", 16, 32, 48, 1, bias=False))
         cases.append(conv_case("f32", 1, 5, 8, 16, 1))
         cases.append(matmul_case("f16", 0, 32, 64, 1, "tanh", "examples", batch=(2, 8), chain=True))
         cases.append(add_layer_norm_case("f16", (2, 8, 64), 1))
@@ -1020,7 +1043,8 @@ def all_cases(small: bool) -> List[Case]:
         tiers[1].append(matmul_case(dtype, 4096, 768, 3072, 1))
     # The plain product against cuBLAS at transformer shapes (issue 31's
     # measure), f16 and bf16: the tensor cores' schedules.
-    for dtype in ("f16", "bf16"):
+    # f32 as tf32 beside them (an option, off by default).
+    for dtype in ("f16", "bf16", "tf32"):
         tiers[1].append(matmul_case(dtype, 4096, 768, 3072, 1, bias=False))
     for dtype in dtypes:
         tiers[1].append(conv_case(dtype, 32, 56, 64, 64, 1))
@@ -1202,7 +1226,7 @@ class Sweep:
                 if tile:
                     os.environ["NF_CUDA_TENSOR_CORE_TILE"] = tile
                 start = time.perf_counter()
-                fn = self.nf.compile(built.mlir, built.entry, target=self.args.target)
+                fn = self.nf.compile(built.mlir, built.entry, target=self.args.target, **built.nf_options)
                 nf["compile_s"] = round(time.perf_counter() - start, 3)
                 outs = [B.empty(s, d) for s, d in built.out_specs]
                 for o in outs:

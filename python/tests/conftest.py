@@ -39,6 +39,22 @@ func.func @{name}(%x: {t}) -> {t} {{
 """
 
 
+def matmul_ir(m, k, n, name="mm"):
+    """An f32 (m, k) @ (k, n) matmul."""
+    a, b, y = (f"tensor<{m}x{k}xf32>", f"tensor<{k}x{n}xf32>",
+               f"tensor<{m}x{n}xf32>")
+    return (f"func.func @{name}(%a: {a}, %b: {b}) -> {y} {{\n"
+            f"  %c = nf.matmul %a, %b : {a}, {b} -> {y}\n"
+            f"  return %c : {y}\n}}\n")
+
+
+def round_to_tf32(x):
+    """f32 rounded to 10 fraction bits, to nearest with ties away from zero
+    (PTX's cvt.rna.tf32.f32), for finite x."""
+    bits = np.asarray(x, np.float32).view(np.uint32)
+    return ((bits + np.uint32(0x1000)) & np.uint32(0xFFFFE000)).view(np.float32)
+
+
 def layer_norm_reference(x, g, b, eps=1e-5):
     """(y, mean, rstd) in float64."""
     x = np.asarray(x, np.float64)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import normfuse
-from conftest import EXAMPLES, layer_norm_ir, relu_ir
+from conftest import EXAMPLES, layer_norm_ir, matmul_ir, relu_ir, round_to_tf32
 
 
 def test_compile_takes_mlir_text_and_reports_the_signature():
@@ -171,19 +171,7 @@ def test_launches_counts_the_cuda_kernels_of_one_call_and_is_none_on_the_cpu():
     assert normfuse.compile(GROUP_NORM_NHWC, "gn").launches is None
 
 
-MATMUL_F32 = """
-func.func @mm(%a: tensor<20x24xf32>, %b: tensor<24x12xf32>) -> tensor<20x12xf32> {
-  %c = nf.matmul %a, %b : tensor<20x24xf32>, tensor<24x12xf32> -> tensor<20x12xf32>
-  return %c : tensor<20x12xf32>
-}
-"""
-
-
-def _round_to_tf32(x):
-    """f32 rounded to 10 fraction bits, to nearest with ties away from zero
-    (cvt.rna.tf32.f32), for finite x."""
-    bits = x.astype(np.float32).view(np.uint32)
-    return ((bits + np.uint32(0x1000)) & np.uint32(0xFFFFE000)).view(np.float32)
+MATMUL_F32 = matmul_ir(20, 24, 12)
 
 
 def test_allow_tf32_runs_f32_products_on_operands_rounded_to_tf32():
@@ -191,8 +179,8 @@ def test_allow_tf32_runs_f32_products_on_operands_rounded_to_tf32():
     a = rng.standard_normal((20, 24)).astype(np.float32)
     b = rng.standard_normal((24, 12)).astype(np.float32)
     exact = a.astype(np.float64) @ b.astype(np.float64)
-    rounded = (_round_to_tf32(a).astype(np.float64)
-               @ _round_to_tf32(b).astype(np.float64))
+    rounded = (round_to_tf32(a).astype(np.float64)
+               @ round_to_tf32(b).astype(np.float64))
     tf32 = normfuse.compile(MATMUL_F32, "mm", target="cuda-sim",
                             allow_tf32=True)(a, b)
     f32 = normfuse.compile(MATMUL_F32, "mm", target="cuda-sim")(a, b)

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import normfuse
-from conftest import layer_norm_ir, layer_norm_reference, relu_ir
+from conftest import (layer_norm_ir, layer_norm_reference, matmul_ir, relu_ir,
+                      round_to_tf32)
 
 torch = pytest.importorskip("torch")
 if not torch.cuda.is_available():
@@ -80,6 +81,27 @@ def test_bf16_tensors(inputs):
     # Rounded to bf16 once: 2^-8 of the largest |y|.
     np.testing.assert_allclose(y.double().cpu().numpy(), ref_y, rtol=0,
                                atol=2**-8 * np.abs(ref_y).max())
+
+
+def test_f32_matmul_as_tf32_on_the_tensor_cores():
+    # Tails in M, N and K; B is [K, N] (its fragments loaded element by
+    # element), A by ldmatrix.
+    m, k, n = 300, 776, 520
+    fn = normfuse.compile(matmul_ir(m, k, n), "mm", target="cuda",
+                          allow_tf32=True)
+    g = torch.Generator().manual_seed(7)
+    a, b = torch.randn(m, k, generator=g), torch.randn(k, n, generator=g)
+    y = fn(a.cuda(), b.cuda())
+    torch.cuda.synchronize()
+    got = y.double().cpu().numpy()
+    rounded = (round_to_tf32(a.numpy()).astype(np.float64)
+               @ round_to_tf32(b.numpy()).astype(np.float64))
+    exact = a.double().numpy() @ b.double().numpy()
+    scale = np.abs(rounded).max()
+    # The tf32-rounded operands' product, summed in f32 in the tensor
+    # cores' order: f32's rounding of sums of 776 terms. Not f32's product.
+    assert np.abs(got - rounded).max() / scale < 1e-5
+    assert np.abs(got - exact).max() / scale > 1e-5
 
 
 def delayed_inputs(stream, inputs):
