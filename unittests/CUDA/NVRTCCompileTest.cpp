@@ -886,6 +886,44 @@ TEST(NVRTCResourceTest, Tf32ProductsUseHMMA1688WithoutSpills) {
   }
 }
 
+// An NCHW data gradient whose channels are whole 16-byte runs (ResNet's)
+// reads channels-last copies of dy and the filter: two copy kernels, then
+// the product stages both by cp.async (LDGSTS) into HMMA and stores dx's
+// planes 16 bytes at a time (STG.E.128), with no spills.
+TEST(NVRTCResourceTest, NCHWDataGradientStagesChannelsLastCopies) {
+  static const std::regex spills(
+      "([0-9]+) bytes spill stores, ([0-9]+) bytes spill loads");
+  const char *module = R"mlir(
+func.func @dx(%dy: tensor<32x64x28x28xf16>, %w: tensor<64x32x3x3xf16>) -> tensor<32x32x28x28xf16> {
+  %dx = nf.conv2d_backprop_input %dy, %w {strides = array<i64: 1, 1>, padding = array<i64: 1, 1, 1, 1>, layout = #nf.layout<nchw>} : tensor<32x64x28x28xf16>, tensor<64x32x3x3xf16> -> tensor<32x32x28x28xf16>
+  return %dx : tensor<32x32x28x28xf16>
+}
+)mlir";
+  std::string source = printCUDA(module, "auto");
+  for (const char *kernel :
+       {"// dx_grad_output_nhwc: channels-last-copy",
+        "// dx_filter_ohwi: channels-last-copy",
+        "// dx_conv2d_backprop_input: tensor-core-product tile=128x64x32 "
+        "warps=2x2 stages=3\n"})
+    EXPECT_NE(source.find(kernel), std::string::npos) << kernel << source;
+  Compiled c = compileWithNVRTC(source, "sm_90");
+  ASSERT_TRUE(c.ok) << c.log;
+  int kernels = 0;
+  for (std::sregex_iterator it(c.log.begin(), c.log.end(), spills), end;
+       it != end; ++it, ++kernels)
+    EXPECT_EQ((*it)[1].str() + " " + (*it)[2].str(), "0 0") << c.log;
+  EXPECT_EQ(kernels, 3);
+  std::string error, sass = disassemble(c.cubin, error);
+  if (!error.empty())
+    GTEST_SKIP() << error;
+  size_t begin = sass.find("Function : dx_conv2d_backprop_input\n");
+  ASSERT_NE(begin, std::string::npos);
+  std::string body =
+      sass.substr(begin, sass.find("Function : ", begin + 1) - begin);
+  for (const char *op : {"LDGSTS.E.BYPASS.128", "HMMA.16816.F32", "STG.E.128"})
+    EXPECT_NE(body.find(op), std::string::npos) << "no " << op;
+}
+
 // The SIMT products of 64 x 64 and 128 x 128 tiles read their operands from
 // shared memory 16 bytes at a time (LDS.128) into fused multiply-adds
 // (FFMA, DFMA for f64), at sm_90; the large f32 matmul's operands, whole

@@ -271,17 +271,28 @@ std::vector<TensorCoreCase> cases() {
   all.push_back(conv);
   conv.epilogue = Epilogue::None;
   conv.op = Op::ConvGradInput;
-  conv.name = "convGradInputNCHWStride2";
+  // The data gradient: 12 input channels, dy and the filter gathered.
+  conv.name = "convGradInputNCHWTwelveChannelsStride2";
   conv.dtype = DType::F16;
+  conv.geometry = {2, 12, 24, 9, 7, 3, 3, nchw({2, 2}, {1, 1, 1, 2}, {1, 1})};
+  all.push_back(conv);
+  // Channels a multiple of 8: dy and the filter copied channels-last (NHWC,
+  // OHWI) first, then staged by cp.async, dx stored NCHW; its planes of 8
+  // x 8 by columns through shared memory.
+  conv.channelsLast = true;
+  conv.name = "convGradInputNCHWStride2";
   conv.geometry = {2, 16, 24, 9, 7, 3, 3, nchw({2, 2}, {1, 1, 1, 2}, {1, 1})};
   all.push_back(conv);
-  // dx's planes of 8 x 8: stored by columns through shared memory.
-  conv.name = "convGradInputNCHWPlane64";
+  conv.name = "convGradInputNCHWPlane64_bf16";
+  conv.dtype = DType::BF16;
   conv.geometry = {2, 16, 24, 8, 8, 3, 3, nchw({1, 1}, {1, 1, 1, 1}, {1, 1})};
   all.push_back(conv);
+  conv.dtype = DType::F16;
+  conv.channelsLast = false;
   // dw: dy's planes of 20 (element by element) and of 64 (cp.async).
   conv.op = Op::ConvGradFilter;
   conv.name = "convGradFilterNCHWStride2";
+  conv.geometry = {2, 16, 24, 9, 7, 3, 3, nchw({2, 2}, {1, 1, 1, 2}, {1, 1})};
   all.push_back(conv);
   conv.name = "convGradFilterNCHWPlane64_bf16";
   conv.dtype = DType::BF16;

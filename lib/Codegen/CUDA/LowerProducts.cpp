@@ -636,6 +636,78 @@ FailureOr<Product> getProduct(Conv2DOp op) {
   return p;
 }
 
+/// The data gradient's A, dy, in `params`' layout: element (position of dx,
+/// tap) of the product. dx[n, i, ih, iw] takes dy[n, o, oh, ow] *
+/// w[o, i, kh, kw] where ih = oh * stride - pad + kh * dilation: oh = (ih +
+/// pad - kh * dilation) / stride when that divides and is in range.
+AccessFn gradOutputAt(const ConvParams &params) {
+  return [=](OpBuilder &b, Location loc, ArrayRef<Value> z, Value, Value row,
+             Value col) -> Access {
+    IndexMath im{b, loc};
+    ConvShape s = ConvShape::at(params, z);
+    auto [n, ih, iw] = s.position(im, row, s.in);
+    auto [o, kh, kw] = s.tap(im, col, s.o);
+    Value valid;
+    Value out[2];
+    Value inCoord[2] = {ih, iw}, tap[2] = {kh, kw};
+    for (int d = 0; d < 2; ++d) {
+      Value shifted = im.sub(im.add(inCoord[d], im.c(params.padBefore[d])),
+                             im.mul(tap[d], params.dilation[d]));
+      valid = im.both(valid, im.multipleOf(shifted, params.stride[d]));
+      out[d] =
+          params.stride[d] == 1
+              ? shifted
+              : b.create<arith::DivSIOp>(loc, shifted, im.c(params.stride[d]));
+      valid = im.both(valid, im.inRange(out[d], s.out[d]));
+    }
+    return {s.activation(im, n, o, out[0], out[1], s.o, s.out), valid};
+  };
+}
+
+/// The data gradient's B, the filter, in `params`' layout: element (tap,
+/// input channel).
+AccessFn gradInputFilterAt(const ConvParams &params) {
+  return [=](OpBuilder &b, Location loc, ArrayRef<Value> z, Value, Value row,
+             Value col) -> Access {
+    IndexMath im{b, loc};
+    ConvShape s = ConvShape::at(params, z);
+    auto [o, kh, kw] = s.tap(im, row, s.o);
+    return {s.filter(im, o, col, kh, kw), Value()};
+  };
+}
+
+/// How the tensor-core kernel reads an NCHW data gradient whose output
+/// channels `o` and input channels `i` are multiples of kWholeRun from
+/// channels-last copies, as the forward convolution does: dy as NHWC (a
+/// tap's output channels consecutive along K) and the filter as OHWI (the
+/// input channels consecutive along N), both staged 16 bytes at a time.
+/// dx stays NCHW.
+std::shared_ptr<ChannelsLastOperands>
+channelsLastGradInputOperands(const ConvParams &params, int64_t o, int64_t i) {
+  using Runs = OperandLayout::Runs;
+  ConvParams nhwc = params;
+  nhwc.nchw = false;
+  auto cl = std::make_shared<ChannelsLastOperands>();
+  cl->layoutA = {Runs::Columns, o, kConvSizes + 2};
+  cl->layoutB = {Runs::Columns, i, kConvSizes + 1};
+  cl->loadA = gradOutputAt(nhwc);
+  cl->loadB = gradInputFilterAt(nhwc);
+  cl->copy = [](OpBuilder &b, Location loc, Operation *op, Value dy, Value w,
+                ArrayRef<Value> z, const GpuTarget &target) {
+    IndexMath im{b, loc};
+    // n, c, o, the input's, the filter's and the output's spatial sizes.
+    ArrayRef<Value> s = z.drop_front(kConvSizes);
+    Value grad = emitChannelsLastCopy(b, loc, op, "grad_output_nhwc",
+                                      flatten(b, loc, dy), s[0], s[2],
+                                      im.product(s[7], s[8]), target);
+    Value filter =
+        emitChannelsLastCopy(b, loc, op, "filter_ohwi", flatten(b, loc, w),
+                             s[2], s[1], im.product(s[5], s[6]), target);
+    return std::make_pair(grad, filter);
+  };
+  return cl;
+}
+
 FailureOr<Product> getProduct(Conv2DBackpropInputOp op) {
   Product p;
   p.resultType = cast<RankedTensorType>(op.getGradInput().getType());
@@ -675,38 +747,18 @@ FailureOr<Product> getProduct(Conv2DBackpropInputOp op) {
     p.consecutiveColumns = false;
     // dx's input positions are consecutive, a plane an image.
     p.resultRowRun = staticPlane(type, params);
+    // Channels in whole 16-byte runs: both operands copied channels-last
+    // (read by the tensor-core schedule alone).
+    auto filter = cast<RankedTensorType>(op.getFilter().getType());
+    int64_t o = filter.getDimSize(0), i = filter.getDimSize(1);
+    Type element = filter.getElementType();
+    if ((element.isF16() || element.isBF16() || element.isF32()) &&
+        !ShapedType::isDynamic(o) && !ShapedType::isDynamic(i) &&
+        o % kWholeRun == 0 && i % kWholeRun == 0)
+      p.channelsLast = channelsLastGradInputOperands(params, o, i);
   }
-  // dx[n, i, ih, iw] takes dy[n, o, oh, ow] * w[o, i, kh, kw] where
-  // ih = oh * stride - pad + kh * dilation: oh = (ih + pad - kh * dilation)
-  // / stride when that divides and is in range.
-  p.loadA = [=](OpBuilder &b, Location loc, ArrayRef<Value> z, Value, Value row,
-                Value col) -> Access {
-    IndexMath im{b, loc};
-    ConvShape s = ConvShape::at(params, z);
-    auto [n, ih, iw] = s.position(im, row, s.in);
-    auto [o, kh, kw] = s.tap(im, col, s.o);
-    Value valid;
-    Value out[2];
-    Value inCoord[2] = {ih, iw}, tap[2] = {kh, kw};
-    for (int d = 0; d < 2; ++d) {
-      Value shifted = im.sub(im.add(inCoord[d], im.c(params.padBefore[d])),
-                             im.mul(tap[d], params.dilation[d]));
-      valid = im.both(valid, im.multipleOf(shifted, params.stride[d]));
-      out[d] =
-          params.stride[d] == 1
-              ? shifted
-              : b.create<arith::DivSIOp>(loc, shifted, im.c(params.stride[d]));
-      valid = im.both(valid, im.inRange(out[d], s.out[d]));
-    }
-    return {s.activation(im, n, o, out[0], out[1], s.o, s.out), valid};
-  };
-  p.loadB = [=](OpBuilder &b, Location loc, ArrayRef<Value> z, Value, Value row,
-                Value col) -> Access {
-    IndexMath im{b, loc};
-    ConvShape s = ConvShape::at(params, z);
-    auto [o, kh, kw] = s.tap(im, row, s.o);
-    return {s.filter(im, o, col, kh, kw), Value()};
-  };
+  p.loadA = gradOutputAt(params);
+  p.loadB = gradInputFilterAt(params);
   p.store = [=](OpBuilder &b, Location loc, ArrayRef<Value> z, Value, Value row,
                 Value col) -> Access {
     IndexMath im{b, loc};
