@@ -48,8 +48,9 @@ struct TensorCoreCase {
   /// NF_CUDA_TENSOR_CORE_TILE while the case compiles (`tile` is then the
   /// whole schedule after "tile=").
   const char *tileEnvironment = nullptr;
-  /// An NCHW convolution read from channels-last copies of its input and
-  /// filter: two copy kernels before the product.
+  /// An NCHW convolution read from channels-last copies of its operands:
+  /// copy kernels before the product (two; one, of x, for a filter
+  /// gradient).
   bool channelsLast = false;
   /// The GPU target the kernels are made for, where not the default.
   const char *gpu = nullptr;
@@ -289,8 +290,14 @@ std::vector<TensorCoreCase> cases() {
   all.push_back(conv);
   conv.dtype = DType::F16;
   conv.channelsLast = false;
-  // dw: dy's planes of 20 (element by element) and of 64 (cp.async).
+  // dw: dy's planes of 20 (element by element) and of 64 (cp.async); x of
+  // 12 channels gathered, of 16 and 8 copied to NHWC first (N then runs
+  // over the taps and the channels, dw stored OIHW element by element).
   conv.op = Op::ConvGradFilter;
+  conv.name = "convGradFilterNCHWTwelveChannelsStride2";
+  conv.geometry = {2, 12, 24, 9, 7, 3, 3, nchw({2, 2}, {1, 1, 1, 2}, {1, 1})};
+  all.push_back(conv);
+  conv.channelsLast = true;
   conv.name = "convGradFilterNCHWStride2";
   conv.geometry = {2, 16, 24, 9, 7, 3, 3, nchw({2, 2}, {1, 1, 1, 2}, {1, 1})};
   all.push_back(conv);
@@ -298,6 +305,15 @@ std::vector<TensorCoreCase> cases() {
   conv.dtype = DType::BF16;
   conv.geometry = {2, 8, 16, 8, 8, 3, 3, nchw({1, 1}, {1, 1, 1, 1}, {1, 1})};
   all.push_back(conv);
+  // Few tiles (16 x 144) over K = 1024 positions: K split in four, the
+  // ranges' sum stored OIHW element by element.
+  conv.name = "splitK_convGradFilterNCHW";
+  conv.dtype = DType::F16;
+  conv.geometry = {4, 16, 16, 16, 16, 3, 3, nchw({1, 1}, {1, 1, 1, 1}, {1, 1})};
+  conv.splitK = 4;
+  all.push_back(conv);
+  conv.splitK = 1;
+  conv.channelsLast = false;
   // One tile over K = 576: K split in two, the sum's bias along axis 1.
   conv.op = Op::Conv;
   conv.name = "splitK_convNCHWBiasRelu";
@@ -492,7 +508,8 @@ void checkAgainstFloat64(const TensorCoreCase &c, const std::string &schedule,
                            c.tf32);
   ASSERT_TRUE(sim);
   EXPECT_EQ(sim->getPlan().steps.size(),
-            (c.splitK > 1 ? 2u : 1u) + (c.channelsLast ? 2u : 0u))
+            (c.splitK > 1 ? 2u : 1u) +
+                (c.channelsLast ? (c.op == Op::ConvGradFilter ? 1u : 2u) : 0u))
       << sim->getPlan().str();
   EXPECT_EQ(sim->getSource().find("channels-last-copy") != std::string::npos,
             c.channelsLast);

@@ -209,10 +209,14 @@ Value emitProduct(OpBuilder &b, Operation *op, const Product &inPlace,
   bool tensorCoreOperands =
       staged(p.layoutA) && staged(p.layoutB) && acc.isF32() &&
       getElementTypeOrSelf(p.b.getType()) == operandElement;
+  // (Channels-last operands that store the result another way make its
+  // columns not consecutive: the split K's finish takes that too.)
+  bool consecutiveColumns =
+      p.consecutiveColumns && !(p.channelsLast && p.channelsLast->store);
   TiledProductSchedule s = selectTiledProductSchedule(
       {constantOr(sizes[kBatch]), constantOr(sizes[kM]), constantOr(sizes[kN]),
        constantOr(sizes[kK]), operandElement, storage, tensorCoreOperands,
-       p.consecutiveColumns, options.allowTf32},
+       consecutiveColumns, options.allowTf32},
       options.target);
   int64_t threads = s.blockSize();
   // The tensor-core kernel reads an NCHW convolution that allows it from
@@ -227,6 +231,10 @@ Value emitProduct(OpBuilder &b, Operation *op, const Product &inPlace,
     p.layoutB = cl.layoutB;
     p.kStrideA = cl.kStrideA;
     p.kStrideB = cl.kStrideB;
+    if (cl.store) {
+      p.store = cl.store;
+      p.consecutiveColumns = false;
+    }
   }
 
   auto resultType = MemRefType::get(p.resultType.getShape(), storage);
@@ -469,6 +477,25 @@ struct ConvShape {
 /// stages by one cp.async.
 constexpr int64_t kWholeRun = 8;
 
+/// x's element (position, tap) of a convolution in `params`' layout (a
+/// forward convolution's A, a filter gradient's B), zero in the padding.
+AccessFn convInputAt(const ConvParams &params) {
+  return [=](OpBuilder &b, Location loc, ArrayRef<Value> z, Value, Value row,
+             Value col) -> Access {
+    IndexMath im{b, loc};
+    return ConvShape::at(params, z).inputAt(im, row, col);
+  };
+}
+
+/// A channels-last (NHWC) copy of a convolution's NCHW input `x`; `s` are
+/// the convolution's sizes (n, c, o, spatial sizes).
+Value copyInputChannelsLast(OpBuilder &b, Location loc, Operation *op, Value x,
+                            ArrayRef<Value> s, const GpuTarget &target) {
+  IndexMath im{b, loc};
+  return emitChannelsLastCopy(b, loc, op, "input_nhwc", flatten(b, loc, x),
+                              s[0], s[1], im.product(s[3], s[4]), target);
+}
+
 /// How the tensor-core kernel reads an NCHW convolution of `channels` input
 /// channels (a multiple of kWholeRun) and filter rows of `k` elements from
 /// channels-last copies: an NHWC input, whose channels at a tap are
@@ -482,11 +509,7 @@ channelsLastOperands(const ConvParams &params, int64_t channels, int64_t k) {
   auto cl = std::make_shared<ChannelsLastOperands>();
   cl->layoutA = {Runs::Columns, channels, kConvSizes + 1};
   cl->layoutB = {Runs::Rows, k, kK};
-  cl->loadA = [=](OpBuilder &b, Location loc, ArrayRef<Value> z, Value,
-                  Value row, Value col) -> Access {
-    IndexMath im{b, loc};
-    return ConvShape::at(nhwc, z).inputAt(im, row, col);
-  };
+  cl->loadA = convInputAt(nhwc);
   cl->loadB = [=](OpBuilder &b, Location loc, ArrayRef<Value> z, Value,
                   Value row, Value col) -> Access {
     IndexMath im{b, loc};
@@ -500,9 +523,7 @@ channelsLastOperands(const ConvParams &params, int64_t channels, int64_t k) {
     IndexMath im{b, loc};
     // n, c, o, the input's, the filter's and the output's spatial sizes.
     ArrayRef<Value> s = z.drop_front(kConvSizes);
-    Value input =
-        emitChannelsLastCopy(b, loc, op, "input_nhwc", flatten(b, loc, x), s[0],
-                             s[1], im.product(s[3], s[4]), target);
+    Value input = copyInputChannelsLast(b, loc, op, x, s, target);
     Value filter =
         emitChannelsLastCopy(b, loc, op, "filter_ohwi", flatten(b, loc, w),
                              s[2], s[1], im.product(s[5], s[6]), target);
@@ -585,11 +606,7 @@ FailureOr<Product> getProduct(Conv2DOp op) {
         !ShapedType::isDynamic(channels) && channels % kWholeRun == 0)
       p.channelsLast = channelsLastOperands(params, channels, k);
   }
-  p.loadA = [=](OpBuilder &b, Location loc, ArrayRef<Value> z, Value, Value row,
-                Value col) -> Access {
-    IndexMath im{b, loc};
-    return ConvShape::at(params, z).inputAt(im, row, col);
-  };
+  p.loadA = convInputAt(params);
   // K runs in the filter's own order: a filter row is contiguous.
   p.loadB = [=](OpBuilder &b, Location loc, ArrayRef<Value> z, Value, Value row,
                 Value col) -> Access {
@@ -769,6 +786,40 @@ FailureOr<Product> getProduct(Conv2DBackpropInputOp op) {
   return p;
 }
 
+/// How the tensor-core kernel reads an NCHW filter gradient `p` whose input
+/// channels `c` are a multiple of kWholeRun from a channels-last copy of x:
+/// N then runs over the taps and then the channels, as the NHWC filter
+/// gradient's does, so x is staged 16 bytes at a time; dy is read in
+/// place (an image's plane along K) and dw is stored OIHW, each element
+/// where its (tap, channel) puts it.
+std::shared_ptr<ChannelsLastOperands>
+channelsLastGradFilterOperands(const ConvParams &params, int64_t c,
+                               const Product &p) {
+  using Runs = OperandLayout::Runs;
+  ConvParams nhwc = params;
+  nhwc.nchw = false;
+  auto cl = std::make_shared<ChannelsLastOperands>();
+  cl->layoutA = p.layoutA;
+  cl->loadA = p.loadA;
+  cl->kStrideA = p.kStrideA;
+  cl->layoutB = {Runs::Columns, c, kConvSizes + 1};
+  cl->loadB = convInputAt(nhwc);
+  cl->store = [=](OpBuilder &b, Location loc, ArrayRef<Value> z, Value,
+                  Value row, Value col) -> Access {
+    IndexMath im{b, loc};
+    ConvShape copied = ConvShape::at(nhwc, z);
+    auto [ch, kh, kw] = copied.tap(im, col, copied.c);
+    return {ConvShape::at(params, z).filter(im, row, ch, kh, kw), Value()};
+  };
+  cl->copy = [](OpBuilder &b, Location loc, Operation *op, Value dy, Value x,
+                ArrayRef<Value> z, const GpuTarget &target) {
+    return std::make_pair(
+        dy,
+        copyInputChannelsLast(b, loc, op, x, z.drop_front(kConvSizes), target));
+  };
+  return cl;
+}
+
 FailureOr<Product> getProduct(Conv2DBackpropFilterOp op) {
   Product p;
   p.resultType = cast<RankedTensorType>(op.getGradFilter().getType());
@@ -813,16 +864,20 @@ FailureOr<Product> getProduct(Conv2DBackpropFilterOp op) {
     auto [n, oh, ow] = s.position(im, col, s.out);
     return {s.activation(im, n, row, oh, ow, s.o, s.out), Value()};
   };
-  p.loadB = [=](OpBuilder &b, Location loc, ArrayRef<Value> z, Value, Value row,
-                Value col) -> Access {
-    IndexMath im{b, loc};
-    return ConvShape::at(params, z).inputAt(im, row, col);
-  };
+  p.loadB = convInputAt(params);
   p.store = [=](OpBuilder &b, Location loc, ArrayRef<Value> z, Value, Value row,
                 Value col) -> Access {
     IndexMath im{b, loc};
     return {im.madd(row, z[kN], col), Value()};
   };
+  // NCHW x of channels in whole 16-byte runs: copied channels-last (read
+  // by the tensor-core schedule alone).
+  auto x = cast<RankedTensorType>(op.getInput().getType());
+  int64_t c = x.getDimSize(1);
+  Type element = x.getElementType();
+  if (params.nchw && (element.isF16() || element.isBF16() || element.isF32()) &&
+      !ShapedType::isDynamic(c) && c % kWholeRun == 0)
+    p.channelsLast = channelsLastGradFilterOperands(params, c, p);
   return p;
 }
 

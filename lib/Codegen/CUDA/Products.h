@@ -78,6 +78,11 @@ struct ChannelsLastOperands {
                                         Value a, Value b, ArrayRef<Value> sizes,
                                         const GpuTarget &)>
       copy;
+  /// Where set, the result's store for the copies' order of N (an NCHW
+  /// filter gradient's N runs over the taps and then the channels, as x's
+  /// NHWC copy has them, while dw stays OIHW): its columns are then not
+  /// consecutive.
+  AccessFn store;
 };
 
 /// A product as the kernels see it: its sizes, the operands' and the
