@@ -252,6 +252,10 @@ std::vector<TensorCoreCase> cases() {
   conv.geometry = {2, 16, 24, 8, 8, 3, 3, nchw({1, 1}, {1, 1, 1, 1}, {1, 1})};
   conv.epilogue = Epilogue::BiasRelu;
   all.push_back(conv);
+  // Planes of 6 x 6 (36: whole runs of 4, not of 8): 8-byte stores.
+  conv.name = "convNCHWPlane36BiasRelu";
+  conv.geometry = {3, 16, 24, 6, 6, 3, 3, nchw({1, 1}, {1, 1, 1, 1}, {1, 1})};
+  all.push_back(conv);
   // Other channel counts: the input gathered one element at a time.
   conv.channelsLast = false;
   conv.name = "convNCHWPlane16SiluResidual_bf16";

@@ -647,8 +647,15 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
             !split && storage == element && s.tileM * s.tileN <= smemElements;
         bool stagedRows = fits && consecutive && n != ShapedType::kDynamic &&
                           n % chunk == 0 && s.tileN >= 64;
-        bool stagedColumns = fits && !consecutive && rowRun > 0 &&
-                             rowRun % chunk == 0 && s.tileM >= 64;
+        // The store's run: a 16-byte chunk, or the widest part of one
+        // that divides the result's runs of rows (a plane of 14 x 14 f16:
+        // 4 elements, 8 bytes).
+        int64_t run = chunk;
+        if (!consecutive)
+          while (run > 1 && rowRun % run)
+            run /= 2;
+        bool stagedColumns =
+            fits && !consecutive && rowRun > 0 && run >= 2 && s.tileM >= 64;
         bool staged = stagedRows || stagedColumns;
         int64_t lines = stagedRows ? s.tileM : s.tileN;
         int64_t lineLength = stagedRows ? s.tileN : s.tileM;
@@ -712,23 +719,26 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
               });
             }
         if (staged) {
-          // Every warp's part is in; each thread stores whole chunks.
+          // Every warp's part is in; each thread stores whole runs (16-byte
+          // chunks, or parts of them).
           tb.create<gpu::BarrierOp>(tl);
-          auto chunkType = VectorType::get({chunk}, element);
-          int64_t lineChunks = lineLength / chunk;
-          for (int64_t q = 0; q < lines * lineChunks / threads; ++q) {
+          auto runType = VectorType::get({run}, element);
+          int64_t lineRuns = lineLength / run, perChunk = chunk / run;
+          for (int64_t q = 0; q < lines * lineRuns / threads; ++q) {
             Value e = tm.add(tid, tm.c(q * threads));
-            Value line = tm.div(e, lineChunks), piece = tm.rem(e, lineChunks);
-            Value first = tm.mul(piece, chunk);
+            Value line = tm.div(e, lineRuns), piece = tm.rem(e, lineRuns);
+            Value first = tm.mul(piece, run);
             Value row = tm.add(m0, stagedRows ? line : first);
             Value col = tm.add(n0, stagedRows ? first : line);
             Value inside = tm.both(lessThan(tb, tl, row, pk.sizes[kM]),
                                    lessThan(tb, tl, col, pk.sizes[kN]));
             tb.create<scf::IfOp>(tl, inside, [&](OpBuilder &sb, Location sl) {
               IndexMath sm{sb, sl};
-              Value v = sb.create<vector::LoadOp>(
-                  sl, chunkType, a.smem,
-                  ValueRange{lineOffset(sm, line, piece)});
+              Value at = lineOffset(sm, line, sm.div(piece, perChunk));
+              if (perChunk > 1)
+                at = sm.madd(sm.rem(piece, perChunk), run, at);
+              Value v = sb.create<vector::LoadOp>(sl, runType, a.smem,
+                                                  ValueRange{at});
               Value offset =
                   pk.product.store(sb, sl, pk.sizes, batch, row, col).offset;
               sb.create<vector::StoreOp>(sl, v, pk.c, ValueRange{offset});

@@ -9,7 +9,8 @@
 //  - otherwise the input is gathered one element at a time.
 // The result stays NCHW in every case. Where its planes are whole 16-byte
 // chunks (56 x 56, 112 x 112), the tile goes through shared memory by
-// columns and out a channel's 8 positions a store.
+// columns and out a channel's 8 positions a store; planes of runs of 4 (14
+// x 14), 4 positions a store.
 // RUN: nf-opt %s --nf-lower-to-gpu | FileCheck %s
 
 // The input's copy: 1568 tiles, on as many blocks as the device holds
@@ -77,3 +78,13 @@ func.func @rgb_stem(%x: tensor<8x3x224x224xf16>, %w: tensor<64x3x7x7xf16>) -> te
 // CHECK-LABEL: gpu.func @rgb_stem_conv2d(
 // CHECK-NOT: nvgpu.device_async_copy %arg0
 // CHECK: gpu.return
+
+// ResNet's third stage: planes of 196 positions, runs of 4 of bf16.
+// CHECK-LABEL: gpu.func @resnet_14x14_conv2d(
+// CHECK: %[[PART:.+]] = vector.load %arg3[%{{.+}}] : memref<{{[0-9]+}}xbf16, #gpu.address_space<workgroup>>, vector<4xbf16>
+// CHECK: vector.store %[[PART]], %arg2[%{{.+}}] : memref<?xbf16>, vector<4xbf16>
+// CHECK: gpu.return
+func.func @resnet_14x14(%x: tensor<32x256x14x14xbf16>, %w: tensor<256x256x3x3xbf16>) -> tensor<32x256x14x14xbf16> {
+  %y = nf.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>, layout = #nf.layout<nchw>} : tensor<32x256x14x14xbf16>, tensor<256x256x3x3xbf16> -> tensor<32x256x14x14xbf16>
+  return %y : tensor<32x256x14x14xbf16>
+}
