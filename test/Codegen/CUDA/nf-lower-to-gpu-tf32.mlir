@@ -13,6 +13,8 @@
 // RUN: nf-opt %s --nf-lower-to-gpu="allow-tf32=true arch=sm_75" | FileCheck %s --check-prefix=OFF
 // RUN: nf-translate --nf-to-cuda --allow-tf32 %s | FileCheck %s --check-prefix=CUDA
 // RUN: nf-translate --nf-gpu-cost --allow-tf32 --cuda-arch=a100 %s | FileCheck %s --check-prefix=COST
+// A block of 80 KiB holds two stages of the large tile (64 KiB), not three.
+// RUN: nf-opt %s --nf-lower-to-gpu="allow-tf32=true arch=sm_86:smem-block=80KiB" | FileCheck %s --check-prefix=SMEM80
 
 // OFF: nf.schedule = "tiled-product tile=64x64x8 thread=4x4"
 
@@ -45,6 +47,7 @@ func.func @matmul_77x136x40(%a: tensor<77x40xf32>, %b: tensor<40x136xf32>) -> te
 // CHECK-SAME: nf.schedule = "tensor-core-product tile=128x128x32 warps=2x2 stages=3 tf32"
 // CUDA: nf_vec<float, 4> [[A:v[0-9]+]] = nf_ldmatrix<4, false>(
 // CUDA: nf_mma_m16n8k8_tf32([[A]],
+// SMEM80: nf.schedule = "tensor-core-product tile=128x128x32 warps=2x2 stages=2 tf32"
 // COST: matmul_large_matmul {{.+}} 98304 {{.+}} tensor-core-product tile=128x128x32 warps=2x2 stages=3 tf32
 func.func @matmul_large(%a: tensor<2048x512xf32>, %b: tensor<2048x512xf32>) -> tensor<2048x2048xf32> {
   %c = nf.matmul %a, %b {transpose_rhs} : tensor<2048x512xf32>, tensor<2048x512xf32> -> tensor<2048x2048xf32>
