@@ -37,6 +37,13 @@ constexpr llvm::StringLiteral kIndexBitsAttr = "nf.index_bits";
 /// printer makes it a streaming store (st.global.cs, evict-first in L1 and
 /// L2), so it does not push out of L2 what another access reads again.
 constexpr llvm::StringLiteral kEvictFirstAttr = "nf.evict_first";
+/// On an nvgpu.device_async_create_group that lists no tokens: it commits
+/// every cp.async its thread issued since the last group (as PTX's
+/// cp.async.commit_group does). The attribute also keeps the op's text
+/// parseable: MLIR 19 prints a tokenless group as
+/// `%g = nvgpu.device_async_create_group` and its parser then reads the
+/// next line's result as the group's token.
+constexpr llvm::StringLiteral kCommitPendingAttr = "nf.commit_pending";
 
 /// A kernel being built: the gpu.func and a builder inside its body.
 struct Kernel {

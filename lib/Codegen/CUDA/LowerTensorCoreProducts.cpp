@@ -525,8 +525,10 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
               });
           // The group commits every copy this thread issued since the last
           // (none past the unit's tiles).
-          return ib.create<nvgpu::DeviceAsyncCreateGroupOp>(il, tokenType,
-                                                            ValueRange{});
+          auto group = ib.create<nvgpu::DeviceAsyncCreateGroupOp>(il, tokenType,
+                                                                  ValueRange{});
+          group->setAttr(kCommitPendingAttr, ib.getUnitAttr());
+          return group;
         };
         // The first stages - 1 K tiles in flight (past the range they are
         // zeros).

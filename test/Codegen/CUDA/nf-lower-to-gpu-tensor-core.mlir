@@ -11,6 +11,14 @@
 // RUN: nf-opt %s --nf-lower-to-gpu=arch=sm_75 | FileCheck %s --check-prefix=SM75
 // RUN: nf-translate --nf-to-cuda %s | FileCheck %s --check-prefix=CUDA
 // RUN: nf-translate --nf-to-cuda %s | sed -n '/ steady_matmul(/,/NF_SIM_ENTRY(steady_matmul)/p' | FileCheck %s --check-prefix=INT32
+// The lowered kernels read back from text give the same CUDA (a group that
+// lists no tokens carries nf.commit_pending, which keeps MLIR 19's custom
+// form of nvgpu.device_async_create_group parseable).
+// RUN: nf-translate --nf-to-cuda %s > %t.direct.cu
+// RUN: nf-opt %s --nf-cuda-pipeline | nf-translate --nf-to-cuda > %t.text.cu
+// RUN: diff %t.direct.cu %t.text.cu
+// RUN: nf-opt %s --nf-cuda-pipeline | FileCheck %s --check-prefix=TEXT
+// TEXT: nvgpu.device_async_create_group {nf.commit_pending}
 
 // SM75: nf.schedule = "tiled-product tile=64x64x8 thread=4x4"
 
