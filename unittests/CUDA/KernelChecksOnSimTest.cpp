@@ -111,7 +111,10 @@ INSTANTIATE_TEST_SUITE_P(
         TrafficCase{"block-row-registers", DType::F16, 3, 1000, 1},
         TrafficCase{"block-row-registers", DType::F16, 3, 1001, 1},
         TrafficCase{"block-row-streaming", DType::F32, 2, 1000, 3},
-        TrafficCase{"block-row-streaming", DType::F32, 2, 999, 3}),
+        TrafficCase{"block-row-streaming", DType::F32, 2, 999, 3},
+        // A cluster of blocks per row, each block reading its part once.
+        TrafficCase{"cluster-row", DType::F32, 3, 1000, 1},
+        TrafficCase{"cluster-row", DType::F16, 3, 1001, 1}),
     [](const testing::TestParamInfo<TrafficCase> &info) {
       std::string n = info.param.schedule;
       for (char &ch : n)
@@ -142,6 +145,36 @@ TEST(RowNormTrafficTest, SplitRowMovesTheBytesItsScheduleStates) {
                 uint64_t(rows * chunks * threads) * chunks * 2 * 4);
   EXPECT_EQ(stats[1].bytesStored, bytes + rows * 4 * 2);
   EXPECT_LE(call.error(), 1e-5);
+}
+
+// A forced cluster row of 1000 f32 is 4 blocks of 32 threads (250 vectors,
+// 2 a thread): each block hands its sum to the 3 others twice (the mean,
+// then the squared deviations), one cluster barrier each, and every thread
+// of the cluster adds the same four sums in the same order, so the result
+// has the same bits in every thread order.
+TEST(ClusterRowTest, BlocksShareTheirSumsThroughDistributedSharedMemory) {
+  const int64_t rows = 3, cols = 1000, blocks = 4;
+  auto kernel =
+      compileForSim(layerNormIR(DType::F32, rows, cols), "ln", "cluster-row");
+  ASSERT_TRUE(kernel);
+  std::vector<LayerNormCall> calls;
+  for (SimOrder order :
+       {SimOrder::Forward, SimOrder::Reverse, SimOrder::Shuffle}) {
+    calls.emplace_back(DType::F32, rows, cols);
+    std::vector<SimStats> stats;
+    ASSERT_EQ(errorText(calls.back().run(*kernel, order, &stats)), "");
+    ASSERT_EQ(stats.size(), 1u);
+    EXPECT_EQ(stats[0].blocks, uint64_t(rows * blocks));
+    EXPECT_EQ(stats[0].clusterBarriers, uint64_t(rows * 2));
+    EXPECT_EQ(stats[0].clusterStores,
+              uint64_t(rows * 2 * blocks * (blocks - 1)));
+    EXPECT_LE(calls.back().error(), 1e-5);
+  }
+  for (const LayerNormCall &other : {calls[1], calls[2]}) {
+    EXPECT_EQ(calls[0].y.bytes, other.y.bytes);
+    EXPECT_EQ(calls[0].mean.bytes, other.mean.bytes);
+    EXPECT_EQ(calls[0].rstd.bytes, other.rstd.bytes);
+  }
 }
 
 /// That every call in `others` got the same dx, dscale and dbias bits as

@@ -1016,4 +1016,68 @@ TEST(NVRTCResourceTest, RowNormsLargerThanL2StoreYEvictFirstInSASS) {
   }
 }
 
+// Rows spread over clusters (sm_90): layer and RMS norms of 16384 to
+// 262144 elements (clusters of 2 to 8 blocks, 256 to 1024 threads each) and
+// forced small clusters of 2048 and 2047 (peeled) elements, every dtype.
+// ptxas reports no spills; the SASS of each has the cluster's barrier
+// (UCGABAR_ARV, UCGABAR_WAIT), the stores into other blocks' shared memory
+// through the generic window (ST.E, after mapa's address arithmetic) and,
+// where the row is whole vectors,
+// 128-bit global loads and stores.
+TEST(NVRTCResourceTest, ClusterRowsUseTheClusterBarrierInSASS) {
+#ifndef NF_CUOBJDUMP
+  GTEST_SKIP() << "no cuobjdump (scripts/setup.sh installs it where a CUDA "
+                  "toolkit is)";
+#endif
+  static const std::regex schedule(
+      "// ([A-Za-z0-9_]+): cluster-row [^\n]* cluster=([0-9]+)");
+  static const std::regex spills(
+      "([0-9]+) bytes spill stores, ([0-9]+) bytes spill loads");
+  int checked = 0;
+  for (const char *forced : {"auto", "cluster-row"}) {
+    std::string module;
+    for (const char *dtype : kDTypes)
+      for (const char *op : {"layer_norm", "rms_norm"}) {
+        if (std::string(forced) == "auto") {
+          for (int64_t cols : {16384, 65536, 262144})
+            if (std::string(dtype) != "f64" || cols < 262144)
+              module +=
+                  rowNormModule(dtype, op, cols, "_" + std::to_string(cols));
+          // (f64 rows of 262144 are split: 16 elements a thread.)
+        } else {
+          module += rowNormModule(dtype, op);
+          module += rowNormModule(dtype, op, 2047, "_peeled");
+        }
+      }
+    std::string source = printCUDA(module, forced);
+    std::vector<std::string> kernels;
+    for (std::sregex_iterator it(source.begin(), source.end(), schedule), end;
+         it != end; ++it)
+      kernels.push_back((*it)[1]);
+    EXPECT_EQ(kernels.size(), std::string(forced) == "auto" ? 22u : 16u)
+        << source;
+    Compiled c = compileWithNVRTC(source, "sm_90");
+    ASSERT_TRUE(c.ok) << c.log;
+    for (std::sregex_iterator it(c.log.begin(), c.log.end(), spills), end;
+         it != end; ++it)
+      EXPECT_EQ((*it)[1].str() + " " + (*it)[2].str(), "0 0") << c.log;
+    std::string error, sass = disassemble(c.cubin, error);
+    ASSERT_EQ(error, "");
+    for (const std::string &k : kernels) {
+      size_t begin = sass.find("Function : " + k + "\n");
+      ASSERT_NE(begin, std::string::npos) << k << " is not in the SASS";
+      std::string body =
+          sass.substr(begin, sass.find("Function : ", begin + 1) - begin);
+      for (const char *op : {"UCGABAR_ARV", "UCGABAR_WAIT", " ST.E"})
+        EXPECT_NE(body.find(op), std::string::npos) << k << ": no " << op;
+      if (k.find("_peeled") == std::string::npos) {
+        EXPECT_NE(body.find("LDG.E.128"), std::string::npos) << k;
+        EXPECT_NE(body.find("STG.E.128"), std::string::npos) << k;
+      }
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 22 + 16);
+}
+
 } // namespace

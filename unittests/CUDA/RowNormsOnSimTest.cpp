@@ -8,7 +8,9 @@
 // tails (rows that do not fill the last
 // register vector of every lane), a last block with rows past the end
 // (warp rows), rows split into several chunks with a partial last one,
-// f32/f16/bf16/f64, a 2^20-element row, and rows with mean 100 and std
+// f32/f16/bf16/f64, rows spread over clusters of 2 to 8 blocks (sm_90's
+// choice from 8193 to 262144 elements), a 2^20-element row, and rows with
+// mean 100 and std
 // 0.01 where E[x^2] - E[x]^2 would cancel (also split across blocks).
 // Small shapes are forced through each schedule. Outputs are poisoned with NaN
 // by the simulator (and here), so an unwritten element fails.
@@ -137,6 +139,11 @@ std::vector<SimNormCase> cases() {
              {1, 1}, {3, 1}, {9, 17}, {4, 1000}, {3, 1537}, {2, 5121}})
       v.push_back({d, rows, cols});
   v.push_back({DType::F64, 3, 1537});
+  // Clusters (sm_90, the default target): 2 blocks of 256 threads (16384
+  // f32), 3 of 224 (a peeled row of 20001 f16), 8 of 1024 (262144 bf16).
+  v.push_back({DType::F32, 2, 16384});
+  v.push_back({DType::F16, 2, 20001});
+  v.push_back({DType::BF16, 1, 262144});
   v.push_back({DType::F32, 1, int64_t(1) << 20});
   v.push_back({DType::BF16, 1, int64_t(1) << 20});
   // Each schedule forced on small rows: vector tails, odd sizes, and for
@@ -145,8 +152,8 @@ std::vector<SimNormCase> cases() {
   // elements before and after): 3 rows of f32 start 0, 1 and 2 elements
   // past a boundary (heads of 0, 3 and 2 elements), f16 rows need a head
   // of up to 7 elements from as few as 4 vectors a row.
-  for (const char *s :
-       {"warp-rows", "block-row-registers", "block-row-streaming", "split-row"})
+  for (const char *s : {"warp-rows", "block-row-registers",
+                        "block-row-streaming", "split-row", "cluster-row"})
     for (auto [d, rows, cols] :
          std::vector<std::tuple<DType, int64_t, int64_t>>{
              {DType::F32, 5, 3},
@@ -161,6 +168,11 @@ std::vector<SimNormCase> cases() {
   v.push_back({DType::F32, 3, 1000, "split-row"});
   v.push_back({DType::F32, 2, 999, "split-row"});
   v.push_back({DType::F64, 2, 1000, "split-row"});
+  // Forced clusters of 8 blocks of 32 threads (1000 f64: 500 vectors of 2),
+  // and of 8 blocks of 64 threads with vector tails (999 f32, 1 element
+  // a vector).
+  v.push_back({DType::F64, 2, 1000, "cluster-row"});
+  v.push_back({DType::F32, 2, 999, "cluster-row"});
   return v;
 }
 

@@ -395,10 +395,13 @@ TEST(DTypeCoverageTest, EveryOpOfTheDialectHasACase) {
   for (const OpCase &c : opCases())
     covered.insert(std::string("nf.") + c.op);
   // nf.fused and nf.yield are what the fused compiles build;
-  // nf.resident_blocks is the CUDA lowering's host side, on no tensor.
+  // nf.resident_blocks is the CUDA lowering's host side, the cluster ops
+  // are inside its kernels: on no tensor.
   covered.insert("nf.fused");
   covered.insert("nf.yield");
   covered.insert("nf.resident_blocks");
+  covered.insert("nf.cluster_barrier");
+  covered.insert("nf.cluster_store");
   for (mlir::RegisteredOperationName name : context.getRegisteredOperations())
     if (name.getDialectNamespace() == "nf")
       EXPECT_TRUE(covered.count(name.getStringRef().str()))

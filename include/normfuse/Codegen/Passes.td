@@ -189,8 +189,10 @@ def NFLowerToGPUPass : Pass<"nf-lower-to-gpu", "ModuleOp"> {
     Option<"rowNormSchedule", "row-norm-schedule", "std::string",
            /*default=*/"\"auto\"",
            "Force the row-norm schedule: auto, warp-rows, block-row-registers, "
-           "block-row-streaming, split-row or channels-last-groups (group "
-           "and instance norms in NHWC; auto for the rest)">,
+           "block-row-streaming, split-row, channels-last-groups (group "
+           "and instance norms in NHWC; auto for the rest) or cluster-row "
+           "(layer and RMS norms on a target with clusters; auto for the "
+           "rest)">,
     Option<"allowTf32", "allow-tf32", "bool", /*default=*/"false",
            "Run f32 matmuls and convolutions on tensor cores as tf32 "
            "(sm_80 and newer): operands rounded to 10 fraction bits, f32 "

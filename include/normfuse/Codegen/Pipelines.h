@@ -59,7 +59,7 @@ struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
       *this, "row-norm-schedule",
       llvm::cl::desc("Force the row-norm schedule (auto, warp-rows, "
                      "block-row-registers, block-row-streaming, split-row, "
-                     "channels-last-groups)"),
+                     "channels-last-groups, cluster-row)"),
       llvm::cl::init("auto")};
   PassOptions::Option<bool> allowTf32{
       *this, "allow-tf32",

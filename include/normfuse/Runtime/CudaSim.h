@@ -45,6 +45,9 @@ struct SimStats {
   /// The most global loads (nf_ldg calls) one thread made: how long a
   /// thread walks its data, which a finishing kernel should keep short.
   uint64_t maxThreadLoads = 0;
+  /// Completed cluster barriers (nf_cluster_sync), counted per cluster,
+  /// and stores into another block's shared memory (nf_cluster_st).
+  uint64_t clusterBarriers = 0, clusterStores = 0;
 };
 
 /// The order in which a block's threads run between synchronizations.

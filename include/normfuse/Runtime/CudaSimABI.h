@@ -19,7 +19,7 @@ extern "C" {
 #endif
 
 /** Bumped whenever anything below changes. */
-#define NF_SIM_ABI_VERSION 2
+#define NF_SIM_ABI_VERSION 3
 
 /** The order in which a block's threads run between two synchronizations. */
 enum {
@@ -46,7 +46,9 @@ typedef struct nf_sim_stats {
   uint64_t shuffles;    /**< completed warp operations, per warp */
   uint64_t blocks;
   uint64_t threads;
-  uint64_t maxThreadLoads; /**< the most nf_ldg calls of one thread */
+  uint64_t maxThreadLoads;  /**< the most nf_ldg calls of one thread */
+  uint64_t clusterBarriers; /**< completed cluster barriers, per cluster */
+  uint64_t clusterStores;   /**< stores into another block's shared memory */
 } nf_sim_stats;
 
 /** int nf_sim_abi_version(void): NF_SIM_ABI_VERSION of the module. */

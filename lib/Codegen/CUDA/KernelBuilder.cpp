@@ -6,6 +6,7 @@
 
 #include "KernelBuilder.h"
 #include "normfuse/Codegen/CUDA/SharedMemory.h"
+#include "normfuse/Dialect/NF/IR/NFOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -414,6 +415,28 @@ Value cuda::emitBlockSum(OpBuilder &b, Location loc, Value v, Value scratch,
         loc, total,
         b.create<memref::LoadOp>(loc, scratch, indexConstant(b, loc, w)));
   b.create<gpu::BarrierOp>(loc);
+  return total;
+}
+
+Value cuda::emitClusterSum(OpBuilder &b, Location loc, Value blockSum,
+                           Value slots, int64_t exchange, Value rank,
+                           int64_t blocks) {
+  auto c = [&](int64_t v) { return indexConstant(b, loc, v); };
+  Value tid = b.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x);
+  Value first = c(exchange * blocks);
+  Value storing =
+      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, tid, c(blocks));
+  b.create<scf::IfOp>(loc, storing, [&](OpBuilder &tb, Location tl) {
+    tb.create<ClusterStoreOp>(tl, blockSum, slots,
+                              tb.create<arith::AddIOp>(tl, first, rank), tid);
+    tb.create<scf::YieldOp>(tl);
+  });
+  b.create<ClusterBarrierOp>(loc);
+  Value total = b.create<memref::LoadOp>(loc, slots, first);
+  for (int64_t r = 1; r < blocks; ++r)
+    total = b.create<arith::AddFOp>(
+        loc, total,
+        b.create<memref::LoadOp>(loc, slots, c(exchange * blocks + r)));
   return total;
 }
 

@@ -186,6 +186,18 @@ Value emitWarpSum(OpBuilder &b, Location loc, Value v, int64_t width);
 Value emitBlockSum(OpBuilder &b, Location loc, Value v, Value scratch,
                    int64_t blockSize);
 
+/// The sum over a cluster of `blocks` blocks (consecutive along x) of
+/// `blockSum`, each block's sum held by all its threads; `rank` is the
+/// block's rank in the cluster. Thread r < blocks of each block stores the
+/// block's sum into block r's `slots` (a workgroup memref of at least
+/// (exchange + 1) * blocks elements) at exchange * blocks + rank; after the
+/// cluster's barrier every thread adds its own block's slots of
+/// `exchange` in rank order, so every thread of the cluster holds the same
+/// bits. Each exchange of a kernel takes its own slots (no barrier orders
+/// a second store to a slot after the reads of the first).
+Value emitClusterSum(OpBuilder &b, Location loc, Value blockSum, Value slots,
+                     int64_t exchange, Value rank, int64_t blocks);
+
 /// Where a block holds `groups` row groups of `threadsPerRow` threads that
 /// each keep the same columns' sums (thread `lane` of a group: `values[kv *
 /// vw + l]` for column (kv * threadsPerRow + lane) * vw + l): the sums over

@@ -8,6 +8,8 @@
 // once, each looping over rows. The variance is the mean of squared
 // deviations from the mean, in two passes over the values (registers or
 // memory), never E[x^2] - E[x]^2; sums are in f32 (f64 for f64 data).
+// Under a ClusterRow schedule a cluster of blocks holds each row and adds
+// the blocks' sums through distributed shared memory.
 // Group and instance norms are rows of one (image, group) here, except in
 // NHWC under a ChannelsLastGroups schedule (LowerGroupNormNHWC.cpp). Rows
 // split across blocks are LowerSplitRows.cpp's.
@@ -35,22 +37,35 @@ using namespace mlir::nf::cuda;
 
 namespace {
 
-/// The body of the row-norm kernel.
+/// The cluster exchanges of a ClusterRow kernel (the mean, then the squared
+/// deviations; an RMS norm uses the first alone).
+constexpr int64_t kRowNormClusterExchanges = 2;
+
+/// The body of the row-norm kernel. `scratch` holds a block sum's warp
+/// sums; `clusterSlots` (ClusterRow) the blocks' sums of each exchange.
 void emitRowNormBody(Kernel &k, Location loc, const RowNormKernel &spec,
-                     Value scratch) {
+                     Value scratch, Value clusterSlots) {
   OpBuilder &b = k.body;
   RowNormArgs a = bindArgs(k, spec);
   const RowNormSchedule &s = spec.schedule;
   Type acc = spec.acc;
   int64_t vw = s.vectorWidth;
-  int64_t tpr = s.threadsPerRow;
+  // The threads of a row: a cluster's act as one block, thread t of block
+  // r being lane r * threadsPerRow + t.
+  int64_t tpr = s.rowThreads();
+  int64_t cluster = s.clusterBlocks;
   auto c = [&](int64_t v) { return indexConstant(b, loc, v); };
   auto zeroAcc = [&] { return floatConstant(b, loc, 0.0, acc, 1); };
 
   Value cols = ShapedType::isDynamic(spec.cols) ? a.cols : c(spec.cols);
   Value tid = b.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x);
   Value bid = b.create<gpu::BlockIdOp>(loc, gpu::Dimension::x);
-  Value lane = tid, rowInBlock;
+  Value lane = tid, rowInBlock, rank;
+  if (cluster > 1) {
+    rank = b.create<arith::RemUIOp>(loc, bid, c(cluster));
+    lane = b.create<arith::AddIOp>(
+        loc, b.create<arith::MulIOp>(loc, rank, c(s.threadsPerRow)), tid);
+  }
   if (s.rowsPerBlock > 1) {
     lane = b.create<arith::RemUIOp>(loc, tid, c(tpr));
     rowInBlock = b.create<arith::DivUIOp>(loc, tid, c(tpr));
@@ -113,14 +128,22 @@ void emitRowNormBody(Kernel &k, Location loc, const RowNormKernel &spec,
   }
 
   // Persistent blocks: block `bid` takes row groups bid, bid + gridDim, ...
-  // (the grid is at most the blocks the device holds at once).
-  Value rowGroups =
-      b.createOrFold<arith::CeilDivUIOp>(loc, a.rows, c(s.rowsPerBlock));
-  auto rowLoop = b.create<scf::ForOp>(
-      loc, bid, rowGroups, b.create<gpu::GridDimOp>(loc, gpu::Dimension::x));
-  OpBuilder::InsertionGuard inLoop(b);
-  b.setInsertionPoint(rowLoop.getBody()->getTerminator());
-  Value row = rowLoop.getInductionVar();
+  // (the grid is at most the blocks the device holds at once). A cluster
+  // takes one row: the grid is a cluster per row, so no block stores into
+  // another's shared memory after the last cluster barrier.
+  std::optional<OpBuilder::InsertionGuard> inLoop;
+  Value row;
+  if (cluster > 1) {
+    row = b.create<arith::DivUIOp>(loc, bid, c(cluster));
+  } else {
+    Value rowGroups =
+        b.createOrFold<arith::CeilDivUIOp>(loc, a.rows, c(s.rowsPerBlock));
+    auto rowLoop = b.create<scf::ForOp>(
+        loc, bid, rowGroups, b.create<gpu::GridDimOp>(loc, gpu::Dimension::x));
+    inLoop.emplace(b);
+    b.setInsertionPoint(rowLoop.getBody()->getTerminator());
+    row = rowLoop.getInductionVar();
+  }
   Value rowValid;
   if (s.rowsPerBlock > 1) {
     row = b.create<arith::AddIOp>(
@@ -135,9 +158,15 @@ void emitRowNormBody(Kernel &k, Location loc, const RowNormKernel &spec,
   }
   Value rowBase = b.create<arith::MulIOp>(loc, row, cols);
 
+  int64_t exchanges = 0;
   auto reduce = [&](Value v) {
-    return tpr <= 32 ? emitWarpSum(b, loc, v, tpr)
-                     : emitBlockSum(b, loc, v, scratch, tpr);
+    int64_t threads = s.threadsPerRow;
+    Value sum = threads <= 32 ? emitWarpSum(b, loc, v, threads)
+                              : emitBlockSum(b, loc, v, scratch, threads);
+    if (cluster == 1)
+      return sum;
+    return emitClusterSum(b, loc, sum, clusterSlots, exchanges++, rank,
+                          cluster);
   };
 
   // The normalize step of `lanes` at column `col`, stored to y. A group
@@ -474,7 +503,24 @@ SmallVector<Value> emitRowNorm(OpBuilder &b, NormOp op, Operation *before,
                                kernelBaseName(op, op->getName().stripDialect()),
                                argTypes, s.blockSize(), s.str());
   Value scratch = addScratch(kernel, loc, s.threadsPerRow, spec.acc);
-  emitRowNormBody(kernel, loc, spec.inKernel(kernel), scratch);
+  Value clusterSlots;
+  if (s.kind == RowNormSchedule::Kind::ClusterRow) {
+    kernel.func->setAttr(kClusterBlocksAttr,
+                         b.getI64IntegerAttr(s.clusterBlocks));
+    clusterSlots = addWorkgroupBuffer(
+        kernel, loc, kRowNormClusterExchanges * s.clusterBlocks, spec.acc);
+  }
+  emitRowNormBody(kernel, loc, spec.inKernel(kernel), scratch, clusterSlots);
+
+  if (s.kind == RowNormSchedule::Kind::ClusterRow) {
+    // A cluster per row: its blocks are consecutive along x.
+    launchUnlessEmpty(b, loc, kernel,
+                      b.createOrFold<arith::MulIOp>(
+                          loc, rows, indexConstant(b, loc, s.clusterBlocks)),
+                      s.blockSize(), args,
+                      b.createOrFold<arith::MulIOp>(loc, rows, colsValue));
+    return results();
+  }
 
   // A block per row group, or as many as the device holds at once (known
   // when the kernel is loaded), each looping over the groups. No launch

@@ -52,6 +52,12 @@ static constexpr int64_t kChannelsLastNarrowRunBytes = 16;
 /// ... or at most this many on images of at least this many positions.
 static constexpr int64_t kChannelsLastMaxRunBytes = 40;
 static constexpr int64_t kChannelsLastMinPositions = 2048;
+/// The most blocks of a row's cluster (the portable cluster size).
+static constexpr int64_t kMaxClusterBlocks = 8;
+/// Threads and vectors per thread of the small clusters a forced
+/// ClusterRow uses (tests).
+static constexpr int64_t kForcedClusterBlockSize = 32;
+static constexpr int64_t kForcedClusterVectorsPerThread = 2;
 /// Threads of a block that streams one long row, or a chunk of one.
 static constexpr int64_t kStreamingBlockSize = 512;
 /// Vectors each thread of a split row's block reads from its chunk.
@@ -115,6 +121,8 @@ std::string RowNormSchedule::str() const {
     name = "block-row-streaming";
   else if (kind == Kind::ChannelsLastGroups)
     name = "channels-last-groups";
+  else if (kind == Kind::ClusterRow)
+    name = "cluster-row";
   std::string s = std::string(name) +
                   " threads-per-row=" + std::to_string(threadsPerRow) +
                   " rows-per-block=" + std::to_string(rowsPerBlock) +
@@ -124,6 +132,8 @@ std::string RowNormSchedule::str() const {
     s += " chunk=" + std::to_string(chunkElements);
   if (kind == Kind::ChannelsLastGroups)
     s += " positions-per-part=" + std::to_string(chunkElements);
+  if (kind == Kind::ClusterRow)
+    s += " cluster=" + std::to_string(clusterBlocks);
   if (peeled)
     s += " peeled";
   if (paramsInRegisters)
@@ -142,6 +152,7 @@ cuda::parseForcedRowNormKind(llvm::StringRef name) {
       .Case("block-row-streaming", ForcedRowNormKind::BlockRowStreaming)
       .Case("split-row", ForcedRowNormKind::SplitRow)
       .Case("channels-last-groups", ForcedRowNormKind::ChannelsLastGroups)
+      .Case("cluster-row", ForcedRowNormKind::ClusterRow)
       .Default(failure());
 }
 
@@ -158,6 +169,8 @@ forcedKind(ForcedRowNormKind forced) {
     return Kind::BlockRowStreaming;
   case ForcedRowNormKind::SplitRow:
     return Kind::SplitRow;
+  case ForcedRowNormKind::ClusterRow:
+    return Kind::ClusterRow;
   case ForcedRowNormKind::Auto:
   case ForcedRowNormKind::ChannelsLastGroups:
     return std::nullopt;
@@ -194,6 +207,32 @@ static void shapeRowInRegisters(RowNormSchedule &s, int64_t vectors,
   s.rowsPerBlock = 1;
 }
 
+/// Shapes `s` as a ClusterRow holding a row of `vectors` vectors: blocks of
+/// `blockThreads` threads with up to `maxVectorsPerThread` vectors each, as
+/// few blocks as hold the row (at least `minBlocks`, at most
+/// kMaxClusterBlocks), more threads a block (up to 1024) only where 8
+/// blocks do not hold it; then the fewest vectors a thread that cover the
+/// row. False where the row needs more than 8 blocks of 1024 threads.
+static bool shapeClusterRow(RowNormSchedule &s, int64_t vectors,
+                            int64_t blockThreads, int64_t maxVectorsPerThread,
+                            int64_t minBlocks) {
+  int64_t threads = llvm::divideCeil(vectors, maxVectorsPerThread);
+  int64_t blocks = std::clamp<int64_t>(llvm::divideCeil(threads, blockThreads),
+                                       minBlocks, kMaxClusterBlocks);
+  int64_t perBlock = llvm::alignTo(
+      std::max<int64_t>(blockThreads, llvm::divideCeil(threads, blocks)),
+      GpuTarget::kWarpSize);
+  if (perBlock > GpuTarget::kMaxThreadsPerBlock)
+    return false;
+  s.kind = RowNormSchedule::Kind::ClusterRow;
+  s.clusterBlocks = blocks;
+  s.threadsPerRow = perBlock;
+  s.rowsPerBlock = 1;
+  s.vectorsPerThread =
+      std::max<int64_t>(1, llvm::divideCeil(vectors, blocks * perBlock));
+  return true;
+}
+
 RowNormSchedule cuda::selectRowNormSchedule(int64_t cols, Type elementType,
                                             const GpuTarget &target,
                                             ForcedRowNormKind forced,
@@ -213,6 +252,12 @@ RowNormSchedule cuda::selectRowNormSchedule(int64_t cols, Type elementType,
                                : llvm::divideCeil(cols, s.vectorWidth);
   int64_t maxVectorsPerThread =
       std::max<int64_t>(1, kMaxElementsPerThread / s.vectorWidth);
+  // A cluster's blocks reach 1024 threads, 64 registers a thread: f64
+  // rows keep half as many elements (as many registers as f32).
+  int64_t clusterVectorsPerThread =
+      elementType.getIntOrFloatBitWidth() > 32
+          ? std::max<int64_t>(1, maxVectorsPerThread / 2)
+          : maxVectorsPerThread;
 
   using Kind = RowNormSchedule::Kind;
   Kind kind;
@@ -222,19 +267,45 @@ RowNormSchedule cuda::selectRowNormSchedule(int64_t cols, Type elementType,
     kind = Kind::SplitRow;
   else if (cols <= kWarpRowMaxElements)
     kind = Kind::WarpRows;
+  else if (vectors <= kBlockRowThreads * maxVectorsPerThread)
+    kind = Kind::BlockRowInRegisters;
+  else if (target.clusters && vectors <= kMaxClusterBlocks *
+                                             GpuTarget::kMaxThreadsPerBlock *
+                                             clusterVectorsPerThread)
+    kind = Kind::ClusterRow;
   else if (vectors <= GpuTarget::kMaxThreadsPerBlock * maxVectorsPerThread)
     kind = Kind::BlockRowInRegisters;
   else
     kind = Kind::SplitRow;
-  // Registers need a known row length.
+  // Registers need a known row length; clusters a target that has them.
   if (dynamic && kind != Kind::BlockRowStreaming && kind != Kind::SplitRow)
     kind = Kind::SplitRow;
+  if (kind == Kind::ClusterRow && !target.clusters)
+    return selectRowNormSchedule(cols, elementType, target,
+                                 ForcedRowNormKind::Auto, perColumnParams,
+                                 rows);
   s.kind = kind;
 
   switch (kind) {
+  case Kind::ClusterRow:
   case Kind::WarpRows:
   case Kind::BlockRowInRegisters:
-    shapeRowInRegisters(s, vectors, maxVectorsPerThread);
+    if (kind == Kind::ClusterRow) {
+      bool small = forced == ForcedRowNormKind::ClusterRow;
+      if (!shapeClusterRow(s, std::max<int64_t>(1, vectors),
+                           small ? kForcedClusterBlockSize : kBlockRowThreads,
+                           small ? std::min(kForcedClusterVectorsPerThread,
+                                            clusterVectorsPerThread)
+                                 : clusterVectorsPerThread,
+                           small ? 2 : 1)) {
+        s.kind = Kind::SplitRow; // longer than any cluster holds (forced)
+        return selectRowNormSchedule(cols, elementType, target,
+                                     ForcedRowNormKind::SplitRow,
+                                     perColumnParams, rows);
+      }
+    } else {
+      shapeRowInRegisters(s, vectors, maxVectorsPerThread);
+    }
     if (s.peeled && s.threadsPerRow < s.vectorWidth) {
       // A head and a tail element per thread at most.
       s.threadsPerRow = s.vectorWidth;
@@ -381,8 +452,10 @@ RowNormGradSchedule cuda::selectRowNormGradSchedule(int64_t cols,
                                                     Type elementType,
                                                     const GpuTarget &target,
                                                     ForcedRowNormKind forced) {
-  // The channels-last group schedule is the forward group norms' alone.
-  if (forced == ForcedRowNormKind::ChannelsLastGroups)
+  // The channels-last group schedule is the forward group norms' alone,
+  // the cluster row the forward layer and RMS norms'.
+  if (forced == ForcedRowNormKind::ChannelsLastGroups ||
+      forced == ForcedRowNormKind::ClusterRow)
     forced = ForcedRowNormKind::Auto;
   RowNormGradSchedule g;
   RowNormSchedule &s = g.rows;

@@ -309,9 +309,11 @@ bool SimModule::launch(const std::string &kernel, Dim3 grid, Dim3 block,
                   sizeof(message));
   }
   if (stats)
-    *stats = {cstats.bytesLoaded, cstats.bytesStored, cstats.loads,
-              cstats.stores,      cstats.barriers,    cstats.shuffles,
-              cstats.blocks,      cstats.threads,     cstats.maxThreadLoads};
+    *stats = {
+        cstats.bytesLoaded,     cstats.bytesStored,  cstats.loads,
+        cstats.stores,          cstats.barriers,     cstats.shuffles,
+        cstats.blocks,          cstats.threads,      cstats.maxThreadLoads,
+        cstats.clusterBarriers, cstats.clusterStores};
   if (rc != 0) {
     error = message[0] ? message : "simulated launch failed";
     return false;

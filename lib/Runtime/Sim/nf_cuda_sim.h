@@ -8,7 +8,11 @@
 // random order. Shared memory is poisoned with 0xFF bytes (NaN) at the start
 // of every block, global accesses through nf_ldg/nf_stg are checked against
 // the launch's buffers and counted, and deadlocks, divergent barriers and
-// shuffles with exited lanes are errors. An error abandons the launch and is
+// shuffles with exited lanes are errors. The blocks of a thread-block cluster
+// (a kernel registered with NF_SIM_CLUSTER_ENTRY) run together, each with its
+// own shared memory, which the cluster's other blocks reach through
+// nf_cluster_st; nf_cluster_sync() is the cluster's barrier. An error
+// abandons the launch and is
 // returned by nf_sim_launch (see normfuse/Runtime/CudaSimABI.h). One .cu is
 // one translation unit and one shared object: all simulator state is internal
 // to it, and only the nf_sim_* functions are exported. Fibers switch with a
@@ -54,6 +58,8 @@
 #define __constant__
 #define __forceinline__ __attribute__((always_inline)) inline
 #define __launch_bounds__(...)
+/// The cluster's size comes from NF_SIM_CLUSTER_ENTRY.
+#define __cluster_dims__(...)
 #define __align__(n) __attribute__((aligned(n)))
 /// A function-local static in section nf_smem: blocks run one at a time, so
 /// it is the block's shared memory; the section is poisoned for each block.
@@ -70,7 +76,17 @@
       #name, &::nf_sim::Tramp<decltype(&name)>::call<&name>,                   \
       ::nf_sim::Tramp<decltype(&name)>::numParams);
 
+/// Registers kernel `name` whose blocks run in clusters of `blocks` (1 to
+/// 8, along x; the kernel carries __cluster_dims__(blocks, 1, 1) under CUDA).
+#define NF_SIM_CLUSTER_ENTRY(name, blocks)                                     \
+  static_assert((blocks) >= 1 && (blocks) <= ::nf_sim::kMaxClusterBlocks,      \
+                "a cluster holds 1 to 8 blocks");                              \
+  static ::nf_sim::Registrar nf_sim_entry_##name(                              \
+      #name, &::nf_sim::Tramp<decltype(&name)>::call<&name>,                   \
+      ::nf_sim::Tramp<decltype(&name)>::numParams, (blocks));
+
 #define __syncthreads() ::nf_sim::syncThreads(__LINE__)
+#define nf_cluster_sync() ::nf_sim::clusterSync(__LINE__)
 
 using std::isfinite;
 using std::isinf;
@@ -346,10 +362,14 @@ namespace nf_sim {
 namespace {
 
 constexpr int kMaxThreads = 1024;
+/// The most blocks of a cluster (the portable limit), and so the most
+/// threads that run together.
+constexpr int kMaxClusterBlocks = 8;
+constexpr int kMaxRunThreads = kMaxThreads * kMaxClusterBlocks;
 constexpr size_t kStackBytes = size_t(256) << 10;
 constexpr size_t kMaxDynSmem = 232448; // 227 KiB, as on sm_90
 
-enum State : unsigned char { Ready, AtBarrier, AtWarp, Exited };
+enum State : unsigned char { Ready, AtBarrier, AtWarp, AtCluster, Exited };
 enum Op : unsigned char {
   Idx,
   Up,
@@ -373,6 +393,8 @@ struct Kernel {
   const char *name;
   void (*tramp)(void **);
   int numParams;
+  /// Blocks per cluster (1: no clusters).
+  int cluster;
 };
 /// A lane's side of a warp operation: its operands, then its result. The
 /// matrix operations (ldmatrix, mma.sync) pass their operands by address
@@ -409,20 +431,36 @@ struct Sim {
   unsigned char *stacks;
   uint64_t rng;
   Context sched;
-  // The running block.
-  int n, cur, live, atBarrier, barrierLine, barrierThread;
-  unsigned waiting[kMaxThreads / 32], exited[kMaxThreads / 32];
-  State state[kMaxThreads];
-  int perm[kMaxThreads];
-  uint3 tids[kMaxThreads];
-  Lane lanes[kMaxThreads];
-  Context ctx[kMaxThreads];
+  // The running cluster (one block without clusters): `blocks` blocks of
+  // `blockThreads` threads, `n` threads in all; thread t is thread
+  // t % blockThreads of block t / blockThreads. `liveAll` have not exited.
+  int n, blockThreads, blocks, cur, liveAll;
+  // Per block: its index in the grid, its threads that have not exited,
+  // those waiting at its __syncthreads() and where the first one waits.
+  uint3 bids[kMaxClusterBlocks];
+  int live[kMaxClusterBlocks], atBarrier[kMaxClusterBlocks],
+      barrierLine[kMaxClusterBlocks], barrierThread[kMaxClusterBlocks];
+  int blockOrder[kMaxClusterBlocks];
+  // The cluster barrier: threads waiting, and where the first one waits.
+  int atCluster, clusterLine, clusterThread;
+  // Each block's shared memory (the static section, then the dynamic
+  // bytes poisoned), `imageBytes` each; block `liveBlock`'s is in place
+  // rather than in its image.
+  unsigned char *images;
+  size_t imageBytes, imageCap;
+  int liveBlock;
+  unsigned waiting[kMaxRunThreads / 32], exited[kMaxRunThreads / 32];
+  State state[kMaxRunThreads];
+  int perm[kMaxRunThreads];
+  uint3 tids[kMaxRunThreads];
+  Lane lanes[kMaxRunThreads];
+  Context ctx[kMaxRunThreads];
   // Each thread's copies in flight (allocated on first use), their count,
   // and the groups it has committed.
   AsyncCopy *copies;
-  int numCopies[kMaxThreads], groups[kMaxThreads];
-  /// nf_ldg calls of each thread of the block running.
-  uint64_t threadLoads[kMaxThreads];
+  int numCopies[kMaxRunThreads], groups[kMaxRunThreads];
+  /// nf_ldg calls of each thread running.
+  uint64_t threadLoads[kMaxRunThreads];
 };
 Sim S;
 alignas(16) unsigned char gDynSmem[kMaxDynSmem];
@@ -435,11 +473,13 @@ struct Cleanup {
       munmap(S.stacks, size_t(S.numStacks) * kStackBytes);
     std::free(S.kernels);
     std::free(S.copies);
+    std::free(S.images);
   }
 } gCleanup;
 
 struct Registrar {
-  Registrar(const char *name, void (*tramp)(void **), int numParams) {
+  Registrar(const char *name, void (*tramp)(void **), int numParams,
+            int cluster = 1) {
     if (S.numKernels == S.capKernels) {
       int cap = S.capKernels ? 2 * S.capKernels : 16;
       void *p = std::realloc(S.kernels, sizeof(Kernel) * size_t(cap));
@@ -448,7 +488,7 @@ struct Registrar {
       S.kernels = static_cast<Kernel *>(p);
       S.capKernels = cap;
     }
-    S.kernels[S.numKernels++] = {name, tramp, numParams};
+    S.kernels[S.numKernels++] = {name, tramp, numParams, cluster};
   }
 };
 
@@ -518,28 +558,57 @@ inline unsigned existing(int w) {
   return k >= 32 ? ~0u : (1u << k) - 1;
 }
 
-inline void releaseBarrier() {
-  for (int t = 0; t < S.n; ++t)
+/// Releases the __syncthreads() of block `b` of the cluster.
+inline void releaseBarrier(int b) {
+  for (int t = b * S.blockThreads; t < (b + 1) * S.blockThreads; ++t)
     if (S.state[t] == AtBarrier)
       S.state[t] = Ready;
-  S.atBarrier = 0;
+  S.atBarrier[b] = 0;
   ++S.stats.barriers;
 }
 
 inline void syncThreads(int line) {
-  int t = S.cur;
-  if (S.atBarrier == 0) {
-    S.barrierLine = line;
-    S.barrierThread = t;
-  } else if (line != S.barrierLine) {
-    const uint3 &o = S.tids[S.barrierThread];
+  int t = S.cur, b = t / S.blockThreads;
+  if (S.atBarrier[b] == 0) {
+    S.barrierLine[b] = line;
+    S.barrierThread[b] = t;
+  } else if (line != S.barrierLine[b]) {
+    const uint3 &o = S.tids[S.barrierThread[b]];
     fail("divergent __syncthreads(): this thread is at line %d while thread "
          "(%u,%u,%u) waits at line %d",
-         line, o.x, o.y, o.z, S.barrierLine);
+         line, o.x, o.y, o.z, S.barrierLine[b]);
   }
   S.state[t] = AtBarrier;
-  if (++S.atBarrier == S.live)
-    releaseBarrier();
+  if (++S.atBarrier[b] == S.live[b])
+    releaseBarrier(b);
+  yield();
+}
+
+/// barrier.cluster.arrive.release + wait.acquire (.aligned): every thread
+/// of every block of the cluster arrives, at the same barrier, and none has
+/// exited (one block is a cluster of one where the launch has none).
+inline void clusterSync(int line) {
+  int t = S.cur;
+  if (S.liveAll != S.n)
+    fail("cluster barrier at line %d after %d threads of the cluster exited: "
+         "every thread of every block must arrive",
+         line, S.n - S.liveAll);
+  if (S.atCluster == 0) {
+    S.clusterLine = line;
+    S.clusterThread = t;
+  } else if (line != S.clusterLine) {
+    const uint3 &o = S.tids[S.clusterThread];
+    fail("divergent cluster barrier: this thread is at line %d while thread "
+         "(%u,%u,%u) of block %d of the cluster waits at line %d",
+         line, o.x, o.y, o.z, S.clusterThread / S.blockThreads, S.clusterLine);
+  }
+  S.state[t] = AtCluster;
+  if (++S.atCluster == S.n) {
+    for (int u = 0; u < S.n; ++u)
+      S.state[u] = Ready;
+    S.atCluster = 0;
+    ++S.stats.clusterBarriers;
+  }
   yield();
 }
 
@@ -568,6 +637,44 @@ inline bool inShared(const void *p, size_t n) {
   auto d0 = reinterpret_cast<uintptr_t>(gDynSmem);
   return (a >= s0 && a <= s1 && n <= s1 - a) ||
          (a >= d0 && a <= d0 + S.dynBytes && n <= d0 + S.dynBytes - a);
+}
+
+/// Where `n` bytes at `p`, in the calling block's shared memory, lie in
+/// block `rank` of its cluster's (mapa.shared::cluster): in place for the
+/// block whose memory is, else in that block's image.
+inline unsigned char *clusterShared(const void *p, size_t n, unsigned rank,
+                                    const char *what) {
+  auto a = reinterpret_cast<uintptr_t>(p);
+  if (!inShared(p, n) || a % n)
+    fail("%s: %p is not %zu-byte aligned shared memory", what, p, n);
+  if (rank >= unsigned(S.blocks))
+    fail("%s: block %u of a cluster of %d", what, rank, S.blocks);
+  if (S.live[rank] == 0)
+    fail("%s: block %u of the cluster has exited, and its shared memory with "
+         "it",
+         what, rank);
+  if (int(rank) == S.liveBlock)
+    return static_cast<unsigned char *>(const_cast<void *>(p));
+  auto s0 = reinterpret_cast<uintptr_t>(__start_nf_smem);
+  auto s1 = reinterpret_cast<uintptr_t>(__stop_nf_smem);
+  size_t offset = a >= s0 && a < s1
+                      ? a - s0
+                      : (s1 - s0) + (a - reinterpret_cast<uintptr_t>(gDynSmem));
+  return S.images + rank * S.imageBytes + offset;
+}
+
+/// Puts block `b`'s shared memory in place, the one there into its image.
+inline void swapShared(int b) {
+  if (b == S.liveBlock)
+    return;
+  size_t bytes = size_t(__stop_nf_smem - __start_nf_smem);
+  unsigned char *out = S.images + size_t(S.liveBlock) * S.imageBytes;
+  unsigned char *in = S.images + size_t(b) * S.imageBytes;
+  std::memcpy(out, __start_nf_smem, bytes);
+  std::memcpy(out + bytes, gDynSmem, S.dynPoison);
+  std::memcpy(__start_nf_smem, in, bytes);
+  std::memcpy(gDynSmem, in + bytes, S.dynPoison);
+  S.liveBlock = b;
 }
 
 /// The (row, column) of a fragment element, as PTX's figures give them.
@@ -794,11 +901,12 @@ template <class T> inline T fromBits(uint64_t b) {
 /// A fiber's body: runs the kernel, then leaves for good.
 inline void fiberMain() {
   S.kernel->tramp(S.args);
-  int t = S.cur, w = t / 32;
+  int t = S.cur, w = t / 32, b = t / S.blockThreads;
   unsigned bit = 1u << (t % 32);
   S.state[t] = Exited;
   S.exited[w] |= bit;
-  --S.live;
+  --S.live[b];
+  --S.liveAll;
   for (unsigned m = S.waiting[w]; m; m &= m - 1) {
     const Lane &o = S.lanes[32 * w + __builtin_ctz(m)];
     if (o.mask & bit)
@@ -806,20 +914,32 @@ inline void fiberMain() {
            "warp %d wait in %s with mask 0x%08x",
            S.waiting[w], w, kOpNames[o.op], o.mask);
   }
-  if (S.atBarrier && S.atBarrier == S.live)
-    releaseBarrier();
+  if (S.atCluster)
+    fail("this thread exits while %d threads of its cluster wait at the "
+         "cluster barrier at line %d",
+         S.atCluster, S.clusterLine);
+  if (S.atBarrier[b] && S.atBarrier[b] == S.live[b])
+    releaseBarrier(b);
   yield();
   std::abort(); // unreachable: an exited fiber is never resumed
 }
 
 inline void reportDeadlock() {
   errorPrefix(false);
-  int atWarp = 0;
+  int atWarp = 0, atBarrier = 0, line = 0;
   for (int t = 0; t < S.n; ++t)
     atWarp += S.state[t] == AtWarp;
-  appendError("deadlock: %d threads wait at __syncthreads()", S.atBarrier);
-  if (S.atBarrier)
-    appendError(" (line %d)", S.barrierLine);
+  for (int b = S.blocks - 1; b >= 0; --b)
+    if (S.atBarrier[b]) {
+      atBarrier += S.atBarrier[b];
+      line = S.barrierLine[b];
+    }
+  appendError("deadlock: %d threads wait at __syncthreads()", atBarrier);
+  if (atBarrier)
+    appendError(" (line %d)", line);
+  if (S.atCluster)
+    appendError(", %d at the cluster barrier (line %d)", S.atCluster,
+                S.clusterLine);
   appendError(", %d at warp operations", atWarp);
   for (int w = 0, shown = 0; w * 32 < S.n && shown < 4; ++w) {
     if (!S.waiting[w])
@@ -828,28 +948,41 @@ inline void reportDeadlock() {
     appendError("%s warp %d lanes 0x%08x in %s mask 0x%08x",
                 shown++ ? ";" : " [", w, S.waiting[w], kOpNames[o.op], o.mask);
   }
-  appendError("%s, %d exited", atWarp ? "]" : "", S.n - S.live);
+  appendError("%s, %d exited", atWarp ? "]" : "", S.n - S.liveAll);
 }
 
-/// Runs block `blockIdx`; false on error.
-inline bool runBlock() {
+/// Runs the cluster of blocks S.bids (one block without clusters); false
+/// on error. Each round runs every ready thread once, a block at a time
+/// (its shared memory in place), in the launch's order.
+inline bool runCluster() {
   std::memset(__start_nf_smem, 0xff,
               reinterpret_cast<uintptr_t>(__stop_nf_smem) -
                   reinterpret_cast<uintptr_t>(__start_nf_smem));
   std::memset(gDynSmem, 0xff, S.dynPoison);
-  S.live = S.n;
-  S.atBarrier = 0;
-  std::memset(S.waiting, 0, sizeof(S.waiting));
-  std::memset(S.exited, 0, sizeof(S.exited));
-  std::memset(S.numCopies, 0, sizeof(S.numCopies));
-  std::memset(S.groups, 0, sizeof(S.groups));
-  std::memset(S.threadLoads, 0, sizeof(S.threadLoads));
+  if (S.blocks > 1)
+    std::memset(S.images, 0xff, size_t(S.blocks) * S.imageBytes);
+  S.liveBlock = 0;
+  blockIdx = S.bids[0];
+  S.liveAll = S.n;
+  S.atCluster = 0;
+  int bt = S.blockThreads;
+  for (int b = 0; b < S.blocks; ++b) {
+    S.live[b] = bt;
+    S.atBarrier[b] = 0;
+    S.blockOrder[b] = S.order == NF_SIM_ORDER_REVERSE ? S.blocks - 1 - b : b;
+  }
+  std::memset(S.waiting, 0, sizeof(unsigned) * size_t((S.n + 31) / 32));
+  std::memset(S.exited, 0, sizeof(unsigned) * size_t((S.n + 31) / 32));
+  std::memset(S.numCopies, 0, sizeof(int) * size_t(S.n));
+  std::memset(S.groups, 0, sizeof(int) * size_t(S.n));
+  std::memset(S.threadLoads, 0, sizeof(uint64_t) * size_t(S.n));
   size_t page = size_t(sysconf(_SC_PAGESIZE));
   for (int t = 0; t < S.n; ++t) {
+    int u = t % bt, first = t - u;
     S.state[t] = Ready;
-    S.perm[t] = S.order == NF_SIM_ORDER_REVERSE ? S.n - 1 - t : t;
-    S.tids[t] = {t % blockDim.x, t / blockDim.x % blockDim.y,
-                 t / (blockDim.x * blockDim.y)};
+    S.perm[t] = S.order == NF_SIM_ORDER_REVERSE ? first + bt - 1 - u : t;
+    S.tids[t] = {u % blockDim.x, u / blockDim.x % blockDim.y,
+                 u / (blockDim.x * blockDim.y)};
     if (!makeContext(S.ctx[t], fiberMain, S.stacks + t * kStackBytes + page,
                      kStackBytes - page)) {
       errorPrefix(false);
@@ -857,26 +990,41 @@ inline bool runBlock() {
       return false;
     }
   }
+  auto random = [] {
+    uint64_t z = (S.rng += 0x9e3779b97f4a7c15ull); // splitmix64
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  };
   for (;;) {
-    for (int i = S.n - 1; S.order == NF_SIM_ORDER_SHUFFLE && i > 0; --i) {
-      uint64_t z = (S.rng += 0x9e3779b97f4a7c15ull); // splitmix64
-      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-      z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-      std::swap(S.perm[i], S.perm[(z ^ (z >> 31)) % uint64_t(i + 1)]);
+    if (S.order == NF_SIM_ORDER_SHUFFLE) {
+      for (int b = 0; b < S.blocks; ++b)
+        for (int i = bt - 1; i > 0; --i)
+          std::swap(S.perm[b * bt + i],
+                    S.perm[b * bt + int(random() % uint64_t(i + 1))]);
+      for (int i = S.blocks - 1; i > 0; --i)
+        std::swap(S.blockOrder[i],
+                  S.blockOrder[int(random() % uint64_t(i + 1))]);
     }
     bool ran = false;
-    for (int i = 0; i < S.n; ++i) {
-      int t = S.perm[i];
-      if (S.state[t] != Ready)
-        continue;
-      ran = true;
-      S.cur = t;
-      threadIdx = S.tids[t];
-      swapTo(S.sched, S.ctx[t]);
-      if (S.failed)
-        return false;
+    for (int k = 0; k < S.blocks; ++k) {
+      int b = S.blockOrder[k];
+      for (int i = b * bt; i < (b + 1) * bt; ++i) {
+        int t = S.perm[i];
+        if (S.state[t] != Ready)
+          continue;
+        ran = true;
+        if (S.blocks > 1)
+          swapShared(b);
+        S.cur = t;
+        threadIdx = S.tids[t];
+        blockIdx = S.bids[b];
+        swapTo(S.sched, S.ctx[t]);
+        if (S.failed)
+          return false;
+      }
     }
-    if (S.live == 0)
+    if (S.liveAll == 0)
       return true;
     if (!ran) {
       reportDeadlock();
@@ -996,8 +1144,8 @@ inline void cpAsync(void *dst, const void *src, int bytes, int srcBytes) {
   if (srcBytes)
     access<false>(src, size_t(srcBytes), size_t(bytes));
   if (!S.copies) {
-    S.copies = static_cast<AsyncCopy *>(
-        std::calloc(size_t(kMaxThreads) * kMaxAsyncCopies, sizeof(AsyncCopy)));
+    S.copies = static_cast<AsyncCopy *>(std::calloc(
+        size_t(kMaxRunThreads) * kMaxAsyncCopies, sizeof(AsyncCopy)));
     if (!S.copies)
       fail("cannot allocate the cp.async queues");
   }
@@ -1122,6 +1270,15 @@ inline void nf_cp_async(void *smem, const void *global, int srcBytes) {
   nf_sim::cpAsync(static_cast<char *>(smem) + Disp, global, Bytes, srcBytes);
 }
 inline void nf_cp_async_commit() { ++nf_sim::S.groups[nf_sim::S.cur]; }
+/// st.shared::cluster at `p` (an address of the caller's shared memory)
+/// mapped to block `rank` of its cluster (mapa): that block's copy of the
+/// variable. The block must not have exited.
+template <class T> inline void nf_cluster_st(T *p, unsigned rank, T v) {
+  std::memcpy(nf_sim::clusterShared(p, sizeof(T), rank, "nf_cluster_st"), &v,
+              sizeof(T));
+  if (int(rank) != nf_sim::S.cur / nf_sim::S.blockThreads)
+    ++nf_sim::S.stats.clusterStores;
+}
 template <int N> inline void nf_cp_async_wait() { nf_sim::cpAsyncWait(N); }
 
 /// The lanes of the caller's warp that exist and have not exited.
@@ -1170,6 +1327,7 @@ NF_SIM_EXPORT int nf_sim_launch(const char *kernel, const unsigned grid[3],
     if (std::strcmp(S.kernels[i].name, kernel) == 0)
       S.kernel = &S.kernels[i];
   uint64_t threads = uint64_t(block[0]) * block[1] * block[2];
+  int cluster = S.kernel ? S.kernel->cluster : 1;
   bool valid = false;
   if (!S.kernel)
     appendError("unknown kernel '%s'", kernel ? kernel : "(null)");
@@ -1189,7 +1347,15 @@ NF_SIM_EXPORT int nf_sim_launch(const char *kernel, const unsigned grid[3],
                 kernel, dynamicSmemBytes, kMaxDynSmem);
   else if (order < NF_SIM_ORDER_FORWARD || order > NF_SIM_ORDER_SHUFFLE)
     appendError("invalid thread order %d", order);
-  else if (!mapStacks(int(threads)))
+  else if (grid[0] % unsigned(cluster))
+    appendError("kernel '%s': grid (%u,%u,%u) is not a whole number of "
+                "clusters of %d blocks",
+                kernel, grid[0], grid[1], grid[2], cluster);
+  else if (cluster > 1 && threads % 32)
+    appendError("kernel '%s': a cluster's blocks of %u threads are not whole "
+                "warps (the simulator's clusters need them)",
+                kernel, unsigned(threads));
+  else if (!mapStacks(int(threads) * cluster))
     appendError("kernel '%s': cannot map fiber stacks", kernel);
   else
     valid = true;
@@ -1205,24 +1371,41 @@ NF_SIM_EXPORT int nf_sim_launch(const char *kernel, const unsigned grid[3],
   S.order = order;
   S.rng = seed;
   S.stats = nf_sim_stats();
-  S.n = int(threads);
+  S.blockThreads = int(threads);
+  S.blocks = cluster;
+  S.n = int(threads) * cluster;
   S.dynBytes = dynamicSmemBytes;
   S.dynPoison = dynamicSmemBytes + 1024 < kMaxDynSmem ? dynamicSmemBytes + 1024
                                                       : kMaxDynSmem;
+  S.imageBytes = size_t(__stop_nf_smem - __start_nf_smem) + S.dynPoison;
+  if (cluster > 1 && S.imageBytes * size_t(cluster) > S.imageCap) {
+    std::free(S.images);
+    S.imageCap = S.imageBytes * size_t(cluster);
+    S.images = static_cast<unsigned char *>(std::malloc(S.imageCap));
+    if (!S.images) {
+      S.imageCap = 0;
+      appendError("kernel '%s': cannot allocate the cluster's shared memory",
+                  kernel);
+      releaseStacks();
+      S.busy = false;
+      return 1;
+    }
+  }
   blockDim = dim3(block[0], block[1], block[2]);
   gridDim = dim3(grid[0], grid[1], grid[2]);
   for (unsigned z = 0; z < grid[2] && !S.failed; ++z)
     for (unsigned y = 0; y < grid[1] && !S.failed; ++y)
-      for (unsigned x = 0; x < grid[0] && !S.failed; ++x) {
-        blockIdx = {x, y, z};
-        if (!runBlock())
+      for (unsigned x = 0; x < grid[0] && !S.failed; x += unsigned(cluster)) {
+        for (int b = 0; b < cluster; ++b)
+          S.bids[b] = {x + unsigned(b), y, z};
+        if (!runCluster())
           break;
         for (int t = 0; t < S.n; ++t)
           S.stats.maxThreadLoads = S.threadLoads[t] > S.stats.maxThreadLoads
                                        ? S.threadLoads[t]
                                        : S.stats.maxThreadLoads;
-        ++S.stats.blocks;
-        S.stats.threads += threads;
+        S.stats.blocks += unsigned(cluster);
+        S.stats.threads += uint64_t(S.n);
       }
   if (stats)
     *stats = S.stats;

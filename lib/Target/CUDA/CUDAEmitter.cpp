@@ -13,6 +13,7 @@
 #include "normfuse/Target/CUDAEmitter.h"
 #include "normfuse/Codegen/CUDA/SharedMemory.h"
 #include "normfuse/Codegen/Pipelines.h"
+#include "normfuse/Dialect/NF/IR/NFOps.h"
 #include "normfuse/InitDialects.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -886,6 +887,22 @@ LogicalResult CUDAEmitter::emitOp(Operation &op) {
         line() << "__syncthreads();\n";
         return success();
       })
+      .Case([&](nf::ClusterBarrierOp) {
+        line() << "nf_cluster_sync();\n";
+        return success();
+      })
+      .Case([&](nf::ClusterStoreOp st) -> LogicalResult {
+        if (!isWorkgroup(st.getMemref()))
+          return st.emitOpError()
+                 << "cannot print as CUDA: a cluster store into memory that "
+                    "is not the workgroup's";
+        FailureOr<std::string> at = address(&op, st.getMemref(), st.getIndex());
+        if (failed(at))
+          return failure();
+        line() << "nf_cluster_st(" << *at << ", (unsigned)"
+               << name(st.getRank()) << ", " << name(st.getValue()) << ");\n";
+        return success();
+      })
       .Case([&](gpu::ReturnOp) {
         line() << "return;\n";
         return success();
@@ -957,6 +974,15 @@ LogicalResult CUDAEmitter::emitKernel(gpu::GPUFuncOp func) {
       bounds += ", " + std::to_string(minBlocks.getInt());
     bounds += ") ";
   }
+  // Blocks launched in clusters along x (sm_90 and newer).
+  int64_t cluster = 1;
+  if (auto blocks = func->getAttrOfType<IntegerAttr>(nf::kClusterBlocksAttr)) {
+    cluster = blocks.getInt();
+    if (cluster < 1 || cluster > 8)
+      return func.emitOpError() << "cannot print a cluster of " << cluster
+                                << " blocks as CUDA (1 to 8)";
+    bounds += "__cluster_dims__(" + std::to_string(cluster) + ", 1, 1) ";
+  }
   if (auto schedule = func->getAttrOfType<StringAttr>("nf.schedule"))
     os << "// " << func.getName() << ": " << schedule.getValue() << "\n";
   os << "extern \"C\" __global__ void " << bounds << func.getName() << "("
@@ -987,7 +1013,11 @@ LogicalResult CUDAEmitter::emitKernel(gpu::GPUFuncOp func) {
     return func.emitOpError() << "cannot print private attributions as CUDA";
   if (failed(emitBlock(entry)))
     return failure();
-  os << "}\nNF_SIM_ENTRY(" << func.getName() << ")\n\n";
+  if (cluster > 1)
+    os << "}\nNF_SIM_CLUSTER_ENTRY(" << func.getName() << ", " << cluster
+       << ")\n\n";
+  else
+    os << "}\nNF_SIM_ENTRY(" << func.getName() << ")\n\n";
   return success();
 }
 

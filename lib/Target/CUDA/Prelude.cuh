@@ -167,9 +167,43 @@ __device__ __forceinline__ void nf_cp_async_commit() {
 template <int N> __device__ __forceinline__ void nf_cp_async_wait() {
   asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
 }
+/// The cluster's barrier (barrier.cluster.arrive.release + wait.acquire,
+/// .aligned): every thread of every block of the cluster; shared-memory
+/// stores before it, to any block of the cluster, are seen after it.
+__device__ __forceinline__ void nf_cluster_sync() {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("barrier.cluster.arrive.release.aligned;\n\t"
+               "barrier.cluster.wait.acquire.aligned;" ::: "memory");
+#else
+  __trap();
+#endif
+}
+/// Stores `v` at `p`, an address of this block's shared memory, mapped to
+/// block `rank` of the cluster (mapa; st.shared::cluster): that block's copy.
+template <class T>
+__device__ __forceinline__ void nf_cluster_st(T *p, unsigned rank, T v) {
+#if __CUDA_ARCH__ >= 900
+  static_assert(sizeof(T) == 4 || sizeof(T) == 8, "nf_cluster_st: 4 or 8 bytes");
+  unsigned at = static_cast<unsigned>(__cvta_generic_to_shared(p)), remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;"
+               : "=r"(remote) : "r"(at), "r"(rank));
+  if constexpr (sizeof(T) == 4)
+    asm volatile("st.shared::cluster.b32 [%0], %1;"
+                 ::"r"(remote), "r"(*reinterpret_cast<const unsigned *>(&v))
+                 : "memory");
+  else
+    asm volatile("st.shared::cluster.b64 [%0], %1;"
+                 ::"r"(remote),
+                 "l"(*reinterpret_cast<const unsigned long long *>(&v))
+                 : "memory");
+#else
+  __trap();
+#endif
+}
 #define NF_SHARED(type, name, count) __shared__ __align__(16) type name[count]
 #define NF_DYNAMIC_SMEM(name) extern __shared__ __align__(16) unsigned char name[]
 #define NF_SIM_ENTRY(name)
+#define NF_SIM_CLUSTER_ENTRY(name, blocks)
 #endif
 
 /// arith.maximumf / minimumf: NaN if either is NaN, -0 below +0.

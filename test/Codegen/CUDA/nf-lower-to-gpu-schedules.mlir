@@ -1,10 +1,13 @@
 // The CUDA schedule layer's choice for row norms, by row length and element
 // type (Schedule.cpp): (part of) a warp per row up to 1024 elements, a block
-// per row with the row in registers up to 32 elements a thread, the row
+// per row with the row in registers up to 32 elements a thread of 256
+// threads; longer rows on a cluster of up to 8 such blocks where the target
+// has clusters (sm_90), or a block of up to 1024 threads elsewhere; the row
 // split across blocks beyond that or when the length is unknown; 16-byte
 // vectors that divide the row.
-// RUN: nf-opt %s --nf-lower-to-gpu | FileCheck %s
-// RUN: nf-opt %s --nf-lower-to-gpu=arch=sm_80 | FileCheck %s
+// RUN: nf-opt %s --nf-lower-to-gpu | FileCheck %s --check-prefixes=CHECK,CLUSTERS
+// RUN: nf-opt %s --nf-lower-to-gpu=arch=sm_80 | FileCheck %s --check-prefixes=CHECK,BLOCKS
+// RUN: nf-opt %s --nf-lower-to-gpu=arch=sm_90:clusters=0 | FileCheck %s --check-prefixes=CHECK,BLOCKS
 
 // CHECK-LABEL: gpu.func @rows_of_128_f32_layer_norm
 // CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
@@ -35,20 +38,51 @@ func.func @rows_of_4096_bf16(%x: tensor<64x4096xbf16>) -> tensor<64x4096xbf16> {
   %y, %r = nf.rms_norm %x {axis = 1 : i64} : (tensor<64x4096xbf16>) -> (tensor<64x4096xbf16>, tensor<64x1xf32>)
   return %y : tensor<64x4096xbf16>
 }
+// Beyond 256 threads of 32 elements: 4 blocks of 256 threads in a
+// cluster, or one block of 1024 threads.
 // CHECK-LABEL: gpu.func @rows_of_32768_f32_layer_norm
-// CHECK-SAME: nf.schedule = "block-row-registers threads-per-row=1024 rows-per-block=1 vector=4 registers=8"
+// CLUSTERS-SAME: known_block_size = array<i32: 256, 1, 1>
+// CLUSTERS-SAME: nf.cluster_blocks = 4 : i64, nf.schedule = "cluster-row threads-per-row=256 rows-per-block=1 vector=4 registers=8 cluster=4"
+// BLOCKS-NOT: nf.cluster_blocks
+// BLOCKS-SAME: nf.schedule = "block-row-registers threads-per-row=1024 rows-per-block=1 vector=4 registers=8"
 func.func @rows_of_32768_f32(%x: tensor<4x32768xf32>) -> tensor<4x32768xf32> {
   %y, %m, %r = nf.layer_norm %x {axis = 1 : i64} : (tensor<4x32768xf32>) -> (tensor<4x32768xf32>, tensor<4x1xf32>, tensor<4x1xf32>)
   return %y : tensor<4x32768xf32>
 }
-// 64 floats a thread would not stay in registers: the row is split into
-// chunks of 16384, a block each, in two kernels.
-// CHECK-LABEL: gpu.func @rows_of_65536_f32_layer_norm_partial
-// CHECK-SAME: nf.schedule = "split-row threads-per-row=512 rows-per-block=1 vector=4 registers=0 chunk=16384"
-// CHECK-LABEL: gpu.func @rows_of_65536_f32_layer_norm_normalize
+// A cluster of 8 blocks holds the row; without clusters 64 floats a thread
+// would not stay in registers: the row is split into chunks of 16384, a
+// block each, in two kernels.
+// CLUSTERS-LABEL: gpu.func @rows_of_65536_f32_layer_norm(
+// CLUSTERS-SAME: nf.schedule = "cluster-row threads-per-row=256 rows-per-block=1 vector=4 registers=8 cluster=8"
+// BLOCKS-LABEL: gpu.func @rows_of_65536_f32_layer_norm_partial
+// BLOCKS-SAME: nf.schedule = "split-row threads-per-row=512 rows-per-block=1 vector=4 registers=0 chunk=16384"
+// BLOCKS-LABEL: gpu.func @rows_of_65536_f32_layer_norm_normalize
 func.func @rows_of_65536_f32(%x: tensor<4x65536xf32>) -> tensor<4x65536xf32> {
   %y, %m, %r = nf.layer_norm %x {axis = 1 : i64} : (tensor<4x65536xf32>) -> (tensor<4x65536xf32>, tensor<4x1xf32>, tensor<4x1xf32>)
   return %y : tensor<4x65536xf32>
+}
+// The longest rows a cluster holds: 8 blocks of 1024 threads (bf16 of
+// 262144), 8 of 512 threads for f64 of 65536 (16 elements a thread).
+// CLUSTERS-LABEL: gpu.func @rows_of_262144_bf16_rms_norm(
+// CLUSTERS-SAME: nf.schedule = "cluster-row threads-per-row=1024 rows-per-block=1 vector=8 registers=4 cluster=8"
+// BLOCKS-LABEL: gpu.func @rows_of_262144_bf16_rms_norm_partial
+func.func @rows_of_262144_bf16(%x: tensor<2x262144xbf16>) -> tensor<2x262144xbf16> {
+  %y, %r = nf.rms_norm %x {axis = 1 : i64} : (tensor<2x262144xbf16>) -> (tensor<2x262144xbf16>, tensor<2x1xf32>)
+  return %y : tensor<2x262144xbf16>
+}
+// CLUSTERS-LABEL: gpu.func @rows_of_65536_f64_layer_norm(
+// CLUSTERS-SAME: nf.schedule = "cluster-row threads-per-row=512 rows-per-block=1 vector=2 registers=8 cluster=8"
+// BLOCKS-LABEL: gpu.func @rows_of_65536_f64_layer_norm_partial
+func.func @rows_of_65536_f64(%x: tensor<2x65536xf64>) -> tensor<2x65536xf64> {
+  %y, %m, %r = nf.layer_norm %x {axis = 1 : i64} : (tensor<2x65536xf64>) -> (tensor<2x65536xf64>, tensor<2x1xf64>, tensor<2x1xf64>)
+  return %y : tensor<2x65536xf64>
+}
+// Longer than any cluster holds: split everywhere.
+// CHECK-LABEL: gpu.func @rows_of_524288_f32_layer_norm_partial
+// CHECK-SAME: nf.schedule = "split-row threads-per-row=512 rows-per-block=1 vector=4 registers=0 chunk=16384"
+func.func @rows_of_524288_f32(%x: tensor<2x524288xf32>) -> tensor<2x524288xf32> {
+  %y, %m, %r = nf.layer_norm %x {axis = 1 : i64} : (tensor<2x524288xf32>) -> (tensor<2x524288xf32>, tensor<2x1xf32>, tensor<2x1xf32>)
+  return %y : tensor<2x524288xf32>
 }
 // An odd length: no vector divides it; rows are peeled (16-byte vectors
 // from each row's first 16-byte boundary, single elements before and

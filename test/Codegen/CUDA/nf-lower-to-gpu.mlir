@@ -56,13 +56,13 @@ func.func @warp_rows(%x: tensor<20x256xf16>) -> tensor<20x256xf16> {
 
 // -----
 
-// Rows too long for registers: split into chunks, a block each. The first
-// kernel writes each chunk's mean and M2 (two sweeps over the chunk), the
-// second combines a row's chunks with Chan's formula in a loop every thread
-// runs alike, then normalizes its chunk. The partial moments are a
-// temporary of rows x chunks x 2 (2 x 8 x 2).
+// Rows too long for registers, even a cluster's: split into chunks, a
+// block each. The first kernel writes each chunk's mean and M2 (two sweeps
+// over the chunk), the second combines a row's chunks with Chan's formula
+// in a loop every thread runs alike, then normalizes its chunk. The
+// partial moments are a temporary of rows x chunks x 2 (2 x 32 x 2).
 // CHECK-LABEL: func.func @long_rows
-// CHECK: memref.alloc() : memref<32xf32>
+// CHECK: memref.alloc() : memref<128xf32>
 // CHECK: gpu.launch_func @nf_kernels::@long_rows_layer_norm_partial
 // CHECK: gpu.launch_func @nf_kernels::@long_rows_layer_norm_normalize
 // CHECK-LABEL: gpu.func @long_rows_layer_norm_partial
@@ -87,9 +87,9 @@ func.func @warp_rows(%x: tensor<20x256xf16>) -> tensor<20x256xf16> {
 // CHECK: vector.store
 // CHECK-NOT: gpu.barrier
 // CHECK: gpu.return
-func.func @long_rows(%x: tensor<2x131072xf32>) -> tensor<2x131072xf32> {
-  %y, %m, %r = nf.layer_norm %x {axis = 1 : i64} : (tensor<2x131072xf32>) -> (tensor<2x131072xf32>, tensor<2x1xf32>, tensor<2x1xf32>)
-  return %y : tensor<2x131072xf32>
+func.func @long_rows(%x: tensor<2x524288xf32>) -> tensor<2x524288xf32> {
+  %y, %m, %r = nf.layer_norm %x {axis = 1 : i64} : (tensor<2x524288xf32>) -> (tensor<2x524288xf32>, tensor<2x1xf32>, tensor<2x1xf32>)
+  return %y : tensor<2x524288xf32>
 }
 
 // -----

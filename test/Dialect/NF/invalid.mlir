@@ -691,3 +691,11 @@ func.func @conv2d_dynamic_height_static_width_mismatch(%x: tensor<?x3x?x16xf32>,
   %y = nf.conv2d %x, %w : tensor<?x3x?x16xf32>, tensor<4x3x3x3xf32> -> tensor<?x4x?x16xf32>
   return
 }
+
+// -----
+
+func.func @cluster_store_of_another_type(%v: f64, %s: memref<8xf32, 3>, %i: index) {
+  // expected-error @+1 {{'nf.cluster_store' op failed to verify that the value is an element of the buffer}}
+  "nf.cluster_store"(%v, %s, %i, %i) : (f64, memref<8xf32, 3>, index, index) -> ()
+  return
+}

@@ -207,3 +207,18 @@ func.func @dynamic_dims_match_any_size(%x: tensor<?x?x8x8xf32>, %i: tensor<?x3x?
   %d = nf.matmul %a, %b : tensor<?x?xf32>, tensor<?x8xf32> -> tensor<?x8xf32>
   return
 }
+
+// Inside a kernel of a cluster: the cluster's barrier and a store into
+// another block's shared memory.
+// CHECK-LABEL: gpu.func @cluster_ops
+// CHECK: nf.cluster_store %{{.+}}, %{{.+}}[%{{.+}}] rank %{{.+}} : memref<8xf32, #gpu.address_space<workgroup>>
+// CHECK-NEXT: nf.cluster_barrier
+module attributes {gpu.container_module} {
+  gpu.module @nf_kernels {
+    gpu.func @cluster_ops(%v: f32, %i: index, %r: index) workgroup(%s : memref<8xf32, #gpu.address_space<workgroup>>) kernel attributes {nf.cluster_blocks = 2 : i64} {
+      nf.cluster_store %v, %s[%i] rank %r : memref<8xf32, #gpu.address_space<workgroup>>
+      nf.cluster_barrier
+      gpu.return
+    }
+  }
+}

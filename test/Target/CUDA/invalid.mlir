@@ -88,3 +88,26 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @nf_kernels {
+    // expected-error @+1 {{cannot print a cluster of 9 blocks as CUDA (1 to 8)}}
+    gpu.func @nine_blocks(%x: memref<?xf32>) kernel attributes {nf.cluster_blocks = 9 : i64} {
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @nf_kernels {
+    gpu.func @cluster_store_to_global(%x: memref<?xf32>, %v: f32, %i: index) kernel attributes {nf.cluster_blocks = 2 : i64} {
+      // expected-error @+1 {{cannot print as CUDA: a cluster store into memory that is not the workgroup's}}
+      nf.cluster_store %v, %x[%i] rank %i : memref<?xf32>
+      gpu.return
+    }
+  }
+}

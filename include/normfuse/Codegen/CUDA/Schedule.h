@@ -73,6 +73,18 @@ struct RowNormSchedule {
     /// order); the third normalizes the parts. Every access is a whole
     /// vector of a position's contiguous channels.
     ChannelsLastGroups,
+    /// Rows longer than one block holds in registers, on targets with
+    /// thread-block clusters (sm_90): a cluster of `clusterBlocks` blocks
+    /// per row, each of `threadsPerRow` threads holding `vectorsPerThread`
+    /// vectors, so the row is read once. The cluster's threads act as one
+    /// block of clusterBlocks * threadsPerRow threads (thread t of block r
+    /// is lane r * threadsPerRow + t of the row); each block sums its part,
+    /// stores the sum into every block's shared memory (distributed shared
+    /// memory) and, after the cluster's barrier, every thread adds the
+    /// blocks' sums in rank order, so all hold the same bits. Two such
+    /// exchanges (the mean, then the squared deviations from it) for a
+    /// layer norm, one for an RMS norm.
+    ClusterRow,
   };
   Kind kind = Kind::BlockRowStreaming;
   int64_t threadsPerRow = 256;
@@ -118,8 +130,12 @@ struct RowNormSchedule {
   /// PTX) took the 1024-column f32 warp rows from 62 to 76 registers (4 to
   /// 3 blocks an SM) under ptxas 13.0.
   bool streaming = false;
+  /// ClusterRow: the blocks of a row's cluster (2 to 8); 1 otherwise.
+  int64_t clusterBlocks = 1;
 
   int64_t blockSize() const { return threadsPerRow * rowsPerBlock; }
+  /// The threads that share one row: a cluster's for ClusterRow.
+  int64_t rowThreads() const { return threadsPerRow * clusterBlocks; }
   /// "warp-rows threads-per-row=32 rows-per-block=8 vector=4 registers=2"
   std::string str() const;
 };
@@ -138,13 +154,18 @@ enum class ForcedRowNormKind {
   /// channel count; Auto for everything else) with parts of one sweep of
   /// rowsPerBlock positions, so that small images have several parts.
   ChannelsLastGroups,
+  /// ClusterRow (forward layer and RMS norms of a known row length, on a
+  /// target with clusters; Auto for everything else) with small blocks (32
+  /// threads of up to 2 vectors each) and at least 2 of them, so that rows
+  /// of a few hundred elements already span a cluster.
+  ClusterRow,
 };
 
 /// The names a forced row-norm schedule is given by (the pass option, the
 /// JIT's and the tools' options), as a list for messages.
 inline constexpr const char *kForcedRowNormKinds =
     "auto, warp-rows, block-row-registers, block-row-streaming, split-row, "
-    "channels-last-groups";
+    "channels-last-groups, cluster-row";
 
 /// The forced kind `name` names (one of kForcedRowNormKinds), or failure.
 FailureOr<ForcedRowNormKind> parseForcedRowNormKind(llvm::StringRef name);

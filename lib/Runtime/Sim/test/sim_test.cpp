@@ -46,17 +46,19 @@ std::string readText(const std::string &path) {
   return text.str();
 }
 
-/// Compiles `file` with the printer's prelude; `dropBarrier` removes the line
-/// marked
-/// "@barrier".
-std::unique_ptr<SimModule> compileFile(const std::string &file,
-                                       bool dropBarrier = false) {
+/// Compiles `file` with the printer's prelude; `dropBarrier` removes the
+/// barrier marked "// @barrier" (or `marked`).
+std::unique_ptr<SimModule>
+compileFile(const std::string &file, bool dropBarrier = false,
+            const std::string &marked = "__syncthreads(); // @barrier") {
   std::string source = readText(testDir + "/" + file);
   if (dropBarrier) {
-    const std::string marked = "__syncthreads(); // @barrier";
     size_t pos = source.find(marked);
-    if (pos != std::string::npos)
-      source.erase(pos, marked.size());
+    if (pos == std::string::npos) {
+      check(false, "find '" + marked + "' in " + file);
+      return nullptr;
+    }
+    source.erase(pos, marked.size());
   }
   std::string error;
   std::string prelude = readText(testDir + "/../../../Target/CUDA/Prelude.cuh");
@@ -852,6 +854,81 @@ void testTensorCores() {
   }
 }
 
+void testClusters() {
+  auto m = compileFile("cluster.cu");
+  auto bad = compileFile("cluster.cu", /*dropBarrier=*/true,
+                         "nf_cluster_sync(); // @cluster");
+  if (!m || !bad)
+    return;
+  // Two clusters of 4 blocks of 64 threads.
+  std::vector<float> in = randomFloats(8 * 64, 9), out(8 * 64);
+  const float *inPtr = in.data();
+  float *outPtr = out.data();
+  void *args[] = {&inPtr, &outPtr};
+  auto totals = [&] {
+    std::string wrong;
+    for (int c = 0; c < 2 && wrong.empty(); ++c) {
+      // The blocks' sums in rank order, as every thread adds them.
+      float sums[4] = {0, 0, 0, 0};
+      for (int b = 0; b < 4; ++b) {
+        double s = 0;
+        for (int t = 0; t < 64; ++t)
+          s += in[(4 * c + b) * 64 + t];
+        sums[b] = float(s);
+      }
+      for (int i = 0; i < 256 && wrong.empty(); ++i) {
+        float got = out[c * 256 + i];
+        float first = out[c * 256];
+        if (!(std::fabs(got - (sums[0] + sums[1] + sums[2] + sums[3])) <=
+              1e-4f) ||
+            std::memcmp(&got, &first, 4) != 0)
+          wrong = "cluster " + std::to_string(c) + " thread " +
+                  std::to_string(i) + ": " + std::to_string(got);
+      }
+    }
+    return wrong;
+  };
+  for (int o = 0; o < 3; ++o) {
+    std::string error, what = std::string("cluster sums ") + kOrderNames[o];
+    std::fill(out.begin(), out.end(), 0.0f);
+    SimStats stats;
+    bool ok = m->launch("cluster_sum", {8, 1, 1}, {64, 1, 1}, 0, args,
+                        {buffer(in, "in"), buffer(out, "out")}, &stats, error,
+                        kOrders[o], 5);
+    check(ok && totals().empty() && stats.clusterBarriers == 2 &&
+              stats.clusterStores == 2 * 4 * 3 && stats.blocks == 8 &&
+              stats.barriers == 8 * 2,
+          what, error + totals());
+    // Without the cluster barrier a block adds sums the others have not
+    // stored yet (poison).
+    std::fill(out.begin(), out.end(), 0.0f);
+    ok = bad->launch("cluster_sum", {8, 1, 1}, {64, 1, 1}, 0, args,
+                     {buffer(in, "in"), buffer(out, "out")}, nullptr, error,
+                     kOrders[o], 5);
+    check(!ok || !totals().empty(),
+          what + ": a missing cluster barrier is caught");
+  }
+  std::string error;
+  bool ok = m->launch("cluster_sum", {6, 1, 1}, {64, 1, 1}, 0, args,
+                      {buffer(in, "in"), buffer(out, "out")}, nullptr, error);
+  check(!ok && contains(error, "not a whole number of clusters of 4 blocks"),
+        "a grid of part of a cluster is refused", error);
+
+  const char *misuse[] = {"block 1 of the cluster has exited",
+                          "threads of its cluster wait at the cluster barrier",
+                          "divergent cluster barrier", "block 4 of a cluster"};
+  for (int what = 0; what < 4; ++what) {
+    std::vector<float> sink(4 * 64, 0.0f);
+    float *sinkPtr = sink.data();
+    void *misuseArgs[] = {&sinkPtr, &what};
+    error.clear();
+    ok = m->launch("cluster_misuse", {4, 1, 1}, {64, 1, 1}, 0, misuseArgs,
+                   {buffer(sink, "out")}, nullptr, error);
+    check(!ok && contains(error, misuse[what]),
+          std::string("cluster misuse reported: ") + misuse[what], error);
+  }
+}
+
 void testCompileError() {
   std::string error;
   auto m = SimModule::compile("extern \"C\" __global__ void k() { oops; }\n",
@@ -882,6 +959,7 @@ int main(int argc, char **argv) {
   testWarp();
   testSharedMemory();
   testTensorCores();
+  testClusters();
   testCompileError();
   std::printf("%s: %d failure(s)\n", numFailures ? "FAILED" : "OK",
               numFailures);

@@ -32,6 +32,13 @@ inline int64_t getChannelAxis(Layout layout, int64_t rank) {
 /// f64, f32 for everything else.
 Type getAccumulationType(Type elementType);
 
+/// On a GPU kernel (gpu.func) whose blocks run in thread-block clusters of
+/// this many consecutive blocks along x (2 to 8; sm_90 and newer): its
+/// launches are whole clusters, and nf.cluster_barrier and
+/// nf.cluster_store reach the cluster's blocks. The CUDA printer prints it
+/// as __cluster_dims__.
+constexpr llvm::StringLiteral kClusterBlocksAttr = "nf.cluster_blocks";
+
 } // namespace mlir::nf
 
 #endif // NORMFUSE_DIALECT_NF_IR_NFOPS_H

@@ -591,4 +591,51 @@ def NF_ResidentBlocksOp : NF_Op<"resident_blocks", [Pure]> {
   }];
 }
 
+//===----------------------------------------------------------------------===//
+// Inside GPU kernels: thread-block clusters
+//===----------------------------------------------------------------------===//
+
+def NF_ClusterBarrierOp : NF_Op<"cluster_barrier"> {
+  let summary = "the barrier of a thread-block cluster";
+  let description = [{
+    Inside a GPU kernel launched in clusters (`nf.cluster_blocks` on the
+    kernel): every thread of every block of the cluster waits here until
+    all have arrived, and the shared-memory stores each made before it (to
+    its own block or through `nf.cluster_store` to another) are seen by
+    all after it (PTX `barrier.cluster.arrive.release` and
+    `barrier.cluster.wait.acquire`). No thread of the cluster may have
+    exited.
+
+    ```mlir
+    nf.cluster_barrier
+    ```
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
+def NF_ClusterStoreOp : NF_Op<"cluster_store", [
+    TypesMatchWith<"the value is an element of the buffer", "memref", "value",
+                   "::llvm::cast<::mlir::MemRefType>($_self).getElementType()">
+  ]> {
+  let summary = "stores into the shared memory of a block of the cluster";
+  let description = [{
+    Stores `value` at `memref[index]`, a workgroup buffer of this kernel,
+    in the copy of block `rank` of the cluster (0 to the cluster's blocks
+    less one; this block's own rank stores locally): PTX `mapa` and
+    `st.shared::cluster`. The other block sees it after the next
+    `nf.cluster_barrier`.
+
+    ```mlir
+    nf.cluster_store %v, %slots[%i] rank %r : memref<8xf32, #gpu.address_space<workgroup>>
+    ```
+  }];
+  let arguments = (ins AnyTypeOf<[F32, F64]>:$value,
+                       Arg<MemRefRankOf<[F32, F64], [1]>, "",
+                           [MemWrite]>:$memref,
+                       Index:$index, Index:$rank);
+  let assemblyFormat = [{
+    $value `,` $memref `[` $index `]` `rank` $rank attr-dict `:` type($memref)
+  }];
+}
+
 #endif // NF_OPS_TD

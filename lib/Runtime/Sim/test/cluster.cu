@@ -1,0 +1,55 @@
+// Thread-block clusters of 4 blocks of 64 threads: each block sums its
+// 64 inputs, hands the sum to every block of its cluster, and every
+// thread writes the cluster's total.
+
+// The block's sum, in every thread (two warps through shared memory).
+__device__ float blockSum(float v) {
+  NF_SHARED(float, warps, 2);
+  for (int o = 16; o > 0; o /= 2)
+    v += __shfl_xor_sync(0xffffffffu, v, o);
+  if (threadIdx.x % 32 == 0)
+    warps[threadIdx.x / 32] = v;
+  __syncthreads();
+  float s = warps[0] + warps[1];
+  __syncthreads();
+  return s;
+}
+
+extern "C" __global__ void __cluster_dims__(4, 1, 1)
+    cluster_sum(const float *in, float *out) {
+  NF_SHARED(float, sums, 4);
+  unsigned rank = blockIdx.x % 4;
+  float s = blockSum(nf_ldg(in + blockIdx.x * 64 + threadIdx.x));
+  if (threadIdx.x < 4)
+    nf_cluster_st(&sums[rank], threadIdx.x, s);
+  nf_cluster_sync(); // @cluster
+  nf_stg(out + blockIdx.x * 64 + threadIdx.x, sums[0] + sums[1] + sums[2] +
+                                                   sums[3]);
+}
+NF_SIM_CLUSTER_ENTRY(cluster_sum, 4)
+
+// Misuse, each an error: `what` 0: block 1 exits, then the others store
+// into its shared memory; 1: half of block 2 exits while the others wait
+// at the cluster barrier; 2: blocks wait at two different cluster
+// barriers; 3: a store to block 4 of a cluster of 4.
+extern "C" __global__ void __cluster_dims__(4, 1, 1)
+    cluster_misuse(float *out, int what) {
+  NF_SHARED(float, slot, 1);
+  unsigned rank = blockIdx.x % 4;
+  if (what == 0) {
+    if (rank != 1 && threadIdx.x == 0)
+      nf_cluster_st(slot, 1u, 1.0f);
+    return;
+  }
+  if (what == 1 && rank == 2 && threadIdx.x >= 32)
+    return;
+  if (what == 2 && rank == 3) {
+    nf_cluster_sync();
+  } else {
+    nf_cluster_sync();
+  }
+  if (what == 3 && threadIdx.x == 0)
+    nf_cluster_st(slot, 4u, 1.0f);
+  nf_stg(out + blockIdx.x * 64 + threadIdx.x, 1.0f);
+}
+NF_SIM_CLUSTER_ENTRY(cluster_misuse, 4)
