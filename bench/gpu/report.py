@@ -307,11 +307,16 @@ def dry_run_problems(doc):
         if not nf.get("ok"):
             problems.append(f"sweep {r['id']}: {nf.get('failure') or r.get('failure') or nf.get('error')}")
         for s, e in r.get("systems", {}).items():
+            # "normfuse <variant>": normfuse again under a forced tile or
+            # schedule (NF_SWEEP_TILE_VARIANTS, NF_SWEEP_ROW_VARIANTS).
+            ours = s == "normfuse" or s.startswith("normfuse ")
             if "median_ms" in e:
                 problems.append(f"sweep {r['id']}: {s} has a time on a dry run")
-            elif s == "normfuse" and "skipped" not in e.get("timing", ""):
-                problems.append(f"sweep {r['id']}: normfuse's timing is not recorded as skipped")
-            elif s != "normfuse" and not e.get("skipped"):
+            elif ours and "skipped" not in e.get("timing", ""):
+                problems.append(f"sweep {r['id']}: {s}'s timing is not recorded as skipped")
+            elif ours and s != "normfuse" and not e.get("ok"):
+                problems.append(f"sweep {r['id']}: {s}: {e.get('failure') or e.get('error')}")
+            elif not ours and not e.get("skipped"):
                 problems.append(f"sweep {r['id']}: {s} is not recorded as skipped")
     return problems
 

@@ -1214,9 +1214,10 @@ class Sweep:
             rec["flops"] = built.flops
         refs = None
 
-        def measure(tile=None):
+        def measure(tile=None, row_schedule=None):
             """normfuse's record, compiled with NF_CUDA_TENSOR_CORE_TILE=tile
-            where one is given (a tuning experiment)."""
+            or row_norm_schedule=row_schedule where one is given (a tuning
+            experiment)."""
             nonlocal refs
             nf = {}
             saved = os.environ.get("NF_CUDA_TENSOR_CORE_TILE")
@@ -1226,7 +1227,10 @@ class Sweep:
                 if tile:
                     os.environ["NF_CUDA_TENSOR_CORE_TILE"] = tile
                 start = time.perf_counter()
-                fn = self.nf.compile(built.mlir, built.entry, target=self.args.target, **built.nf_options)
+                options = dict(built.nf_options)
+                if row_schedule:
+                    options["row_norm_schedule"] = row_schedule
+                fn = self.nf.compile(built.mlir, built.entry, target=self.args.target, **options)
                 nf["compile_s"] = round(time.perf_counter() - start, 3)
                 outs = [B.empty(s, d) for s, d in built.out_specs]
                 for o in outs:
@@ -1274,6 +1278,12 @@ class Sweep:
         if case.family in ("matmul", "conv2d_nhwc") and case.dtype in ("f16", "bf16"):
             for tile in filter(None, os.environ.get("NF_SWEEP_TILE_VARIANTS", "").split(",")):
                 rec["systems"]["normfuse " + tile] = measure(tile)
+        # NF_SWEEP_ROW_VARIANTS: the forward layer and RMS norms again under
+        # each row-norm schedule listed ("block-row-registers,split-row"), as
+        # systems "normfuse <schedule>", beside the automatic choice.
+        if case.op in ("layer_norm", "rms_norm") and case.direction == "forward":
+            for schedule in filter(None, os.environ.get("NF_SWEEP_ROW_VARIANTS", "").split(",")):
+                rec["systems"]["normfuse " + schedule] = measure(row_schedule=schedule)
         # peers
         # NF_SWEEP_PEERS: the peers to run (a comma list; all by default).
         asked = os.environ.get("NF_SWEEP_PEERS")

@@ -541,6 +541,7 @@ def compile(
     target: str = "cpu",
     threads: Optional[int] = None,
     allow_tf32: bool = False,
+    row_norm_schedule: str = "auto",
 ) -> Function:
     """Compiles function `entry` of `source` (MLIR text or a .mlir path).
 
@@ -555,6 +556,12 @@ def compile(
       (cuda and cuda-sim targets, sm_80 and newer), as PyTorch's
       allow_tf32: each operand rounded to 10 fraction bits, products summed
       in f32. Off by default: f32 products keep f32 precision.
+    row_norm_schedule: how layer and RMS norms run on the cuda targets:
+      "auto" (the schedule layer's choice for the shape and GPU), or one
+      forced for every row norm: "warp-rows", "block-row-registers",
+      "block-row-streaming", "split-row", "channels-last-groups" (group
+      norms in NHWC) or "cluster-row" (GPUs with thread-block clusters);
+      for comparing schedules on a GPU (docs/CUDA.md).
     """
     if not isinstance(entry, str):
         raise TypeError(f"entry must be a function name, not {type(entry).__name__}")
@@ -571,9 +578,11 @@ def compile(
         raise TypeError(f"allow_tf32 must be True or False, not {allow_tf32!r}")
     if allow_tf32 and target == "cpu":
         raise ValueError("allow_tf32 applies to the cuda and cuda-sim targets, not cpu")
+    if not isinstance(row_norm_schedule, str):
+        raise TypeError(f"row_norm_schedule must be a string, not {row_norm_schedule!r}")
     text, is_path = _read_source(source)
     impl = _normfuse.compile(
-        text, is_path, entry.lstrip("@"), target, bool(fuse), allow_tf32
+        text, is_path, entry.lstrip("@"), target, bool(fuse), allow_tf32, row_norm_schedule
     )
     return Function(impl, threads or 0)
 

@@ -19,6 +19,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "normfuse/Codegen/CUDA/Schedule.h"
 #include "normfuse/JIT/CudaPlanKernel.h"
 #include "normfuse/JIT/JIT.h"
 #include "normfuse/JIT/ModuleTools.h"
@@ -68,17 +69,19 @@ std::optional<Target> parseTarget(const std::string &name) {
 /// destroyed: at exit, LLVM's own statics (made after this map) are gone
 /// before a static map's destructor would run, and tearing down an
 /// execution engine needs them.
-std::shared_ptr<JIT> getJIT(Target target, bool fuse, bool tf32) {
+std::shared_ptr<JIT> getJIT(Target target, bool fuse, bool tf32,
+                            const std::string &rowNormSchedule) {
   static std::mutex mutex;
-  static auto *jits =
-      new std::map<std::tuple<Target, bool, bool>, std::shared_ptr<JIT>>();
+  static auto *jits = new std::map<std::tuple<Target, bool, bool, std::string>,
+                                   std::shared_ptr<JIT>>();
   std::lock_guard<std::mutex> lock(mutex);
-  std::shared_ptr<JIT> &jit = (*jits)[{target, fuse, tf32}];
+  std::shared_ptr<JIT> &jit = (*jits)[{target, fuse, tf32, rowNormSchedule}];
   if (!jit) {
     Options options;
     options.target = target;
     options.fuse = fuse;
     options.cuda.allowTf32 = tf32;
+    options.cuda.rowNormSchedule = rowNormSchedule;
     jit = std::make_shared<JIT>(options);
   }
   return jit;
@@ -533,12 +536,13 @@ private:
 };
 
 /// Compiles `entry` of the module in `source`: MLIR text, or the path of a
-/// file holding it when `isPath`; f32 products as tf32 when `tf32` (the
-/// CUDA targets).
+/// file holding it when `isPath`; f32 products as tf32 when `tf32` and row
+/// norms under `rowNormSchedule` (the CUDA targets).
 std::shared_ptr<Function> compile(const std::string &source, bool isPath,
                                   const std::string &entry,
                                   const std::string &targetName, bool fuse,
-                                  bool tf32) {
+                                  bool tf32,
+                                  const std::string &rowNormSchedule) {
   std::optional<Target> target = parseTarget(targetName);
   if (!target)
     throw nb::value_error(
@@ -547,7 +551,14 @@ std::shared_ptr<Function> compile(const std::string &source, bool isPath,
   if (tf32 && *target == Target::CPU)
     throw nb::value_error(
         "allow_tf32 applies to the cuda and cuda-sim targets, not cpu");
-  std::shared_ptr<JIT> jit = getJIT(*target, fuse, tf32);
+  if (mlir::failed(mlir::nf::cuda::parseForcedRowNormKind(rowNormSchedule)))
+    throw nb::value_error(("unknown row_norm_schedule '" + rowNormSchedule +
+                           "' (" + mlir::nf::cuda::kForcedRowNormKinds + ")")
+                              .c_str());
+  if (rowNormSchedule != "auto" && *target == Target::CPU)
+    throw nb::value_error(
+        "row_norm_schedule applies to the cuda and cuda-sim targets, not cpu");
+  std::shared_ptr<JIT> jit = getJIT(*target, fuse, tf32, rowNormSchedule);
   llvm::Expected<std::shared_ptr<Kernel>> kernel = [&] {
     nb::gil_scoped_release release;
     return isPath ? jit->compileFile(source, entry)
@@ -605,7 +616,7 @@ NB_MODULE(_normfuse, m) {
 
   m.def("compile", &compile, nb::arg("source"), nb::arg("is_path"),
         nb::arg("entry"), nb::arg("target"), nb::arg("fuse"),
-        nb::arg("allow_tf32"));
+        nb::arg("allow_tf32"), nb::arg("row_norm_schedule"));
   m.def("fuse", &fuse, nb::arg("source"), nb::arg("buffer_name"));
   m.def("kernel_graph", &graph, nb::arg("source"), nb::arg("fuse"),
         nb::arg("buffer_name"));

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import normfuse
-from conftest import EXAMPLES, layer_norm_ir, matmul_ir, relu_ir, round_to_tf32
+from conftest import (EXAMPLES, layer_norm_ir, layer_norm_reference, matmul_ir,
+                      relu_ir, round_to_tf32)
 
 
 def test_compile_takes_mlir_text_and_reports_the_signature():
@@ -189,6 +190,36 @@ def test_allow_tf32_runs_f32_products_on_operands_rounded_to_tf32():
     assert np.abs(tf32 - rounded).max() < 1e-5
     assert np.abs(tf32 - exact).max() > 1e-4
     assert np.abs(f32 - exact).max() < 1e-5
+
+
+@pytest.mark.parametrize("schedule,launches", [
+    ("auto", 1), ("warp-rows", 1), ("block-row-registers", 1),
+    ("block-row-streaming", 1), ("split-row", 2), ("cluster-row", 1)])
+def test_row_norm_schedule_forces_how_row_norms_run(schedule, launches, rng):
+    # 3 rows of 1000: a warp row by default; each forced schedule its own
+    # kernels (a split row two), all within f32 rounding of float64.
+    x = rng.standard_normal((3, 1000)).astype(np.float32)
+    g = rng.standard_normal(1000).astype(np.float32)
+    b = rng.standard_normal(1000).astype(np.float32)
+    fn = normfuse.compile(layer_norm_ir(rows=3, cols=1000), "ln", target="cuda-sim",
+                          row_norm_schedule=schedule)
+    assert fn.launches == launches
+    y, mean, rstd = fn(x, g, b)
+    ry, rmean, rrstd = layer_norm_reference(x, g, b)
+    assert np.abs(y - ry).max() < 1e-4
+    assert np.abs(mean - rmean).max() < 1e-6
+    assert np.abs(rstd - rrstd).max() < 1e-5
+
+
+def test_row_norm_schedule_is_checked():
+    ir = layer_norm_ir(rows=3, cols=1000)
+    with pytest.raises(ValueError, match="unknown row_norm_schedule 'fastest' "
+                       r"\(auto, warp-rows, .*cluster-row\)"):
+        normfuse.compile(ir, "ln", target="cuda-sim", row_norm_schedule="fastest")
+    with pytest.raises(ValueError, match="row_norm_schedule applies to the cuda"):
+        normfuse.compile(ir, "ln", row_norm_schedule="split-row")
+    with pytest.raises(TypeError, match="row_norm_schedule must be a string"):
+        normfuse.compile(ir, "ln", target="cuda-sim", row_norm_schedule=2)
 
 
 def test_allow_tf32_applies_to_the_cuda_targets_only():
