@@ -1017,7 +1017,8 @@ TEST(NVRTCResourceTest, RowNormsLargerThanL2StoreYEvictFirstInSASS) {
 }
 
 // Rows spread over clusters (sm_90): layer and RMS norms of 16384 to
-// 262144 elements (clusters of 2 to 8 blocks, 256 to 1024 threads each) and
+// 262144 elements (clusters of 2 to 8 blocks, 256 to 1024 threads each;
+// beyond, and f64 rows of 262144, split rows, checked for spills too) and
 // forced small clusters of 2048 and 2047 (peeled) elements, every dtype.
 // ptxas reports no spills; the SASS of each has the cluster's barrier
 // (UCGABAR_ARV, UCGABAR_WAIT), the stores into other blocks' shared memory
@@ -1039,11 +1040,12 @@ TEST(NVRTCResourceTest, ClusterRowsUseTheClusterBarrierInSASS) {
     for (const char *dtype : kDTypes)
       for (const char *op : {"layer_norm", "rms_norm"}) {
         if (std::string(forced) == "auto") {
-          for (int64_t cols : {16384, 65536, 262144})
-            if (std::string(dtype) != "f64" || cols < 262144)
-              module +=
-                  rowNormModule(dtype, op, cols, "_" + std::to_string(cols));
-          // (f64 rows of 262144 are split: 16 elements a thread.)
+          // (f64 rows of 262144 are split: 16 elements a thread; rows of
+          // 524288 split in every dtype, their first kernel holding its
+          // chunk in registers: spills are checked for those too.)
+          for (int64_t cols : {16384, 65536, 262144, 524288})
+            module +=
+                rowNormModule(dtype, op, cols, "_" + std::to_string(cols));
         } else {
           module += rowNormModule(dtype, op);
           module += rowNormModule(dtype, op, 2047, "_peeled");

@@ -4,9 +4,10 @@
 // whose rows are too long for one block's registers, or of a length unknown
 // when the kernel is generated, under a SplitRow schedule: each row in
 // chunks of `chunkElements`, a block per chunk, in two kernels. The first
-// writes each chunk's moments (count, mean, M2 around the chunk's own
-// mean); the second combines a row's chunks (Chan's formula, in a fixed
-// order) and normalizes its chunk. LowerRowNorms.cpp chooses it.
+// loads its chunk once into registers and writes the chunk's moments
+// (count, mean, M2 around the chunk's own mean); the second combines a
+// row's chunks (Chan's formula, in a fixed order) and normalizes its chunk.
+// LowerRowNorms.cpp chooses it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -80,42 +81,50 @@ ChunkPieces emitChunkPieces(OpBuilder &b, Location loc,
   return p;
 }
 
-/// Sums `perVector(lanes)` over this thread's part of columns [begin, end)
-/// of the row at `rowBase` (ChunkPieces).
-Value emitChunkSweep(
-    OpBuilder &b, Location loc, const RowNormKernel &spec, Value x,
-    ArrayRef<Value> prologueArgs, Value row, Value rowBase, Value begin,
-    Value end,
-    llvm::function_ref<Value(OpBuilder &, Location, ArrayRef<Value>)>
-        perVector) {
+/// A piece of a chunk in a thread's registers: its lanes (zeros where it
+/// is not in the chunk) and whether it is there (null: always).
+struct RegisterPiece {
+  SmallVector<Value> lanes;
+  Value valid;
+};
+
+/// This thread's part of columns [begin, end) of the row at `rowBase`,
+/// loaded once (ChunkPieces): its `vectorsPerThread` vectors, `tpr * vw`
+/// apart, each where it lies before the vectors' end, and a peeled row's
+/// head and tail elements.
+SmallVector<RegisterPiece>
+emitChunkInRegisters(OpBuilder &b, Location loc, const RowNormKernel &spec,
+                     Value x, ArrayRef<Value> prologueArgs, Value row,
+                     Value rowBase, Value begin, Value end) {
   const RowNormSchedule &s = spec.schedule;
   int64_t vw = s.vectorWidth;
   ChunkPieces pieces = emitChunkPieces(b, loc, spec, rowBase, begin, end);
-  auto loop = b.create<scf::ForOp>(
-      loc, pieces.first, pieces.vectorsEnd,
-      indexConstant(b, loc, s.threadsPerRow * vw),
-      ValueRange{floatConstant(b, loc, 0.0, spec.acc, 1)},
-      [&](OpBuilder &fb, Location fl, Value col, ValueRange sum) {
-        auto [offset, channel] = emitAddress(fb, fl, spec, row, rowBase, col);
-        SmallVector<Value> lanes =
-            loadX(fb, fl, spec, x, prologueArgs, offset, channel);
-        fb.create<scf::YieldOp>(fl, ValueRange{fb.create<arith::AddFOp>(
-                                        fl, sum[0], perVector(fb, fl, lanes))});
-      });
-  Value total = loop.getResult(0);
-  // A peeled row's single elements (rows only: the offset is rowBase + col).
-  for (auto [col, valid] : pieces.ends) {
-    SmallVector<Value> lanes = emitValuesIf(
-        b, loc, valid, spec.acc, [&, col = col](OpBuilder &tb, Location tl) {
-          return loadX(tb, tl, spec, x, prologueArgs,
-                       tb.create<arith::AddIOp>(tl, rowBase, col), col, 1);
-        });
-    Value term =
-        b.create<arith::SelectOp>(loc, valid, perVector(b, loc, lanes),
-                                  floatConstant(b, loc, 0.0, spec.acc, 1));
-    total = b.create<arith::AddFOp>(loc, total, term);
+  SmallVector<RegisterPiece> out;
+  for (int64_t k = 0; k < s.vectorsPerThread; ++k) {
+    Value col = b.create<arith::AddIOp>(
+        loc, pieces.first, indexConstant(b, loc, k * s.threadsPerRow * vw));
+    Value valid = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, col,
+                                          pieces.vectorsEnd);
+    out.push_back({emitValuesIf(b, loc, valid, spec.acc,
+                                [&](OpBuilder &tb, Location tl) {
+                                  auto [offset, channel] = emitAddress(
+                                      tb, tl, spec, row, rowBase, col);
+                                  return loadX(tb, tl, spec, x, prologueArgs,
+                                               offset, channel);
+                                }),
+                   valid});
   }
-  return total;
+  // A peeled row's single elements (rows only: the offset is rowBase + col).
+  for (auto [col, valid] : pieces.ends)
+    out.push_back(
+        {emitValuesIf(b, loc, valid, spec.acc,
+                      [&, col = col](OpBuilder &tb, Location tl) {
+                        return loadX(tb, tl, spec, x, prologueArgs,
+                                     tb.create<arith::AddIOp>(tl, rowBase, col),
+                                     col, 1);
+                      }),
+         valid});
+  return out;
 }
 
 } // namespace
@@ -172,28 +181,31 @@ void cuda::lowerSplitRow(OpBuilder &b, Location loc, ModuleOp module,
                  ? emitWarpSum(kb, loc, v, s.threadsPerRow)
                  : emitBlockSum(kb, loc, v, scratch, s.threadsPerRow);
     };
+    // The chunk read once; its mean, then the squared deviations from it,
+    // from the registers.
+    SmallVector<RegisterPiece> pieces = emitChunkInRegisters(
+        kb, loc, spec, x, prologueArgs, ch.row, ch.rowBase, ch.begin, ch.end);
     Value mean;
-    if (spec.center)
-      mean = kb.create<arith::DivFOp>(
-          loc,
-          reduce(emitChunkSweep(
-              kb, loc, spec, x, prologueArgs, ch.row, ch.rowBase, ch.begin,
-              ch.end,
-              [](OpBuilder &fb, Location fl, ArrayRef<Value> lanes) {
-                return sumOf(fb, fl, lanes);
-              })),
-          ch.count);
-    Value m2 = reduce(emitChunkSweep(
-        kb, loc, spec, x, prologueArgs, ch.row, ch.rowBase, ch.begin, ch.end,
-        [&](OpBuilder &fb, Location fl, ArrayRef<Value> lanes) {
-          SmallVector<Value> squares;
-          for (Value v : lanes) {
-            Value d =
-                mean ? fb.create<arith::SubFOp>(fl, v, mean).getResult() : v;
-            squares.push_back(fb.create<arith::MulFOp>(fl, d, d));
-          }
-          return sumOf(fb, fl, squares);
-        }));
+    if (spec.center) {
+      SmallVector<Value> sums;
+      for (const RegisterPiece &p : pieces)
+        sums.push_back(sumOf(kb, loc, p.lanes));
+      mean =
+          kb.create<arith::DivFOp>(loc, reduce(sumOf(kb, loc, sums)), ch.count);
+    }
+    SmallVector<Value> squareSums;
+    for (const RegisterPiece &p : pieces) {
+      SmallVector<Value> squares;
+      for (Value v : p.lanes) {
+        Value d = mean ? kb.create<arith::SubFOp>(loc, v, mean).getResult() : v;
+        squares.push_back(kb.create<arith::MulFOp>(loc, d, d));
+      }
+      // A piece outside the chunk holds zeros, whose deviations are not.
+      squareSums.push_back(
+          kb.create<arith::SelectOp>(loc, p.valid, sumOf(kb, loc, squares),
+                                     floatConstant(kb, loc, 0.0, acc, 1)));
+    }
+    Value m2 = reduce(sumOf(kb, loc, squareSums));
     Value tid = kb.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x);
     Value first =
         kb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, tid, c(kb, 0));

@@ -60,8 +60,13 @@ static constexpr int64_t kForcedClusterBlockSize = 32;
 static constexpr int64_t kForcedClusterVectorsPerThread = 2;
 /// Threads of a block that streams one long row, or a chunk of one.
 static constexpr int64_t kStreamingBlockSize = 512;
-/// Vectors each thread of a split row's block reads from its chunk.
+/// Vectors each thread of a split row's block reads from its chunk, at
+/// most; the first kernel keeps them in registers, at most
+/// kSplitMaxElementsPerThread elements (f32; half as many f64).
 static constexpr int64_t kSplitVectorsPerThread = 8;
+static constexpr int64_t kSplitMaxElementsPerThread = 32;
+/// ... and of a group norm of unknown size.
+static constexpr int64_t kSplitDynamicRunVectorsPerThread = 4;
 /// Threads, and vectors per thread, of the small chunks a forced split
 /// uses (tests).
 static constexpr int64_t kForcedSplitBlockSize = 32;
@@ -176,6 +181,15 @@ forcedKind(ForcedRowNormKind forced) {
     return std::nullopt;
   }
   return std::nullopt;
+}
+
+/// The vectors of `width` elements of `elementType` a thread of a split
+/// row's block holds in registers (its part of a chunk).
+static int64_t splitVectorsPerThread(int64_t width, Type elementType) {
+  int64_t elements = kSplitMaxElementsPerThread;
+  if (elementType.getIntOrFloatBitWidth() > 32)
+    elements /= 2; // f64 sums: two registers an element
+  return std::clamp<int64_t>(elements / width, 1, kSplitVectorsPerThread);
 }
 
 /// Shapes `s` (of kind WarpRows or BlockRowInRegisters) to hold a row of
@@ -330,11 +344,11 @@ RowNormSchedule cuda::selectRowNormSchedule(int64_t cols, Type elementType,
     bool small = forced == ForcedRowNormKind::SplitRow;
     s.kind = Kind::SplitRow;
     s.threadsPerRow = small ? kForcedSplitBlockSize : kStreamingBlockSize;
-    s.vectorsPerThread = 0;
+    s.vectorsPerThread =
+        small ? kForcedSplitVectorsPerThread
+              : splitVectorsPerThread(s.vectorWidth, elementType);
     s.rowsPerBlock = 1;
-    s.chunkElements =
-        s.threadsPerRow * s.vectorWidth *
-        (small ? kForcedSplitVectorsPerThread : kSplitVectorsPerThread);
+    s.chunkElements = s.threadsPerRow * s.vectorWidth * s.vectorsPerThread;
     break;
   }
   }
@@ -420,9 +434,17 @@ cuda::selectGroupNormSchedule(int64_t elementsPerGroup, int64_t contiguous,
   bool small = forced == ForcedRowNormKind::SplitRow;
   s.threadsPerRow = small ? kForcedSplitBlockSize : kStreamingBlockSize;
   s.rowsPerBlock = 1;
-  s.chunkElements =
-      s.threadsPerRow * s.vectorWidth *
-      (small ? kForcedSplitVectorsPerThread : kSplitVectorsPerThread);
+  s.vectorsPerThread = small
+                           ? kForcedSplitVectorsPerThread
+                           : splitVectorsPerThread(s.vectorWidth, elementType);
+  // Where the group's size is unknown each vector's address takes 64-bit
+  // arithmetic on sizes read at run time: fewer vectors a thread in flight
+  // (8 held the NHWC f16 group norm at 8 bytes of spills at sm_90).
+  if (ShapedType::isDynamic(contiguous) ||
+      ShapedType::isDynamic(elementsPerGroup))
+    s.vectorsPerThread =
+        std::min(s.vectorsPerThread, kSplitDynamicRunVectorsPerThread);
+  s.chunkElements = s.threadsPerRow * s.vectorWidth * s.vectorsPerThread;
   // Too few groups to fill the SMs (batch 1 of a UNet's NCHW GroupNorm: 32
   // groups, 128 blocks of full chunks): smaller chunks, so that the blocks
   // about fill them once, none under one sweep of the block.

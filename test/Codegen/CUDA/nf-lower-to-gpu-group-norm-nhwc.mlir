@@ -19,7 +19,7 @@
 // CHECK-NOT: arith.divui
 // CHECK: vector.load %{{.+}} : memref<?xf32>, vector<4xf32>
 // SPLIT-LABEL: gpu.func @sd_group_norm_partial
-// SPLIT-SAME: nf.schedule = "split-row threads-per-row=32 rows-per-block=1 vector=2 registers=0 chunk=128"
+// SPLIT-SAME: nf.schedule = "split-row threads-per-row=32 rows-per-block=1 vector=2 registers=2 chunk=128"
 // SPLIT-LABEL: gpu.func @sd_group_norm_normalize
 // SPLIT: arith.remui %{{.+}}, %c32{{(_[0-9]+)?}} : index
 // SPLIT: arith.divui %{{.+}}, %c32{{(_[0-9]+)?}} : index

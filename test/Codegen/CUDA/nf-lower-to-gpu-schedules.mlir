@@ -55,7 +55,7 @@ func.func @rows_of_32768_f32(%x: tensor<4x32768xf32>) -> tensor<4x32768xf32> {
 // CLUSTERS-LABEL: gpu.func @rows_of_65536_f32_layer_norm(
 // CLUSTERS-SAME: nf.schedule = "cluster-row threads-per-row=256 rows-per-block=1 vector=4 registers=8 cluster=8"
 // BLOCKS-LABEL: gpu.func @rows_of_65536_f32_layer_norm_partial
-// BLOCKS-SAME: nf.schedule = "split-row threads-per-row=512 rows-per-block=1 vector=4 registers=0 chunk=16384"
+// BLOCKS-SAME: nf.schedule = "split-row threads-per-row=512 rows-per-block=1 vector=4 registers=8 chunk=16384"
 // BLOCKS-LABEL: gpu.func @rows_of_65536_f32_layer_norm_normalize
 func.func @rows_of_65536_f32(%x: tensor<4x65536xf32>) -> tensor<4x65536xf32> {
   %y, %m, %r = nf.layer_norm %x {axis = 1 : i64} : (tensor<4x65536xf32>) -> (tensor<4x65536xf32>, tensor<4x1xf32>, tensor<4x1xf32>)
@@ -79,7 +79,7 @@ func.func @rows_of_65536_f64(%x: tensor<2x65536xf64>) -> tensor<2x65536xf64> {
 }
 // Longer than any cluster holds: split everywhere.
 // CHECK-LABEL: gpu.func @rows_of_524288_f32_layer_norm_partial
-// CHECK-SAME: nf.schedule = "split-row threads-per-row=512 rows-per-block=1 vector=4 registers=0 chunk=16384"
+// CHECK-SAME: nf.schedule = "split-row threads-per-row=512 rows-per-block=1 vector=4 registers=8 chunk=16384"
 func.func @rows_of_524288_f32(%x: tensor<2x524288xf32>) -> tensor<2x524288xf32> {
   %y, %m, %r = nf.layer_norm %x {axis = 1 : i64} : (tensor<2x524288xf32>) -> (tensor<2x524288xf32>, tensor<2x1xf32>, tensor<2x1xf32>)
   return %y : tensor<2x524288xf32>
@@ -95,7 +95,7 @@ func.func @rows_of_5121_f16(%x: tensor<4x5121xf16>) -> tensor<4x5121xf16> {
 }
 // A length unknown here: split and peeled.
 // CHECK-LABEL: gpu.func @rows_of_unknown_length_layer_norm_partial
-// CHECK-SAME: nf.schedule = "split-row threads-per-row=512 rows-per-block=1 vector=4 registers=0 chunk=16384 peeled"
+// CHECK-SAME: nf.schedule = "split-row threads-per-row=512 rows-per-block=1 vector=4 registers=8 chunk=16384 peeled"
 func.func @rows_of_unknown_length(%x: tensor<4x?xf32>) -> tensor<4x?xf32> {
   %y, %m, %r = nf.layer_norm %x {axis = 1 : i64} : (tensor<4x?xf32>) -> (tensor<4x?xf32>, tensor<4x1xf32>, tensor<4x1xf32>)
   return %y : tensor<4x?xf32>
@@ -119,7 +119,7 @@ func.func @rows_of_2_f64(%x: tensor<64x2x3xf64>) -> tensor<64x2x3xf64> {
 // 16384-element chunk would be 32 blocks; chunks of one sweep (512 threads
 // x 4) make 128.
 // CHECK-LABEL: gpu.func @nchw_group_norm_batch1_group_norm_partial
-// CHECK-SAME: nf.schedule = "split-row threads-per-row=512 rows-per-block=1 vector=4 registers=0 chunk=2048"
+// CHECK-SAME: nf.schedule = "split-row threads-per-row=512 rows-per-block=1 vector=4 registers=8 chunk=2048"
 func.func @nchw_group_norm_batch1(%x: tensor<1x64x64x64xf32>) -> tensor<1x64x64x64xf32> {
   %y, %m, %r = nf.group_norm %x {num_groups = 32 : i64} : (tensor<1x64x64x64xf32>) -> (tensor<1x64x64x64xf32>, tensor<1x32xf32>, tensor<1x32xf32>)
   return %y : tensor<1x64x64x64xf32>

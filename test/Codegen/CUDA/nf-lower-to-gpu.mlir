@@ -57,8 +57,10 @@ func.func @warp_rows(%x: tensor<20x256xf16>) -> tensor<20x256xf16> {
 // -----
 
 // Rows too long for registers, even a cluster's: split into chunks, a
-// block each. The first kernel writes each chunk's mean and M2 (two sweeps
-// over the chunk), the second combines a row's chunks with Chan's formula
+// block each. The first kernel loads its chunk once into registers (8
+// vectors a thread, each where it lies in the chunk) and writes the chunk's
+// mean and the M2 around it, both from the registers; the second combines
+// a row's chunks with Chan's formula
 // in a loop every thread runs alike, then normalizes its chunk. The
 // partial moments are a temporary of rows x chunks x 2 (2 x 32 x 2).
 // CHECK-LABEL: func.func @long_rows
@@ -66,14 +68,16 @@ func.func @warp_rows(%x: tensor<20x256xf16>) -> tensor<20x256xf16> {
 // CHECK: gpu.launch_func @nf_kernels::@long_rows_layer_norm_partial
 // CHECK: gpu.launch_func @nf_kernels::@long_rows_layer_norm_normalize
 // CHECK-LABEL: gpu.func @long_rows_layer_norm_partial
-// CHECK-SAME: nf.schedule = "split-row threads-per-row=512 rows-per-block=1 vector=4 registers=0 chunk=16384"
+// CHECK-SAME: nf.schedule = "split-row threads-per-row=512 rows-per-block=1 vector=4 registers=8 chunk=16384"
 // CHECK: arith.divui
 // CHECK: arith.remui
-// CHECK: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} iter_args
+// CHECK-NOT: scf.for
+// CHECK-COUNT-8: vector.load
+// CHECK-NOT: vector.load
 // CHECK: gpu.barrier
-// CHECK: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} iter_args
 // CHECK: arith.subf
 // CHECK: gpu.barrier
+// CHECK-NOT: scf.for
 // CHECK: memref.store
 // CHECK: memref.store
 // CHECK-LABEL: gpu.func @long_rows_layer_norm_normalize

@@ -49,13 +49,20 @@ func.func @block_row(%x: tensor<2x2048xbf16>, %g: tensor<2048xf32>) -> (tensor<2
   return %y, %r : tensor<2x2048xbf16>, tensor<2x1xf32>
 }
 
-// A split row: loops carry their sums in variables declared before them
-// and assigned through temporaries at the end of each iteration.
-// CHECK-LABEL: // long_rows_layer_norm_partial: split-row
-// CHECK: float [[SUM:v[0-9]+]] = v{{[0-9]+}};
-// CHECK-NEXT: for (long long [[I:i[0-9]+]] = v{{[0-9]+}}; [[I]] < v{{[0-9]+}}; [[I]] += v{{[0-9]+}}) {
-// CHECK: float [[T:t[0-9]+]] = v{{[0-9]+}};
-// CHECK-NEXT: [[SUM]] = [[T]];
+// A split row: loops carry their values in variables declared before them
+// and assigned through temporaries at the end of each iteration (the
+// count, mean and M2 of the row's chunks, combined in order).
+// CHECK-LABEL: // long_rows_layer_norm_normalize: split-row
+// CHECK: float [[N:v[0-9]+]] = v{{[0-9]+}};
+// CHECK-NEXT: float [[MEAN:v[0-9]+]] = v{{[0-9]+}};
+// CHECK-NEXT: float [[M2:v[0-9]+]] = v{{[0-9]+}};
+// CHECK-NEXT: for (long long [[I:i[0-9]+]] = v{{[0-9]+}}; [[I]] < a{{[0-9]+}}; [[I]] += v{{[0-9]+}}) {
+// CHECK: float [[T0:t[0-9]+]] = v{{[0-9]+}};
+// CHECK-NEXT: float [[T1:t[0-9]+]] = v{{[0-9]+}};
+// CHECK-NEXT: float [[T2:t[0-9]+]] = v{{[0-9]+}};
+// CHECK-NEXT: [[N]] = [[T0]];
+// CHECK-NEXT: [[MEAN]] = [[T1]];
+// CHECK-NEXT: [[M2]] = [[T2]];
 // CHECK-NEXT: }
 func.func @long_rows(%x: tensor<2x524288xf32>) -> tensor<2x524288xf32> {
   %y, %m, %r = nf.layer_norm %x {axis = 1 : i64} : (tensor<2x524288xf32>) -> (tensor<2x524288xf32>, tensor<2x1xf32>, tensor<2x1xf32>)

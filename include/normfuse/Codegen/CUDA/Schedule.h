@@ -52,14 +52,15 @@ struct RowNormSchedule {
     /// come from L2 when the row fits there. Only when forced: a split row
     /// keeps more of the GPU busy.
     BlockRowStreaming,
-    /// Rows too long for one block's registers, or of a length unknown
-    /// when the kernel is generated: each row split into chunks of
-    /// `chunkElements`, a block per chunk, in two kernels. The first
-    /// writes each chunk's moments (count, mean, M2 around the chunk's
-    /// own mean); the second combines a row's chunks (Chan's formula, in
-    /// a fixed order) and normalizes its chunk. x is read twice (the
-    /// second read of a chunk in the first kernel comes from L1/L2). There
-    /// is no upper limit on the row length.
+    /// Rows too long for one block's (or cluster's) registers, or of a
+    /// length unknown when the kernel is generated: each row split into
+    /// chunks of `chunkElements`, a block per chunk, in two kernels. The
+    /// first loads its chunk once into registers (`vectorsPerThread`
+    /// vectors a thread) and writes the chunk's moments (count, mean, M2
+    /// around the chunk's own mean, both from the registers); the second
+    /// combines a row's chunks (Chan's formula, in a fixed order) and
+    /// normalizes its chunk. x is read twice, once by each kernel. There is
+    /// no upper limit on the row length.
     SplitRow,
     /// A group or instance norm in NHWC with a known channel count: the
     /// threads of a block lie across a position's channels
@@ -100,7 +101,8 @@ struct RowNormSchedule {
   /// a time. Threads per row are at least a vector's lanes, so one element
   /// of the head and of the tail per thread covers them.
   bool peeled = false;
-  /// Vectors each thread keeps in registers (0 when streaming).
+  /// Vectors each thread keeps in registers (0 when streaming; a split
+  /// row's first kernel, of its chunk).
   int64_t vectorsPerThread = 0;
   /// SplitRow: the elements of one chunk (a multiple of the vector width);
   /// ChannelsLastGroups: the positions of one part (a multiple of
