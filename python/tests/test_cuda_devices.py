@@ -104,6 +104,37 @@ def test_f32_matmul_as_tf32_on_the_tensor_cores():
     assert np.abs(got - exact).max() / scale > 1e-5
 
 
+@pytest.mark.parametrize("dtype,cols", [("f32", 16384), ("bf16", 65536),
+                                        ("f32", 262144), ("f16", 20001)])
+def test_rows_on_thread_block_clusters(dtype, cols):
+    # sm_90 spreads these rows over clusters of 2, 8, 8 and 3 blocks (the
+    # last peeled), one kernel each; the split row is the same numbers in
+    # two kernels. Both against float64, relative to the largest |y|: f32
+    # to 1e-5, bf16 and f16 to one rounding (2^-8, 2^-10).
+    if torch.cuda.get_device_capability() < (9, 0):
+        pytest.skip("thread-block clusters need sm_90")
+    rows = 6
+    g = torch.Generator().manual_seed(11)
+    x = torch.randn(rows, cols, generator=g) * 2 + 3
+    scale, bias = torch.randn(cols, generator=g), torch.randn(cols, generator=g)
+    torch_dtype = {"f32": torch.float32, "bf16": torch.bfloat16,
+                   "f16": torch.float16}[dtype]
+    xd = x.to(torch_dtype)
+    ref_y, ref_mean, ref_rstd = layer_norm_reference(
+        *(t.double().numpy() for t in (xd, scale, bias)))
+    tol = {"f32": 1e-5, "bf16": 2**-8, "f16": 2**-10}[dtype]
+    for schedule, launches in (("auto", 1), ("split-row", 2)):
+        fn = normfuse.compile(layer_norm_ir(dtype=dtype, rows=rows, cols=cols),
+                              "ln", target="cuda", row_norm_schedule=schedule)
+        assert fn.launches == launches
+        y, mean, rstd = fn(xd.cuda(), scale.cuda(), bias.cuda())
+        torch.cuda.synchronize()
+        err = np.abs(y.double().cpu().numpy() - ref_y).max() / np.abs(ref_y).max()
+        assert err < tol, (schedule, err)
+        np.testing.assert_allclose(mean.double().cpu().numpy(), ref_mean, rtol=1e-5)
+        np.testing.assert_allclose(rstd.double().cpu().numpy(), ref_rstd, rtol=1e-5)
+
+
 def delayed_inputs(stream, inputs):
     """Copies of `inputs` that hold NaN until `stream`, after sleeping, has
     written their values: a kernel that runs on another stream reads NaN."""
