@@ -134,6 +134,32 @@ def NFLowerLinalgToLoopsPass : Pass<"nf-lower-linalg-to-loops", "func::FuncOp"> 
   ];
 }
 
+def NFChooseGPUSchedulesPass : Pass<"nf-choose-gpu-schedules", "ModuleOp"> {
+  let summary = "Write each row norm's GPU schedule on it";
+  let description = [{
+    The first step of `nf-lower-to-gpu`, alone: every forward row norm
+    (`nf.layer_norm`, `nf.rms_norm`, `nf.group_norm`, `nf.instance_norm`,
+    inside an `nf.fused` group or not) without an `nf.gpu_schedule`
+    attribute gets the schedule the CUDA schedule layer chooses for the
+    `arch` given, as text (`"cluster-row threads-per-row=256
+    rows-per-block=1 vector=4 registers=8 cluster=4"`); one that has the
+    attribute keeps it, checked against the op: a schedule that cannot run
+    the op (a vector that does not divide its rows, threads whose registers
+    do not hold a row, a cluster on a target without clusters, ...) is an
+    error at the op, with the reason. `nf-lower-to-gpu` reads the attribute
+    and chooses no row-norm schedule itself, so a schedule can be seen,
+    written by hand or by a tuner, and lowered.
+  }];
+  let options = [
+    Option<"arch", "arch", "std::string",
+           /*default=*/"::normfuse::runtime::kDefaultGpuTarget",
+           "The GPU target the schedules are chosen for (as nf-lower-to-gpu's)">,
+    Option<"rowNormSchedule", "row-norm-schedule", "std::string",
+           /*default=*/"\"auto\"",
+           "Force the row-norm schedule (as nf-lower-to-gpu's)">
+  ];
+}
+
 def NFLowerToGPUPass : Pass<"nf-lower-to-gpu", "ModuleOp"> {
   let summary = "Lower nf ops to GPU kernels launched from the host function";
   let description = [{
@@ -147,7 +173,9 @@ def NFLowerToGPUPass : Pass<"nf-lower-to-gpu", "ModuleOp"> {
     IR. Kernels take flat `memref<?xT>` buffers and `index` sizes; each
     records the schedule it follows (`nf.schedule`, chosen by the CUDA
     schedule layer for the `arch` given) and its block size
-    (`known_block_size`). `nf-translate --nf-to-cuda` prints the kernels as
+    (`known_block_size`). Row norms are lowered by the schedule written on
+    them (`nf.gpu_schedule`), which the pass's first step
+    (`nf-choose-gpu-schedules`) chooses where none is. `nf-translate --nf-to-cuda` prints the kernels as
     CUDA C++.
 
     Lowered today: every nf op (norms and their gradients, pointwise ops,

@@ -367,6 +367,7 @@ struct RowNormOperands {
 template <typename NormOp>
 SmallVector<Value> emitRowNorm(OpBuilder &b, NormOp op, Operation *before,
                                const RowNormOperands &in,
+                               const RowNormSchedule &schedule,
                                const GPULoweringOptions &options) {
   Location loc = op.getLoc();
   auto module = op->template getParentOfType<ModuleOp>();
@@ -421,18 +422,7 @@ SmallVector<Value> emitRowNorm(OpBuilder &b, NormOp op, Operation *before,
     rows = im.product(getNumElements(b, loc, x, 0, 1), groups);
     colsValue = im.product(channelsPerGroup, spatial);
     cols = constantOr(colsValue);
-    // An instance norm's group is one channel: its run is its own.
-    int64_t contiguous = spec.layout == RowNormKernel::Layout::GroupsNHWC
-                             ? constantOr(channelsPerGroup)
-                             : constantOr(spatial);
     images = getNumElements(b, loc, x, 0, 1);
-    int64_t nhwcChannels = spec.layout == RowNormKernel::Layout::GroupsNHWC
-                               ? constantOr(channels)
-                               : ShapedType::kDynamic;
-    spec.schedule = selectGroupNormSchedule(
-        cols, contiguous, element, options.target, options.rowNorm,
-        nhwcChannels, constantOr(im.product(images, spatial)),
-        constantOr(rows));
   } else {
     for (int64_t d = axis; d < rank; ++d) {
       if (type.isDynamicDim(d)) {
@@ -442,12 +432,12 @@ SmallVector<Value> emitRowNorm(OpBuilder &b, NormOp op, Operation *before,
       cols *= type.getDimSize(d);
     }
     rows = getNumElements(b, loc, x, 0, axis);
-    spec.schedule =
-        selectRowNormSchedule(cols, element, options.target, options.rowNorm,
-                              spec.hasScale || spec.hasBias, constantOr(rows));
     colsValue = getNumElements(b, loc, x, axis, rank);
   }
   spec.cols = cols;
+  // Chosen and checked against the op before the lowering
+  // (chooseRowNormSchedules).
+  spec.schedule = schedule;
   const RowNormSchedule &s = spec.schedule;
 
   Value y = allocBuffer(b, loc, type, x);
@@ -555,7 +545,10 @@ LogicalResult lowerRowNorm(RewriterBase &rewriter, NormOp op,
   in.scale = op.getScale();
   if constexpr (kHasBias<NormOp>)
     in.bias = op.getBias();
-  rewriter.replaceOp(op, emitRowNorm(rewriter, op, op, in, options));
+  FailureOr<RowNormSchedule> schedule = readRowNormSchedule(op);
+  if (failed(schedule))
+    return failure();
+  rewriter.replaceOp(op, emitRowNorm(rewriter, op, op, in, *schedule, options));
   return success();
 }
 
@@ -575,7 +568,11 @@ LogicalResult lowerFusedRowNorm(RewriterBase &rewriter, FusedOp fused,
   }
   in.prologue = group.prologue;
   in.epilogue = group.epilogue;
-  SmallVector<Value> results = emitRowNorm(rewriter, op, fused, in, options);
+  FailureOr<RowNormSchedule> schedule = readRowNormSchedule(op);
+  if (failed(schedule))
+    return failure();
+  SmallVector<Value> results =
+      emitRowNorm(rewriter, op, fused, in, *schedule, options);
   SmallVector<Value> replacements;
   for (Value v : fused.getBody().front().getTerminator()->getOperands())
     replacements.push_back(v == group.result

@@ -26,6 +26,24 @@ struct GPULoweringOptions {
   bool allowTf32 = false;
 };
 
+/// The options of a pass named `pass` from its arch and row-norm-schedule
+/// texts, or failure with a diagnostic at `root`.
+FailureOr<GPULoweringOptions>
+parseGPULoweringOptions(Operation *root, llvm::StringRef pass,
+                        llvm::StringRef arch, llvm::StringRef rowNormSchedule);
+
+/// The first step of the lowering (ChooseSchedules.cpp): every forward row
+/// norm under `root` without a schedule gets the one the schedule layer
+/// chooses, as text in kGpuScheduleAttr; one that has a schedule keeps it,
+/// checked against the op (a diagnostic at the op and failure where it
+/// cannot run it).
+LogicalResult chooseRowNormSchedules(Operation *root,
+                                     const GPULoweringOptions &options);
+
+/// The schedule a row norm carries (chooseRowNormSchedules ran), or
+/// failure with a diagnostic.
+FailureOr<RowNormSchedule> readRowNormSchedule(Operation *op);
+
 /// layer_norm, rms_norm, and group_norm and instance_norm of static shape;
 /// fails on other ops.
 LogicalResult lowerRowNormToGPU(RewriterBase &rewriter, Operation *op,

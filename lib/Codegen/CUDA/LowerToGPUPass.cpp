@@ -190,24 +190,16 @@ struct NFLowerToGPUPass : nf::impl::NFLowerToGPUPassBase<NFLowerToGPUPass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    GPULoweringOptions options;
-    std::string error;
-    std::optional<GpuTarget> target = GpuTarget::parse(arch, error);
-    if (!target) {
-      module.emitError() << "nf-lower-to-gpu: " << error;
+    FailureOr<GPULoweringOptions> parsed = parseGPULoweringOptions(
+        module, "nf-lower-to-gpu", arch, rowNormSchedule);
+    if (failed(parsed))
       return signalPassFailure();
-    }
-    options.target = *target;
-    FailureOr<ForcedRowNormKind> rowNorm =
-        parseForcedRowNormKind(rowNormSchedule);
-    if (failed(rowNorm)) {
-      module.emitError() << "nf-lower-to-gpu: unknown row-norm schedule '"
-                         << rowNormSchedule << "' (" << kForcedRowNormKinds
-                         << ")";
-      return signalPassFailure();
-    }
-    options.rowNorm = *rowNorm;
+    GPULoweringOptions options = *parsed;
     options.allowTf32 = allowTf32;
+    // First the row norms' schedules, written on them (or checked where
+    // they are written already); the lowerings read them.
+    if (failed(chooseRowNormSchedules(module, options)))
+      return signalPassFailure();
 
     IRRewriter rewriter(&getContext());
     SmallVector<func::FuncOp> functions(module.getOps<func::FuncOp>());

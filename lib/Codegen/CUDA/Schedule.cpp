@@ -116,19 +116,32 @@ static int64_t vectorWidthFor(int64_t cols, Type elementType) {
   return width;
 }
 
+/// Each row-norm schedule kind's name, as schedules print it.
+static constexpr std::pair<RowNormSchedule::Kind, const char *> kKindNames[] = {
+    {RowNormSchedule::Kind::WarpRows, "warp-rows"},
+    {RowNormSchedule::Kind::BlockRowInRegisters, "block-row-registers"},
+    {RowNormSchedule::Kind::BlockRowStreaming, "block-row-streaming"},
+    {RowNormSchedule::Kind::SplitRow, "split-row"},
+    {RowNormSchedule::Kind::ChannelsLastGroups, "channels-last-groups"},
+    {RowNormSchedule::Kind::ClusterRow, "cluster-row"}};
+
+llvm::StringRef RowNormSchedule::kindName(Kind kind) {
+  for (auto [k, name] : kKindNames)
+    if (k == kind)
+      return name;
+  return "?";
+}
+
+std::optional<RowNormSchedule::Kind>
+RowNormSchedule::kindNamed(llvm::StringRef name) {
+  for (auto [k, n] : kKindNames)
+    if (name == n)
+      return k;
+  return std::nullopt;
+}
+
 std::string RowNormSchedule::str() const {
-  const char *name = "split-row";
-  if (kind == Kind::WarpRows)
-    name = "warp-rows";
-  else if (kind == Kind::BlockRowInRegisters)
-    name = "block-row-registers";
-  else if (kind == Kind::BlockRowStreaming)
-    name = "block-row-streaming";
-  else if (kind == Kind::ChannelsLastGroups)
-    name = "channels-last-groups";
-  else if (kind == Kind::ClusterRow)
-    name = "cluster-row";
-  std::string s = std::string(name) +
+  std::string s = kindName(kind).str() +
                   " threads-per-row=" + std::to_string(threadsPerRow) +
                   " rows-per-block=" + std::to_string(rowsPerBlock) +
                   " vector=" + std::to_string(vectorWidth) +
@@ -139,6 +152,10 @@ std::string RowNormSchedule::str() const {
     s += " positions-per-part=" + std::to_string(chunkElements);
   if (kind == Kind::ClusterRow)
     s += " cluster=" + std::to_string(clusterBlocks);
+  if (kind == Kind::ChannelsLastGroups)
+    s += " finish-warps=" + std::to_string(finishWarps);
+  if (partsFromResidency)
+    s += " parts-from-residency";
   if (peeled)
     s += " peeled";
   if (paramsInRegisters)

@@ -13,7 +13,7 @@
 // vectors, dividing by the channels per group for every vector.
 // CHECK-LABEL: gpu.func @sd_group_norm_partial
 // CHECK-SAME: workgroup(%{{.+}} : memref<960xf32, #gpu.address_space<workgroup>>, %{{.+}} : memref<32xf32, #gpu.address_space<workgroup>>)
-// CHECK-SAME: nf.schedule = "channels-last-groups threads-per-row=80 rows-per-block=3 vector=4 registers=0 positions-per-part=9"
+// CHECK-SAME: nf.schedule = "channels-last-groups threads-per-row=80 rows-per-block=3 vector=4 registers=0 positions-per-part=9 finish-warps=8 parts-from-residency"
 // CHECK-COUNT-4: arith.divui %{{.+}}, %c10{{(_[0-9]+)?}} : index
 // CHECK: scf.for
 // CHECK-NOT: arith.divui
@@ -28,7 +28,7 @@
 // SPLIT: arith.muli %{{.+}}, %c320{{(_[0-9]+)?}} : index
 // SPLIT: vector.load %{{.+}} : memref<?xf32>, vector<2xf32>
 // FORCED-LABEL: gpu.func @sd_group_norm_partial
-// FORCED-SAME: positions-per-part=3"
+// FORCED-SAME: positions-per-part=3 finish-warps=8"
 func.func @sd(%x: tensor<2x64x64x320xf32>, %s: tensor<320xf32>, %b: tensor<320xf32>) -> tensor<2x64x64x320xf32> {
   %y, %m, %r = nf.group_norm %x scale %s bias %b {layout = #nf.layout<nhwc>, num_groups = 32 : i64} : (tensor<2x64x64x320xf32>, tensor<320xf32>, tensor<320xf32>) -> (tensor<2x64x64x320xf32>, tensor<2x32xf32>, tensor<2x32xf32>)
   return %y : tensor<2x64x64x320xf32>

@@ -141,7 +141,7 @@ func.func @pointwise(%x: tensor<4x1024xbf16>, %b: tensor<1024xbf16>) -> tensor<4
 // CHECK: gpu.launch_func @nf_kernels::@unet_group_norm_normalize blocks in (%[[PARTS]], %{{.+}}) threads in (%c256{{.*}}) args({{.+}}, %[[CHUNK]] : index, %[[PARTS]] : index)
 // CHECK-LABEL: gpu.func @unet_group_norm_partial
 // CHECK-SAME: workgroup(%{{.+}} : memref<1024xf32, #gpu.address_space<workgroup>>, %{{.+}} : memref<32xf32, #gpu.address_space<workgroup>>)
-// CHECK-SAME: nf.schedule = "channels-last-groups threads-per-row=16 rows-per-block=16 vector=4 registers=0 positions-per-part=16"
+// CHECK-SAME: nf.schedule = "channels-last-groups threads-per-row=16 rows-per-block=16 vector=4 registers=0 positions-per-part=16 finish-warps=8 parts-from-residency"
 // CHECK: vector.load %{{.+}} : memref<?xf32>, vector<4xf32>
 // CHECK: gpu.barrier
 // CHECK-LABEL: gpu.func @unet_group_norm_finish

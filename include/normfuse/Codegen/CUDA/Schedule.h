@@ -20,6 +20,7 @@
 #include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace mlir::nf::cuda {
@@ -140,6 +141,9 @@ struct RowNormSchedule {
   int64_t rowThreads() const { return threadsPerRow * clusterBlocks; }
   /// "warp-rows threads-per-row=32 rows-per-block=8 vector=4 registers=2"
   std::string str() const;
+  /// A kind's name in str() ("cluster-row"), and the kind a name names.
+  static llvm::StringRef kindName(Kind kind);
+  static std::optional<Kind> kindNamed(llvm::StringRef name);
 };
 
 /// What the lowering may be asked to use instead of the automatic choice
@@ -202,6 +206,41 @@ selectGroupNormSchedule(int64_t elementsPerGroup, int64_t contiguous,
                         int64_t nhwcChannels = ShapedType::kDynamic,
                         int64_t positions = ShapedType::kDynamic,
                         int64_t groups = ShapedType::kDynamic);
+
+/// The attribute a forward row norm (layer, RMS, group or instance norm)
+/// carries its schedule in, as RowNormSchedule::str() prints it: written
+/// by nf-choose-gpu-schedules (or by hand, to try a schedule), read by
+/// nf-lower-to-gpu, which checks it against the op and chooses none itself.
+inline constexpr const char *kGpuScheduleAttr = "nf.gpu_schedule";
+
+/// The schedule `text` spells (RowNormSchedule::str()'s words, in any
+/// order after the kind), or failure with the reason in `error`.
+FailureOr<RowNormSchedule> parseRowNormSchedule(llvm::StringRef text,
+                                                std::string &error);
+
+/// What a row norm's schedule must fit: its rows' length and layout.
+struct RowNormShape {
+  /// Elements of a row (a group's for group norms), kDynamic if unknown.
+  int64_t cols = ShapedType::kDynamic;
+  Type elementType;
+  /// A group norm's layout (the rows of layer and RMS norms otherwise) and
+  /// its contiguous runs: a group's channels at a position (NHWC) or a
+  /// channel's positions (NCHW); the channels, for NHWC. kDynamic if
+  /// unknown.
+  enum class Layout { Rows, GroupsNCHW, GroupsNHWC };
+  Layout layout = Layout::Rows;
+  int64_t contiguous = ShapedType::kDynamic;
+  int64_t channels = ShapedType::kDynamic;
+};
+
+/// Why `s` cannot run a row norm of `shape` on `target` ("" when it can):
+/// a vector that is not 16 bytes or fewer or does not divide the rows (or
+/// runs) it must, a row the threads' registers do not hold, block sizes
+/// the reductions cannot take, a cluster where the target has none, a kind
+/// for another layout.
+std::string checkRowNormSchedule(const RowNormSchedule &s,
+                                 const RowNormShape &shape,
+                                 const GpuTarget &target);
 
 /// How the gradient of a trailing-axis norm (layer_norm_grad,
 /// rms_norm_grad) runs. The kernel that writes dx holds a chunk of a row in

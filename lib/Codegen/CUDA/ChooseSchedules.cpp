@@ -1,0 +1,218 @@
+//===- ChooseSchedules.cpp - schedules written on ops first -----*- C++ -*-===//
+//
+// Part of normfuse. The first step of the GPU lowering: every forward row
+// norm (layer, RMS, group and instance norm, inside an nf.fused group or
+// not) gets its schedule as text in nf.gpu_schedule, chosen by the CUDA
+// schedule layer for the target from the op's types, or, where the op
+// already carries one (written by hand or by a tuner), that one checked
+// against the op. The lowering then reads the attribute and chooses
+// nothing. nf-choose-gpu-schedules runs this step alone, so the choices can
+// be seen and edited; nf-lower-to-gpu runs it first.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LowerToGPU.h"
+#include "normfuse/Codegen/Passes.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+
+namespace mlir::nf {
+#define GEN_PASS_DEF_NFCHOOSEGPUSCHEDULESPASS
+#include "normfuse/Codegen/Passes.h.inc"
+} // namespace mlir::nf
+
+using namespace mlir;
+using namespace mlir::nf;
+using namespace mlir::nf::cuda;
+
+namespace {
+
+/// What the schedule layer chooses a row norm's schedule from.
+struct RowNormFacts {
+  RowNormShape shape;
+  bool group = false;
+  bool perColumnParams = false;
+  /// Rows (images x groups for group norms) and, for group norms, images x
+  /// spatial positions; kDynamic if unknown.
+  int64_t rows = ShapedType::kDynamic;
+  int64_t positions = ShapedType::kDynamic;
+};
+
+/// The product of `type`'s dimensions [begin, end) but `skip`, kDynamic if
+/// one is.
+int64_t product(RankedTensorType type, int64_t begin, int64_t end,
+                int64_t skip = -1) {
+  int64_t n = 1;
+  for (int64_t d = begin; d < end; ++d) {
+    if (d == skip)
+      continue;
+    if (type.isDynamicDim(d))
+      return ShapedType::kDynamic;
+    n *= type.getDimSize(d);
+  }
+  return n;
+}
+
+int64_t times(int64_t a, int64_t b) {
+  return ShapedType::isDynamic(a) || ShapedType::isDynamic(b)
+             ? ShapedType::kDynamic
+             : a * b;
+}
+
+template <typename NormOp> RowNormFacts factsOf(NormOp op) {
+  RowNormFacts f;
+  auto type = cast<RankedTensorType>(op.getInput().getType());
+  int64_t rank = type.getRank();
+  f.shape.elementType = type.getElementType();
+  constexpr bool isGroup = std::is_same_v<NormOp, GroupNormOp> ||
+                           std::is_same_v<NormOp, InstanceNormOp>;
+  if constexpr (isGroup) {
+    // A row per (image, group): the group's channels at every position.
+    f.group = true;
+    f.perColumnParams = op.getScale() || op.getBias();
+    bool nhwc = op.getLayout() == Layout::NHWC;
+    int64_t channelAxis = getChannelAxis(op.getLayout(), rank);
+    int64_t channels = product(type, channelAxis, channelAxis + 1);
+    int64_t groups = channels, perGroup = 1;
+    if constexpr (std::is_same_v<NormOp, GroupNormOp>) {
+      groups = op.getNumGroups();
+      perGroup = ShapedType::isDynamic(channels) ? ShapedType::kDynamic
+                                                 : channels / groups;
+    }
+    int64_t spatial = product(type, 1, rank, channelAxis);
+    int64_t images = product(type, 0, 1);
+    f.shape.layout = nhwc ? RowNormShape::Layout::GroupsNHWC
+                          : RowNormShape::Layout::GroupsNCHW;
+    f.shape.cols = times(perGroup, spatial);
+    f.shape.contiguous = nhwc ? perGroup : spatial;
+    f.shape.channels = nhwc ? channels : ShapedType::kDynamic;
+    f.rows = times(images, groups);
+    f.positions = times(images, spatial);
+  } else {
+    int64_t axis = op.getAxis();
+    f.perColumnParams = static_cast<bool>(op.getScale());
+    if constexpr (std::is_same_v<NormOp, LayerNormOp>)
+      f.perColumnParams |= static_cast<bool>(op.getBias());
+    f.shape.cols = product(type, axis, rank);
+    f.rows = product(type, 0, axis);
+  }
+  return f;
+}
+
+std::optional<RowNormFacts> rowNormFacts(Operation *op) {
+  return llvm::TypeSwitch<Operation *, std::optional<RowNormFacts>>(op)
+      .Case<LayerNormOp, RMSNormOp, GroupNormOp, InstanceNormOp>(
+          [](auto norm) { return factsOf(norm); })
+      .Default([](Operation *) { return std::nullopt; });
+}
+
+RowNormSchedule choose(const RowNormFacts &f,
+                       const GPULoweringOptions &options) {
+  const RowNormShape &s = f.shape;
+  if (f.group)
+    return selectGroupNormSchedule(s.cols, s.contiguous, s.elementType,
+                                   options.target, options.rowNorm, s.channels,
+                                   f.positions, f.rows);
+  return selectRowNormSchedule(s.cols, s.elementType, options.target,
+                               options.rowNorm, f.perColumnParams, f.rows);
+}
+
+/// Whether `a` and `b` are the same schedule, field by field.
+bool sameSchedule(const RowNormSchedule &a, const RowNormSchedule &b) {
+  return a.kind == b.kind && a.threadsPerRow == b.threadsPerRow &&
+         a.rowsPerBlock == b.rowsPerBlock && a.vectorWidth == b.vectorWidth &&
+         a.peeled == b.peeled && a.vectorsPerThread == b.vectorsPerThread &&
+         a.chunkElements == b.chunkElements &&
+         a.partsFromResidency == b.partsFromResidency &&
+         a.finishWarps == b.finishWarps &&
+         a.paramsInRegisters == b.paramsInRegisters &&
+         a.streaming == b.streaming && a.clusterBlocks == b.clusterBlocks;
+}
+
+struct NFChooseGPUSchedulesPass
+    : nf::impl::NFChooseGPUSchedulesPassBase<NFChooseGPUSchedulesPass> {
+  using NFChooseGPUSchedulesPassBase::NFChooseGPUSchedulesPassBase;
+
+  void runOnOperation() override {
+    FailureOr<GPULoweringOptions> options = parseGPULoweringOptions(
+        getOperation(), "nf-choose-gpu-schedules", arch, rowNormSchedule);
+    if (failed(options) ||
+        failed(chooseRowNormSchedules(getOperation(), *options)))
+      signalPassFailure();
+  }
+};
+
+} // namespace
+
+FailureOr<GPULoweringOptions>
+cuda::parseGPULoweringOptions(Operation *root, llvm::StringRef pass,
+                              llvm::StringRef arch,
+                              llvm::StringRef rowNormSchedule) {
+  GPULoweringOptions options;
+  std::string error;
+  std::optional<GpuTarget> target = GpuTarget::parse(arch.str(), error);
+  if (!target)
+    return root->emitError() << pass << ": " << error, failure();
+  options.target = *target;
+  FailureOr<ForcedRowNormKind> rowNorm =
+      parseForcedRowNormKind(rowNormSchedule);
+  if (failed(rowNorm))
+    return root->emitError()
+               << pass << ": unknown row-norm schedule '" << rowNormSchedule
+               << "' (" << kForcedRowNormKinds << ")",
+           failure();
+  options.rowNorm = *rowNorm;
+  return options;
+}
+
+LogicalResult cuda::chooseRowNormSchedules(Operation *root,
+                                           const GPULoweringOptions &options) {
+  bool ok = true;
+  root->walk([&](Operation *op) {
+    std::optional<RowNormFacts> facts = rowNormFacts(op);
+    if (!facts)
+      return;
+    std::string error;
+    if (auto text = op->getAttrOfType<StringAttr>(kGpuScheduleAttr)) {
+      FailureOr<RowNormSchedule> given =
+          parseRowNormSchedule(text.getValue(), error);
+      if (succeeded(given))
+        error = checkRowNormSchedule(*given, facts->shape, options.target);
+      if (!error.empty()) {
+        op->emitOpError() << "cannot run under the schedule '"
+                          << text.getValue() << "': " << error;
+        ok = false;
+      }
+      return;
+    }
+    RowNormSchedule chosen = choose(*facts, options);
+    // The text must read back as the schedule chosen, and the check pass
+    // it: every automatic choice tests both.
+    std::string text = chosen.str();
+    FailureOr<RowNormSchedule> back = parseRowNormSchedule(text, error);
+    if (succeeded(back) && !sameSchedule(*back, chosen))
+      error = "it reads back as '" + back->str() + "'";
+    if (error.empty())
+      error = checkRowNormSchedule(chosen, facts->shape, options.target);
+    if (!error.empty()) {
+      op->emitOpError() << "the schedule layer chose '" << text
+                        << "', which is refused: " << error;
+      ok = false;
+      return;
+    }
+    op->setAttr(kGpuScheduleAttr, StringAttr::get(op->getContext(), text));
+  });
+  return success(ok);
+}
+
+FailureOr<RowNormSchedule> cuda::readRowNormSchedule(Operation *op) {
+  auto text = op->getAttrOfType<StringAttr>(kGpuScheduleAttr);
+  std::string error = "no " + std::string(kGpuScheduleAttr) + " attribute";
+  if (text) {
+    FailureOr<RowNormSchedule> s = parseRowNormSchedule(text.getValue(), error);
+    if (succeeded(s))
+      return s;
+  }
+  return op->emitOpError() << "has no schedule to lower by: " << error,
+         failure();
+}

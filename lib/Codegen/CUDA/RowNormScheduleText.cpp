@@ -1,0 +1,196 @@
+//===- RowNormScheduleText.cpp - row-norm schedules as inputs ---*- C++ -*-===//
+//
+// Part of normfuse. A forward row norm's schedule is written on the op as
+// text (nf.gpu_schedule, RowNormSchedule::str()'s words) before the
+// lowering reads it: this file parses that text and checks a schedule
+// against the op it is to run, so that a schedule written by hand (or by a
+// tuner) is refused with its reason rather than computing wrong rows.
+//
+//===----------------------------------------------------------------------===//
+
+#include "normfuse/Codegen/CUDA/Schedule.h"
+
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <optional>
+
+using namespace mlir;
+using namespace mlir::nf;
+using namespace mlir::nf::cuda;
+
+FailureOr<RowNormSchedule> cuda::parseRowNormSchedule(llvm::StringRef text,
+                                                      std::string &error) {
+  using Kind = RowNormSchedule::Kind;
+  llvm::SmallVector<llvm::StringRef> words;
+  text.split(words, ' ', -1, /*KeepEmpty=*/false);
+  if (words.empty()) {
+    error = "an empty schedule";
+    return failure();
+  }
+  std::optional<Kind> kind = RowNormSchedule::kindNamed(words.front());
+  if (!kind) {
+    error = "unknown row-norm schedule kind '" + words.front().str() +
+            "' (warp-rows, block-row-registers, block-row-streaming, "
+            "split-row, channels-last-groups, cluster-row)";
+    return failure();
+  }
+  RowNormSchedule s;
+  s.kind = *kind;
+  for (llvm::StringRef word : llvm::ArrayRef(words).drop_front()) {
+    auto [key, value] = word.split('=');
+    bool *flag = llvm::StringSwitch<bool *>(word)
+                     .Case("peeled", &s.peeled)
+                     .Case("params-in-registers", &s.paramsInRegisters)
+                     .Case("streaming", &s.streaming)
+                     .Case("parts-from-residency", &s.partsFromResidency)
+                     .Default(nullptr);
+    if (flag) {
+      *flag = true;
+      continue;
+    }
+    int64_t *field = llvm::StringSwitch<int64_t *>(key)
+                         .Case("threads-per-row", &s.threadsPerRow)
+                         .Case("rows-per-block", &s.rowsPerBlock)
+                         .Case("vector", &s.vectorWidth)
+                         .Case("registers", &s.vectorsPerThread)
+                         .Case("chunk", &s.chunkElements)
+                         .Case("positions-per-part", &s.chunkElements)
+                         .Case("cluster", &s.clusterBlocks)
+                         .Case("finish-warps", &s.finishWarps)
+                         .Default(nullptr);
+    if (!field || value.empty()) {
+      error = "unknown word '" + word.str() + "' in the schedule";
+      return failure();
+    }
+    if (value.getAsInteger(10, *field) || *field < 0) {
+      error = "'" + word.str() + "' is not a count";
+      return failure();
+    }
+  }
+  return s;
+}
+
+/// Whether `n` threads can add a value across them: a power-of-two part of
+/// a warp (shuffles) or whole warps (shuffles, then shared memory).
+static bool reducible(int64_t n) {
+  return n >= 1 && n <= GpuTarget::kMaxThreadsPerBlock &&
+         (n <= GpuTarget::kWarpSize ? llvm::isPowerOf2_64(n)
+                                    : n % GpuTarget::kWarpSize == 0);
+}
+
+std::string cuda::checkRowNormSchedule(const RowNormSchedule &s,
+                                       const RowNormShape &shape,
+                                       const GpuTarget &target) {
+  using Kind = RowNormSchedule::Kind;
+  using Layout = RowNormShape::Layout;
+  auto count = [](int64_t n) { return std::to_string(n); };
+  bool dynamic = ShapedType::isDynamic(shape.cols);
+  int64_t bytes =
+      std::max<int64_t>(1, shape.elementType.getIntOrFloatBitWidth() / 8);
+  int64_t vw = s.vectorWidth;
+  if (vw < 1 || !llvm::isPowerOf2_64(vw) ||
+      vw * bytes > GpuTarget::kMaxAccessBytes)
+    return "a vector of " + count(vw) + " elements of " + count(bytes) +
+           " bytes is not a power of two of at most 16 bytes";
+  if (s.threadsPerRow < 1 || s.rowsPerBlock < 1 ||
+      s.blockSize() > GpuTarget::kMaxThreadsPerBlock)
+    return "a block of " + count(s.threadsPerRow) + " x " +
+           count(s.rowsPerBlock) + " threads";
+  if (s.kind == Kind::ClusterRow) {
+    if (!target.clusters)
+      return "a cluster row on " + target.arch +
+             ", which has no thread-block clusters";
+    if (s.clusterBlocks < 2 || s.clusterBlocks > 8)
+      return "a cluster of " + count(s.clusterBlocks) + " blocks (2 to 8)";
+  } else if (s.clusterBlocks != 1) {
+    return "cluster=" + count(s.clusterBlocks) +
+           " on a schedule that is not "
+           "a cluster row";
+  }
+  bool rows = shape.layout == Layout::Rows;
+  if (s.kind == Kind::ChannelsLastGroups) {
+    if (shape.layout != Layout::GroupsNHWC ||
+        ShapedType::isDynamic(shape.channels))
+      return "channels-last-groups is for group and instance norms in NHWC "
+             "of a known channel count";
+    if (s.threadsPerRow * vw != shape.channels)
+      return count(s.threadsPerRow) + " threads of " + count(vw) +
+             " channels for " + count(shape.channels) + " channels";
+    if (s.chunkElements < 1 || s.chunkElements % s.rowsPerBlock)
+      return "parts of " + count(s.chunkElements) +
+             " positions, not a multiple of the " + count(s.rowsPerBlock) +
+             " rows of a block";
+    if (s.finishWarps < 1 || s.finishWarps > 32)
+      return "a finish of " + count(s.finishWarps) + " warps (1 to 32)";
+    return "";
+  }
+  if (s.partsFromResidency || s.finishWarps != RowNormSchedule().finishWarps)
+    return "parts-from-residency and finish-warps belong to "
+           "channels-last-groups";
+  // Vectors may not cross a row's end, nor (group norms) a run's.
+  if (s.peeled) {
+    if (!rows)
+      return "a peeled schedule for a group norm (only rows are peeled)";
+    if (s.rowThreads() < vw)
+      return "a peeled row of " + count(s.rowThreads()) +
+             " threads, fewer than a vector's " + count(vw) +
+             " lanes (one head and one tail element a thread)";
+  } else {
+    int64_t run = rows ? shape.cols : shape.contiguous;
+    if (ShapedType::isDynamic(run) ? vw != 1 : run % vw != 0)
+      return "vectors of " + count(vw) + " elements that do not divide " +
+             (rows ? "the row" : "the group's runs") + " (" +
+             (ShapedType::isDynamic(run) ? "unknown" : count(run)) +
+             " elements; peel the rows)";
+  }
+  if (!reducible(s.threadsPerRow))
+    return count(s.threadsPerRow) +
+           " threads a row: a power of two up to 32, or whole warps";
+  if (s.paramsInRegisters && (s.peeled || !rows))
+    return "params-in-registers needs the unpeeled rows of a layer or RMS "
+           "norm";
+  switch (s.kind) {
+  case Kind::WarpRows:
+  case Kind::BlockRowInRegisters:
+  case Kind::ClusterRow: {
+    if (s.kind == Kind::WarpRows ? s.threadsPerRow > GpuTarget::kWarpSize
+                                 : s.rowsPerBlock != 1)
+      return s.kind == Kind::WarpRows
+                 ? "warp rows of more than a warp's threads"
+                 : "a block or cluster row of more than one row a block";
+    if (s.kind == Kind::ClusterRow && !rows)
+      return "a cluster row for a group norm (only layer and RMS norms)";
+    if (dynamic)
+      return "a row of unknown length in registers";
+    if (s.vectorsPerThread < 1)
+      return "a row in registers with none a thread";
+    int64_t vectors =
+        s.peeled ? shape.cols / vw : llvm::divideCeil(shape.cols, vw);
+    if (s.vectorsPerThread * s.rowThreads() < vectors)
+      return count(s.rowThreads()) + " threads of " +
+             count(s.vectorsPerThread) + " vectors hold " +
+             count(s.vectorsPerThread * s.rowThreads() * vw) +
+             " of the row's " + count(shape.cols) + " elements";
+    return "";
+  }
+  case Kind::BlockRowStreaming:
+    if (s.rowsPerBlock != 1)
+      return "a streamed row of more than one row a block";
+    return "";
+  case Kind::SplitRow:
+    if (s.rowsPerBlock != 1)
+      return "a split row of more than one row a block";
+    if (s.vectorsPerThread < 1 || s.chunkElements < 1 || s.chunkElements % vw ||
+        s.chunkElements > s.vectorsPerThread * s.threadsPerRow * vw)
+      return "chunks of " + count(s.chunkElements) + " elements that " +
+             count(s.threadsPerRow) + " threads of " +
+             count(s.vectorsPerThread) + " vectors of " + count(vw) +
+             " do not hold in whole vectors";
+    return "";
+  case Kind::ChannelsLastGroups:
+    break; // above
+  }
+  return "";
+}

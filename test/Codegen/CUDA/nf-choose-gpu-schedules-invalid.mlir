@@ -1,0 +1,76 @@
+// A schedule written on a row norm that cannot run it is an error at the
+// op, with the reason, from the first step (nf-choose-gpu-schedules) and
+// so from nf-lower-to-gpu, which lowers nothing then. sm_80: no clusters.
+// RUN: nf-opt %s --nf-choose-gpu-schedules=arch=sm_80 -split-input-file -verify-diagnostics
+// RUN: not nf-opt %s --nf-lower-to-gpu=arch=sm_80 -split-input-file 2>&1 | FileCheck %s
+// CHECK-COUNT-9: error: 'nf.{{[a-z_]+}}' op cannot run under the schedule
+
+func.func @unknown_kind(%x: tensor<4x1000xf32>) -> tensor<4x1000xf32> {
+  // expected-error @+1 {{cannot run under the schedule 'fastest': unknown row-norm schedule kind 'fastest' (warp-rows, block-row-registers, block-row-streaming, split-row, channels-last-groups, cluster-row)}}
+  %y, %r = nf.rms_norm %x {axis = 1 : i64, nf.gpu_schedule = "fastest"} : (tensor<4x1000xf32>) -> (tensor<4x1000xf32>, tensor<4x1xf32>)
+  return %y : tensor<4x1000xf32>
+}
+
+// -----
+
+func.func @unknown_word(%x: tensor<4x1000xf32>) -> tensor<4x1000xf32> {
+  // expected-error @+1 {{unknown word 'threads=64' in the schedule}}
+  %y, %r = nf.rms_norm %x {axis = 1 : i64, nf.gpu_schedule = "warp-rows threads=64"} : (tensor<4x1000xf32>) -> (tensor<4x1000xf32>, tensor<4x1xf32>)
+  return %y : tensor<4x1000xf32>
+}
+
+// -----
+
+func.func @vector_across_rows(%x: tensor<4x1001xf32>) -> tensor<4x1001xf32> {
+  // expected-error @+1 {{vectors of 4 elements that do not divide the row (1001 elements; peel the rows)}}
+  %y, %r = nf.rms_norm %x {axis = 1 : i64, nf.gpu_schedule = "block-row-registers threads-per-row=64 rows-per-block=1 vector=4 registers=4"} : (tensor<4x1001xf32>) -> (tensor<4x1001xf32>, tensor<4x1xf32>)
+  return %y : tensor<4x1001xf32>
+}
+
+// -----
+
+func.func @row_not_held(%x: tensor<4x4096xf32>) -> tensor<4x4096xf32> {
+  // expected-error @+1 {{256 threads of 2 vectors hold 2048 of the row's 4096 elements}}
+  %y, %r = nf.rms_norm %x {axis = 1 : i64, nf.gpu_schedule = "block-row-registers threads-per-row=256 rows-per-block=1 vector=4 registers=2"} : (tensor<4x4096xf32>) -> (tensor<4x4096xf32>, tensor<4x1xf32>)
+  return %y : tensor<4x4096xf32>
+}
+
+// -----
+
+func.func @wide_vector(%x: tensor<4x4096xf64>) -> tensor<4x4096xf64> {
+  // expected-error @+1 {{a vector of 4 elements of 8 bytes is not a power of two of at most 16 bytes}}
+  %y, %r = nf.rms_norm %x {axis = 1 : i64, nf.gpu_schedule = "split-row threads-per-row=256 rows-per-block=1 vector=4 registers=2 chunk=2048"} : (tensor<4x4096xf64>) -> (tensor<4x4096xf64>, tensor<4x1xf64>)
+  return %y : tensor<4x4096xf64>
+}
+
+// -----
+
+func.func @cluster_without_clusters(%x: tensor<4x32768xf32>) -> tensor<4x32768xf32> {
+  // expected-error @+1 {{a cluster row on sm_80, which has no thread-block clusters}}
+  %y, %r = nf.rms_norm %x {axis = 1 : i64, nf.gpu_schedule = "cluster-row threads-per-row=256 rows-per-block=1 vector=4 registers=8 cluster=4"} : (tensor<4x32768xf32>) -> (tensor<4x32768xf32>, tensor<4x1xf32>)
+  return %y : tensor<4x32768xf32>
+}
+
+// -----
+
+func.func @odd_threads(%x: tensor<4x1024xf32>) -> tensor<4x1024xf32> {
+  // expected-error @+1 {{48 threads a row: a power of two up to 32, or whole warps}}
+  %y, %r = nf.rms_norm %x {axis = 1 : i64, nf.gpu_schedule = "block-row-registers threads-per-row=48 rows-per-block=1 vector=4 registers=8"} : (tensor<4x1024xf32>) -> (tensor<4x1024xf32>, tensor<4x1xf32>)
+  return %y : tensor<4x1024xf32>
+}
+
+// -----
+
+func.func @chunk_not_held(%x: tensor<4x100000xf32>) -> tensor<4x100000xf32> {
+  // expected-error @+1 {{chunks of 8192 elements that 512 threads of 2 vectors of 4 do not hold in whole vectors}}
+  %y, %r = nf.rms_norm %x {axis = 1 : i64, nf.gpu_schedule = "split-row threads-per-row=512 rows-per-block=1 vector=4 registers=2 chunk=8192"} : (tensor<4x100000xf32>) -> (tensor<4x100000xf32>, tensor<4x1xf32>)
+  return %y : tensor<4x100000xf32>
+}
+
+// -----
+
+func.func @groups_for_rows(%x: tensor<4x1024xf32>) -> tensor<4x1024xf32> {
+  // expected-error @+1 {{channels-last-groups is for group and instance norms in NHWC of a known channel count}}
+  %y, %r = nf.rms_norm %x {axis = 1 : i64, nf.gpu_schedule = "channels-last-groups threads-per-row=256 rows-per-block=1 vector=4 registers=0 positions-per-part=1 finish-warps=8"} : (tensor<4x1024xf32>) -> (tensor<4x1024xf32>, tensor<4x1xf32>)
+  return %y : tensor<4x1024xf32>
+}

@@ -1,0 +1,49 @@
+// The first step of the GPU lowering: each forward row norm gets its
+// schedule as text (nf.gpu_schedule), chosen for the target, inside an
+// nf.fused group too; a schedule already written on an op is kept (checked
+// against it) and the lowering follows it, so one op can be lowered
+// under a schedule of its own beside the automatic choice for another.
+// RUN: nf-opt %s --nf-choose-gpu-schedules -split-input-file | FileCheck %s --check-prefixes=CHECK,SM90
+// RUN: nf-opt %s --nf-choose-gpu-schedules=arch=sm_80 -split-input-file | FileCheck %s --check-prefixes=CHECK,SM80
+// RUN: nf-opt %s --nf-choose-gpu-schedules=row-norm-schedule=split-row -split-input-file | FileCheck %s --check-prefix=FORCED
+// RUN: nf-opt %s --nf-lower-to-gpu -split-input-file | FileCheck %s --check-prefix=LOWERED
+
+// CHECK-LABEL: func.func @rows
+// SM90: nf.layer_norm %{{.+}} {axis = 1 : i64, nf.gpu_schedule = "cluster-row threads-per-row=256 rows-per-block=1 vector=4 registers=8 cluster=4"}
+// SM80: nf.layer_norm %{{.+}} {axis = 1 : i64, nf.gpu_schedule = "block-row-registers threads-per-row=1024 rows-per-block=1 vector=4 registers=8"}
+// FORCED: nf.layer_norm %{{.+}} nf.gpu_schedule = "split-row threads-per-row=32 rows-per-block=1 vector=4 registers=2 chunk=256"
+// The schedule written on the second op is its own, whatever the target or
+// the forced kind; the lowering follows it (a split row of chunks of 512).
+// CHECK: nf.rms_norm %{{.+}} {axis = 1 : i64, nf.gpu_schedule = "split-row threads-per-row=64 rows-per-block=1 vector=4 registers=2 chunk=512"}
+// FORCED: nf.rms_norm %{{.+}} nf.gpu_schedule = "split-row threads-per-row=64 rows-per-block=1 vector=4 registers=2 chunk=512"
+// LOWERED-LABEL: gpu.func @rows_layer_norm(
+// LOWERED-SAME: nf.schedule = "cluster-row threads-per-row=256 rows-per-block=1 vector=4 registers=8 cluster=4"
+// LOWERED-LABEL: gpu.func @rows_rms_norm_partial(
+// LOWERED-SAME: known_block_size = array<i32: 64, 1, 1>
+// LOWERED-SAME: nf.schedule = "split-row threads-per-row=64 rows-per-block=1 vector=4 registers=2 chunk=512"
+// LOWERED-LABEL: gpu.func @rows_rms_norm_normalize(
+func.func @rows(%x: tensor<4x32768xf32>, %z: tensor<4x1000xf32>) -> (tensor<4x32768xf32>, tensor<4x1000xf32>) {
+  %y, %m, %r = nf.layer_norm %x {axis = 1 : i64} : (tensor<4x32768xf32>) -> (tensor<4x32768xf32>, tensor<4x1xf32>, tensor<4x1xf32>)
+  %w, %s = nf.rms_norm %z {axis = 1 : i64, nf.gpu_schedule = "split-row threads-per-row=64 rows-per-block=1 vector=4 registers=2 chunk=512"} : (tensor<4x1000xf32>) -> (tensor<4x1000xf32>, tensor<4x1xf32>)
+  return %y, %w : tensor<4x32768xf32>, tensor<4x1000xf32>
+}
+
+// -----
+
+// Inside an nf.fused group, on the norm; a group norm's schedule too (a
+// split row of chunks about filling the target's SMs).
+// CHECK-LABEL: func.func @fused
+// CHECK: nf.fused
+// CHECK: nf.group_norm
+// CHECK-SAME: nf.gpu_schedule = "split-row threads-per-row=512 rows-per-block=1 vector=2 registers=8 chunk={{[0-9]+}}"
+// CHECK: nf.silu
+// LOWERED-LABEL: gpu.func @fused_group_norm_partial(
+func.func @fused(%x: tensor<2x16x16x320xf32>) -> tensor<2x16x16x320xf32> {
+  %0 = nf.fused (%x) : (tensor<2x16x16x320xf32>) -> tensor<2x16x16x320xf32> {
+  ^bb0(%a: tensor<2x16x16x320xf32>):
+    %y, %m, %r = nf.group_norm %a {layout = #nf.layout<nhwc>, num_groups = 32 : i64} : (tensor<2x16x16x320xf32>) -> (tensor<2x16x16x320xf32>, tensor<2x32xf32>, tensor<2x32xf32>)
+    %s = nf.silu %y : tensor<2x16x16x320xf32>
+    nf.yield %s : tensor<2x16x16x320xf32>
+  }
+  return %0 : tensor<2x16x16x320xf32>
+}
