@@ -271,6 +271,11 @@ void emitRowNormBody(Kernel &k, Location loc, const RowNormKernel &spec,
     }
     for (auto [col, valid] : ends)
       pieces.push_back({col, valid, loadXIf(b, loc, col, valid, 1)});
+    // Every block of the cluster has started before any stores into
+    // another's shared memory (CUDA's rule); waited for while the loads are
+    // in flight.
+    if (cluster > 1)
+      b.create<ClusterBarrierOp>(loc, /*relaxed=*/true);
     SmallVector<Value> partial;
     if (spec.center) {
       for (Piece &p : pieces)

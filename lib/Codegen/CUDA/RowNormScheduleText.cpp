@@ -99,11 +99,15 @@ std::string cuda::checkRowNormSchedule(const RowNormSchedule &s,
     return "a block of " + count(s.threadsPerRow) + " x " +
            count(s.rowsPerBlock) + " threads";
   if (s.kind == Kind::ClusterRow) {
+    if (s.clusterBlocks < 2 || s.clusterBlocks > 8)
+      return "a cluster of " + count(s.clusterBlocks) + " blocks (2 to 8)";
+    // Its first threads hand the block's sum to each block.
+    if (s.threadsPerRow % GpuTarget::kWarpSize)
+      return "a cluster of blocks of " + count(s.threadsPerRow) +
+             " threads (whole warps)";
     if (!target.clusters)
       return "a cluster row on " + target.arch +
              ", which has no thread-block clusters";
-    if (s.clusterBlocks < 2 || s.clusterBlocks > 8)
-      return "a cluster of " + count(s.clusterBlocks) + " blocks (2 to 8)";
   } else if (s.clusterBlocks != 1) {
     return "cluster=" + count(s.clusterBlocks) +
            " on a schedule that is not "
@@ -178,6 +182,9 @@ std::string cuda::checkRowNormSchedule(const RowNormSchedule &s,
   case Kind::BlockRowStreaming:
     if (s.rowsPerBlock != 1)
       return "a streamed row of more than one row a block";
+    // Its sweeps address x as rows.
+    if (!rows)
+      return "a streamed row for a group norm (only layer and RMS norms)";
     return "";
   case Kind::SplitRow:
     if (s.rowsPerBlock != 1)

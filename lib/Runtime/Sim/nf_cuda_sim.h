@@ -87,6 +87,8 @@
 
 #define __syncthreads() ::nf_sim::syncThreads(__LINE__)
 #define nf_cluster_sync() ::nf_sim::clusterSync(__LINE__)
+/// The same barrier here: the simulator models no memory order.
+#define nf_cluster_sync_relaxed() ::nf_sim::clusterSync(__LINE__)
 
 using std::isfinite;
 using std::isinf;
@@ -441,8 +443,9 @@ struct Sim {
   int live[kMaxClusterBlocks], atBarrier[kMaxClusterBlocks],
       barrierLine[kMaxClusterBlocks], barrierThread[kMaxClusterBlocks];
   int blockOrder[kMaxClusterBlocks];
-  // The cluster barrier: threads waiting, and where the first one waits.
-  int atCluster, clusterLine, clusterThread;
+  // The cluster barrier: threads waiting, where the first one waits, and
+  // the barriers the running cluster has completed.
+  int atCluster, clusterLine, clusterThread, clusterSyncs;
   // Each block's shared memory (the static section, then the dynamic
   // bytes poisoned), `imageBytes` each; block `liveBlock`'s is in place
   // rather than in its image.
@@ -607,6 +610,7 @@ inline void clusterSync(int line) {
     for (int u = 0; u < S.n; ++u)
       S.state[u] = Ready;
     S.atCluster = 0;
+    ++S.clusterSyncs;
     ++S.stats.clusterBarriers;
   }
   yield();
@@ -965,6 +969,7 @@ inline bool runCluster() {
   blockIdx = S.bids[0];
   S.liveAll = S.n;
   S.atCluster = 0;
+  S.clusterSyncs = 0;
   int bt = S.blockThreads;
   for (int b = 0; b < S.blocks; ++b) {
     S.live[b] = bt;
@@ -1274,10 +1279,17 @@ inline void nf_cp_async_commit() { ++nf_sim::S.groups[nf_sim::S.cur]; }
 /// mapped to block `rank` of its cluster (mapa): that block's copy of the
 /// variable. The block must not have exited.
 template <class T> inline void nf_cluster_st(T *p, unsigned rank, T v) {
-  std::memcpy(nf_sim::clusterShared(p, sizeof(T), rank, "nf_cluster_st"), &v,
-              sizeof(T));
-  if (int(rank) != nf_sim::S.cur / nf_sim::S.blockThreads)
+  unsigned char *at =
+      nf_sim::clusterShared(p, sizeof(T), rank, "nf_cluster_st");
+  if (int(rank) != nf_sim::S.cur / nf_sim::S.blockThreads) {
+    // CUDA: a block may not have started before the cluster's first barrier.
+    if (nf_sim::S.clusterSyncs == 0)
+      nf_sim::fail("nf_cluster_st into block %u before the cluster's first "
+                   "barrier: that block may not have started",
+                   rank);
     ++nf_sim::S.stats.clusterStores;
+  }
+  std::memcpy(at, &v, sizeof(T));
 }
 template <int N> inline void nf_cp_async_wait() { nf_sim::cpAsyncWait(N); }
 

@@ -887,8 +887,9 @@ LogicalResult CUDAEmitter::emitOp(Operation &op) {
         line() << "__syncthreads();\n";
         return success();
       })
-      .Case([&](nf::ClusterBarrierOp) {
-        line() << "nf_cluster_sync();\n";
+      .Case([&](nf::ClusterBarrierOp barrier) {
+        line() << (barrier.getRelaxed() ? "nf_cluster_sync_relaxed();\n"
+                                        : "nf_cluster_sync();\n");
         return success();
       })
       .Case([&](nf::ClusterStoreOp st) -> LogicalResult {

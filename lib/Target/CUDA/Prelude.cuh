@@ -178,6 +178,17 @@ __device__ __forceinline__ void nf_cluster_sync() {
   __trap();
 #endif
 }
+/// The cluster's barrier ordering no memory (arrive.relaxed): every block
+/// of the cluster has started after it, so stores into its shared memory
+/// are allowed.
+__device__ __forceinline__ void nf_cluster_sync_relaxed() {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;\n\t"
+               "barrier.cluster.wait.aligned;" ::: "memory");
+#else
+  __trap();
+#endif
+}
 /// Stores `v` at `p`, an address of this block's shared memory, mapped to
 /// block `rank` of the cluster (mapa; st.shared::cluster): that block's copy.
 template <class T>

@@ -3,7 +3,7 @@
 // so from nf-lower-to-gpu, which lowers nothing then. sm_80: no clusters.
 // RUN: nf-opt %s --nf-choose-gpu-schedules=arch=sm_80 -split-input-file -verify-diagnostics
 // RUN: not nf-opt %s --nf-lower-to-gpu=arch=sm_80 -split-input-file 2>&1 | FileCheck %s
-// CHECK-COUNT-9: error: 'nf.{{[a-z_]+}}' op cannot run under the schedule
+// CHECK-COUNT-11: error: 'nf.{{[a-z_]+}}' op cannot run under the schedule
 
 func.func @unknown_kind(%x: tensor<4x1000xf32>) -> tensor<4x1000xf32> {
   // expected-error @+1 {{cannot run under the schedule 'fastest': unknown row-norm schedule kind 'fastest' (warp-rows, block-row-registers, block-row-streaming, split-row, channels-last-groups, cluster-row)}}
@@ -73,4 +73,20 @@ func.func @groups_for_rows(%x: tensor<4x1024xf32>) -> tensor<4x1024xf32> {
   // expected-error @+1 {{channels-last-groups is for group and instance norms in NHWC of a known channel count}}
   %y, %r = nf.rms_norm %x {axis = 1 : i64, nf.gpu_schedule = "channels-last-groups threads-per-row=256 rows-per-block=1 vector=4 registers=0 positions-per-part=1 finish-warps=8"} : (tensor<4x1024xf32>) -> (tensor<4x1024xf32>, tensor<4x1xf32>)
   return %y : tensor<4x1024xf32>
+}
+
+// -----
+
+func.func @cluster_of_part_warps(%x: tensor<4x32768xf32>) -> tensor<4x32768xf32> {
+  // expected-error @+1 {{a cluster of blocks of 16 threads (whole warps)}}
+  %y, %r = nf.rms_norm %x {axis = 1 : i64, nf.gpu_schedule = "cluster-row threads-per-row=16 rows-per-block=1 vector=4 registers=8 cluster=8"} : (tensor<4x32768xf32>) -> (tensor<4x32768xf32>, tensor<4x1xf32>)
+  return %y : tensor<4x32768xf32>
+}
+
+// -----
+
+func.func @streamed_groups(%x: tensor<1x2x2x4xf32>) -> tensor<1x2x2x4xf32> {
+  // expected-error @+1 {{a streamed row for a group norm (only layer and RMS norms)}}
+  %y, %m, %r = nf.group_norm %x {layout = #nf.layout<nhwc>, num_groups = 2 : i64, nf.gpu_schedule = "block-row-streaming threads-per-row=32 rows-per-block=1 vector=2 registers=0"} : (tensor<1x2x2x4xf32>) -> (tensor<1x2x2x4xf32>, tensor<1x2xf32>, tensor<1x2xf32>)
+  return %y : tensor<1x2x2x4xf32>
 }

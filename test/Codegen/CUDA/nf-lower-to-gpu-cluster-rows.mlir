@@ -6,7 +6,8 @@
 // sum into that block's slots (nf.cluster_store), and after the cluster's
 // barrier every thread adds its own block's slots in rank order. A layer
 // norm exchanges twice (the mean, then the squared deviations), each in its
-// own slots; an RMS norm once. Targets without clusters keep a block row.
+// own slots; an RMS norm once; before the first, a relaxed cluster barrier
+// (every block has started). Targets without clusters keep a block row.
 // RUN: nf-opt %s --nf-lower-to-gpu=row-norm-schedule=cluster-row | FileCheck %s
 // RUN: nf-opt %s "--nf-lower-to-gpu=arch=sm_80 row-norm-schedule=cluster-row" | FileCheck %s --check-prefix=SM80
 
@@ -25,6 +26,10 @@
 // CHECK: %[[ROW:.+]] = arith.divui %[[BID]], %{{.+}}
 // CHECK-NOT: scf.for
 // CHECK: vector.load
+// Every block has started before any stores into another (the loads in
+// flight meanwhile).
+// CHECK-NEXT: vector.extract
+// CHECK: nf.cluster_barrier relaxed
 // CHECK: gpu.shuffle xor
 // CHECK: %[[STORING:.+]] = arith.cmpi ult, %[[T:.+]], %{{.+}}
 // CHECK: scf.if %[[STORING]] {

@@ -9,6 +9,7 @@
 // CHECK-LABEL: // rows_rms_norm: cluster-row threads-per-row=256 rows-per-block=1 vector=8 registers=4 cluster=2
 // CHECK-NEXT: extern "C" __global__ void __launch_bounds__(256) __cluster_dims__(2, 1, 1) rows_rms_norm(
 // CHECK: NF_SHARED(float, [[SLOTS:s[0-9]+]], 4);
+// CHECK: nf_cluster_sync_relaxed();
 // CHECK: nf_cluster_st(([[SLOTS]] + v{{[0-9]+}}), (unsigned)v{{[0-9]+}}, v{{[0-9]+}});
 // CHECK-NEXT: }
 // CHECK-NEXT: nf_cluster_sync();

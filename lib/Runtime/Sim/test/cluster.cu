@@ -20,6 +20,7 @@ extern "C" __global__ void __cluster_dims__(4, 1, 1)
   NF_SHARED(float, sums, 4);
   unsigned rank = blockIdx.x % 4;
   float s = blockSum(nf_ldg(in + blockIdx.x * 64 + threadIdx.x));
+  nf_cluster_sync_relaxed(); // every block has started
   if (threadIdx.x < 4)
     nf_cluster_st(&sums[rank], threadIdx.x, s);
   nf_cluster_sync(); // @cluster
@@ -31,16 +32,20 @@ NF_SIM_CLUSTER_ENTRY(cluster_sum, 4)
 // Misuse, each an error: `what` 0: block 1 exits, then the others store
 // into its shared memory; 1: half of block 2 exits while the others wait
 // at the cluster barrier; 2: blocks wait at two different cluster
-// barriers; 3: a store to block 4 of a cluster of 4.
+// barriers; 3: a store to block 4 of a cluster of 4; 4: a store into
+// another block before the cluster's first barrier.
 extern "C" __global__ void __cluster_dims__(4, 1, 1)
     cluster_misuse(float *out, int what) {
   NF_SHARED(float, slot, 1);
   unsigned rank = blockIdx.x % 4;
   if (what == 0) {
+    nf_cluster_sync();
     if (rank != 1 && threadIdx.x == 0)
       nf_cluster_st(slot, 1u, 1.0f);
     return;
   }
+  if (what == 4 && threadIdx.x == 0)
+    nf_cluster_st(slot, (rank + 1) % 4, 1.0f);
   if (what == 1 && rank == 2 && threadIdx.x >= 32)
     return;
   if (what == 2 && rank == 3) {

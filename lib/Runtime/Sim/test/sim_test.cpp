@@ -895,7 +895,7 @@ void testClusters() {
     bool ok = m->launch("cluster_sum", {8, 1, 1}, {64, 1, 1}, 0, args,
                         {buffer(in, "in"), buffer(out, "out")}, &stats, error,
                         kOrders[o], 5);
-    check(ok && totals().empty() && stats.clusterBarriers == 2 &&
+    check(ok && totals().empty() && stats.clusterBarriers == 2 * 2 &&
               stats.clusterStores == 2 * 4 * 3 && stats.blocks == 8 &&
               stats.barriers == 8 * 2,
           what, error + totals());
@@ -916,8 +916,9 @@ void testClusters() {
 
   const char *misuse[] = {"block 1 of the cluster has exited",
                           "threads of its cluster wait at the cluster barrier",
-                          "divergent cluster barrier", "block 4 of a cluster"};
-  for (int what = 0; what < 4; ++what) {
+                          "divergent cluster barrier", "block 4 of a cluster",
+                          "before the cluster's first barrier"};
+  for (int what = 0; what < 5; ++what) {
     std::vector<float> sink(4 * 64, 0.0f);
     float *sinkPtr = sink.data();
     void *misuseArgs[] = {&sinkPtr, &what};

@@ -604,13 +604,17 @@ def NF_ClusterBarrierOp : NF_Op<"cluster_barrier"> {
     its own block or through `nf.cluster_store` to another) are seen by
     all after it (PTX `barrier.cluster.arrive.release` and
     `barrier.cluster.wait.acquire`). No thread of the cluster may have
-    exited.
+    exited. `relaxed` orders no memory (`barrier.cluster.arrive.relaxed`):
+    it only waits until every block of the cluster has started, which a
+    block must know before it stores into another's shared memory.
 
     ```mlir
     nf.cluster_barrier
+    nf.cluster_barrier relaxed
     ```
   }];
-  let assemblyFormat = "attr-dict";
+  let arguments = (ins UnitAttr:$relaxed);
+  let assemblyFormat = "(`relaxed` $relaxed^)? attr-dict";
 }
 
 def NF_ClusterStoreOp : NF_Op<"cluster_store", [
