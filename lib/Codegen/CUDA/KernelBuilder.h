@@ -194,7 +194,9 @@ Value emitBlockSum(OpBuilder &b, Location loc, Value v, Value scratch,
 /// cluster's barrier every thread adds its own block's slots of
 /// `exchange` in rank order, so every thread of the cluster holds the same
 /// bits. Each exchange of a kernel takes its own slots (no barrier orders
-/// a second store to a slot after the reads of the first).
+/// a second store to a slot after the reads of the first). A cluster
+/// barrier (relaxed will do) must come before the first exchange: a block
+/// may store into another only once every block of the cluster started.
 Value emitClusterSum(OpBuilder &b, Location loc, Value blockSum, Value slots,
                      int64_t exchange, Value rank, int64_t blocks);
 
