@@ -1278,10 +1278,12 @@ class Sweep:
         if case.family in ("matmul", "conv2d_nhwc") and case.dtype in ("f16", "bf16"):
             for tile in filter(None, os.environ.get("NF_SWEEP_TILE_VARIANTS", "").split(",")):
                 rec["systems"]["normfuse " + tile] = measure(tile)
-        # NF_SWEEP_ROW_VARIANTS: the forward layer and RMS norms again under
-        # each row-norm schedule listed ("block-row-registers,split-row"), as
+        # NF_SWEEP_ROW_VARIANTS: the forward layer and RMS norms and the
+        # NHWC group norms again under each row-norm schedule listed
+        # ("block-row-registers,split-row", "channels-last-groups"), as
         # systems "normfuse <schedule>", beside the automatic choice.
-        if case.op in ("layer_norm", "rms_norm") and case.direction == "forward":
+        if (case.op in ("layer_norm", "rms_norm") or case.family == "group_norm_nhwc") \
+                and case.direction == "forward":
             for schedule in filter(None, os.environ.get("NF_SWEEP_ROW_VARIANTS", "").split(",")):
                 rec["systems"]["normfuse " + schedule] = measure(row_schedule=schedule)
         # peers

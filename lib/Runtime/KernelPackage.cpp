@@ -83,7 +83,7 @@ uint64_t bytesOf(const LaunchPlan &plan,
 }
 
 bool readDims(Reader &r, const Json &entry, const std::string &key,
-              const std::string &path, unsigned (&dims)[3]) {
+              const std::string &path, unsigned (&dims)[3], int64_t least = 1) {
   const Json *a = r.field(entry, key, Json::Kind::Array, path);
   if (!a)
     return false;
@@ -91,8 +91,10 @@ bool readDims(Reader &r, const Json &entry, const std::string &key,
     return r.failAt(path + "." + key, "does not hold 3 sizes"), false;
   for (int d = 0; d < 3; ++d) {
     const Json &v = a->array[d];
-    if (v.kind != Json::Kind::Integer || v.integer < 1 || v.integer > kMaxDim)
-      return r.failAt(path + "." + key, "holds a size that is not from 1 to " +
+    if (v.kind != Json::Kind::Integer || v.integer < least ||
+        v.integer > kMaxDim)
+      return r.failAt(path + "." + key, "holds a size that is not from " +
+                                            std::to_string(least) + " to " +
                                             std::to_string(kMaxDim)),
              false;
     dims[d] = unsigned(v.integer);
@@ -160,6 +162,21 @@ bool readComputed(Reader &r, const Json &j, const std::string &path,
     if (!list)
       return false;
   }
+  if (j.object.count("zeroed_temporaries")) {
+    const Json *list =
+        r.field(j, "zeroed_temporaries", Json::Kind::Array, path);
+    if (!list)
+      return false;
+    for (const Json &v : list->array) {
+      if (v.kind != Json::Kind::Integer || v.integer < 0 ||
+          v.integer >= int64_t(plan.temporaryBytes.size()))
+        return r.failAt(path + ".zeroed_temporaries",
+                        "holds something that is not a temporary of the "
+                        "plan"),
+               false;
+      plan.zeroedTemporaries.push_back(v.integer);
+    }
+  }
   if (j.object.count("temporary_computed")) {
     const Json *list =
         r.field(j, "temporary_computed", Json::Kind::Array, path);
@@ -208,7 +225,7 @@ bool readPlan(Reader &r, const Json &j, const std::string &path,
           l ? r.field(*l, "args", Json::Kind::Array, at + ".launch") : nullptr;
       int64_t shared;
       if (!kernel || !args ||
-          !readDims(r, *l, "grid", at + ".launch", step.launch.grid) ||
+          !readDims(r, *l, "grid", at + ".launch", step.launch.grid, 0) ||
           !readDims(r, *l, "block", at + ".launch", step.launch.block) ||
           !r.integer(*l, "shared_memory_bytes", 0, kMaxInt, at + ".launch",
                      shared))
@@ -224,6 +241,18 @@ bool readPlan(Reader &r, const Json &j, const std::string &path,
           return r.failAt(at + ".launch.grid_computed", "does not hold 3"),
                  false;
         std::copy(computed.begin(), computed.end(), step.launch.gridComputed);
+      }
+      for (int d = 0; d < 3; ++d)
+        if (step.launch.grid[d] == 0 && step.launch.gridComputed[d] < 0)
+          return r.failAt(at + ".launch.grid",
+                          "holds a size of 0 that is not computed"),
+                 false;
+      if (l->object.count("cooperative")) {
+        const Json *c =
+            r.field(*l, "cooperative", Json::Kind::Bool, at + ".launch");
+        if (!c)
+          return false;
+        step.launch.cooperative = c->boolean;
       }
       step.kind = Step::Kind::Launch;
       step.launch.kernel = kernel->string;
@@ -488,6 +517,10 @@ std::string normfuse::runtime::writeManifest(const KernelPackage &package) {
         ",\n  \"plan\": {\"num_inputs\": " + std::to_string(plan.numInputs) +
         ", \"buffer_bytes\": " + list(plan.bufferBytes, number) +
         ", \"temporary_bytes\": " + list(plan.temporaryBytes, number) +
+        (plan.zeroedTemporaries.empty()
+             ? std::string()
+             : ", \"zeroed_temporaries\": " +
+                   list(plan.zeroedTemporaries, number)) +
         writeComputed(plan) + ",\n   \"steps\": " +
         list(
             plan.steps,
@@ -507,6 +540,8 @@ std::string normfuse::runtime::writeManifest(const KernelPackage &package) {
                      ", \"block\": " + dims(s.launch.block) +
                      ", \"shared_memory_bytes\": " +
                      std::to_string(s.launch.sharedMemoryBytes) +
+                     (s.launch.cooperative ? ", \"cooperative\": true"
+                                           : std::string()) +
                      ", \"args\": " + list(s.launch.args, writeArg) + "}}";
             },
             ",\n    ") +
@@ -528,7 +563,7 @@ normfuse::runtime::readManifest(const std::string &text, std::string &error) {
   if (format && format->string != "normfuse-kernel-package")
     r.failAt("(top).format", "is not \"normfuse-kernel-package\"");
   if (format && entries &&
-      r.integer(root, "version", KernelPackage::kVersion,
+      r.integer(root, "version", KernelPackage::kOldestVersion,
                 KernelPackage::kVersion, "(top)", version)) {
     for (size_t e = 0; e < entries->array.size() && r.error.empty(); ++e) {
       const Json &j = entries->array[e];

@@ -216,6 +216,9 @@ std::string normfuse::runtime::LaunchPlan::str() const {
          std::to_string(temporaryBytes[i]) + " bytes";
     if (i < temporaryComputed.size() && temporaryComputed[i] >= 0)
       s += " (integer " + std::to_string(temporaryComputed[i]) + ")";
+    if (std::count(zeroedTemporaries.begin(), zeroedTemporaries.end(),
+                   int64_t(i)))
+      s += " zeroed";
     s += "\n";
   }
   for (const Step &step : steps) {
@@ -233,7 +236,8 @@ std::string normfuse::runtime::LaunchPlan::str() const {
                 : "");
     s += ") block (" + std::to_string(l.block[0]) + ", " +
          std::to_string(l.block[1]) + ", " + std::to_string(l.block[2]) +
-         ") shared " + std::to_string(l.sharedMemoryBytes) + " args (";
+         ") shared " + std::to_string(l.sharedMemoryBytes) +
+         (l.cooperative ? " cooperative" : "") + " args (";
     for (size_t j = 0; j < l.args.size(); ++j)
       s += (j ? ", " : "") + describe(l.args[j]);
     s += ")\n";
@@ -269,6 +273,11 @@ bool LaunchPlan::checkComputed(std::string &error) const {
                    " temporaries; it has " +
                    std::to_string(temporaryBytes.size()),
            false;
+  for (size_t i = 0; i < zeroedTemporaries.size(); ++i)
+    if (zeroedTemporaries[i] < 0 ||
+        zeroedTemporaries[i] >= int64_t(temporaryBytes.size()) ||
+        (i && zeroedTemporaries[i] <= zeroedTemporaries[i - 1]))
+      return error = "zeroes a temporary it does not have, or one twice", false;
   bool ok =
       std::all_of(temporaryComputed.begin(), temporaryComputed.end(), inRange);
   for (const Step &step : steps) {
@@ -298,8 +307,9 @@ bool normfuse::runtime::resolveResidencies(
       continue;
     }
     if (n.op == PlanInteger::Op::Resident) {
-      const Residency &r = plan.residencies[size_t(n.operands[0])];
+      Residency &r = plan.residencies[size_t(n.operands[0])];
       values[i] = std::clamp<int64_t>(resident(r), 1, r.planned);
+      r.resolved = values[i];
       continue;
     }
     int64_t in[3] = {0, 0, 0};
@@ -327,7 +337,7 @@ bool normfuse::runtime::resolveResidencies(
       if (l.gridComputed[d] < 0)
         continue;
       int64_t g = values[size_t(l.gridComputed[d])];
-      if (g < 1 || g > int64_t(UINT32_MAX))
+      if (g < 0 || g > int64_t(UINT32_MAX))
         return error = "launch of " + l.kernel + " has a grid size of " +
                        std::to_string(g),
                false;

@@ -559,8 +559,9 @@ def compile(
     row_norm_schedule: how layer and RMS norms run on the cuda targets:
       "auto" (the schedule layer's choice for the shape and GPU), or one
       forced for every row norm: "warp-rows", "block-row-registers",
-      "block-row-streaming", "split-row", "channels-last-groups" (group
-      norms in NHWC) or "cluster-row" (GPUs with thread-block clusters);
+      "block-row-streaming", "split-row", "channels-last-groups" or
+      "channels-last-one-kernel" (group norms in NHWC) or "cluster-row"
+      (GPUs with thread-block clusters);
       for comparing schedules on a GPU (docs/CUDA.md).
     """
     if not isinstance(entry, str):

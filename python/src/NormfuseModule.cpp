@@ -367,15 +367,17 @@ public:
   nb::list inputs() const { return describe(kernel->getSignature().inputs); }
   nb::list outputs() const { return describe(kernel->getSignature().outputs); }
   /// The kernels one call launches on a CUDA target (its launch plan's
-  /// launches); none on the CPU, or for a function of dynamic shape (its
-  /// plan is made per input shapes).
+  /// launches of one block or more: a fallback not taken has none); none
+  /// on the CPU, or for a function of dynamic shape (its plan is made per
+  /// input shapes).
   std::optional<size_t> launches() const {
     const auto *planned =
         dynamic_cast<const normfuse::jit::CudaPlanKernel *>(kernel.get());
     if (!planned)
       return std::nullopt;
     return llvm::count_if(planned->getPlan().steps, [](const auto &step) {
-      return step.kind == std::decay_t<decltype(step)>::Kind::Launch;
+      return step.kind == std::decay_t<decltype(step)>::Kind::Launch &&
+             !step.launch.emptyGrid();
     });
   }
 

@@ -126,8 +126,32 @@ INSTANTIATE_TEST_SUITE_P(
         GroupCase{"nhwc_channels_last_many_parts_f32", DType::F32, 1, 256, 33,
                   33, 8, true, "channels-last-groups"},
         GroupCase{"instance_nhwc_channels_last_bf16", DType::BF16, 2, 30, 3, 5,
-                  30, true, "channels-last-groups", true}),
+                  30, true, "channels-last-groups", true},
+        // The one-kernel variant (2 vectors a thread): 320 channels in 32
+        // groups, 2 parts of 8 positions an image; a tail part (35
+        // positions, parts of 2 x 16); one group; an instance norm of 30
+        // bf16 channels (blocks of 480 threads, a part an image); and 137
+        // parts, more blocks than the simulator runs together: the three
+        // kernels instead.
+        GroupCase{"nhwc_one_kernel_f32", DType::F32, 2, 320, 4, 4, 32, true,
+                  "channels-last-one-kernel"},
+        GroupCase{"nhwc_one_kernel_tail_f16", DType::F16, 2, 96, 5, 7, 6, true,
+                  "channels-last-one-kernel"},
+        GroupCase{"nhwc_one_kernel_one_group_f32", DType::F32, 3, 24, 4, 4, 1,
+                  true, "channels-last-one-kernel"},
+        GroupCase{"instance_nhwc_one_kernel_bf16", DType::BF16, 2, 30, 3, 5, 30,
+                  true, "channels-last-one-kernel", true},
+        GroupCase{"nhwc_one_kernel_too_many_parts_f32", DType::F32, 1, 256, 33,
+                  33, 8, true, "channels-last-one-kernel"}),
     [](const auto &info) { return std::string(info.param.name); });
+
+/// The launches of `plan` that run (a grid of more than 0 blocks).
+size_t launchesRun(const normfuse::runtime::LaunchPlan &plan) {
+  return size_t(llvm::count_if(plan.steps, [](const auto &step) {
+    return step.kind == normfuse::runtime::Step::Kind::Launch &&
+           !step.launch.emptyGrid();
+  }));
+}
 
 // The UNet block's GroupNorm + SiLU in f16 fused on the GPU, in `kernels`
 // kernels, against the unfused ops on the CPU: 4e-3 (the unfused ops round
@@ -148,7 +172,7 @@ void expectGroupNormSiluMatchesOpByOp(std::vector<int64_t> shape,
       "\n  return %a : " + x + "\n}\n";
   auto sim = compileForSim(ir, "gn_silu", "auto", /*fuse=*/true);
   ASSERT_TRUE(sim);
-  EXPECT_EQ(sim->getPlan().steps.size(), kernels) << sim->getPlan().str();
+  EXPECT_EQ(launchesRun(sim->getPlan()), kernels) << sim->getPlan().str();
   auto cpu = sharedJIT().compile(ir, "gn_silu");
   ASSERT_TRUE(bool(cpu)) << llvm::toString(cpu.takeError());
   std::mt19937 rng(29);
@@ -166,15 +190,73 @@ void expectGroupNormSiluMatchesOpByOp(std::vector<int64_t> shape,
   EXPECT_LE(relativeError(fromSim.toDoubles(), fromCPU.toDoubles()), 4e-3);
 }
 
-// Groups of 4 channels x 576 positions: the three channels-last kernels,
-// the SiLU in the normalize kernel's epilogue.
+// Groups of 4 channels x 576 positions: the one channels-last kernel (the
+// device holds its 6 blocks), the SiLU in its epilogue.
 TEST(FusedGroupNormOnSimTest, ChannelsLastGroupNormSiluMatchesOpByOp) {
-  expectGroupNormSiluMatchesOpByOp({1, 24, 24, 96}, 24, 3u);
+  expectGroupNormSiluMatchesOpByOp({1, 24, 24, 96}, 24, 1u);
 }
 
 // Groups of 128 elements: one warp-row kernel.
 TEST(FusedGroupNormOnSimTest, GroupNormSiluMatchesOpByOp) {
   expectGroupNormSiluMatchesOpByOp({2, 8, 8, 64}, 32, 1u);
+}
+
+} // namespace
+
+namespace {
+
+// GroupNorm NHWC of 2 x 4 x 4 x 320 f32 in 32 groups, the one-kernel
+// variant forced: where the device holds its 4 blocks, one cooperative
+// launch with one grid barrier and a zeroed counter; where it holds one
+// block of each kernel, the three kernels. Both match the three kernels
+// forced, within f32 rounding (they combine in other orders).
+TEST(OneKernelGroupNormTest, RunsAloneWhereItsGridIsResidentElseThreeKernels) {
+  std::string x = tensorType(DType::F32, {2, 4, 4, 320});
+  std::string p = tensorType(DType::F32, {320});
+  std::string ir =
+      "func.func @gn(%x: " + x + ", %s: " + p + ", %b: " + p + ") -> " + x +
+      " {\n  %y, %m, %r = nf.group_norm %x scale %s bias %b "
+      "{layout = #nf.layout<nhwc>, num_groups = 32 : i64} : (" +
+      x + ", " + p + ", " + p + ") -> (" + x + ", " +
+      tensorType(DType::F32, {2, 32}) + ", " + tensorType(DType::F32, {2, 32}) +
+      ")\n  return %y : " + x + "\n}\n";
+  auto one = compileForSim(ir, "gn", "channels-last-one-kernel");
+  auto three = compileForSim(ir, "gn", "channels-last-groups");
+  ASSERT_TRUE(one && three);
+  std::string plan = one->getPlan().str();
+  EXPECT_NE(plan.find("bytes zeroed"), std::string::npos) << plan;
+  EXPECT_NE(plan.find("gn_group_norm_one_kernel grid (4 (integer"),
+            std::string::npos)
+      << plan;
+  EXPECT_NE(plan.find("cooperative"), std::string::npos) << plan;
+  auto fewer = one->withResidency(
+      [](const normfuse::runtime::Residency &) { return int64_t(1); });
+  ASSERT_TRUE(bool(fewer)) << llvm::toString(fewer.takeError());
+
+  std::mt19937 rng(31);
+  Buffer in(DType::F32, {2, 4, 4, 320}), scale(DType::F32, {320}),
+      bias(DType::F32, {320});
+  in.fillNormal(rng, 0.5, 2.0);
+  scale.fillNormal(rng, 1.0, 0.5);
+  bias.fillNormal(rng);
+  auto run = [&](const normfuse::jit::CudaSimKernel &k, size_t launches,
+                 uint64_t gridBarriers) {
+    Buffer y(DType::F32, {2, 4, 4, 320});
+    std::vector<normfuse::runtime::SimStats> stats;
+    EXPECT_EQ(errorText(k.runInSimulator(
+                  {in.ref(), scale.ref(), bias.ref()}, {y.ref()},
+                  normfuse::runtime::SimOrder::Shuffle, &stats)),
+              "");
+    EXPECT_EQ(stats.size(), launches);
+    uint64_t barriers = 0;
+    for (const auto &st : stats)
+      barriers += st.clusterBarriers;
+    EXPECT_EQ(barriers, gridBarriers);
+    return y.toDoubles();
+  };
+  std::vector<double> expected = run(*three, 3, 0);
+  EXPECT_LE(relativeError(run(*one, 1, 1), expected), 1e-6);
+  EXPECT_LE(relativeError(run(**fewer, 3, 0), expected), 1e-6);
 }
 
 } // namespace

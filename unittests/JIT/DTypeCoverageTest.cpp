@@ -396,12 +396,13 @@ TEST(DTypeCoverageTest, EveryOpOfTheDialectHasACase) {
     covered.insert(std::string("nf.") + c.op);
   // nf.fused and nf.yield are what the fused compiles build;
   // nf.resident_blocks is the CUDA lowering's host side, the cluster ops
-  // are inside its kernels: on no tensor.
+  // and the grid barrier are inside its kernels: on no tensor.
   covered.insert("nf.fused");
   covered.insert("nf.yield");
   covered.insert("nf.resident_blocks");
   covered.insert("nf.cluster_barrier");
   covered.insert("nf.cluster_store");
+  covered.insert("nf.grid_barrier");
   for (mlir::RegisteredOperationName name : context.getRegisteredOperations())
     if (name.getDialectNamespace() == "nf")
       EXPECT_TRUE(covered.count(name.getStringRef().str()))

@@ -125,8 +125,8 @@ TEST(KernelPackageTest, EveryCorruptionIsAnErrorThatSaysWhereAndWhat) {
             0u);
   EXPECT_EQ(readError(""), "manifest.json, byte 0: the text ends where a "
                            "value should be");
-  EXPECT_EQ(readError(corrupted("\"version\": 1", "\"version\": 2")),
-            "manifest.json: (top).version is 2, not from 1 to 1");
+  EXPECT_EQ(readError(corrupted("\"version\": 2", "\"version\": 3")),
+            "manifest.json: (top).version is 3, not from 1 to 2");
   EXPECT_EQ(readError(corrupted("normfuse-kernel-package", "zip")),
             "manifest.json: (top).format is not \"normfuse-kernel-package\"");
   EXPECT_EQ(readError(corrupted("{\"temporary\": 0}", "{\"temporary\": 1}")),
@@ -140,7 +140,10 @@ TEST(KernelPackageTest, EveryCorruptionIsAnErrorThatSaysWhereAndWhat) {
             "than its buffers hold");
   EXPECT_EQ(readError(corrupted("\"grid\": [4, 1, 1]", "\"grid\": [0, 1, 1]")),
             "manifest.json: entries[0].plan.steps[0].launch.grid holds a size "
-            "that is not from 1 to 4294967295");
+            "of 0 that is not computed");
+  EXPECT_EQ(readError(corrupted("\"grid\": [4, 1, 1]", "\"grid\": [-1, 1, 1]")),
+            "manifest.json: entries[0].plan.steps[0].launch.grid holds a size "
+            "that is not from 0 to 4294967295");
   EXPECT_EQ(readError(corrupted("\"shape\": [4, 13]", "\"shape\": [-4, 13]")),
             "manifest.json: entries[0].args[0] has an unknown dtype, a "
             "negative dimension or more than 2^63 bytes");
@@ -356,18 +359,96 @@ TEST(KernelPackageTest, ComputedValuesThatPointNowhereAreErrors) {
             "from 1 to 9223372036854775807");
   // What only resolving finds is an error then, saying what.
   using Op = PlanInteger::Op;
-  for (auto [op, message] :
-       {std::pair<Op, std::string>{Op::DivU, "integer 2 divides by zero"},
-        {Op::MinU, "launch of ln_rows has a grid size of 0"}}) {
+  struct Case {
+    Op op;
+    int64_t a, b;
+    std::string message;
+  };
+  for (const Case &c :
+       {Case{Op::DivU, 0, 1, "integer 2 divides by zero"},
+        Case{Op::Sub, 1, 0, "launch of ln_rows has a grid size of -2"}}) {
     LaunchPlan plan = residentPackage().entries[0].plan;
-    plan.integers = {
-        {Op::Resident, {0, 0, 0}}, {Op::Constant, {0, 0, 0}}, {op, {0, 1, 0}}};
+    plan.integers = {{Op::Resident, {0, 0, 0}},
+                     {Op::Constant, {0, 0, 0}},
+                     {c.op, {c.a, c.b, 0}}};
     plan.temporaryComputed = {-1};
     std::string error;
     EXPECT_FALSE(resolveResidencies(
         plan, [](const Residency &) { return int64_t(2); }, error));
-    EXPECT_EQ(error, message);
+    EXPECT_EQ(error, c.message);
   }
+}
+
+// A one-kernel schedule and its fallback (the channels-last group norm's):
+// the first launch cooperative, with a zeroed counter, its grid 4 blocks
+// where the device holds them and 0 otherwise; the fallback's grid the
+// other way round. Both read back as written, and resolve to exactly one
+// of the two.
+TEST(KernelPackageTest, OneKernelOrItsFallbackResolvesByWhatTheDeviceHolds) {
+  KernelPackage p = layerNormPackage();
+  LaunchPlan &plan = p.entries[0].plan;
+  plan.temporaryBytes = {64, 4};
+  plan.zeroedTemporaries = {1};
+  plan.residencies = {{"ln_one", 128, 0, 264}};
+  using Op = PlanInteger::Op;
+  plan.integers = {{Op::Resident, {0, 0, 0}}, {Op::Constant, {4, 0, 0}},
+                   {Op::Ule, {1, 0, 0}},      {Op::Constant, {0, 0, 0}},
+                   {Op::Select, {2, 1, 3}},   {Op::Select, {2, 3, 1}}};
+  Step one = plan.steps[0];
+  one.launch.kernel = "ln_one";
+  one.launch.cooperative = true;
+  one.launch.gridComputed[0] = 4;
+  LaunchArg counter;
+  counter.kind = LaunchArg::Kind::Temporary;
+  counter.index = 1;
+  one.launch.args.push_back(counter);
+  plan.steps[0].launch.gridComputed[0] = 5;
+  plan.steps[0].launch.grid[0] = 0;
+  plan.steps.insert(plan.steps.begin(), one);
+
+  std::string text = writeManifest(p);
+  EXPECT_NE(text.find("\"temporary_bytes\": [64, 4], \"zeroed_temporaries\": "
+                      "[1]"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\"cooperative\": true"), std::string::npos) << text;
+  EXPECT_NE(text.find("\"grid\": [0, 1, 1], \"grid_computed\": [5, -1, -1]"),
+            std::string::npos)
+      << text;
+  std::string error;
+  auto read = readManifest(text, error);
+  ASSERT_TRUE(read) << error << "\n" << text;
+  EXPECT_EQ(writeManifest(*read), text);
+  const LaunchPlan &readPlan = read->entries[0].plan;
+  EXPECT_TRUE(readPlan.steps[0].launch.cooperative);
+  EXPECT_FALSE(readPlan.steps[1].launch.cooperative);
+  EXPECT_EQ(readPlan.zeroedTemporaries, std::vector<int64_t>{1});
+
+  for (auto [resident, oneGrid, fallbackGrid] :
+       {std::tuple<int64_t, unsigned, unsigned>{264, 4, 4}, {3, 0, 4}}) {
+    LaunchPlan resolved = readPlan;
+    int64_t held = resident;
+    ASSERT_TRUE(resolveResidencies(
+        resolved, [&](const Residency &) { return held; }, error))
+        << error;
+    EXPECT_EQ(resolved.steps[0].launch.grid[0], oneGrid) << resident;
+    EXPECT_EQ(resolved.steps[1].launch.grid[0], oneGrid ? 0u : fallbackGrid)
+        << resident;
+    EXPECT_EQ(resolved.steps[0].launch.emptyGrid(), oneGrid == 0);
+    EXPECT_EQ(resolved.residencies[0].resolved, resident);
+  }
+  EXPECT_EQ(readError(corrupted("\"zeroed_temporaries\": [1]",
+                                "\"zeroed_temporaries\": [2]", p)),
+            "manifest.json: entries[0].plan.zeroed_temporaries holds something "
+            "that is not a temporary of the plan");
+  EXPECT_EQ(readError(corrupted("\"zeroed_temporaries\": [1]",
+                                "\"zeroed_temporaries\": [1, 1]", p)),
+            "manifest.json: entries[0].plan zeroes a temporary it does not "
+            "have, or one twice");
+  EXPECT_EQ(
+      readError(corrupted("\"cooperative\": true", "\"cooperative\": 1", p)),
+      "manifest.json: entries[0].plan.steps[0].launch.cooperative is "
+      "not a boolean");
 }
 
 } // namespace

@@ -112,6 +112,10 @@ public:
   cu::Result (*cuLaunchKernel)(cu::Function, unsigned, unsigned, unsigned,
                                unsigned, unsigned, unsigned, unsigned,
                                cu::Stream, void **, void **) = nullptr;
+  cu::Result (*cuLaunchCooperativeKernel)(cu::Function, unsigned, unsigned,
+                                          unsigned, unsigned, unsigned,
+                                          unsigned, unsigned, cu::Stream,
+                                          void **) = nullptr;
   cu::Result (*cuMemAlloc)(cu::DevicePtr *, size_t) = nullptr;
   cu::Result (*cuMemFree)(cu::DevicePtr) = nullptr;
   cu::Result (*cuMemcpyHtoD)(cu::DevicePtr, const void *, size_t) = nullptr;

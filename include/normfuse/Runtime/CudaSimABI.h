@@ -19,7 +19,14 @@ extern "C" {
 #endif
 
 /** Bumped whenever anything below changes. */
-#define NF_SIM_ABI_VERSION 3
+#define NF_SIM_ABI_VERSION 4
+
+/** The most threads, and blocks, the simulator runs together: a cluster's,
+ * or the whole grid of a kernel that synchronizes it (nf_grid_sync), which
+ * a GPU launches cooperatively. A runtime plans such grids within these, as
+ * it plans them within what a GPU holds at once. */
+#define NF_SIM_MAX_RUN_THREADS 8192
+#define NF_SIM_MAX_RUN_BLOCKS 64
 
 /** The order in which a block's threads run between two synchronizations. */
 enum {

@@ -90,7 +90,10 @@ struct PackageEntry {
 };
 
 struct KernelPackage {
-  static constexpr int kVersion = 1;
+  /// 2: launches may be cooperative and temporaries zeroed (version 1
+  /// packages, which have neither, are read as well).
+  static constexpr int kVersion = 2;
+  static constexpr int kOldestVersion = 1;
   std::vector<PackageEntry> entries;
 
   /// The entry called `name`, or null.

@@ -55,6 +55,9 @@ struct Residency {
   /// The target's count from threads and shared memory alone (registers
   /// can only lower it): the plan's values as read.
   int64_t planned = 1;
+  /// The count the plan's values were last resolved with (0: planned).
+  int64_t resolved = 0;
+  int64_t current() const { return resolved ? resolved : planned; }
 };
 
 /// An integer of the plan computed from residencies when it is resolved,
@@ -109,6 +112,14 @@ struct Launch {
   unsigned block[3] = {1, 1, 1};
   size_t sharedMemoryBytes = 0;
   std::vector<LaunchArg> args;
+  /// The kernel synchronizes its whole grid (nf_grid_sync), so every block
+  /// must be resident at once: a runtime launches it cooperatively
+  /// (cuLaunchCooperativeKernel), which refuses a grid the device cannot
+  /// hold rather than hang, and the simulator runs its blocks together.
+  bool cooperative = false;
+
+  /// Whether the grid has no blocks (a computed grid of 0: nothing runs).
+  bool emptyGrid() const { return !grid[0] || !grid[1] || !grid[2]; }
 };
 
 /// A device-to-device copy of `bytes` (a returned argument, or a value
@@ -146,6 +157,10 @@ struct LaunchPlan {
   std::vector<Residency> residencies;
   std::vector<PlanInteger> integers;
   std::vector<int64_t> temporaryComputed;
+  /// The temporaries a runtime fills with zero bytes when it allocates them
+  /// (a grid barrier's counter), in increasing order; the others start
+  /// undefined (the simulator and the GPU check poison them).
+  std::vector<int64_t> zeroedTemporaries;
 
   /// One line per temporary and step, for messages and tests.
   std::string str() const;
@@ -162,8 +177,12 @@ bool evaluatePlanOp(PlanInteger::Op op, const int64_t *in, int64_t &out,
 
 /// The plan's computed values (grids, integer arguments, temporaries'
 /// bytes) from `resident(r)`, the blocks of residency r the device holds,
-/// taken from 1 to r.planned: false, and why, where a grid leaves 1 to
-/// 2^32 - 1, a size goes negative or a division is by zero.
+/// taken from 1 to r.planned (and kept in r.resolved): false, and why,
+/// where a grid leaves 0 to 2^32 - 1, a size goes negative or a division is
+/// by zero. A launch whose computed grid is 0 blocks launches nothing (the
+/// runtimes skip it): a host function chooses between kernels by what the
+/// device holds this way (a one-kernel schedule where every block it needs
+/// is resident, its fallback where not).
 bool resolveResidencies(
     LaunchPlan &plan, const std::function<int64_t(const Residency &)> &resident,
     std::string &error);

@@ -123,6 +123,7 @@ bool sameSchedule(const RowNormSchedule &a, const RowNormSchedule &b) {
          a.rowsPerBlock == b.rowsPerBlock && a.vectorWidth == b.vectorWidth &&
          a.peeled == b.peeled && a.vectorsPerThread == b.vectorsPerThread &&
          a.chunkElements == b.chunkElements &&
+         a.residentBlocks == b.residentBlocks &&
          a.partsFromResidency == b.partsFromResidency &&
          a.finishWarps == b.finishWarps &&
          a.paramsInRegisters == b.paramsInRegisters &&

@@ -34,6 +34,8 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
+#include <functional>
+
 using namespace mlir;
 using namespace mlir::nf;
 using namespace mlir::nf::cuda;
@@ -152,6 +154,233 @@ Value partialSlot(IndexMath &ix, const Geometry &g, Value image, Value parts,
                   Value part, Value group) {
   return ix.mul(
       ix.add(ix.mul(ix.add(ix.mul(image, parts), part), g.groups), group), 2);
+}
+
+/// What normalizes each lane of a thread: its group's mean and rstd (from
+/// `stats`, pairs at (firstGroup + group) * 2) and its channel's scale and
+/// bias.
+struct LaneParams {
+  SmallVector<Value> mean, rstd, scale, bias;
+
+  LaneParams(OpBuilder &b, Location loc, const RowNormKernel &spec,
+             const RowNormArgs &a, const PartOfImage &p, Value stats,
+             Value firstGroup) {
+    IndexMath ix{b, loc};
+    for (Value group : p.groupOfLane) {
+      Value slot = ix.mul(ix.add(firstGroup, group), 2);
+      mean.push_back(b.create<memref::LoadOp>(loc, stats, slot));
+      rstd.push_back(
+          b.create<memref::LoadOp>(loc, stats, ix.add(slot, ix.c(1))));
+    }
+    int64_t vw = spec.schedule.vectorWidth;
+    if (spec.hasScale)
+      scale = loadPerChannel(b, loc, spec, a.scale, p.channel, vw);
+    if (spec.hasBias)
+      bias = loadPerChannel(b, loc, spec, a.bias, p.channel, vw);
+  }
+
+  /// `lanes` of x normalized, scaled and shifted.
+  SmallVector<Value> normalize(OpBuilder &b, Location loc,
+                               ArrayRef<Value> lanes) const {
+    SmallVector<Value> y;
+    for (auto [l, x] : llvm::enumerate(lanes))
+      y.push_back(emitNormalize(b, loc, x, mean[l], rstd[l],
+                                scale.empty() ? Value() : scale[l],
+                                bias.empty() ? Value() : bias[l]));
+    return y;
+  }
+};
+
+/// The moments of (image, group) over parts first, first + stride, ... of
+/// `parts` (in that order; Chan), from the partial moments `in`.
+Moments emitPartsMoments(OpBuilder &b, Location loc, const Geometry &g,
+                         Value in, Value image, Value group, Value spatial,
+                         Value chunk, Value parts, Value first, int64_t stride,
+                         Type acc) {
+  IndexMath ix{b, loc};
+  Value zero = floatConstant(b, loc, 0.0, acc, 1);
+  auto own = b.create<scf::ForOp>(
+      loc, first, parts, ix.c(stride), ValueRange{zero, zero, zero},
+      [&](OpBuilder &fb, Location fl, Value part, ValueRange m) {
+        IndexMath fx{fb, fl};
+        Value begin = fx.mul(part, chunk);
+        Value end =
+            fb.create<arith::MinUIOp>(fl, fx.add(begin, chunk), spatial);
+        Moments pm;
+        pm.count = fb.create<arith::MulFOp>(
+            fl, indexToFloat(fb, fl, fx.sub(end, begin), acc),
+            floatConstant(fb, fl, double(g.perGroup), acc, 1));
+        Value slot = partialSlot(fx, g, image, parts, part, group);
+        pm.mean = fb.create<memref::LoadOp>(fl, in, slot);
+        pm.m2 = fb.create<memref::LoadOp>(fl, in, fx.add(slot, fx.c(1)));
+        Moments sum = emitChanCombine(fb, fl, Moments{m[0], m[1], m[2]}, pm);
+        fb.create<scf::YieldOp>(fl, ValueRange{sum.count, sum.mean, sum.m2});
+      });
+  return Moments{own.getResult(0), own.getResult(1), own.getResult(2)};
+}
+
+/// The moments of a warp's lanes combined by a butterfly: both lanes of a
+/// pair combine (the lower lane's, the upper lane's), so every lane ends
+/// with the same bits.
+Moments emitWarpCombine(OpBuilder &b, Location loc, Moments m, Value lane) {
+  IndexMath ix{b, loc};
+  constexpr int64_t kWarp = GpuTarget::kWarpSize;
+  for (int64_t offset = kWarp / 2; offset >= 1; offset /= 2) {
+    auto shuffle = [&](Value v) {
+      return b
+          .create<gpu::ShuffleOp>(loc, v, offset, kWarp, gpu::ShuffleMode::XOR)
+          .getShuffleResult();
+    };
+    Moments other{shuffle(m.count), shuffle(m.mean), shuffle(m.m2)};
+    Value upper = b.create<arith::CmpIOp>(
+        loc, arith::CmpIPredicate::ne,
+        b.create<arith::AndIOp>(loc, lane, ix.c(offset)), ix.c(0));
+    auto pick = [&](Value first, Value second) {
+      return b.create<arith::SelectOp>(loc, upper, first, second).getResult();
+    };
+    Moments lower{pick(other.count, m.count), pick(other.mean, m.mean),
+                  pick(other.m2, m.m2)};
+    Moments higher{pick(m.count, other.count), pick(m.mean, other.mean),
+                   pick(m.m2, other.m2)};
+    m = emitChanCombine(b, loc, lower, higher);
+  }
+  return m;
+}
+
+/// The one-kernel variant (RowNormSchedule::residentBlocks): `k`'s
+/// arguments are the op's, then the partial moments and the grid barrier's
+/// counter. Its grid is every part of every image, all resident at once.
+void emitOneKernel(Kernel &k, Location loc, const RowNormKernel &hostSpec,
+                   const Geometry &geo, Value hostParts) {
+  const RowNormSchedule &s = hostSpec.schedule;
+  Type acc = hostSpec.acc;
+  int64_t vw = s.vectorWidth, vectors = s.vectorsPerThread;
+  constexpr int64_t kWarp = GpuTarget::kWarpSize;
+  OpBuilder &kb = k.body;
+  IndexMath ix{kb, loc};
+  RowNormArgs a = bindArgs(k, hostSpec);
+  unsigned numArgs = k.func.getFunctionType().getNumInputs();
+  Value partials = k.arg(numArgs - 2), counter = k.arg(numArgs - 1);
+  RowNormKernel spec = hostSpec.inKernel(k);
+  Value spatial = k.size(kb, loc, geo.spatial);
+  Value chunk = ix.c(s.rowsPerBlock * vectors);
+  Value parts = k.size(kb, loc, hostParts);
+  PartOfImage p = emitPartOfImage(kb, loc, s, geo, spatial, chunk, parts);
+  Value perLane =
+      addWorkgroupBuffer(k, loc, s.rowsPerBlock * geo.channels, acc);
+  Value groupMean = addWorkgroupBuffer(k, loc, geo.groups, acc);
+  Value groupStats = addWorkgroupBuffer(k, loc, geo.groups * 2, acc);
+  Value count = kb.create<arith::MulFOp>(
+      loc, indexToFloat(kb, loc, ix.sub(p.end, p.begin), acc),
+      floatConstant(kb, loc, double(geo.perGroup), acc, 1));
+  Value zero = floatConstant(kb, loc, 0.0, acc, 1);
+
+  // The thread's positions of the part, each a vector in registers (zeros
+  // past the part's end).
+  SmallVector<Value> valid, offsets;
+  SmallVector<SmallVector<Value>> held;
+  for (int64_t v = 0; v < vectors; ++v) {
+    Value position = ix.add(p.begin, ix.add(p.row, ix.c(v * s.rowsPerBlock)));
+    valid.push_back(ix.below(position, p.end));
+    offsets.push_back(
+        ix.add(p.imageBase, ix.add(ix.mul(position, geo.channels), p.channel)));
+    auto load = kb.create<scf::IfOp>(
+        loc, valid.back(),
+        [&](OpBuilder &tb, Location tl) {
+          tb.create<scf::YieldOp>(tl, loadX(tb, tl, spec, a.x, a.prologue,
+                                            offsets.back(), p.channel));
+        },
+        [&](OpBuilder &eb, Location el) {
+          eb.create<scf::YieldOp>(el, SmallVector<Value>(vw, zero));
+        });
+    held.emplace_back(load.getResults());
+  }
+  // Per lane: the sum of `term(x, lane)` over the thread's positions.
+  auto laneSums = [&](llvm::function_ref<Value(Value, int64_t)> term) {
+    SmallVector<Value> sums(vw, zero);
+    for (int64_t v = 0; v < vectors; ++v)
+      for (int64_t l = 0; l < vw; ++l)
+        sums[l] = kb.create<arith::AddFOp>(
+            loc, sums[l],
+            kb.create<arith::SelectOp>(loc, valid[v], term(held[v][l], l),
+                                       zero));
+    return sums;
+  };
+  emitGroupTotals(
+      kb, loc, s, geo, p, perLane, laneSums([](Value x, int64_t) { return x; }),
+      acc, [&](OpBuilder &gb, Location gl, Value group, Value total) {
+        gb.create<memref::StoreOp>(
+            gl, gb.create<arith::DivFOp>(gl, total, count), groupMean, group);
+      });
+  kb.create<gpu::BarrierOp>(loc);
+  SmallVector<Value> laneMean;
+  for (Value group : p.groupOfLane)
+    laneMean.push_back(kb.create<memref::LoadOp>(loc, groupMean, group));
+  emitGroupTotals(
+      kb, loc, s, geo, p, perLane, laneSums([&](Value x, int64_t l) {
+        Value d = kb.create<arith::SubFOp>(loc, x, laneMean[l]);
+        return kb.create<arith::MulFOp>(loc, d, d).getResult();
+      }),
+      acc, [&](OpBuilder &gb, Location gl, Value group, Value m2) {
+        IndexMath gx{gb, gl};
+        Value slot = partialSlot(gx, geo, p.image, parts, p.part, group);
+        gb.create<memref::StoreOp>(
+            gl, gb.create<memref::LoadOp>(gl, groupMean, group), partials,
+            slot);
+        gb.create<memref::StoreOp>(gl, m2, partials, gx.add(slot, gx.c(1)));
+      });
+
+  // Every block's part written: each warp combines its groups' parts of the
+  // image (the same order in every block), into mean and rstd.
+  kb.create<GridBarrierOp>(loc, counter);
+  Value tid = kb.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x);
+  Value lane = ix.rem(tid, kWarp), warp = ix.div(tid, kWarp);
+  Value isFirstPart = ix.below(p.part, ix.c(1));
+  kb.create<scf::ForOp>(
+      loc, warp, ix.c(geo.groups), ix.c(s.blockSize() / kWarp), ValueRange{},
+      [&](OpBuilder &gb, Location gl, Value group, ValueRange) {
+        IndexMath gx{gb, gl};
+        Moments m = emitWarpCombine(
+            gb, gl,
+            emitPartsMoments(gb, gl, geo, partials, p.image, group, spatial,
+                             chunk, parts, lane, kWarp, acc),
+            lane);
+        gb.create<scf::IfOp>(
+            gl, gx.below(lane, gx.c(1)), [&](OpBuilder &tb, Location tl) {
+              IndexMath tx{tb, tl};
+              Value rstd =
+                  emitRstd(tb, tl, tb.create<arith::DivFOp>(tl, m.m2, m.count),
+                           hostSpec.epsilon);
+              Value slot = tx.mul(group, 2);
+              tb.create<memref::StoreOp>(tl, m.mean, groupStats, slot);
+              tb.create<memref::StoreOp>(tl, rstd, groupStats,
+                                         tx.add(slot, tx.c(1)));
+              if (a.mean || a.rstd) {
+                Value imageGroup =
+                    tx.add(tx.mul(p.image, tx.c(geo.groups)), group);
+                tb.create<scf::IfOp>(
+                    tl, isFirstPart, [&](OpBuilder &ob, Location ol) {
+                      if (a.mean)
+                        storeLanes(ob, ol, {m.mean}, a.mean, imageGroup);
+                      if (a.rstd)
+                        storeLanes(ob, ol, {rstd}, a.rstd, imageGroup);
+                      ob.create<scf::YieldOp>(ol);
+                    });
+              }
+              tb.create<scf::YieldOp>(tl);
+            });
+        gb.create<scf::YieldOp>(gl);
+      });
+  kb.create<gpu::BarrierOp>(loc);
+
+  // Normalize the registers.
+  LaneParams params(kb, loc, spec, a, p, groupStats, ix.c(0));
+  for (int64_t v = 0; v < vectors; ++v)
+    kb.create<scf::IfOp>(loc, valid[v], [&](OpBuilder &tb, Location tl) {
+      storeY(tb, tl, spec, a, params.normalize(tb, tl, held[v]), offsets[v],
+             p.channel);
+      tb.create<scf::YieldOp>(tl);
+    });
 }
 
 } // namespace
@@ -307,49 +536,12 @@ void cuda::lowerChannelsLastGroups(OpBuilder &b, Location loc, ModuleOp module,
     Value image = ix.div(imageGroup, geo.groups);
     Value group = ix.rem(imageGroup, geo.groups);
     Value zero = floatConstant(kb, loc, 0.0, acc, 1);
-    // Thread t: parts t, t + 256, ... in order.
-    auto own = kb.create<scf::ForOp>(
-        loc, tid, parts, ix.c(s.finishWarps * kWarp),
-        ValueRange{zero, zero, zero},
-        [&](OpBuilder &fb, Location fl, Value part, ValueRange m) {
-          IndexMath fx{fb, fl};
-          Value begin = fx.mul(part, chunk);
-          Value end =
-              fb.create<arith::MinUIOp>(fl, fx.add(begin, chunk), spatial);
-          Moments pm;
-          pm.count = fb.create<arith::MulFOp>(
-              fl, indexToFloat(fb, fl, fx.sub(end, begin), acc),
-              floatConstant(fb, fl, double(geo.perGroup), acc, 1));
-          Value slot = partialSlot(fx, geo, image, parts, part, group);
-          pm.mean = fb.create<memref::LoadOp>(fl, in, slot);
-          pm.m2 = fb.create<memref::LoadOp>(fl, in, fx.add(slot, fx.c(1)));
-          Moments sum = emitChanCombine(fb, fl, Moments{m[0], m[1], m[2]}, pm);
-          fb.create<scf::YieldOp>(fl, ValueRange{sum.count, sum.mean, sum.m2});
-        });
-    Moments m{own.getResult(0), own.getResult(1), own.getResult(2)};
-    // A butterfly in each warp: both lanes of a pair combine (the lower
-    // lane's, the upper lane's), so they hold the same bits.
-    for (int64_t offset = kWarp / 2; offset >= 1; offset /= 2) {
-      auto shuffle = [&](Value v) {
-        return kb
-            .create<gpu::ShuffleOp>(loc, v, offset, kWarp,
-                                    gpu::ShuffleMode::XOR)
-            .getShuffleResult();
-      };
-      Moments other{shuffle(m.count), shuffle(m.mean), shuffle(m.m2)};
-      Value upper = kb.create<arith::CmpIOp>(
-          loc, arith::CmpIPredicate::ne,
-          kb.create<arith::AndIOp>(loc, lane, ix.c(offset)), ix.c(0));
-      auto pick = [&](Value first, Value second) {
-        return kb.create<arith::SelectOp>(loc, upper, first, second)
-            .getResult();
-      };
-      Moments lower{pick(other.count, m.count), pick(other.mean, m.mean),
-                    pick(other.m2, m.m2)};
-      Moments higher{pick(m.count, other.count), pick(m.mean, other.mean),
-                     pick(m.m2, other.m2)};
-      m = emitChanCombine(kb, loc, lower, higher);
-    }
+    // Thread t: parts t, t + 256, ... in order; then a butterfly a warp.
+    Moments m = emitWarpCombine(kb, loc,
+                                emitPartsMoments(kb, loc, geo, in, image, group,
+                                                 spatial, chunk, parts, tid,
+                                                 s.finishWarps * kWarp, acc),
+                                lane);
     // The warps' moments, then thread 0 combines them in warp order.
     kb.create<scf::IfOp>(
         loc, ix.below(lane, ix.c(1)), [&](OpBuilder &tb, Location tl) {
@@ -405,28 +597,13 @@ void cuda::lowerChannelsLastGroups(OpBuilder &b, Location loc, ModuleOp module,
     Value chunk = k3.size(kb, loc, geo.chunk);
     Value parts = k3.size(kb, loc, geo.parts);
     PartOfImage p = emitPartOfImage(kb, loc, s, geo, spatial, chunk, parts);
-    SmallVector<Value> mean, rstd, scale, bias;
-    Value imageGroup = ix.mul(p.image, geo.groups);
-    for (Value group : p.groupOfLane) {
-      Value slot = ix.mul(ix.add(imageGroup, group), 2);
-      mean.push_back(kb.create<memref::LoadOp>(loc, kStats, slot));
-      rstd.push_back(
-          kb.create<memref::LoadOp>(loc, kStats, ix.add(slot, ix.c(1))));
-    }
-    if (spec.hasScale)
-      scale = loadPerChannel(kb, loc, spec, a.scale, p.channel, vw);
-    if (spec.hasBias)
-      bias = loadPerChannel(kb, loc, spec, a.bias, p.channel, vw);
+    LaneParams params(kb, loc, spec, a, p, kStats, ix.mul(p.image, geo.groups));
     emitSweep(kb, loc, spec, geo, p, ValueRange{},
               [&](OpBuilder &fb, Location fl, Value offset, ValueRange) {
                 SmallVector<Value> lanes =
                     loadX(fb, fl, spec, a.x, a.prologue, offset, p.channel);
-                SmallVector<Value> y;
-                for (int64_t l = 0; l < vw; ++l)
-                  y.push_back(emitNormalize(fb, fl, lanes[l], mean[l], rstd[l],
-                                            spec.hasScale ? scale[l] : Value(),
-                                            spec.hasBias ? bias[l] : Value()));
-                storeY(fb, fl, spec, a, y, offset, p.channel);
+                storeY(fb, fl, spec, a, params.normalize(fb, fl, lanes), offset,
+                       p.channel);
                 return SmallVector<Value>{};
               });
   }
@@ -435,15 +612,61 @@ void cuda::lowerChannelsLastGroups(OpBuilder &b, Location loc, ModuleOp module,
     bindResidentBlocks(resident1, k1.func, target);
     bindResidentBlocks(resident3, k3.func, target);
   }
+
+  // The one-kernel variant where the device holds every block of its grid
+  // (decided when the kernels are loaded: the three kernels' grids are 0
+  // blocks then, its grid 0 blocks otherwise).
+  Value oneGrid, threeKernels;
+  std::function<void(OpBuilder &, Location)> oneLaunch;
+  if (s.residentBlocks) {
+    // Its blocks take whole warps of positions.
+    RowNormKernel oneSpec = hostSpec;
+    oneSpec.schedule.rowsPerBlock = s.oneKernelRows();
+    int64_t oneThreads = oneSpec.schedule.blockSize();
+    Value oneParts = b.createOrFold<arith::CeilDivUIOp>(
+        loc, geo.spatial, im.c(s.oneKernelPart()));
+    Value oneBlocks = im.product(images, oneParts);
+    SmallVector<Value> argsOne(args.begin(), args.end());
+    argsOne.push_back(allocTemporary(
+        b, loc, im.product(oneBlocks, im.c(geo.groups * 2)), acc));
+    auto counter =
+        b.create<memref::AllocOp>(loc, MemRefType::get({1}, b.getI32Type()));
+    counter->setAttr(kZeroedAttr, b.getUnitAttr());
+    argsOne.push_back(counter);
+    Kernel one =
+        createKernel(module, loc, base + "_one_kernel",
+                     ValueRange(argsOne).getTypes(), oneThreads, s.str());
+    one.func->setAttr("nf.min_blocks_per_sm",
+                      b.getI64IntegerAttr(s.residentBlocks));
+    emitOneKernel(one, loc, oneSpec, geo, oneParts);
+    ResidentBlocksOp resident = residentBlocks(
+        b, loc, oneThreads,
+        target.multiprocessors * target.blocksPerMultiprocessor(oneThreads));
+    bindResidentBlocks(resident, one.func, target);
+    Value fits = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ule,
+                                         oneBlocks, resident);
+    oneGrid = b.create<arith::SelectOp>(loc, fits, oneBlocks, im.c(0));
+    threeKernels = b.create<arith::SelectOp>(loc, fits, im.c(0), im.c(1));
+    // Launched below, beside the three kernels.
+    oneLaunch = [&, one, argsOne, oneThreads](OpBuilder &tb, Location tl) {
+      launch(tb, tl, one, oneGrid, oneThreads, argsOne);
+    };
+  }
   // (The tensor's size, not the blocks: a launch plan computes no
   // condition from what the device holds.)
   Value work = im.product(im.product(images, geo.spatial), im.c(geo.channels));
   Value any =
       b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, work, im.c(0));
   b.create<scf::IfOp>(loc, any, [&](OpBuilder &tb, Location tl) {
-    launch(tb, tl, k1, blocks, s.blockSize(), args1);
-    launch(tb, tl, k2, imageGroups, s.finishWarps * kWarp, args2);
-    launch(tb, tl, k3, blocks, s.blockSize(), args3);
+    IndexMath tx{tb, tl};
+    auto grid = [&](Value blocks) {
+      return threeKernels ? tx.mul(blocks, threeKernels) : blocks;
+    };
+    if (oneLaunch)
+      oneLaunch(tb, tl);
+    launch(tb, tl, k1, grid(blocks), s.blockSize(), args1);
+    launch(tb, tl, k2, grid(imageGroups), s.finishWarps * kWarp, args2);
+    launch(tb, tl, k3, grid(blocks), s.blockSize(), args3);
     tb.create<scf::YieldOp>(tl);
   });
 }

@@ -59,6 +59,7 @@ FailureOr<RowNormSchedule> cuda::parseRowNormSchedule(llvm::StringRef text,
                          .Case("positions-per-part", &s.chunkElements)
                          .Case("cluster", &s.clusterBlocks)
                          .Case("finish-warps", &s.finishWarps)
+                         .Case("resident-blocks", &s.residentBlocks)
                          .Default(nullptr);
     if (!field || value.empty()) {
       error = "unknown word '" + word.str() + "' in the schedule";
@@ -128,10 +129,27 @@ std::string cuda::checkRowNormSchedule(const RowNormSchedule &s,
              " rows of a block";
     if (s.finishWarps < 1 || s.finishWarps > 32)
       return "a finish of " + count(s.finishWarps) + " warps (1 to 32)";
+    if (s.residentBlocks) {
+      // The one-kernel variant: its finish takes a warp a group.
+      int64_t threads = s.threadsPerRow * s.oneKernelRows();
+      if (threads > GpuTarget::kMaxThreadsPerBlock)
+        return "a one-kernel block of " + count(threads) + " threads";
+      if (s.vectorsPerThread < 1 || s.vectorsPerThread * vw > 32)
+        return "a one-kernel thread of " + count(s.vectorsPerThread) +
+               " vectors of " + count(vw) + " (1 to 32 elements)";
+      if (s.residentBlocks * threads > target.maxThreadsPerMultiprocessor)
+        return count(s.residentBlocks) + " resident blocks of " +
+               count(threads) + " threads on an SM of " +
+               count(target.maxThreadsPerMultiprocessor);
+    } else if (s.vectorsPerThread) {
+      return "registers=" + count(s.vectorsPerThread) +
+             " on channels-last-groups without resident-blocks";
+    }
     return "";
   }
-  if (s.partsFromResidency || s.finishWarps != RowNormSchedule().finishWarps)
-    return "parts-from-residency and finish-warps belong to "
+  if (s.partsFromResidency || s.finishWarps != RowNormSchedule().finishWarps ||
+      s.residentBlocks)
+    return "parts-from-residency, finish-warps and resident-blocks belong to "
            "channels-last-groups";
   // Vectors may not cross a row's end, nor (group norms) a run's.
   if (s.peeled) {

@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <numeric>
 #include <optional>
 
 using namespace mlir;
@@ -52,6 +53,12 @@ static constexpr int64_t kChannelsLastNarrowRunBytes = 16;
 /// ... or at most this many on images of at least this many positions.
 static constexpr int64_t kChannelsLastMaxRunBytes = 40;
 static constexpr int64_t kChannelsLastMinPositions = 2048;
+/// The registers a thread of the one-kernel ChannelsLastGroups variant is
+/// planned to take (its vectors, at most kMaxElementsPerThread f32, beside
+/// its lanes' groups, statistics, scale and bias and the addresses): its
+/// blocks an SM are what the SM's registers hold of them, which
+/// __launch_bounds__ then holds ptxas to.
+static constexpr int64_t kChannelsLastOneKernelRegisters = 80;
 /// The most blocks of a row's cluster (the portable cluster size).
 static constexpr int64_t kMaxClusterBlocks = 8;
 /// Threads and vectors per thread of the small clusters a forced
@@ -154,6 +161,8 @@ std::string RowNormSchedule::str() const {
     s += " cluster=" + std::to_string(clusterBlocks);
   if (kind == Kind::ChannelsLastGroups)
     s += " finish-warps=" + std::to_string(finishWarps);
+  if (residentBlocks)
+    s += " resident-blocks=" + std::to_string(residentBlocks);
   if (partsFromResidency)
     s += " parts-from-residency";
   if (peeled)
@@ -174,6 +183,8 @@ cuda::parseForcedRowNormKind(llvm::StringRef name) {
       .Case("block-row-streaming", ForcedRowNormKind::BlockRowStreaming)
       .Case("split-row", ForcedRowNormKind::SplitRow)
       .Case("channels-last-groups", ForcedRowNormKind::ChannelsLastGroups)
+      .Case("channels-last-one-kernel",
+            ForcedRowNormKind::ChannelsLastOneKernel)
       .Case("cluster-row", ForcedRowNormKind::ClusterRow)
       .Default(failure());
 }
@@ -195,9 +206,40 @@ forcedKind(ForcedRowNormKind forced) {
     return Kind::ClusterRow;
   case ForcedRowNormKind::Auto:
   case ForcedRowNormKind::ChannelsLastGroups:
+  case ForcedRowNormKind::ChannelsLastOneKernel:
     return std::nullopt;
   }
   return std::nullopt;
+}
+
+/// Gives a ChannelsLastGroups schedule `s` its one-kernel variant:
+/// `vectors` vectors a thread (0: the most kMaxElementsPerThread allows,
+/// half as many of f64), whole warps a block (its finish shuffles), and the
+/// blocks an SM holds at kChannelsLastOneKernelRegisters registers a
+/// thread. `s.chunkElements` becomes one sweep of the block where it was
+/// less. None where a block would pass 1024 threads.
+static void offerOneKernel(RowNormSchedule &s, Type elementType,
+                           const GpuTarget &target, int64_t vectors) {
+  int64_t elements = kMaxElementsPerThread;
+  if (elementType.getIntOrFloatBitWidth() > 32)
+    elements /= 2;
+  if (!vectors)
+    vectors = std::max<int64_t>(1, elements / s.vectorWidth);
+  int64_t threads = s.oneKernelRows() * s.threadsPerRow;
+  if (threads > GpuTarget::kMaxThreadsPerBlock)
+    return;
+  s.vectorsPerThread = vectors;
+  s.residentBlocks =
+      std::clamp<int64_t>(target.registersPerMultiprocessor /
+                              (threads * kChannelsLastOneKernelRegisters),
+                          1, target.blocksPerMultiprocessor(threads));
+  s.chunkElements = std::max(s.chunkElements, s.rowsPerBlock);
+}
+
+int64_t RowNormSchedule::oneKernelRows() const {
+  return llvm::alignTo(rowsPerBlock,
+                       GpuTarget::kWarpSize /
+                           std::gcd(threadsPerRow, GpuTarget::kWarpSize));
 }
 
 /// The vectors of `width` elements of `elementType` a thread of a split
@@ -412,8 +454,9 @@ cuda::selectGroupNormSchedule(int64_t elementsPerGroup, int64_t contiguous,
                        contiguous * bytes <= kChannelsLastMaxRunBytes &&
                        elementsPerGroup / std::max<int64_t>(1, contiguous) >=
                            kChannelsLastMinPositions;
+  bool oneKernelForced = forced == ForcedRowNormKind::ChannelsLastOneKernel;
   bool channelsLast =
-      forced == ForcedRowNormKind::ChannelsLastGroups ||
+      forced == ForcedRowNormKind::ChannelsLastGroups || oneKernelForced ||
       (forced == ForcedRowNormKind::Auto && (narrowRuns || manyPositions));
   if (channelsLast && !ShapedType::isDynamic(nhwcChannels) &&
       nhwcChannels > 0) {
@@ -430,6 +473,10 @@ cuda::selectGroupNormSchedule(int64_t elementsPerGroup, int64_t contiguous,
         s.chunkElements = s.rowsPerBlock;
         return s;
       }
+      if (oneKernelForced) {
+        offerOneKernel(s, elementType, target, /*vectors=*/2);
+        return s;
+      }
       // One block per resident slot of the SMs, each part a multiple of
       // the positions one sweep of the block takes: planned here from the
       // threads, sized when the kernels are loaded from what the device
@@ -444,6 +491,21 @@ cuda::selectGroupNormSchedule(int64_t elementsPerGroup, int64_t contiguous,
       s.chunkElements = llvm::alignTo(
           std::max<int64_t>(1, llvm::divideCeil(positions, resident)),
           s.rowsPerBlock);
+      // One kernel where the device holds the tensor in registers: each
+      // thread its most vectors (the fewest parts to combine; the grid
+      // still about fills the SMs at the shapes it serves).
+      if (!ShapedType::isDynamic(elementsPerGroup) &&
+          !ShapedType::isDynamic(contiguous) && contiguous > 0 &&
+          elementsPerGroup % contiguous == 0) {
+        int64_t spatial = elementsPerGroup / contiguous;
+        int64_t images = spatial ? positions / spatial : 0;
+        RowNormSchedule one = s;
+        offerOneKernel(one, elementType, target, /*vectors=*/0);
+        if (one.residentBlocks &&
+            images * int64_t(llvm::divideCeil(spatial, one.oneKernelPart())) <=
+                target.multiprocessors * one.residentBlocks)
+          s = one;
+      }
       return s;
     }
   }
@@ -494,6 +556,7 @@ RowNormGradSchedule cuda::selectRowNormGradSchedule(int64_t cols,
   // The channels-last group schedule is the forward group norms' alone,
   // the cluster row the forward layer and RMS norms'.
   if (forced == ForcedRowNormKind::ChannelsLastGroups ||
+      forced == ForcedRowNormKind::ChannelsLastOneKernel ||
       forced == ForcedRowNormKind::ClusterRow)
     forced = ForcedRowNormKind::Auto;
   RowNormGradSchedule g;

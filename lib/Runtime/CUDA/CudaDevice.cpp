@@ -261,6 +261,19 @@ bool CudaModule::resolve(LaunchPlan &plan, std::string &error) {
 }
 
 namespace {
+/// Fills the plan's zeroed temporaries with zero bytes, in stream order.
+bool zeroTemporaries(CudaDriver &cu, const LaunchPlan &plan,
+                     const std::vector<cu::DevicePtr> &temporaries,
+                     cu::Stream stream, std::string &error) {
+  for (int64_t t : plan.zeroedTemporaries)
+    if (size_t bytes = plan.temporaryBytes[size_t(t)];
+        bytes &&
+        !cu.check(cu.cuMemsetD8Async(temporaries[size_t(t)], 0, bytes, stream),
+                  "cuMemsetD8Async", error))
+      return false;
+  return true;
+}
+
 /// Device allocations freed when a call ends, however it ends: in stream
 /// order for those made so (cuMemAllocAsync), at once for the others.
 struct DeviceMemory {
@@ -432,6 +445,8 @@ bool CudaModule::enqueueSteps(const LaunchPlan &plan,
       continue;
     }
     const Launch &launch = step.launch;
+    if (launch.emptyGrid())
+      continue;
     cu::Function fn = nullptr;
     if (!function(launch.kernel, launch.sharedMemoryBytes, fn, error))
       return false;
@@ -440,12 +455,23 @@ bool CudaModule::enqueueSteps(const LaunchPlan &plan,
     std::vector<int64_t> integers;
     std::vector<void *> params;
     makeLaunchParams(launch, pointerOf, pointers, integers, params);
-    if (!cu.check(cu.cuLaunchKernel(fn, launch.grid[0], launch.grid[1],
-                                    launch.grid[2], launch.block[0],
-                                    launch.block[1], launch.block[2],
-                                    unsigned(launch.sharedMemoryBytes), stream,
-                                    params.data(), nullptr),
-                  "cuLaunchKernel", error)) {
+    // A kernel that synchronizes its grid needs every block resident: a
+    // cooperative launch refuses a grid the device cannot hold.
+    bool launched =
+        launch.cooperative
+            ? cu.check(cu.cuLaunchCooperativeKernel(
+                           fn, launch.grid[0], launch.grid[1], launch.grid[2],
+                           launch.block[0], launch.block[1], launch.block[2],
+                           unsigned(launch.sharedMemoryBytes), stream,
+                           params.data()),
+                       "cuLaunchCooperativeKernel", error)
+            : cu.check(cu.cuLaunchKernel(fn, launch.grid[0], launch.grid[1],
+                                         launch.grid[2], launch.block[0],
+                                         launch.block[1], launch.block[2],
+                                         unsigned(launch.sharedMemoryBytes),
+                                         stream, params.data(), nullptr),
+                       "cuLaunchKernel", error);
+    if (!launched) {
       error += " (kernel " + launch.kernel + ")";
       return false;
     }
@@ -519,6 +545,8 @@ bool CudaModule::run(const LaunchPlan &plan,
                                         plan.temporaryBytes[i], stream),
                      "cuMemsetD8Async", error)))
         return false;
+    if (!zeroTemporaries(cu, plan, temporaries, stream, error))
+      return false;
     if (!enqueue(plan, buffers, temporaries, constants, stream, error))
       return false;
     for (size_t i = plan.numInputs; i < call.size(); ++i)
@@ -565,6 +593,10 @@ bool CudaModule::time(const LaunchPlan &plan,
   for (size_t i = 0; i < temporaries.size(); ++i)
     if (!memory.allocate(plan.temporaryBytes[i], temporaries[i], false, error))
       return false;
+  // Once: a grid barrier's counter stays a multiple of the grid's blocks
+  // from one run to the next.
+  if (!zeroTemporaries(cu, plan, temporaries, stream, error))
+    return false;
   // The copy's source and destination: half the bytes each.
   size_t copyBytes = totalBytes / 2;
   cu::DevicePtr copyFrom = 0, copyTo = 0;

@@ -63,6 +63,7 @@ std::unique_ptr<CudaDriver> CudaDriver::open(std::string &error,
   bind(d->cuOccupancyMaxActiveBlocksPerMultiprocessor,
        "cuOccupancyMaxActiveBlocksPerMultiprocessor");
   bind(d->cuLaunchKernel, "cuLaunchKernel");
+  bind(d->cuLaunchCooperativeKernel, "cuLaunchCooperativeKernel");
   bind(d->cuMemAlloc, "cuMemAlloc_v2");
   bind(d->cuMemFree, "cuMemFree_v2");
   bind(d->cuMemcpyHtoD, "cuMemcpyHtoD_v2");

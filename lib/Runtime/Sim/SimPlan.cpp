@@ -34,10 +34,40 @@ struct DeviceBuffer {
 };
 } // namespace
 
+/// `plan` resolved again where it launches a kernel cooperatively: that
+/// kernel's residency within what the simulator runs together, so that a
+/// host function that chose a one-kernel schedule by what the device holds
+/// takes its fallback where the simulator holds less (the other
+/// residencies as they were resolved).
+static bool withinSimulator(LaunchPlan &plan, std::string &error) {
+  std::vector<const Launch *> cooperative;
+  for (const Step &step : plan.steps)
+    if (step.kind == Step::Kind::Launch && step.launch.cooperative)
+      cooperative.push_back(&step.launch);
+  if (cooperative.empty() || plan.residencies.empty())
+    return true;
+  return resolveResidencies(
+      plan,
+      [&](const Residency &r) {
+        int64_t n = r.current();
+        for (const Launch *l : cooperative)
+          if (l->kernel == r.kernel)
+            n = std::min<int64_t>(
+                {n, NF_SIM_MAX_RUN_BLOCKS,
+                 NF_SIM_MAX_RUN_THREADS /
+                     int64_t(l->block[0] * l->block[1] * l->block[2])});
+        return n;
+      },
+      error);
+}
+
 bool normfuse::runtime::runPlanInSimulator(
-    SimModule &module, const LaunchPlan &plan,
+    SimModule &module, const LaunchPlan &given,
     const std::vector<const void *> &inputs, const std::vector<void *> &outputs,
     std::string &error, SimOrder order, std::vector<SimStats> *stats) {
+  LaunchPlan plan = given;
+  if (!withinSimulator(plan, error))
+    return false;
   if (inputs.size() != plan.numInputs ||
       inputs.size() + outputs.size() != plan.bufferBytes.size()) {
     error = "the launch plan has " + std::to_string(plan.numInputs) +
@@ -85,7 +115,10 @@ bool normfuse::runtime::runPlanInSimulator(
     if (!allocate(plan.temporaryBytes[i], "temporary " + std::to_string(i),
                   false, temporaries))
       return false;
-    std::memset(temporaries.back()->data, 0xff, plan.temporaryBytes[i]);
+    bool zeroed = std::binary_search(plan.zeroedTemporaries.begin(),
+                                     plan.zeroedTemporaries.end(), int64_t(i));
+    std::memset(temporaries.back()->data, zeroed ? 0 : 0xff,
+                plan.temporaryBytes[i]);
   }
   // Constants: read-only buffers of their bytes (a store into one fails).
   for (size_t i = 0; i < plan.constants.size(); ++i) {
@@ -113,6 +146,8 @@ bool normfuse::runtime::runPlanInSimulator(
       continue;
     }
     const Launch &launch = step.launch;
+    if (launch.emptyGrid())
+      continue;
     // Argument values, then pointers to them (cuLaunchKernel's params).
     std::vector<void *> pointers;
     std::vector<int64_t> integers;

@@ -11,7 +11,10 @@
 // shuffles with exited lanes are errors. The blocks of a thread-block cluster
 // (a kernel registered with NF_SIM_CLUSTER_ENTRY) run together, each with its
 // own shared memory, which the cluster's other blocks reach through
-// nf_cluster_st; nf_cluster_sync() is the cluster's barrier. An error
+// nf_cluster_st; nf_cluster_sync() is the cluster's barrier. So do all the
+// blocks of a kernel that synchronizes its grid (NF_SIM_GRID_ENTRY, launched
+// cooperatively under CUDA), whose nf_grid_sync(counter) is checked against
+// the counting the device does on `counter`. An error
 // abandons the launch and is
 // returned by nf_sim_launch (see normfuse/Runtime/CudaSimABI.h). One .cu is
 // one translation unit and one shared object: all simulator state is internal
@@ -85,7 +88,16 @@
       #name, &::nf_sim::Tramp<decltype(&name)>::call<&name>,                   \
       ::nf_sim::Tramp<decltype(&name)>::numParams, (blocks));
 
+/// Registers kernel `name` that synchronizes its whole grid (nf_grid_sync):
+/// all its blocks run together, as a cooperative launch keeps them all
+/// resident on a GPU.
+#define NF_SIM_GRID_ENTRY(name)                                                \
+  static ::nf_sim::Registrar nf_sim_entry_##name(                              \
+      #name, &::nf_sim::Tramp<decltype(&name)>::call<&name>,                   \
+      ::nf_sim::Tramp<decltype(&name)>::numParams, ::nf_sim::kWholeGrid);
+
 #define __syncthreads() ::nf_sim::syncThreads(__LINE__)
+#define nf_grid_sync(counter) ::nf_sim::gridSync((counter), __LINE__)
 #define nf_cluster_sync() ::nf_sim::clusterSync(__LINE__)
 /// The same barrier here: the simulator models no memory order.
 #define nf_cluster_sync_relaxed() ::nf_sim::clusterSync(__LINE__)
@@ -367,7 +379,14 @@ constexpr int kMaxThreads = 1024;
 /// The most blocks of a cluster (the portable limit), and so the most
 /// threads that run together.
 constexpr int kMaxClusterBlocks = 8;
-constexpr int kMaxRunThreads = kMaxThreads * kMaxClusterBlocks;
+constexpr int kMaxRunThreads = NF_SIM_MAX_RUN_THREADS;
+static_assert(kMaxRunThreads >= kMaxThreads * kMaxClusterBlocks,
+              "a cluster's threads run together");
+/// The most blocks that run together: a cluster's, or a whole grid's that
+/// synchronizes (of at most kMaxRunThreads threads in all).
+constexpr int kMaxRunBlocks = NF_SIM_MAX_RUN_BLOCKS;
+/// Kernel::cluster of a kernel whose whole grid runs together.
+constexpr int kWholeGrid = -1;
 constexpr size_t kStackBytes = size_t(256) << 10;
 constexpr size_t kMaxDynSmem = 232448; // 227 KiB, as on sm_90
 
@@ -395,7 +414,8 @@ struct Kernel {
   const char *name;
   void (*tramp)(void **);
   int numParams;
-  /// Blocks per cluster (1: no clusters).
+  /// Blocks per cluster (1: no clusters; kWholeGrid: the grid's blocks
+  /// run together, each a cluster of one).
   int cluster;
 };
 /// A lane's side of a warp operation: its operands, then its result. The
@@ -439,10 +459,12 @@ struct Sim {
   int n, blockThreads, blocks, cur, liveAll;
   // Per block: its index in the grid, its threads that have not exited,
   // those waiting at its __syncthreads() and where the first one waits.
-  uint3 bids[kMaxClusterBlocks];
-  int live[kMaxClusterBlocks], atBarrier[kMaxClusterBlocks],
-      barrierLine[kMaxClusterBlocks], barrierThread[kMaxClusterBlocks];
-  int blockOrder[kMaxClusterBlocks];
+  // `clusterSize` blocks a cluster (1 where the whole grid runs).
+  int clusterSize;
+  uint3 bids[kMaxRunBlocks];
+  int live[kMaxRunBlocks], atBarrier[kMaxRunBlocks], barrierLine[kMaxRunBlocks],
+      barrierThread[kMaxRunBlocks];
+  int blockOrder[kMaxRunBlocks];
   // The cluster barrier: threads waiting, where the first one waits, and
   // the barriers the running cluster has completed.
   int atCluster, clusterLine, clusterThread, clusterSyncs;
@@ -587,31 +609,76 @@ inline void syncThreads(int line) {
   yield();
 }
 
-/// barrier.cluster.arrive.release + wait.acquire (.aligned): every thread
-/// of every block of the cluster arrives, at the same barrier, and none has
-/// exited (one block is a cluster of one where the launch has none).
-inline void clusterSync(int line) {
+/// The calling thread arrives at the barrier of every thread running (a
+/// cluster's, or a whole grid's) at `line`, named `what` ("cluster",
+/// "grid") in errors: none may have exited, all at the same line. True
+/// when it is the last to arrive; the caller then calls releaseAll().
+inline bool arriveAll(int line, const char *what) {
   int t = S.cur;
   if (S.liveAll != S.n)
-    fail("cluster barrier at line %d after %d threads of the cluster exited: "
-         "every thread of every block must arrive",
-         line, S.n - S.liveAll);
+    fail("%s barrier at line %d after %d threads of the %s exited: every "
+         "thread of every block must arrive",
+         what, line, S.n - S.liveAll, what);
   if (S.atCluster == 0) {
     S.clusterLine = line;
     S.clusterThread = t;
   } else if (line != S.clusterLine) {
     const uint3 &o = S.tids[S.clusterThread];
-    fail("divergent cluster barrier: this thread is at line %d while thread "
-         "(%u,%u,%u) of block %d of the cluster waits at line %d",
-         line, o.x, o.y, o.z, S.clusterThread / S.blockThreads, S.clusterLine);
+    fail("divergent %s barrier: this thread is at line %d while thread "
+         "(%u,%u,%u) of block %d of the %s waits at line %d",
+         what, line, o.x, o.y, o.z, S.clusterThread / S.blockThreads, what,
+         S.clusterLine);
   }
   S.state[t] = AtCluster;
-  if (++S.atCluster == S.n) {
-    for (int u = 0; u < S.n; ++u)
-      S.state[u] = Ready;
-    S.atCluster = 0;
-    ++S.clusterSyncs;
-    ++S.stats.clusterBarriers;
+  return ++S.atCluster == S.n;
+}
+
+/// Releases every thread from the barrier all arrived at.
+inline void releaseAll() {
+  for (int u = 0; u < S.n; ++u)
+    S.state[u] = Ready;
+  S.atCluster = 0;
+  ++S.clusterSyncs;
+  ++S.stats.clusterBarriers;
+}
+
+/// barrier.cluster.arrive.release + wait.acquire (.aligned): every thread
+/// of every block of the cluster arrives, at the same barrier, and none has
+/// exited (one block is a cluster of one where the launch has none).
+inline void clusterSync(int line) {
+  if (S.clusterSize != S.blocks)
+    fail("cluster barrier at line %d in a kernel that synchronizes its grid "
+         "(the simulator does not model both)",
+         line);
+  if (arriveAll(line, "cluster"))
+    releaseAll();
+  yield();
+}
+
+template <bool Store> inline void access(const void *p, size_t n, size_t align);
+
+/// nf_grid_sync(counter): every thread of every block of the grid arrives
+/// (the blocks of a kernel registered with NF_SIM_GRID_ENTRY run together),
+/// at the same barrier, none exited. On the device each block adds 1 to
+/// `*counter` and waits until it reaches the next multiple of the grid's
+/// blocks; so the counter must be a multiple of them when the barrier
+/// starts (zero when the launch began, in a zeroed temporary): otherwise
+/// some blocks would leave before the others arrive.
+inline void gridSync(unsigned *counter, int line) {
+  if (S.kernel->cluster != kWholeGrid)
+    fail("nf_grid_sync at line %d in a kernel not registered with "
+         "NF_SIM_GRID_ENTRY (a GPU would not launch it cooperatively)",
+         line);
+  if (arriveAll(line, "grid")) {
+    access<true>(counter, sizeof(unsigned), alignof(unsigned));
+    unsigned blocks = unsigned(S.blocks);
+    if (*counter % blocks)
+      fail("grid barrier at line %d: its counter holds %u, not a multiple of "
+           "the grid's %u blocks (it was not zero when the launch began), so "
+           "on a GPU some blocks would leave it before the others arrive",
+           line, *counter, blocks);
+    *counter += blocks;
+    releaseAll();
   }
   yield();
 }
@@ -651,8 +718,10 @@ inline unsigned char *clusterShared(const void *p, size_t n, unsigned rank,
   auto a = reinterpret_cast<uintptr_t>(p);
   if (!inShared(p, n) || a % n)
     fail("%s: %p is not %zu-byte aligned shared memory", what, p, n);
-  if (rank >= unsigned(S.blocks))
-    fail("%s: block %u of a cluster of %d", what, rank, S.blocks);
+  if (rank >= unsigned(S.clusterSize))
+    fail("%s: block %u of a cluster of %d", what, rank, S.clusterSize);
+  // The block of that rank in the caller's cluster (of those running).
+  rank += unsigned(S.cur / S.blockThreads / S.clusterSize * S.clusterSize);
   if (S.live[rank] == 0)
     fail("%s: block %u of the cluster has exited, and its shared memory with "
          "it",
@@ -919,8 +988,11 @@ inline void fiberMain() {
            S.waiting[w], w, kOpNames[o.op], o.mask);
   }
   if (S.atCluster)
-    fail("this thread exits while %d threads of its cluster wait at the "
-         "cluster barrier at line %d",
+    fail(S.clusterSize == S.blocks
+             ? "this thread exits while %d threads of its cluster wait at the "
+               "cluster barrier at line %d"
+             : "this thread exits while %d threads wait at the grid barrier "
+               "at line %d",
          S.atCluster, S.clusterLine);
   if (S.atBarrier[b] && S.atBarrier[b] == S.live[b])
     releaseBarrier(b);
@@ -1340,6 +1412,11 @@ NF_SIM_EXPORT int nf_sim_launch(const char *kernel, const unsigned grid[3],
       S.kernel = &S.kernels[i];
   uint64_t threads = uint64_t(block[0]) * block[1] * block[2];
   int cluster = S.kernel ? S.kernel->cluster : 1;
+  bool wholeGrid = cluster == kWholeGrid;
+  // The blocks that run together: a cluster, or the whole grid.
+  if (wholeGrid)
+    cluster =
+        grid[0] >= 1 && grid[0] <= unsigned(kMaxRunBlocks) ? int(grid[0]) : 0;
   bool valid = false;
   if (!S.kernel)
     appendError("unknown kernel '%s'", kernel ? kernel : "(null)");
@@ -1359,6 +1436,15 @@ NF_SIM_EXPORT int nf_sim_launch(const char *kernel, const unsigned grid[3],
                 kernel, dynamicSmemBytes, kMaxDynSmem);
   else if (order < NF_SIM_ORDER_FORWARD || order > NF_SIM_ORDER_SHUFFLE)
     appendError("invalid thread order %d", order);
+  else if (wholeGrid &&
+           (cluster == 0 || grid[1] != 1 || grid[2] != 1 ||
+            threads * unsigned(cluster) > kMaxRunThreads || threads % 32))
+    appendError("kernel '%s' synchronizes its grid, whose blocks the simulator "
+                "runs together: grid (%u,%u,%u) of blocks of %u threads is "
+                "not at most %d blocks along x of whole warps, %d threads in "
+                "all",
+                kernel, grid[0], grid[1], grid[2], unsigned(threads),
+                kMaxRunBlocks, kMaxRunThreads);
   else if (grid[0] % unsigned(cluster))
     appendError("kernel '%s': grid (%u,%u,%u) is not a whole number of "
                 "clusters of %d blocks",
@@ -1385,6 +1471,7 @@ NF_SIM_EXPORT int nf_sim_launch(const char *kernel, const unsigned grid[3],
   S.stats = nf_sim_stats();
   S.blockThreads = int(threads);
   S.blocks = cluster;
+  S.clusterSize = wholeGrid ? 1 : cluster;
   S.n = int(threads) * cluster;
   S.dynBytes = dynamicSmemBytes;
   S.dynPoison = dynamicSmemBytes + 1024 < kMaxDynSmem ? dynamicSmemBytes + 1024

@@ -892,6 +892,11 @@ LogicalResult CUDAEmitter::emitOp(Operation &op) {
                                         : "nf_cluster_sync();\n");
         return success();
       })
+      .Case([&](nf::GridBarrierOp barrier) -> LogicalResult {
+        line() << "nf_grid_sync((unsigned *)" << name(barrier.getCounter())
+               << ");\n";
+        return success();
+      })
       .Case([&](nf::ClusterStoreOp st) -> LogicalResult {
         if (!isWorkgroup(st.getMemref()))
           return st.emitOpError()
@@ -953,7 +958,7 @@ LogicalResult CUDAEmitter::emitKernel(gpu::GPUFuncOp func) {
       if (failed(element))
         return failure();
       bool written = llvm::any_of(arg.getUsers(), [&](Operation *user) {
-        return isa<memref::StoreOp, vector::StoreOp>(user);
+        return isa<memref::StoreOp, vector::StoreOp, nf::GridBarrierOp>(user);
       });
       decl = (written ? "" : "const ") + *element + " *__restrict__ " + n;
     } else {
@@ -984,6 +989,13 @@ LogicalResult CUDAEmitter::emitKernel(gpu::GPUFuncOp func) {
                                 << " blocks as CUDA (1 to 8)";
     bounds += "__cluster_dims__(" + std::to_string(cluster) + ", 1, 1) ";
   }
+  // A kernel that synchronizes its grid (launched cooperatively).
+  bool gridSync =
+      func.walk([](nf::GridBarrierOp) { return WalkResult::interrupt(); })
+          .wasInterrupted();
+  if (gridSync && cluster > 1)
+    return func.emitOpError()
+           << "cannot print a kernel with both clusters and a grid barrier";
   if (auto schedule = func->getAttrOfType<StringAttr>("nf.schedule"))
     os << "// " << func.getName() << ": " << schedule.getValue() << "\n";
   os << "extern \"C\" __global__ void " << bounds << func.getName() << "("
@@ -1014,7 +1026,9 @@ LogicalResult CUDAEmitter::emitKernel(gpu::GPUFuncOp func) {
     return func.emitOpError() << "cannot print private attributions as CUDA";
   if (failed(emitBlock(entry)))
     return failure();
-  if (cluster > 1)
+  if (gridSync)
+    os << "}\nNF_SIM_GRID_ENTRY(" << func.getName() << ")\n\n";
+  else if (cluster > 1)
     os << "}\nNF_SIM_CLUSTER_ENTRY(" << func.getName() << ", " << cluster
        << ")\n\n";
   else

@@ -85,6 +85,9 @@ nf::estimateGpuCost(ModuleOp module, const GpuTarget &target,
       if (step.kind != normfuse::runtime::Step::Kind::Launch)
         continue;
       const normfuse::runtime::Launch &launch = step.launch;
+      // A fallback not taken on this target (its grid resolved to 0).
+      if (launch.emptyGrid())
+        continue;
       KernelCost k;
       k.kernel = launch.kernel;
       k.grid = uint64_t(launch.grid[0]) * launch.grid[1] * launch.grid[2];

@@ -274,6 +274,8 @@ LogicalResult PlanReader::readAlloc(memref::AllocOp alloc) {
   a.index = int64_t(plan.temporaryBytes.size());
   plan.temporaryBytes.push_back(bytesOf(alloc.getType(), *shape));
   plan.temporaryComputed.push_back(-1);
+  if (alloc->hasAttr(kZeroedAttr))
+    plan.zeroedTemporaries.push_back(a.index);
   buffers[alloc] = a;
   shapes[alloc] = *shape;
   // A size computed from a residency: the bytes too, the element's bytes
@@ -433,7 +435,10 @@ LogicalResult PlanReader::readLaunch(gpu::LaunchFuncOp op) {
     FailureOr<int64_t> d = constant(op, dims[i]);
     if (failed(d))
       return failure();
-    if (*d < 1 || *d > int64_t(UINT32_MAX))
+    // A computed grid may be 0 blocks (as planned): the launch is then
+    // left out when the plan is resolved (resolveResidencies).
+    bool mayBeEmpty = i < 3 && computed.count(dims[i]);
+    if (*d < (mayBeEmpty ? 0 : 1) || *d > int64_t(UINT32_MAX))
       return op.emitOpError() << "launches a grid or block dimension of " << *d;
     (i < 3 ? launch.grid[i] : launch.block[i - 3]) = unsigned(*d);
     if (i < 3 && computed.count(dims[i]))
@@ -452,6 +457,9 @@ LogicalResult PlanReader::readLaunch(gpu::LaunchFuncOp op) {
   // A kernel printed with dynamic shared memory needs at least its size.
   if (auto kernel = SymbolTable::lookupNearestSymbolFrom<gpu::GPUFuncOp>(
           op, op.getKernel())) {
+    launch.cooperative =
+        kernel.walk([](GridBarrierOp) { return WalkResult::interrupt(); })
+            .wasInterrupted();
     cuda::SharedMemoryLayout smem = cuda::sharedMemoryLayout(kernel);
     if (smem.dynamic() && launch.sharedMemoryBytes < size_t(smem.bytes))
       return op.emitOpError()

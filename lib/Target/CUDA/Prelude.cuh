@@ -211,10 +211,31 @@ __device__ __forceinline__ void nf_cluster_st(T *p, unsigned rank, T v) {
   __trap();
 #endif
 }
+/// The grid's barrier: the block's threads meet, its first thread adds 1
+/// to `*counter` (after a fence: the block's global stores go first) and
+/// waits (an acquire load) until the count reaches the next multiple of the
+/// grid's blocks, then the block's threads meet again. `counter` holds 0
+/// when the launch begins, and every block is resident (a cooperative
+/// launch).
+__device__ __forceinline__ void nf_grid_sync(unsigned *counter) {
+  __syncthreads();
+  if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
+    unsigned blocks = gridDim.x * gridDim.y * gridDim.z;
+    __threadfence();
+    unsigned arrived = atomicAdd(counter, 1u);
+    unsigned target = (arrived / blocks + 1) * blocks, seen;
+    do {
+      asm volatile("ld.acquire.gpu.global.u32 %0, [%1];"
+                   : "=r"(seen) : "l"(counter) : "memory");
+    } while (int(seen - target) < 0);
+  }
+  __syncthreads();
+}
 #define NF_SHARED(type, name, count) __shared__ __align__(16) type name[count]
 #define NF_DYNAMIC_SMEM(name) extern __shared__ __align__(16) unsigned char name[]
 #define NF_SIM_ENTRY(name)
 #define NF_SIM_CLUSTER_ENTRY(name, blocks)
+#define NF_SIM_GRID_ENTRY(name)
 #endif
 
 /// arith.maximumf / minimumf: NaN if either is NaN, -0 below +0.

@@ -3,7 +3,7 @@
 // so from nf-lower-to-gpu, which lowers nothing then. sm_80: no clusters.
 // RUN: nf-opt %s --nf-choose-gpu-schedules=arch=sm_80 -split-input-file -verify-diagnostics
 // RUN: not nf-opt %s --nf-lower-to-gpu=arch=sm_80 -split-input-file 2>&1 | FileCheck %s
-// CHECK-COUNT-11: error: 'nf.{{[a-z_]+}}' op cannot run under the schedule
+// CHECK-COUNT-14: error: 'nf.{{[a-z_]+}}' op cannot run under the schedule
 
 func.func @unknown_kind(%x: tensor<4x1000xf32>) -> tensor<4x1000xf32> {
   // expected-error @+1 {{cannot run under the schedule 'fastest': unknown row-norm schedule kind 'fastest' (warp-rows, block-row-registers, block-row-streaming, split-row, channels-last-groups, cluster-row)}}
@@ -89,4 +89,28 @@ func.func @streamed_groups(%x: tensor<1x2x2x4xf32>) -> tensor<1x2x2x4xf32> {
   // expected-error @+1 {{a streamed row for a group norm (only layer and RMS norms)}}
   %y, %m, %r = nf.group_norm %x {layout = #nf.layout<nhwc>, num_groups = 2 : i64, nf.gpu_schedule = "block-row-streaming threads-per-row=32 rows-per-block=1 vector=2 registers=0"} : (tensor<1x2x2x4xf32>) -> (tensor<1x2x2x4xf32>, tensor<1x2xf32>, tensor<1x2xf32>)
   return %y : tensor<1x2x2x4xf32>
+}
+
+// -----
+
+func.func @one_kernel_on_rows(%x: tensor<4x64xf32>) -> tensor<4x64xf32> {
+  // expected-error @+1 {{parts-from-residency, finish-warps and resident-blocks belong to channels-last-groups}}
+  %y, %r = nf.rms_norm %x {axis = 1 : i64, nf.gpu_schedule = "warp-rows threads-per-row=16 rows-per-block=16 vector=4 registers=1 resident-blocks=2"} : (tensor<4x64xf32>) -> (tensor<4x64xf32>, tensor<4x1xf32>)
+  return %y : tensor<4x64xf32>
+}
+
+// -----
+
+func.func @one_kernel_too_many_vectors(%x: tensor<1x8x8x64xf32>) -> tensor<1x8x8x64xf32> {
+  // expected-error @+1 {{a one-kernel thread of 16 vectors of 4 (1 to 32 elements)}}
+  %y, %m, %r = nf.group_norm %x {layout = #nf.layout<nhwc>, num_groups = 32 : i64, nf.gpu_schedule = "channels-last-groups threads-per-row=16 rows-per-block=16 vector=4 registers=16 positions-per-part=16 resident-blocks=2"} : (tensor<1x8x8x64xf32>) -> (tensor<1x8x8x64xf32>, tensor<1x32xf32>, tensor<1x32xf32>)
+  return %y : tensor<1x8x8x64xf32>
+}
+
+// -----
+
+func.func @one_kernel_too_many_blocks(%x: tensor<1x8x8x64xf32>) -> tensor<1x8x8x64xf32> {
+  // expected-error @+1 {{9 resident blocks of 256 threads on an SM of 2048}}
+  %y, %m, %r = nf.group_norm %x {layout = #nf.layout<nhwc>, num_groups = 32 : i64, nf.gpu_schedule = "channels-last-groups threads-per-row=16 rows-per-block=16 vector=4 registers=2 positions-per-part=16 resident-blocks=9"} : (tensor<1x8x8x64xf32>) -> (tensor<1x8x8x64xf32>, tensor<1x32xf32>, tensor<1x32xf32>)
+  return %y : tensor<1x8x8x64xf32>
 }

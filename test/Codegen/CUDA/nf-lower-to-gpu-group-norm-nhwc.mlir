@@ -8,12 +8,18 @@
 
 // 320 channels in 32 groups of 10 (Stable Diffusion's): 16-byte vectors of
 // 4 channels (80 threads a position, 3 positions a block), so a vector's
-// lanes lie in two groups; parts of 9 positions fill 132 SMs' 8 blocks once
-// (2 x 4096 positions). The split row instead reads 10 channels in 8-byte
-// vectors, dividing by the channels per group for every vector.
+// lanes lie in two groups. One kernel where the device holds its grid:
+// blocks of 4 positions (whole warps, for its finish), 8 vectors a thread,
+// parts of 32 positions, 256 blocks, which 132 SMs hold at 2 blocks each
+// (compiled for 2: 102 registers a thread). Its fallback's parts of 9
+// positions fill 132 SMs' 8 blocks once (2 x 4096 positions). The split
+// row instead reads 10 channels in 8-byte vectors, dividing by the channels
+// per group for every vector.
+// CHECK: nf.resident_blocks @nf_kernels::@sd_group_norm_one_kernel block 320 shared 0 planned 792
+// CHECK: arith.cmpi ule, %c256{{.*}}, %{{.+}}
 // CHECK-LABEL: gpu.func @sd_group_norm_partial
 // CHECK-SAME: workgroup(%{{.+}} : memref<960xf32, #gpu.address_space<workgroup>>, %{{.+}} : memref<32xf32, #gpu.address_space<workgroup>>)
-// CHECK-SAME: nf.schedule = "channels-last-groups threads-per-row=80 rows-per-block=3 vector=4 registers=0 positions-per-part=9 finish-warps=8 parts-from-residency"
+// CHECK-SAME: nf.schedule = "channels-last-groups threads-per-row=80 rows-per-block=3 vector=4 registers=8 positions-per-part=9 finish-warps=8 resident-blocks=2 parts-from-residency"
 // CHECK-COUNT-4: arith.divui %{{.+}}, %c10{{(_[0-9]+)?}} : index
 // CHECK: scf.for
 // CHECK-NOT: arith.divui
@@ -38,14 +44,19 @@ func.func @sd(%x: tensor<2x64x64x320xf32>, %s: tensor<320xf32>, %b: tensor<320xf
 
 // An instance norm of 30 bf16 channels: 4-byte vectors of 2 (the widest
 // that divides 30), 15 threads a position and 17 positions a block; the
-// finishing warps write the statistics the function returns.
+// finishing warps write the statistics the function returns, and so do the
+// one kernel's blocks of each image's first part (32 positions a block,
+// whole warps, of 16 vectors a thread: 3 parts of 512 positions).
 // CHECK-LABEL: gpu.func @inst_instance_norm_partial
-// CHECK-SAME: nf.schedule = "channels-last-groups threads-per-row=15 rows-per-block=17 vector=2
+// CHECK-SAME: nf.schedule = "channels-last-groups threads-per-row=15 rows-per-block=17 vector=2 registers=16
 // CHECK: vector.load %{{.+}} : memref<?xbf16>, vector<2xbf16>
 // CHECK-LABEL: gpu.func @inst_instance_norm_finish
 // CHECK: memref.store %{{.+}}, %arg2[%{{.+}}] : memref<?xf32>
 // CHECK-LABEL: gpu.func @inst_instance_norm_normalize
 // CHECK: vector.store %{{.+}} : memref<?xbf16>, vector<2xbf16>
+// CHECK-LABEL: gpu.func @inst_instance_norm_one_kernel
+// CHECK: nf.grid_barrier
+// CHECK: memref.store %{{.+}}, %arg2[%{{.+}}] : memref<?xf32>
 func.func @inst(%x: tensor<1x33x35x30xbf16>) -> (tensor<1x33x35x30xbf16>, tensor<1x30xf32>) {
   %y, %m, %r = nf.instance_norm %x {layout = #nf.layout<nhwc>} : (tensor<1x33x35x30xbf16>) -> (tensor<1x33x35x30xbf16>, tensor<1x30xf32>, tensor<1x30xf32>)
   return %y, %r : tensor<1x33x35x30xbf16>, tensor<1x30xf32>

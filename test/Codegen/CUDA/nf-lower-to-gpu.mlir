@@ -119,15 +119,22 @@ func.func @pointwise(%x: tensor<4x1024xbf16>, %b: tensor<1024xbf16>) -> tensor<4
 
 // -----
 
-// GroupNorm NHWC (C=64 in 32 groups of 2 channels): three kernels across
-// the channels (channels-last-groups): each block's threads take a 16-byte
-// vector of a position's 64 channels (16 threads) at 16 positions; the
-// lanes' sums meet in shared memory (16 x 64) and a thread per group adds
-// its channels; a block per (image, group) combines the parts by
-// shuffles and the warps in order; the normalize kernel reads and writes
-// whole vectors. The parts: the 1024 positions over the blocks the device
-// holds of the first and third kernels (planned 1056 on an H100: 64 parts
-// of 16), in whole sweeps of 16 positions, passed to the kernels. More in
+// GroupNorm NHWC (C=64 in 32 groups of 2 channels) across the channels
+// (channels-last-groups): each block's threads take a 16-byte vector of a
+// position's 64 channels (16 threads) at 16 positions. Its 65536 elements
+// fit in the registers of 8 blocks of 256 threads (8 vectors a thread:
+// parts of 128 positions), which an H100 holds at once: one kernel does it
+// all (`_one_kernel`, compiled for 3 blocks an SM): each block's part's
+// moments per group (the lanes' sums meet in shared memory, a thread per
+// group adds its channels), the grid's barrier on a zeroed counter, then a
+// warp per group combines the image's parts by shuffles, and the registers
+// are normalized. Its fallback, three kernels, takes over where the device
+// holds fewer than 8 blocks of it (decided when the kernels are loaded:
+// each grid is 0 blocks unless chosen): a block per part computes its
+// moments; a block per (image, group) combines them; the normalize kernel
+// reads x again. Their parts: the 1024 positions over the blocks the
+// device holds of the first and third kernels (planned 1056 on an H100: 64
+// parts of 16), in whole sweeps of 16 positions. More in
 // nf-lower-to-gpu-group-norm-nhwc.mlir.
 // CHECK: %[[R1:.+]] = nf.resident_blocks @nf_kernels::@unet_group_norm_partial block 256 shared 0 planned 1056
 // CHECK: %[[R3:.+]] = nf.resident_blocks @nf_kernels::@unet_group_norm_normalize block 256 shared 0 planned 1056
@@ -136,12 +143,21 @@ func.func @pointwise(%x: tensor<4x1024xbf16>, %b: tensor<1024xbf16>) -> tensor<4
 // CHECK: %[[SWEEPS:.+]] = arith.ceildivui %{{.+}}, %c16
 // CHECK: %[[CHUNK:.+]] = arith.muli %[[SWEEPS]], %c16
 // CHECK: %[[PARTS:.+]] = arith.ceildivui %c1024, %[[CHUNK]]
-// CHECK: gpu.launch_func @nf_kernels::@unet_group_norm_partial blocks in (%[[PARTS]], %{{.+}}) threads in (%c256{{.*}}) args({{.+}}, %[[CHUNK]] : index, %[[PARTS]] : index)
-// CHECK: gpu.launch_func @nf_kernels::@unet_group_norm_finish blocks in (%c32{{.*}}) threads in (%c256
-// CHECK: gpu.launch_func @nf_kernels::@unet_group_norm_normalize blocks in (%[[PARTS]], %{{.+}}) threads in (%c256{{.*}}) args({{.+}}, %[[CHUNK]] : index, %[[PARTS]] : index)
+// CHECK: %[[COUNTER:.+]] = memref.alloc() {nf.zeroed} : memref<1xi32>
+// CHECK: %[[RONE:.+]] = nf.resident_blocks @nf_kernels::@unet_group_norm_one_kernel block 256 shared 0 planned 1056
+// CHECK: %[[FITS:.+]] = arith.cmpi ule, %c8, %[[RONE]]
+// CHECK: %[[ONEGRID:.+]] = arith.select %[[FITS]], %c8, %c0
+// CHECK: %[[THREE:.+]] = arith.select %[[FITS]], %c0{{.*}}, %c1
+// CHECK: gpu.launch_func @nf_kernels::@unet_group_norm_one_kernel blocks in (%[[ONEGRID]], %{{.+}}) threads in (%c256{{.*}}) args({{.+}}, %[[COUNTER]] : memref<1xi32>)
+// CHECK: %[[G1:.+]] = arith.muli %[[PARTS]], %[[THREE]]
+// CHECK: gpu.launch_func @nf_kernels::@unet_group_norm_partial blocks in (%[[G1]], %{{.+}}) threads in (%c256{{.*}}) args({{.+}}, %[[CHUNK]] : index, %[[PARTS]] : index)
+// CHECK: %[[G2:.+]] = arith.muli %c32{{.*}}, %[[THREE]]
+// CHECK: gpu.launch_func @nf_kernels::@unet_group_norm_finish blocks in (%[[G2]], %{{.+}}) threads in (%c256
+// CHECK: %[[G3:.+]] = arith.muli %[[PARTS]], %[[THREE]]
+// CHECK: gpu.launch_func @nf_kernels::@unet_group_norm_normalize blocks in (%[[G3]], %{{.+}}) threads in (%c256{{.*}}) args({{.+}}, %[[CHUNK]] : index, %[[PARTS]] : index)
 // CHECK-LABEL: gpu.func @unet_group_norm_partial
 // CHECK-SAME: workgroup(%{{.+}} : memref<1024xf32, #gpu.address_space<workgroup>>, %{{.+}} : memref<32xf32, #gpu.address_space<workgroup>>)
-// CHECK-SAME: nf.schedule = "channels-last-groups threads-per-row=16 rows-per-block=16 vector=4 registers=0 positions-per-part=16 finish-warps=8 parts-from-residency"
+// CHECK-SAME: nf.schedule = "channels-last-groups threads-per-row=16 rows-per-block=16 vector=4 registers=8 positions-per-part=16 finish-warps=8 resident-blocks=3 parts-from-residency"
 // CHECK: vector.load %{{.+}} : memref<?xf32>, vector<4xf32>
 // CHECK: gpu.barrier
 // CHECK-LABEL: gpu.func @unet_group_norm_finish
@@ -151,6 +167,13 @@ func.func @pointwise(%x: tensor<4x1024xbf16>, %b: tensor<1024xbf16>) -> tensor<4
 // CHECK-NOT: gpu.barrier
 // CHECK: vector.load %{{.+}} : memref<?xf32>, vector<4xf32>
 // CHECK: vector.store %{{.+}} : memref<?xf32>, vector<4xf32>
+// CHECK-LABEL: gpu.func @unet_group_norm_one_kernel
+// CHECK-SAME: nf.min_blocks_per_sm = 3
+// CHECK-COUNT-8: vector.load %{{.+}} : memref<?xf32>, vector<4xf32>
+// CHECK: memref.store %{{.+}}, %arg6[%{{.+}}] : memref<?xf32>
+// CHECK: nf.grid_barrier %arg7 : memref<1xi32>
+// CHECK: gpu.shuffle  xor %{{.+}}, %c16_i32
+// CHECK-COUNT-8: vector.store %{{.+}} : memref<?xf32>, vector<4xf32>
 func.func @unet(%x: tensor<1x32x32x64xf32>, %s: tensor<64xf32>, %b: tensor<64xf32>) -> tensor<1x32x32x64xf32> {
   %y, %m, %r = nf.group_norm %x scale %s bias %b {layout = #nf.layout<nhwc>, num_groups = 32 : i64} : (tensor<1x32x32x64xf32>, tensor<64xf32>, tensor<64xf32>) -> (tensor<1x32x32x64xf32>, tensor<1x32xf32>, tensor<1x32xf32>)
   return %y : tensor<1x32x32x64xf32>

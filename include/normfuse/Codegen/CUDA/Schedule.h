@@ -74,6 +74,18 @@ struct RowNormSchedule {
     /// order); a block per (image, group) combines its parts (Chan, a fixed
     /// order); the third normalizes the parts. Every access is a whole
     /// vector of a position's contiguous channels.
+    ///
+    /// Where `residentBlocks` > 0, a fourth kernel does it all at once
+    /// when the device holds every block it needs (decided when the
+    /// kernels are loaded; the three kernels otherwise): parts of
+    /// rowsPerBlock * vectorsPerThread positions, each thread holding its
+    /// positions' vectors in registers; each block writes its part's
+    /// moments per group, the grid's barrier (a cooperative launch), then
+    /// every block combines its image's parts per group (Chan, a warp a
+    /// group, in a fixed order, so every block computes the same bits) and
+    /// normalizes its registers. x is read once, in one launch. The kernel
+    /// is compiled for `residentBlocks` blocks an SM (__launch_bounds__'s
+    /// minimum), which the grid is planned within.
     ChannelsLastGroups,
     /// Rows longer than one block holds in registers, on targets with
     /// thread-block clusters (sm_90): a cluster of `clusterBlocks` blocks
@@ -135,10 +147,19 @@ struct RowNormSchedule {
   bool streaming = false;
   /// ClusterRow: the blocks of a row's cluster (2 to 8); 1 otherwise.
   int64_t clusterBlocks = 1;
+  /// ChannelsLastGroups: the blocks an SM the one-kernel variant is
+  /// compiled for (0: none, three kernels only); its blocks are
+  /// threadsPerRow x oneKernelRows() threads.
+  int64_t residentBlocks = 0;
 
   int64_t blockSize() const { return threadsPerRow * rowsPerBlock; }
   /// The threads that share one row: a cluster's for ClusterRow.
   int64_t rowThreads() const { return threadsPerRow * clusterBlocks; }
+  /// ChannelsLastGroups' one-kernel variant: its positions a block
+  /// (rowsPerBlock rounded up to whole warps, which its finish shuffles
+  /// in) and its positions a part.
+  int64_t oneKernelRows() const;
+  int64_t oneKernelPart() const { return oneKernelRows() * vectorsPerThread; }
   /// "warp-rows threads-per-row=32 rows-per-block=8 vector=4 registers=2"
   std::string str() const;
   /// A kind's name in str() ("cluster-row"), and the kind a name names.
@@ -158,8 +179,12 @@ enum class ForcedRowNormKind {
   SplitRow,
   /// ChannelsLastGroups (group and instance norms in NHWC of a known
   /// channel count; Auto for everything else) with parts of one sweep of
-  /// rowsPerBlock positions, so that small images have several parts.
+  /// rowsPerBlock positions, so that small images have several parts;
+  /// three kernels.
   ChannelsLastGroups,
+  /// The same with its one-kernel variant (2 vectors a thread, parts of
+  /// two sweeps), where the grid fits.
+  ChannelsLastOneKernel,
   /// ClusterRow (forward layer and RMS norms of a known row length, on a
   /// target with clusters; Auto for everything else) with small blocks (32
   /// threads of up to 2 vectors each) and at least 2 of them, so that rows
@@ -171,7 +196,7 @@ enum class ForcedRowNormKind {
 /// JIT's and the tools' options), as a list for messages.
 inline constexpr const char *kForcedRowNormKinds =
     "auto, warp-rows, block-row-registers, block-row-streaming, split-row, "
-    "channels-last-groups, cluster-row";
+    "channels-last-groups, channels-last-one-kernel, cluster-row";
 
 /// The forced kind `name` names (one of kForcedRowNormKinds), or failure.
 FailureOr<ForcedRowNormKind> parseForcedRowNormKind(llvm::StringRef name);

@@ -930,6 +930,92 @@ void testClusters() {
   }
 }
 
+void testGridBarrier() {
+  auto m = compileFile("grid.cu");
+  auto bad = compileFile("grid.cu", /*dropBarrier=*/true,
+                         "nf_grid_sync(counter); // @grid");
+  if (!m || !bad)
+    return;
+  // Six blocks of 64 threads, all running together.
+  std::vector<float> in = randomFloats(6 * 64, 13), sums(6), out(6 * 64);
+  std::vector<unsigned> counter(1);
+  const float *inPtr = in.data();
+  float *sumsPtr = sums.data(), *outPtr = out.data();
+  unsigned *counterPtr = counter.data();
+  void *args[] = {&inPtr, &sumsPtr, &counterPtr, &outPtr};
+  auto buffers = [&] {
+    return std::vector<SimBuffer>{buffer(in, "in"), buffer(sums, "sums"),
+                                  buffer(counter, "counter"),
+                                  buffer(out, "out")};
+  };
+  auto wrongTotal = [&] {
+    float total = 0.0f;
+    for (int b = 0; b < 6; ++b) {
+      double s = 0;
+      for (int t = 0; t < 64; ++t)
+        s += in[b * 64 + t];
+      total += float(s);
+    }
+    for (int i = 0; i < 6 * 64; ++i)
+      if (!(std::fabs(out[i] - total) <= 1e-4f) ||
+          std::memcmp(&out[i], &out[0], 4) != 0)
+        return "thread " + std::to_string(i) + ": " + std::to_string(out[i]);
+    return std::string();
+  };
+  for (int o = 0; o < 3; ++o) {
+    std::string error, what = std::string("grid sums ") + kOrderNames[o];
+    std::fill(out.begin(), out.end(), 0.0f);
+    std::fill(sums.begin(), sums.end(), std::nanf(""));
+    counter[0] = 6; // a multiple of the blocks: a second use of the counter
+    SimStats stats;
+    bool ok = m->launch("grid_sum", {6, 1, 1}, {64, 1, 1}, 0, args, buffers(),
+                        &stats, error, kOrders[o], 7);
+    check(ok && wrongTotal().empty() && counter[0] == 12 &&
+              stats.clusterBarriers == 1 && stats.blocks == 6,
+          what, error + wrongTotal());
+    // Without the barrier a block adds sums the others have not written.
+    std::fill(out.begin(), out.end(), 0.0f);
+    std::fill(sums.begin(), sums.end(), std::nanf(""));
+    ok = bad->launch("grid_sum", {6, 1, 1}, {64, 1, 1}, 0, args, buffers(),
+                     nullptr, error, kOrders[o], 7);
+    check(!ok || !wrongTotal().empty(),
+          what + ": a missing grid barrier is caught");
+  }
+  std::string error;
+  counter[0] = 0xffffffffu; // a temporary not zeroed
+  bool ok = m->launch("grid_sum", {6, 1, 1}, {64, 1, 1}, 0, args, buffers(),
+                      nullptr, error);
+  check(!ok && contains(error, "not a multiple of the grid's 6 blocks"),
+        "a grid barrier's counter not zeroed is reported", error);
+  counter[0] = 0;
+  ok = m->launch("grid_sum", {65, 1, 1}, {64, 1, 1}, 0, args, buffers(),
+                 nullptr, error);
+  check(!ok && contains(error, "synchronizes its grid"),
+        "a synchronizing grid larger than the simulator runs is refused",
+        error);
+  const char *misuse[] = {"exit", "divergent grid barrier"};
+  for (int what = 0; what < 2; ++what) {
+    std::vector<float> sink(6 * 64, 0.0f);
+    float *sinkPtr = sink.data();
+    counter[0] = 0;
+    void *misuseArgs[] = {&counterPtr, &sinkPtr, &what};
+    error.clear();
+    ok = m->launch("grid_misuse", {6, 1, 1}, {64, 1, 1}, 0, misuseArgs,
+                   {buffer(counter, "counter"), buffer(sink, "out")}, nullptr,
+                   error);
+    check(!ok && contains(error, misuse[what]) &&
+              contains(error, "grid barrier"),
+          std::string("grid misuse reported: ") + misuse[what], error);
+  }
+  void *unregisteredArgs[] = {&counterPtr};
+  ok =
+      m->launch("grid_unregistered", {2, 1, 1}, {32, 1, 1}, 0, unregisteredArgs,
+                {buffer(counter, "counter")}, nullptr, error);
+  check(!ok && contains(error, "not registered with NF_SIM_GRID_ENTRY"),
+        "a grid barrier in a kernel not launched cooperatively is reported",
+        error);
+}
+
 void testCompileError() {
   std::string error;
   auto m = SimModule::compile("extern \"C\" __global__ void k() { oops; }\n",
@@ -961,6 +1047,7 @@ int main(int argc, char **argv) {
   testSharedMemory();
   testTensorCores();
   testClusters();
+  testGridBarrier();
   testCompileError();
   std::printf("%s: %d failure(s)\n", numFailures ? "FAILED" : "OK",
               numFailures);

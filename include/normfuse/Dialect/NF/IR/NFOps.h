@@ -38,6 +38,9 @@ Type getAccumulationType(Type elementType);
 /// nf.cluster_store reach the cluster's blocks. The CUDA printer prints it
 /// as __cluster_dims__.
 constexpr llvm::StringLiteral kClusterBlocksAttr = "nf.cluster_blocks";
+/// On a host function's memref.alloc: the temporary starts as zero bytes
+/// (the runtime fills it; a grid barrier's counter).
+constexpr llvm::StringLiteral kZeroedAttr = "nf.zeroed";
 
 } // namespace mlir::nf
 

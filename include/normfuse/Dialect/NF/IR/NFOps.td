@@ -642,4 +642,26 @@ def NF_ClusterStoreOp : NF_Op<"cluster_store", [
   }];
 }
 
+def NF_GridBarrierOp : NF_Op<"grid_barrier"> {
+  let summary = "the barrier of a kernel's whole grid";
+  let description = [{
+    Inside a GPU kernel: every thread of every block of the grid waits here
+    until all have arrived, and the global-memory stores each made before
+    it are seen by all after it. Each block's first thread adds 1 to
+    `counter[0]` and waits until it reaches the next multiple of the grid's
+    blocks, so `counter` must hold 0 when the launch begins (a temporary
+    the runtime zeroes, `nf.zeroed` on its `memref.alloc`) and the grid's
+    blocks must all be resident at once: the launch plan launches the
+    kernel cooperatively (`cuLaunchCooperativeKernel`), which refuses a
+    grid the device cannot hold. No thread may have exited.
+
+    ```mlir
+    nf.grid_barrier %counter : memref<1xi32>
+    ```
+  }];
+  let arguments = (ins Arg<MemRefRankOf<[I32], [1]>, "",
+                           [MemRead, MemWrite]>:$counter);
+  let assemblyFormat = "$counter attr-dict `:` type($counter)";
+}
+
 #endif // NF_OPS_TD
