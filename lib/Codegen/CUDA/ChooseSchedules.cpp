@@ -2,7 +2,8 @@
 //
 // Part of normfuse. The first step of the GPU lowering: every forward row
 // norm (layer, RMS, group and instance norm, inside an nf.fused group or
-// not) gets its schedule as text in nf.gpu_schedule, chosen by the CUDA
+// not) and every layer or RMS norm gradient gets its schedule as text in
+// nf.gpu_schedule, chosen by the CUDA
 // schedule layer for the target from the op's types, or, where the op
 // already carries one (written by hand or by a tuner), that one checked
 // against the op. The lowering then reads the attribute and chooses
@@ -166,42 +167,95 @@ cuda::parseGPULoweringOptions(Operation *root, llvm::StringRef pass,
   return options;
 }
 
+namespace {
+
+/// Gives `op` its schedule: the one it carries, checked (`parse`, then
+/// `check`: "" when it can run it), or the one `choose` gives, which must
+/// read back as itself and pass the check. False, with a diagnostic at the
+/// op, where either fails.
+template <typename Schedule>
+bool scheduleOp(
+    Operation *op,
+    llvm::function_ref<FailureOr<Schedule>(llvm::StringRef, std::string &)>
+        parse,
+    llvm::function_ref<std::string(const Schedule &)> check,
+    llvm::function_ref<Schedule()> choose,
+    llvm::function_ref<bool(const Schedule &, const Schedule &)> same) {
+  std::string error;
+  if (auto text = op->getAttrOfType<StringAttr>(kGpuScheduleAttr)) {
+    FailureOr<Schedule> given = parse(text.getValue(), error);
+    if (succeeded(given))
+      error = check(*given);
+    if (!error.empty()) {
+      op->emitOpError() << "cannot run under the schedule '" << text.getValue()
+                        << "': " << error;
+      return false;
+    }
+    return true;
+  }
+  Schedule chosen = choose();
+  // The text must read back as the schedule chosen, and the check pass
+  // it: every automatic choice tests both.
+  std::string text = chosen.str();
+  FailureOr<Schedule> back = parse(text, error);
+  if (succeeded(back) && !same(*back, chosen))
+    error = "it reads back as '" + back->str() + "'";
+  if (error.empty())
+    error = check(chosen);
+  if (!error.empty()) {
+    op->emitOpError() << "the schedule layer chose '" << text
+                      << "', which is refused: " << error;
+    return false;
+  }
+  op->setAttr(kGpuScheduleAttr, StringAttr::get(op->getContext(), text));
+  return true;
+}
+
+/// The elements of a norm gradient's rows (kDynamic if unknown) and their
+/// type, for layer_norm_grad and rms_norm_grad.
+std::optional<std::pair<int64_t, Type>> gradRows(Operation *op) {
+  return llvm::TypeSwitch<Operation *, std::optional<std::pair<int64_t, Type>>>(
+             op)
+      .Case<LayerNormGradOp, RMSNormGradOp>(
+          [](auto grad) -> std::optional<std::pair<int64_t, Type>> {
+            RankedTensorType type = grad.getGradInput().getType();
+            return std::make_pair(product(type, grad.getAxis(), type.getRank()),
+                                  type.getElementType());
+          })
+      .Default([](Operation *) { return std::nullopt; });
+}
+
+} // namespace
+
 LogicalResult cuda::chooseRowNormSchedules(Operation *root,
                                            const GPULoweringOptions &options) {
   bool ok = true;
   root->walk([&](Operation *op) {
-    std::optional<RowNormFacts> facts = rowNormFacts(op);
-    if (!facts)
-      return;
-    std::string error;
-    if (auto text = op->getAttrOfType<StringAttr>(kGpuScheduleAttr)) {
-      FailureOr<RowNormSchedule> given =
-          parseRowNormSchedule(text.getValue(), error);
-      if (succeeded(given))
-        error = checkRowNormSchedule(*given, facts->shape, options.target);
-      if (!error.empty()) {
-        op->emitOpError() << "cannot run under the schedule '"
-                          << text.getValue() << "': " << error;
-        ok = false;
-      }
+    if (std::optional<RowNormFacts> facts = rowNormFacts(op)) {
+      ok &= scheduleOp<RowNormSchedule>(
+          op, parseRowNormSchedule,
+          [&](const RowNormSchedule &s) {
+            return checkRowNormSchedule(s, facts->shape, options.target);
+          },
+          [&] { return choose(*facts, options); }, sameSchedule);
       return;
     }
-    RowNormSchedule chosen = choose(*facts, options);
-    // The text must read back as the schedule chosen, and the check pass
-    // it: every automatic choice tests both.
-    std::string text = chosen.str();
-    FailureOr<RowNormSchedule> back = parseRowNormSchedule(text, error);
-    if (succeeded(back) && !sameSchedule(*back, chosen))
-      error = "it reads back as '" + back->str() + "'";
-    if (error.empty())
-      error = checkRowNormSchedule(chosen, facts->shape, options.target);
-    if (!error.empty()) {
-      op->emitOpError() << "the schedule layer chose '" << text
-                        << "', which is refused: " << error;
-      ok = false;
-      return;
+    if (std::optional<std::pair<int64_t, Type>> rows = gradRows(op)) {
+      int64_t cols = rows->first;
+      Type element = rows->second;
+      ok &= scheduleOp<RowNormGradSchedule>(
+          op, parseRowNormGradSchedule,
+          [&](const RowNormGradSchedule &g) {
+            return checkRowNormGradSchedule(g, cols, element, options.target);
+          },
+          [&] {
+            return selectRowNormGradSchedule(cols, element, options.target,
+                                             options.rowNorm);
+          },
+          [](const RowNormGradSchedule &a, const RowNormGradSchedule &b) {
+            return sameSchedule(a.rows, b.rows) && a.maxBlocks == b.maxBlocks;
+          });
     }
-    op->setAttr(kGpuScheduleAttr, StringAttr::get(op->getContext(), text));
   });
   return success(ok);
 }
@@ -213,6 +267,19 @@ FailureOr<RowNormSchedule> cuda::readRowNormSchedule(Operation *op) {
     FailureOr<RowNormSchedule> s = parseRowNormSchedule(text.getValue(), error);
     if (succeeded(s))
       return s;
+  }
+  return op->emitOpError() << "has no schedule to lower by: " << error,
+         failure();
+}
+
+FailureOr<RowNormGradSchedule> cuda::readRowNormGradSchedule(Operation *op) {
+  auto text = op->getAttrOfType<StringAttr>(kGpuScheduleAttr);
+  std::string error = "no " + std::string(kGpuScheduleAttr) + " attribute";
+  if (text) {
+    FailureOr<RowNormGradSchedule> g =
+        parseRowNormGradSchedule(text.getValue(), error);
+    if (succeeded(g))
+      return g;
   }
   return op->emitOpError() << "has no schedule to lower by: " << error,
          failure();

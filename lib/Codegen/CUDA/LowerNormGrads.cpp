@@ -456,8 +456,11 @@ LogicalResult lowerRowNormGrad(RewriterBase &rewriter, GradOp op,
     cols *= type.getDimSize(d);
   }
   spec.cols = cols;
-  spec.schedule =
-      selectRowNormGradSchedule(cols, element, options.target, options.rowNorm);
+  // The schedule written on the op first (chooseRowNormSchedules).
+  FailureOr<RowNormGradSchedule> schedule = readRowNormGradSchedule(op);
+  if (failed(schedule))
+    return failure();
+  spec.schedule = *schedule;
   const RowNormSchedule &s = spec.schedule.rows;
 
   OpBuilder &b = rewriter;

@@ -32,9 +32,10 @@ FailureOr<GPULoweringOptions>
 parseGPULoweringOptions(Operation *root, llvm::StringRef pass,
                         llvm::StringRef arch, llvm::StringRef rowNormSchedule);
 
-/// The first step of the lowering (ChooseSchedules.cpp): every forward row
-/// norm under `root` without a schedule gets the one the schedule layer
-/// chooses, as text in kGpuScheduleAttr; one that has a schedule keeps it,
+/// The first step of the lowering (ChooseSchedules.cpp): every row norm
+/// and layer or RMS norm gradient under `root` without a schedule gets the
+/// one the schedule layer chooses, as text in kGpuScheduleAttr; one that
+/// has a schedule keeps it,
 /// checked against the op (a diagnostic at the op and failure where it
 /// cannot run it).
 LogicalResult chooseRowNormSchedules(Operation *root,
@@ -43,6 +44,8 @@ LogicalResult chooseRowNormSchedules(Operation *root,
 /// The schedule a row norm carries (chooseRowNormSchedules ran), or
 /// failure with a diagnostic.
 FailureOr<RowNormSchedule> readRowNormSchedule(Operation *op);
+/// The same for a norm gradient (layer_norm_grad, rms_norm_grad).
+FailureOr<RowNormGradSchedule> readRowNormGradSchedule(Operation *op);
 
 /// layer_norm, rms_norm, and group_norm and instance_norm of static shape;
 /// fails on other ops.

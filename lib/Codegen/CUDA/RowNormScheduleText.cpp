@@ -219,3 +219,70 @@ std::string cuda::checkRowNormSchedule(const RowNormSchedule &s,
   }
   return "";
 }
+
+FailureOr<RowNormGradSchedule>
+cuda::parseRowNormGradSchedule(llvm::StringRef text, std::string &error) {
+  // The rows' words, and max-blocks.
+  llvm::SmallVector<llvm::StringRef> words;
+  text.split(words, ' ', -1, /*KeepEmpty=*/false);
+  std::string rows;
+  std::optional<int64_t> maxBlocks;
+  for (llvm::StringRef word : words) {
+    if (word.consume_front("max-blocks=")) {
+      int64_t n;
+      if (maxBlocks || word.getAsInteger(10, n) || n < 0) {
+        error = "'max-blocks=" + word.str() + "' is not a count, or repeated";
+        return failure();
+      }
+      maxBlocks = n;
+      continue;
+    }
+    rows += (rows.empty() ? "" : " ") + word.str();
+  }
+  FailureOr<RowNormSchedule> s = parseRowNormSchedule(rows, error);
+  if (failed(s))
+    return failure();
+  if (!maxBlocks) {
+    error = "no max-blocks in the gradient's schedule";
+    return failure();
+  }
+  RowNormGradSchedule g;
+  g.rows = *s;
+  g.maxBlocks = *maxBlocks;
+  return g;
+}
+
+std::string cuda::checkRowNormGradSchedule(const RowNormGradSchedule &g,
+                                           int64_t cols, Type elementType,
+                                           const GpuTarget &target) {
+  using Kind = RowNormSchedule::Kind;
+  const RowNormSchedule &s = g.rows;
+  auto count = [](int64_t n) { return std::to_string(n); };
+  if (s.kind != Kind::WarpRows && s.kind != Kind::BlockRowInRegisters &&
+      s.kind != Kind::SplitRow)
+    return RowNormSchedule::kindName(s.kind).str() +
+           " for a gradient (warp-rows, block-row-registers or split-row)";
+  if (s.peeled || s.paramsInRegisters || s.streaming)
+    return "peeled, params-in-registers and streaming belong to forward "
+           "rows";
+  if (g.maxBlocks < 1)
+    return "a gradient of " + count(g.maxBlocks) + " blocks";
+  int64_t chunk = s.vectorsPerThread * s.threadsPerRow * s.vectorWidth;
+  if (s.chunkElements != chunk)
+    return "chunks of " + count(s.chunkElements) + " elements, not the " +
+           count(chunk) + " of the threads' vectors";
+  RowNormShape shape;
+  shape.cols = cols;
+  shape.elementType = elementType;
+  if (std::string why = checkRowNormSchedule(s, shape, target); !why.empty())
+    return why;
+  // Row groups 1.. hand their column sums to group 0 in workgroup memory
+  // (dynamic past 48 KiB).
+  int64_t accBytes = elementType.getIntOrFloatBitWidth() > 32 ? 8 : 4;
+  int64_t handOver = (s.rowsPerBlock - 1) * s.chunkElements * accBytes;
+  if (handOver > target.sharedBytesPerBlock)
+    return count(s.rowsPerBlock) + " row groups handing over " +
+           count(handOver) + " bytes of column sums (a block has " +
+           count(target.sharedBytesPerBlock) + ")";
+  return "";
+}

@@ -1,9 +1,10 @@
-// A schedule written on a row norm that cannot run it is an error at the
-// op, with the reason, from the first step (nf-choose-gpu-schedules) and
-// so from nf-lower-to-gpu, which lowers nothing then. sm_80: no clusters.
+// A schedule written on a row norm (or a norm gradient) that cannot run it
+// is an error at the op, with the reason, from the first step
+// (nf-choose-gpu-schedules) and so from nf-lower-to-gpu, which lowers
+// nothing then. sm_80: no clusters.
 // RUN: nf-opt %s --nf-choose-gpu-schedules=arch=sm_80 -split-input-file -verify-diagnostics
 // RUN: not nf-opt %s --nf-lower-to-gpu=arch=sm_80 -split-input-file 2>&1 | FileCheck %s
-// CHECK-COUNT-14: error: 'nf.{{[a-z_]+}}' op cannot run under the schedule
+// CHECK-COUNT-17: error: 'nf.{{[a-z_]+}}' op cannot run under the schedule
 
 func.func @unknown_kind(%x: tensor<4x1000xf32>) -> tensor<4x1000xf32> {
   // expected-error @+1 {{cannot run under the schedule 'fastest': unknown row-norm schedule kind 'fastest' (warp-rows, block-row-registers, block-row-streaming, split-row, channels-last-groups, cluster-row)}}
@@ -113,4 +114,28 @@ func.func @one_kernel_too_many_blocks(%x: tensor<1x8x8x64xf32>) -> tensor<1x8x8x
   // expected-error @+1 {{9 resident blocks of 256 threads on an SM of 2048}}
   %y, %m, %r = nf.group_norm %x {layout = #nf.layout<nhwc>, num_groups = 32 : i64, nf.gpu_schedule = "channels-last-groups threads-per-row=16 rows-per-block=16 vector=4 registers=2 positions-per-part=16 resident-blocks=9"} : (tensor<1x8x8x64xf32>) -> (tensor<1x8x8x64xf32>, tensor<1x32xf32>, tensor<1x32xf32>)
   return %y : tensor<1x8x8x64xf32>
+}
+
+// -----
+
+func.func @grad_cluster(%dy: tensor<4x64xf32>, %x: tensor<4x64xf32>, %r: tensor<4x1xf32>) -> tensor<4x64xf32> {
+  // expected-error @+1 {{cluster-row for a gradient (warp-rows, block-row-registers or split-row)}}
+  %dx, %ds = nf.rms_norm_grad %dy, %x, %r {axis = 1 : i64, nf.gpu_schedule = "cluster-row threads-per-row=32 rows-per-block=1 vector=4 registers=1 cluster=2 chunk=128 max-blocks=4"} : (tensor<4x64xf32>, tensor<4x64xf32>, tensor<4x1xf32>) -> (tensor<4x64xf32>, tensor<64xf32>)
+  return %dx : tensor<4x64xf32>
+}
+
+// -----
+
+func.func @grad_chunk(%dy: tensor<4x64xf32>, %x: tensor<4x64xf32>, %r: tensor<4x1xf32>) -> tensor<4x64xf32> {
+  // expected-error @+1 {{chunks of 100 elements, not the 128 of the threads' vectors}}
+  %dx, %ds = nf.rms_norm_grad %dy, %x, %r {axis = 1 : i64, nf.gpu_schedule = "split-row threads-per-row=32 rows-per-block=1 vector=4 registers=1 chunk=100 max-blocks=4"} : (tensor<4x64xf32>, tensor<4x64xf32>, tensor<4x1xf32>) -> (tensor<4x64xf32>, tensor<64xf32>)
+  return %dx : tensor<4x64xf32>
+}
+
+// -----
+
+func.func @grad_no_blocks(%dy: tensor<4x64xf32>, %x: tensor<4x64xf32>, %r: tensor<4x1xf32>) -> tensor<4x64xf32> {
+  // expected-error @+1 {{no max-blocks in the gradient's schedule}}
+  %dx, %ds = nf.rms_norm_grad %dy, %x, %r {axis = 1 : i64, nf.gpu_schedule = "warp-rows threads-per-row=16 rows-per-block=16 vector=4 registers=1 chunk=64"} : (tensor<4x64xf32>, tensor<4x64xf32>, tensor<4x1xf32>) -> (tensor<4x64xf32>, tensor<64xf32>)
+  return %dx : tensor<4x64xf32>
 }

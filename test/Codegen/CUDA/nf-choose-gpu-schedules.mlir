@@ -1,5 +1,6 @@
-// The first step of the GPU lowering: each forward row norm gets its
-// schedule as text (nf.gpu_schedule), chosen for the target, inside an
+// The first step of the GPU lowering: each forward row norm and norm
+// gradient gets its schedule as text (nf.gpu_schedule), chosen for the
+// target, inside an
 // nf.fused group too; a schedule already written on an op is kept (checked
 // against it) and the lowering follows it, so one op can be lowered
 // under a schedule of its own beside the automatic choice for another.
@@ -46,4 +47,29 @@ func.func @fused(%x: tensor<2x16x16x320xf32>) -> tensor<2x16x16x320xf32> {
     nf.yield %s : tensor<2x16x16x320xf32>
   }
   return %0 : tensor<2x16x16x320xf32>
+}
+
+// -----
+
+// Norm gradients too: the dx kernel's schedule and the most blocks its
+// persistent grid takes (the target's SMs' worth of them: 132 x 8 on an
+// H100, 108 x 8 on an A100); the one written on the RMS norm gradient is
+// kept, and the lowering follows it (blocks of 64 threads, chunks of 512,
+// a grid of at most 6 blocks: the parameter sums then add 6 partial rows).
+// CHECK-LABEL: func.func @grads
+// SM90: nf.layer_norm_grad {{.+}} nf.gpu_schedule = "block-row-registers threads-per-row=256 rows-per-block=1 vector=4 registers=1 chunk=1024 max-blocks=1056"
+// SM80: nf.layer_norm_grad {{.+}} nf.gpu_schedule = "block-row-registers threads-per-row=256 rows-per-block=1 vector=4 registers=1 chunk=1024 max-blocks=864"
+// FORCED: nf.layer_norm_grad {{.+}} nf.gpu_schedule = "split-row threads-per-row=32 rows-per-block=1 vector=4 registers=2 chunk=256 max-blocks=2"
+// CHECK: nf.rms_norm_grad {{.+}} nf.gpu_schedule = "split-row threads-per-row=64 rows-per-block=1 vector=8 registers=1 chunk=512 max-blocks=6"
+// LOWERED-LABEL: gpu.func @grads_layer_norm_grad(
+// LOWERED-SAME: nf.schedule = "block-row-registers threads-per-row=256 rows-per-block=1 vector=4 registers=1 chunk=1024 max-blocks=1056"
+// LOWERED-LABEL: gpu.func @grads_rms_norm_grad_rowsums(
+// LOWERED-SAME: known_block_size = array<i32: 64, 1, 1>
+// LOWERED-SAME: nf.schedule = "split-row threads-per-row=64 rows-per-block=1 vector=8 registers=1 chunk=512 max-blocks=6"
+// LOWERED-LABEL: gpu.func @grads_rms_norm_grad_params(
+// LOWERED-SAME: nf.schedule = "partial-totals warps=1
+func.func @grads(%dy: tensor<4096x1024xf32>, %x: tensor<4096x1024xf32>, %m: tensor<4096x1xf32>, %r: tensor<4096x1xf32>, %s: tensor<1024xf32>, %dz: tensor<64x1000xbf16>, %z: tensor<64x1000xbf16>, %rz: tensor<64x1xf32>) -> (tensor<4096x1024xf32>, tensor<64x1000xbf16>) {
+  %dx, %ds, %db = nf.layer_norm_grad %dy, %x, %m, %r scale %s {axis = 1 : i64} : (tensor<4096x1024xf32>, tensor<4096x1024xf32>, tensor<4096x1xf32>, tensor<4096x1xf32>, tensor<1024xf32>) -> (tensor<4096x1024xf32>, tensor<1024xf32>, tensor<1024xf32>)
+  %dzz, %dsz = nf.rms_norm_grad %dz, %z, %rz {axis = 1 : i64, nf.gpu_schedule = "split-row threads-per-row=64 rows-per-block=1 vector=8 registers=1 chunk=512 max-blocks=6"} : (tensor<64x1000xbf16>, tensor<64x1000xbf16>, tensor<64x1xf32>) -> (tensor<64x1000xbf16>, tensor<1000xbf16>)
+  return %dx, %dzz : tensor<4096x1024xf32>, tensor<64x1000xbf16>
 }

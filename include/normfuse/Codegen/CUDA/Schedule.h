@@ -233,7 +233,8 @@ selectGroupNormSchedule(int64_t elementsPerGroup, int64_t contiguous,
                         int64_t groups = ShapedType::kDynamic);
 
 /// The attribute a forward row norm (layer, RMS, group or instance norm)
-/// carries its schedule in, as RowNormSchedule::str() prints it: written
+/// carries its schedule in, as RowNormSchedule::str() prints it (a layer
+/// or RMS norm gradient: RowNormGradSchedule::str()): written
 /// by nf-choose-gpu-schedules (or by hand, to try a schedule), read by
 /// nf-lower-to-gpu, which checks it against the op and chooses none itself.
 inline constexpr const char *kGpuScheduleAttr = "nf.gpu_schedule";
@@ -295,6 +296,19 @@ RowNormGradSchedule
 selectRowNormGradSchedule(int64_t cols, Type elementType,
                           const GpuTarget &target,
                           ForcedRowNormKind forced = ForcedRowNormKind::Auto);
+
+/// The gradient schedule `text` spells (RowNormGradSchedule::str()'s
+/// words), or failure with the reason in `error`.
+FailureOr<RowNormGradSchedule> parseRowNormGradSchedule(llvm::StringRef text,
+                                                        std::string &error);
+
+/// Why `g` cannot run the gradient of a norm over rows of `cols` elements
+/// (kDynamic if unknown) of `elementType` on `target` ("" when it can): a
+/// kind other than warp rows, block rows in registers and split rows, a
+/// chunk that is not the threads' vectors, a row one chunk does not hold
+/// (warp and block rows), no blocks, or what checkRowNormSchedule refuses.
+std::string checkRowNormGradSchedule(const RowNormGradSchedule &g, int64_t cols,
+                                     Type elementType, const GpuTarget &target);
 
 /// How a per-channel reduction runs (bias_add_grad, and the statistics and
 /// parameter gradients of batch_norm_training and batch_norm_grad): sums
