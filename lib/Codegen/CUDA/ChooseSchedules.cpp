@@ -2,8 +2,9 @@
 //
 // Part of normfuse. The first step of the GPU lowering: every forward row
 // norm (layer, RMS, group and instance norm, inside an nf.fused group or
-// not) and every layer or RMS norm gradient gets its schedule as text in
-// nf.gpu_schedule, chosen by the CUDA
+// not), every layer or RMS norm gradient and every per-channel reduction
+// (bias_add_grad, batch_norm_training, batch_norm_grad) gets its schedule
+// as text in nf.gpu_schedule, chosen by the CUDA
 // schedule layer for the target from the op's types, or, where the op
 // already carries one (written by hand or by a tuner), that one checked
 // against the op. The lowering then reads the attribute and chooses
@@ -225,6 +226,40 @@ std::optional<std::pair<int64_t, Type>> gradRows(Operation *op) {
       .Default([](Operation *) { return std::nullopt; });
 }
 
+/// What a per-channel reduction's schedule is chosen from: its channels,
+/// the contiguous runs of each channel's elements (kDynamic if unknown)
+/// and their type, for bias_add_grad, batch_norm_training and
+/// batch_norm_grad (as ChannelSums.cpp reads them off the buffer).
+struct ChannelFacts {
+  int64_t channels, inner;
+  Type element;
+};
+
+template <typename Op> ChannelFacts channelFactsOf(Op op, Value tensor) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  int64_t axis = getChannelAxis(op.getLayout(), type.getRank());
+  return {product(type, axis, axis + 1),
+          product(type, axis + 1, type.getRank()), type.getElementType()};
+}
+
+std::optional<ChannelFacts> channelFacts(Operation *op) {
+  return llvm::TypeSwitch<Operation *, std::optional<ChannelFacts>>(op)
+      .Case(
+          [](BiasAddGradOp o) { return channelFactsOf(o, o.getGradOutput()); })
+      .Case<BatchNormTrainingOp, BatchNormGradOp>(
+          [](auto o) { return channelFactsOf(o, o.getInput()); })
+      .Default([](Operation *) { return std::nullopt; });
+}
+
+bool sameChannelSchedule(const ChannelReductionSchedule &a,
+                         const ChannelReductionSchedule &b) {
+  return a.channelsLast == b.channelsLast &&
+         a.threadsPerRow == b.threadsPerRow &&
+         a.rowsPerBlock == b.rowsPerBlock && a.vectorWidth == b.vectorWidth &&
+         a.vectorsPerThread == b.vectorsPerThread &&
+         a.maxBlocks == b.maxBlocks && a.finishBlockSize == b.finishBlockSize;
+}
+
 } // namespace
 
 LogicalResult cuda::chooseRowNormSchedules(Operation *root,
@@ -255,16 +290,38 @@ LogicalResult cuda::chooseRowNormSchedules(Operation *root,
           [](const RowNormGradSchedule &a, const RowNormGradSchedule &b) {
             return sameSchedule(a.rows, b.rows) && a.maxBlocks == b.maxBlocks;
           });
+      return;
+    }
+    if (std::optional<ChannelFacts> f = channelFacts(op)) {
+      ok &= scheduleOp<ChannelReductionSchedule>(
+          op, parseChannelReductionSchedule,
+          [&](const ChannelReductionSchedule &s) {
+            return checkChannelReductionSchedule(s, f->channels, f->inner,
+                                                 f->element, options.target);
+          },
+          [&] {
+            bool channelsLast =
+                f->inner == 1 && !ShapedType::isDynamic(f->channels);
+            return selectChannelReductionSchedule(f->channels, f->inner,
+                                                  channelsLast, f->element,
+                                                  options.target);
+          },
+          sameChannelSchedule);
     }
   });
   return success(ok);
 }
 
-FailureOr<RowNormSchedule> cuda::readRowNormSchedule(Operation *op) {
+/// The schedule `op` carries, as `parse` reads it, or failure with a
+/// diagnostic at the op.
+template <typename Schedule>
+static FailureOr<Schedule>
+readSchedule(Operation *op,
+             FailureOr<Schedule> (*parse)(llvm::StringRef, std::string &)) {
   auto text = op->getAttrOfType<StringAttr>(kGpuScheduleAttr);
   std::string error = "no " + std::string(kGpuScheduleAttr) + " attribute";
   if (text) {
-    FailureOr<RowNormSchedule> s = parseRowNormSchedule(text.getValue(), error);
+    FailureOr<Schedule> s = parse(text.getValue(), error);
     if (succeeded(s))
       return s;
   }
@@ -272,15 +329,15 @@ FailureOr<RowNormSchedule> cuda::readRowNormSchedule(Operation *op) {
          failure();
 }
 
+FailureOr<RowNormSchedule> cuda::readRowNormSchedule(Operation *op) {
+  return readSchedule(op, parseRowNormSchedule);
+}
+
 FailureOr<RowNormGradSchedule> cuda::readRowNormGradSchedule(Operation *op) {
-  auto text = op->getAttrOfType<StringAttr>(kGpuScheduleAttr);
-  std::string error = "no " + std::string(kGpuScheduleAttr) + " attribute";
-  if (text) {
-    FailureOr<RowNormGradSchedule> g =
-        parseRowNormGradSchedule(text.getValue(), error);
-    if (succeeded(g))
-      return g;
-  }
-  return op->emitOpError() << "has no schedule to lower by: " << error,
-         failure();
+  return readSchedule(op, parseRowNormGradSchedule);
+}
+
+FailureOr<ChannelReductionSchedule>
+cuda::readChannelReductionSchedule(Operation *op) {
+  return readSchedule(op, parseChannelReductionSchedule);
 }

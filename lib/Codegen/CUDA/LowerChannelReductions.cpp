@@ -168,22 +168,26 @@ void emitMomentsFinish(OpBuilder &b, Operation *op, llvm::StringRef what,
       selectMomentsMergeSchedule(partials.plannedParts, acc, options.target));
 }
 
-/// Launches the two kernels of a per-channel reduction before `op`.
-void emitChannelSums(OpBuilder &b, Operation *op, llvm::StringRef what,
-                     const ChannelSums &cs, const GPULoweringOptions &options,
-                     SumsFn sumsFn, FinishFn finishFn) {
+/// Launches the two kernels of a per-channel reduction before `op`, under
+/// the schedule written on it (chooseRowNormSchedules).
+LogicalResult emitChannelSums(OpBuilder &b, Operation *op, llvm::StringRef what,
+                              const ChannelSums &cs,
+                              const GPULoweringOptions &options, SumsFn sumsFn,
+                              FinishFn finishFn) {
   Location loc = op->getLoc();
   auto module = op->getParentOfType<ModuleOp>();
   const ChannelDims &d = cs.dims;
-  ChannelReductionSchedule s = selectChannelReductionSchedule(
-      constantOr(d.channels), constantOr(d.inner), d.channelsLast(), cs.element,
-      options.target);
+  FailureOr<ChannelReductionSchedule> schedule =
+      readChannelReductionSchedule(op);
+  if (failed(schedule))
+    return failure();
+  const ChannelReductionSchedule &s = *schedule;
   PartialSums partials =
       emitPartialChannelSums(b, op, what, cs, s, options.target, sumsFn);
   // Moments: merged by many warps a channel, which then finish it.
   if (cs.moments) {
     emitMomentsFinish(b, op, what, cs, partials, options, finishFn);
-    return;
+    return success();
   }
   // Plain sums: each channel's parts added by many warps first.
   Value sums = emitPartialTotals(
@@ -198,6 +202,7 @@ void emitChannelSums(OpBuilder &b, Operation *op, llvm::StringRef what,
   launchUnlessEmpty(b, loc, finishKernel,
                     IndexMath{b, loc}.ceilDiv(d.channels, s.finishBlockSize),
                     s.finishBlockSize, finishArgs);
+  return success();
 }
 
 /// The flat buffer of a tensor.
@@ -224,14 +229,14 @@ LogicalResult lowerBiasAddGrad(RewriterBase &rewriter, BiasAddGradOp op,
   Value grad =
       allocChannels(b, loc, op.getGradBias().getType(), cs.dims.channels);
   cs.outputs.push_back(flatten(b, loc, grad));
-  emitChannelSums(
-      b, op, "bias_add_grad", cs, options,
-      [](OpBuilder &, Location, ArrayRef<Value> in, ArrayRef<Value>) {
-        return SmallVector<Value>{in[0]};
-      },
-      [](OpBuilder &, Location, ArrayRef<Value> sums, ArrayRef<Value>, Value) {
-        return SmallVector<Value>{sums[0]};
-      });
+  if (failed(emitChannelSums(
+          b, op, "bias_add_grad", cs, options,
+          [](OpBuilder &, Location, ArrayRef<Value> in, ArrayRef<Value>) {
+            return SmallVector<Value>{in[0]};
+          },
+          [](OpBuilder &, Location, ArrayRef<Value> sums, ArrayRef<Value>,
+             Value) { return SmallVector<Value>{sums[0]}; })))
+    return failure();
   rewriter.replaceOp(op, toTensor(b, loc, grad));
   return success();
 }
@@ -265,32 +270,36 @@ LogicalResult lowerBatchNormTraining(RewriterBase &rewriter,
                             flatBuffer(b, loc, op.getRunningVar())};
   moments.outputs = {flatten(b, loc, mean), flatten(b, loc, rstd),
                      flatten(b, loc, runningMean), flatten(b, loc, runningVar)};
-  emitChannelSums(
-      b, op, "batch_norm_training_moments", moments, options,
-      [](OpBuilder &, Location, ArrayRef<Value> in, ArrayRef<Value>) {
-        return SmallVector<Value>{in[0]};
-      },
-      [&](OpBuilder &fb, Location fl, ArrayRef<Value> sums, ArrayRef<Value> ops,
-          Value count) {
-        // sums: the mean and M2. running' = (1 - momentum) running +
-        // momentum * statistic, the variance's unbiased (n / (n - 1); the
-        // verifier asks n > 1) unless the op asks for the biased one (ONNX).
-        Type t = sums[0].getType();
-        auto constant = [&](double v) {
-          return floatConstant(fb, fl, v, t, 1);
-        };
-        Value var = fb.create<arith::DivFOp>(fl, sums[1], count);
-        Value unbiased = fb.create<arith::DivFOp>(
-            fl, sums[1], fb.create<arith::SubFOp>(fl, count, constant(1.0)));
-        auto update = [&](Value old, Value stat) -> Value {
-          return fb.create<arith::AddFOp>(
-              fl, fb.create<arith::MulFOp>(fl, constant(1.0 - momentum), old),
-              fb.create<arith::MulFOp>(fl, constant(momentum), stat));
-        };
-        return SmallVector<Value>{
-            sums[0], emitRstd(fb, fl, var, eps), update(ops[0], sums[0]),
-            update(ops[1], unbiasedRunningVar ? unbiased : var)};
-      });
+  if (failed(emitChannelSums(
+          b, op, "batch_norm_training_moments", moments, options,
+          [](OpBuilder &, Location, ArrayRef<Value> in, ArrayRef<Value>) {
+            return SmallVector<Value>{in[0]};
+          },
+          [&](OpBuilder &fb, Location fl, ArrayRef<Value> sums,
+              ArrayRef<Value> ops, Value count) {
+            // sums: the mean and M2. running' = (1 - momentum) running +
+            // momentum * statistic, the variance's unbiased (n / (n - 1); the
+            // verifier asks n > 1) unless the op asks for the biased one
+            // (ONNX).
+            Type t = sums[0].getType();
+            auto constant = [&](double v) {
+              return floatConstant(fb, fl, v, t, 1);
+            };
+            Value var = fb.create<arith::DivFOp>(fl, sums[1], count);
+            Value unbiased = fb.create<arith::DivFOp>(
+                fl, sums[1],
+                fb.create<arith::SubFOp>(fl, count, constant(1.0)));
+            auto update = [&](Value old, Value stat) -> Value {
+              return fb.create<arith::AddFOp>(
+                  fl,
+                  fb.create<arith::MulFOp>(fl, constant(1.0 - momentum), old),
+                  fb.create<arith::MulFOp>(fl, constant(momentum), stat));
+            };
+            return SmallVector<Value>{
+                sums[0], emitRstd(fb, fl, var, eps), update(ops[0], sums[0]),
+                update(ops[1], unbiasedRunningVar ? unbiased : var)};
+          })))
+    return failure();
 
   // y = (x - mean) * rstd * scale + bias, per element.
   Value meanTensor = toTensor(b, loc, mean);
@@ -334,19 +343,22 @@ LogicalResult lowerBatchNormGrad(RewriterBase &rewriter, BatchNormGradOp op,
   Value meanDyXhat = allocChannels(b, loc, accType, channels);
   cs.outputs = {flatten(b, loc, dscale), flatten(b, loc, dbias),
                 flatten(b, loc, meanDyXhat), flatten(b, loc, meanDy)};
-  emitChannelSums(
-      b, op, "batch_norm_grad", cs, options,
-      [](OpBuilder &fb, Location fl, ArrayRef<Value> in, ArrayRef<Value> p) {
-        Value xhat = emitNormalize(fb, fl, in[1], p[0], p[1], Value(), Value());
-        return SmallVector<Value>{
-            fb.create<arith::MulFOp>(fl, in[0], xhat).getResult(), in[0]};
-      },
-      [](OpBuilder &fb, Location fl, ArrayRef<Value> sums, ArrayRef<Value>,
-         Value count) {
-        return SmallVector<Value>{sums[0], sums[1],
-                                  fb.create<arith::DivFOp>(fl, sums[0], count),
-                                  fb.create<arith::DivFOp>(fl, sums[1], count)};
-      });
+  if (failed(emitChannelSums(
+          b, op, "batch_norm_grad", cs, options,
+          [](OpBuilder &fb, Location fl, ArrayRef<Value> in,
+             ArrayRef<Value> p) {
+            Value xhat =
+                emitNormalize(fb, fl, in[1], p[0], p[1], Value(), Value());
+            return SmallVector<Value>{
+                fb.create<arith::MulFOp>(fl, in[0], xhat).getResult(), in[0]};
+          },
+          [](OpBuilder &fb, Location fl, ArrayRef<Value> sums, ArrayRef<Value>,
+             Value count) {
+            return SmallVector<Value>{
+                sums[0], sums[1], fb.create<arith::DivFOp>(fl, sums[0], count),
+                fb.create<arith::DivFOp>(fl, sums[1], count)};
+          })))
+    return failure();
 
   // dx = rstd * (g dy - g sum(dy) / n - xhat * g sum(dy xhat) / n).
   bool hasScale = bool(op.getScale());

@@ -32,8 +32,9 @@ FailureOr<GPULoweringOptions>
 parseGPULoweringOptions(Operation *root, llvm::StringRef pass,
                         llvm::StringRef arch, llvm::StringRef rowNormSchedule);
 
-/// The first step of the lowering (ChooseSchedules.cpp): every row norm
-/// and layer or RMS norm gradient under `root` without a schedule gets the
+/// The first step of the lowering (ChooseSchedules.cpp): every row norm,
+/// layer or RMS norm gradient and per-channel reduction (bias_add_grad,
+/// batch norms) under `root` without a schedule gets the
 /// one the schedule layer chooses, as text in kGpuScheduleAttr; one that
 /// has a schedule keeps it,
 /// checked against the op (a diagnostic at the op and failure where it
@@ -46,6 +47,9 @@ LogicalResult chooseRowNormSchedules(Operation *root,
 FailureOr<RowNormSchedule> readRowNormSchedule(Operation *op);
 /// The same for a norm gradient (layer_norm_grad, rms_norm_grad).
 FailureOr<RowNormGradSchedule> readRowNormGradSchedule(Operation *op);
+/// The same for a per-channel reduction (bias_add_grad,
+/// batch_norm_training, batch_norm_grad).
+FailureOr<ChannelReductionSchedule> readChannelReductionSchedule(Operation *op);
 
 /// layer_norm, rms_norm, and group_norm and instance_norm of static shape;
 /// fails on other ops.

@@ -20,6 +20,32 @@ using namespace mlir;
 using namespace mlir::nf;
 using namespace mlir::nf::cuda;
 
+/// Reads `words`, each a flag `flag` knows (true) or "key=N" with a count
+/// field `field` knows; false, with the reason in `error`, at the first
+/// that is neither or whose N is not a count.
+static bool parseWords(llvm::ArrayRef<llvm::StringRef> words,
+                       llvm::function_ref<bool *(llvm::StringRef)> flag,
+                       llvm::function_ref<int64_t *(llvm::StringRef)> field,
+                       std::string &error) {
+  for (llvm::StringRef word : words) {
+    if (bool *f = flag(word)) {
+      *f = true;
+      continue;
+    }
+    auto [key, value] = word.split('=');
+    int64_t *count = field(key);
+    if (!count || value.empty()) {
+      error = "unknown word '" + word.str() + "' in the schedule";
+      return false;
+    }
+    if (value.getAsInteger(10, *count) || *count < 0) {
+      error = "'" + word.str() + "' is not a count";
+      return false;
+    }
+  }
+  return true;
+}
+
 FailureOr<RowNormSchedule> cuda::parseRowNormSchedule(llvm::StringRef text,
                                                       std::string &error) {
   using Kind = RowNormSchedule::Kind;
@@ -38,38 +64,32 @@ FailureOr<RowNormSchedule> cuda::parseRowNormSchedule(llvm::StringRef text,
   }
   RowNormSchedule s;
   s.kind = *kind;
-  for (llvm::StringRef word : llvm::ArrayRef(words).drop_front()) {
-    auto [key, value] = word.split('=');
-    bool *flag = llvm::StringSwitch<bool *>(word)
-                     .Case("peeled", &s.peeled)
-                     .Case("params-in-registers", &s.paramsInRegisters)
-                     .Case("streaming", &s.streaming)
-                     .Case("parts-from-residency", &s.partsFromResidency)
-                     .Default(nullptr);
-    if (flag) {
-      *flag = true;
-      continue;
-    }
-    int64_t *field = llvm::StringSwitch<int64_t *>(key)
-                         .Case("threads-per-row", &s.threadsPerRow)
-                         .Case("rows-per-block", &s.rowsPerBlock)
-                         .Case("vector", &s.vectorWidth)
-                         .Case("registers", &s.vectorsPerThread)
-                         .Case("chunk", &s.chunkElements)
-                         .Case("positions-per-part", &s.chunkElements)
-                         .Case("cluster", &s.clusterBlocks)
-                         .Case("finish-warps", &s.finishWarps)
-                         .Case("resident-blocks", &s.residentBlocks)
-                         .Default(nullptr);
-    if (!field || value.empty()) {
-      error = "unknown word '" + word.str() + "' in the schedule";
-      return failure();
-    }
-    if (value.getAsInteger(10, *field) || *field < 0) {
-      error = "'" + word.str() + "' is not a count";
-      return failure();
-    }
-  }
+  bool ok = parseWords(
+      llvm::ArrayRef(words).drop_front(),
+      [&](llvm::StringRef word) {
+        return llvm::StringSwitch<bool *>(word)
+            .Case("peeled", &s.peeled)
+            .Case("params-in-registers", &s.paramsInRegisters)
+            .Case("streaming", &s.streaming)
+            .Case("parts-from-residency", &s.partsFromResidency)
+            .Default(nullptr);
+      },
+      [&](llvm::StringRef key) {
+        return llvm::StringSwitch<int64_t *>(key)
+            .Case("threads-per-row", &s.threadsPerRow)
+            .Case("rows-per-block", &s.rowsPerBlock)
+            .Case("vector", &s.vectorWidth)
+            .Case("registers", &s.vectorsPerThread)
+            .Case("chunk", &s.chunkElements)
+            .Case("positions-per-part", &s.chunkElements)
+            .Case("cluster", &s.clusterBlocks)
+            .Case("finish-warps", &s.finishWarps)
+            .Case("resident-blocks", &s.residentBlocks)
+            .Default(nullptr);
+      },
+      error);
+  if (!ok)
+    return failure();
   return s;
 }
 
@@ -283,6 +303,85 @@ std::string cuda::checkRowNormGradSchedule(const RowNormGradSchedule &g,
   if (handOver > target.sharedBytesPerBlock)
     return count(s.rowsPerBlock) + " row groups handing over " +
            count(handOver) + " bytes of column sums (a block has " +
+           count(target.sharedBytesPerBlock) + ")";
+  return "";
+}
+
+FailureOr<ChannelReductionSchedule>
+cuda::parseChannelReductionSchedule(llvm::StringRef text, std::string &error) {
+  llvm::SmallVector<llvm::StringRef> words;
+  text.split(words, ' ', -1, /*KeepEmpty=*/false);
+  ChannelReductionSchedule s;
+  if (words.empty() ||
+      (words.front() != "channels-last" && words.front() != "channels-first")) {
+    error = "a channel reduction's schedule starts with channels-last or "
+            "channels-first";
+    return failure();
+  }
+  s.channelsLast = words.front() == "channels-last";
+  bool ok = parseWords(
+      llvm::ArrayRef(words).drop_front(),
+      [](llvm::StringRef) -> bool * { return nullptr; },
+      [&](llvm::StringRef key) {
+        return llvm::StringSwitch<int64_t *>(key)
+            .Case("threads-per-row", &s.threadsPerRow)
+            .Case("rows-per-block", &s.rowsPerBlock)
+            .Case("vector", &s.vectorWidth)
+            .Case("registers", &s.vectorsPerThread)
+            .Case("max-blocks", &s.maxBlocks)
+            .Default(nullptr);
+      },
+      error);
+  if (!ok)
+    return failure();
+  return s;
+}
+
+std::string
+cuda::checkChannelReductionSchedule(const ChannelReductionSchedule &s,
+                                    int64_t channels, int64_t inner,
+                                    Type elementType, const GpuTarget &target) {
+  auto count = [](int64_t n) { return std::to_string(n); };
+  bool channelsLast = inner == 1 && !ShapedType::isDynamic(channels);
+  if (s.channelsLast != channelsLast)
+    return std::string(s.channelsLast ? "channels-last" : "channels-first") +
+           " for channels " +
+           (channelsLast ? "last" : "first (or of an unknown count)");
+  if (s.maxBlocks < 1)
+    return "a reduction of " + count(s.maxBlocks) + " blocks";
+  if (s.threadsPerRow < 1 || s.rowsPerBlock < 1 || s.vectorsPerThread < 1 ||
+      s.blockSize() > GpuTarget::kMaxThreadsPerBlock)
+    return "a block of " + count(s.threadsPerRow) + " x " +
+           count(s.rowsPerBlock) + " threads of " + count(s.vectorsPerThread) +
+           " vectors";
+  int64_t bytes = std::max<int64_t>(1, elementType.getIntOrFloatBitWidth() / 8);
+  int64_t vw = s.vectorWidth;
+  int64_t run = channelsLast ? channels : inner;
+  if (vw < 1 || !llvm::isPowerOf2_64(vw) ||
+      vw * bytes > GpuTarget::kMaxAccessBytes ||
+      (ShapedType::isDynamic(run) ? vw != 1 : run % vw != 0))
+    return "vectors of " + count(vw) + " elements for runs of " +
+           (ShapedType::isDynamic(run) ? "unknown length" : count(run)) +
+           " (a power of two of at most 16 bytes dividing them)";
+  if (!channelsLast) {
+    // A block per (channel, range), its threads' sums added across it.
+    if (s.rowsPerBlock != 1 || s.vectorsPerThread != 1)
+      return "channels-first blocks of one row of one vector a thread";
+    if (!reducible(s.threadsPerRow))
+      return count(s.threadsPerRow) +
+             " threads a block: a power of two up to 32, or whole warps";
+    return "";
+  }
+  if (s.vectorsPerThread * s.threadsPerRow * vw < channels)
+    return count(s.threadsPerRow) + " threads of " + count(s.vectorsPerThread) +
+           " vectors of " + count(vw) + " cover fewer than the " +
+           count(channels) + " channels";
+  int64_t accBytes = elementType.getIntOrFloatBitWidth() > 32 ? 8 : 4;
+  int64_t handOver = (s.rowsPerBlock - 1) * s.vectorsPerThread *
+                     s.threadsPerRow * vw * accBytes;
+  if (handOver > target.sharedBytesPerBlock)
+    return count(s.rowsPerBlock) + " row groups handing over " +
+           count(handOver) + " bytes of sums (a block has " +
            count(target.sharedBytesPerBlock) + ")";
   return "";
 }

@@ -4,7 +4,7 @@
 // nothing then. sm_80: no clusters.
 // RUN: nf-opt %s --nf-choose-gpu-schedules=arch=sm_80 -split-input-file -verify-diagnostics
 // RUN: not nf-opt %s --nf-lower-to-gpu=arch=sm_80 -split-input-file 2>&1 | FileCheck %s
-// CHECK-COUNT-17: error: 'nf.{{[a-z_]+}}' op cannot run under the schedule
+// CHECK-COUNT-20: error: 'nf.{{[a-z_]+}}' op cannot run under the schedule
 
 func.func @unknown_kind(%x: tensor<4x1000xf32>) -> tensor<4x1000xf32> {
   // expected-error @+1 {{cannot run under the schedule 'fastest': unknown row-norm schedule kind 'fastest' (warp-rows, block-row-registers, block-row-streaming, split-row, channels-last-groups, cluster-row)}}
@@ -138,4 +138,28 @@ func.func @grad_no_blocks(%dy: tensor<4x64xf32>, %x: tensor<4x64xf32>, %r: tenso
   // expected-error @+1 {{no max-blocks in the gradient's schedule}}
   %dx, %ds = nf.rms_norm_grad %dy, %x, %r {axis = 1 : i64, nf.gpu_schedule = "warp-rows threads-per-row=16 rows-per-block=16 vector=4 registers=1 chunk=64"} : (tensor<4x64xf32>, tensor<4x64xf32>, tensor<4x1xf32>) -> (tensor<4x64xf32>, tensor<64xf32>)
   return %dx : tensor<4x64xf32>
+}
+
+// -----
+
+func.func @channels_first_for_last(%dy: tensor<16x64xf32>) -> tensor<64xf32> {
+  // expected-error @+1 {{channels-first for channels last}}
+  %db = nf.bias_add_grad %dy {layout = #nf.layout<nhwc>, nf.gpu_schedule = "channels-first threads-per-row=256 rows-per-block=1 vector=4 registers=1 max-blocks=8"} : tensor<16x64xf32> -> tensor<64xf32>
+  return %db : tensor<64xf32>
+}
+
+// -----
+
+func.func @channels_not_covered(%dy: tensor<16x64xf32>) -> tensor<64xf32> {
+  // expected-error @+1 {{8 threads of 1 vectors of 4 cover fewer than the 64 channels}}
+  %db = nf.bias_add_grad %dy {layout = #nf.layout<nhwc>, nf.gpu_schedule = "channels-last threads-per-row=8 rows-per-block=32 vector=4 registers=1 max-blocks=8"} : tensor<16x64xf32> -> tensor<64xf32>
+  return %db : tensor<64xf32>
+}
+
+// -----
+
+func.func @channels_first_part_warps(%dy: tensor<2x8x7x7xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{48 threads a block: a power of two up to 32, or whole warps}}
+  %db = nf.bias_add_grad %dy {layout = #nf.layout<nchw>, nf.gpu_schedule = "channels-first threads-per-row=48 rows-per-block=1 vector=1 registers=1 max-blocks=8"} : tensor<2x8x7x7xf32> -> tensor<8xf32>
+  return %db : tensor<8xf32>
 }

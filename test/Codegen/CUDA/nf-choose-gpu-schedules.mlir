@@ -1,5 +1,6 @@
-// The first step of the GPU lowering: each forward row norm and norm
-// gradient gets its schedule as text (nf.gpu_schedule), chosen for the
+// The first step of the GPU lowering: each forward row norm, norm
+// gradient and per-channel reduction gets its schedule as text
+// (nf.gpu_schedule), chosen for the
 // target, inside an
 // nf.fused group too; a schedule already written on an op is kept (checked
 // against it) and the lowering follows it, so one op can be lowered
@@ -72,4 +73,28 @@ func.func @grads(%dy: tensor<4096x1024xf32>, %x: tensor<4096x1024xf32>, %m: tens
   %dx, %ds, %db = nf.layer_norm_grad %dy, %x, %m, %r scale %s {axis = 1 : i64} : (tensor<4096x1024xf32>, tensor<4096x1024xf32>, tensor<4096x1xf32>, tensor<4096x1xf32>, tensor<1024xf32>) -> (tensor<4096x1024xf32>, tensor<1024xf32>, tensor<1024xf32>)
   %dzz, %dsz = nf.rms_norm_grad %dz, %z, %rz {axis = 1 : i64, nf.gpu_schedule = "split-row threads-per-row=64 rows-per-block=1 vector=8 registers=1 chunk=512 max-blocks=6"} : (tensor<64x1000xbf16>, tensor<64x1000xbf16>, tensor<64x1xf32>) -> (tensor<64x1000xbf16>, tensor<1000xbf16>)
   return %dx, %dzz : tensor<4096x1024xf32>, tensor<64x1000xbf16>
+}
+
+// -----
+
+// Per-channel reductions too (bias_add_grad, batch_norm_training,
+// batch_norm_grad): across the channels where they are last (8 threads of
+// 8 bf16 channels, 32 positions a block), a block per (channel, range)
+// where they are first; at most the target's SMs' worth of blocks. The
+// schedule written on the second bias_add_grad is kept and followed (64
+// threads a block).
+// CHECK-LABEL: func.func @channels
+// SM90: nf.batch_norm_training {{.+}} nf.gpu_schedule = "channels-last threads-per-row=8 rows-per-block=32 vector=8 registers=1 max-blocks=1056"
+// SM80: nf.batch_norm_training {{.+}} nf.gpu_schedule = "channels-last threads-per-row=8 rows-per-block=32 vector=8 registers=1 max-blocks=864"
+// SM90: nf.bias_add_grad {{.+}} nf.gpu_schedule = "channels-first threads-per-row=256 rows-per-block=1 vector=4 registers=1 max-blocks=1056"
+// SM80: nf.bias_add_grad {{.+}} nf.gpu_schedule = "channels-first threads-per-row=256 rows-per-block=1 vector=4 registers=1 max-blocks=864"
+// CHECK: nf.bias_add_grad {{.+}} nf.gpu_schedule = "channels-first threads-per-row=64 rows-per-block=1 vector=2 registers=1 max-blocks=40"
+// LOWERED-LABEL: gpu.func @channels_bias_add_grad_sums_1(
+// LOWERED-SAME: known_block_size = array<i32: 64, 1, 1>
+// LOWERED-SAME: nf.schedule = "channels-first threads-per-row=64 rows-per-block=1 vector=2 registers=1 max-blocks=40"
+func.func @channels(%x: tensor<8x56x56x64xbf16>, %rm: tensor<64xf32>, %rv: tensor<64xf32>, %dy: tensor<32x256x14x14xf32>) -> (tensor<8x56x56x64xbf16>, tensor<256xf32>, tensor<256xf32>) {
+  %y, %m, %r, %nm, %nv = nf.batch_norm_training %x running(%rm, %rv) {layout = #nf.layout<nhwc>} : (tensor<8x56x56x64xbf16>, tensor<64xf32>, tensor<64xf32>) -> (tensor<8x56x56x64xbf16>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>)
+  %db = nf.bias_add_grad %dy {layout = #nf.layout<nchw>} : tensor<32x256x14x14xf32> -> tensor<256xf32>
+  %db2 = nf.bias_add_grad %dy {layout = #nf.layout<nchw>, nf.gpu_schedule = "channels-first threads-per-row=64 rows-per-block=1 vector=2 registers=1 max-blocks=40"} : tensor<32x256x14x14xf32> -> tensor<256xf32>
+  return %y, %db, %db2 : tensor<8x56x56x64xbf16>, tensor<256xf32>, tensor<256xf32>
 }

@@ -234,7 +234,8 @@ selectGroupNormSchedule(int64_t elementsPerGroup, int64_t contiguous,
 
 /// The attribute a forward row norm (layer, RMS, group or instance norm)
 /// carries its schedule in, as RowNormSchedule::str() prints it (a layer
-/// or RMS norm gradient: RowNormGradSchedule::str()): written
+/// or RMS norm gradient: RowNormGradSchedule::str(); bias_add_grad and the
+/// batch norms: ChannelReductionSchedule::str()): written
 /// by nf-choose-gpu-schedules (or by hand, to try a schedule), read by
 /// nf-lower-to-gpu, which checks it against the op and chooses none itself.
 inline constexpr const char *kGpuScheduleAttr = "nf.gpu_schedule";
@@ -345,6 +346,23 @@ ChannelReductionSchedule
 selectChannelReductionSchedule(int64_t channels, int64_t inner,
                                bool channelsLast, Type elementType,
                                const GpuTarget &target);
+
+/// The channel reduction schedule `text` spells (ChannelReductionSchedule::
+/// str()'s words), or failure with the reason in `error`.
+FailureOr<ChannelReductionSchedule>
+parseChannelReductionSchedule(llvm::StringRef text, std::string &error);
+
+/// Why `s` cannot reduce `channels` channels whose runs of `inner` elements
+/// are contiguous (kDynamic if unknown; channels last where inner is 1 and
+/// the channels known) of `elementType` on `target` ("" when it can): the
+/// other layout's kind, a vector that is not 16 bytes or fewer or does not
+/// divide the runs, channels-last threads whose vectors do not cover the
+/// channels or whose row groups' hand-over passes the block's shared
+/// memory, channels-first threads a block cannot add across, no blocks.
+std::string checkChannelReductionSchedule(const ChannelReductionSchedule &s,
+                                          int64_t channels, int64_t inner,
+                                          Type elementType,
+                                          const GpuTarget &target);
 
 /// How the partial sums of a channel reduction are added up per (image,
 /// channel) (ChannelSums.h, emitPartialTotals): a block per image and run
