@@ -135,6 +135,58 @@ def test_rows_on_thread_block_clusters(dtype, cols):
         np.testing.assert_allclose(rstd.double().cpu().numpy(), ref_rstd, rtol=1e-5)
 
 
+def group_norm_nhwc_ir(n, h, w, c, groups, dtype):
+    t = f"tensor<{n}x{h}x{w}x{c}x{dtype}>"
+    p = f"tensor<{c}xf32>"
+    st = f"tensor<{n}x{groups}xf32>"
+    return f"""
+func.func @gn(%x: {t}, %s: {p}, %b: {p}) -> ({t}, {st}, {st}) {{
+  %y, %m, %r = nf.group_norm %x scale %s bias %b {{layout = #nf.layout<nhwc>, num_groups = {groups} : i64}} : ({t}, {p}, {p}) -> ({t}, {st}, {st})
+  return %y, %m, %r : {t}, {st}, {st}
+}}
+"""
+
+
+@pytest.mark.parametrize("dtype", ["f32", "bf16"])
+def test_group_norm_nhwc_in_one_kernel_with_a_grid_barrier(dtype):
+    # Stable Diffusion's 2x64x64x320 in 32 groups: one cooperative launch
+    # (every block resident, a grid barrier between the parts' moments and
+    # their combination) where the device holds its grid, the three kernels
+    # forced beside it. Against float64, relative to the largest |y|: f32 to
+    # 1e-5, bf16 to one rounding (2^-8); the statistics to 1e-5. A second
+    # call (a CUDA graph's replay, the counter zeroed again) gives the same
+    # bits.
+    n, h, w, c, groups = 2, 64, 64, 320, 32
+    g = torch.Generator().manual_seed(13)
+    x = torch.randn(n, h, w, c, generator=g) * 2 + 3
+    scale, bias = torch.randn(c, generator=g), torch.randn(c, generator=g)
+    xd = x.to({"f32": torch.float32, "bf16": torch.bfloat16}[dtype])
+    xs = xd.double().numpy().reshape(n, h * w, groups, c // groups)
+    mean = xs.mean(axis=(1, 3))
+    var = ((xs - mean[:, None, :, None]) ** 2).mean(axis=(1, 3))
+    rstd = 1.0 / np.sqrt(var + 1e-5)
+    ref = ((xs - mean[:, None, :, None]) * rstd[:, None, :, None]).reshape(n, h, w, c)
+    ref = ref * scale.double().numpy() + bias.double().numpy()
+    tol = {"f32": 1e-5, "bf16": 2**-8}[dtype]
+    # 256 blocks of 320 threads, compiled for 2 an SM: an H100's 132 SMs
+    # hold them; a device of fewer SMs may take the three kernels.
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    one = (1,) if sms >= 128 else (1, 3)
+    for schedule, launches in (("auto", one), ("channels-last-groups", (3,))):
+        fn = normfuse.compile(group_norm_nhwc_ir(n, h, w, c, groups, dtype), "gn",
+                              target="cuda", row_norm_schedule=schedule)
+        assert fn.launches in launches, (schedule, fn.launches)
+        args = (xd.cuda(), scale.cuda(), bias.cuda())
+        y, m, r = fn(*args)
+        y2, _, _ = fn(*args)
+        torch.cuda.synchronize()
+        err = np.abs(y.double().cpu().numpy() - ref).max() / np.abs(ref).max()
+        assert err < tol, (schedule, err)
+        np.testing.assert_allclose(m.double().cpu().numpy(), mean, rtol=1e-5)
+        np.testing.assert_allclose(r.double().cpu().numpy(), rstd, rtol=1e-5)
+        assert torch.equal(y, y2), schedule
+
+
 def delayed_inputs(stream, inputs):
     """Copies of `inputs` that hold NaN until `stream`, after sleeping, has
     written their values: a kernel that runs on another stream reads NaN."""
