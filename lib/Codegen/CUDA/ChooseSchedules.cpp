@@ -2,8 +2,9 @@
 //
 // Part of normfuse. The first step of the GPU lowering: every forward row
 // norm (layer, RMS, group and instance norm, inside an nf.fused group or
-// not), every layer or RMS norm gradient and every per-channel reduction
-// (bias_add_grad, batch_norm_training, batch_norm_grad) gets its schedule
+// not), every norm gradient (layer, RMS, group, instance) and every
+// per-channel reduction (bias_add_grad, batch_norm_training,
+// batch_norm_grad) gets its schedule
 // as text in nf.gpu_schedule, chosen by the CUDA
 // schedule layer for the target from the op's types, or, where the op
 // already carries one (written by hand or by a tuner), that one checked
@@ -251,6 +252,29 @@ std::optional<ChannelFacts> channelFacts(Operation *op) {
       .Default([](Operation *) { return std::nullopt; });
 }
 
+/// What a group or instance norm gradient's schedule is chosen from.
+struct GroupGradFacts {
+  int64_t images, channels, spatial;
+  bool nhwc;
+  Type element;
+};
+
+template <typename Op> GroupGradFacts groupGradFactsOf(Op op) {
+  auto type = cast<RankedTensorType>(op.getInput().getType());
+  int64_t rank = type.getRank();
+  int64_t axis = getChannelAxis(op.getLayout(), rank);
+  return {product(type, 0, 1), product(type, axis, axis + 1),
+          product(type, 1, rank, axis), op.getLayout() == Layout::NHWC,
+          type.getElementType()};
+}
+
+std::optional<GroupGradFacts> groupGradFacts(Operation *op) {
+  return llvm::TypeSwitch<Operation *, std::optional<GroupGradFacts>>(op)
+      .Case<GroupNormGradOp, InstanceNormGradOp>(
+          [](auto o) { return groupGradFactsOf(o); })
+      .Default([](Operation *) { return std::nullopt; });
+}
+
 bool sameChannelSchedule(const ChannelReductionSchedule &a,
                          const ChannelReductionSchedule &b) {
   return a.channelsLast == b.channelsLast &&
@@ -307,6 +331,35 @@ LogicalResult cuda::chooseRowNormSchedules(Operation *root,
                                                   options.target);
           },
           sameChannelSchedule);
+      return;
+    }
+    if (std::optional<GroupGradFacts> f = groupGradFacts(op)) {
+      // The sums are channels last where the channels are contiguous (NHWC,
+      // or NCHW of one position) and of a known count
+      // (ChannelDims::channelsLast).
+      bool channelsLast =
+          (f->nhwc || f->spatial == 1) && !ShapedType::isDynamic(f->channels);
+      ok &= scheduleOp<GroupNormGradSchedule>(
+          op, parseGroupNormGradSchedule,
+          [&](const GroupNormGradSchedule &s) {
+            return checkGroupNormGradSchedule(s, f->channels, f->spatial,
+                                              f->nhwc, f->element,
+                                              options.target);
+          },
+          [&] {
+            return selectGroupNormGradSchedule(f->images, f->channels,
+                                               f->spatial, channelsLast,
+                                               f->element, options.target);
+          },
+          [](const GroupNormGradSchedule &a, const GroupNormGradSchedule &b) {
+            return sameChannelSchedule(a.sums, b.sums) &&
+                   a.dx.blockSize == b.dx.blockSize &&
+                   a.dx.vectorWidth == b.dx.vectorWidth &&
+                   a.dx.peeled == b.dx.peeled &&
+                   a.dx.minBlocksPerMultiprocessor ==
+                       b.dx.minBlocksPerMultiprocessor &&
+                   a.finishBlockSize == b.finishBlockSize;
+          });
     }
   });
   return success(ok);
@@ -340,4 +393,9 @@ FailureOr<RowNormGradSchedule> cuda::readRowNormGradSchedule(Operation *op) {
 FailureOr<ChannelReductionSchedule>
 cuda::readChannelReductionSchedule(Operation *op) {
   return readSchedule(op, parseChannelReductionSchedule);
+}
+
+FailureOr<GroupNormGradSchedule>
+cuda::readGroupNormGradSchedule(Operation *op) {
+  return readSchedule(op, parseGroupNormGradSchedule);
 }

@@ -96,9 +96,11 @@ LogicalResult lowerGroupNormGrad(RewriterBase &rewriter, GradOp op,
   // 1. The partial sums of dy*xhat (0) and dy (1) per (image, channel).
   ChannelSums cs = channelSumsOf(b, loc, op.getInput(), op.getLayout(), 2,
                                  /*perImage=*/true);
-  GroupNormGradSchedule s = selectGroupNormGradSchedule(
-      constantOr(g.n), constantOr(g.c), constantOr(g.hw),
-      cs.dims.channelsLast(), xType.getElementType(), options.target);
+  // The schedule written on the op first (chooseRowNormSchedules).
+  FailureOr<GroupNormGradSchedule> schedule = readGroupNormGradSchedule(op);
+  if (failed(schedule))
+    return failure();
+  const GroupNormGradSchedule &s = *schedule;
   auto flat = [&](Value tensor) {
     return flatten(b, loc, getBuffer(b, loc, tensor));
   };

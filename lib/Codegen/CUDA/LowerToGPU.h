@@ -33,8 +33,8 @@ parseGPULoweringOptions(Operation *root, llvm::StringRef pass,
                         llvm::StringRef arch, llvm::StringRef rowNormSchedule);
 
 /// The first step of the lowering (ChooseSchedules.cpp): every row norm,
-/// layer or RMS norm gradient and per-channel reduction (bias_add_grad,
-/// batch norms) under `root` without a schedule gets the
+/// norm gradient and per-channel reduction (bias_add_grad, batch norms)
+/// under `root` without a schedule gets the
 /// one the schedule layer chooses, as text in kGpuScheduleAttr; one that
 /// has a schedule keeps it,
 /// checked against the op (a diagnostic at the op and failure where it
@@ -50,6 +50,8 @@ FailureOr<RowNormGradSchedule> readRowNormGradSchedule(Operation *op);
 /// The same for a per-channel reduction (bias_add_grad,
 /// batch_norm_training, batch_norm_grad).
 FailureOr<ChannelReductionSchedule> readChannelReductionSchedule(Operation *op);
+/// The same for a group or instance norm gradient.
+FailureOr<GroupNormGradSchedule> readGroupNormGradSchedule(Operation *op);
 
 /// layer_norm, rms_norm, and group_norm and instance_norm of static shape;
 /// fails on other ops.

@@ -385,3 +385,68 @@ cuda::checkChannelReductionSchedule(const ChannelReductionSchedule &s,
            count(target.sharedBytesPerBlock) + ")";
   return "";
 }
+
+FailureOr<GroupNormGradSchedule>
+cuda::parseGroupNormGradSchedule(llvm::StringRef text, std::string &error) {
+  // The dx kernel's and the finish's words; the rest are the sums'.
+  llvm::SmallVector<llvm::StringRef> words, own;
+  text.split(words, ' ', -1, /*KeepEmpty=*/false);
+  std::string sums;
+  for (llvm::StringRef word : words) {
+    if (word.starts_with("dx-") || word.starts_with("finish-"))
+      own.push_back(word);
+    else
+      sums += (sums.empty() ? "" : " ") + word.str();
+  }
+  GroupNormGradSchedule s;
+  FailureOr<ChannelReductionSchedule> channels =
+      parseChannelReductionSchedule(sums, error);
+  if (failed(channels))
+    return failure();
+  s.sums = *channels;
+  bool ok = parseWords(
+      own, [](llvm::StringRef) -> bool * { return nullptr; },
+      [&](llvm::StringRef key) {
+        return llvm::StringSwitch<int64_t *>(key)
+            .Case("dx-block", &s.dx.blockSize)
+            .Case("dx-vector", &s.dx.vectorWidth)
+            .Case("dx-min-blocks-per-sm", &s.dx.minBlocksPerMultiprocessor)
+            .Case("finish-block", &s.finishBlockSize)
+            .Default(nullptr);
+      },
+      error);
+  if (!ok)
+    return failure();
+  return s;
+}
+
+std::string cuda::checkGroupNormGradSchedule(const GroupNormGradSchedule &s,
+                                             int64_t channels, int64_t spatial,
+                                             bool nhwc, Type elementType,
+                                             const GpuTarget &target) {
+  auto count = [](int64_t n) { return std::to_string(n); };
+  // The sums per (image, channel): channels last in NHWC of a known count.
+  int64_t inner = nhwc ? 1 : spatial;
+  if (std::string why = checkChannelReductionSchedule(s.sums, channels, inner,
+                                                      elementType, target);
+      !why.empty())
+    return why;
+  int64_t bytes = std::max<int64_t>(1, elementType.getIntOrFloatBitWidth() / 8);
+  int64_t vw = s.dx.vectorWidth;
+  int64_t run = nhwc ? channels : spatial;
+  if (vw < 1 || !llvm::isPowerOf2_64(vw) ||
+      vw * bytes > GpuTarget::kMaxAccessBytes ||
+      (ShapedType::isDynamic(run) ? vw != 1 : run % vw != 0))
+    return "dx vectors of " + count(vw) + " elements for runs of " +
+           (ShapedType::isDynamic(run) ? "unknown length" : count(run)) +
+           " (a power of two of at most 16 bytes dividing them)";
+  for (auto [what, threads, blocks] :
+       {std::tuple<const char *, int64_t, int64_t>{
+            "dx", s.dx.blockSize, s.dx.minBlocksPerMultiprocessor},
+        {"finish", s.finishBlockSize, 1}})
+    if (threads < 1 || threads > GpuTarget::kMaxThreadsPerBlock || blocks < 1 ||
+        threads * blocks > target.maxThreadsPerMultiprocessor)
+      return std::string(what) + " blocks of " + count(threads) + " threads, " +
+             count(blocks) + " an SM";
+  return "";
+}

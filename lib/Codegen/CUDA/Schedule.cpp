@@ -807,6 +807,14 @@ PointwiseSchedule cuda::selectPointwiseSchedule(int64_t numElements,
   return s;
 }
 
+std::string GroupNormGradSchedule::str() const {
+  return sums.str() + " dx-block=" + std::to_string(dx.blockSize) +
+         " dx-vector=" + std::to_string(dx.vectorWidth) +
+         " dx-min-blocks-per-sm=" +
+         std::to_string(dx.minBlocksPerMultiprocessor) +
+         " finish-block=" + std::to_string(finishBlockSize);
+}
+
 GroupNormGradSchedule
 cuda::selectGroupNormGradSchedule(int64_t images, int64_t channels,
                                   int64_t spatial, bool channelsLast,

@@ -4,7 +4,7 @@
 // nothing then. sm_80: no clusters.
 // RUN: nf-opt %s --nf-choose-gpu-schedules=arch=sm_80 -split-input-file -verify-diagnostics
 // RUN: not nf-opt %s --nf-lower-to-gpu=arch=sm_80 -split-input-file 2>&1 | FileCheck %s
-// CHECK-COUNT-20: error: 'nf.{{[a-z_]+}}' op cannot run under the schedule
+// CHECK-COUNT-22: error: 'nf.{{[a-z_]+}}' op cannot run under the schedule
 
 func.func @unknown_kind(%x: tensor<4x1000xf32>) -> tensor<4x1000xf32> {
   // expected-error @+1 {{cannot run under the schedule 'fastest': unknown row-norm schedule kind 'fastest' (warp-rows, block-row-registers, block-row-streaming, split-row, channels-last-groups, cluster-row)}}
@@ -162,4 +162,20 @@ func.func @channels_first_part_warps(%dy: tensor<2x8x7x7xf32>) -> tensor<8xf32> 
   // expected-error @+1 {{48 threads a block: a power of two up to 32, or whole warps}}
   %db = nf.bias_add_grad %dy {layout = #nf.layout<nchw>, nf.gpu_schedule = "channels-first threads-per-row=48 rows-per-block=1 vector=1 registers=1 max-blocks=8"} : tensor<2x8x7x7xf32> -> tensor<8xf32>
   return %db : tensor<8xf32>
+}
+
+// -----
+
+func.func @group_grad_dx_vector(%dy: tensor<2x4x4x6xf32>, %m: tensor<2x3xf32>) -> tensor<2x4x4x6xf32> {
+  // expected-error @+1 {{dx vectors of 4 elements for runs of 6 (a power of two of at most 16 bytes dividing them)}}
+  %dx, %ds, %db = nf.group_norm_grad %dy, %dy, %m, %m {layout = #nf.layout<nhwc>, num_groups = 3 : i64, nf.gpu_schedule = "channels-last threads-per-row=4 rows-per-block=64 vector=2 registers=1 max-blocks=8 dx-block=256 dx-vector=4 dx-min-blocks-per-sm=4 finish-block=256"} : (tensor<2x4x4x6xf32>, tensor<2x4x4x6xf32>, tensor<2x3xf32>, tensor<2x3xf32>) -> (tensor<2x4x4x6xf32>, tensor<6xf32>, tensor<6xf32>)
+  return %dx : tensor<2x4x4x6xf32>
+}
+
+// -----
+
+func.func @group_grad_big_dx_blocks(%dy: tensor<2x4x4x6xf32>, %m: tensor<2x3xf32>) -> tensor<2x4x4x6xf32> {
+  // expected-error @+1 {{dx blocks of 1024 threads, 4 an SM}}
+  %dx, %ds, %db = nf.group_norm_grad %dy, %dy, %m, %m {layout = #nf.layout<nhwc>, num_groups = 3 : i64, nf.gpu_schedule = "channels-last threads-per-row=4 rows-per-block=64 vector=2 registers=1 max-blocks=8 dx-block=1024 dx-vector=2 dx-min-blocks-per-sm=4 finish-block=256"} : (tensor<2x4x4x6xf32>, tensor<2x4x4x6xf32>, tensor<2x3xf32>, tensor<2x3xf32>) -> (tensor<2x4x4x6xf32>, tensor<6xf32>, tensor<6xf32>)
+  return %dx : tensor<2x4x4x6xf32>
 }

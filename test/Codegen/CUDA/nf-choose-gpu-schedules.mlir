@@ -98,3 +98,25 @@ func.func @channels(%x: tensor<8x56x56x64xbf16>, %rm: tensor<64xf32>, %rv: tenso
   %db2 = nf.bias_add_grad %dy {layout = #nf.layout<nchw>, nf.gpu_schedule = "channels-first threads-per-row=64 rows-per-block=1 vector=2 registers=1 max-blocks=40"} : tensor<32x256x14x14xf32> -> tensor<256xf32>
   return %y, %db, %db2 : tensor<8x56x56x64xbf16>, tensor<256xf32>, tensor<256xf32>
 }
+
+// -----
+
+// Group and instance norm gradients: the per-(image, channel) sums, the dx
+// kernel and the finish; a hand-written one (dx blocks of 128 threads of
+// 2-element vectors) is followed.
+// CHECK-LABEL: func.func @group_grads
+// SM90: nf.group_norm_grad {{.+}} nf.gpu_schedule = "channels-last threads-per-row=128 rows-per-block=2 vector=4 registers=1 max-blocks=1056 dx-block=256 dx-vector=4 dx-min-blocks-per-sm=4 finish-block=256"
+// SM80: nf.group_norm_grad {{.+}} nf.gpu_schedule = "channels-last threads-per-row=128 rows-per-block=2 vector=4 registers=1 max-blocks=864 dx-block=256 dx-vector=4 dx-min-blocks-per-sm=4 finish-block=256"
+// CHECK: nf.group_norm_grad {{.+}} nf.gpu_schedule = "channels-last threads-per-row=128 rows-per-block=2 vector=4 registers=1 max-blocks=64 dx-block=128 dx-vector=2 dx-min-blocks-per-sm=2 finish-block=128"
+// LOWERED-LABEL: gpu.func @group_grads_group_norm_grad_sums_1(
+// LOWERED-SAME: nf.schedule = "channels-last threads-per-row=128 rows-per-block=2 vector=4 registers=1 max-blocks=64"
+// LOWERED-LABEL: gpu.func @group_grads_group_norm_grad_finish_1(
+// LOWERED-SAME: known_block_size = array<i32: 128, 1, 1>
+// LOWERED-LABEL: gpu.func @group_grads_group_norm_grad_dx_1(
+// LOWERED-SAME: known_block_size = array<i32: 128, 1, 1>
+// LOWERED-SAME: nf.schedule = "group-norm-grad-dx grid-stride block=128 vector=2 min-blocks-per-sm=2"
+func.func @group_grads(%dy: tensor<2x16x16x320xf32>, %x: tensor<2x16x16x320xf32>, %m: tensor<2x32xf32>, %r: tensor<2x32xf32>) -> (tensor<2x16x16x320xf32>, tensor<2x16x16x320xf32>) {
+  %dx, %ds, %db = nf.group_norm_grad %dy, %x, %m, %r {layout = #nf.layout<nhwc>, num_groups = 32 : i64} : (tensor<2x16x16x320xf32>, tensor<2x16x16x320xf32>, tensor<2x32xf32>, tensor<2x32xf32>) -> (tensor<2x16x16x320xf32>, tensor<320xf32>, tensor<320xf32>)
+  %dx2, %ds2, %db2 = nf.group_norm_grad %dy, %x, %m, %r {layout = #nf.layout<nhwc>, num_groups = 32 : i64, nf.gpu_schedule = "channels-last threads-per-row=128 rows-per-block=2 vector=4 registers=1 max-blocks=64 dx-block=128 dx-vector=2 dx-min-blocks-per-sm=2 finish-block=128"} : (tensor<2x16x16x320xf32>, tensor<2x16x16x320xf32>, tensor<2x32xf32>, tensor<2x32xf32>) -> (tensor<2x16x16x320xf32>, tensor<320xf32>, tensor<320xf32>)
+  return %dx, %dx2 : tensor<2x16x16x320xf32>, tensor<2x16x16x320xf32>
+}

@@ -234,7 +234,8 @@ selectGroupNormSchedule(int64_t elementsPerGroup, int64_t contiguous,
 
 /// The attribute a forward row norm (layer, RMS, group or instance norm)
 /// carries its schedule in, as RowNormSchedule::str() prints it (a layer
-/// or RMS norm gradient: RowNormGradSchedule::str(); bias_add_grad and the
+/// or RMS norm gradient: RowNormGradSchedule::str(); a group or instance
+/// norm gradient: GroupNormGradSchedule::str(); bias_add_grad and the
 /// batch norms: ChannelReductionSchedule::str()): written
 /// by nf-choose-gpu-schedules (or by hand, to try a schedule), read by
 /// nf-lower-to-gpu, which checks it against the op and chooses none itself.
@@ -491,6 +492,9 @@ struct GroupNormGradSchedule {
   /// The finishing kernel: a thread per (image, group) and per channel,
   /// over the partial sums' totals.
   int64_t finishBlockSize = 256;
+  /// "<sums' words> dx-block=256 dx-vector=4 dx-min-blocks-per-sm=4
+  /// finish-block=256"
+  std::string str() const;
 };
 
 /// The schedule of a group norm gradient over `images` images of
@@ -499,6 +503,22 @@ GroupNormGradSchedule
 selectGroupNormGradSchedule(int64_t images, int64_t channels, int64_t spatial,
                             bool channelsLast, Type elementType,
                             const GpuTarget &target);
+
+/// The group norm gradient schedule `text` spells (its str()'s words), or
+/// failure with the reason in `error`.
+FailureOr<GroupNormGradSchedule>
+parseGroupNormGradSchedule(llvm::StringRef text, std::string &error);
+
+/// Why `s` cannot run the gradient of a group or instance norm of
+/// `channels` channels at `spatial` positions (kDynamic if unknown), in
+/// NHWC where `nhwc`, of `elementType` on `target` ("" when it can): what
+/// checkChannelReductionSchedule refuses of its sums, a dx vector that is
+/// not 16 bytes or fewer or does not divide the channels (NHWC) or the
+/// positions (NCHW), or blocks an SM does not hold.
+std::string checkGroupNormGradSchedule(const GroupNormGradSchedule &s,
+                                       int64_t channels, int64_t spatial,
+                                       bool nhwc, Type elementType,
+                                       const GpuTarget &target);
 
 /// How a matrix product runs: matmul, and conv2d and its two gradients as
 /// implicit GEMMs (the operand tiles gathered from the images and filters
