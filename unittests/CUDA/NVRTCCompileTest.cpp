@@ -624,7 +624,7 @@ struct VectorKernel {
 /// writes above each kernel.
 std::vector<VectorKernel> vectorKernels(const std::string &source) {
   static const std::regex schedule(
-      "// ([A-Za-z0-9_]+): ([^\n]*)vector=([0-9]+)");
+      "// ([A-Za-z0-9_]+): ([^\n]*) vector=([0-9]+)");
   std::vector<VectorKernel> kernels;
   for (std::sregex_iterator it(source.begin(), source.end(), schedule), end;
        it != end; ++it) {
@@ -846,7 +846,7 @@ TEST(NVRTCResourceTest, TensorCoreProductsUseHMMALDSMAndLDGSTSInSASS) {
 // their addresses take registers).
 TEST(NVRTCResourceTest, Tf32ProductsUseHMMA1688WithoutSpills) {
   static const std::regex schedule(
-      "// ([A-Za-z0-9_]+): tensor-core-product [^\n]* tf32\n");
+      "// ([A-Za-z0-9_]+): tensor-core-product [^\n]* tf32[ \n]");
   static const std::regex spills(
       "Compiling entry function '([A-Za-z0-9_]+)'[^]*?"
       "([0-9]+) bytes spill stores, ([0-9]+) bytes spill loads");

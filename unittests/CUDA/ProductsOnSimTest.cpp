@@ -56,6 +56,9 @@ struct TensorCoreCase {
   const char *gpu = nullptr;
   /// f32 compiled with tf32 allowed (JIT option cuda.allowTf32).
   bool tf32 = false;
+  /// A schedule written on the product op by hand (nf.gpu_schedule),
+  /// which the kernel must follow.
+  const char *written = nullptr;
 };
 
 ConvAttrs nhwc(std::array<int64_t, 2> strides, std::array<int64_t, 4> padding,
@@ -443,25 +446,31 @@ std::string caseIR(const TensorCoreCase &c) {
   if (c.epilogue == Epilogue::SiluAdd)
     args += ", %r: " + tr;
   std::string body;
+  std::string written =
+      c.written ? std::string(", nf.gpu_schedule = \"") + c.written + "\"" : "";
   if (c.op != Op::Matmul) {
     const char *name = c.op == Op::Conv ? "nf.conv2d"
                        : c.op == Op::ConvGradInput
                            ? "nf.conv2d_backprop_input"
                            : "nf.conv2d_backprop_filter";
-    body = std::string("  %p = ") + name + " %a, %b " +
-           c.geometry.attrs.toMLIR() + " : " + ta + ", " + tb + " -> " + tr +
-           "\n";
+    std::string attrs = c.geometry.attrs.toMLIR();
+    if (c.written)
+      attrs.insert(attrs.size() - 1, written);
+    body = std::string("  %p = ") + name + " %a, %b " + attrs + " : " + ta +
+           ", " + tb + " -> " + tr + "\n";
   } else {
+    std::vector<std::string> words;
+    if (c.matmul.transposeLhs)
+      words.push_back("transpose_lhs");
+    if (c.matmul.transposeRhs)
+      words.push_back("transpose_rhs");
+    if (c.written)
+      words.push_back(written.substr(2));
     std::string attrs;
-    if (c.matmul.transposeLhs || c.matmul.transposeRhs) {
-      attrs = "{";
-      if (c.matmul.transposeLhs)
-        attrs += "transpose_lhs";
-      if (c.matmul.transposeRhs)
-        attrs +=
-            std::string(c.matmul.transposeLhs ? ", " : "") + "transpose_rhs";
+    for (const std::string &word : words)
+      attrs += (attrs.empty() ? "{" : ", ") + word;
+    if (!attrs.empty())
       attrs += "} ";
-    }
     body = "  %p = nf.matmul %a, %b " + attrs + ": " + ta + ", " + tb + " -> " +
            tr + "\n";
   }
@@ -517,7 +526,12 @@ void checkAgainstFloat64(const TensorCoreCase &c, const std::string &schedule,
       << sim->getPlan().str();
   EXPECT_EQ(sim->getSource().find("channels-last-copy") != std::string::npos,
             c.channelsLast);
-  EXPECT_NE(sim->getSource().find(schedule + "\n"), std::string::npos)
+  // A split K's finish follows (its words' values are the schedule
+  // layer's choice for the result's rows).
+  EXPECT_NE(
+      sim->getSource().find(
+          schedule + (c.splitK > 1 && !c.written ? " finish-block=" : "\n")),
+      std::string::npos)
       << schedule << " is not in\n"
       << sim->getSource();
   if (c.tileEnvironment) {
@@ -596,10 +610,10 @@ TEST_P(TensorCoreProductOnSimTest, MatchesFloat64) {
   std::string schedule = std::string("tensor-core-product tile=") + c.tile;
   if (!c.tileEnvironment)
     schedule += " warps=2x2 stages=3";
-  if (c.splitK > 1)
-    schedule += " split-k=" + std::to_string(c.splitK);
   if (c.tf32)
     schedule += " tf32";
+  if (c.splitK > 1)
+    schedule += " split-k=" + std::to_string(c.splitK);
   if (c.tileEnvironment)
     setenv("NF_CUDA_TENSOR_CORE_TILE", c.tileEnvironment, 1);
   checkAgainstFloat64(c, schedule, 31 + GetParam());
@@ -694,11 +708,11 @@ class Tf32ProductOnSimTest : public testing::TestWithParam<int> {};
 
 TEST_P(Tf32ProductOnSimTest, MatchesFloat64OfTf32Operands) {
   TensorCoreCase c = tf32Cases()[GetParam()];
-  std::string schedule =
-      std::string("tensor-core-product tile=") + c.tile + " warps=2x2 stages=3";
+  std::string schedule = std::string("tensor-core-product tile=") + c.tile +
+                         " warps=2x2 stages=3 tf32";
   if (c.splitK > 1)
     schedule += " split-k=" + std::to_string(c.splitK);
-  checkAgainstFloat64(c, schedule + " tf32", 71 + GetParam());
+  checkAgainstFloat64(c, schedule, 71 + GetParam());
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, Tf32ProductOnSimTest,
@@ -836,6 +850,53 @@ INSTANTIATE_TEST_SUITE_P(Shapes, SimtProductOnSimTest,
                          testing::Range(0, int(simtCases().size())),
                          [](const testing::TestParamInfo<int> &info) {
                            return std::string(simtCases()[info.param].name);
+                         });
+
+/// Products under schedules written on the op by hand, none of them the
+/// schedule layer's choice for its shape: each kernel follows the text
+/// (its nf.schedule is the text) and computes the product: tensor-core
+/// tiles of 2 x 4 warps in 4 stages with 3 rows of tiles walked together,
+/// a split K whose finish adds 2 columns a thread in blocks of 128, the
+/// SIMT kernel on f16 operands, non-square SIMT tiles, a convolution.
+std::vector<TensorCoreCase> writtenCases() {
+  std::vector<TensorCoreCase> all = {
+      {"tensorCore64x128Warps2x4Stages4",
+       DType::F16,
+       {{400, 300}, {300, 200}},
+       Op::Matmul,
+       {},
+       Epilogue::BiasGeluTanh},
+      {"splitKFinish2", DType::BF16, {{70, 1000}, {1000, 24}}},
+      {"simtOnF16", DType::F16, {{65, 40}, {40, 129}}},
+      {"simt64x128x16", DType::F32, {{77, 40}, {40, 136}}},
+  };
+  all[0].written = "tensor-core-product tile=64x128x32 warps=2x4 stages=4 "
+                   "tile-group-rows=3";
+  all[1].written = "tensor-core-product tile=64x64x32 warps=2x2 stages=3 "
+                   "split-k=3 finish-block=128 finish-vector=2 "
+                   "finish-min-blocks-per-sm=4";
+  all[1].splitK = 3;
+  all[2].written = "tiled-product tile=64x64x8 thread=4x4";
+  all[3].written = "tiled-product tile=64x128x16 thread=4x8";
+  TensorCoreCase conv{"simtConvStride2", DType::F32, {}, Op::Conv};
+  conv.geometry = {2, 16, 24, 9, 7, 3, 3, nhwc({2, 2}, {1, 1, 1, 2}, {1, 1})};
+  conv.epilogue = Epilogue::BiasRelu;
+  conv.written = "tiled-product tile=32x64x8 thread=2x4 tile-group-rows=2";
+  all.push_back(conv);
+  return all;
+}
+
+class WrittenScheduleProductOnSimTest : public testing::TestWithParam<int> {};
+
+TEST_P(WrittenScheduleProductOnSimTest, FollowsItAndMatchesFloat64) {
+  TensorCoreCase c = writtenCases()[GetParam()];
+  checkAgainstFloat64(c, c.written, 91 + GetParam());
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, WrittenScheduleProductOnSimTest,
+                         testing::Range(0, int(writtenCases().size())),
+                         [](const testing::TestParamInfo<int> &info) {
+                           return std::string(writtenCases()[info.param].name);
                          });
 
 } // namespace

@@ -135,28 +135,42 @@ def NFLowerLinalgToLoopsPass : Pass<"nf-lower-linalg-to-loops", "func::FuncOp"> 
 }
 
 def NFChooseGPUSchedulesPass : Pass<"nf-choose-gpu-schedules", "ModuleOp"> {
-  let summary = "Write each row norm's GPU schedule on it";
+  let summary = "Write each op's GPU schedule on it";
   let description = [{
     The first step of `nf-lower-to-gpu`, alone: every forward row norm
     (`nf.layer_norm`, `nf.rms_norm`, `nf.group_norm`, `nf.instance_norm`,
-    inside an `nf.fused` group or not) without an `nf.gpu_schedule`
+    inside an `nf.fused` group or not), every norm gradient, every
+    per-channel reduction (`nf.bias_add_grad`, the batch norms) and every
+    matrix product (`nf.matmul`, `nf.conv2d` and its gradients, alone or
+    an `nf.fused` group's producer) without an `nf.gpu_schedule`
     attribute gets the schedule the CUDA schedule layer chooses for the
     `arch` given, as text (`"cluster-row threads-per-row=256
-    rows-per-block=1 vector=4 registers=8 cluster=4"`); one that has the
-    attribute keeps it, checked against the op: a schedule that cannot run
-    the op (a vector that does not divide its rows, threads whose registers
-    do not hold a row, a cluster on a target without clusters, ...) is an
-    error at the op, with the reason. `nf-lower-to-gpu` reads the attribute
-    and chooses no row-norm schedule itself, so a schedule can be seen,
-    written by hand or by a tuner, and lowered.
+    rows-per-block=1 vector=4 registers=8 cluster=4"`,
+    `"tensor-core-product tile=128x128x32 warps=2x2 stages=3"`); one that
+    has the attribute keeps it, checked against the op: a schedule that
+    cannot run the op (a vector that does not divide its rows, threads
+    whose registers do not hold a row, a cluster on a target without
+    clusters, tensor cores for f64, ...) is an error at the op, with the
+    reason. `nf-lower-to-gpu` reads the attribute and chooses no schedule
+    itself, so a schedule can be seen, written by hand or by a tuner, and
+    lowered. (TOSA's matmul and conv2d get theirs in `nf-lower-to-gpu`,
+    which raises them to nf first.)
   }];
+  // A product's static sizes are read from the index arithmetic its
+  // lowering builds, in a scratch block.
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::memref::MemRefDialect"
+  ];
   let options = [
     Option<"arch", "arch", "std::string",
            /*default=*/"::normfuse::runtime::kDefaultGpuTarget",
            "The GPU target the schedules are chosen for (as nf-lower-to-gpu's)">,
     Option<"rowNormSchedule", "row-norm-schedule", "std::string",
            /*default=*/"\"auto\"",
-           "Force the row-norm schedule (as nf-lower-to-gpu's)">
+           "Force the row-norm schedule (as nf-lower-to-gpu's)">,
+    Option<"allowTf32", "allow-tf32", "bool", /*default=*/"false",
+           "f32 products may run on tensor cores as tf32 (as nf-lower-to-gpu's)">
   ];
 }
 

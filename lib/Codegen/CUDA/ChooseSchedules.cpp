@@ -2,9 +2,10 @@
 //
 // Part of normfuse. The first step of the GPU lowering: every forward row
 // norm (layer, RMS, group and instance norm, inside an nf.fused group or
-// not), every norm gradient (layer, RMS, group, instance) and every
+// not), every norm gradient (layer, RMS, group, instance), every
 // per-channel reduction (bias_add_grad, batch_norm_training,
-// batch_norm_grad) gets its schedule
+// batch_norm_grad) and every matrix product (matmul, conv2d and its two
+// gradients, alone or an nf.fused group's producer) gets its schedule
 // as text in nf.gpu_schedule, chosen by the CUDA
 // schedule layer for the target from the op's types, or, where the op
 // already carries one (written by hand or by a tuner), that one checked
@@ -17,6 +18,8 @@
 #include "LowerToGPU.h"
 #include "normfuse/Codegen/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 namespace mlir::nf {
@@ -140,8 +143,10 @@ struct NFChooseGPUSchedulesPass
   void runOnOperation() override {
     FailureOr<GPULoweringOptions> options = parseGPULoweringOptions(
         getOperation(), "nf-choose-gpu-schedules", arch, rowNormSchedule);
-    if (failed(options) ||
-        failed(chooseRowNormSchedules(getOperation(), *options)))
+    if (failed(options))
+      return signalPassFailure();
+    options->allowTf32 = allowTf32;
+    if (failed(chooseGpuSchedules(getOperation(), *options)))
       signalPassFailure();
   }
 };
@@ -284,10 +289,29 @@ bool sameChannelSchedule(const ChannelReductionSchedule &a,
          a.maxBlocks == b.maxBlocks && a.finishBlockSize == b.finishBlockSize;
 }
 
+bool samePointwiseSchedule(const PointwiseSchedule &a,
+                           const PointwiseSchedule &b) {
+  return a.blockSize == b.blockSize && a.vectorWidth == b.vectorWidth &&
+         a.peeled == b.peeled && a.maxBlocks == b.maxBlocks &&
+         a.minBlocksPerMultiprocessor == b.minBlocksPerMultiprocessor;
+}
+
+bool sameProductSchedule(const TiledProductSchedule &a,
+                         const TiledProductSchedule &b) {
+  return a.kind == b.kind && a.tileM == b.tileM && a.tileN == b.tileN &&
+         a.tileK == b.tileK && a.threadM == b.threadM &&
+         a.threadN == b.threadN && a.warpsM == b.warpsM &&
+         a.warpsN == b.warpsN && a.stages == b.stages && a.splitK == b.splitK &&
+         a.tf32 == b.tf32 && a.tileGroupRows == b.tileGroupRows &&
+         (a.splitK == 1 || samePointwiseSchedule(a.finish, b.finish)) &&
+         a.maxBlocks == b.maxBlocks &&
+         a.minBlocksPerMultiprocessor == b.minBlocksPerMultiprocessor;
+}
+
 } // namespace
 
-LogicalResult cuda::chooseRowNormSchedules(Operation *root,
-                                           const GPULoweringOptions &options) {
+LogicalResult cuda::chooseGpuSchedules(Operation *root,
+                                       const GPULoweringOptions &options) {
   bool ok = true;
   root->walk([&](Operation *op) {
     if (std::optional<RowNormFacts> facts = rowNormFacts(op)) {
@@ -352,15 +376,20 @@ LogicalResult cuda::chooseRowNormSchedules(Operation *root,
                                                f->element, options.target);
           },
           [](const GroupNormGradSchedule &a, const GroupNormGradSchedule &b) {
-            return sameChannelSchedule(a.sums, b.sums) &&
-                   a.dx.blockSize == b.dx.blockSize &&
-                   a.dx.vectorWidth == b.dx.vectorWidth &&
-                   a.dx.peeled == b.dx.peeled &&
-                   a.dx.minBlocksPerMultiprocessor ==
-                       b.dx.minBlocksPerMultiprocessor &&
+            return samePointwiseSchedule(a.dx, b.dx) &&
+                   sameChannelSchedule(a.sums, b.sums) &&
                    a.finishBlockSize == b.finishBlockSize;
           });
+      return;
     }
+    if (std::optional<ProductShape> p = productShapeOf(op, options))
+      ok &= scheduleOp<TiledProductSchedule>(
+          op, parseTiledProductSchedule,
+          [&](const TiledProductSchedule &s) {
+            return checkTiledProductSchedule(s, *p, options.target);
+          },
+          [&] { return selectTiledProductSchedule(*p, options.target); },
+          sameProductSchedule);
   });
   return success(ok);
 }
@@ -398,4 +427,8 @@ cuda::readChannelReductionSchedule(Operation *op) {
 FailureOr<GroupNormGradSchedule>
 cuda::readGroupNormGradSchedule(Operation *op) {
   return readSchedule(op, parseGroupNormGradSchedule);
+}
+
+FailureOr<TiledProductSchedule> cuda::readTiledProductSchedule(Operation *op) {
+  return readSchedule(op, parseTiledProductSchedule);
 }

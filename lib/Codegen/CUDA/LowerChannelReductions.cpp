@@ -169,7 +169,7 @@ void emitMomentsFinish(OpBuilder &b, Operation *op, llvm::StringRef what,
 }
 
 /// Launches the two kernels of a per-channel reduction before `op`, under
-/// the schedule written on it (chooseRowNormSchedules).
+/// the schedule written on it (chooseGpuSchedules).
 LogicalResult emitChannelSums(OpBuilder &b, Operation *op, llvm::StringRef what,
                               const ChannelSums &cs,
                               const GPULoweringOptions &options, SumsFn sumsFn,

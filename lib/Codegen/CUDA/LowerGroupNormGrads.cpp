@@ -96,7 +96,7 @@ LogicalResult lowerGroupNormGrad(RewriterBase &rewriter, GradOp op,
   // 1. The partial sums of dy*xhat (0) and dy (1) per (image, channel).
   ChannelSums cs = channelSumsOf(b, loc, op.getInput(), op.getLayout(), 2,
                                  /*perImage=*/true);
-  // The schedule written on the op first (chooseRowNormSchedules).
+  // The schedule written on the op first (chooseGpuSchedules).
   FailureOr<GroupNormGradSchedule> schedule = readGroupNormGradSchedule(op);
   if (failed(schedule))
     return failure();

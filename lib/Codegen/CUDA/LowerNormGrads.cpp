@@ -456,7 +456,7 @@ LogicalResult lowerRowNormGrad(RewriterBase &rewriter, GradOp op,
     cols *= type.getDimSize(d);
   }
   spec.cols = cols;
-  // The schedule written on the op first (chooseRowNormSchedules).
+  // The schedule written on the op first (chooseGpuSchedules).
   FailureOr<RowNormGradSchedule> schedule = readRowNormGradSchedule(op);
   if (failed(schedule))
     return failure();

@@ -182,42 +182,77 @@ void markIndex32(Kernel &k, const Product &p, int64_t copies) {
       IntegerAttr::get(IntegerType::get(k.func->getContext(), 64), 32));
 }
 
-/// Launches the tiled kernel of `p` named after `op` and `name`, with the
-/// pointwise `epilogue` (whose operands are the outer tensors
-/// `epilogueOperands`, one per step or null) applied before the store;
-/// returns the result tensor.
-Value emitProduct(OpBuilder &b, Operation *op, const Product &inPlace,
-                  ArrayRef<PointwiseStep> epilogue,
-                  const GPULoweringOptions &options, llvm::StringRef name) {
-  Location loc = op->getLoc();
-  Product p = inPlace;
-  auto module = op->getParentOfType<ModuleOp>();
-  Type storage = p.resultType.getElementType();
+/// Launches the tiled kernel of `p` named after `op` and `name`, under the
+/// schedule written on `scheduled` (the product op), with the pointwise
+/// `epilogue` (whose operands are the outer tensors `epilogueOperands`,
+/// one per step or null) applied before the store; returns the result
+/// tensor, or failure (with a diagnostic) where `scheduled` has no
+/// schedule.
+/// What `p` accumulates in: f32 (f64 for f64 operands or an f64 result).
+Type accumulationOf(const Product &p) {
+  Type acc = getAccumulationType(getElementTypeOrSelf(p.a.getType()));
+  Type storage = getAccumulationType(p.resultType.getElementType());
+  return storage.getIntOrFloatBitWidth() > acc.getIntOrFloatBitWidth() ? storage
+                                                                       : acc;
+}
+
+/// What the schedule of `p` is chosen from and checked against: its sizes
+/// where static (those its SizesFn builds, on buffers of its operands'
+/// types in a scratch block), its types and its operands' layouts.
+ProductShape shapeOf(const Product &p, bool allowTf32, Location loc) {
+  Block scratch;
+  auto bufferOf = [&](Value v) {
+    auto type = cast<ShapedType>(v.getType());
+    return scratch.addArgument(
+        MemRefType::get(type.getShape(), type.getElementType()), loc);
+  };
+  Value a = bufferOf(p.a), b = bufferOf(p.b);
+  OpBuilder sb(loc.getContext());
+  sb.setInsertionPointToStart(&scratch);
+  SmallVector<Value> sizes = p.sizes(sb, loc, a, b).kernel;
   Type operandElement = getElementTypeOrSelf(p.a.getType());
-  Type acc = getAccumulationType(operandElement);
-  if (getAccumulationType(storage).getIntOrFloatBitWidth() >
-      acc.getIntOrFloatBitWidth())
-    acc = getAccumulationType(storage);
-  Value aBuffer = getBuffer(b, loc, p.a), bBuffer = getBuffer(b, loc, p.b);
-  ProductSizes hostSizes = p.sizes(b, loc, aBuffer, bBuffer);
-  ArrayRef<Value> sizes = hostSizes.kernel;
   // The tensor-core kernel stages operands with consecutive elements along
   // one of their dimensions, and accumulates in f32.
   auto staged = [](const OperandLayout &l) {
     return l.along != OperandLayout::Runs::None;
   };
   bool tensorCoreOperands =
-      staged(p.layoutA) && staged(p.layoutB) && acc.isF32() &&
+      staged(p.layoutA) && staged(p.layoutB) && accumulationOf(p).isF32() &&
       getElementTypeOrSelf(p.b.getType()) == operandElement;
   // (Channels-last operands that store the result another way make its
   // columns not consecutive: the split K's finish takes that too.)
   bool consecutiveColumns =
       p.consecutiveColumns && !(p.channelsLast && p.channelsLast->store);
-  TiledProductSchedule s = selectTiledProductSchedule(
-      {constantOr(sizes[kBatch]), constantOr(sizes[kM]), constantOr(sizes[kN]),
-       constantOr(sizes[kK]), operandElement, storage, tensorCoreOperands,
-       consecutiveColumns, options.allowTf32},
-      options.target);
+  return {constantOr(sizes[kBatch]),
+          constantOr(sizes[kM]),
+          constantOr(sizes[kN]),
+          constantOr(sizes[kK]),
+          operandElement,
+          p.resultType.getElementType(),
+          tensorCoreOperands,
+          consecutiveColumns,
+          allowTf32};
+}
+
+FailureOr<Value> emitProduct(OpBuilder &b, Operation *op, Operation *scheduled,
+                             const Product &inPlace,
+                             ArrayRef<PointwiseStep> epilogue,
+                             const GPULoweringOptions &options,
+                             llvm::StringRef name) {
+  Location loc = op->getLoc();
+  Product p = inPlace;
+  auto module = op->getParentOfType<ModuleOp>();
+  Type storage = p.resultType.getElementType();
+  Type acc = accumulationOf(p);
+  // The schedule written on the op first (chooseGpuSchedules).
+  FailureOr<TiledProductSchedule> schedule =
+      readTiledProductSchedule(scheduled);
+  if (failed(schedule))
+    return failure();
+  const TiledProductSchedule &s = *schedule;
+  Value aBuffer = getBuffer(b, loc, p.a), bBuffer = getBuffer(b, loc, p.b);
+  ProductSizes hostSizes = p.sizes(b, loc, aBuffer, bBuffer);
+  ArrayRef<Value> sizes = hostSizes.kernel;
   int64_t threads = s.blockSize();
   // The tensor-core kernel reads an NCHW convolution that allows it from
   // channels-last copies of its operands (the schedule is the same).
@@ -899,20 +934,17 @@ int64_t columnAxis(Operation *op) {
 
 } // namespace
 
-LogicalResult cuda::lowerProductToGPU(RewriterBase &rewriter, Operation *op,
-                                      const GPULoweringOptions &options) {
-  FailureOr<Product> p = getAnyProduct(op);
-  if (failed(p))
-    return failure();
-  rewriter.setInsertionPoint(op);
-  rewriter.replaceOp(op, emitProduct(rewriter, op, *p, {}, options,
-                                     op->getName().stripDialect()));
-  return success();
-}
+namespace {
 
-LogicalResult cuda::lowerFusedProductToGPU(RewriterBase &rewriter,
-                                           FusedOp fused,
-                                           const GPULoweringOptions &options) {
+/// An nf.fused matmul or conv2d with a pointwise epilogue, the one kernel
+/// that runs it: the product of its producer read from the fused op's
+/// operands, storing the fused op's result.
+struct FusedProduct {
+  FusedGroup group;
+  Product product;
+};
+
+FailureOr<FusedProduct> matchFusedProduct(FusedOp fused) {
   FailureOr<FusedGroup> group = matchFusedGroup(fused);
   if (failed(group) || !isa<MatmulOp, Conv2DOp>(group->producer) ||
       !group->prologue.empty() ||
@@ -931,10 +963,51 @@ LogicalResult cuda::lowerFusedProductToGPU(RewriterBase &rewriter,
   if (!p->a || !p->b)
     return failure();
   p->resultType = cast<RankedTensorType>(fused.getResult(0).getType());
+  return FusedProduct{*group, *p};
+}
+
+} // namespace
+
+std::optional<ProductShape>
+cuda::productShapeOf(Operation *op, const GPULoweringOptions &options) {
+  FailureOr<Product> p = getAnyProduct(op);
+  if (failed(p))
+    return std::nullopt;
+  // As the producer of an nf.fused group lowered as one kernel.
+  if (auto fused = dyn_cast_or_null<FusedOp>(op->getParentOp()))
+    if (FailureOr<FusedProduct> f = matchFusedProduct(fused);
+        succeeded(f) && f->group.producer == op)
+      p = f->product;
+  return shapeOf(*p, options.allowTf32, op->getLoc());
+}
+
+LogicalResult cuda::lowerProductToGPU(RewriterBase &rewriter, Operation *op,
+                                      const GPULoweringOptions &options) {
+  FailureOr<Product> p = getAnyProduct(op);
+  if (failed(p))
+    return failure();
+  rewriter.setInsertionPoint(op);
+  FailureOr<Value> result = emitProduct(rewriter, op, op, *p, {}, options,
+                                        op->getName().stripDialect());
+  if (failed(result))
+    return failure();
+  rewriter.replaceOp(op, *result);
+  return success();
+}
+
+LogicalResult cuda::lowerFusedProductToGPU(RewriterBase &rewriter,
+                                           FusedOp fused,
+                                           const GPULoweringOptions &options) {
+  FailureOr<FusedProduct> f = matchFusedProduct(fused);
+  if (failed(f))
+    return failure();
+  Operation *producer = f->group.producer;
   rewriter.setInsertionPoint(fused);
-  std::string name =
-      (group->producer->getName().stripDialect() + "_epilogue").str();
-  rewriter.replaceOp(
-      fused, emitProduct(rewriter, fused, *p, group->epilogue, options, name));
+  std::string name = (producer->getName().stripDialect() + "_epilogue").str();
+  FailureOr<Value> result = emitProduct(rewriter, fused, producer, f->product,
+                                        f->group.epilogue, options, name);
+  if (failed(result))
+    return failure();
+  rewriter.replaceOp(fused, *result);
   return success();
 }

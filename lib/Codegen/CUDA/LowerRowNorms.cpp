@@ -441,7 +441,7 @@ SmallVector<Value> emitRowNorm(OpBuilder &b, NormOp op, Operation *before,
   }
   spec.cols = cols;
   // Chosen and checked against the op before the lowering
-  // (chooseRowNormSchedules).
+  // (chooseGpuSchedules).
   spec.schedule = schedule;
   const RowNormSchedule &s = spec.schedule;
 

@@ -33,17 +33,16 @@ parseGPULoweringOptions(Operation *root, llvm::StringRef pass,
                         llvm::StringRef arch, llvm::StringRef rowNormSchedule);
 
 /// The first step of the lowering (ChooseSchedules.cpp): every row norm,
-/// norm gradient and per-channel reduction (bias_add_grad, batch norms)
-/// under `root` without a schedule gets the
-/// one the schedule layer chooses, as text in kGpuScheduleAttr; one that
-/// has a schedule keeps it,
-/// checked against the op (a diagnostic at the op and failure where it
-/// cannot run it).
-LogicalResult chooseRowNormSchedules(Operation *root,
-                                     const GPULoweringOptions &options);
+/// norm gradient, per-channel reduction (bias_add_grad, batch norms) and
+/// matrix product (matmul, conv2d and its gradients) under `root` without
+/// a schedule gets the one the schedule layer chooses, as text in
+/// kGpuScheduleAttr; one that has a schedule keeps it, checked against
+/// the op (a diagnostic at the op and failure where it cannot run it).
+LogicalResult chooseGpuSchedules(Operation *root,
+                                 const GPULoweringOptions &options);
 
-/// The schedule a row norm carries (chooseRowNormSchedules ran), or
-/// failure with a diagnostic.
+/// The schedule a row norm carries (chooseGpuSchedules ran), or failure
+/// with a diagnostic.
 FailureOr<RowNormSchedule> readRowNormSchedule(Operation *op);
 /// The same for a norm gradient (layer_norm_grad, rms_norm_grad).
 FailureOr<RowNormGradSchedule> readRowNormGradSchedule(Operation *op);
@@ -52,6 +51,16 @@ FailureOr<RowNormGradSchedule> readRowNormGradSchedule(Operation *op);
 FailureOr<ChannelReductionSchedule> readChannelReductionSchedule(Operation *op);
 /// The same for a group or instance norm gradient.
 FailureOr<GroupNormGradSchedule> readGroupNormGradSchedule(Operation *op);
+/// The same for a matrix product (matmul, conv2d and its gradients; an
+/// nf.fused product's producer).
+FailureOr<TiledProductSchedule> readTiledProductSchedule(Operation *op);
+
+/// What the schedule of product op `op` (matmul, conv2d and its gradients)
+/// is chosen from, as the lowering will run it: alone, or as the producer
+/// of an nf.fused group lowered as one kernel (its result then the fused
+/// op's). None for other ops.
+std::optional<ProductShape> productShapeOf(Operation *op,
+                                           const GPULoweringOptions &options);
 
 /// layer_norm, rms_norm, and group_norm and instance_norm of static shape;
 /// fails on other ops.

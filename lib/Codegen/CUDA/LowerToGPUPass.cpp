@@ -196,10 +196,6 @@ struct NFLowerToGPUPass : nf::impl::NFLowerToGPUPassBase<NFLowerToGPUPass> {
       return signalPassFailure();
     GPULoweringOptions options = *parsed;
     options.allowTf32 = allowTf32;
-    // First the row norms' schedules, written on them (or checked where
-    // they are written already); the lowerings read them.
-    if (failed(chooseRowNormSchedules(module, options)))
-      return signalPassFailure();
 
     IRRewriter rewriter(&getContext());
     SmallVector<func::FuncOp> functions(module.getOps<func::FuncOp>());
@@ -212,6 +208,10 @@ struct NFLowerToGPUPass : nf::impl::NFLowerToGPUPassBase<NFLowerToGPUPass> {
       // CPU (a function of nf ops alone is left as it is), and static
       // reshapes become views of the same buffer.
       raiseProducts(function);
+      // Then every op's schedule, written on it (or checked where it is
+      // written already); the lowerings read them.
+      if (failed(chooseGpuSchedules(function, options)))
+        return signalPassFailure();
       OpPassManager toLinalg(func::FuncOp::getOperationName());
       toLinalg.addPass(createNFLowerTosaToLinalgPass());
       if (failed(runPipeline(toLinalg, function)))

@@ -830,16 +830,23 @@ cuda::selectGroupNormGradSchedule(int64_t images, int64_t channels,
 }
 
 std::string TiledProductSchedule::str() const {
-  if (kind == Kind::TensorCore)
-    return "tensor-core-product tile=" + std::to_string(tileM) + "x" +
-           std::to_string(tileN) + "x" + std::to_string(tileK) +
-           " warps=" + std::to_string(warpsM) + "x" + std::to_string(warpsN) +
-           " stages=" + std::to_string(stages) +
-           (splitK > 1 ? " split-k=" + std::to_string(splitK) : "") +
-           (tf32 ? " tf32" : "");
-  return "tiled-product tile=" + std::to_string(tileM) + "x" +
-         std::to_string(tileN) + "x" + std::to_string(tileK) +
-         " thread=" + std::to_string(threadM) + "x" + std::to_string(threadN);
+  auto n = [](int64_t v) { return std::to_string(v); };
+  std::string text =
+      kind == Kind::TensorCore
+          ? "tensor-core-product tile=" + n(tileM) + "x" + n(tileN) + "x" +
+                n(tileK) + " warps=" + n(warpsM) + "x" + n(warpsN) +
+                " stages=" + n(stages)
+          : "tiled-product tile=" + n(tileM) + "x" + n(tileN) + "x" + n(tileK) +
+                " thread=" + n(threadM) + "x" + n(threadN);
+  if (tf32)
+    text += " tf32";
+  if (splitK > 1)
+    text += " split-k=" + n(splitK) + " finish-block=" + n(finish.blockSize) +
+            " finish-vector=" + n(finish.vectorWidth) +
+            " finish-min-blocks-per-sm=" + n(finish.minBlocksPerMultiprocessor);
+  if (tileGroupRows != TiledProductSchedule().tileGroupRows)
+    text += " tile-group-rows=" + n(tileGroupRows);
+  return text;
 }
 
 bool cuda::parseTensorCoreTile(llvm::StringRef text, const GpuTarget &target,
@@ -851,37 +858,22 @@ bool cuda::parseTensorCoreTile(llvm::StringRef text, const GpuTarget &target,
     return false;
   parts[0].split(tile, 'x');
   parts[2].split(warps, 'x');
-  int64_t v[6], stages;
+  TiledProductSchedule t;
   if (tile.size() != 3 || warps.size() != 2 ||
-      parts[1].getAsInteger(10, stages))
+      parts[1].getAsInteger(10, t.stages) ||
+      tile[0].getAsInteger(10, t.tileM) || tile[1].getAsInteger(10, t.tileN) ||
+      tile[2].getAsInteger(10, t.tileK) ||
+      warps[0].getAsInteger(10, t.warpsM) ||
+      warps[1].getAsInteger(10, t.warpsN))
     return false;
-  for (int i = 0; i < 3; ++i)
-    if (tile[i].getAsInteger(10, v[i]))
-      return false;
-  for (int i = 0; i < 2; ++i)
-    if (warps[i].getAsInteger(10, v[3 + i]))
-      return false;
-  int64_t tm = v[0], tn = v[1], tk = v[2], wm = v[3], wn = v[4];
-  if (tm < 16 || tn < 16 || tk < 16 || wm < 1 || wn < 1 || stages < 2 ||
-      stages > 8 || tm > 256 || tn > 256 || tk > 128 || wm * wn > 16)
+  if (!checkTensorCoreTile(t, elementBytes, target).empty())
     return false;
-  // Warp parts of whole m16 fragments and pairs of n8 fragments; K steps
-  // of two 16-byte chunks (16 of f16, 8 of f32); every thread copies whole
-  // 16-byte chunks of each stage.
-  int64_t threads = GpuTarget::kWarpSize * wm * wn;
-  int64_t chunk = 16 / elementBytes;
-  if (tm % (16 * wm) || tn % (16 * wn) || tk % (2 * chunk) ||
-      (tm * tk / chunk) % threads || (tn * tk / chunk) % threads)
-    return false;
-  // Within the shared memory a block of the target may have.
-  if (stages * (tm + tn) * tk * elementBytes > target.sharedBytesPerBlock)
-    return false;
-  s.tileM = tm;
-  s.tileN = tn;
-  s.tileK = tk;
-  s.warpsM = wm;
-  s.warpsN = wn;
-  s.stages = stages;
+  s.tileM = t.tileM;
+  s.tileN = t.tileN;
+  s.tileK = t.tileK;
+  s.warpsM = t.warpsM;
+  s.warpsN = t.warpsN;
+  s.stages = t.stages;
   return true;
 }
 

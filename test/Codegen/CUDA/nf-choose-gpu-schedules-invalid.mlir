@@ -4,7 +4,7 @@
 // nothing then. sm_80: no clusters.
 // RUN: nf-opt %s --nf-choose-gpu-schedules=arch=sm_80 -split-input-file -verify-diagnostics
 // RUN: not nf-opt %s --nf-lower-to-gpu=arch=sm_80 -split-input-file 2>&1 | FileCheck %s
-// CHECK-COUNT-22: error: 'nf.{{[a-z_]+}}' op cannot run under the schedule
+// CHECK-COUNT-33: error: 'nf.{{[a-z0-9_]+}}' op cannot run under the schedule
 
 func.func @unknown_kind(%x: tensor<4x1000xf32>) -> tensor<4x1000xf32> {
   // expected-error @+1 {{cannot run under the schedule 'fastest': unknown row-norm schedule kind 'fastest' (warp-rows, block-row-registers, block-row-streaming, split-row, channels-last-groups, cluster-row)}}
@@ -178,4 +178,92 @@ func.func @group_grad_big_dx_blocks(%dy: tensor<2x4x4x6xf32>, %m: tensor<2x3xf32
   // expected-error @+1 {{dx blocks of 1024 threads, 4 an SM}}
   %dx, %ds, %db = nf.group_norm_grad %dy, %dy, %m, %m {layout = #nf.layout<nhwc>, num_groups = 3 : i64, nf.gpu_schedule = "channels-last threads-per-row=4 rows-per-block=64 vector=2 registers=1 max-blocks=8 dx-block=1024 dx-vector=2 dx-min-blocks-per-sm=4 finish-block=256"} : (tensor<2x4x4x6xf32>, tensor<2x4x4x6xf32>, tensor<2x3xf32>, tensor<2x3xf32>) -> (tensor<2x4x4x6xf32>, tensor<6xf32>, tensor<6xf32>)
   return %dx : tensor<2x4x4x6xf32>
+}
+
+// -----
+
+func.func @tensor_cores_for_f64(%a: tensor<64x64xf64>) -> tensor<64x64xf64> {
+  // expected-error @+1 {{the tensor-core kernel cannot stage these operands (both of one type, consecutive along one of their dimensions, summed in f32)}}
+  %c = nf.matmul %a, %a {nf.gpu_schedule = "tensor-core-product tile=64x64x32 warps=2x2 stages=3"} : tensor<64x64xf64>, tensor<64x64xf64> -> tensor<64x64xf64>
+  return %c : tensor<64x64xf64>
+}
+
+// -----
+
+func.func @tensor_cores_for_f32(%a: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  // expected-error @+1 {{f32 operands on tensor cores only as tf32}}
+  %c = nf.matmul %a, %a {nf.gpu_schedule = "tensor-core-product tile=64x64x32 warps=2x2 stages=3"} : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+  return %c : tensor<64x64xf32>
+}
+
+// -----
+
+func.func @tf32_for_f16(%a: tensor<64x64xf16>) -> tensor<64x64xf16> {
+  // expected-error @+1 {{tf32 for operands that are not f32}}
+  %c = nf.matmul %a, %a {nf.gpu_schedule = "tensor-core-product tile=64x64x32 warps=2x2 stages=3 tf32"} : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf16>
+  return %c : tensor<64x64xf16>
+}
+
+// -----
+
+func.func @partial_warp_fragments(%a: tensor<64x64xf16>) -> tensor<64x64xf16> {
+  // expected-error @+1 {{warps of 32x8 outputs (whole 16x16 fragments each)}}
+  %c = nf.matmul %a, %a {nf.gpu_schedule = "tensor-core-product tile=64x64x32 warps=2x8 stages=3"} : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf16>
+  return %c : tensor<64x64xf16>
+}
+
+// -----
+
+func.func @stages_over_shared_memory(%a: tensor<64x64xbf16>) -> tensor<64x64xbf16> {
+  // expected-error @+1 {{8 stages of 131072 bytes (a block of a100 has}}
+  %c = nf.matmul %a, %a {nf.gpu_schedule = "tensor-core-product tile=256x256x128 warps=4x4 stages=8"} : tensor<64x64xbf16>, tensor<64x64xbf16> -> tensor<64x64xbf16>
+  return %c : tensor<64x64xbf16>
+}
+
+// -----
+
+func.func @finish_vector_across_rows(%a: tensor<70x1000xf16>, %b: tensor<1000x20xf16>) -> tensor<70x20xf16> {
+  // expected-error @+1 {{a split K's finish vector of 8 results (a power of two of at most 16 bytes dividing consecutive rows of 20)}}
+  %c = nf.matmul %a, %b {nf.gpu_schedule = "tensor-core-product tile=64x64x32 warps=2x2 stages=3 split-k=4 finish-block=256 finish-vector=8 finish-min-blocks-per-sm=4"} : tensor<70x1000xf16>, tensor<1000x20xf16> -> tensor<70x20xf16>
+  return %c : tensor<70x20xf16>
+}
+
+// -----
+
+func.func @simt_split_k(%a: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  // expected-error @+1 {{unknown word 'split-k=2' in the schedule}}
+  %c = nf.matmul %a, %a {nf.gpu_schedule = "tiled-product tile=64x64x8 thread=4x4 split-k=2"} : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+  return %c : tensor<64x64xf32>
+}
+
+// -----
+
+func.func @simt_threads_across_tile(%a: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  // expected-error @+1 {{threads of 3x4 sums (powers of two dividing the tile)}}
+  %c = nf.matmul %a, %a {nf.gpu_schedule = "tiled-product tile=64x64x8 thread=3x4"} : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+  return %c : tensor<64x64xf32>
+}
+
+// -----
+
+func.func @simt_sums_over_registers(%x: tensor<2x9x7x16xf32>, %w: tensor<24x3x3x16xf32>) -> tensor<2x9x7x24xf32> {
+  // expected-error @+1 {{16x8 sums of 4 bytes a thread (more than 64 registers)}}
+  %y = nf.conv2d %x, %w {layout = #nf.layout<nhwc>, padding = array<i64: 1, 1, 1, 1>, nf.gpu_schedule = "tiled-product tile=128x128x8 thread=16x8"} : tensor<2x9x7x16xf32>, tensor<24x3x3x16xf32> -> tensor<2x9x7x24xf32>
+  return %y : tensor<2x9x7x24xf32>
+}
+
+// -----
+
+func.func @no_warps(%a: tensor<64x64xf16>) -> tensor<64x64xf16> {
+  // expected-error @+1 {{a tensor-core-product schedule has tile=MxNxK and warps=AxB}}
+  %c = nf.matmul %a, %a {nf.gpu_schedule = "tensor-core-product tile=64x64x32"} : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf16>
+  return %c : tensor<64x64xf16>
+}
+
+// -----
+
+func.func @tile_of_two(%a: tensor<64x64xf16>) -> tensor<64x64xf16> {
+  // expected-error @+1 {{'tile=64x64' is not a tile MxNxK}}
+  %c = nf.matmul %a, %a {nf.gpu_schedule = "tiled-product tile=64x64 thread=4x4"} : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf16>
+  return %c : tensor<64x64xf16>
 }

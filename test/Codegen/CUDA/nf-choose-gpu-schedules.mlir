@@ -1,13 +1,14 @@
 // The first step of the GPU lowering: each forward row norm, norm
-// gradient and per-channel reduction gets its schedule as text
-// (nf.gpu_schedule), chosen for the
-// target, inside an
-// nf.fused group too; a schedule already written on an op is kept (checked
+// gradient, per-channel reduction and matrix product gets its schedule as
+// text (nf.gpu_schedule), chosen for the target, inside an nf.fused group
+// too; a schedule already written on an op is kept (checked
 // against it) and the lowering follows it, so one op can be lowered
 // under a schedule of its own beside the automatic choice for another.
 // RUN: nf-opt %s --nf-choose-gpu-schedules -split-input-file | FileCheck %s --check-prefixes=CHECK,SM90
 // RUN: nf-opt %s --nf-choose-gpu-schedules=arch=sm_80 -split-input-file | FileCheck %s --check-prefixes=CHECK,SM80
 // RUN: nf-opt %s --nf-choose-gpu-schedules=row-norm-schedule=split-row -split-input-file | FileCheck %s --check-prefix=FORCED
+// RUN: nf-opt %s --nf-choose-gpu-schedules=arch=sm_75 -split-input-file | FileCheck %s --check-prefix=SM75
+// RUN: nf-opt %s --nf-choose-gpu-schedules=allow-tf32=true -split-input-file | FileCheck %s --check-prefix=TF32
 // RUN: nf-opt %s --nf-lower-to-gpu -split-input-file | FileCheck %s --check-prefix=LOWERED
 
 // CHECK-LABEL: func.func @rows
@@ -119,4 +120,53 @@ func.func @group_grads(%dy: tensor<2x16x16x320xf32>, %x: tensor<2x16x16x320xf32>
   %dx, %ds, %db = nf.group_norm_grad %dy, %x, %m, %r {layout = #nf.layout<nhwc>, num_groups = 32 : i64} : (tensor<2x16x16x320xf32>, tensor<2x16x16x320xf32>, tensor<2x32xf32>, tensor<2x32xf32>) -> (tensor<2x16x16x320xf32>, tensor<320xf32>, tensor<320xf32>)
   %dx2, %ds2, %db2 = nf.group_norm_grad %dy, %x, %m, %r {layout = #nf.layout<nhwc>, num_groups = 32 : i64, nf.gpu_schedule = "channels-last threads-per-row=128 rows-per-block=2 vector=4 registers=1 max-blocks=64 dx-block=128 dx-vector=2 dx-min-blocks-per-sm=2 finish-block=128"} : (tensor<2x16x16x320xf32>, tensor<2x16x16x320xf32>, tensor<2x32xf32>, tensor<2x32xf32>) -> (tensor<2x16x16x320xf32>, tensor<320xf32>, tensor<320xf32>)
   return %dx, %dx2 : tensor<2x16x16x320xf32>, tensor<2x16x16x320xf32>
+}
+
+// -----
+
+// Matrix products: tensor cores where they take the operands, in 128 x 128
+// tiles for a product of a wave of them and split K for few tiles over a
+// long K (256 tokens through a wide layer: 5 ranges on 132 SMs, 4 on 108);
+// the SIMT kernel for f32 (unless tf32 is allowed) and before sm_80. In an
+// nf.fused group the producer carries it. A hand-written schedule (the
+// SIMT kernel in 64 x 128 tiles where the layer gives tensor cores) is
+// followed.
+// CHECK-LABEL: func.func @products
+// SM90: nf.matmul {{.+}} {nf.gpu_schedule = "tensor-core-product tile=128x128x32 warps=2x2 stages=3"}
+// SM80: nf.matmul {{.+}} {nf.gpu_schedule = "tensor-core-product tile=128x128x32 warps=2x2 stages=3"}
+// SM75: nf.matmul {{.+}} {nf.gpu_schedule = "tiled-product tile=128x128x8 thread=8x8"}
+// CHECK: nf.matmul {{.+}} {nf.gpu_schedule = "tiled-product tile=64x128x16 thread=4x8"}
+// SM90: nf.matmul {{.+}} {nf.gpu_schedule = "tensor-core-product tile=64x64x32 warps=2x2 stages=3 split-k=5 finish-block=256 finish-vector=8 finish-min-blocks-per-sm=4"}
+// SM80: nf.matmul {{.+}} {nf.gpu_schedule = "tensor-core-product tile=64x64x32 warps=2x2 stages=3 split-k=4 finish-block=256 finish-vector=8 finish-min-blocks-per-sm=4"}
+// SM75: nf.matmul {{.+}} {nf.gpu_schedule = "tiled-product tile=64x64x8 thread=4x4"}
+// SM90: nf.conv2d {{.+}} nf.gpu_schedule = "tiled-product tile=128x128x8 thread=8x8"
+// TF32: nf.conv2d {{.+}} nf.gpu_schedule = "tensor-core-product tile=128x64x32 warps=2x2 stages=3 tf32"
+// CHECK: nf.fused
+// SM90: nf.matmul {{.+}} {nf.gpu_schedule = "tensor-core-product tile=128x128x32 warps=2x2 stages=3"}
+// SM75: nf.matmul {{.+}} {nf.gpu_schedule = "tiled-product tile=128x128x8 thread=8x8"}
+// CHECK: nf.bias_add
+// LOWERED-LABEL: gpu.func @products_matmul_epilogue(
+// LOWERED-SAME: nf.schedule = "tensor-core-product tile=128x128x32 warps=2x2 stages=3"
+// LOWERED-LABEL: gpu.func @products_matmul(
+// LOWERED-SAME: nf.schedule = "tensor-core-product tile=128x128x32 warps=2x2 stages=3"
+// LOWERED-LABEL: gpu.func @products_matmul_1(
+// LOWERED-SAME: nf.schedule = "tiled-product tile=64x128x16 thread=4x8"
+// LOWERED-LABEL: gpu.func @products_matmul_2(
+// LOWERED-SAME: nf.schedule = "tensor-core-product tile=64x64x32 warps=2x2 stages=3 split-k=5
+// LOWERED-LABEL: gpu.func @products_matmul_split_sum(
+// LOWERED-SAME: nf.schedule = "split-k-sum splits=5 grid-stride block=256 vector=8 min-blocks-per-sm=4"
+// LOWERED-LABEL: gpu.func @products_conv2d(
+// LOWERED-SAME: nf.schedule = "tiled-product tile=128x128x8 thread=8x8"
+func.func @products(%a: tensor<4096x1024xf16>, %b: tensor<1024x4096xf16>, %c: tensor<256x8192xbf16>, %d: tensor<8192x1024xbf16>, %x: tensor<8x56x56x64xf32>, %w: tensor<64x3x3x64xf32>, %bias: tensor<4096xf16>) -> (tensor<4096x4096xf16>, tensor<4096x4096xf16>, tensor<256x1024xbf16>, tensor<8x56x56x64xf32>, tensor<4096x4096xf16>) {
+  %0 = nf.matmul %a, %b : tensor<4096x1024xf16>, tensor<1024x4096xf16> -> tensor<4096x4096xf16>
+  %1 = nf.matmul %a, %b {nf.gpu_schedule = "tiled-product tile=64x128x16 thread=4x8"} : tensor<4096x1024xf16>, tensor<1024x4096xf16> -> tensor<4096x4096xf16>
+  %2 = nf.matmul %c, %d : tensor<256x8192xbf16>, tensor<8192x1024xbf16> -> tensor<256x1024xbf16>
+  %3 = nf.conv2d %x, %w {layout = #nf.layout<nhwc>, strides = array<i64: 1, 1>, padding = array<i64: 1, 1, 1, 1>} : tensor<8x56x56x64xf32>, tensor<64x3x3x64xf32> -> tensor<8x56x56x64xf32>
+  %4 = nf.fused (%a, %b, %bias) : (tensor<4096x1024xf16>, tensor<1024x4096xf16>, tensor<4096xf16>) -> tensor<4096x4096xf16> {
+  ^bb0(%p: tensor<4096x1024xf16>, %q: tensor<1024x4096xf16>, %r: tensor<4096xf16>):
+    %m = nf.matmul %p, %q : tensor<4096x1024xf16>, tensor<1024x4096xf16> -> tensor<4096x4096xf16>
+    %g = nf.bias_add %m, %r {layout = #nf.layout<nhwc>} : tensor<4096x4096xf16>, tensor<4096xf16>
+    nf.yield %g : tensor<4096x4096xf16>
+  }
+  return %0, %1, %2, %3, %4 : tensor<4096x4096xf16>, tensor<4096x4096xf16>, tensor<256x1024xbf16>, tensor<8x56x56x64xf32>, tensor<4096x4096xf16>
 }

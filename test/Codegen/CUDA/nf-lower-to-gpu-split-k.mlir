@@ -39,12 +39,12 @@ func.func @short_k(%a: tensor<512x256xf16>, %b: tensor<256x960xf16>) -> tensor<5
 // The partial sums: a lane's two columns as one 8-byte store into slice
 // (range) of [ranges][M][N].
 // CHECK-LABEL: gpu.func @few_tiles_matmul_epilogue(
-// CHECK-SAME: nf.schedule = "tensor-core-product tile=64x64x32 warps=2x2 stages=3 split-k=3"
+// CHECK-SAME: nf.schedule = "tensor-core-product tile=64x64x32 warps=2x2 stages=3 split-k=3 finish-block=256 finish-vector=8 finish-min-blocks-per-sm=4"
 // CHECK: nvgpu.mma.sync
 // CHECK: vector.store {{.+}} : memref<?xf32>, vector<2xf32>
 // CHECK-NOT: arith.truncf
 // CHECK: gpu.return
-// SM80: nf.schedule = "tensor-core-product tile=64x64x32 warps=2x2 stages=3 split-k=2"
+// SM80: nf.schedule = "tensor-core-product tile=64x64x32 warps=2x2 stages=3 split-k=2 finish-block=256 finish-vector=8 finish-min-blocks-per-sm=4"
 
 // The sum: 8 columns a thread (two 16-byte loads from each slice), the
 // three slices 491520 elements apart added in order, then the bias (16

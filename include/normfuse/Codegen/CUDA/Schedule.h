@@ -568,7 +568,9 @@ struct TiledProductSchedule {
                                     : (tileM / threadM) * (tileN / threadN);
   }
   /// "tiled-product tile=128x128x8 thread=8x8", "tensor-core-product
-  /// tile=128x128x32 warps=2x2 stages=3 [split-k=3] [tf32]"
+  /// tile=128x128x32 warps=2x2 stages=3 [tf32] [split-k=3 finish-block=256
+  /// finish-vector=4 finish-min-blocks-per-sm=4]", and
+  /// "tile-group-rows=N" where not 8.
   std::string str() const;
 };
 
@@ -580,6 +582,14 @@ struct TiledProductSchedule {
 /// large tensor-core products this way, for tuning experiments.
 bool parseTensorCoreTile(llvm::StringRef text, const GpuTarget &target,
                          TiledProductSchedule &s, int64_t elementBytes = 2);
+
+/// Why the tensor-core kernel cannot run `s`'s tile, warps and stages of
+/// `elementBytes` operands on `target` ("" where it can): warp parts of
+/// partial m16 fragments or pairs of n8 fragments, K tiles of partial
+/// 16-byte chunk pairs, chunks the threads do not share evenly, stages
+/// over the shared memory a block may have, or sizes out of range.
+std::string checkTensorCoreTile(const TiledProductSchedule &s,
+                                int64_t elementBytes, const GpuTarget &target);
 
 /// What the schedule of a product depends on.
 struct ProductShape {
@@ -600,6 +610,22 @@ struct ProductShape {
 /// The schedule of product `p` on `target`.
 TiledProductSchedule selectTiledProductSchedule(const ProductShape &p,
                                                 const GpuTarget &target);
+
+/// The product schedule `text` spells (TiledProductSchedule::str()'s
+/// words, in any order after the kind), or failure with the reason in
+/// `error`.
+FailureOr<TiledProductSchedule> parseTiledProductSchedule(llvm::StringRef text,
+                                                          std::string &error);
+
+/// Why `s` cannot run product `p` on `target` ("" where it can): tensor
+/// cores for operands they do not take (other than f16/bf16, or f32 as
+/// tf32; operands the kernel cannot stage; before sm_80), a tile of
+/// partial warp fragments or of stages over a block's shared memory, SIMT
+/// threads that do not cover the tile or hold more sums than their
+/// registers, a split K's finish vector that does not divide the rows.
+std::string checkTiledProductSchedule(const TiledProductSchedule &s,
+                                      const ProductShape &p,
+                                      const GpuTarget &target);
 
 } // namespace mlir::nf::cuda
 

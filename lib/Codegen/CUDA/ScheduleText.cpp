@@ -1,10 +1,13 @@
-//===- RowNormScheduleText.cpp - row-norm schedules as inputs ---*- C++ -*-===//
+//===- ScheduleText.cpp - GPU schedules as inputs ----------------*- C++
+//-*-===//
 //
-// Part of normfuse. A forward row norm's schedule is written on the op as
-// text (nf.gpu_schedule, RowNormSchedule::str()'s words) before the
-// lowering reads it: this file parses that text and checks a schedule
-// against the op it is to run, so that a schedule written by hand (or by a
-// tuner) is refused with its reason rather than computing wrong rows.
+// Part of normfuse. An op's GPU schedule is written on it as text
+// (nf.gpu_schedule: the words of the schedule's str()) before the lowering
+// reads it: this file parses that text and checks a schedule against the
+// op it is to run (row norms, their gradients, the per-channel reductions,
+// group norm gradients, matrix products), so that a schedule written by
+// hand (or by a tuner) is refused with its reason rather than computing
+// wrong results.
 //
 //===----------------------------------------------------------------------===//
 
@@ -448,5 +451,203 @@ std::string cuda::checkGroupNormGradSchedule(const GroupNormGradSchedule &s,
         threads * blocks > target.maxThreadsPerMultiprocessor)
       return std::string(what) + " blocks of " + count(threads) + " threads, " +
              count(blocks) + " an SM";
+  return "";
+}
+
+/// Reads "AxBx..." of `fields.size()` positive counts into `fields`.
+static bool parseDims(llvm::StringRef text, llvm::ArrayRef<int64_t *> fields) {
+  llvm::SmallVector<llvm::StringRef> parts;
+  text.split(parts, 'x');
+  if (parts.size() != fields.size())
+    return false;
+  for (auto [part, field] : llvm::zip(parts, fields))
+    if (part.getAsInteger(10, *field) || *field < 1)
+      return false;
+  return true;
+}
+
+FailureOr<TiledProductSchedule>
+cuda::parseTiledProductSchedule(llvm::StringRef text, std::string &error) {
+  using Kind = TiledProductSchedule::Kind;
+  llvm::SmallVector<llvm::StringRef> words, counts;
+  text.split(words, ' ', -1, /*KeepEmpty=*/false);
+  if (words.empty() || (words.front() != "tiled-product" &&
+                        words.front() != "tensor-core-product")) {
+    error = "a product's schedule starts with tiled-product or "
+            "tensor-core-product";
+    return failure();
+  }
+  TiledProductSchedule s;
+  bool tensorCore = words.front() == "tensor-core-product";
+  s.kind = tensorCore ? Kind::TensorCore : Kind::Simt;
+  // The tensor-core kernel's registers are not capped by a second block.
+  if (tensorCore)
+    s.minBlocksPerMultiprocessor = 1;
+  // The tile, and the threads' (SIMT) or warps' (tensor cores) shape.
+  bool tile = false, layout = false;
+  llvm::StringRef layoutKey = tensorCore ? "warps" : "thread";
+  for (llvm::StringRef word : llvm::ArrayRef(words).drop_front()) {
+    auto [key, value] = word.split('=');
+    if (key == "tile") {
+      if (!parseDims(value, {&s.tileM, &s.tileN, &s.tileK})) {
+        error = "'" + word.str() + "' is not a tile MxNxK";
+        return failure();
+      }
+      tile = true;
+    } else if (key == layoutKey) {
+      bool ok = tensorCore ? parseDims(value, {&s.warpsM, &s.warpsN})
+                           : parseDims(value, {&s.threadM, &s.threadN});
+      if (!ok) {
+        error = "'" + word.str() + "' is not " + layoutKey.str() + "=AxB";
+        return failure();
+      }
+      layout = true;
+    } else {
+      counts.push_back(word);
+    }
+  }
+  if (!tile || !layout) {
+    error = "a " + words.front().str() + " schedule has tile=MxNxK and " +
+            layoutKey.str() + "=AxB";
+    return failure();
+  }
+  bool ok = parseWords(
+      counts,
+      [&](llvm::StringRef word) -> bool * {
+        return tensorCore && word == "tf32" ? &s.tf32 : nullptr;
+      },
+      [&](llvm::StringRef key) {
+        auto fields = llvm::StringSwitch<int64_t *>(key)
+                          .Case("tile-group-rows", &s.tileGroupRows)
+                          .Default(nullptr);
+        if (fields || !tensorCore)
+          return fields;
+        return llvm::StringSwitch<int64_t *>(key)
+            .Case("stages", &s.stages)
+            .Case("split-k", &s.splitK)
+            .Case("finish-block", &s.finish.blockSize)
+            .Case("finish-vector", &s.finish.vectorWidth)
+            .Case("finish-min-blocks-per-sm",
+                  &s.finish.minBlocksPerMultiprocessor)
+            .Default(nullptr);
+      },
+      error);
+  if (!ok)
+    return failure();
+  return s;
+}
+
+std::string cuda::checkTensorCoreTile(const TiledProductSchedule &s,
+                                      int64_t elementBytes,
+                                      const GpuTarget &target) {
+  auto count = [](int64_t n) { return std::to_string(n); };
+  int64_t tm = s.tileM, tn = s.tileN, tk = s.tileK, wm = s.warpsM,
+          wn = s.warpsN;
+  if (tm < 16 || tn < 16 || tk < 16 || tm > 256 || tn > 256 || tk > 128 ||
+      wm < 1 || wn < 1 || wm * wn > 16 || s.stages < 2 || s.stages > 8)
+    return "tiles of 16 to 256 rows and columns and 16 to 128 of K, at most "
+           "16 warps and 2 to 8 stages";
+  // Warp parts of whole m16 fragments and pairs of n8 fragments; K steps
+  // of two 16-byte chunks (16 of f16, 8 of f32); every thread copies whole
+  // 16-byte chunks of each stage.
+  int64_t threads = GpuTarget::kWarpSize * wm * wn;
+  int64_t chunk = GpuTarget::kMaxAccessBytes / elementBytes;
+  if (tm % (16 * wm) || tn % (16 * wn))
+    return "warps of " + count(tm / wm) + "x" + count(tn / wn) +
+           " outputs (whole 16x16 fragments each)";
+  if (tk % (2 * chunk))
+    return "K tiles of " + count(tk) + " (a multiple of " + count(2 * chunk) +
+           ")";
+  if ((tm * tk / chunk) % threads || (tn * tk / chunk) % threads)
+    return "16-byte chunks of a stage that " + count(threads) +
+           " threads do not share evenly";
+  int64_t bytes = s.stages * (tm + tn) * tk * elementBytes;
+  if (bytes > target.sharedBytesPerBlock)
+    return count(s.stages) + " stages of " + count(bytes / s.stages) +
+           " bytes (a block of " + target.name() + " has " +
+           count(target.sharedBytesPerBlock) + ")";
+  return "";
+}
+
+std::string cuda::checkTiledProductSchedule(const TiledProductSchedule &s,
+                                            const ProductShape &p,
+                                            const GpuTarget &target) {
+  using Kind = TiledProductSchedule::Kind;
+  auto count = [](int64_t n) { return std::to_string(n); };
+  auto bytesOf = [](Type t) {
+    return std::max<int64_t>(1, t.getIntOrFloatBitWidth() / 8);
+  };
+  if (s.tileGroupRows < 1)
+    return "tile-group-rows=0";
+  if (s.splitK < 1 || (s.splitK > 1 && s.kind != Kind::TensorCore))
+    return "split-k=" + count(s.splitK) +
+           " (only the tensor-core kernel splits K)";
+  if (s.splitK > 1) {
+    // The finish adds finish-vector consecutive results a thread: a width
+    // of at most 16 bytes of results that divides the rows, where the
+    // columns are consecutive.
+    const PointwiseSchedule &f = s.finish;
+    int64_t vw = f.vectorWidth;
+    bool divides =
+        p.consecutiveColumns && !ShapedType::isDynamic(p.n) && p.n % vw == 0;
+    if (vw < 1 || !llvm::isPowerOf2_64(vw) ||
+        vw * bytesOf(p.resultType) > GpuTarget::kMaxAccessBytes ||
+        (vw > 1 && !divides))
+      return "a split K's finish vector of " + count(vw) +
+             " results (a power of two of at most 16 bytes dividing "
+             "consecutive rows of " +
+             (ShapedType::isDynamic(p.n) ? "unknown length" : count(p.n)) + ")";
+    if (f.blockSize < 1 || f.blockSize > GpuTarget::kMaxThreadsPerBlock ||
+        f.minBlocksPerMultiprocessor < 1 ||
+        f.blockSize * f.minBlocksPerMultiprocessor >
+            target.maxThreadsPerMultiprocessor)
+      return "finish blocks of " + count(f.blockSize) + " threads, " +
+             count(f.minBlocksPerMultiprocessor) + " an SM";
+  }
+  Type element = p.elementType;
+  if (s.kind == Kind::TensorCore) {
+    if (target.smVersion < 80)
+      return "tensor cores need sm_80 or newer (the target is " +
+             target.name() + ")";
+    if (!p.tensorCoreOperands)
+      return "the tensor-core kernel cannot stage these operands (both of "
+             "one type, consecutive along one of their dimensions, summed "
+             "in f32)";
+    if (s.tf32 && !element.isF32())
+      return "tf32 for operands that are not f32";
+    if (!element.isF16() && !element.isBF16() && !s.tf32)
+      return element.isF32()
+                 ? "f32 operands on tensor cores only as tf32"
+                 : "tensor cores take f16, bf16 or (as tf32) f32 operands";
+    return checkTensorCoreTile(s, s.tf32 ? 4 : 2, target);
+  }
+  if (s.tf32)
+    return "tf32 on the SIMT kernel";
+  // SIMT: threads in a grid over the tile, each threadM x threadN sums in
+  // groups of v consecutive rows and columns (16 bytes of sums or fewer).
+  int64_t accBytes =
+      std::max(bytesOf(element), bytesOf(p.resultType)) > 4 ? 8 : 4;
+  auto power = [](int64_t n) { return n >= 1 && llvm::isPowerOf2_64(n); };
+  if (!power(s.threadM) || !power(s.threadN) || s.tileM % s.threadM ||
+      s.tileN % s.threadN)
+    return "threads of " + count(s.threadM) + "x" + count(s.threadN) +
+           " sums (powers of two dividing the tile)";
+  int64_t threads = s.blockSize();
+  if (threads > GpuTarget::kMaxThreadsPerBlock)
+    return "blocks of " + count(threads) + " threads";
+  if (s.threadM * s.threadN * accBytes > 64 * 4)
+    return count(s.threadM) + "x" + count(s.threadN) + " sums of " +
+           count(accBytes) + " bytes a thread (more than 64 registers)";
+  // The operands' chunks of 16 bytes (at most 4 elements) tile both
+  // dimensions of a stage.
+  int64_t chunk =
+      std::clamp<int64_t>(GpuTarget::kMaxAccessBytes / bytesOf(element), 1, 4);
+  if (s.tileM % chunk || s.tileN % chunk || s.tileK % chunk)
+    return "a tile of " + count(s.tileM) + "x" + count(s.tileN) + "x" +
+           count(s.tileK) + " (multiples of " + count(chunk) + ")";
+  int64_t bytes = 2 * (s.tileM + s.tileN) * s.tileK * accBytes;
+  if (bytes > target.sharedBytesPerBlock)
+    return "two stages of " + count(bytes / 2) + " bytes (a block of " +
+           target.name() + " has " + count(target.sharedBytesPerBlock) + ")";
   return "";
 }
