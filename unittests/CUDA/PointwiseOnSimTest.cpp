@@ -119,6 +119,59 @@ INSTANTIATE_TEST_SUITE_P(
 
 // batch_norm_inference (per-channel running statistics, scale and bias) in
 // both layouts, against the CPU back end.
+// Schedules written on the ops by hand (none the schedule layer's choice):
+// each kernel follows its text and agrees with the CPU back end: blocks of
+// 64 threads of 2-element vectors with a tail of one element (33 x 777 is
+// odd), 32 threads of single elements over a bias along NCHW's channels.
+TEST(WrittenPointwiseScheduleOnSimTest, FollowsItAndAgreesWithTheCPUBackEnd) {
+  struct Case {
+    std::string op, schedule;
+    DType dtype;
+    std::vector<int64_t> shape;
+  };
+  for (const Case &c : {Case{"nf.gelu %a",
+                             "grid-stride block=64 vector=2 peeled "
+                             "min-blocks-per-sm=8",
+                             DType::F32,
+                             {33, 777}},
+                        Case{"nf.bias_add %a, %c {layout = #nf.layout<nchw>",
+                             "grid-stride "
+                             "block=32 vector=1 min-blocks-per-sm=4",
+                             DType::BF16,
+                             {2, 3, 5, 7}}}) {
+    std::string t = tensorType(c.dtype, c.shape);
+    bool bias = c.op.find("bias_add") != std::string::npos;
+    std::string ct = tensorType(c.dtype, {c.shape[1]});
+    std::string attrs = (bias ? ", " : " {") +
+                        std::string("nf.gpu_schedule = \"") + c.schedule +
+                        "\"}";
+    std::string ir = "func.func @f(%a: " + t + (bias ? ", %c: " + ct : "") +
+                     ") -> " + t + " {\n  %0 = " + c.op + attrs + " : " + t +
+                     (bias ? ", " + ct : "") + "\n  return %0 : " + t + "\n}\n";
+    auto sim = compileForSim(ir, "f");
+    ASSERT_TRUE(sim) << ir;
+    EXPECT_NE(sim->getSource().find(c.schedule + "\n"), std::string::npos)
+        << sim->getSource();
+    auto cpu = sharedJIT().compile(ir, "f");
+    ASSERT_TRUE(bool(cpu)) << llvm::toString(cpu.takeError());
+    std::mt19937 rng(13);
+    Buffer a(c.dtype, c.shape), bv(c.dtype, std::vector<int64_t>{c.shape[1]});
+    a.fillNormal(rng, 0.0, 3.0);
+    bv.fillNormal(rng);
+    std::vector<normfuse::TensorRef> refs{a.ref()};
+    if (bias)
+      refs.push_back(bv.ref());
+    Buffer fromSim(c.dtype, c.shape), fromCPU(c.dtype, c.shape);
+    fromSim.fill(std::nan(""));
+    fromCPU.fill(std::nan(""));
+    ASSERT_EQ(errorText(sim->run(refs, {fromSim.ref()})), "");
+    ASSERT_EQ(errorText((*cpu)->run(refs, {fromCPU.ref()})), "");
+    EXPECT_LE(relativeError(fromSim.toDoubles(), fromCPU.toDoubles()),
+              c.dtype == DType::F32 ? 1e-6 : 8e-3)
+        << ir;
+  }
+}
+
 TEST(BatchNormInferenceOnSimTest, AgreesWithTheCPUBackEnd) {
   for (bool channelsLast : {true, false}) {
     std::vector<int64_t> shape = channelsLast

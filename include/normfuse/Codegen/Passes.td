@@ -140,9 +140,11 @@ def NFChooseGPUSchedulesPass : Pass<"nf-choose-gpu-schedules", "ModuleOp"> {
     The first step of `nf-lower-to-gpu`, alone: every forward row norm
     (`nf.layer_norm`, `nf.rms_norm`, `nf.group_norm`, `nf.instance_norm`,
     inside an `nf.fused` group or not), every norm gradient, every
-    per-channel reduction (`nf.bias_add_grad`, the batch norms) and every
+    per-channel reduction (`nf.bias_add_grad`, the batch norms), every
     matrix product (`nf.matmul`, `nf.conv2d` and its gradients, alone or
-    an `nf.fused` group's producer) without an `nf.gpu_schedule`
+    an `nf.fused` group's producer) and every elementwise op (`nf.relu`,
+    `nf.gelu`, `nf.silu`, `nf.add`, `nf.mul`, `nf.bias_add`, the
+    activation gradients, `nf.batch_norm_inference`) without an `nf.gpu_schedule`
     attribute gets the schedule the CUDA schedule layer chooses for the
     `arch` given, as text (`"cluster-row threads-per-row=256
     rows-per-block=1 vector=4 registers=8 cluster=4"`,

@@ -4,8 +4,10 @@
 // norm (layer, RMS, group and instance norm, inside an nf.fused group or
 // not), every norm gradient (layer, RMS, group, instance), every
 // per-channel reduction (bias_add_grad, batch_norm_training,
-// batch_norm_grad) and every matrix product (matmul, conv2d and its two
-// gradients, alone or an nf.fused group's producer) gets its schedule
+// batch_norm_grad), every matrix product (matmul, conv2d and its two
+// gradients, alone or an nf.fused group's producer) and every elementwise
+// op (relu, gelu, silu, add, mul, bias_add, the activation gradients,
+// batch_norm_inference) gets its schedule
 // as text in nf.gpu_schedule, chosen by the CUDA
 // schedule layer for the target from the op's types, or, where the op
 // already carries one (written by hand or by a tuner), that one checked
@@ -382,6 +384,20 @@ LogicalResult cuda::chooseGpuSchedules(Operation *root,
           });
       return;
     }
+    if (std::optional<std::pair<int64_t, Type>> e = elementwiseShapeOf(op)) {
+      auto [n, widest] = *e;
+      ok &= scheduleOp<PointwiseSchedule>(
+          op, parsePointwiseSchedule,
+          [&](const PointwiseSchedule &s) {
+            return checkPointwiseSchedule(s, n, widest, options.target);
+          },
+          [&] {
+            return selectPointwiseSchedule(n, widest, options.target,
+                                           /*mayPeel=*/true);
+          },
+          samePointwiseSchedule);
+      return;
+    }
     if (std::optional<ProductShape> p = productShapeOf(op, options))
       ok &= scheduleOp<TiledProductSchedule>(
           op, parseTiledProductSchedule,
@@ -427,6 +443,10 @@ cuda::readChannelReductionSchedule(Operation *op) {
 FailureOr<GroupNormGradSchedule>
 cuda::readGroupNormGradSchedule(Operation *op) {
   return readSchedule(op, parseGroupNormGradSchedule);
+}
+
+FailureOr<PointwiseSchedule> cuda::readPointwiseSchedule(Operation *op) {
+  return readSchedule(op, parsePointwiseSchedule);
 }
 
 FailureOr<TiledProductSchedule> cuda::readTiledProductSchedule(Operation *op) {

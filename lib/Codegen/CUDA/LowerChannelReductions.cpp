@@ -312,7 +312,9 @@ LogicalResult lowerBatchNormTraining(RewriterBase &rewriter,
     params.push_back(op.getBias());
   int64_t axis = getChannelAxis(op.getLayout(), type.getRank());
   Value y = emitElementwise(
-      b, op, type, op.getInput(), params, axis, options, "batch_norm_training",
+      b, op, type, op.getInput(), params, axis,
+      selectElementwiseSchedule(type, op.getInput(), options.target),
+      "batch_norm_training",
       [&](OpBuilder &fb, Location fl, ArrayRef<Value> v) -> Value {
         return emitNormalize(fb, fl, v[0], v[1], v[2],
                              hasScale ? v[3] : Value(),
@@ -368,9 +370,10 @@ LogicalResult lowerBatchNormGrad(RewriterBase &rewriter, BatchNormGradOp op,
   if (hasScale)
     params.push_back(op.getScale());
   int64_t axis = getChannelAxis(op.getLayout(), type.getRank());
+  SmallVector<Value, 2> full{op.getGradOutput(), op.getInput()};
   Value dx = emitElementwise(
-      b, op, type, ValueRange{op.getGradOutput(), op.getInput()}, params, axis,
-      options, "batch_norm_grad",
+      b, op, type, full, params, axis,
+      selectElementwiseSchedule(type, full, options.target), "batch_norm_grad",
       [&](OpBuilder &fb, Location fl, ArrayRef<Value> v) -> Value {
         // v: dy, x, mean, rstd, mean(dy), mean(dy xhat), [scale]
         Value xhat = emitNormalize(fb, fl, v[1], v[2], v[3], Value(), Value());

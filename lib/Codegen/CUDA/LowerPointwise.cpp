@@ -32,25 +32,48 @@ struct ChannelView {
 
 } // namespace
 
-Value cuda::emitElementwise(OpBuilder &b, Operation *op, RankedTensorType type,
-                            ValueRange operands, ValueRange perChannel,
-                            int64_t channelAxis,
-                            const GPULoweringOptions &options,
-                            llvm::StringRef name, ElementFn fn) {
-  Location loc = op->getLoc();
-  auto module = op->getParentOfType<ModuleOp>();
-  Type acc = getAccumulationType(type.getElementType());
+/// The elements of `type` (kDynamic if unknown) and the widest element
+/// type of it and `operands`: every operand must allow the vector.
+static std::pair<int64_t, Type> elementwiseShape(RankedTensorType type,
+                                                 ValueRange operands) {
   int64_t n =
       type.hasStaticShape() ? type.getNumElements() : ShapedType::kDynamic;
-  // Every operand must allow the vector: the narrowest element decides.
   Type widest = type.getElementType();
   for (Value v : operands) {
     Type t = getElementTypeOrSelf(v.getType());
     if (t.getIntOrFloatBitWidth() > widest.getIntOrFloatBitWidth())
       widest = t;
   }
-  PointwiseSchedule s =
-      selectPointwiseSchedule(n, widest, options.target, /*mayPeel=*/true);
+  return {n, widest};
+}
+
+PointwiseSchedule cuda::selectElementwiseSchedule(RankedTensorType type,
+                                                  ValueRange operands,
+                                                  const GpuTarget &target) {
+  auto [n, widest] = elementwiseShape(type, operands);
+  return selectPointwiseSchedule(n, widest, target, /*mayPeel=*/true);
+}
+
+std::optional<std::pair<int64_t, Type>>
+cuda::elementwiseShapeOf(Operation *op) {
+  if (!isa<ReluOp, GeluOp, SiluOp, AddOp, MulOp, ReluGradOp, GeluGradOp,
+           SiluGradOp, BiasAddOp, BatchNormInferenceOp>(op))
+    return std::nullopt;
+  auto type = cast<RankedTensorType>(op->getResult(0).getType());
+  // bias_add's and batch_norm_inference's other operands are per channel.
+  ValueRange operands = isa<BiasAddOp, BatchNormInferenceOp>(op)
+                            ? op->getOperands().take_front()
+                            : op->getOperands();
+  return elementwiseShape(type, operands);
+}
+
+Value cuda::emitElementwise(OpBuilder &b, Operation *op, RankedTensorType type,
+                            ValueRange operands, ValueRange perChannel,
+                            int64_t channelAxis, const PointwiseSchedule &s,
+                            llvm::StringRef name, ElementFn fn) {
+  Location loc = op->getLoc();
+  auto module = op->getParentOfType<ModuleOp>();
+  Type acc = getAccumulationType(type.getElementType());
   int64_t vw = s.vectorWidth;
 
   SmallVector<Value> buffers, args;
@@ -154,17 +177,20 @@ Value cuda::emitElementwise(OpBuilder &b, Operation *op, RankedTensorType type,
 
 namespace {
 
-/// Replaces `op` by the elementwise kernel of emitElementwise.
+/// Replaces `op` by the elementwise kernel of emitElementwise, under the
+/// schedule written on it first (chooseGpuSchedules).
 LogicalResult lowerElementwise(RewriterBase &rewriter, Operation *op,
                                ValueRange operands, ValueRange perChannel,
-                               int64_t channelAxis,
-                               const GPULoweringOptions &options,
-                               llvm::StringRef name, ElementFn fn) {
+                               int64_t channelAxis, llvm::StringRef name,
+                               ElementFn fn) {
+  FailureOr<PointwiseSchedule> s = readPointwiseSchedule(op);
+  if (failed(s))
+    return failure();
   rewriter.setInsertionPoint(op);
   rewriter.replaceOp(
-      op, emitElementwise(
-              rewriter, op, cast<RankedTensorType>(op->getResult(0).getType()),
-              operands, perChannel, channelAxis, options, name, fn));
+      op, emitElementwise(rewriter, op,
+                          cast<RankedTensorType>(op->getResult(0).getType()),
+                          operands, perChannel, channelAxis, *s, name, fn));
   return success();
 }
 
@@ -175,8 +201,7 @@ LogicalResult cuda::lowerPointwiseToGPU(RewriterBase &rewriter, Operation *op,
   // CUDA's exp2f is one instruction: the logistic forms use it.
   const Exp2Form exp2 = Exp2Form::MathOp;
   auto unary = [&](Value input, llvm::StringRef name, ElementFn fn) {
-    return lowerElementwise(rewriter, op, input, ValueRange(), -1, options,
-                            name, fn);
+    return lowerElementwise(rewriter, op, input, ValueRange(), -1, name, fn);
   };
   if (auto relu = dyn_cast<ReluOp>(op))
     return unary(relu.getInput(), "relu",
@@ -197,7 +222,7 @@ LogicalResult cuda::lowerPointwiseToGPU(RewriterBase &rewriter, Operation *op,
                  });
   auto binary = [&](Value lhs, Value rhs, llvm::StringRef name, ElementFn fn) {
     return lowerElementwise(rewriter, op, ValueRange{lhs, rhs}, ValueRange(),
-                            -1, options, name, fn);
+                            -1, name, fn);
   };
   if (auto add = dyn_cast<AddOp>(op))
     return binary(add.getLhs(), add.getRhs(), "add",
@@ -224,8 +249,7 @@ LogicalResult cuda::lowerPointwiseToGPU(RewriterBase &rewriter, Operation *op,
     int64_t axis = getChannelAxis(biasAdd.getLayout(), rank);
     return lowerElementwise(
         rewriter, op, biasAdd.getInput(), ValueRange{biasAdd.getBias()}, axis,
-        options, "bias_add",
-        [](OpBuilder &b, Location l, ArrayRef<Value> v) -> Value {
+        "bias_add", [](OpBuilder &b, Location l, ArrayRef<Value> v) -> Value {
           return b.create<arith::AddFOp>(l, v[0], v[1]);
         });
   }
@@ -241,8 +265,7 @@ LogicalResult cuda::lowerPointwiseToGPU(RewriterBase &rewriter, Operation *op,
       params.push_back(bn.getBias());
     double eps = bn.getEpsilon().convertToDouble();
     return lowerElementwise(
-        rewriter, op, bn.getInput(), params, axis, options,
-        "batch_norm_inference",
+        rewriter, op, bn.getInput(), params, axis, "batch_norm_inference",
         [&](OpBuilder &b, Location l, ArrayRef<Value> v) -> Value {
           Value rstd = emitRstd(b, l, v[2], eps);
           return emitNormalize(b, l, v[0], v[1], rstd,

@@ -33,8 +33,9 @@ parseGPULoweringOptions(Operation *root, llvm::StringRef pass,
                         llvm::StringRef arch, llvm::StringRef rowNormSchedule);
 
 /// The first step of the lowering (ChooseSchedules.cpp): every row norm,
-/// norm gradient, per-channel reduction (bias_add_grad, batch norms) and
-/// matrix product (matmul, conv2d and its gradients) under `root` without
+/// norm gradient, per-channel reduction (bias_add_grad, batch norms),
+/// matrix product (matmul, conv2d and its gradients) and elementwise op
+/// (elementwiseShapeOf) under `root` without
 /// a schedule gets the one the schedule layer chooses, as text in
 /// kGpuScheduleAttr; one that has a schedule keeps it, checked against
 /// the op (a diagnostic at the op and failure where it cannot run it).
@@ -54,6 +55,23 @@ FailureOr<GroupNormGradSchedule> readGroupNormGradSchedule(Operation *op);
 /// The same for a matrix product (matmul, conv2d and its gradients; an
 /// nf.fused product's producer).
 FailureOr<TiledProductSchedule> readTiledProductSchedule(Operation *op);
+
+/// The same for an elementwise op (relu, gelu, silu, add, mul, bias_add,
+/// the activation gradients, batch_norm_inference).
+FailureOr<PointwiseSchedule> readPointwiseSchedule(Operation *op);
+
+/// What the schedule of elementwise op `op` (those lowerPointwiseToGPU
+/// takes) is chosen from: its elements (kDynamic if unknown) and its
+/// widest element type, of its result and its full-size operands (which
+/// every vector must allow). None for other ops.
+std::optional<std::pair<int64_t, Type>> elementwiseShapeOf(Operation *op);
+
+/// The schedule of an elementwise kernel whose result is `type`, over the
+/// full-size `operands`: elementwiseShapeOf's facts, peeled where the
+/// vectors do not divide the elements.
+PointwiseSchedule selectElementwiseSchedule(RankedTensorType type,
+                                            ValueRange operands,
+                                            const GpuTarget &target);
 
 /// What the schedule of product op `op` (matmul, conv2d and its gradients)
 /// is chosen from, as the lowering will run it: alone, or as the producer
@@ -106,13 +124,13 @@ using ElementFn =
     llvm::function_ref<Value(OpBuilder &, Location, ArrayRef<Value>)>;
 
 /// Launches, at `b`'s insertion point, an elementwise kernel named after
-/// `op` and `name` over the tensors `operands` (of `type`'s shape) and the
-/// per-channel (C) tensors `perChannel` along `channelAxis`; returns the
-/// result tensor of `type`. `fn` gets the operands' values, then the
-/// per-channel ones, in order.
+/// `op` and `name` under schedule `s` over the tensors `operands` (of
+/// `type`'s shape) and the per-channel (C) tensors `perChannel` along
+/// `channelAxis`; returns the result tensor of `type`. `fn` gets the
+/// operands' values, then the per-channel ones, in order.
 Value emitElementwise(OpBuilder &b, Operation *op, RankedTensorType type,
                       ValueRange operands, ValueRange perChannel,
-                      int64_t channelAxis, const GPULoweringOptions &options,
+                      int64_t channelAxis, const PointwiseSchedule &s,
                       llvm::StringRef name, ElementFn fn);
 
 /// relu, gelu, silu, add, mul, bias_add, the activation gradients and

@@ -651,3 +651,55 @@ std::string cuda::checkTiledProductSchedule(const TiledProductSchedule &s,
            target.name() + " has " + count(target.sharedBytesPerBlock) + ")";
   return "";
 }
+
+FailureOr<PointwiseSchedule> cuda::parsePointwiseSchedule(llvm::StringRef text,
+                                                          std::string &error) {
+  llvm::SmallVector<llvm::StringRef> words;
+  text.split(words, ' ', -1, /*KeepEmpty=*/false);
+  if (words.empty() || words.front() != "grid-stride") {
+    error = "an elementwise op's schedule starts with grid-stride";
+    return failure();
+  }
+  PointwiseSchedule s;
+  bool ok = parseWords(
+      llvm::ArrayRef(words).drop_front(),
+      [&](llvm::StringRef word) {
+        return word == "peeled" ? &s.peeled : nullptr;
+      },
+      [&](llvm::StringRef key) {
+        return llvm::StringSwitch<int64_t *>(key)
+            .Case("block", &s.blockSize)
+            .Case("vector", &s.vectorWidth)
+            .Case("min-blocks-per-sm", &s.minBlocksPerMultiprocessor)
+            .Default(nullptr);
+      },
+      error);
+  if (!ok)
+    return failure();
+  return s;
+}
+
+std::string cuda::checkPointwiseSchedule(const PointwiseSchedule &s,
+                                         int64_t numElements, Type elementType,
+                                         const GpuTarget &target) {
+  auto count = [](int64_t n) { return std::to_string(n); };
+  int64_t bytes = std::max<int64_t>(1, elementType.getIntOrFloatBitWidth() / 8);
+  int64_t vw = s.vectorWidth;
+  if (vw < 1 || !llvm::isPowerOf2_64(vw) ||
+      vw * bytes > GpuTarget::kMaxAccessBytes)
+    return "vectors of " + count(vw) + " elements of " + count(bytes) +
+           " bytes (a power of two of at most 16 bytes)";
+  if (!s.peeled && vw > 1 &&
+      (ShapedType::isDynamic(numElements) || numElements % vw != 0))
+    return "vectors of " + count(vw) + " elements that do not divide " +
+           (ShapedType::isDynamic(numElements) ? "an unknown count"
+                                               : count(numElements)) +
+           " elements (peel them)";
+  if (s.blockSize < 1 || s.blockSize > GpuTarget::kMaxThreadsPerBlock ||
+      s.minBlocksPerMultiprocessor < 1 ||
+      s.blockSize * s.minBlocksPerMultiprocessor >
+          target.maxThreadsPerMultiprocessor)
+    return "blocks of " + count(s.blockSize) + " threads, " +
+           count(s.minBlocksPerMultiprocessor) + " an SM";
+  return "";
+}

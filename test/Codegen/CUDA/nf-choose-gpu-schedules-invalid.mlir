@@ -4,7 +4,7 @@
 // nothing then. sm_80: no clusters.
 // RUN: nf-opt %s --nf-choose-gpu-schedules=arch=sm_80 -split-input-file -verify-diagnostics
 // RUN: not nf-opt %s --nf-lower-to-gpu=arch=sm_80 -split-input-file 2>&1 | FileCheck %s
-// CHECK-COUNT-33: error: 'nf.{{[a-z0-9_]+}}' op cannot run under the schedule
+// CHECK-COUNT-37: error: 'nf.{{[a-z0-9_]+}}' op cannot run under the schedule
 
 func.func @unknown_kind(%x: tensor<4x1000xf32>) -> tensor<4x1000xf32> {
   // expected-error @+1 {{cannot run under the schedule 'fastest': unknown row-norm schedule kind 'fastest' (warp-rows, block-row-registers, block-row-streaming, split-row, channels-last-groups, cluster-row)}}
@@ -266,4 +266,36 @@ func.func @tile_of_two(%a: tensor<64x64xf16>) -> tensor<64x64xf16> {
   // expected-error @+1 {{'tile=64x64' is not a tile MxNxK}}
   %c = nf.matmul %a, %a {nf.gpu_schedule = "tiled-product tile=64x64 thread=4x4"} : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf16>
   return %c : tensor<64x64xf16>
+}
+
+// -----
+
+func.func @elementwise_vector_unpeeled(%x: tensor<33x777xf32>) -> tensor<33x777xf32> {
+  // expected-error @+1 {{vectors of 4 elements that do not divide 25641 elements (peel them)}}
+  %y = nf.gelu %x {nf.gpu_schedule = "grid-stride block=256 vector=4 min-blocks-per-sm=4"} : tensor<33x777xf32>
+  return %y : tensor<33x777xf32>
+}
+
+// -----
+
+func.func @elementwise_vector_over_16_bytes(%x: tensor<8x1024xf32>) -> tensor<8x1024xf32> {
+  // expected-error @+1 {{vectors of 8 elements of 4 bytes (a power of two of at most 16 bytes)}}
+  %y = nf.relu %x {nf.gpu_schedule = "grid-stride block=256 vector=8 min-blocks-per-sm=4"} : tensor<8x1024xf32>
+  return %y : tensor<8x1024xf32>
+}
+
+// -----
+
+func.func @elementwise_blocks_over_an_sm(%x: tensor<8x1024xf32>) -> tensor<8x1024xf32> {
+  // expected-error @+1 {{blocks of 1024 threads, 4 an SM}}
+  %y = nf.silu %x {nf.gpu_schedule = "grid-stride block=1024 vector=4 min-blocks-per-sm=4"} : tensor<8x1024xf32>
+  return %y : tensor<8x1024xf32>
+}
+
+// -----
+
+func.func @elementwise_kind(%x: tensor<8x1024xf32>) -> tensor<8x1024xf32> {
+  // expected-error @+1 {{an elementwise op's schedule starts with grid-stride}}
+  %y = nf.relu %x {nf.gpu_schedule = "warp-rows threads-per-row=32"} : tensor<8x1024xf32>
+  return %y : tensor<8x1024xf32>
 }

@@ -1,6 +1,6 @@
 // The first step of the GPU lowering: each forward row norm, norm
-// gradient, per-channel reduction and matrix product gets its schedule as
-// text (nf.gpu_schedule), chosen for the target, inside an nf.fused group
+// gradient, per-channel reduction, matrix product and elementwise op gets
+// its schedule as text (nf.gpu_schedule), chosen for the target, inside an nf.fused group
 // too; a schedule already written on an op is kept (checked
 // against it) and the lowering follows it, so one op can be lowered
 // under a schedule of its own beside the automatic choice for another.
@@ -169,4 +169,26 @@ func.func @products(%a: tensor<4096x1024xf16>, %b: tensor<1024x4096xf16>, %c: te
     nf.yield %g : tensor<4096x4096xf16>
   }
   return %0, %1, %2, %3, %4 : tensor<4096x4096xf16>, tensor<4096x4096xf16>, tensor<256x1024xbf16>, tensor<8x56x56x64xf32>, tensor<4096x4096xf16>
+}
+
+// -----
+
+// Elementwise ops: 16-byte vectors, peeled where they do not divide the
+// elements (33 x 777 f32), whole where they do; a hand-written one (blocks
+// of 128 threads of 4-element vectors, 8 an SM) is followed.
+// CHECK-LABEL: func.func @elementwise
+// CHECK: nf.gelu {{.+}} {nf.gpu_schedule = "grid-stride block=256 vector=4 peeled min-blocks-per-sm=4"}
+// CHECK: nf.bias_add {{.+}} nf.gpu_schedule = "grid-stride block=256 vector=8 min-blocks-per-sm=4"
+// CHECK: nf.silu {{.+}} {nf.gpu_schedule = "grid-stride block=128 vector=4 min-blocks-per-sm=8"}
+// LOWERED-LABEL: gpu.func @elementwise_gelu(
+// LOWERED-SAME: nf.schedule = "grid-stride block=256 vector=4 peeled min-blocks-per-sm=4"
+// LOWERED-LABEL: gpu.func @elementwise_silu(
+// LOWERED-SAME: known_block_size = array<i32: 128, 1, 1>
+// LOWERED-SAME: nf.min_blocks_per_sm = 8
+// LOWERED-SAME: nf.schedule = "grid-stride block=128 vector=4 min-blocks-per-sm=8"
+func.func @elementwise(%x: tensor<33x777xf32>, %y: tensor<8x1024xbf16>, %b: tensor<1024xbf16>) -> (tensor<33x777xf32>, tensor<8x1024xbf16>, tensor<8x1024xbf16>) {
+  %0 = nf.gelu %x : tensor<33x777xf32>
+  %1 = nf.bias_add %y, %b {layout = #nf.layout<nhwc>} : tensor<8x1024xbf16>, tensor<1024xbf16>
+  %2 = nf.silu %y {nf.gpu_schedule = "grid-stride block=128 vector=4 min-blocks-per-sm=8"} : tensor<8x1024xbf16>
+  return %0, %1, %2 : tensor<33x777xf32>, tensor<8x1024xbf16>, tensor<8x1024xbf16>
 }

@@ -472,6 +472,19 @@ PointwiseSchedule selectPointwiseSchedule(int64_t numElements, Type elementType,
                                           const GpuTarget &target,
                                           bool mayPeel = false);
 
+/// The pointwise schedule `text` spells (PointwiseSchedule::str()'s
+/// words), or failure with the reason in `error`.
+FailureOr<PointwiseSchedule> parsePointwiseSchedule(llvm::StringRef text,
+                                                    std::string &error);
+
+/// Why `s` cannot run an elementwise kernel over `numElements` elements
+/// (kDynamic if unknown) whose widest operand is of `elementType` ("" where
+/// it can): vectors that are not a power of two of at most 16 bytes, or
+/// that do not divide the elements unpeeled, or blocks an SM does not hold.
+std::string checkPointwiseSchedule(const PointwiseSchedule &s,
+                                   int64_t numElements, Type elementType,
+                                   const GpuTarget &target);
+
 /// How a group or instance norm gradient runs (group_norm_grad,
 /// instance_norm_grad), in three kernels:
 ///  - `_sums`: the sums of dy and dy*xhat for each (image, channel), a
