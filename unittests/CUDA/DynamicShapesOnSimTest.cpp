@@ -53,6 +53,14 @@ struct DynamicCase {
 
 class DynamicShapesOnSimTest : public testing::TestWithParam<DynamicCase> {};
 
+/// A matmul + GELU of f16 whose tokens and K are known at launch.
+const char *kSplitAtLaunchIR = R"mlir(
+func.func @f(%a: tensor<?x?xf16>, %b: tensor<?x64xf16>) -> tensor<?x64xf16> {
+  %c = nf.matmul %a, %b : tensor<?x?xf16>, tensor<?x64xf16> -> tensor<?x64xf16>
+  %d = nf.gelu %c {approximate = #nf.approximation<tanh>} : tensor<?x64xf16>
+  return %d : tensor<?x64xf16>
+})mlir";
+
 std::shared_ptr<Kernel> compileWith(normfuse::jit::JIT &jit, const char *ir) {
   auto kernel = jit.compile(ir, "f");
   if (!kernel) {
@@ -393,7 +401,53 @@ func.func @f(%x: tensor<?xf32>) -> tensor<1xf32> {
   %s = tosa.reduce_sum %x {axis = 0 : i32} : (tensor<?xf32>) -> tensor<1xf32>
   return %s : tensor<1xf32>
 })mlir",
-                    {{{1}}, {{37}}, {{100003}}}}),
+                    {{{1}}, {{37}}, {{100003}}}},
+        // Tokens and K known at launch: K split then where the tiles are
+        // too few (SplitKAtLaunchOnSimTest counts the launches): 2 and 8
+        // ranges, and none (K of 2 tiles), the GELU in the finish or in
+        // the product's own store.
+        DynamicCase{"matmul_f16_gelu_split_k_at_launch",
+                    kSplitAtLaunchIR,
+                    {{{8, 600}, {600, 64}},
+                     {{3, 2100}, {2100, 64}},
+                     {{40, 40}, {40, 64}}},
+                    2e-3}),
     [](const auto &info) { return std::string(info.param.name); });
+
+/// The launches of `plan` that run (a grid of more than 0 blocks).
+size_t launchesRun(const normfuse::runtime::LaunchPlan &plan) {
+  return size_t(llvm::count_if(plan.steps, [](const auto &step) {
+    return step.kind == normfuse::runtime::Step::Kind::Launch &&
+           !step.launch.emptyGrid();
+  }));
+}
+
+// A product whose sizes come at launch splits K then, into the ranges that
+// fill the device (264 blocks on the default H100's 132 SMs, at least 8 K
+// tiles of 32 a range, at most 16): its kernel and the finish where there
+// are several ranges, the kernel alone (storing the result itself) where
+// there is one. One lowering serves every call.
+TEST(SplitKAtLaunchOnSimTest, SplitsFewTilesOverALongKAndNothingElse) {
+  auto sim = compileWith(shapeGenericJIT(), kSplitAtLaunchIR);
+  ASSERT_TRUE(sim);
+  struct Call {
+    int64_t m, k;
+    size_t launches;
+  };
+  // 19 K tiles: 2 ranges; 66: 8; 2: 1; 128 x 64 tiles of 400 tokens over
+  // K = 2048 (64 K tiles): 4 tiles, 8 ranges.
+  for (Call c : {Call{8, 600, 2}, Call{3, 2100, 2}, Call{40, 40, 1},
+                 Call{400, 2048, 2}}) {
+    auto call = sim->specialize({{c.m, c.k}, {c.k, 64}}, {});
+    ASSERT_TRUE(bool(call)) << llvm::toString(call.takeError());
+    auto kernel = std::static_pointer_cast<CudaSimKernel>(*call);
+    EXPECT_EQ(launchesRun(kernel->getPlan()), c.launches)
+        << c.m << "x" << c.k << "\n"
+        << kernel->getPlan().str();
+    EXPECT_NE(kernel->getSource().find("split-k-max=16 split-k-blocks=264 "
+                                       "split-k-min-tiles=8"),
+              std::string::npos);
+  }
+}
 
 } // namespace

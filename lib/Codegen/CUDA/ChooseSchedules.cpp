@@ -305,7 +305,9 @@ bool sameProductSchedule(const TiledProductSchedule &a,
          a.threadN == b.threadN && a.warpsM == b.warpsM &&
          a.warpsN == b.warpsN && a.stages == b.stages && a.splitK == b.splitK &&
          a.tf32 == b.tf32 && a.tileGroupRows == b.tileGroupRows &&
-         (a.splitK == 1 || samePointwiseSchedule(a.finish, b.finish)) &&
+         a.splitKMax == b.splitKMax && a.splitKBlocks == b.splitKBlocks &&
+         a.splitKMinTiles == b.splitKMinTiles &&
+         (!a.splitsK() || samePointwiseSchedule(a.finish, b.finish)) &&
          a.maxBlocks == b.maxBlocks &&
          a.minBlocksPerMultiprocessor == b.minBlocksPerMultiprocessor;
 }

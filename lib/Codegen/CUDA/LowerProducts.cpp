@@ -101,25 +101,30 @@ void ProductKernel::store(OpBuilder &b, Location loc, Value batch, Value row,
 
 namespace {
 
-/// Launches the second kernel of a split K (schedule `s`): each thread
-/// adds `s.finish.vectorWidth` consecutive result elements' f32 partial
-/// sums from `partials` ([splitK][batch][M][N]) slice by slice, in order
-/// (the same bits on every run), and stores them through the epilogue
-/// into `result`.
+/// Launches the second kernel of a split K (schedule `s`) into `splits`
+/// ranges (on the host; a constant, or computed at launch, when the
+/// kernel runs only where it is over 1): each thread adds
+/// `s.finish.vectorWidth` consecutive result elements' f32 partial sums
+/// from `partials` ([splits][batch][M][N]) slice by slice, in order (the
+/// same bits on every run), and stores them through the epilogue into
+/// `result`.
 void emitSplitSum(OpBuilder &b, Operation *op, const Product &p,
                   ArrayRef<PointwiseStep> epilogue,
-                  const TiledProductSchedule &s, Value partials, Value result,
-                  ArrayRef<Value> epilogueArgs, ArrayRef<Value> sizes, Type acc,
-                  llvm::StringRef name) {
+                  const TiledProductSchedule &s, Value splits, Value partials,
+                  Value result, ArrayRef<Value> epilogueArgs,
+                  ArrayRef<Value> sizes, Type acc, llvm::StringRef name) {
   Location loc = op->getLoc();
   auto module = op->getParentOfType<ModuleOp>();
   const PointwiseSchedule &f = s.finish;
   SmallVector<Value> args{partials, result};
   args.append(epilogueArgs.begin(), epilogueArgs.end());
-  Kernel k = createKernel(module, loc, kernelBaseName(op, name) + "_split_sum",
-                          ValueRange(args).getTypes(), f.blockSize,
-                          "split-k-sum splits=" + std::to_string(s.splitK) +
-                              " " + f.str());
+  std::optional<int64_t> fixed = getConstantIntValue(splits);
+  Kernel k = createKernel(
+      module, loc, kernelBaseName(op, name) + "_split_sum",
+      ValueRange(args).getTypes(), f.blockSize,
+      "split-k-sum splits=" +
+          (fixed ? std::to_string(*fixed) : std::string("at-launch")) + " " +
+          f.str());
   k.func->setAttr(kMinBlocksAttr,
                   b.getI64IntegerAttr(f.minBlocksPerMultiprocessor));
   ProductKernel pk{p, k, Value(), Value(), k.arg(1), {}, epilogue, {}, acc};
@@ -128,6 +133,7 @@ void emitSplitSum(OpBuilder &b, Operation *op, const Product &p,
     pk.stepArgs.push_back(step.operand ? k.arg(next++) : Value());
   for (Value host : sizes)
     pk.sizes.push_back(k.size(k.body, loc, host));
+  Value kSplits = k.size(k.body, loc, splits);
 
   OpBuilder &kb = k.body;
   IndexMath im{kb, loc};
@@ -147,11 +153,27 @@ void emitSplitSum(OpBuilder &b, Operation *op, const Product &p,
         Value dense = lm.mul(v, width);
         SmallVector<Value> sums =
             loadLanes(lb, ll, k.arg(0), dense, width, acc);
-        for (int64_t r = 1; r < s.splitK; ++r) {
+        auto addSlice = [&](OpBuilder &ab, Location al, Value r,
+                            SmallVector<Value> &into) {
+          IndexMath am{ab, al};
           SmallVector<Value> more = loadLanes(
-              lb, ll, k.arg(0), lm.madd(elements, r, dense), width, acc);
+              ab, al, k.arg(0), am.madd(elements, r, dense), width, acc);
           for (int64_t l = 0; l < width; ++l)
-            sums[l] = lb.create<arith::AddFOp>(ll, sums[l], more[l]);
+            into[l] = ab.create<arith::AddFOp>(al, into[l], more[l]);
+        };
+        if (fixed) {
+          for (int64_t r = 1; r < *fixed; ++r)
+            addSlice(lb, ll, lm.c(r), sums);
+        } else {
+          // Slice by slice in order, as unrolled.
+          auto slices = lb.create<scf::ForOp>(
+              ll, lm.c(1), kSplits, lm.c(1), sums,
+              [&](OpBuilder &sb, Location sl, Value r, ValueRange carried) {
+                SmallVector<Value> next(carried);
+                addSlice(sb, sl, r, next);
+                sb.create<scf::YieldOp>(sl, next);
+              });
+          sums.assign(slices.getResults().begin(), slices.getResults().end());
         }
         Value col = lm.rem(dense, z[kN]);
         Value rows = lm.div(dense, z[kN]);
@@ -162,11 +184,19 @@ void emitSplitSum(OpBuilder &b, Operation *op, const Product &p,
   IndexMath hm{b, loc};
   Value hostVectors = hm.div(
       hm.product(sizes[kBatch], hm.product(sizes[kM], sizes[kN])), width);
+  // Split at launch into one range, the product kernel stored the result.
+  Value work = hostVectors;
+  if (!fixed)
+    work = b.create<arith::SelectOp>(
+        loc,
+        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ugt, splits,
+                                hm.c(1)),
+        hostVectors, hm.c(0));
   launchUnlessEmpty(
       b, loc, k,
       b.createOrFold<arith::MinUIOp>(loc, hm.ceilDiv(hostVectors, f.blockSize),
                                      hm.c(f.maxBlocks)),
-      f.blockSize, args);
+      f.blockSize, args, work);
 }
 
 /// Marks product kernel `k` for 32-bit index arithmetic where every offset
@@ -309,13 +339,50 @@ FailureOr<Value> emitProduct(OpBuilder &b, Operation *op, Operation *scheduled,
         b.createOrFold<arith::MinUIOp>(loc, hm.product(tiles, hm.c(s.splitK)),
                                        hm.c(s.maxBlocks)),
         threads, args);
-    emitSplitSum(b, op, p, epilogue, s, partials, flatten(b, loc, result),
-                 epilogueArgs, sizes, acc, name);
+    emitSplitSum(b, op, p, epilogue, s, hm.c(s.splitK), partials,
+                 flatten(b, loc, result), epilogueArgs, sizes, acc, name);
     return toTensor(b, loc, result);
   }
+  // K split at launch: the ranges and their partial sums, on the host.
+  struct SplitAtLaunch {
+    Value splits, partials;
+  };
+  std::optional<SplitAtLaunch> atLaunch;
+  if (s.splitKMax > 0) {
+    // K split at launch (TiledProductSchedule::splitKMax): the ranges that
+    // make the tiles splitKBlocks blocks, at most splitKMax, each of at
+    // least splitKMinTiles K tiles, then as many as whole ranges of the
+    // same length make (none empty); at least 1.
+    auto minU = [&](Value x, Value y) {
+      return b.createOrFold<arith::MinUIOp>(loc, x, y);
+    };
+    auto maxU = [&](Value x, Value y) {
+      return b.createOrFold<arith::MaxUIOp>(loc, x, y);
+    };
+    Value one = hm.c(1);
+    Value kTiles = hm.ceilDiv(sizes[kK], s.tileK);
+    Value wanted = hm.ceilDiv(hm.c(s.splitKBlocks), maxU(tiles, one));
+    Value ranges = maxU(
+        minU(minU(wanted, hm.div(kTiles, s.splitKMinTiles)), hm.c(s.splitKMax)),
+        one);
+    Value perRange = maxU(hm.ceilDiv(kTiles, ranges), one);
+    Value splits = maxU(hm.ceilDiv(kTiles, perRange), one);
+    // The partial sums, where there is more than one range.
+    Value slices = b.create<arith::SelectOp>(
+        loc,
+        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ugt, splits, one),
+        splits, hm.c(0));
+    Value elements =
+        hm.product(sizes[kBatch], hm.product(sizes[kM], sizes[kN]));
+    atLaunch = {splits,
+                allocTemporary(b, loc, hm.product(elements, slices), acc)};
+  }
+  Value flatResult = flatten(b, loc, result);
   SmallVector<Value> args{flatten(b, loc, aBuffer), flatten(b, loc, bBuffer),
-                          flatten(b, loc, result)};
+                          flatResult};
   args.append(epilogueArgs);
+  if (atLaunch)
+    args.push_back(atLaunch->partials);
 
   TypeRange argTypes = ValueRange(args).getTypes();
   Kernel k = createKernel(module, loc, kernelBaseName(op, name), argTypes,
@@ -328,17 +395,26 @@ FailureOr<Value> emitProduct(OpBuilder &b, Operation *op, Operation *scheduled,
     pk.stepArgs.push_back(step.operand ? k.arg(next++) : Value());
   for (Value host : sizes)
     pk.sizes.push_back(k.size(k.body, loc, host));
+  if (atLaunch) {
+    pk.partials = k.arg(next);
+    pk.splits = k.size(k.body, loc, atLaunch->splits);
+  }
   if (s.kind == TiledProductSchedule::Kind::TensorCore)
     buildTensorCoreProduct(pk, s, loc);
   else
     buildSimtProduct(pk, s, loc);
-  markIndex32(k, p, 1);
+  // (The partial sums reach up to splitKMax times the result's bound.)
+  markIndex32(k, p, atLaunch ? s.splitKMax : 1);
 
-  // A block per output tile, at most maxBlocks; none for an empty result
-  // (a grid of 0 blocks is an error).
+  // A block per output tile (and range), at most maxBlocks; none for an
+  // empty result (a grid of 0 blocks is an error).
+  Value units = atLaunch ? hm.product(tiles, atLaunch->splits) : tiles;
   launchUnlessEmpty(
-      b, loc, k, b.createOrFold<arith::MinUIOp>(loc, tiles, hm.c(s.maxBlocks)),
+      b, loc, k, b.createOrFold<arith::MinUIOp>(loc, units, hm.c(s.maxBlocks)),
       threads, args);
+  if (atLaunch)
+    emitSplitSum(b, op, p, epilogue, s, atLaunch->splits, atLaunch->partials,
+                 flatResult, epilogueArgs, sizes, acc, name);
   return toTensor(b, loc, result);
 }
 

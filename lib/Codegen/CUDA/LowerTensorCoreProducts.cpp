@@ -461,10 +461,13 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
   Value kTiles = im.ceilDiv(pk.sizes[kK], s.tileK);
   // With a split K, work unit u is tile u % tiles over K range u / tiles
   // (perSplit K tiles), its sums written to slice u / tiles of the f32
-  // partial sums in pk.c, [splitK][batch][M][N].
-  bool split = s.splitK > 1;
-  Value units = split ? im.mul(tiles, s.splitK) : tiles;
-  Value perSplit = im.ceilDiv(kTiles, s.splitK);
+  // partial sums, [splits][batch][M][N]: in pk.c for a split of splitK
+  // ranges, in pk.partials for one at launch (pk.splits ranges; where that
+  // is 1, the sums go to the result in pk.c as unsplit).
+  bool split = s.splitsK();
+  Value splits = s.splitKMax > 0 ? pk.splits : im.c(s.splitK);
+  Value units = split ? im.mul(tiles, splits) : tiles;
+  Value perSplit = im.ceilDiv(kTiles, splits);
   Value resultElements =
       im.product(pk.sizes[kBatch], im.product(pk.sizes[kM], pk.sizes[kN]));
 
@@ -633,122 +636,143 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
         // convolution's, the partial sums') and N is even, a lane's two
         // columns are one aligned access.
         int64_t n = constantOr(pk.sizes[kN]);
-        bool consecutive = split || pk.product.consecutiveColumns;
-        int64_t pair =
-            consecutive && n != ShapedType::kDynamic && n % 2 == 0 ? 2 : 1;
-        Value g = tm.div(lane, 4), t4 = tm.rem(lane, 4);
-        // Where the result's rows are whole 16-byte chunks of the operands'
-        // type, the tile goes through shared memory (the stages are free
-        // now) and out in 16-byte stores: in lines of the tile's rows; or
-        // of its columns where the result's rows are consecutive in runs
-        // of whole chunks instead (an NCHW convolution's positions, a
-        // plane a channel), a column's chunk of rows a store.
-        Type storage = getElementTypeOrSelf(pk.c.getType());
-        int64_t rowRun = pk.product.resultRowRun;
-        bool fits =
-            !split && storage == element && s.tileM * s.tileN <= smemElements;
-        bool stagedRows = fits && consecutive && n != ShapedType::kDynamic &&
-                          n % chunk == 0 && s.tileN >= 64;
-        // The store's run: a 16-byte chunk, or the widest part of one
-        // that divides the result's runs of rows (a plane of 14 x 14 f16:
-        // 4 elements, 8 bytes).
-        int64_t run = chunk;
-        if (!consecutive)
-          while (run > 1 && rowRun % run)
-            run /= 2;
-        bool stagedColumns =
-            fits && !consecutive && rowRun > 0 && run >= 2 && s.tileM >= 64;
-        bool staged = stagedRows || stagedColumns;
-        int64_t lines = stagedRows ? s.tileM : s.tileN;
-        int64_t lineLength = stagedRows ? s.tileN : s.tileM;
-        // The element offset in shared memory of chunk `logical` of line
-        // `line` of the staged tile: 16-byte chunk c of line l at
-        // c ^ (l % 8), so the eight lines a warp's accumulators write hit
-        // eight bank groups.
-        auto lineOffset = [&](IndexMath &xm, Value line, Value logical) {
-          Value physical =
-              xm.b.create<arith::XOrIOp>(xm.loc, logical, xm.rem(line, 8));
-          return xm.madd(line, lineLength, xm.mul(physical, chunk));
-        };
-        // ... and of element (tileRow, tileCol) of the tile.
-        auto stagedAt = [&](IndexMath &xm, Value tileRow, Value tileCol) {
-          Value line = stagedRows ? tileRow : tileCol;
-          Value along = stagedRows ? tileCol : tileRow;
-          return xm.add(lineOffset(xm, line, xm.div(along, chunk)),
-                        xm.rem(along, chunk));
-        };
-        for (int64_t i = 0; i < fragsM; ++i)
-          for (int64_t j = 0; j < fragsN; ++j)
-            for (int64_t e = 0; e < 4; e += pair) {
-              Value tileRow =
-                  tm.add(warpRow, tm.add(g, tm.c(16 * i + 8 * (e / 2))));
-              Value tileCol =
-                  tm.add(warpCol, tm.madd(t4, 2, tm.c(8 * j + e % 2)));
-              Value row = tm.add(m0, tileRow), col = tm.add(n0, tileCol);
-              SmallVector<Value> sums;
-              for (int64_t l = e; l < e + pair; ++l)
-                sums.push_back(tb.create<vector::ExtractOp>(
-                    tl, kLoop.getResult(i * fragsN + j),
-                    ArrayRef<int64_t>{l / 2, l % 2}));
-              if (split) {
-                // The f32 partial sums, dense: a pair is one 8-byte store.
+        auto storeSums = [&](bool partial, Value partials) {
+          bool consecutive = partial || pk.product.consecutiveColumns;
+          int64_t pair =
+              consecutive && n != ShapedType::kDynamic && n % 2 == 0 ? 2 : 1;
+          Value g = tm.div(lane, 4), t4 = tm.rem(lane, 4);
+          // Where the result's rows are whole 16-byte chunks of the operands'
+          // type, the tile goes through shared memory (the stages are free
+          // now) and out in 16-byte stores: in lines of the tile's rows; or
+          // of its columns where the result's rows are consecutive in runs
+          // of whole chunks instead (an NCHW convolution's positions, a
+          // plane a channel), a column's chunk of rows a store.
+          Type storage = getElementTypeOrSelf(pk.c.getType());
+          int64_t rowRun = pk.product.resultRowRun;
+          bool fits = !partial && storage == element &&
+                      s.tileM * s.tileN <= smemElements;
+          bool stagedRows = fits && consecutive && n != ShapedType::kDynamic &&
+                            n % chunk == 0 && s.tileN >= 64;
+          // The store's run: a 16-byte chunk, or the widest part of one
+          // that divides the result's runs of rows (a plane of 14 x 14 f16:
+          // 4 elements, 8 bytes).
+          int64_t run = chunk;
+          if (!consecutive)
+            while (run > 1 && rowRun % run)
+              run /= 2;
+          bool stagedColumns =
+              fits && !consecutive && rowRun > 0 && run >= 2 && s.tileM >= 64;
+          bool staged = stagedRows || stagedColumns;
+          int64_t lines = stagedRows ? s.tileM : s.tileN;
+          int64_t lineLength = stagedRows ? s.tileN : s.tileM;
+          // The element offset in shared memory of chunk `logical` of line
+          // `line` of the staged tile: 16-byte chunk c of line l at
+          // c ^ (l % 8), so the eight lines a warp's accumulators write hit
+          // eight bank groups.
+          auto lineOffset = [&](IndexMath &xm, Value line, Value logical) {
+            Value physical =
+                xm.b.create<arith::XOrIOp>(xm.loc, logical, xm.rem(line, 8));
+            return xm.madd(line, lineLength, xm.mul(physical, chunk));
+          };
+          // ... and of element (tileRow, tileCol) of the tile.
+          auto stagedAt = [&](IndexMath &xm, Value tileRow, Value tileCol) {
+            Value line = stagedRows ? tileRow : tileCol;
+            Value along = stagedRows ? tileCol : tileRow;
+            return xm.add(lineOffset(xm, line, xm.div(along, chunk)),
+                          xm.rem(along, chunk));
+          };
+          for (int64_t i = 0; i < fragsM; ++i)
+            for (int64_t j = 0; j < fragsN; ++j)
+              for (int64_t e = 0; e < 4; e += pair) {
+                Value tileRow =
+                    tm.add(warpRow, tm.add(g, tm.c(16 * i + 8 * (e / 2))));
+                Value tileCol =
+                    tm.add(warpCol, tm.madd(t4, 2, tm.c(8 * j + e % 2)));
+                Value row = tm.add(m0, tileRow), col = tm.add(n0, tileCol);
+                SmallVector<Value> sums;
+                for (int64_t l = e; l < e + pair; ++l)
+                  sums.push_back(tb.create<vector::ExtractOp>(
+                      tl, kLoop.getResult(i * fragsN + j),
+                      ArrayRef<int64_t>{l / 2, l % 2}));
+                if (partial) {
+                  // The f32 partial sums, dense: a pair is one 8-byte store.
+                  Value inside = tm.both(lessThan(tb, tl, row, pk.sizes[kM]),
+                                         lessThan(tb, tl, col, pk.sizes[kN]));
+                  tb.create<scf::IfOp>(
+                      tl, inside, [&](OpBuilder &sb, Location sl) {
+                        IndexMath sm{sb, sl};
+                        Value dense = sm.madd(sm.madd(batch, pk.sizes[kM], row),
+                                              pk.sizes[kN], col);
+                        storeLanes(sb, sl, sums, partials,
+                                   sm.madd(range, resultElements, dense));
+                        sb.create<scf::YieldOp>(sl);
+                      });
+                  continue;
+                }
+                if (!staged) {
+                  pk.store(tb, tl, batch, row, col, sums);
+                  continue;
+                }
                 Value inside = tm.both(lessThan(tb, tl, row, pk.sizes[kM]),
                                        lessThan(tb, tl, col, pk.sizes[kN]));
                 tb.create<scf::IfOp>(
                     tl, inside, [&](OpBuilder &sb, Location sl) {
                       IndexMath sm{sb, sl};
-                      Value dense = sm.madd(sm.madd(batch, pk.sizes[kM], row),
-                                            pk.sizes[kN], col);
-                      storeLanes(sb, sl, sums, pk.c,
-                                 sm.madd(range, resultElements, dense));
+                      Value offset =
+                          pk.product.store(sb, sl, pk.sizes, batch, row, col)
+                              .offset;
+                      storeLanes(sb, sl,
+                                 pk.applyEpilogue(sb, sl, offset, col, sums),
+                                 a.smem, stagedAt(sm, tileRow, tileCol));
                       sb.create<scf::YieldOp>(sl);
                     });
-                continue;
               }
-              if (!staged) {
-                pk.store(tb, tl, batch, row, col, sums);
-                continue;
-              }
+          if (staged) {
+            // Every warp's part is in; each thread stores whole runs (16-byte
+            // chunks, or parts of them).
+            tb.create<gpu::BarrierOp>(tl);
+            auto runType = VectorType::get({run}, element);
+            int64_t lineRuns = lineLength / run, perChunk = chunk / run;
+            for (int64_t q = 0; q < lines * lineRuns / threads; ++q) {
+              Value e = tm.add(tid, tm.c(q * threads));
+              Value line = tm.div(e, lineRuns), piece = tm.rem(e, lineRuns);
+              Value first = tm.mul(piece, run);
+              Value row = tm.add(m0, stagedRows ? line : first);
+              Value col = tm.add(n0, stagedRows ? first : line);
               Value inside = tm.both(lessThan(tb, tl, row, pk.sizes[kM]),
                                      lessThan(tb, tl, col, pk.sizes[kN]));
               tb.create<scf::IfOp>(tl, inside, [&](OpBuilder &sb, Location sl) {
                 IndexMath sm{sb, sl};
+                Value at = lineOffset(sm, line, sm.div(piece, perChunk));
+                if (perChunk > 1)
+                  at = sm.madd(sm.rem(piece, perChunk), run, at);
+                Value v = sb.create<vector::LoadOp>(sl, runType, a.smem,
+                                                    ValueRange{at});
                 Value offset =
                     pk.product.store(sb, sl, pk.sizes, batch, row, col).offset;
-                storeLanes(sb, sl, pk.applyEpilogue(sb, sl, offset, col, sums),
-                           a.smem, stagedAt(sm, tileRow, tileCol));
+                sb.create<vector::StoreOp>(sl, v, pk.c, ValueRange{offset});
                 sb.create<scf::YieldOp>(sl);
               });
             }
-        if (staged) {
-          // Every warp's part is in; each thread stores whole runs (16-byte
-          // chunks, or parts of them).
-          tb.create<gpu::BarrierOp>(tl);
-          auto runType = VectorType::get({run}, element);
-          int64_t lineRuns = lineLength / run, perChunk = chunk / run;
-          for (int64_t q = 0; q < lines * lineRuns / threads; ++q) {
-            Value e = tm.add(tid, tm.c(q * threads));
-            Value line = tm.div(e, lineRuns), piece = tm.rem(e, lineRuns);
-            Value first = tm.mul(piece, run);
-            Value row = tm.add(m0, stagedRows ? line : first);
-            Value col = tm.add(n0, stagedRows ? first : line);
-            Value inside = tm.both(lessThan(tb, tl, row, pk.sizes[kM]),
-                                   lessThan(tb, tl, col, pk.sizes[kN]));
-            tb.create<scf::IfOp>(tl, inside, [&](OpBuilder &sb, Location sl) {
-              IndexMath sm{sb, sl};
-              Value at = lineOffset(sm, line, sm.div(piece, perChunk));
-              if (perChunk > 1)
-                at = sm.madd(sm.rem(piece, perChunk), run, at);
-              Value v = sb.create<vector::LoadOp>(sl, runType, a.smem,
-                                                  ValueRange{at});
-              Value offset =
-                  pk.product.store(sb, sl, pk.sizes, batch, row, col).offset;
-              sb.create<vector::StoreOp>(sl, v, pk.c, ValueRange{offset});
-              sb.create<scf::YieldOp>(sl);
-            });
+            // The next tile's copies overwrite shared memory.
+            tb.create<gpu::BarrierOp>(tl);
           }
-          // The next tile's copies overwrite shared memory.
-          tb.create<gpu::BarrierOp>(tl);
+        };
+        if (s.splitKMax == 0) {
+          storeSums(split, pk.c);
+        } else {
+          // The range count is uniform: so is the branch (and the staged
+          // store's barriers in it).
+          auto many = tb.create<scf::IfOp>(
+              tl,
+              tb.create<arith::CmpIOp>(tl, arith::CmpIPredicate::ugt, splits,
+                                       tm.c(1)),
+              /*withElseRegion=*/true);
+          OpBuilder::InsertionGuard guard(tb);
+          tb.setInsertionPoint(many.thenBlock()->getTerminator());
+          storeSums(true, pk.partials);
+          tb.setInsertionPoint(many.elseBlock()->getTerminator());
+          storeSums(false, Value());
         }
         tb.create<scf::YieldOp>(tl);
       });

@@ -130,6 +130,10 @@ struct ProductKernel {
   SmallVector<Value> stepArgs;
   /// The accumulation type.
   Type acc;
+  /// Where K is split at launch (TiledProductSchedule::splitKMax): the f32
+  /// partial sums and the count of ranges, inside the kernel (pk.c is then
+  /// the result, which the kernel stores where the count is 1).
+  Value partials, splits;
 
   /// Stores `sums` as result elements (batch, row, col), (batch, row, col +
   /// 1), ... after the epilogue, where (row, col) exists: several columns

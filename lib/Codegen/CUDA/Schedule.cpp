@@ -841,7 +841,13 @@ std::string TiledProductSchedule::str() const {
   if (tf32)
     text += " tf32";
   if (splitK > 1)
-    text += " split-k=" + n(splitK) + " finish-block=" + n(finish.blockSize) +
+    text += " split-k=" + n(splitK);
+  if (splitKMax > 0)
+    text += " split-k-max=" + n(splitKMax) +
+            " split-k-blocks=" + n(splitKBlocks) +
+            " split-k-min-tiles=" + n(splitKMinTiles);
+  if (splitsK())
+    text += " finish-block=" + n(finish.blockSize) +
             " finish-vector=" + n(finish.vectorWidth) +
             " finish-min-blocks-per-sm=" + n(finish.minBlocksPerMultiprocessor);
   if (tileGroupRows != TiledProductSchedule().tileGroupRows)
@@ -949,7 +955,15 @@ TiledProductSchedule cuda::selectTiledProductSchedule(const ProductShape &p,
     // wide layer): K split so that the blocks fill the device.
     bool known = !ShapedType::isDynamic(batch) && !ShapedType::isDynamic(m) &&
                  !ShapedType::isDynamic(n) && !ShapedType::isDynamic(k);
-    if (!large && known && batch * m * n > 0) {
+    if (!known) {
+      // Sizes known only at launch (a dynamic count of tokens): K is split
+      // then, by the same rule, where the tiles are too few.
+      s.splitKMax = kMaxSplitK;
+      s.splitKBlocks = kSplitKBlocksPerMultiprocessor * target.multiprocessors;
+      s.splitKMinTiles = kSplitKMinTiles;
+      s.finish = selectPointwiseSchedule(p.consecutiveColumns ? n : 1,
+                                         p.resultType, target);
+    } else if (!large && batch * m * n > 0) {
       int64_t blocks = batch * tiles(m, 64) * tiles(n, 64);
       int64_t wanted = kSplitKBlocksPerMultiprocessor * target.multiprocessors;
       int64_t kTiles = (k + s.tileK - 1) / s.tileK;

@@ -525,6 +525,9 @@ cuda::parseTiledProductSchedule(llvm::StringRef text, std::string &error) {
         return llvm::StringSwitch<int64_t *>(key)
             .Case("stages", &s.stages)
             .Case("split-k", &s.splitK)
+            .Case("split-k-max", &s.splitKMax)
+            .Case("split-k-blocks", &s.splitKBlocks)
+            .Case("split-k-min-tiles", &s.splitKMinTiles)
             .Case("finish-block", &s.finish.blockSize)
             .Case("finish-vector", &s.finish.vectorWidth)
             .Case("finish-min-blocks-per-sm",
@@ -582,7 +585,13 @@ std::string cuda::checkTiledProductSchedule(const TiledProductSchedule &s,
   if (s.splitK < 1 || (s.splitK > 1 && s.kind != Kind::TensorCore))
     return "split-k=" + count(s.splitK) +
            " (only the tensor-core kernel splits K)";
-  if (s.splitK > 1) {
+  if (s.splitKMax > 0 &&
+      (s.splitK > 1 || s.splitKBlocks < 1 || s.splitKMinTiles < 1))
+    return "a split of K at launch (split-k-max) with split-k=" +
+           count(s.splitK) + ", split-k-blocks=" + count(s.splitKBlocks) +
+           " and split-k-min-tiles=" + count(s.splitKMinTiles) +
+           " (no split-k, at least one block and one K tile a range)";
+  if (s.splitsK()) {
     // The finish adds finish-vector consecutive results a thread: a width
     // of at most 16 bytes of results that divides the rows, where the
     // columns are consecutive.

@@ -7,6 +7,7 @@
 // such products against float64 (TensorCoreProductsOnSimTest, splitK_*).
 // RUN: nf-opt %s --nf-fuse-pipeline --nf-lower-to-gpu | FileCheck %s
 // RUN: nf-opt %s --nf-fuse-pipeline --nf-lower-to-gpu=arch=sm_80 | FileCheck %s --check-prefix=SM80
+// RUN: nf-opt %s --nf-fuse-pipeline --nf-lower-to-gpu | FileCheck %s --check-prefix=DYN
 
 // 512 x 960 is 8 x 15 = 120 tiles; K = 768 is 24 K tiles. sm_90 (132
 // multiprocessors) wants 264 blocks: 3 ranges of 8 K tiles, 360 blocks.
@@ -63,3 +64,48 @@ func.func @short_k(%a: tensor<512x256xf16>, %b: tensor<256x960xf16>) -> tensor<5
 // CHECK: vector.load {{.+}} : memref<?xf16>, vector<8xf16>
 // CHECK-COUNT-8: arith.addf
 // CHECK: vector.store {{.+}} : memref<?xf16>, vector<8xf16>
+
+// Tokens and K known only at launch: the host computes the ranges by the
+// same rule (ceil(264 / tiles), K tiles / 8, at most 16, then as many as
+// whole ranges of one length make), the partial sums hold none where there
+// is one range, the product kernel branches on the count (partial sums, or
+// the result through the GELU itself) and the finish runs only where the
+// count is over 1.
+// DYN-LABEL: func.func @tokens_at_launch(
+// DYN: %[[TILES_M:.+]] = arith.ceildivui %{{.+}}, %c128
+// DYN: %[[KTILES:.+]] = arith.ceildivui %{{.+}}, %c32
+// DYN: %[[TILES:.+]] = arith.maxui %[[TILES_M]], %c1
+// DYN: %[[WANTED:.+]] = arith.ceildivui %c264, %[[TILES]]
+// DYN: %[[LONG:.+]] = arith.divui %[[KTILES]], %c8
+// DYN: arith.minui %[[WANTED]], %[[LONG]]
+// DYN: arith.minui %{{.+}}, %c16
+// DYN: arith.ceildivui %[[KTILES]]
+// DYN: arith.ceildivui %[[KTILES]]
+// DYN: %[[RANGES:.+]] = arith.maxui %{{.+}}, %c1
+// DYN: %[[MANY:.+]] = arith.cmpi ugt, %[[RANGES]], %c1
+// DYN: %[[SLICES:.+]] = arith.select %[[MANY]], %[[RANGES]], %c0
+// DYN: arith.muli %{{.+}}, %[[SLICES]]
+// DYN: gpu.launch_func @nf_kernels::@tokens_at_launch_matmul_epilogue
+// DYN: %[[MORE:.+]] = arith.cmpi ugt, %[[RANGES]], %c1
+// DYN: %[[WORK:.+]] = arith.select %[[MORE]]
+// DYN: arith.cmpi ne, %[[WORK]], %c0
+// DYN-NEXT: scf.if
+// DYN-NEXT: arith.constant
+// DYN-NEXT: arith.constant
+// DYN-NEXT: gpu.launch_func @nf_kernels::@tokens_at_launch_matmul_epilogue_split_sum
+// DYN-LABEL: gpu.func @tokens_at_launch_matmul_epilogue(
+// DYN-SAME: nf.schedule = "tensor-core-product tile=128x64x32 warps=2x2 stages=3 split-k-max=16 split-k-blocks=264 split-k-min-tiles=8 finish-block=256 finish-vector=8 finish-min-blocks-per-sm=4"
+// DYN: nvgpu.mma.sync
+// DYN: arith.cmpi ugt
+// DYN-NEXT: scf.if
+// DYN: vector.store {{.+}} : memref<?xf32>, vector<2xf32>
+// DYN: } else {
+// DYN: gpu.barrier
+// DYN: vector.store {{.+}} : memref<?xf16>, vector<8xf16>
+// DYN-LABEL: gpu.func @tokens_at_launch_matmul_epilogue_split_sum(
+// DYN-SAME: nf.schedule = "split-k-sum splits=at-launch grid-stride block=256 vector=8
+func.func @tokens_at_launch(%a: tensor<?x?xf16>, %b: tensor<?x64xf16>) -> tensor<?x64xf16> {
+  %c = nf.matmul %a, %b : tensor<?x?xf16>, tensor<?x64xf16> -> tensor<?x64xf16>
+  %d = nf.gelu %c {approximate = #nf.approximation<tanh>} : tensor<?x64xf16>
+  return %d : tensor<?x64xf16>
+}

@@ -564,6 +564,14 @@ struct TiledProductSchedule {
   /// adds the slices in order, applies the epilogue and stores. For
   /// products of too few tiles to fill the device over a long K.
   int64_t splitK = 1;
+  /// TensorCore only, where `splitKMax` > 0 (and splitK is 1): K is split
+  /// when the kernels launch, for products whose sizes are known only
+  /// then, into as many ranges as make the tiles `splitKBlocks` blocks, at
+  /// most `splitKMax` and each at least `splitKMinTiles` K tiles (1: the
+  /// kernel stores the result itself and the finish does not run).
+  int64_t splitKMax = 0, splitKBlocks = 0, splitKMinTiles = 0;
+  /// Whether K may be split (a second kernel adds the ranges).
+  bool splitsK() const { return splitK > 1 || splitKMax > 0; }
   /// TensorCore only: f32 operands rounded to tf32 (m16n8k8).
   bool tf32 = false;
   /// Rows of output tiles walked together (tileOrigin): the blocks running
@@ -581,9 +589,10 @@ struct TiledProductSchedule {
                                     : (tileM / threadM) * (tileN / threadN);
   }
   /// "tiled-product tile=128x128x8 thread=8x8", "tensor-core-product
-  /// tile=128x128x32 warps=2x2 stages=3 [tf32] [split-k=3 finish-block=256
-  /// finish-vector=4 finish-min-blocks-per-sm=4]", and
-  /// "tile-group-rows=N" where not 8.
+  /// tile=128x128x32 warps=2x2 stages=3 [tf32] [split-k=3 | split-k-max=16
+  /// split-k-blocks=264 split-k-min-tiles=8] [finish-block=256
+  /// finish-vector=4 finish-min-blocks-per-sm=4]" (the finish where K may
+  /// be split), and "tile-group-rows=N" where not 8.
   std::string str() const;
 };
 
