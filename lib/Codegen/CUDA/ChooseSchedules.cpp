@@ -282,20 +282,23 @@ std::optional<GroupGradFacts> groupGradFacts(Operation *op) {
       .Default([](Operation *) { return std::nullopt; });
 }
 
+bool samePointwiseSchedule(const PointwiseSchedule &a,
+                           const PointwiseSchedule &b) {
+  return a.blockSize == b.blockSize && a.vectorWidth == b.vectorWidth &&
+         a.peeled == b.peeled && a.maxBlocks == b.maxBlocks &&
+         a.minBlocksPerMultiprocessor == b.minBlocksPerMultiprocessor;
+}
+
 bool sameChannelSchedule(const ChannelReductionSchedule &a,
                          const ChannelReductionSchedule &b) {
   return a.channelsLast == b.channelsLast &&
          a.threadsPerRow == b.threadsPerRow &&
          a.rowsPerBlock == b.rowsPerBlock && a.vectorWidth == b.vectorWidth &&
          a.vectorsPerThread == b.vectorsPerThread &&
-         a.maxBlocks == b.maxBlocks && a.finishBlockSize == b.finishBlockSize;
-}
-
-bool samePointwiseSchedule(const PointwiseSchedule &a,
-                           const PointwiseSchedule &b) {
-  return a.blockSize == b.blockSize && a.vectorWidth == b.vectorWidth &&
-         a.peeled == b.peeled && a.maxBlocks == b.maxBlocks &&
-         a.minBlocksPerMultiprocessor == b.minBlocksPerMultiprocessor;
+         a.maxBlocks == b.maxBlocks && a.finishBlockSize == b.finishBlockSize &&
+         bool(a.elementwise) == bool(b.elementwise) &&
+         (!a.elementwise ||
+          samePointwiseSchedule(*a.elementwise, *b.elementwise));
 }
 
 bool sameProductSchedule(const TiledProductSchedule &a,
@@ -345,18 +348,35 @@ LogicalResult cuda::chooseGpuSchedules(Operation *root,
       return;
     }
     if (std::optional<ChannelFacts> f = channelFacts(op)) {
+      // The batch norms' elementwise pass after the sums.
+      std::optional<std::pair<int64_t, Type>> pass = elementwisePassShapeOf(op);
       ok &= scheduleOp<ChannelReductionSchedule>(
           op, parseChannelReductionSchedule,
           [&](const ChannelReductionSchedule &s) {
-            return checkChannelReductionSchedule(s, f->channels, f->inner,
-                                                 f->element, options.target);
+            std::string why = checkChannelReductionSchedule(
+                s, f->channels, f->inner, f->element, options.target);
+            if (!why.empty())
+              return why;
+            if (bool(pass) != bool(s.elementwise))
+              return std::string(pass ? "no elementwise pass (elementwise-*)"
+                                      : "an elementwise pass for an op "
+                                        "without one");
+            if (!pass)
+              return std::string();
+            why = checkPointwiseSchedule(*s.elementwise, pass->first,
+                                         pass->second, options.target);
+            return why.empty() ? why : "elementwise pass: " + why;
           },
           [&] {
             bool channelsLast =
                 f->inner == 1 && !ShapedType::isDynamic(f->channels);
-            return selectChannelReductionSchedule(f->channels, f->inner,
-                                                  channelsLast, f->element,
-                                                  options.target);
+            ChannelReductionSchedule s = selectChannelReductionSchedule(
+                f->channels, f->inner, channelsLast, f->element,
+                options.target);
+            if (pass)
+              s.elementwise = selectPointwiseSchedule(
+                  pass->first, pass->second, options.target, /*mayPeel=*/true);
+            return s;
           },
           sameChannelSchedule);
       return;

@@ -181,7 +181,9 @@ LogicalResult emitChannelSums(OpBuilder &b, Operation *op, llvm::StringRef what,
       readChannelReductionSchedule(op);
   if (failed(schedule))
     return failure();
-  const ChannelReductionSchedule &s = *schedule;
+  // (A batch norm's elementwise pass runs after these kernels.)
+  ChannelReductionSchedule s = *schedule;
+  s.elementwise.reset();
   PartialSums partials =
       emitPartialChannelSums(b, op, what, cs, s, options.target, sumsFn);
   // Moments: merged by many warps a channel, which then finish it.
@@ -219,6 +221,19 @@ Value allocChannels(OpBuilder &b, Location loc, RankedTensorType type,
       memref.hasStaticShape() ? ValueRange() : ValueRange{channels});
 }
 
+/// The schedule of a batch norm's elementwise pass, written with its sums'
+/// (chooseGpuSchedules), or failure with a diagnostic.
+FailureOr<PointwiseSchedule> readElementwisePass(Operation *op) {
+  FailureOr<ChannelReductionSchedule> s = readChannelReductionSchedule(op);
+  if (failed(s))
+    return failure();
+  if (!s->elementwise)
+    return op->emitOpError()
+               << "has no elementwise pass in its schedule (elementwise-*)",
+           failure();
+  return *s->elementwise;
+}
+
 LogicalResult lowerBiasAddGrad(RewriterBase &rewriter, BiasAddGradOp op,
                                const GPULoweringOptions &options) {
   Location loc = op.getLoc();
@@ -244,6 +259,9 @@ LogicalResult lowerBiasAddGrad(RewriterBase &rewriter, BiasAddGradOp op,
 LogicalResult lowerBatchNormTraining(RewriterBase &rewriter,
                                      BatchNormTrainingOp op,
                                      const GPULoweringOptions &options) {
+  FailureOr<PointwiseSchedule> elementwise = readElementwisePass(op);
+  if (failed(elementwise))
+    return failure();
   RankedTensorType type = op.getResult().getType();
   Location loc = op.getLoc();
   OpBuilder &b = rewriter;
@@ -312,8 +330,7 @@ LogicalResult lowerBatchNormTraining(RewriterBase &rewriter,
     params.push_back(op.getBias());
   int64_t axis = getChannelAxis(op.getLayout(), type.getRank());
   Value y = emitElementwise(
-      b, op, type, op.getInput(), params, axis,
-      selectElementwiseSchedule(type, op.getInput(), options.target),
+      b, op, type, op.getInput(), params, axis, *elementwise,
       "batch_norm_training",
       [&](OpBuilder &fb, Location fl, ArrayRef<Value> v) -> Value {
         return emitNormalize(fb, fl, v[0], v[1], v[2],
@@ -328,6 +345,9 @@ LogicalResult lowerBatchNormTraining(RewriterBase &rewriter,
 
 LogicalResult lowerBatchNormGrad(RewriterBase &rewriter, BatchNormGradOp op,
                                  const GPULoweringOptions &options) {
+  FailureOr<PointwiseSchedule> elementwise = readElementwisePass(op);
+  if (failed(elementwise))
+    return failure();
   RankedTensorType type = op.getGradInput().getType();
   Location loc = op.getLoc();
   OpBuilder &b = rewriter;
@@ -370,10 +390,9 @@ LogicalResult lowerBatchNormGrad(RewriterBase &rewriter, BatchNormGradOp op,
   if (hasScale)
     params.push_back(op.getScale());
   int64_t axis = getChannelAxis(op.getLayout(), type.getRank());
-  SmallVector<Value, 2> full{op.getGradOutput(), op.getInput()};
   Value dx = emitElementwise(
-      b, op, type, full, params, axis,
-      selectElementwiseSchedule(type, full, options.target), "batch_norm_grad",
+      b, op, type, ValueRange{op.getGradOutput(), op.getInput()}, params, axis,
+      *elementwise, "batch_norm_grad",
       [&](OpBuilder &fb, Location fl, ArrayRef<Value> v) -> Value {
         // v: dy, x, mean, rstd, mean(dy), mean(dy xhat), [scale]
         Value xhat = emitNormalize(fb, fl, v[1], v[2], v[3], Value(), Value());

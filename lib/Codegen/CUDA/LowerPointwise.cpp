@@ -47,11 +47,15 @@ static std::pair<int64_t, Type> elementwiseShape(RankedTensorType type,
   return {n, widest};
 }
 
-PointwiseSchedule cuda::selectElementwiseSchedule(RankedTensorType type,
-                                                  ValueRange operands,
-                                                  const GpuTarget &target) {
-  auto [n, widest] = elementwiseShape(type, operands);
-  return selectPointwiseSchedule(n, widest, target, /*mayPeel=*/true);
+std::optional<std::pair<int64_t, Type>>
+cuda::elementwisePassShapeOf(Operation *op) {
+  auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  if (auto bn = dyn_cast<BatchNormTrainingOp>(op))
+    return elementwiseShape(type, bn.getInput());
+  if (auto bn = dyn_cast<BatchNormGradOp>(op))
+    return elementwiseShape(type,
+                            ValueRange{bn.getGradOutput(), bn.getInput()});
+  return std::nullopt;
 }
 
 std::optional<std::pair<int64_t, Type>>

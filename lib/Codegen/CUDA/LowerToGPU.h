@@ -66,12 +66,9 @@ FailureOr<PointwiseSchedule> readPointwiseSchedule(Operation *op);
 /// every vector must allow). None for other ops.
 std::optional<std::pair<int64_t, Type>> elementwiseShapeOf(Operation *op);
 
-/// The schedule of an elementwise kernel whose result is `type`, over the
-/// full-size `operands`: elementwiseShapeOf's facts, peeled where the
-/// vectors do not divide the elements.
-PointwiseSchedule selectElementwiseSchedule(RankedTensorType type,
-                                            ValueRange operands,
-                                            const GpuTarget &target);
+/// The same for the elementwise pass of a batch norm (batch_norm_training's
+/// y, batch_norm_grad's dx) after its sums; none for other ops.
+std::optional<std::pair<int64_t, Type>> elementwisePassShapeOf(Operation *op);
 
 /// What the schedule of product op `op` (matmul, conv2d and its gradients)
 /// is chosen from, as the lowering will run it: alone, or as the producer

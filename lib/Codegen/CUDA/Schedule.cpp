@@ -609,7 +609,15 @@ std::string ChannelReductionSchedule::str() const {
          " rows-per-block=" + std::to_string(rowsPerBlock) +
          " vector=" + std::to_string(vectorWidth) +
          " registers=" + std::to_string(vectorsPerThread) +
-         " max-blocks=" + std::to_string(maxBlocks);
+         " max-blocks=" + std::to_string(maxBlocks) +
+         (elementwise
+              ? " elementwise-block=" + std::to_string(elementwise->blockSize) +
+                    " elementwise-vector=" +
+                    std::to_string(elementwise->vectorWidth) +
+                    (elementwise->peeled ? " elementwise-peeled" : "") +
+                    " elementwise-min-blocks-per-sm=" +
+                    std::to_string(elementwise->minBlocksPerMultiprocessor)
+              : "");
 }
 
 ChannelReductionSchedule

@@ -322,9 +322,15 @@ cuda::parseChannelReductionSchedule(llvm::StringRef text, std::string &error) {
     return failure();
   }
   s.channelsLast = words.front() == "channels-last";
+  // A batch norm's elementwise pass: the words with its prefix.
+  PointwiseSchedule e;
+  bool elementwise = llvm::any_of(
+      words, [](llvm::StringRef w) { return w.starts_with("elementwise-"); });
   bool ok = parseWords(
       llvm::ArrayRef(words).drop_front(),
-      [](llvm::StringRef) -> bool * { return nullptr; },
+      [&](llvm::StringRef word) {
+        return word == "elementwise-peeled" ? &e.peeled : nullptr;
+      },
       [&](llvm::StringRef key) {
         return llvm::StringSwitch<int64_t *>(key)
             .Case("threads-per-row", &s.threadsPerRow)
@@ -332,11 +338,17 @@ cuda::parseChannelReductionSchedule(llvm::StringRef text, std::string &error) {
             .Case("vector", &s.vectorWidth)
             .Case("registers", &s.vectorsPerThread)
             .Case("max-blocks", &s.maxBlocks)
+            .Case("elementwise-block", &e.blockSize)
+            .Case("elementwise-vector", &e.vectorWidth)
+            .Case("elementwise-min-blocks-per-sm",
+                  &e.minBlocksPerMultiprocessor)
             .Default(nullptr);
       },
       error);
   if (!ok)
     return failure();
+  if (elementwise)
+    s.elementwise = e;
   return s;
 }
 
@@ -434,6 +446,8 @@ std::string cuda::checkGroupNormGradSchedule(const GroupNormGradSchedule &s,
                                                       elementType, target);
       !why.empty())
     return why;
+  if (s.sums.elementwise)
+    return "an elementwise pass in the sums (the dx kernel is dx-)";
   int64_t bytes = std::max<int64_t>(1, elementType.getIntOrFloatBitWidth() / 8);
   int64_t vw = s.dx.vectorWidth;
   int64_t run = nhwc ? channels : spatial;

@@ -4,7 +4,7 @@
 // nothing then. sm_80: no clusters.
 // RUN: nf-opt %s --nf-choose-gpu-schedules=arch=sm_80 -split-input-file -verify-diagnostics
 // RUN: not nf-opt %s --nf-lower-to-gpu=arch=sm_80 -split-input-file 2>&1 | FileCheck %s
-// CHECK-COUNT-37: error: 'nf.{{[a-z0-9_]+}}' op cannot run under the schedule
+// CHECK-COUNT-40: error: 'nf.{{[a-z0-9_]+}}' op cannot run under the schedule
 
 func.func @unknown_kind(%x: tensor<4x1000xf32>) -> tensor<4x1000xf32> {
   // expected-error @+1 {{cannot run under the schedule 'fastest': unknown row-norm schedule kind 'fastest' (warp-rows, block-row-registers, block-row-streaming, split-row, channels-last-groups, cluster-row)}}
@@ -298,4 +298,28 @@ func.func @elementwise_kind(%x: tensor<8x1024xf32>) -> tensor<8x1024xf32> {
   // expected-error @+1 {{an elementwise op's schedule starts with grid-stride}}
   %y = nf.relu %x {nf.gpu_schedule = "warp-rows threads-per-row=32"} : tensor<8x1024xf32>
   return %y : tensor<8x1024xf32>
+}
+
+// -----
+
+func.func @batch_norm_without_its_pass(%x: tensor<2x8x7x7xf32>, %rm: tensor<8xf32>) -> tensor<2x8x7x7xf32> {
+  // expected-error @+1 {{no elementwise pass (elementwise-*)}}
+  %y, %m, %r, %nm, %nv = nf.batch_norm_training %x running(%rm, %rm) {layout = #nf.layout<nchw>, nf.gpu_schedule = "channels-first threads-per-row=64 rows-per-block=1 vector=1 registers=1 max-blocks=8"} : (tensor<2x8x7x7xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<2x8x7x7xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>)
+  return %y : tensor<2x8x7x7xf32>
+}
+
+// -----
+
+func.func @batch_norm_pass_across_the_end(%x: tensor<3x5x7x7xf32>, %rm: tensor<5xf32>) -> tensor<3x5x7x7xf32> {
+  // expected-error @+1 {{elementwise pass: vectors of 4 elements that do not divide 735 elements (peel them)}}
+  %y, %m, %r, %nm, %nv = nf.batch_norm_training %x running(%rm, %rm) {layout = #nf.layout<nchw>, nf.gpu_schedule = "channels-first threads-per-row=64 rows-per-block=1 vector=1 registers=1 max-blocks=8 elementwise-block=256 elementwise-vector=4 elementwise-min-blocks-per-sm=4"} : (tensor<3x5x7x7xf32>, tensor<5xf32>, tensor<5xf32>) -> (tensor<3x5x7x7xf32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>, tensor<5xf32>)
+  return %y : tensor<3x5x7x7xf32>
+}
+
+// -----
+
+func.func @bias_add_grad_with_a_pass(%dy: tensor<2x8x7x7xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{an elementwise pass for an op without one}}
+  %db = nf.bias_add_grad %dy {layout = #nf.layout<nchw>, nf.gpu_schedule = "channels-first threads-per-row=64 rows-per-block=1 vector=1 registers=1 max-blocks=8 elementwise-block=256 elementwise-vector=4 elementwise-min-blocks-per-sm=4"} : tensor<2x8x7x7xf32> -> tensor<8xf32>
+  return %db : tensor<8xf32>
 }

@@ -81,12 +81,13 @@ func.func @grads(%dy: tensor<4096x1024xf32>, %x: tensor<4096x1024xf32>, %m: tens
 // Per-channel reductions too (bias_add_grad, batch_norm_training,
 // batch_norm_grad): across the channels where they are last (8 threads of
 // 8 bf16 channels, 32 positions a block), a block per (channel, range)
-// where they are first; at most the target's SMs' worth of blocks. The
-// schedule written on the second bias_add_grad is kept and followed (64
-// threads a block).
+// where they are first; at most the target's SMs' worth of blocks; a
+// batch norm's elementwise pass after its sums (y: 16-byte vectors of
+// bf16). The schedule written on the second bias_add_grad is kept and
+// followed (64 threads a block).
 // CHECK-LABEL: func.func @channels
-// SM90: nf.batch_norm_training {{.+}} nf.gpu_schedule = "channels-last threads-per-row=8 rows-per-block=32 vector=8 registers=1 max-blocks=1056"
-// SM80: nf.batch_norm_training {{.+}} nf.gpu_schedule = "channels-last threads-per-row=8 rows-per-block=32 vector=8 registers=1 max-blocks=864"
+// SM90: nf.batch_norm_training {{.+}} nf.gpu_schedule = "channels-last threads-per-row=8 rows-per-block=32 vector=8 registers=1 max-blocks=1056 elementwise-block=256 elementwise-vector=8 elementwise-min-blocks-per-sm=4"
+// SM80: nf.batch_norm_training {{.+}} nf.gpu_schedule = "channels-last threads-per-row=8 rows-per-block=32 vector=8 registers=1 max-blocks=864 elementwise-block=256 elementwise-vector=8 elementwise-min-blocks-per-sm=4"
 // SM90: nf.bias_add_grad {{.+}} nf.gpu_schedule = "channels-first threads-per-row=256 rows-per-block=1 vector=4 registers=1 max-blocks=1056"
 // SM80: nf.bias_add_grad {{.+}} nf.gpu_schedule = "channels-first threads-per-row=256 rows-per-block=1 vector=4 registers=1 max-blocks=864"
 // CHECK: nf.bias_add_grad {{.+}} nf.gpu_schedule = "channels-first threads-per-row=64 rows-per-block=1 vector=2 registers=1 max-blocks=40"
@@ -191,4 +192,19 @@ func.func @elementwise(%x: tensor<33x777xf32>, %y: tensor<8x1024xbf16>, %b: tens
   %1 = nf.bias_add %y, %b {layout = #nf.layout<nhwc>} : tensor<8x1024xbf16>, tensor<1024xbf16>
   %2 = nf.silu %y {nf.gpu_schedule = "grid-stride block=128 vector=4 min-blocks-per-sm=8"} : tensor<8x1024xbf16>
   return %0, %1, %2 : tensor<33x777xf32>, tensor<8x1024xbf16>, tensor<8x1024xbf16>
+}
+
+// -----
+
+// A batch norm's elementwise pass written by hand (blocks of 128 threads
+// of 2-element vectors, 8 an SM) is followed by its last kernel.
+// CHECK-LABEL: func.func @batch_norm_pass
+// CHECK: nf.batch_norm_grad {{.+}}nf.gpu_schedule = "channels-first threads-per-row=64 rows-per-block=1 vector=1 registers=1 max-blocks=40 elementwise-block=128 elementwise-vector=2 elementwise-min-blocks-per-sm=8"
+// LOWERED-LABEL: gpu.func @batch_norm_pass_batch_norm_grad(
+// LOWERED-SAME: known_block_size = array<i32: 128, 1, 1>
+// LOWERED-SAME: nf.min_blocks_per_sm = 8
+// LOWERED-SAME: nf.schedule = "grid-stride block=128 vector=2 min-blocks-per-sm=8"
+func.func @batch_norm_pass(%dy: tensor<4x16x7x7xf32>, %x: tensor<4x16x7x7xf32>, %m: tensor<16xf32>, %r: tensor<16xf32>) -> tensor<4x16x7x7xf32> {
+  %dx, %ds, %db = nf.batch_norm_grad %dy, %x, %m, %r {layout = #nf.layout<nchw>, nf.gpu_schedule = "channels-first threads-per-row=64 rows-per-block=1 vector=1 registers=1 max-blocks=40 elementwise-block=128 elementwise-vector=2 elementwise-min-blocks-per-sm=8"} : (tensor<4x16x7x7xf32>, tensor<4x16x7x7xf32>, tensor<16xf32>, tensor<16xf32>) -> (tensor<4x16x7x7xf32>, tensor<16xf32>, tensor<16xf32>)
+  return %dx : tensor<4x16x7x7xf32>
 }

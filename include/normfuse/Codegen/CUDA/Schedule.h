@@ -312,6 +312,25 @@ FailureOr<RowNormGradSchedule> parseRowNormGradSchedule(llvm::StringRef text,
 std::string checkRowNormGradSchedule(const RowNormGradSchedule &g, int64_t cols,
                                      Type elementType, const GpuTarget &target);
 
+/// How an elementwise kernel runs: a grid-stride loop over the flattened
+/// tensor, `vectorWidth` elements per access.
+struct PointwiseSchedule {
+  int64_t blockSize = 256;
+  int64_t vectorWidth = 1;
+  /// The vectors stop before the last numElements % vectorWidth elements
+  /// (a size the widest vector does not divide, or a dynamic one), which
+  /// the first threads of the grid take one each.
+  bool peeled = false;
+  /// The grid has at most this many blocks; each loops over the rest.
+  int64_t maxBlocks = 65535;
+  /// Blocks that must fit on one multiprocessor at once: bounds the
+  /// registers ptxas gives a thread (a kernel's `__launch_bounds__`).
+  /// Without it ptxas aims at full occupancy on sm_90 and spills the
+  /// unrolled f64 loop.
+  int64_t minBlocksPerMultiprocessor = 4;
+  std::string str() const;
+};
+
 /// How a per-channel reduction runs (bias_add_grad, and the statistics and
 /// parameter gradients of batch_norm_training and batch_norm_grad): sums
 /// per channel over every other dimension in two kernels, the first
@@ -334,9 +353,14 @@ struct ChannelReductionSchedule {
   /// Threads of a block of the kernel that finishes plain sums (a thread
   /// per channel: bias_add_grad).
   int64_t finishBlockSize = 256;
+  /// The batch norms' elementwise pass after the sums (y, or dx), as
+  /// "elementwise-"-prefixed words; none for bias_add_grad.
+  std::optional<PointwiseSchedule> elementwise;
   int64_t blockSize() const { return threadsPerRow * rowsPerBlock; }
   /// "channels-last threads-per-row=16 rows-per-block=16 vector=4
-  /// registers=1 max-blocks=1056"
+  /// registers=1 max-blocks=1056 [elementwise-block=256
+  /// elementwise-vector=8 [elementwise-peeled]
+  /// elementwise-min-blocks-per-sm=4]"
   std::string str() const;
 };
 
@@ -444,25 +468,6 @@ LinalgReductionSchedule
 selectLinalgReductionSchedule(int64_t results, int64_t elements,
                               bool contiguous, bool tree, int64_t rowVector,
                               const GpuTarget &target);
-
-/// How an elementwise kernel runs: a grid-stride loop over the flattened
-/// tensor, `vectorWidth` elements per access.
-struct PointwiseSchedule {
-  int64_t blockSize = 256;
-  int64_t vectorWidth = 1;
-  /// The vectors stop before the last numElements % vectorWidth elements
-  /// (a size the widest vector does not divide, or a dynamic one), which
-  /// the first threads of the grid take one each.
-  bool peeled = false;
-  /// The grid has at most this many blocks; each loops over the rest.
-  int64_t maxBlocks = 65535;
-  /// Blocks that must fit on one multiprocessor at once: bounds the
-  /// registers ptxas gives a thread (a kernel's `__launch_bounds__`).
-  /// Without it ptxas aims at full occupancy on sm_90 and spills the
-  /// unrolled f64 loop.
-  int64_t minBlocksPerMultiprocessor = 4;
-  std::string str() const;
-};
 
 /// The schedule of an elementwise kernel over `numElements` elements
 /// (kDynamic when unknown) of `elementType`. Where `mayPeel` (the kernel
