@@ -878,6 +878,19 @@ std::vector<TensorCoreCase> writtenCases() {
   all[1].splitK = 3;
   all[2].written = "tiled-product tile=64x64x8 thread=4x4";
   all[3].written = "tiled-product tile=64x128x16 thread=4x8";
+  // K split at launch on static sizes: the ranges fold to constants, 1
+  // (two K tiles) and 4 (32 K tiles over one tile).
+  TensorCoreCase atLaunch{
+      "splitAtLaunchOneRange", DType::F16, {{64, 64}, {64, 72}}};
+  atLaunch.written =
+      "tensor-core-product tile=64x64x32 warps=2x2 stages=3 split-k-max=16 "
+      "split-k-blocks=264 split-k-min-tiles=8 finish-block=256 "
+      "finish-vector=8 finish-min-blocks-per-sm=4";
+  all.push_back(atLaunch);
+  atLaunch.name = "splitAtLaunchFourRanges";
+  atLaunch.matmul = {{40, 1024}, {1024, 24}};
+  atLaunch.splitK = 4;
+  all.push_back(atLaunch);
   TensorCoreCase conv{"simtConvStride2", DType::F32, {}, Op::Conv};
   conv.geometry = {2, 16, 24, 9, 7, 3, 3, nhwc({2, 2}, {1, 1, 1, 2}, {1, 1})};
   conv.epilogue = Epilogue::BiasRelu;

@@ -119,6 +119,11 @@ void emitSplitSum(OpBuilder &b, Operation *op, const Product &p,
   SmallVector<Value> args{partials, result};
   args.append(epilogueArgs.begin(), epilogueArgs.end());
   std::optional<int64_t> fixed = getConstantIntValue(splits);
+  // Split at launch into one range (known already): the product kernel
+  // stores the result itself.
+  bool atLaunch = s.splitKMax > 0;
+  if (atLaunch && fixed && *fixed <= 1)
+    return;
   Kernel k = createKernel(
       module, loc, kernelBaseName(op, name) + "_split_sum",
       ValueRange(args).getTypes(), f.blockSize,
@@ -186,7 +191,7 @@ void emitSplitSum(OpBuilder &b, Operation *op, const Product &p,
       hm.product(sizes[kBatch], hm.product(sizes[kM], sizes[kN])), width);
   // Split at launch into one range, the product kernel stored the result.
   Value work = hostVectors;
-  if (!fixed)
+  if (atLaunch)
     work = b.create<arith::SelectOp>(
         loc,
         b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ugt, splits,
