@@ -492,6 +492,54 @@ Kernel buildChannelsFirstSums(ModuleOp module, Location loc,
 
 } // namespace
 
+Value cuda::channelPartsWithin(OpBuilder &b, Location loc, const ChannelDims &d,
+                               const ChannelReductionSchedule &s,
+                               Value maxBlocks) {
+  IndexMath im{b, loc};
+  auto min = [&](Value x, Value y) {
+    return b.createOrFold<arith::MinUIOp>(loc, x, y);
+  };
+  auto max = [&](Value x, Value y) {
+    return b.createOrFold<arith::MaxUIOp>(loc, x, y);
+  };
+  Value one = im.c(1), zero = im.c(0);
+  Value count = d.count(b, loc);
+  Value parts;
+  if (d.channelsLast()) {
+    // Enough blocks per image for its positions, about maxBlocks in all.
+    parts = min(im.ceilDiv(d.outer, s.rowsPerBlock),
+                max(one, b.createOrFold<arith::DivUIOp>(loc, maxBlocks,
+                                                        max(d.images, one))));
+  } else {
+    // About maxBlocks blocks in all, none with less than a vector per
+    // thread.
+    Value byWork = max(one, im.ceilDiv(count, s.threadsPerRow * s.vectorWidth));
+    Value byGrid = max(
+        one, im.ceilDiv(maxBlocks, max(im.product(d.images, d.channels), one)));
+    parts = min(byWork, byGrid);
+  }
+  // An empty tensor has no parts: every sum is 0.
+  Value isEmpty =
+      b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, count, zero);
+  return b.createOrFold<arith::SelectOp>(loc, isEmpty, zero, parts);
+}
+
+int64_t cuda::plannedChannelParts(RankedTensorType type, Layout layout,
+                                  bool perImage,
+                                  const ChannelReductionSchedule &s,
+                                  Location loc) {
+  // The lowering's own rule, on a buffer of the tensor's shape in a
+  // detached block: the sizes fold to constants where they are static.
+  Block scratch;
+  Value buffer = scratch.addArgument(
+      MemRefType::get(type.getShape(), type.getElementType()), loc);
+  OpBuilder b(loc.getContext());
+  b.setInsertionPointToStart(&scratch);
+  ChannelDims d = getChannelDims(b, loc, buffer, layout, perImage);
+  return constantOr(
+      channelPartsWithin(b, loc, d, s, IndexMath{b, loc}.c(s.maxBlocks)));
+}
+
 PartialSums cuda::emitPartialChannelSums(
     OpBuilder &b, Operation *op, llvm::StringRef what, const ChannelSums &cs,
     const ChannelReductionSchedule &s, const GpuTarget &target, SumsFn sumsFn) {
@@ -504,9 +552,6 @@ PartialSums cuda::emitPartialChannelSums(
   std::string name = kernelBaseName(op, what) + "_sums";
   // The host's sizes: constants where the shape is static.
   IndexMath im{b, loc};
-  auto min = [&](Value x, Value y) {
-    return b.createOrFold<arith::MinUIOp>(loc, x, y);
-  };
   auto max = [&](Value x, Value y) {
     return b.createOrFold<arith::MaxUIOp>(loc, x, y);
   };
@@ -522,30 +567,9 @@ PartialSums cuda::emitPartialChannelSums(
   p.positions = d.outer;
   p.rowsPerBlock = s.rowsPerBlock;
   p.count = d.count(b, loc);
-  // The parts of each (image[, channel]) within `maxBlocks` blocks in all.
-  auto partsWithin = [&](Value maxBlocks) {
-    Value parts;
-    if (p.channelsLast) {
-      // Enough blocks per image for its positions, about maxBlocks in all.
-      parts = min(im.ceilDiv(d.outer, s.rowsPerBlock),
-                  max(one, b.createOrFold<arith::DivUIOp>(loc, maxBlocks,
-                                                          max(d.images, one))));
-    } else {
-      // About maxBlocks blocks in all, none with less than a vector per
-      // thread.
-      Value byWork =
-          max(one, im.ceilDiv(p.count, s.threadsPerRow * s.vectorWidth));
-      Value byGrid =
-          max(one, im.ceilDiv(maxBlocks,
-                              max(im.product(d.images, d.channels), one)));
-      parts = min(byWork, byGrid);
-    }
-    // An empty tensor has no parts: every sum is 0.
-    return ifNonZero(p.count, parts);
-  };
   // maxBlocks, or as many as the device holds of the kernel (known when it
   // is loaded, at most maxBlocks).
-  p.parts = partsWithin(im.c(s.maxBlocks));
+  p.parts = channelPartsWithin(b, loc, d, s, im.c(s.maxBlocks));
   p.plannedParts = constantOr(p.parts);
   int64_t perPart =
       constantOr(im.product(d.images, p.channelsLast ? one : d.channels));
@@ -555,7 +579,7 @@ PartialSums cuda::emitPartialChannelSums(
                            : ShapedType::kDynamic,
                        target)) {
     resident = residentBlocks(b, loc, s.blockSize(), s.maxBlocks);
-    p.parts = partsWithin(resident);
+    p.parts = channelPartsWithin(b, loc, d, s, resident);
   }
   if (p.channelsLast)
     p.trips = ifNonZero(

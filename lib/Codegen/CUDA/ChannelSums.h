@@ -116,6 +116,19 @@ struct PartialSums {
                   Type type) const;
 };
 
+/// The parts of each (image[, channel]) of a reduction over `d` under `s`
+/// within `maxBlocks` blocks in all, as a host index value: 0 exactly for
+/// an empty tensor.
+Value channelPartsWithin(OpBuilder &b, Location loc, const ChannelDims &d,
+                         const ChannelReductionSchedule &s, Value maxBlocks);
+
+/// The most parts (PartialSums::plannedParts) of the reduction of a tensor
+/// of `type` in `layout`, per channel or, with `perImage`, per (image,
+/// channel), under `s`: what the schedule layer sizes the totals' kernel
+/// for (kDynamic where the shape is not static).
+int64_t plannedChannelParts(RankedTensorType type, Layout layout, bool perImage,
+                            const ChannelReductionSchedule &s, Location loc);
+
 /// Launches, before `op`, the kernel `<function>_<what>_sums` that writes
 /// the partial sums of `cs` (a temporary it allocates) with schedule `s`.
 PartialSums emitPartialChannelSums(OpBuilder &b, Operation *op,

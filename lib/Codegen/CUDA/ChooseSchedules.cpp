@@ -4,7 +4,9 @@
 // norm (layer, RMS, group and instance norm, inside an nf.fused group or
 // not), every norm gradient (layer, RMS, group, instance), every
 // per-channel reduction (bias_add_grad, batch_norm_training,
-// batch_norm_grad), every matrix product (matmul, conv2d and its two
+// batch_norm_grad; with the kernels that finish their partial sums, sized
+// by the lowering's own rule for how many parts there are), every matrix
+// product (matmul, conv2d and its two
 // gradients, alone or an nf.fused group's producer) and every elementwise
 // op (relu, gelu, silu, add, mul, bias_add, the activation gradients,
 // batch_norm_inference) gets its schedule
@@ -17,6 +19,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ChannelSums.h"
 #include "LowerToGPU.h"
 #include "normfuse/Codegen/Passes.h"
 
@@ -221,15 +224,23 @@ bool scheduleOp(
 }
 
 /// The elements of a norm gradient's rows (kDynamic if unknown) and their
-/// type, for layer_norm_grad and rms_norm_grad.
-std::optional<std::pair<int64_t, Type>> gradRows(Operation *op) {
-  return llvm::TypeSwitch<Operation *, std::optional<std::pair<int64_t, Type>>>(
-             op)
+/// type, and the tensor and its normalized axis, for layer_norm_grad and
+/// rms_norm_grad.
+struct GradRows {
+  int64_t cols;
+  Type element;
+  RankedTensorType type;
+  int64_t axis;
+};
+
+std::optional<GradRows> gradRows(Operation *op) {
+  return llvm::TypeSwitch<Operation *, std::optional<GradRows>>(op)
       .Case<LayerNormGradOp, RMSNormGradOp>(
-          [](auto grad) -> std::optional<std::pair<int64_t, Type>> {
+          [](auto grad) -> std::optional<GradRows> {
             RankedTensorType type = grad.getGradInput().getType();
-            return std::make_pair(product(type, grad.getAxis(), type.getRank()),
-                                  type.getElementType());
+            int64_t axis = grad.getAxis();
+            return GradRows{product(type, axis, type.getRank()),
+                            type.getElementType(), type, axis};
           })
       .Default([](Operation *) { return std::nullopt; });
 }
@@ -241,21 +252,36 @@ std::optional<std::pair<int64_t, Type>> gradRows(Operation *op) {
 struct ChannelFacts {
   int64_t channels, inner;
   Type element;
+  /// The tensor reduced and its layout; whether its partial values are
+  /// BatchNorm's moments (merged) rather than sums (added).
+  RankedTensorType type;
+  Layout layout;
+  bool moments;
 };
 
-template <typename Op> ChannelFacts channelFactsOf(Op op, Value tensor) {
+template <typename Op>
+ChannelFacts channelFactsOf(Op op, Value tensor, bool moments) {
   auto type = cast<RankedTensorType>(tensor.getType());
   int64_t axis = getChannelAxis(op.getLayout(), type.getRank());
   return {product(type, axis, axis + 1),
-          product(type, axis + 1, type.getRank()), type.getElementType()};
+          product(type, axis + 1, type.getRank()),
+          type.getElementType(),
+          type,
+          op.getLayout(),
+          moments};
 }
 
 std::optional<ChannelFacts> channelFacts(Operation *op) {
   return llvm::TypeSwitch<Operation *, std::optional<ChannelFacts>>(op)
-      .Case(
-          [](BiasAddGradOp o) { return channelFactsOf(o, o.getGradOutput()); })
-      .Case<BatchNormTrainingOp, BatchNormGradOp>(
-          [](auto o) { return channelFactsOf(o, o.getInput()); })
+      .Case([](BiasAddGradOp o) {
+        return channelFactsOf(o, o.getGradOutput(), /*moments=*/false);
+      })
+      .Case([](BatchNormTrainingOp o) {
+        return channelFactsOf(o, o.getInput(), /*moments=*/true);
+      })
+      .Case([](BatchNormGradOp o) {
+        return channelFactsOf(o, o.getInput(), /*moments=*/false);
+      })
       .Default([](Operation *) { return std::nullopt; });
 }
 
@@ -264,15 +290,21 @@ struct GroupGradFacts {
   int64_t images, channels, spatial;
   bool nhwc;
   Type element;
+  RankedTensorType type;
+  Layout layout;
 };
 
 template <typename Op> GroupGradFacts groupGradFactsOf(Op op) {
   auto type = cast<RankedTensorType>(op.getInput().getType());
   int64_t rank = type.getRank();
   int64_t axis = getChannelAxis(op.getLayout(), rank);
-  return {product(type, 0, 1), product(type, axis, axis + 1),
-          product(type, 1, rank, axis), op.getLayout() == Layout::NHWC,
-          type.getElementType()};
+  return {product(type, 0, 1),
+          product(type, axis, axis + 1),
+          product(type, 1, rank, axis),
+          op.getLayout() == Layout::NHWC,
+          type.getElementType(),
+          type,
+          op.getLayout()};
 }
 
 std::optional<GroupGradFacts> groupGradFacts(Operation *op) {
@@ -289,6 +321,20 @@ bool samePointwiseSchedule(const PointwiseSchedule &a,
          a.minBlocksPerMultiprocessor == b.minBlocksPerMultiprocessor;
 }
 
+bool sameTotals(const PartialTotalsSchedule &a,
+                const PartialTotalsSchedule &b) {
+  return a.warps == b.warps && a.unroll == b.unroll;
+}
+
+/// The totals of `parts` partial values a (image, channel) (kDynamic if
+/// unknown): BatchNorm's moments merged, or sums added.
+PartialTotalsSchedule totalsFor(int64_t parts, bool moments, Type element,
+                                const GpuTarget &target) {
+  return moments ? selectMomentsMergeSchedule(
+                       parts, getAccumulationType(element), target)
+                 : selectPartialTotalsSchedule(parts, target);
+}
+
 bool sameChannelSchedule(const ChannelReductionSchedule &a,
                          const ChannelReductionSchedule &b) {
   return a.channelsLast == b.channelsLast &&
@@ -296,6 +342,7 @@ bool sameChannelSchedule(const ChannelReductionSchedule &a,
          a.rowsPerBlock == b.rowsPerBlock && a.vectorWidth == b.vectorWidth &&
          a.vectorsPerThread == b.vectorsPerThread &&
          a.maxBlocks == b.maxBlocks && a.finishBlockSize == b.finishBlockSize &&
+         sameTotals(a.totals, b.totals) &&
          bool(a.elementwise) == bool(b.elementwise) &&
          (!a.elementwise ||
           samePointwiseSchedule(*a.elementwise, *b.elementwise));
@@ -330,20 +377,26 @@ LogicalResult cuda::chooseGpuSchedules(Operation *root,
           [&] { return choose(*facts, options); }, sameSchedule);
       return;
     }
-    if (std::optional<std::pair<int64_t, Type>> rows = gradRows(op)) {
-      int64_t cols = rows->first;
-      Type element = rows->second;
+    if (std::optional<GradRows> rows = gradRows(op)) {
       ok &= scheduleOp<RowNormGradSchedule>(
           op, parseRowNormGradSchedule,
           [&](const RowNormGradSchedule &g) {
-            return checkRowNormGradSchedule(g, cols, element, options.target);
+            return checkRowNormGradSchedule(g, rows->cols, rows->element,
+                                            options.target);
           },
           [&] {
-            return selectRowNormGradSchedule(cols, element, options.target,
-                                             options.rowNorm);
+            RowNormGradSchedule g = selectRowNormGradSchedule(
+                rows->cols, rows->element, options.target, options.rowNorm);
+            // The parameters' totals, over the partial rows the blocks
+            // write.
+            g.params = selectPartialTotalsSchedule(
+                plannedGradRowSlots(rows->type, rows->axis, g, op->getLoc()),
+                options.target);
+            return g;
           },
           [](const RowNormGradSchedule &a, const RowNormGradSchedule &b) {
-            return sameSchedule(a.rows, b.rows) && a.maxBlocks == b.maxBlocks;
+            return sameSchedule(a.rows, b.rows) && a.maxBlocks == b.maxBlocks &&
+                   sameTotals(a.params, b.params);
           });
       return;
     }
@@ -373,6 +426,10 @@ LogicalResult cuda::chooseGpuSchedules(Operation *root,
             ChannelReductionSchedule s = selectChannelReductionSchedule(
                 f->channels, f->inner, channelsLast, f->element,
                 options.target);
+            s.totals = totalsFor(plannedChannelParts(f->type, f->layout,
+                                                     /*perImage=*/false, s,
+                                                     op->getLoc()),
+                                 f->moments, f->element, options.target);
             if (pass)
               s.elementwise = selectPointwiseSchedule(
                   pass->first, pass->second, options.target, /*mayPeel=*/true);
@@ -395,9 +452,14 @@ LogicalResult cuda::chooseGpuSchedules(Operation *root,
                                               options.target);
           },
           [&] {
-            return selectGroupNormGradSchedule(f->images, f->channels,
-                                               f->spatial, channelsLast,
-                                               f->element, options.target);
+            GroupNormGradSchedule s = selectGroupNormGradSchedule(
+                f->images, f->channels, f->spatial, channelsLast, f->element,
+                options.target);
+            s.sums.totals = totalsFor(
+                plannedChannelParts(f->type, f->layout, /*perImage=*/true,
+                                    s.sums, op->getLoc()),
+                /*moments=*/false, f->element, options.target);
+            return s;
           },
           [](const GroupNormGradSchedule &a, const GroupNormGradSchedule &b) {
             return samePointwiseSchedule(a.dx, b.dx) &&
@@ -407,7 +469,8 @@ LogicalResult cuda::chooseGpuSchedules(Operation *root,
       return;
     }
     if (std::optional<std::pair<int64_t, Type>> e = elementwiseShapeOf(op)) {
-      auto [n, widest] = *e;
+      int64_t n = e->first;
+      Type widest = e->second;
       ok &= scheduleOp<PointwiseSchedule>(
           op, parsePointwiseSchedule,
           [&](const PointwiseSchedule &s) {

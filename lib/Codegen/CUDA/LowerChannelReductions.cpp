@@ -110,7 +110,7 @@ Kernel buildFinish(ModuleOp module, Location loc, const std::string &name,
 /// `finishFn` makes of each channel's mean and M2.
 void emitMomentsFinish(OpBuilder &b, Operation *op, llvm::StringRef what,
                        const ChannelSums &cs, const PartialSums &partials,
-                       const GPULoweringOptions &options, FinishFn finishFn) {
+                       const PartialTotalsSchedule &merge, FinishFn finishFn) {
   Location loc = op->getLoc();
   Type acc = cs.acc;
   unsigned numOps = cs.finishOperands.size();
@@ -162,10 +162,8 @@ void emitMomentsFinish(OpBuilder &b, Operation *op, llvm::StringRef what,
                             totals[2]};
     storeFinished(k, sb, sl, partials, sums, channel, numOps, acc, finishFn);
   };
-  emitColumnTotals(
-      b, loc, op->getParentOfType<ModuleOp>(),
-      kernelBaseName(op, what) + "_finish", t,
-      selectMomentsMergeSchedule(partials.plannedParts, acc, options.target));
+  emitColumnTotals(b, loc, op->getParentOfType<ModuleOp>(),
+                   kernelBaseName(op, what) + "_finish", t, merge);
 }
 
 /// Launches the two kernels of a per-channel reduction before `op`, under
@@ -188,13 +186,11 @@ LogicalResult emitChannelSums(OpBuilder &b, Operation *op, llvm::StringRef what,
       emitPartialChannelSums(b, op, what, cs, s, options.target, sumsFn);
   // Moments: merged by many warps a channel, which then finish it.
   if (cs.moments) {
-    emitMomentsFinish(b, op, what, cs, partials, options, finishFn);
+    emitMomentsFinish(b, op, what, cs, partials, s.totals, finishFn);
     return success();
   }
   // Plain sums: each channel's parts added by many warps first.
-  Value sums = emitPartialTotals(
-      b, op, what, cs, partials,
-      selectPartialTotalsSchedule(partials.plannedParts, options.target));
+  Value sums = emitPartialTotals(b, op, what, cs, partials, s.totals);
   SmallVector<Value> finishArgs{sums};
   finishArgs.append(cs.finishOperands.begin(), cs.finishOperands.end());
   finishArgs.append(cs.outputs.begin(), cs.outputs.end());

@@ -157,9 +157,7 @@ LogicalResult lowerGroupNormGrad(RewriterBase &rewriter, GradOp op,
   // 2. Each (image, channel)'s totals of its partial sums, many warps a
   // channel; then the group sums (of g*dy and g*dy*xhat) and the parameter
   // gradients from those totals.
-  Value totals = emitPartialTotals(
-      b, op, what, cs, partials,
-      selectPartialTotalsSchedule(partials.plannedParts, options.target));
+  Value totals = emitPartialTotals(b, op, what, cs, partials, s.sums.totals);
   Value groupSums =
       allocTemporary(b, loc, hm.product(hm.c(2), g.imageGroups), acc);
   Value finishItems = b.createOrFold<arith::AddIOp>(loc, g.imageGroups, g.c);

@@ -432,6 +432,19 @@ Value allocParamBuffer(OpBuilder &b, Location loc, RankedTensorType type,
       loc, MemRefType::get(type.getShape(), type.getElementType()), sizes);
 }
 
+/// The row slots of a gradient over `rows` rows of `cols` elements under
+/// `g` within `blocks` blocks in all (host index values): as many groups of
+/// rows as there are, at most those whose chunks fit in `blocks`.
+Value rowSlotsWithin(OpBuilder &b, Location loc, Value rows, Value cols,
+                     const RowNormGradSchedule &g, Value blocks) {
+  IndexMath im{b, loc};
+  Value chunks = im.ceilDiv(cols, g.rows.chunkElements);
+  Value slotCap = b.createOrFold<arith::MaxUIOp>(
+      loc, im.c(1), b.createOrFold<arith::CeilDivUIOp>(loc, blocks, chunks));
+  return b.createOrFold<arith::MinUIOp>(
+      loc, im.ceilDiv(rows, g.rows.rowsPerBlock), slotCap);
+}
+
 template <typename GradOp>
 LogicalResult lowerRowNormGrad(RewriterBase &rewriter, GradOp op,
                                const GPULoweringOptions &options) {
@@ -488,12 +501,8 @@ LogicalResult lowerRowNormGrad(RewriterBase &rewriter, GradOp op,
   // each slot a block per chunk of the row.
   Value chunks =
       b.createOrFold<arith::CeilDivUIOp>(loc, colsValue, c(s.chunkElements));
-  Value rowGroups =
-      b.createOrFold<arith::CeilDivUIOp>(loc, rows, c(s.rowsPerBlock));
   auto slotsWithin = [&](Value blocks) {
-    Value slotCap = b.createOrFold<arith::MaxUIOp>(
-        loc, c(1), b.createOrFold<arith::CeilDivUIOp>(loc, blocks, chunks));
-    return b.createOrFold<arith::MinUIOp>(loc, rowGroups, slotCap);
+    return rowSlotsWithin(b, loc, rows, colsValue, spec.schedule, blocks);
   };
   // The most slots there are (static shapes): what the finish is sized for.
   Value plannedSlotsValue = slotsWithin(c(spec.schedule.maxBlocks));
@@ -578,7 +587,7 @@ LogicalResult lowerRowNormGrad(RewriterBase &rewriter, GradOp op,
       storeLanes(sb, sl, {v}, k.arg(params.numSums + kk), column);
   };
   emitColumnTotals(b, loc, module, base + "_params", params,
-                   selectPartialTotalsSchedule(plannedSlots, options.target));
+                   spec.schedule.params);
 
   SmallVector<Value> results{
       toTensor(b, loc, dx),
@@ -590,6 +599,21 @@ LogicalResult lowerRowNormGrad(RewriterBase &rewriter, GradOp op,
 }
 
 } // namespace
+
+int64_t cuda::plannedGradRowSlots(RankedTensorType type, int64_t axis,
+                                  const RowNormGradSchedule &g, Location loc) {
+  // The lowering's own rule, on a buffer of the tensor's shape in a
+  // detached block: the sizes fold to constants where they are static.
+  Block scratch;
+  Value x = scratch.addArgument(
+      MemRefType::get(type.getShape(), type.getElementType()), loc);
+  OpBuilder b(loc.getContext());
+  b.setInsertionPointToStart(&scratch);
+  return constantOr(
+      rowSlotsWithin(b, loc, getNumElements(b, loc, x, 0, axis),
+                     getNumElements(b, loc, x, axis, type.getRank()), g,
+                     indexConstant(b, loc, g.maxBlocks)));
+}
 
 LogicalResult cuda::lowerNormGradToGPU(RewriterBase &rewriter, Operation *op,
                                        const GPULoweringOptions &options) {

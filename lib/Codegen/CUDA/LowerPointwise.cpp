@@ -201,7 +201,7 @@ LogicalResult lowerElementwise(RewriterBase &rewriter, Operation *op,
 } // namespace
 
 LogicalResult cuda::lowerPointwiseToGPU(RewriterBase &rewriter, Operation *op,
-                                        const GPULoweringOptions &options) {
+                                        const GPULoweringOptions &) {
   // CUDA's exp2f is one instruction: the logistic forms use it.
   const Exp2Form exp2 = Exp2Form::MathOp;
   auto unary = [&](Value input, llvm::StringRef name, ElementFn fn) {

@@ -132,7 +132,8 @@ void emitSplitSum(OpBuilder &b, Operation *op, const Product &p,
           f.str());
   k.func->setAttr(kMinBlocksAttr,
                   b.getI64IntegerAttr(f.minBlocksPerMultiprocessor));
-  ProductKernel pk{p, k, Value(), Value(), k.arg(1), {}, epilogue, {}, acc};
+  ProductKernel pk{p,        k,  Value(), Value(), k.arg(1), {},
+                   epilogue, {}, acc,     {},      {}};
   unsigned next = 2;
   for (const PointwiseStep &step : epilogue)
     pk.stepArgs.push_back(step.operand ? k.arg(next++) : Value());
@@ -333,7 +334,8 @@ FailureOr<Value> emitProduct(OpBuilder &b, Operation *op, Operation *scheduled,
                             ValueRange(args).getTypes(), threads, s.str());
     k.func->setAttr(kMinBlocksAttr,
                     b.getI64IntegerAttr(s.minBlocksPerMultiprocessor));
-    ProductKernel pk{p, k, k.arg(0), k.arg(1), k.arg(2), {}, {}, {}, acc};
+    ProductKernel pk{p,  k,  k.arg(0), k.arg(1), k.arg(2), {},
+                     {}, {}, acc,      {},       {}};
     for (Value host : sizes)
       pk.sizes.push_back(k.size(k.body, loc, host));
     buildTensorCoreProduct(pk, s, loc);
@@ -394,7 +396,8 @@ FailureOr<Value> emitProduct(OpBuilder &b, Operation *op, Operation *scheduled,
                           threads, s.str());
   k.func->setAttr(kMinBlocksAttr,
                   b.getI64IntegerAttr(s.minBlocksPerMultiprocessor));
-  ProductKernel pk{p, k, k.arg(0), k.arg(1), k.arg(2), {}, epilogue, {}, acc};
+  ProductKernel pk{p,        k,  k.arg(0), k.arg(1), k.arg(2), {},
+                   epilogue, {}, acc,      {},       {}};
   unsigned next = 3;
   for (const PointwiseStep &step : epilogue)
     pk.stepArgs.push_back(step.operand ? k.arg(next++) : Value());

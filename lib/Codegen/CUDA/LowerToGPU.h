@@ -89,6 +89,13 @@ LogicalResult lowerRowNormToGPU(RewriterBase &rewriter, Operation *op,
 LogicalResult lowerFusedRowNormToGPU(RewriterBase &rewriter, FusedOp fused,
                                      const GPULoweringOptions &options);
 
+/// The most row slots (blocks of partial parameter gradients, the parts
+/// their totals add) of a layer_norm_grad or rms_norm_grad of `type`
+/// normalized from `axis` under `g`: what the schedule layer sizes the
+/// totals' kernel for (kDynamic where the shape is not static).
+int64_t plannedGradRowSlots(RankedTensorType type, int64_t axis,
+                            const RowNormGradSchedule &g, Location loc);
+
 /// layer_norm_grad and rms_norm_grad; fails on other ops.
 LogicalResult lowerNormGradToGPU(RewriterBase &rewriter, Operation *op,
                                  const GPULoweringOptions &options);

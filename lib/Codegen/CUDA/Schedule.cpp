@@ -546,7 +546,8 @@ std::string RowNormGradSchedule::str() const {
   std::string s = rows.str();
   if (rows.kind != RowNormSchedule::Kind::SplitRow)
     s += " chunk=" + std::to_string(rows.chunkElements);
-  return s + " max-blocks=" + std::to_string(maxBlocks);
+  return s + " max-blocks=" + std::to_string(maxBlocks) + " " +
+         params.words("params-");
 }
 
 RowNormGradSchedule cuda::selectRowNormGradSchedule(int64_t cols,
@@ -609,7 +610,8 @@ std::string ChannelReductionSchedule::str() const {
          " rows-per-block=" + std::to_string(rowsPerBlock) +
          " vector=" + std::to_string(vectorWidth) +
          " registers=" + std::to_string(vectorsPerThread) +
-         " max-blocks=" + std::to_string(maxBlocks) +
+         " max-blocks=" + std::to_string(maxBlocks) + " " +
+         totals.words("totals-") +
          (elementwise
               ? " elementwise-block=" + std::to_string(elementwise->blockSize) +
                     " elementwise-vector=" +
@@ -644,8 +646,12 @@ cuda::selectChannelReductionSchedule(int64_t channels, int64_t inner,
 }
 
 std::string PartialTotalsSchedule::str() const {
-  return "partial-totals warps=" + std::to_string(warps) +
-         " unroll=" + std::to_string(unroll);
+  return "partial-totals " + words("");
+}
+
+std::string PartialTotalsSchedule::words(llvm::StringRef prefix) const {
+  return prefix.str() + "warps=" + std::to_string(warps) + " " + prefix.str() +
+         "unroll=" + std::to_string(unroll);
 }
 
 PartialTotalsSchedule

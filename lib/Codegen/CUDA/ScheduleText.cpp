@@ -1,5 +1,4 @@
-//===- ScheduleText.cpp - GPU schedules as inputs ----------------*- C++
-//-*-===//
+//===- ScheduleText.cpp - GPU schedules as inputs --------------*- C++ -*-===//
 //
 // Part of normfuse. An op's GPU schedule is written on it as text
 // (nf.gpu_schedule: the words of the schedule's str()) before the lowering
@@ -12,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "normfuse/Codegen/CUDA/Schedule.h"
+#include "normfuse/Dialect/NF/IR/NFOps.h"
 
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringSwitch.h"
@@ -250,7 +250,12 @@ cuda::parseRowNormGradSchedule(llvm::StringRef text, std::string &error) {
   text.split(words, ' ', -1, /*KeepEmpty=*/false);
   std::string rows;
   std::optional<int64_t> maxBlocks;
+  llvm::SmallVector<llvm::StringRef> params;
   for (llvm::StringRef word : words) {
+    if (word.starts_with("params-")) {
+      params.push_back(word);
+      continue;
+    }
     if (word.consume_front("max-blocks=")) {
       int64_t n;
       if (maxBlocks || word.getAsInteger(10, n) || n < 0) {
@@ -272,6 +277,17 @@ cuda::parseRowNormGradSchedule(llvm::StringRef text, std::string &error) {
   RowNormGradSchedule g;
   g.rows = *s;
   g.maxBlocks = *maxBlocks;
+  bool ok = parseWords(
+      params, [](llvm::StringRef) -> bool * { return nullptr; },
+      [&](llvm::StringRef key) {
+        return llvm::StringSwitch<int64_t *>(key)
+            .Case("params-warps", &g.params.warps)
+            .Case("params-unroll", &g.params.unroll)
+            .Default(nullptr);
+      },
+      error);
+  if (!ok)
+    return failure();
   return g;
 }
 
@@ -307,6 +323,11 @@ std::string cuda::checkRowNormGradSchedule(const RowNormGradSchedule &g,
     return count(s.rowsPerBlock) + " row groups handing over " +
            count(handOver) + " bytes of column sums (a block has " +
            count(target.sharedBytesPerBlock) + ")";
+  // The parameters' totals: of dscale and dbias.
+  if (std::string why = checkPartialTotalsSchedule(
+          g.params, 2, getAccumulationType(elementType), target);
+      !why.empty())
+    return "parameter totals: " + why;
   return "";
 }
 
@@ -338,6 +359,8 @@ cuda::parseChannelReductionSchedule(llvm::StringRef text, std::string &error) {
             .Case("vector", &s.vectorWidth)
             .Case("registers", &s.vectorsPerThread)
             .Case("max-blocks", &s.maxBlocks)
+            .Case("totals-warps", &s.totals.warps)
+            .Case("totals-unroll", &s.totals.unroll)
             .Case("elementwise-block", &e.blockSize)
             .Case("elementwise-vector", &e.vectorWidth)
             .Case("elementwise-min-blocks-per-sm",
@@ -364,6 +387,11 @@ cuda::checkChannelReductionSchedule(const ChannelReductionSchedule &s,
            (channelsLast ? "last" : "first (or of an unknown count)");
   if (s.maxBlocks < 1)
     return "a reduction of " + count(s.maxBlocks) + " blocks";
+  // The totals: of at most three values a part (BatchNorm's moments).
+  if (std::string why = checkPartialTotalsSchedule(
+          s.totals, 3, getAccumulationType(elementType), target);
+      !why.empty())
+    return "totals: " + why;
   if (s.threadsPerRow < 1 || s.rowsPerBlock < 1 || s.vectorsPerThread < 1 ||
       s.blockSize() > GpuTarget::kMaxThreadsPerBlock)
     return "a block of " + count(s.threadsPerRow) + " x " +
@@ -397,6 +425,27 @@ cuda::checkChannelReductionSchedule(const ChannelReductionSchedule &s,
   if (handOver > target.sharedBytesPerBlock)
     return count(s.rowsPerBlock) + " row groups handing over " +
            count(handOver) + " bytes of sums (a block has " +
+           count(target.sharedBytesPerBlock) + ")";
+  return "";
+}
+
+std::string cuda::checkPartialTotalsSchedule(const PartialTotalsSchedule &s,
+                                             int64_t numSums, Type acc,
+                                             const GpuTarget &target) {
+  auto count = [](int64_t n) { return std::to_string(n); };
+  constexpr int64_t kMaxWarps =
+      GpuTarget::kMaxThreadsPerBlock / GpuTarget::kWarpSize;
+  if (s.warps < 1 || s.warps > kMaxWarps)
+    return count(s.warps) + " warps (1 to " + count(kMaxWarps) + ")";
+  if (s.unroll < 1 || s.unroll > PartialTotalsSchedule::kMaxUnroll)
+    return count(s.unroll) + " parts in flight a lane (1 to " +
+           count(PartialTotalsSchedule::kMaxUnroll) + ")";
+  // Warps 1.. hand their totals to warp 0 in workgroup memory.
+  int64_t accBytes = acc.getIntOrFloatBitWidth() / 8;
+  int64_t handOver = (s.warps - 1) * numSums * GpuTarget::kWarpSize * accBytes;
+  if (handOver > target.sharedBytesPerBlock)
+    return count(s.warps) + " warps handing over " + count(handOver) +
+           " bytes of totals (a block has " +
            count(target.sharedBytesPerBlock) + ")";
   return "";
 }

@@ -4,7 +4,7 @@
 // nothing then. sm_80: no clusters.
 // RUN: nf-opt %s --nf-choose-gpu-schedules=arch=sm_80 -split-input-file -verify-diagnostics
 // RUN: not nf-opt %s --nf-lower-to-gpu=arch=sm_80 -split-input-file 2>&1 | FileCheck %s
-// CHECK-COUNT-40: error: 'nf.{{[a-z0-9_]+}}' op cannot run under the schedule
+// CHECK-COUNT-43: error: 'nf.{{[a-z0-9_]+}}' op cannot run under the schedule
 
 func.func @unknown_kind(%x: tensor<4x1000xf32>) -> tensor<4x1000xf32> {
   // expected-error @+1 {{cannot run under the schedule 'fastest': unknown row-norm schedule kind 'fastest' (warp-rows, block-row-registers, block-row-streaming, split-row, channels-last-groups, cluster-row)}}
@@ -154,6 +154,32 @@ func.func @channels_not_covered(%dy: tensor<16x64xf32>) -> tensor<64xf32> {
   // expected-error @+1 {{8 threads of 1 vectors of 4 cover fewer than the 64 channels}}
   %db = nf.bias_add_grad %dy {layout = #nf.layout<nhwc>, nf.gpu_schedule = "channels-last threads-per-row=8 rows-per-block=32 vector=4 registers=1 max-blocks=8"} : tensor<16x64xf32> -> tensor<64xf32>
   return %db : tensor<64xf32>
+}
+
+// -----
+
+// How the partial sums are added: 1 to 32 warps, 1 to 16 parts in flight
+// a lane; the same for a norm gradient's parameter totals.
+func.func @totals_of_no_warps(%dy: tensor<16x64xf32>) -> tensor<64xf32> {
+  // expected-error @+1 {{totals: 0 warps (1 to 32)}}
+  %db = nf.bias_add_grad %dy {layout = #nf.layout<nhwc>, nf.gpu_schedule = "channels-last threads-per-row=16 rows-per-block=16 vector=4 registers=1 max-blocks=8 totals-warps=0 totals-unroll=4"} : tensor<16x64xf32> -> tensor<64xf32>
+  return %db : tensor<64xf32>
+}
+
+// -----
+
+func.func @totals_of_too_many_slots(%dy: tensor<16x64xf32>) -> tensor<64xf32> {
+  // expected-error @+1 {{totals: 17 parts in flight a lane (1 to 16)}}
+  %db = nf.bias_add_grad %dy {layout = #nf.layout<nhwc>, nf.gpu_schedule = "channels-last threads-per-row=16 rows-per-block=16 vector=4 registers=1 max-blocks=8 totals-warps=8 totals-unroll=17"} : tensor<16x64xf32> -> tensor<64xf32>
+  return %db : tensor<64xf32>
+}
+
+// -----
+
+func.func @parameter_totals_past_a_block(%dy: tensor<4x64xf32>, %x: tensor<4x64xf32>, %r: tensor<4x1xf32>) -> tensor<4x64xf32> {
+  // expected-error @+1 {{parameter totals: 33 warps (1 to 32)}}
+  %dx, %ds = nf.rms_norm_grad %dy, %x, %r {axis = 1 : i64, nf.gpu_schedule = "warp-rows threads-per-row=16 rows-per-block=16 vector=4 registers=1 chunk=64 max-blocks=4 params-warps=33 params-unroll=4"} : (tensor<4x64xf32>, tensor<4x64xf32>, tensor<4x1xf32>) -> (tensor<4x64xf32>, tensor<64xf32>)
+  return %dx : tensor<4x64xf32>
 }
 
 // -----

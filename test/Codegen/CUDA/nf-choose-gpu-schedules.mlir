@@ -53,26 +53,33 @@ func.func @fused(%x: tensor<2x16x16x320xf32>) -> tensor<2x16x16x320xf32> {
 
 // -----
 
-// Norm gradients too: the dx kernel's schedule and the most blocks its
+// Norm gradients too: the dx kernel's schedule, the most blocks its
 // persistent grid takes (the target's SMs' worth of them: 132 x 8 on an
-// H100, 108 x 8 on an A100); the one written on the RMS norm gradient is
-// kept, and the lowering follows it (blocks of 64 threads, chunks of 512,
-// a grid of at most 6 blocks: the parameter sums then add 6 partial rows).
+// H100, 108 x 8 on an A100) and how the parameter gradients' partial rows
+// (one a block) are added (a warp a run of 4 rows, at most 32 warps); the
+// one written on the RMS norm gradient is kept, and the lowering follows
+// it (blocks of 64 threads, chunks of 512, a grid of at most 6 blocks: 3
+// partial rows, added by one warp 3 at a time).
 // CHECK-LABEL: func.func @grads
-// SM90: nf.layer_norm_grad {{.+}} nf.gpu_schedule = "block-row-registers threads-per-row=256 rows-per-block=1 vector=4 registers=1 chunk=1024 max-blocks=1056"
-// SM80: nf.layer_norm_grad {{.+}} nf.gpu_schedule = "block-row-registers threads-per-row=256 rows-per-block=1 vector=4 registers=1 chunk=1024 max-blocks=864"
-// FORCED: nf.layer_norm_grad {{.+}} nf.gpu_schedule = "split-row threads-per-row=32 rows-per-block=1 vector=4 registers=2 chunk=256 max-blocks=2"
-// CHECK: nf.rms_norm_grad {{.+}} nf.gpu_schedule = "split-row threads-per-row=64 rows-per-block=1 vector=8 registers=1 chunk=512 max-blocks=6"
+// SM90: nf.layer_norm_grad {{.+}} nf.gpu_schedule = "block-row-registers threads-per-row=256 rows-per-block=1 vector=4 registers=1 chunk=1024 max-blocks=1056 params-warps=32 params-unroll=4"
+// SM80: nf.layer_norm_grad {{.+}} nf.gpu_schedule = "block-row-registers threads-per-row=256 rows-per-block=1 vector=4 registers=1 chunk=1024 max-blocks=864 params-warps=32 params-unroll=4"
+// A forced split row of 2 blocks: 2 partial rows, one warp.
+// FORCED: nf.layer_norm_grad {{.+}} nf.gpu_schedule = "split-row threads-per-row=32 rows-per-block=1 vector=4 registers=2 chunk=256 max-blocks=2 params-warps=1 params-unroll=1"
+// CHECK: nf.rms_norm_grad {{.+}} nf.gpu_schedule = "split-row threads-per-row=64 rows-per-block=1 vector=8 registers=1 chunk=512 max-blocks=6 params-warps=1 params-unroll=3"
 // LOWERED-LABEL: gpu.func @grads_layer_norm_grad(
-// LOWERED-SAME: nf.schedule = "block-row-registers threads-per-row=256 rows-per-block=1 vector=4 registers=1 chunk=1024 max-blocks=1056"
+// LOWERED-SAME: nf.schedule = "block-row-registers threads-per-row=256 rows-per-block=1 vector=4 registers=1 chunk=1024 max-blocks=1056 params-warps=32 params-unroll=4"
+// LOWERED-LABEL: gpu.func @grads_layer_norm_grad_params(
+// LOWERED-SAME: known_block_size = array<i32: 1024, 1, 1>
+// LOWERED-SAME: nf.schedule = "partial-totals warps=32 unroll=4"
 // LOWERED-LABEL: gpu.func @grads_rms_norm_grad_rowsums(
 // LOWERED-SAME: known_block_size = array<i32: 64, 1, 1>
-// LOWERED-SAME: nf.schedule = "split-row threads-per-row=64 rows-per-block=1 vector=8 registers=1 chunk=512 max-blocks=6"
+// LOWERED-SAME: nf.schedule = "split-row threads-per-row=64 rows-per-block=1 vector=8 registers=1 chunk=512 max-blocks=6 params-warps=1 params-unroll=3"
 // LOWERED-LABEL: gpu.func @grads_rms_norm_grad_params(
-// LOWERED-SAME: nf.schedule = "partial-totals warps=1
+// LOWERED-SAME: known_block_size = array<i32: 32, 1, 1>
+// LOWERED-SAME: nf.schedule = "partial-totals warps=1 unroll=3"
 func.func @grads(%dy: tensor<4096x1024xf32>, %x: tensor<4096x1024xf32>, %m: tensor<4096x1xf32>, %r: tensor<4096x1xf32>, %s: tensor<1024xf32>, %dz: tensor<64x1000xbf16>, %z: tensor<64x1000xbf16>, %rz: tensor<64x1xf32>) -> (tensor<4096x1024xf32>, tensor<64x1000xbf16>) {
   %dx, %ds, %db = nf.layer_norm_grad %dy, %x, %m, %r scale %s {axis = 1 : i64} : (tensor<4096x1024xf32>, tensor<4096x1024xf32>, tensor<4096x1xf32>, tensor<4096x1xf32>, tensor<1024xf32>) -> (tensor<4096x1024xf32>, tensor<1024xf32>, tensor<1024xf32>)
-  %dzz, %dsz = nf.rms_norm_grad %dz, %z, %rz {axis = 1 : i64, nf.gpu_schedule = "split-row threads-per-row=64 rows-per-block=1 vector=8 registers=1 chunk=512 max-blocks=6"} : (tensor<64x1000xbf16>, tensor<64x1000xbf16>, tensor<64x1xf32>) -> (tensor<64x1000xbf16>, tensor<1000xbf16>)
+  %dzz, %dsz = nf.rms_norm_grad %dz, %z, %rz {axis = 1 : i64, nf.gpu_schedule = "split-row threads-per-row=64 rows-per-block=1 vector=8 registers=1 chunk=512 max-blocks=6 params-warps=1 params-unroll=3"} : (tensor<64x1000xbf16>, tensor<64x1000xbf16>, tensor<64x1xf32>) -> (tensor<64x1000xbf16>, tensor<1000xbf16>)
   return %dx, %dzz : tensor<4096x1024xf32>, tensor<64x1000xbf16>
 }
 
@@ -83,35 +90,46 @@ func.func @grads(%dy: tensor<4096x1024xf32>, %x: tensor<4096x1024xf32>, %m: tens
 // 8 bf16 channels, 32 positions a block), a block per (channel, range)
 // where they are first; at most the target's SMs' worth of blocks; a
 // batch norm's elementwise pass after its sums (y: 16-byte vectors of
-// bf16). The schedule written on the second bias_add_grad is kept and
-// followed (64 threads a block).
+// bf16); and how each channel's partial sums are added, a warp a run of 4
+// parts: BatchNorm's 784 parts (a block per 32 of 25088 positions) merged
+// by 16 warps, the most that keep Chan's merge in registers; the bias
+// gradient's 256 channels in at most 1056 blocks (sm_90: 5 parts a
+// channel, 2 warps) or 864 (sm_80: 4 parts, one warp). The schedule
+// written on the second bias_add_grad is kept and followed (64 threads a
+// block, the totals 2 warps of 2 parts at a time).
 // CHECK-LABEL: func.func @channels
-// SM90: nf.batch_norm_training {{.+}} nf.gpu_schedule = "channels-last threads-per-row=8 rows-per-block=32 vector=8 registers=1 max-blocks=1056 elementwise-block=256 elementwise-vector=8 elementwise-min-blocks-per-sm=4"
-// SM80: nf.batch_norm_training {{.+}} nf.gpu_schedule = "channels-last threads-per-row=8 rows-per-block=32 vector=8 registers=1 max-blocks=864 elementwise-block=256 elementwise-vector=8 elementwise-min-blocks-per-sm=4"
-// SM90: nf.bias_add_grad {{.+}} nf.gpu_schedule = "channels-first threads-per-row=256 rows-per-block=1 vector=4 registers=1 max-blocks=1056"
-// SM80: nf.bias_add_grad {{.+}} nf.gpu_schedule = "channels-first threads-per-row=256 rows-per-block=1 vector=4 registers=1 max-blocks=864"
-// CHECK: nf.bias_add_grad {{.+}} nf.gpu_schedule = "channels-first threads-per-row=64 rows-per-block=1 vector=2 registers=1 max-blocks=40"
+// SM90: nf.batch_norm_training {{.+}} nf.gpu_schedule = "channels-last threads-per-row=8 rows-per-block=32 vector=8 registers=1 max-blocks=1056 totals-warps=16 totals-unroll=4 elementwise-block=256 elementwise-vector=8 elementwise-min-blocks-per-sm=4"
+// SM80: nf.batch_norm_training {{.+}} nf.gpu_schedule = "channels-last threads-per-row=8 rows-per-block=32 vector=8 registers=1 max-blocks=864 totals-warps=16 totals-unroll=4 elementwise-block=256 elementwise-vector=8 elementwise-min-blocks-per-sm=4"
+// SM90: nf.bias_add_grad {{.+}} nf.gpu_schedule = "channels-first threads-per-row=256 rows-per-block=1 vector=4 registers=1 max-blocks=1056 totals-warps=2 totals-unroll=4"
+// SM80: nf.bias_add_grad {{.+}} nf.gpu_schedule = "channels-first threads-per-row=256 rows-per-block=1 vector=4 registers=1 max-blocks=864 totals-warps=1 totals-unroll=4"
+// CHECK: nf.bias_add_grad {{.+}} nf.gpu_schedule = "channels-first threads-per-row=64 rows-per-block=1 vector=2 registers=1 max-blocks=40 totals-warps=2 totals-unroll=2"
 // LOWERED-LABEL: gpu.func @channels_bias_add_grad_sums_1(
 // LOWERED-SAME: known_block_size = array<i32: 64, 1, 1>
-// LOWERED-SAME: nf.schedule = "channels-first threads-per-row=64 rows-per-block=1 vector=2 registers=1 max-blocks=40"
+// LOWERED-SAME: nf.schedule = "channels-first threads-per-row=64 rows-per-block=1 vector=2 registers=1 max-blocks=40 totals-warps=2 totals-unroll=2"
+// LOWERED-LABEL: gpu.func @channels_bias_add_grad_totals_1(
+// LOWERED-SAME: known_block_size = array<i32: 64, 1, 1>
+// LOWERED-SAME: nf.schedule = "partial-totals warps=2 unroll=2"
 func.func @channels(%x: tensor<8x56x56x64xbf16>, %rm: tensor<64xf32>, %rv: tensor<64xf32>, %dy: tensor<32x256x14x14xf32>) -> (tensor<8x56x56x64xbf16>, tensor<256xf32>, tensor<256xf32>) {
   %y, %m, %r, %nm, %nv = nf.batch_norm_training %x running(%rm, %rv) {layout = #nf.layout<nhwc>} : (tensor<8x56x56x64xbf16>, tensor<64xf32>, tensor<64xf32>) -> (tensor<8x56x56x64xbf16>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>)
   %db = nf.bias_add_grad %dy {layout = #nf.layout<nchw>} : tensor<32x256x14x14xf32> -> tensor<256xf32>
-  %db2 = nf.bias_add_grad %dy {layout = #nf.layout<nchw>, nf.gpu_schedule = "channels-first threads-per-row=64 rows-per-block=1 vector=2 registers=1 max-blocks=40"} : tensor<32x256x14x14xf32> -> tensor<256xf32>
+  %db2 = nf.bias_add_grad %dy {layout = #nf.layout<nchw>, nf.gpu_schedule = "channels-first threads-per-row=64 rows-per-block=1 vector=2 registers=1 max-blocks=40 totals-warps=2 totals-unroll=2"} : tensor<32x256x14x14xf32> -> tensor<256xf32>
   return %y, %db, %db2 : tensor<8x56x56x64xbf16>, tensor<256xf32>, tensor<256xf32>
 }
 
 // -----
 
-// Group and instance norm gradients: the per-(image, channel) sums, the dx
-// kernel and the finish; a hand-written one (dx blocks of 128 threads of
-// 2-element vectors) is followed.
+// Group and instance norm gradients: the per-(image, channel) sums and
+// their totals (528 parts an image: 32 warps), the dx kernel and the
+// finish; a hand-written one (dx blocks of 128 threads of 2-element
+// vectors, the totals 4 warps of one part at a time) is followed.
 // CHECK-LABEL: func.func @group_grads
-// SM90: nf.group_norm_grad {{.+}} nf.gpu_schedule = "channels-last threads-per-row=128 rows-per-block=2 vector=4 registers=1 max-blocks=1056 dx-block=256 dx-vector=4 dx-min-blocks-per-sm=4 finish-block=256"
-// SM80: nf.group_norm_grad {{.+}} nf.gpu_schedule = "channels-last threads-per-row=128 rows-per-block=2 vector=4 registers=1 max-blocks=864 dx-block=256 dx-vector=4 dx-min-blocks-per-sm=4 finish-block=256"
-// CHECK: nf.group_norm_grad {{.+}} nf.gpu_schedule = "channels-last threads-per-row=128 rows-per-block=2 vector=4 registers=1 max-blocks=64 dx-block=128 dx-vector=2 dx-min-blocks-per-sm=2 finish-block=128"
+// SM90: nf.group_norm_grad {{.+}} nf.gpu_schedule = "channels-last threads-per-row=128 rows-per-block=2 vector=4 registers=1 max-blocks=1056 totals-warps=32 totals-unroll=4 dx-block=256 dx-vector=4 dx-min-blocks-per-sm=4 finish-block=256"
+// SM80: nf.group_norm_grad {{.+}} nf.gpu_schedule = "channels-last threads-per-row=128 rows-per-block=2 vector=4 registers=1 max-blocks=864 totals-warps=32 totals-unroll=4 dx-block=256 dx-vector=4 dx-min-blocks-per-sm=4 finish-block=256"
+// CHECK: nf.group_norm_grad {{.+}} nf.gpu_schedule = "channels-last threads-per-row=128 rows-per-block=2 vector=4 registers=1 max-blocks=64 totals-warps=4 totals-unroll=1 dx-block=128 dx-vector=2 dx-min-blocks-per-sm=2 finish-block=128"
 // LOWERED-LABEL: gpu.func @group_grads_group_norm_grad_sums_1(
-// LOWERED-SAME: nf.schedule = "channels-last threads-per-row=128 rows-per-block=2 vector=4 registers=1 max-blocks=64"
+// LOWERED-SAME: nf.schedule = "channels-last threads-per-row=128 rows-per-block=2 vector=4 registers=1 max-blocks=64 totals-warps=4 totals-unroll=1"
+// LOWERED-LABEL: gpu.func @group_grads_group_norm_grad_totals_1(
+// LOWERED-SAME: nf.schedule = "partial-totals warps=4 unroll=1"
 // LOWERED-LABEL: gpu.func @group_grads_group_norm_grad_finish_1(
 // LOWERED-SAME: known_block_size = array<i32: 128, 1, 1>
 // LOWERED-LABEL: gpu.func @group_grads_group_norm_grad_dx_1(
@@ -119,7 +137,7 @@ func.func @channels(%x: tensor<8x56x56x64xbf16>, %rm: tensor<64xf32>, %rv: tenso
 // LOWERED-SAME: nf.schedule = "group-norm-grad-dx grid-stride block=128 vector=2 min-blocks-per-sm=2"
 func.func @group_grads(%dy: tensor<2x16x16x320xf32>, %x: tensor<2x16x16x320xf32>, %m: tensor<2x32xf32>, %r: tensor<2x32xf32>) -> (tensor<2x16x16x320xf32>, tensor<2x16x16x320xf32>) {
   %dx, %ds, %db = nf.group_norm_grad %dy, %x, %m, %r {layout = #nf.layout<nhwc>, num_groups = 32 : i64} : (tensor<2x16x16x320xf32>, tensor<2x16x16x320xf32>, tensor<2x32xf32>, tensor<2x32xf32>) -> (tensor<2x16x16x320xf32>, tensor<320xf32>, tensor<320xf32>)
-  %dx2, %ds2, %db2 = nf.group_norm_grad %dy, %x, %m, %r {layout = #nf.layout<nhwc>, num_groups = 32 : i64, nf.gpu_schedule = "channels-last threads-per-row=128 rows-per-block=2 vector=4 registers=1 max-blocks=64 dx-block=128 dx-vector=2 dx-min-blocks-per-sm=2 finish-block=128"} : (tensor<2x16x16x320xf32>, tensor<2x16x16x320xf32>, tensor<2x32xf32>, tensor<2x32xf32>) -> (tensor<2x16x16x320xf32>, tensor<320xf32>, tensor<320xf32>)
+  %dx2, %ds2, %db2 = nf.group_norm_grad %dy, %x, %m, %r {layout = #nf.layout<nhwc>, num_groups = 32 : i64, nf.gpu_schedule = "channels-last threads-per-row=128 rows-per-block=2 vector=4 registers=1 max-blocks=64 totals-warps=4 totals-unroll=1 dx-block=128 dx-vector=2 dx-min-blocks-per-sm=2 finish-block=128"} : (tensor<2x16x16x320xf32>, tensor<2x16x16x320xf32>, tensor<2x32xf32>, tensor<2x32xf32>) -> (tensor<2x16x16x320xf32>, tensor<320xf32>, tensor<320xf32>)
   return %dx, %dx2 : tensor<2x16x16x320xf32>, tensor<2x16x16x320xf32>
 }
 

@@ -76,7 +76,7 @@ func.func @batch_norm_grad(%dy: tensor<8x64x7x7xf32>, %x: tensor<8x64x7x7xf32>, 
 // The kernels, with their schedules.
 // CHECK-LABEL: gpu.func @bias_add_grad_nhwc_bias_add_grad_sums(
 // CHECK-SAME: workgroup(%{{.*}} : memref<960xf32, #gpu.address_space<workgroup>>)
-// CHECK-SAME: nf.schedule = "channels-last threads-per-row=16 rows-per-block=16 vector=4 registers=1 max-blocks=1056"
+// CHECK-SAME: nf.schedule = "channels-last threads-per-row=16 rows-per-block=16 vector=4 registers=1 max-blocks=1056 totals-warps=32 totals-unroll=4"
 // CHECK: scf.for
 // CHECK: gpu.barrier
 // CHECK-LABEL: gpu.func @bias_add_grad_nhwc_bias_add_grad_totals(
@@ -89,7 +89,7 @@ func.func @batch_norm_grad(%dy: tensor<8x64x7x7xf32>, %x: tensor<8x64x7x7xf32>, 
 // CHECK: memref.load %arg0
 // CHECK: memref.store
 // CHECK-LABEL: gpu.func @bias_add_grad_nchw_bias_add_grad_sums(
-// CHECK-SAME: nf.schedule = "channels-first threads-per-row=256 rows-per-block=1 vector=4 registers=1 max-blocks=1056"
+// CHECK-SAME: nf.schedule = "channels-first threads-per-row=256 rows-per-block=1 vector=4 registers=1 max-blocks=1056 totals-warps=2 totals-unroll=4"
 // The moments kernel: the pivot (the image's first position) loaded before
 // the two sweeps; the block's sums from the pivot combined and its means
 // handed to every position group between barriers; the squared deviations;

@@ -31,8 +31,8 @@
 // multiprocessor.
 // CHECK-LABEL: gpu.func @rows_of_128_f32_layer_norm_grad(
 // CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
-// SM90-SAME: nf.schedule = "warp-rows threads-per-row=32 rows-per-block=8 vector=4 registers=1 chunk=128 max-blocks=1056"
-// SM80-SAME: max-blocks=864"
+// SM90-SAME: nf.schedule = "warp-rows threads-per-row=32 rows-per-block=8 vector=4 registers=1 chunk=128 max-blocks=1056 params-warps=2 params-unroll=4"
+// SM80-SAME: max-blocks=864 params-warps=2 params-unroll=4"
 // CHECK-LABEL: gpu.func @rows_of_128_f32_layer_norm_grad_params(
 // CHECK-SAME: nf.schedule = "partial-totals warps=2 unroll=4"
 func.func @rows_of_128_f32(%dy: tensor<64x128xf32>, %x: tensor<64x128xf32>, %m: tensor<64x1xf32>, %r: tensor<64x1xf32>) -> (tensor<64x128xf32>, tensor<128xf32>, tensor<128xf32>) {
@@ -42,8 +42,8 @@ func.func @rows_of_128_f32(%dy: tensor<64x128xf32>, %x: tensor<64x128xf32>, %m: 
 // 512 vectors of 8 bf16: a block of 256 threads per row, two vectors each.
 // CHECK-LABEL: gpu.func @rows_of_4096_bf16_rms_norm_grad(
 // CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
-// SM90-SAME: nf.schedule = "block-row-registers threads-per-row=256 rows-per-block=1 vector=8 registers=2 chunk=4096 max-blocks=1056"
-// SM80-SAME: max-blocks=864"
+// SM90-SAME: nf.schedule = "block-row-registers threads-per-row=256 rows-per-block=1 vector=8 registers=2 chunk=4096 max-blocks=1056 params-warps=16 params-unroll=4"
+// SM80-SAME: max-blocks=864 params-warps=16 params-unroll=4"
 func.func @rows_of_4096_bf16(%dy: tensor<64x4096xbf16>, %x: tensor<64x4096xbf16>, %r: tensor<64x1xf32>, %s: tensor<4096xbf16>) -> (tensor<64x4096xbf16>, tensor<4096xf32>) {
   %dx, %ds = nf.rms_norm_grad %dy, %x, %r scale %s {axis = 1 : i64} : (tensor<64x4096xbf16>, tensor<64x4096xbf16>, tensor<64x1xf32>, tensor<4096xbf16>) -> (tensor<64x4096xbf16>, tensor<4096xf32>)
   return %dx, %ds : tensor<64x4096xbf16>, tensor<4096xf32>
@@ -51,8 +51,8 @@ func.func @rows_of_4096_bf16(%dy: tensor<64x4096xbf16>, %x: tensor<64x4096xbf16>
 // 16384 float4 vectors would need 16 a thread: chunks of 4096 elements
 // (256 threads, 4 vectors each), their sums first.
 // CHECK-LABEL: gpu.func @rows_of_65536_f32_layer_norm_grad_rowsums(
-// SM90-SAME: nf.schedule = "split-row threads-per-row=256 rows-per-block=1 vector=4 registers=4 chunk=4096 max-blocks=1056"
-// SM80-SAME: max-blocks=864"
+// SM90-SAME: nf.schedule = "split-row threads-per-row=256 rows-per-block=1 vector=4 registers=4 chunk=4096 max-blocks=1056 params-warps=2 params-unroll=4"
+// SM80-SAME: max-blocks=864 params-warps=2 params-unroll=4"
 // CHECK-LABEL: gpu.func @rows_of_65536_f32_layer_norm_grad(
 func.func @rows_of_65536_f32(%dy: tensor<8x65536xf32>, %x: tensor<8x65536xf32>, %m: tensor<8x1xf32>, %r: tensor<8x1xf32>) -> (tensor<8x65536xf32>, tensor<65536xf32>, tensor<65536xf32>) {
   %dx, %ds, %db = nf.layer_norm_grad %dy, %x, %m, %r {axis = 1 : i64} : (tensor<8x65536xf32>, tensor<8x65536xf32>, tensor<8x1xf32>, tensor<8x1xf32>) -> (tensor<8x65536xf32>, tensor<65536xf32>, tensor<65536xf32>)

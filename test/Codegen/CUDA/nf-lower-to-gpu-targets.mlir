@@ -15,10 +15,10 @@
 // The dx kernel's blocks loop over the rows, one block a resident slot:
 // SMs x blocks of 256 threads a multiprocessor holds.
 // CHECK-LABEL: gpu.func @ln_grad_layer_norm_grad(
-// SXM-SAME: chunk=1024 max-blocks=1056"
-// PCIE-SAME: chunk=1024 max-blocks=912"
-// A100-SAME: chunk=1024 max-blocks=864"
-// T4-SAME: chunk=1024 max-blocks=160"
+// SXM-SAME: chunk=1024 max-blocks=1056 params-warps=32 params-unroll=4"
+// PCIE-SAME: chunk=1024 max-blocks=912 params-warps=32 params-unroll=4"
+// A100-SAME: chunk=1024 max-blocks=864 params-warps=32 params-unroll=4"
+// T4-SAME: chunk=1024 max-blocks=160 params-warps=32 params-unroll=4"
 func.func @ln_grad(%dy: tensor<4096x1024xf32>, %x: tensor<4096x1024xf32>, %m: tensor<4096x1xf32>, %r: tensor<4096x1xf32>) -> (tensor<4096x1024xf32>, tensor<1024xf32>, tensor<1024xf32>) {
   %dx, %ds, %db = nf.layer_norm_grad %dy, %x, %m, %r {axis = 1 : i64} : (tensor<4096x1024xf32>, tensor<4096x1024xf32>, tensor<4096x1xf32>, tensor<4096x1xf32>) -> (tensor<4096x1024xf32>, tensor<1024xf32>, tensor<1024xf32>)
   return %dx, %ds, %db : tensor<4096x1024xf32>, tensor<1024xf32>, tensor<1024xf32>

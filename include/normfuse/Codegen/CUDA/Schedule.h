@@ -270,6 +270,49 @@ std::string checkRowNormSchedule(const RowNormSchedule &s,
                                  const RowNormShape &shape,
                                  const GpuTarget &target);
 
+/// How the partial sums of a channel reduction are added up per (image,
+/// channel) (ChannelSums.h, emitPartialTotals): a block per image and run
+/// of a warp's width of channels, a lane per channel; warp w adds the runs
+/// of `unroll` parts w, w + warps, w + 2 * warps, ... in order, `unroll`
+/// independent loads in flight a lane (one total per slot of the run,
+/// added in slot order at the end), then the warps' totals are added in
+/// warp order through workgroup memory. A fixed order for a given schedule:
+/// deterministic, no atomics; the parts of a channel are read by many
+/// warps at once, not by one thread in turn.
+struct PartialTotalsSchedule {
+  /// At most this many parts in flight a lane.
+  static constexpr int64_t kMaxUnroll = 16;
+  int64_t warps = 8;
+  int64_t unroll = 4;
+  int64_t blockSize() const { return warps * GpuTarget::kWarpSize; }
+  /// "partial-totals warps=8 unroll=4" (the finishing kernel's record)
+  std::string str() const;
+  /// The same as words of an op's schedule: "<prefix>warps=8
+  /// <prefix>unroll=4".
+  std::string words(llvm::StringRef prefix) const;
+};
+
+/// Why `s` cannot add up the partial values of `numSums` sums of `acc`
+/// ("" when it can): warps that are not 1 to a full block, slots that are
+/// not 1 to 16, or warps handing over more than a block's shared memory
+/// on `target`.
+std::string checkPartialTotalsSchedule(const PartialTotalsSchedule &s,
+                                       int64_t numSums, Type acc,
+                                       const GpuTarget &target);
+
+/// The schedule of the totals of `parts` partial sums (kDynamic where the
+/// count is known only at run time): enough warps that each adds a few
+/// runs, at most a full block.
+PartialTotalsSchedule selectPartialTotalsSchedule(int64_t parts,
+                                                  const GpuTarget &target);
+
+/// The same for merging BatchNorm's moments (a count, a mean and an M2 a
+/// part, in `acc`): at most 16 warps (8 for f64), so that a thread's four
+/// slots of three values and Chan's formula stay in registers (at 32 warps
+/// a thread has 64 registers: f64 spilled).
+PartialTotalsSchedule selectMomentsMergeSchedule(int64_t parts, Type acc,
+                                                 const GpuTarget &target);
+
 /// How the gradient of a trailing-axis norm (layer_norm_grad,
 /// rms_norm_grad) runs. The kernel that writes dx holds a chunk of a row in
 /// registers: `vectorsPerThread` vectors of dy and x per thread, so each is
@@ -283,11 +326,13 @@ std::string checkRowNormSchedule(const RowNormSchedule &s,
 /// Its blocks loop over rows, at most `maxBlocks` of them, adding dy*xhat
 /// and dy per column in registers; each block writes one row of partial
 /// parameter gradients, and a last kernel sums those rows per column in a
-/// fixed order (deterministic, no atomics).
+/// fixed order (deterministic, no atomics), under `params`.
 struct RowNormGradSchedule {
   RowNormSchedule rows;
   int64_t maxBlocks = 1;
-  /// "<rows' schedule> chunk=N max-blocks=M"
+  PartialTotalsSchedule params;
+  /// "<rows' schedule> chunk=N max-blocks=M params-warps=W
+  /// params-unroll=U"
   std::string str() const;
 };
 
@@ -353,12 +398,16 @@ struct ChannelReductionSchedule {
   /// Threads of a block of the kernel that finishes plain sums (a thread
   /// per channel: bias_add_grad).
   int64_t finishBlockSize = 256;
+  /// How the second kernel adds each channel's partial sums (or merges
+  /// BatchNorm's moments), as "totals-"-prefixed words.
+  PartialTotalsSchedule totals;
   /// The batch norms' elementwise pass after the sums (y, or dx), as
   /// "elementwise-"-prefixed words; none for bias_add_grad.
   std::optional<PointwiseSchedule> elementwise;
   int64_t blockSize() const { return threadsPerRow * rowsPerBlock; }
   /// "channels-last threads-per-row=16 rows-per-block=16 vector=4
-  /// registers=1 max-blocks=1056 [elementwise-block=256
+  /// registers=1 max-blocks=1056 totals-warps=8 totals-unroll=4
+  /// [elementwise-block=256
   /// elementwise-vector=8 [elementwise-peeled]
   /// elementwise-min-blocks-per-sm=4]"
   std::string str() const;
@@ -388,36 +437,6 @@ std::string checkChannelReductionSchedule(const ChannelReductionSchedule &s,
                                           int64_t channels, int64_t inner,
                                           Type elementType,
                                           const GpuTarget &target);
-
-/// How the partial sums of a channel reduction are added up per (image,
-/// channel) (ChannelSums.h, emitPartialTotals): a block per image and run
-/// of a warp's width of channels, a lane per channel; warp w adds the runs
-/// of `unroll` parts w, w + warps, w + 2 * warps, ... in order, `unroll`
-/// independent loads in flight a lane (one total per slot of the run,
-/// added in slot order at the end), then the warps' totals are added in
-/// warp order through workgroup memory. A fixed order for a given schedule:
-/// deterministic, no atomics; the parts of a channel are read by many
-/// warps at once, not by one thread in turn.
-struct PartialTotalsSchedule {
-  int64_t warps = 8;
-  int64_t unroll = 4;
-  int64_t blockSize() const { return warps * GpuTarget::kWarpSize; }
-  /// "partial-totals warps=8 unroll=4"
-  std::string str() const;
-};
-
-/// The schedule of the totals of `parts` partial sums (kDynamic where the
-/// count is known only at run time): enough warps that each adds a few
-/// runs, at most a full block.
-PartialTotalsSchedule selectPartialTotalsSchedule(int64_t parts,
-                                                  const GpuTarget &target);
-
-/// The same for merging BatchNorm's moments (a count, a mean and an M2 a
-/// part, in `acc`): at most 16 warps (8 for f64), so that a thread's four
-/// slots of three values and Chan's formula stay in registers (at 32 warps
-/// a thread has 64 registers: f64 spilled).
-PartialTotalsSchedule selectMomentsMergeSchedule(int64_t parts, Type acc,
-                                                 const GpuTarget &target);
 
 /// How a linalg reduction runs (LowerLinalgReductions.cpp): each of
 /// `results` results combines `elements` elements.
