@@ -9,7 +9,9 @@
 // product (matmul, conv2d and its two
 // gradients, alone or an nf.fused group's producer) and every elementwise
 // op (relu, gelu, silu, add, mul, bias_add, the activation gradients,
-// batch_norm_inference) gets its schedule
+// batch_norm_inference), and of what TOSA leaves in linalg and tensor ops,
+// every all-parallel linalg.generic, tensor.pad and chain of
+// tensor.insert_slice (a concat) gets its schedule
 // as text in nf.gpu_schedule, chosen by the CUDA
 // schedule layer for the target from the op's types, or, where the op
 // already carries one (written by hand or by a tuner), that one checked
@@ -468,20 +470,40 @@ LogicalResult cuda::chooseGpuSchedules(Operation *root,
           });
       return;
     }
+    // The kernels of the grid-stride kind: elementwise ops, linalg
+    // generics, window copies.
+    auto gridStride =
+        [&](llvm::function_ref<std::string(const PointwiseSchedule &)> check,
+            llvm::function_ref<PointwiseSchedule()> choose) {
+          ok &= scheduleOp<PointwiseSchedule>(op, parsePointwiseSchedule, check,
+                                              choose, samePointwiseSchedule);
+        };
+    const GpuTarget &target = options.target;
     if (std::optional<std::pair<int64_t, Type>> e = elementwiseShapeOf(op)) {
       int64_t n = e->first;
       Type widest = e->second;
-      ok &= scheduleOp<PointwiseSchedule>(
-          op, parsePointwiseSchedule,
+      return gridStride(
           [&](const PointwiseSchedule &s) {
-            return checkPointwiseSchedule(s, n, widest, options.target);
+            return checkPointwiseSchedule(s, n, widest, target);
           },
           [&] {
-            return selectPointwiseSchedule(n, widest, options.target,
-                                           /*mayPeel=*/true);
+            return selectPointwiseSchedule(n, widest, target, /*mayPeel=*/true);
+          });
+    }
+    if (std::optional<GenericKernelShape> g = genericKernelShapeOf(op))
+      return gridStride(
+          [&](const PointwiseSchedule &s) {
+            return checkGenericSchedule(s, *g, target);
           },
-          samePointwiseSchedule);
-      return;
+          [&] { return selectGenericSchedule(*g, target); });
+    if (std::optional<std::pair<int64_t, Type>> w = windowCopyShapeOf(op)) {
+      int64_t n = w->first;
+      Type element = w->second;
+      return gridStride(
+          [&](const PointwiseSchedule &s) {
+            return checkWindowCopySchedule(s, n, element, target);
+          },
+          [&] { return selectWindowCopySchedule(n, element, target); });
     }
     if (std::optional<ProductShape> p = productShapeOf(op, options))
       ok &= scheduleOp<TiledProductSchedule>(

@@ -85,6 +85,38 @@ std::string whyNotElementwise(linalg::GenericOp generic) {
   return "";
 }
 
+/// How a kernel reads an operand through `map` (not a splat), given the
+/// result's innermost loop `inner` (-1 for a 0-d result).
+Access accessOf(AffineMap map, int64_t inner) {
+  std::optional<DimTerm> last;
+  if (map.getNumResults())
+    last = asDimTerm(map.getResults().back());
+  if (last && last->dim == inner && inner >= 0 && last->scale == 1 &&
+      last->offset == 0)
+    return Access::Contiguous;
+  if (inner < 0 || !map.isFunctionOfDim(inner))
+    return Access::Broadcast;
+  return Access::Gather;
+}
+
+/// The operands the kernel of the all-parallel `generic` reads: its
+/// inputs, and its init where the body reads it.
+SmallVector<OpOperand *> readOperands(linalg::GenericOp generic) {
+  SmallVector<OpOperand *> reads(generic.getDpsInputOperands());
+  OpOperand *init = generic.getDpsInitOperand(0);
+  if (generic.payloadUsesValueFromOperand(init))
+    reads.push_back(init);
+  return reads;
+}
+
+/// The result's innermost loop (-1 for a 0-d result).
+int64_t innermostLoop(linalg::GenericOp generic) {
+  AffineMap out = generic.getMatchingIndexingMap(generic.getDpsInitOperand(0));
+  if (!out.getNumResults())
+    return -1;
+  return cast<AffineDimExpr>(out.getResults().back()).getPosition();
+}
+
 /// Dimension `d` of `buffer` on the host: a constant where it is static.
 Value hostDim(OpBuilder &b, Location loc, Value buffer, int64_t d) {
   return b.createOrFold<memref::DimOp>(loc, buffer, d);
@@ -93,8 +125,7 @@ Value hostDim(OpBuilder &b, Location loc, Value buffer, int64_t d) {
 /// Replaces the all-parallel `generic` by its kernel. Sizes unknown when
 /// the kernel is generated are kernel arguments (Kernel::size); where every
 /// size is known the kernel's index arithmetic is on constants.
-LogicalResult lowerGeneric(RewriterBase &rewriter, linalg::GenericOp generic,
-                           const GPULoweringOptions &options) {
+LogicalResult lowerGeneric(RewriterBase &rewriter, linalg::GenericOp generic) {
   std::string why = whyNotElementwise(generic);
   if (!why.empty())
     return generic.emitOpError() << "cannot run on the CUDA target: it " << why;
@@ -134,16 +165,19 @@ LogicalResult lowerGeneric(RewriterBase &rewriter, linalg::GenericOp generic,
   SmallVector<int64_t> outDims;
   for (AffineExpr e : outMap.getResults())
     outDims.push_back(cast<AffineDimExpr>(e).getPosition());
-  int64_t inner = rank ? outDims.back() : -1;
+  int64_t inner = innermostLoop(generic);
+  // The schedule written on the generic first (chooseGpuSchedules), and
+  // whether its vectors run over the flat tensor.
+  FailureOr<PointwiseSchedule> schedule = readPointwiseSchedule(generic);
+  if (failed(schedule))
+    return failure();
+  const PointwiseSchedule &s = *schedule;
+  bool flat = genericKernelShapeOf(generic)->flat;
 
   // The inputs, and the result's initial value where the body reads it.
-  SmallVector<OpOperand *> reads(generic.getDpsInputOperands());
-  if (generic.payloadUsesValueFromOperand(init))
-    reads.push_back(init);
+  SmallVector<OpOperand *> reads = readOperands(generic);
   SmallVector<Input> inputs;
   SmallVector<Value> args;
-  bool flat = true;
-  Type widest = type.getElementType();
   for (OpOperand *operand : reads) {
     Input in;
     in.map = generic.getMatchingIndexingMap(operand);
@@ -166,12 +200,9 @@ LogicalResult lowerGeneric(RewriterBase &rewriter, linalg::GenericOp generic,
       inputs.push_back(in);
       continue;
     }
-    if (opType.getElementTypeBitWidth() > widest.getIntOrFloatBitWidth())
-      widest = opType.getElementType();
     // Operands with the result's map have its sizes (the generic's loops
     // are theirs), known or not.
     in.likeResult = in.map == outMap && opType.getShape() == type.getShape();
-    flat &= in.likeResult;
     in.buffer = getBuffer(b, loc, operand->get());
     Value stride = hm.c(1);
     in.strides.assign(opType.getRank(), Value());
@@ -179,43 +210,11 @@ LogicalResult lowerGeneric(RewriterBase &rewriter, linalg::GenericOp generic,
       in.strides[d] = stride;
       stride = hm.product(stride, hostDim(b, loc, in.buffer, d));
     }
-    std::optional<DimTerm> last;
-    if (in.map.getNumResults())
-      last = asDimTerm(in.map.getResults().back());
-    if (last && last->dim == inner && inner >= 0 && last->scale == 1 &&
-        last->offset == 0)
-      in.access = Access::Contiguous;
-    else if (inner < 0 || !in.map.isFunctionOfDim(inner))
-      in.access = Access::Broadcast;
-    else
-      in.access = Access::Gather;
+    in.access = accessOf(in.map, inner);
     args.push_back(flatten(b, loc, in.buffer));
     inputs.push_back(in);
   }
 
-  // A vector of lanes per thread: of the flat tensor where every operand is
-  // the result's shape and order (16 bytes, with a tail of single elements
-  // where the size needs one or is unknown), else of its innermost
-  // dimension (one lane where its size is unknown); one lane where some
-  // operand is read across.
-  bool gather = llvm::any_of(
-      inputs, [](const Input &in) { return in.access == Access::Gather; });
-  int64_t innerSize = rank ? type.getDimSize(rank - 1) : 1;
-  PointwiseSchedule s = selectPointwiseSchedule(
-      flat ? total : innerSize, widest, options.target, /*mayPeel=*/flat);
-  if (gather) {
-    s.vectorWidth = 1;
-    s.peeled = false;
-  }
-  // A vector of a contiguous operand starts on a whole vector only where
-  // its rows do: a slice of 4 of 6 columns takes one lane at a time.
-  for (const Input &in : inputs)
-    if (in.access == Access::Contiguous && in.strides.size() > 1) {
-      int64_t rowStride = constantOr(in.strides[in.strides.size() - 2]);
-      while (s.vectorWidth > 1 && (ShapedType::isDynamic(rowStride) ||
-                                   rowStride % s.vectorWidth != 0))
-        s.vectorWidth /= 2;
-    }
   int64_t vw = s.vectorWidth;
 
   // Tensors the body reads at computed positions (a gather), then the
@@ -414,6 +413,39 @@ static bool onlyInitializesReductions(linalg::FillOp fill) {
   });
 }
 
+std::optional<GenericKernelShape> cuda::genericKernelShapeOf(Operation *op) {
+  auto generic = dyn_cast<linalg::GenericOp>(op);
+  if (!generic || generic.getNumReductionLoops() != 0 ||
+      !whyNotElementwise(generic).empty())
+    return std::nullopt;
+  auto type = cast<RankedTensorType>(generic.getResult(0).getType());
+  int64_t rank = type.getRank();
+  AffineMap outMap =
+      generic.getMatchingIndexingMap(generic.getDpsInitOperand(0));
+  int64_t inner = innermostLoop(generic);
+  GenericKernelShape shape;
+  shape.widest = type.getElementType();
+  // (An operand read twice the same way counts as once: the same facts.)
+  for (OpOperand *operand : readOperands(generic)) {
+    if (splatOf(operand->get()))
+      continue;
+    auto opType = cast<RankedTensorType>(operand->get().getType());
+    AffineMap map = generic.getMatchingIndexingMap(operand);
+    if (opType.getElementTypeBitWidth() > shape.widest.getIntOrFloatBitWidth())
+      shape.widest = opType.getElementType();
+    shape.flat &= map == outMap && opType.getShape() == type.getShape();
+    Access access = accessOf(map, inner);
+    shape.gather |= access == Access::Gather;
+    if (access == Access::Contiguous && opType.getRank() > 1)
+      shape.rows.push_back(opType.getDimSize(opType.getRank() - 1));
+  }
+  // Vectors over the flat tensor, else within the innermost dimension.
+  shape.elements = !shape.flat ? (rank ? type.getDimSize(rank - 1) : 1)
+                   : type.hasStaticShape() ? type.getNumElements()
+                                           : ShapedType::kDynamic;
+  return shape;
+}
+
 LogicalResult cuda::lowerLinalgToGPU(RewriterBase &rewriter, Operation *op,
                                      const GPULoweringOptions &options) {
   if (auto fill = dyn_cast<linalg::FillOp>(op))
@@ -422,16 +454,25 @@ LogicalResult cuda::lowerLinalgToGPU(RewriterBase &rewriter, Operation *op,
   if (auto generic = dyn_cast<linalg::GenericOp>(op))
     return generic.getNumReductionLoops() != 0
                ? lowerLinalgReduction(rewriter, generic, options)
-               : lowerGeneric(rewriter, generic, options);
-  // Named ops (a transpose, a broadcast, a map) as the generic they are.
-  auto named = dyn_cast<linalg::LinalgOp>(op);
-  if (!named)
+               : lowerGeneric(rewriter, generic);
+  // (generalizeNamedLinalg made every named op it could a generic.)
+  if (!isa<linalg::LinalgOp>(op))
     return failure();
-  rewriter.setInsertionPoint(op);
-  FailureOr<linalg::GenericOp> generic =
-      linalg::generalizeNamedOp(rewriter, named);
-  if (failed(generic))
-    return op->emitOpError() << "cannot run on the CUDA target: it has no "
-                                "generic form to lower";
-  return lowerLinalgToGPU(rewriter, *generic, options);
+  return op->emitOpError() << "cannot run on the CUDA target: it has no "
+                              "generic form to lower";
+}
+
+void cuda::generalizeNamedLinalg(func::FuncOp function,
+                                 RewriterBase &rewriter) {
+  SmallVector<linalg::LinalgOp> named;
+  function.walk([&](linalg::LinalgOp op) {
+    auto fill = dyn_cast<linalg::FillOp>(op.getOperation());
+    if (!isa<linalg::GenericOp>(op.getOperation()) &&
+        !(fill && onlyInitializesReductions(fill)))
+      named.push_back(op);
+  });
+  for (linalg::LinalgOp op : named) {
+    rewriter.setInsertionPoint(op);
+    (void)linalg::generalizeNamedOp(rewriter, op);
+  }
 }

@@ -1,5 +1,4 @@
-//===- LowerPadsAndConcats.cpp - pads and concatenations as kernels -*- C++
-//-*-===//
+//===- LowerPadsAndConcats.cpp - pads and concatenations as kernels ------===//
 //
 // Part of normfuse. What TOSA's lowering makes of tosa.concat (a chain of
 // tensor.insert_slice into a tensor.empty), any other chain of static
@@ -49,13 +48,12 @@ struct Fill {
 };
 
 /// The kernel of `result` (static shape) made of `windows` (the later one
-/// wins where two overlap) and `fill` elsewhere.
+/// wins where two overlap) and `fill` elsewhere, under schedule `s`.
 Value emitWindowKernel(OpBuilder &b, Location loc, Operation *at,
                        RankedTensorType result, ArrayRef<Window> windows,
-                       const Fill &fill, const GPULoweringOptions &options) {
+                       const Fill &fill, const PointwiseSchedule &s) {
   auto module = at->getParentOfType<ModuleOp>();
   int64_t rank = result.getRank(), total = result.getNumElements();
-  Type element = result.getElementType();
   SmallVector<Value> args;
   for (const Window &w : windows)
     args.push_back(flatten(b, loc, getBuffer(b, loc, w.source)));
@@ -64,13 +62,12 @@ Value emitWindowKernel(OpBuilder &b, Location loc, Operation *at,
     args.push_back(flatten(b, loc, getBuffer(b, loc, fill.tensor)));
   Value out = allocBuffer(b, loc, result, Value());
   args.push_back(flatten(b, loc, out));
-  PointwiseSchedule s =
-      selectPointwiseSchedule(total, element, options.target, false);
-  s.vectorWidth = 1;
   Kernel k = createKernel(module, loc, kernelBaseName(at, "window"),
                           ValueRange(args).getTypes(), s.blockSize,
-                          "window-copy block=" + std::to_string(s.blockSize) +
+                          "window-copy " + s.str() +
                               " sources=" + std::to_string(windows.size()));
+  k.func->setAttr(kMinBlocksAttr,
+                  b.getI64IntegerAttr(s.minBlocksPerMultiprocessor));
   {
     OpBuilder &kb = k.body;
     IndexMath m{kb, loc};
@@ -218,30 +215,101 @@ bool hasStaticSlice(tensor::InsertSliceOp op) {
          op.getSourceType().getRank() == op.getResultType().getRank();
 }
 
+/// A pad the copy kernel takes: of static sizes and non-negative low
+/// padding, with a constant value or one read from a tensor (a pad value
+/// the program takes as an argument).
+struct PadCopy {
+  Window window;
+  Fill fill;
+};
+
+std::optional<PadCopy> padCopyOf(tensor::PadOp pad) {
+  auto source = cast<RankedTensorType>(pad.getSourceType());
+  RankedTensorType result = pad.getResultType();
+  Value value = pad.getConstantPaddingValue();
+  std::optional<Fill> fill =
+      value ? fillOf(value, result.getElementType()) : std::nullopt;
+  std::optional<SmallVector<int64_t>> low = constantSizes(pad.getMixedLowPad());
+  if (!source.hasStaticShape() || !result.hasStaticShape() || !fill || !low ||
+      llvm::any_of(*low, [](int64_t l) { return l < 0; }))
+    return std::nullopt;
+  return PadCopy{Window{pad.getSource(), *low}, *fill};
+}
+
+/// Whether `op` is the last of a chain of insert_slices (no insert_slice
+/// into its result follows).
+bool endsChain(tensor::InsertSliceOp op) {
+  bool continued =
+      op->hasOneUse() && isa<tensor::InsertSliceOp>(*op->getUsers().begin()) &&
+      cast<tensor::InsertSliceOp>(*op->getUsers().begin()).getDest() ==
+          op.getResult();
+  return !continued;
+}
+
+/// The chain of static insert_slices that `last` ends, as the copy kernel
+/// takes it: its ops (last first) and windows (first first); none where a
+/// slice is not static.
+struct ChainCopy {
+  SmallVector<tensor::InsertSliceOp> chain;
+  SmallVector<Window> windows;
+};
+
+std::optional<ChainCopy> chainCopyOf(tensor::InsertSliceOp last) {
+  ChainCopy c;
+  tensor::InsertSliceOp op = last;
+  Value dest;
+  while (true) {
+    if (!hasStaticSlice(op))
+      return std::nullopt;
+    c.chain.push_back(op);
+    c.windows.push_back(
+        {op.getSource(), SmallVector<int64_t>(op.getStaticOffsets())});
+    dest = op.getDest();
+    auto previous = dest.getDefiningOp<tensor::InsertSliceOp>();
+    if (!previous || !previous->hasOneUse())
+      break;
+    op = previous;
+  }
+  // Into anything but a tensor.empty (an argument, another kernel's
+  // result): that tensor is the first window, the whole result.
+  if (!dest.getDefiningOp<tensor::EmptyOp>())
+    c.windows.push_back(
+        {dest, SmallVector<int64_t>(last.getResultType().getRank(), 0)});
+  std::reverse(c.windows.begin(), c.windows.end());
+  return c;
+}
+
 } // namespace
 
-void cuda::lowerPadsAndConcatsToGPU(func::FuncOp function,
-                                    RewriterBase &rewriter,
-                                    const GPULoweringOptions &options) {
-  // Pads of static sizes and a constant value, or one read from a tensor
-  // (a pad value the program takes as an argument).
+std::optional<std::pair<int64_t, Type>> cuda::windowCopyShapeOf(Operation *op) {
+  RankedTensorType result;
+  if (auto pad = dyn_cast<tensor::PadOp>(op); pad && padCopyOf(pad))
+    result = pad.getResultType();
+  if (auto slice = dyn_cast<tensor::InsertSliceOp>(op);
+      slice && endsChain(slice) && chainCopyOf(slice))
+    result = slice.getResultType();
+  if (!result)
+    return std::nullopt;
+  return std::make_pair(result.getNumElements(), result.getElementType());
+}
+
+LogicalResult cuda::lowerPadsAndConcatsToGPU(func::FuncOp function,
+                                             RewriterBase &rewriter) {
   SmallVector<tensor::PadOp> pads;
   function.walk([&](tensor::PadOp p) { pads.push_back(p); });
   for (tensor::PadOp pad : pads) {
-    auto source = cast<RankedTensorType>(pad.getSourceType());
-    RankedTensorType result = pad.getResultType();
-    Value value = pad.getConstantPaddingValue();
-    std::optional<Fill> fill =
-        value ? fillOf(value, result.getElementType()) : std::nullopt;
-    std::optional<SmallVector<int64_t>> low =
-        constantSizes(pad.getMixedLowPad());
-    if (!source.hasStaticShape() || !result.hasStaticShape() || !fill || !low ||
-        llvm::any_of(*low, [](int64_t l) { return l < 0; }))
+    std::optional<PadCopy> copy = padCopyOf(pad);
+    if (!copy)
       continue;
+    // The schedule written on the pad first (chooseGpuSchedules).
+    FailureOr<PointwiseSchedule> s = readPointwiseSchedule(pad);
+    if (failed(s))
+      return failure();
     rewriter.setInsertionPoint(pad);
-    Window w{pad.getSource(), *low};
-    Value kernel = emitWindowKernel(rewriter, pad.getLoc(), pad, result, {w},
-                                    *fill, options);
+    Value kernel =
+        emitWindowKernel(rewriter, pad.getLoc(), pad, pad.getResultType(),
+                         {copy->window}, copy->fill, *s);
+    Value value = pad.getConstantPaddingValue();
     rewriter.replaceOp(pad, kernel);
     // The host's extract of a pad value the kernel reads itself.
     if (Operation *extract = value.getDefiningOp<tensor::ExtractOp>())
@@ -252,50 +320,25 @@ void cuda::lowerPadsAndConcatsToGPU(func::FuncOp function,
   // Chains of insert_slice: the last of each chain.
   SmallVector<tensor::InsertSliceOp> lasts;
   function.walk([&](tensor::InsertSliceOp op) {
-    bool continued =
-        op->hasOneUse() &&
-        isa<tensor::InsertSliceOp>(*op->getUsers().begin()) &&
-        cast<tensor::InsertSliceOp>(*op->getUsers().begin()).getDest() ==
-            op.getResult();
-    if (!continued)
+    if (endsChain(op))
       lasts.push_back(op);
   });
   for (tensor::InsertSliceOp last : lasts) {
-    SmallVector<Window> windows;
-    SmallVector<tensor::InsertSliceOp> chain;
-    tensor::InsertSliceOp op = last;
-    bool ok = true;
-    Value dest;
-    while (true) {
-      if (!hasStaticSlice(op)) {
-        ok = false;
-        break;
-      }
-      chain.push_back(op);
-      windows.push_back(
-          {op.getSource(), SmallVector<int64_t>(op.getStaticOffsets())});
-      dest = op.getDest();
-      auto previous = dest.getDefiningOp<tensor::InsertSliceOp>();
-      if (!previous || !previous->hasOneUse())
-        break;
-      op = previous;
-    }
-    if (!ok)
+    std::optional<ChainCopy> copy = chainCopyOf(last);
+    if (!copy)
       continue;
-    // Into anything but a tensor.empty (an argument, another kernel's
-    // result): that tensor is the first window, the whole result.
-    if (!dest.getDefiningOp<tensor::EmptyOp>())
-      windows.push_back(
-          {dest, SmallVector<int64_t>(last.getResultType().getRank(), 0)});
-    std::reverse(windows.begin(), windows.end());
+    FailureOr<PointwiseSchedule> s = readPointwiseSchedule(last);
+    if (failed(s))
+      return failure();
     rewriter.setInsertionPoint(last);
     RankedTensorType result = last.getResultType();
     Value kernel = emitWindowKernel(
-        rewriter, last.getLoc(), last, result, windows,
-        Fill{zeroOf(rewriter, result.getElementType()), Value(), 0}, options);
+        rewriter, last.getLoc(), last, result, copy->windows,
+        Fill{zeroOf(rewriter, result.getElementType()), Value(), 0}, *s);
     rewriter.replaceOp(last, kernel);
     // The rest of the chain, last first: each now unused.
-    for (tensor::InsertSliceOp earlier : llvm::drop_begin(chain))
+    for (tensor::InsertSliceOp earlier : llvm::drop_begin(copy->chain))
       rewriter.eraseOp(earlier);
   }
+  return success();
 }

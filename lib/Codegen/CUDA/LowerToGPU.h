@@ -34,8 +34,10 @@ parseGPULoweringOptions(Operation *root, llvm::StringRef pass,
 
 /// The first step of the lowering (ChooseSchedules.cpp): every row norm,
 /// norm gradient, per-channel reduction (bias_add_grad, batch norms),
-/// matrix product (matmul, conv2d and its gradients) and elementwise op
-/// (elementwiseShapeOf) under `root` without
+/// matrix product (matmul, conv2d and its gradients), elementwise op
+/// (elementwiseShapeOf), all-parallel linalg.generic
+/// (genericKernelShapeOf), pad and chain of insert_slices
+/// (windowCopyShapeOf) under `root` without
 /// a schedule gets the one the schedule layer chooses, as text in
 /// kGpuScheduleAttr; one that has a schedule keeps it, checked against
 /// the op (a diagnostic at the op and failure where it cannot run it).
@@ -154,11 +156,30 @@ void fuseElementwiseLinalg(func::FuncOp function);
 /// Each tensor.pad of static sizes and a constant value, and each chain of
 /// static tensor.insert_slice ops into a tensor.empty (what TOSA's concat
 /// becomes), as one kernel that writes every element of the result once
-/// (LowerPadsAndConcats.cpp). Others are left for the caller to report.
-void lowerPadsAndConcatsToGPU(func::FuncOp function, RewriterBase &rewriter,
-                              const GPULoweringOptions &options);
+/// (LowerPadsAndConcats.cpp), under the schedule written on the pad or
+/// the chain's last insert_slice. Others are left for the caller to
+/// report. Fails, with a diagnostic, on a schedule it cannot read.
+LogicalResult lowerPadsAndConcatsToGPU(func::FuncOp function,
+                                       RewriterBase &rewriter);
 
-/// A linalg op on tensors (a generic, or a named op as its generic): one
+/// What the schedule of the copy kernel of a pad or a chain of
+/// insert_slices (lowerPadsAndConcatsToGPU) is chosen from: the result's
+/// elements and their type, for a tensor.pad and the last insert_slice of
+/// a chain that kernel takes. None for other ops.
+std::optional<std::pair<int64_t, Type>> windowCopyShapeOf(Operation *op);
+
+/// What the schedule of the kernel of an all-parallel linalg.generic
+/// (those lowerLinalgToGPU takes as elementwise kernels) is chosen from.
+/// None for other ops (a generic with reduction loops among them).
+std::optional<GenericKernelShape> genericKernelShapeOf(Operation *op);
+
+/// Every named linalg op (a transpose, a broadcast, a map, a fill that
+/// does not only initialize reductions) as the generic it is, so that its
+/// kernel's schedule can be written on it; one without a generic form is
+/// left for lowerLinalgToGPU to report.
+void generalizeNamedLinalg(func::FuncOp function, RewriterBase &rewriter);
+
+/// A linalg op on tensors (a generic, named ops generalized first): one
 /// elementwise kernel that reads each operand through its indexing map
 /// where its loops are all parallel, else one reduction kernel
 /// (LowerLinalgReductions.cpp); what neither takes is an error at the op

@@ -208,10 +208,6 @@ struct NFLowerToGPUPass : nf::impl::NFLowerToGPUPassBase<NFLowerToGPUPass> {
       // CPU (a function of nf ops alone is left as it is), and static
       // reshapes become views of the same buffer.
       raiseProducts(function);
-      // Then every op's schedule, written on it (or checked where it is
-      // written already); the lowerings read them.
-      if (failed(chooseGpuSchedules(function, options)))
-        return signalPassFailure();
       OpPassManager toLinalg(func::FuncOp::getOperationName());
       toLinalg.addPass(createNFLowerTosaToLinalgPass());
       if (failed(runPipeline(toLinalg, function)))
@@ -219,7 +215,12 @@ struct NFLowerToGPUPass : nf::impl::NFLowerToGPUPassBase<NFLowerToGPUPass> {
       slicesToGenerics(function, rewriter);
       fuseElementwiseLinalg(function);
       prepareConstants(function, rewriter);
-      lowerPadsAndConcatsToGPU(function, rewriter, options);
+      generalizeNamedLinalg(function, rewriter);
+      // Then every op's schedule, written on it (or checked where it is
+      // written already); the lowerings read them.
+      if (failed(chooseGpuSchedules(function, options)) ||
+          failed(lowerPadsAndConcatsToGPU(function, rewriter)))
+        return signalPassFailure();
       lowerFusedOps(function, rewriter, options);
       copyAliasedResults(function);
       SmallVector<Operation *> ops;

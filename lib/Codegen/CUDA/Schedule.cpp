@@ -821,6 +821,32 @@ PointwiseSchedule cuda::selectPointwiseSchedule(int64_t numElements,
   return s;
 }
 
+PointwiseSchedule cuda::selectGenericSchedule(const GenericKernelShape &shape,
+                                              const GpuTarget &target) {
+  PointwiseSchedule s = selectPointwiseSchedule(shape.elements, shape.widest,
+                                                target, /*mayPeel=*/shape.flat);
+  // A gathered operand: one lane at a time.
+  if (shape.gather) {
+    s.vectorWidth = 1;
+    s.peeled = false;
+  }
+  // A vector of a contiguous operand starts on a whole vector only where
+  // its rows do: a slice of 4 of 6 columns takes two lanes at a time.
+  for (int64_t row : shape.rows)
+    while (s.vectorWidth > 1 &&
+           (ShapedType::isDynamic(row) || row % s.vectorWidth != 0))
+      s.vectorWidth /= 2;
+  return s;
+}
+
+PointwiseSchedule cuda::selectWindowCopySchedule(int64_t elements,
+                                                 Type elementType,
+                                                 const GpuTarget &target) {
+  PointwiseSchedule s = selectPointwiseSchedule(elements, elementType, target);
+  s.vectorWidth = 1;
+  return s;
+}
+
 std::string GroupNormGradSchedule::str() const {
   return sums.str() + " dx-block=" + std::to_string(dx.blockSize) +
          " dx-vector=" + std::to_string(dx.vectorWidth) +

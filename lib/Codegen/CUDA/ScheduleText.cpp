@@ -775,3 +775,40 @@ std::string cuda::checkPointwiseSchedule(const PointwiseSchedule &s,
            count(s.minBlocksPerMultiprocessor) + " an SM";
   return "";
 }
+
+std::string cuda::checkGenericSchedule(const PointwiseSchedule &s,
+                                       const GenericKernelShape &shape,
+                                       const GpuTarget &target) {
+  auto count = [](int64_t n) {
+    return ShapedType::isDynamic(n) ? std::string("an unknown count")
+                                    : std::to_string(n);
+  };
+  int64_t vw = s.vectorWidth;
+  // Vectors within rows: they divide the rows, with no tail to peel.
+  if (!shape.flat && s.peeled)
+    return "a peel of vectors within rows (the operands are not all laid "
+           "out as the result)";
+  if (std::string why =
+          checkPointwiseSchedule(s, shape.elements, shape.widest, target);
+      !why.empty())
+    return why;
+  if (vw == 1)
+    return "";
+  if (shape.gather)
+    return "vectors of " + std::to_string(vw) +
+           " elements of an operand read across (one element at a time)";
+  for (int64_t row : shape.rows)
+    if (ShapedType::isDynamic(row) || row % vw != 0)
+      return "vectors of " + std::to_string(vw) +
+             " elements that do not divide an operand's rows of " + count(row);
+  return "";
+}
+
+std::string cuda::checkWindowCopySchedule(const PointwiseSchedule &s,
+                                          int64_t elements, Type elementType,
+                                          const GpuTarget &target) {
+  if (s.vectorWidth != 1 || s.peeled)
+    return "vectors of " + std::to_string(s.vectorWidth) +
+           " elements in a window copy (one element at a time)";
+  return checkPointwiseSchedule(s, elements, elementType, target);
+}

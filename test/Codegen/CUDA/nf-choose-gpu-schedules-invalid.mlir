@@ -1,10 +1,11 @@
-// A schedule written on a row norm (or a norm gradient) that cannot run it
-// is an error at the op, with the reason, from the first step
+// A schedule written on an op (a norm, a gradient, a reduction, a product,
+// an elementwise op, a linalg.generic, a pad) that cannot run it is an
+// error at the op, with the reason, from the first step
 // (nf-choose-gpu-schedules) and so from nf-lower-to-gpu, which lowers
 // nothing then. sm_80: no clusters.
 // RUN: nf-opt %s --nf-choose-gpu-schedules=arch=sm_80 -split-input-file -verify-diagnostics
 // RUN: not nf-opt %s --nf-lower-to-gpu=arch=sm_80 -split-input-file 2>&1 | FileCheck %s
-// CHECK-COUNT-43: error: 'nf.{{[a-z0-9_]+}}' op cannot run under the schedule
+// CHECK-COUNT-46: error: '{{[a-z]+}}.{{[a-z0-9_]+}}' op cannot run under the schedule
 
 func.func @unknown_kind(%x: tensor<4x1000xf32>) -> tensor<4x1000xf32> {
   // expected-error @+1 {{cannot run under the schedule 'fastest': unknown row-norm schedule kind 'fastest' (warp-rows, block-row-registers, block-row-streaming, split-row, channels-last-groups, cluster-row)}}
@@ -348,4 +349,45 @@ func.func @bias_add_grad_with_a_pass(%dy: tensor<2x8x7x7xf32>) -> tensor<8xf32> 
   // expected-error @+1 {{an elementwise pass for an op without one}}
   %db = nf.bias_add_grad %dy {layout = #nf.layout<nchw>, nf.gpu_schedule = "channels-first threads-per-row=64 rows-per-block=1 vector=1 registers=1 max-blocks=8 elementwise-block=256 elementwise-vector=4 elementwise-min-blocks-per-sm=4"} : tensor<2x8x7x7xf32> -> tensor<8xf32>
   return %db : tensor<8xf32>
+}
+
+// -----
+
+// A linalg.generic that reads an operand across (a transpose) takes one
+// element at a time.
+func.func @vectors_of_a_transpose(%x: tensor<8x4xf32>) -> tensor<4x8xf32> {
+  %e = tensor.empty() : tensor<4x8xf32>
+  // expected-error @+1 {{vectors of 4 elements of an operand read across (one element at a time)}}
+  %y = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<8x4xf32>) outs(%e : tensor<4x8xf32>) attrs = {nf.gpu_schedule = "grid-stride block=256 vector=4 min-blocks-per-sm=4"} {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  } -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+// One with a broadcast operand: its vectors lie within rows, no tail.
+func.func @peeled_rows(%x: tensor<3x7xf32>, %r: tensor<1x7xf32>) -> tensor<3x7xf32> {
+  %e = tensor.empty() : tensor<3x7xf32>
+  // expected-error @+1 {{a peel of vectors within rows (the operands are not all laid out as the result)}}
+  %y = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x, %r : tensor<3x7xf32>, tensor<1x7xf32>) outs(%e : tensor<3x7xf32>) attrs = {nf.gpu_schedule = "grid-stride block=256 vector=4 peeled min-blocks-per-sm=4"} {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %s = arith.addf %a, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<3x7xf32>
+  return %y : tensor<3x7xf32>
+}
+
+// -----
+
+// A pad is copied one element at a time.
+func.func @vectors_of_a_pad(%x: tensor<2x3xf32>) -> tensor<3x6xf32> {
+  %cst = arith.constant 0.0 : f32
+  // expected-error @+1 {{vectors of 2 elements in a window copy (one element at a time)}}
+  %p = tensor.pad %x low[0, 1] high[1, 2] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %cst : f32
+  } {nf.gpu_schedule = "grid-stride block=256 vector=2 min-blocks-per-sm=4"} : tensor<2x3xf32> to tensor<3x6xf32>
+  return %p : tensor<3x6xf32>
 }

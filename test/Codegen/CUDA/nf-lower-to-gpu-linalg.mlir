@@ -396,7 +396,7 @@ func.func @slices(%x: tensor<4x8xf32>, %z: tensor<2x6xf32>) -> (tensor<2x8xf32>,
 // CHECK-SAME: args(%{{.+}} : memref<?xf32>, %{{.+}} : memref<?xf32>, %{{.+}} : memref<?xf32>, %{{.+}} : memref<?xf32>)
 // CHECK-NOT: tensor.insert_slice
 // CHECK: gpu.func @concat_window
-// CHECK-SAME: nf.schedule = "window-copy block=256 sources=3"
+// CHECK-SAME: nf.schedule = "window-copy grid-stride block=256 vector=1 min-blocks-per-sm=4 sources=3"
 func.func @concat(%a: tensor<2x3xf32>, %b: tensor<2x1xf32>, %c: tensor<2x4xf32>) -> tensor<2x8xf32> {
   %y = tosa.concat %a, %b, %c {axis = 1 : i32} : (tensor<2x3xf32>, tensor<2x1xf32>, tensor<2x4xf32>) -> tensor<2x8xf32>
   return %y : tensor<2x8xf32>

@@ -17,6 +17,7 @@
 #include "mlir/IR/BuiltinTypeInterfaces.h"
 #include "mlir/IR/Types.h"
 #include "mlir/Support/LogicalResult.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
@@ -508,6 +509,49 @@ FailureOr<PointwiseSchedule> parsePointwiseSchedule(llvm::StringRef text,
 std::string checkPointwiseSchedule(const PointwiseSchedule &s,
                                    int64_t numElements, Type elementType,
                                    const GpuTarget &target);
+
+/// What the kernel of an all-parallel linalg.generic (LowerLinalg.cpp) is
+/// scheduled from. Its vectors run over `elements` elements (kDynamic if
+/// unknown): the flat tensor where every operand is laid out as the result
+/// (`flat`: a tail may be peeled), else the result's innermost dimension
+/// (each vector within a row). Its operands are at most `widest`; where
+/// one is read across (`gather`, a transpose) a thread takes one element
+/// at a time; `rows` are the innermost sizes (kDynamic if unknown) of the
+/// operands read contiguously in more than one dimension, each of which a
+/// vector must divide to start on a whole vector of every row.
+struct GenericKernelShape {
+  int64_t elements = 0;
+  Type widest;
+  bool flat = true;
+  bool gather = false;
+  llvm::SmallVector<int64_t> rows;
+};
+
+/// The schedule of that kernel: the elementwise kernels', its vectors
+/// narrowed to what the operands allow.
+PointwiseSchedule selectGenericSchedule(const GenericKernelShape &shape,
+                                        const GpuTarget &target);
+
+/// Why `s` cannot run the kernel of a generic of `shape` ("" where it can):
+/// what checkPointwiseSchedule refuses, a peel of vectors within rows,
+/// vectors of gathered operands, or vectors that do not divide an
+/// operand's rows.
+std::string checkGenericSchedule(const PointwiseSchedule &s,
+                                 const GenericKernelShape &shape,
+                                 const GpuTarget &target);
+
+/// The schedule of a window copy (LowerPadsAndConcats.cpp: a tensor.pad,
+/// or a chain of tensor.insert_slice) into a result of `elements` elements
+/// of `elementType`: the elementwise kernels' blocks, an element a thread
+/// at a time (each element's source is its own).
+PointwiseSchedule selectWindowCopySchedule(int64_t elements, Type elementType,
+                                           const GpuTarget &target);
+
+/// Why `s` cannot run that copy ("" where it can): vectors, or what
+/// checkPointwiseSchedule refuses.
+std::string checkWindowCopySchedule(const PointwiseSchedule &s,
+                                    int64_t elements, Type elementType,
+                                    const GpuTarget &target);
 
 /// How a group or instance norm gradient runs (group_norm_grad,
 /// instance_norm_grad), in three kernels:
