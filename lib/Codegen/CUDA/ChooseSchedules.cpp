@@ -10,8 +10,8 @@
 // gradients, alone or an nf.fused group's producer) and every elementwise
 // op (relu, gelu, silu, add, mul, bias_add, the activation gradients,
 // batch_norm_inference), and of what TOSA leaves in linalg and tensor ops,
-// every all-parallel linalg.generic, tensor.pad and chain of
-// tensor.insert_slice (a concat) gets its schedule
+// every linalg.generic (all-parallel or reducing), tensor.pad and chain
+// of tensor.insert_slice (a concat) gets its schedule
 // as text in nf.gpu_schedule, chosen by the CUDA
 // schedule layer for the target from the op's types, or, where the op
 // already carries one (written by hand or by a tuner), that one checked
@@ -496,6 +496,17 @@ LogicalResult cuda::chooseGpuSchedules(Operation *root,
             return checkGenericSchedule(s, *g, target);
           },
           [&] { return selectGenericSchedule(*g, target); });
+    if (std::optional<LinalgReductionShape> r = linalgReductionShapeOf(op)) {
+      ok &= scheduleOp<LinalgReductionSchedule>(
+          op, parseLinalgReductionSchedule,
+          [&](const LinalgReductionSchedule &s) {
+            return checkLinalgReductionSchedule(s, *r, target);
+          },
+          [&] { return selectLinalgReductionSchedule(*r, target); },
+          [](const LinalgReductionSchedule &a,
+             const LinalgReductionSchedule &b) { return a.str() == b.str(); });
+      return;
+    }
     if (std::optional<std::pair<int64_t, Type>> w = windowCopyShapeOf(op)) {
       int64_t n = w->first;
       Type element = w->second;
@@ -554,6 +565,11 @@ cuda::readGroupNormGradSchedule(Operation *op) {
 
 FailureOr<PointwiseSchedule> cuda::readPointwiseSchedule(Operation *op) {
   return readSchedule(op, parsePointwiseSchedule);
+}
+
+FailureOr<LinalgReductionSchedule>
+cuda::readLinalgReductionSchedule(Operation *op) {
+  return readSchedule(op, parseLinalgReductionSchedule);
 }
 
 FailureOr<TiledProductSchedule> cuda::readTiledProductSchedule(Operation *op) {

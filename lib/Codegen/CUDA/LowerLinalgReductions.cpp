@@ -347,6 +347,45 @@ std::string whyNotReduction(linalg::GenericOp generic) {
   return "";
 }
 
+/// The first input the body of `generic` reads that is a buffer (not a
+/// splat), or null.
+OpOperand *firstBufferInput(linalg::GenericOp generic) {
+  for (OpOperand *in : generic.getDpsInputOperands())
+    if (generic.payloadUsesValueFromOperand(in) && !splatOf(in->get()))
+      return in;
+  return nullptr;
+}
+
+/// The reduced loops of `generic`, in the order its first buffer input
+/// lays them out (the last one fastest: consecutive elements of a result
+/// are then consecutive in memory where that input's innermost dimension
+/// is reduced), then any it does not read.
+SmallVector<int64_t> reducedLoops(linalg::GenericOp generic) {
+  SmallVector<unsigned> reductionDims;
+  generic.getReductionDims(reductionDims);
+  SmallVector<int64_t> reduced;
+  if (OpOperand *first = firstBufferInput(generic))
+    for (AffineExpr e : generic.getMatchingIndexingMap(first).getResults())
+      if (auto d = dyn_cast<AffineDimExpr>(e))
+        if (llvm::is_contained(reductionDims, d.getPosition()) &&
+            !llvm::is_contained(reduced, int64_t(d.getPosition())))
+          reduced.push_back(d.getPosition());
+  for (unsigned d : reductionDims)
+    if (!llvm::is_contained(reduced, int64_t(d)))
+      reduced.push_back(d);
+  return reduced;
+}
+
+/// The loop of each result dimension of `generic`.
+SmallVector<int64_t> resultLoops(linalg::GenericOp generic) {
+  SmallVector<int64_t> loops;
+  for (AffineExpr e :
+       generic.getMatchingIndexingMap(generic.getDpsInitOperand(0))
+           .getResults())
+    loops.push_back(cast<AffineDimExpr>(e).getPosition());
+  return loops;
+}
+
 /// x * k, a constant where x is one.
 Value times(IndexMath &m, Value x, int64_t k) {
   std::optional<int64_t> c = getConstantIntValue(x);
@@ -373,9 +412,72 @@ struct Operand {
 
 } // namespace
 
+std::optional<LinalgReductionShape>
+cuda::linalgReductionShapeOf(Operation *op) {
+  auto generic = dyn_cast<linalg::GenericOp>(op);
+  if (!generic || generic.getNumReductionLoops() == 0 ||
+      !whyNotReduction(generic).empty())
+    return std::nullopt;
+  SmallVector<int64_t> bounds = generic.getStaticLoopRanges();
+  auto product = [&](ArrayRef<int64_t> loops) {
+    int64_t n = 1;
+    for (int64_t d : loops) {
+      if (ShapedType::isDynamic(bounds[d]))
+        return ShapedType::kDynamic;
+      n *= bounds[d];
+    }
+    return n;
+  };
+  SmallVector<int64_t> reduced = reducedLoops(generic);
+  LinalgReductionShape shape;
+  shape.results = product(resultLoops(generic));
+  shape.elements = product(reduced);
+  // Partial results combine in a tree: a combiner's, or an argmax's keys.
+  shape.tree = findCombiner(generic).op || findArgExtremum(generic);
+  SmallVector<unsigned> reductionDims;
+  generic.getReductionDims(reductionDims);
+  OpOperand *first = firstBufferInput(generic);
+  if (first && !generic.getMatchingIndexingMap(first).getResults().empty())
+    if (auto last = dyn_cast<AffineDimExpr>(
+            generic.getMatchingIndexingMap(first).getResults().back()))
+      shape.contiguous = llvm::is_contained(reductionDims, last.getPosition());
+  // The widest vector of a result's elements the operands allow: every
+  // buffer input reads the one reduced loop as its innermost dimension,
+  // at unit stride, with no window (its rows then start on whole vectors,
+  // the outer strides being multiples of the row, as buffers are 16-byte
+  // aligned); 16 bytes of the widest element.
+  if (!shape.tree || reduced.size() != 1)
+    return shape;
+  int64_t widest = 1;
+  for (OpOperand *in : generic.getDpsInputOperands()) {
+    if (!generic.payloadUsesValueFromOperand(in) || splatOf(in->get()))
+      continue;
+    ArrayRef<AffineExpr> results =
+        generic.getMatchingIndexingMap(in).getResults();
+    for (auto [d, e] : llvm::enumerate(results)) {
+      LinearForm form = *asLinearForm(e);
+      bool readsReduced = llvm::any_of(
+          form.terms, [&](const DimTerm &t) { return t.dim == reduced[0]; });
+      bool innermost = form.terms.size() == 1 &&
+                       form.terms[0].dim == reduced[0] &&
+                       form.terms[0].scale == 1;
+      if (form.offset != 0 ||
+          (d + 1 == results.size() ? !innermost : readsReduced))
+        return shape;
+    }
+    // (Bools are bytes in memory, i1 in the IR: an element at a time.)
+    Type element = getElementTypeOrSelf(in->get().getType());
+    if (element.getIntOrFloatBitWidth() < 8)
+      return shape;
+    widest = std::max<int64_t>(widest, element.getIntOrFloatBitWidth() / 8);
+  }
+  shape.rowVector = 16 / widest;
+  return shape;
+}
+
 LogicalResult cuda::lowerLinalgReduction(RewriterBase &rewriter,
                                          linalg::GenericOp generic,
-                                         const GPULoweringOptions &options) {
+                                         const GPULoweringOptions &) {
   std::string why = whyNotReduction(generic);
   if (!why.empty())
     return generic.emitOpError() << "cannot run on the CUDA target: it " << why;
@@ -386,12 +488,14 @@ LogicalResult cuda::lowerLinalgReduction(RewriterBase &rewriter,
   auto type = cast<RankedTensorType>(generic.getResult(0).getType());
   IndexMath hm{b, loc};
   SmallVector<int64_t> bounds = generic.getStaticLoopRanges();
-  AffineMap outMap =
-      generic.getMatchingIndexingMap(generic.getDpsInitOperand(0));
   int64_t rank = type.getRank();
-  SmallVector<int64_t> outDims;
-  for (AffineExpr e : outMap.getResults())
-    outDims.push_back(cast<AffineDimExpr>(e).getPosition());
+  SmallVector<int64_t> outDims = resultLoops(generic);
+  // The schedule written on the generic first (chooseGpuSchedules).
+  FailureOr<LinalgReductionSchedule> read =
+      readLinalgReductionSchedule(generic);
+  if (failed(read))
+    return failure();
+  const LinalgReductionSchedule &schedule = *read;
   // Each loop's size on the host: a constant where it is known, else the
   // size of an operand dimension that is exactly that loop.
   SmallVector<Value> loopSizes(bounds.size());
@@ -465,28 +569,10 @@ LogicalResult cuda::lowerLinalgReduction(RewriterBase &rewriter,
     inits.push_back(makeOperand(&init, initValue));
   }
 
-  // The reduced dimensions, in the order the first buffer operand lays
-  // them out (the last one fastest): consecutive elements of a result are
-  // then consecutive in memory where that operand's innermost dimension is
-  // reduced.
-  SmallVector<int64_t> reduced;
+  // The reduced loops, the first buffer input's innermost last.
   SmallVector<unsigned> reductionDims;
   generic.getReductionDims(reductionDims);
-  const Operand *first = nullptr;
-  for (const std::optional<Operand> &o : operands)
-    if (o && !o->splat) {
-      first = &*o;
-      break;
-    }
-  if (first)
-    for (AffineExpr e : first->map.getResults())
-      if (auto d = dyn_cast<AffineDimExpr>(e))
-        if (llvm::is_contained(reductionDims, d.getPosition()) &&
-            !llvm::is_contained(reduced, int64_t(d.getPosition())))
-          reduced.push_back(d.getPosition());
-  for (unsigned d : reductionDims)
-    if (!llvm::is_contained(reduced, int64_t(d)))
-      reduced.push_back(d);
+  SmallVector<int64_t> reduced = reducedLoops(generic);
   Value hostPerResult = hm.c(1);
   for (int64_t d : reduced)
     hostPerResult = hm.product(hostPerResult, loopSizes[d]);
@@ -532,45 +618,7 @@ LogicalResult cuda::lowerLinalgReduction(RewriterBase &rewriter,
       return argUnpack(fb, fl, *arg, total, initials);
     return {combine(fb, fl, combiner.op, widen(fb, fl, initials[0]), total)};
   };
-  bool contiguous = false;
-  if (first && first->map.getNumResults())
-    if (auto last = dyn_cast<AffineDimExpr>(first->map.getResults().back()))
-      contiguous = llvm::is_contained(reductionDims, last.getPosition());
-  // The widest vector of a result's elements the operands allow: every
-  // buffer operand reads the one reduced loop as its innermost dimension,
-  // at unit stride, with no window (its rows then start on whole vectors,
-  // the outer strides being multiples of the row, as buffers are 16-byte
-  // aligned); 16 bytes of the widest element.
-  int64_t rowVector = 1;
-  if (tree && reduced.size() == 1) {
-    int64_t widest = 1;
-    bool unitStride = true;
-    for (auto [i, o] : llvm::enumerate(operands)) {
-      if (!o || o->splat)
-        continue;
-      for (auto [d, form] : llvm::enumerate(o->forms)) {
-        bool readsReduced = llvm::any_of(
-            form.terms, [&](const DimTerm &t) { return t.dim == reduced[0]; });
-        bool innermost = form.terms.size() == 1 &&
-                         form.terms[0].dim == reduced[0] &&
-                         form.terms[0].scale == 1;
-        if (form.offset != 0 ||
-            (d + 1 == o->forms.size() ? !innermost : readsReduced))
-          unitStride = false;
-      }
-      Type element =
-          getElementTypeOrSelf(generic.getDpsInputOperand(i)->get().getType());
-      // (Bools are bytes in memory, i1 in the IR: an element at a time.)
-      if (element.getIntOrFloatBitWidth() < 8)
-        unitStride = false;
-      widest = std::max<int64_t>(widest, element.getIntOrFloatBitWidth() / 8);
-    }
-    if (unitStride)
-      rowVector = 16 / widest;
-  }
   using Kind = LinalgReductionSchedule::Kind;
-  LinalgReductionSchedule schedule = selectLinalgReductionSchedule(
-      results, perResult, contiguous, tree, rowVector, options.target);
   int64_t vectorLanes = schedule.vectorWidth;
   // Threads that share a result, and which of them this one is.
   bool columns = schedule.kind == Kind::BlockColumns;

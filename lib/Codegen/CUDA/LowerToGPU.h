@@ -35,8 +35,8 @@ parseGPULoweringOptions(Operation *root, llvm::StringRef pass,
 /// The first step of the lowering (ChooseSchedules.cpp): every row norm,
 /// norm gradient, per-channel reduction (bias_add_grad, batch norms),
 /// matrix product (matmul, conv2d and its gradients), elementwise op
-/// (elementwiseShapeOf), all-parallel linalg.generic
-/// (genericKernelShapeOf), pad and chain of insert_slices
+/// (elementwiseShapeOf), linalg.generic (genericKernelShapeOf,
+/// linalgReductionShapeOf), pad and chain of insert_slices
 /// (windowCopyShapeOf) under `root` without
 /// a schedule gets the one the schedule layer chooses, as text in
 /// kGpuScheduleAttr; one that has a schedule keeps it, checked against
@@ -167,6 +167,14 @@ LogicalResult lowerPadsAndConcatsToGPU(func::FuncOp function,
 /// elements and their type, for a tensor.pad and the last insert_slice of
 /// a chain that kernel takes. None for other ops.
 std::optional<std::pair<int64_t, Type>> windowCopyShapeOf(Operation *op);
+
+/// What the schedule of the kernel of a linalg.generic with reduction
+/// loops (lowerLinalgReduction) is chosen from. None for other ops.
+std::optional<LinalgReductionShape> linalgReductionShapeOf(Operation *op);
+
+/// The schedule a linalg reduction's generic carries (chooseGpuSchedules
+/// ran), or failure with a diagnostic at the op.
+FailureOr<LinalgReductionSchedule> readLinalgReductionSchedule(Operation *op);
 
 /// What the schedule of the kernel of an all-parallel linalg.generic
 /// (those lowerLinalgToGPU takes as elementwise kernels) is chosen from.

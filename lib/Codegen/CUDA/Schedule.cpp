@@ -97,10 +97,8 @@ static constexpr int64_t kColumnsMaxThreadElements = 256;
 // Fewer elements a result are not worth sharing.
 static constexpr int64_t kColumnsMinElements = 16;
 // A reduction split across blocks gives each thread at least this many
-// elements of a part, and makes at most this many parts of a result (the
-// finishing kernel's warp per result adds them 32 at a time).
+// elements of a part (LinalgReductionSchedule::kMaxSplits parts at most).
 static constexpr int64_t kSplitMinThreadElements = 16;
-static constexpr int64_t kMaxReductionSplits = 1024;
 // A tensor-core product of fewer 64 x 64 tiles than this many per
 // multiprocessor splits K until it has about that many blocks (each holds
 // four warps; a multiprocessor holds four such blocks), keeping at least
@@ -692,12 +690,23 @@ int64_t LinalgReductionSchedule::resultsPerBlock() const {
   llvm_unreachable("unknown reduction schedule");
 }
 
+/// A linalg reduction's kind as its schedule's first word.
+static const char *kindWord(LinalgReductionSchedule::Kind kind) {
+  using Kind = LinalgReductionSchedule::Kind;
+  return kind == Kind::ThreadPerResult ? "thread-per-result"
+         : kind == Kind::WarpPerResult ? "warp-per-result"
+         : kind == Kind::BlockColumns  ? "block-columns"
+                                       : "block-per-result";
+}
+
+std::string LinalgReductionSchedule::str() const {
+  return std::string(kindWord(kind)) + " block=" + std::to_string(blockSize) +
+         (splits > 1 ? " splits=" + std::to_string(splits) : "") +
+         (vectorWidth > 1 ? " vector=" + std::to_string(vectorWidth) : "");
+}
+
 std::string LinalgReductionSchedule::str(int64_t elements) const {
-  const char *name = kind == Kind::ThreadPerResult ? "thread-per-result"
-                     : kind == Kind::WarpPerResult ? "warp-per-result"
-                     : kind == Kind::BlockColumns  ? "block-columns"
-                                                   : "block-per-result";
-  return std::string(name) + " block=" + std::to_string(blockSize) +
+  return std::string(kindWord(kind)) + " block=" + std::to_string(blockSize) +
          " elements=" +
          (ShapedType::isDynamic(elements) ? std::string("?")
                                           : std::to_string(elements)) +
@@ -705,10 +714,13 @@ std::string LinalgReductionSchedule::str(int64_t elements) const {
          (vectorWidth > 1 ? " vector=" + std::to_string(vectorWidth) : "");
 }
 
-LinalgReductionSchedule cuda::selectLinalgReductionSchedule(
-    int64_t results, int64_t elements, bool contiguous, bool tree,
-    int64_t rowVector, const GpuTarget &target) {
+LinalgReductionSchedule
+cuda::selectLinalgReductionSchedule(const LinalgReductionShape &shape,
+                                    const GpuTarget &target) {
   using Kind = LinalgReductionSchedule::Kind;
+  int64_t results = shape.results, elements = shape.elements,
+          rowVector = shape.rowVector;
+  bool contiguous = shape.contiguous, tree = shape.tree;
   LinalgReductionSchedule s;
   s.blockSize = kPointwiseBlockSize;
   // An unknown count of results: what serves any size, not split (a warp
@@ -734,7 +746,7 @@ LinalgReductionSchedule cuda::selectLinalgReductionSchedule(
       int64_t wave =
           target.multiprocessors * target.blocksPerMultiprocessor(s.blockSize);
       s.splits = std::clamp<int64_t>(llvm::divideCeil(wave, blocks), 1,
-                                     kMaxReductionSplits);
+                                     LinalgReductionSchedule::kMaxSplits);
     }
     return s;
   }
@@ -778,7 +790,7 @@ LinalgReductionSchedule cuda::selectLinalgReductionSchedule(
     s.splits = std::clamp<int64_t>(
         std::min<int64_t>(llvm::divideCeil(wave, blocks),
                           elements / (sharing * kSplitMinThreadElements)),
-        1, kMaxReductionSplits);
+        1, LinalgReductionSchedule::kMaxSplits);
   }
   // Rows read in vectors of up to 4 elements (16 bytes of f32) where the
   // operands allow and the vector divides the row, so that every row

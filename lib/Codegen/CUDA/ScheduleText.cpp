@@ -812,3 +812,79 @@ std::string cuda::checkWindowCopySchedule(const PointwiseSchedule &s,
            " elements in a window copy (one element at a time)";
   return checkPointwiseSchedule(s, elements, elementType, target);
 }
+
+FailureOr<LinalgReductionSchedule>
+cuda::parseLinalgReductionSchedule(llvm::StringRef text, std::string &error) {
+  using Kind = LinalgReductionSchedule::Kind;
+  llvm::SmallVector<llvm::StringRef> words;
+  text.split(words, ' ', -1, /*KeepEmpty=*/false);
+  std::optional<Kind> kind;
+  if (!words.empty())
+    kind = llvm::StringSwitch<std::optional<Kind>>(words.front())
+               .Case("thread-per-result", Kind::ThreadPerResult)
+               .Case("warp-per-result", Kind::WarpPerResult)
+               .Case("block-per-result", Kind::BlockPerResult)
+               .Case("block-columns", Kind::BlockColumns)
+               .Default(std::nullopt);
+  if (!kind) {
+    error = "a linalg reduction's schedule starts with thread-per-result, "
+            "warp-per-result, block-per-result or block-columns";
+    return failure();
+  }
+  LinalgReductionSchedule s;
+  s.kind = *kind;
+  bool ok = parseWords(
+      llvm::ArrayRef(words).drop_front(),
+      [](llvm::StringRef) -> bool * { return nullptr; },
+      [&](llvm::StringRef key) {
+        return llvm::StringSwitch<int64_t *>(key)
+            .Case("block", &s.blockSize)
+            .Case("splits", &s.splits)
+            .Case("vector", &s.vectorWidth)
+            .Default(nullptr);
+      },
+      error);
+  if (!ok)
+    return failure();
+  return s;
+}
+
+std::string
+cuda::checkLinalgReductionSchedule(const LinalgReductionSchedule &s,
+                                   const LinalgReductionShape &shape,
+                                   const GpuTarget &target) {
+  (void)target;
+  using Kind = LinalgReductionSchedule::Kind;
+  auto count = [](int64_t n) { return std::to_string(n); };
+  bool ordered = !shape.tree;
+  if (ordered && (s.kind != Kind::ThreadPerResult || s.splits != 1))
+    return "a body that must run in order on more than a thread per result "
+           "(thread-per-result, in one part)";
+  bool shared = s.kind != Kind::ThreadPerResult;
+  if (s.blockSize < 1 || s.blockSize > GpuTarget::kMaxThreadsPerBlock ||
+      (shared && s.blockSize % GpuTarget::kWarpSize != 0))
+    return "blocks of " + count(s.blockSize) + " threads (1 to " +
+           count(GpuTarget::kMaxThreadsPerBlock) +
+           (shared ? ", whole warps where threads share a result)" : ")");
+  if (s.splits < 1 || s.splits > LinalgReductionSchedule::kMaxSplits)
+    return count(s.splits) + " parts a result (1 to " +
+           count(LinalgReductionSchedule::kMaxSplits) + ")";
+  if (s.splits > 1 && ShapedType::isDynamic(shape.results))
+    return "parts of an unknown count of results";
+  int64_t vw = s.vectorWidth;
+  if (vw == 1)
+    return "";
+  if (s.kind != Kind::WarpPerResult && s.kind != Kind::BlockPerResult)
+    return "vectors of " + count(vw) +
+           " elements on a reduction other than warp or block rows";
+  if (vw < 1 || !llvm::isPowerOf2_64(vw) || vw > shape.rowVector)
+    return "vectors of " + count(vw) + " elements where the operands allow " +
+           count(shape.rowVector) +
+           " (a power of two, unit stride, at most 16 bytes)";
+  if (ShapedType::isDynamic(shape.elements) || shape.elements % vw != 0)
+    return "vectors of " + count(vw) + " elements that do not divide rows of " +
+           (ShapedType::isDynamic(shape.elements)
+                ? std::string("unknown length")
+                : count(shape.elements));
+  return "";
+}

@@ -5,7 +5,7 @@
 // nothing then. sm_80: no clusters.
 // RUN: nf-opt %s --nf-choose-gpu-schedules=arch=sm_80 -split-input-file -verify-diagnostics
 // RUN: not nf-opt %s --nf-lower-to-gpu=arch=sm_80 -split-input-file 2>&1 | FileCheck %s
-// CHECK-COUNT-46: error: '{{[a-z]+}}.{{[a-z0-9_]+}}' op cannot run under the schedule
+// CHECK-COUNT-50: error: '{{[a-z]+}}.{{[a-z0-9_]+}}' op cannot run under the schedule
 
 func.func @unknown_kind(%x: tensor<4x1000xf32>) -> tensor<4x1000xf32> {
   // expected-error @+1 {{cannot run under the schedule 'fastest': unknown row-norm schedule kind 'fastest' (warp-rows, block-row-registers, block-row-streaming, split-row, channels-last-groups, cluster-row)}}
@@ -390,4 +390,59 @@ func.func @vectors_of_a_pad(%x: tensor<2x3xf32>) -> tensor<3x6xf32> {
     tensor.yield %cst : f32
   } {nf.gpu_schedule = "grid-stride block=256 vector=2 min-blocks-per-sm=4"} : tensor<2x3xf32> to tensor<3x6xf32>
   return %p : tensor<3x6xf32>
+}
+
+// -----
+
+// A linalg reduction whose body must run in order (out * 0.5 + x: no
+// combiner) takes a thread a result.
+func.func @ordered_body_on_warps(%x: tensor<4x64xf32>, %i: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{a body that must run in order on more than a thread per result (thread-per-result, in one part)}}
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<4x64xf32>) outs(%i : tensor<4xf32>) attrs = {nf.gpu_schedule = "warp-per-result block=256"} {
+  ^bb0(%a: f32, %o: f32):
+    %half = arith.constant 0.5 : f32
+    %m = arith.mulf %o, %half : f32
+    %s = arith.addf %m, %a : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+// Vectors on columns: only warp and block rows load them.
+func.func @vectors_on_columns(%x: tensor<64x4xf32>, %i: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{vectors of 4 elements on a reduction other than warp or block rows}}
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<64x4xf32>) outs(%i : tensor<4xf32>) attrs = {nf.gpu_schedule = "block-columns block=256 vector=4"} {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %o, %a : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+// Rows of 6 do not start on whole vectors of 4.
+func.func @vectors_across_rows(%x: tensor<4x6xf32>, %i: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{vectors of 4 elements that do not divide rows of 6}}
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<4x6xf32>) outs(%i : tensor<4xf32>) attrs = {nf.gpu_schedule = "warp-per-result block=256 vector=4"} {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %o, %a : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+// Parts of each result need a known count of results.
+func.func @parts_of_unknown_results(%x: tensor<?x64xf32>, %i: tensor<?xf32>) -> tensor<?xf32> {
+  // expected-error @+1 {{parts of an unknown count of results}}
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<?x64xf32>) outs(%i : tensor<?xf32>) attrs = {nf.gpu_schedule = "block-per-result block=256 splits=4"} {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %o, %a : f32
+    linalg.yield %s : f32
+  } -> tensor<?xf32>
+  return %r : tensor<?xf32>
 }

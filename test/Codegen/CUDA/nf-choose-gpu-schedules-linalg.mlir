@@ -80,3 +80,51 @@ func.func @copies(%x: tensor<2x3xf32>, %a: tensor<2x3xf32>, %b: tensor<2x5xf32>)
   %1 = tensor.insert_slice %b into %0[0, 3] [2, 5] [1, 1] : tensor<2x5xf32> into tensor<2x8xf32>
   return %p, %1 : tensor<3x6xf32>, tensor<2x8xf32>
 }
+
+// -----
+
+// Linalg reductions: a warp a row of 1024 contiguous f32 in vectors of 4;
+// columns of 1024 shared by the 32 warps of a block of 1024 threads, cut
+// in two parts so that more blocks run; a body that must run in order (not
+// a combiner: out * 0.5 + x) a thread a result. The one written by hand
+// (a block a row of 128 threads) is kept and followed.
+#rows = affine_map<(d0, d1) -> (d0, d1)>
+#cols = affine_map<(d0, d1) -> (d1, d0)>
+#res = affine_map<(d0, d1) -> (d0)>
+// CHECK-LABEL: func.func @reductions
+// CHECK: linalg.generic {{.+}} attrs = {nf.gpu_schedule = "warp-per-result block=256 vector=4"}
+// CHECK: linalg.generic {{.+}} attrs = {nf.gpu_schedule = "block-columns block=1024 splits=2"}
+// CHECK: linalg.generic {{.+}} attrs = {nf.gpu_schedule = "thread-per-result block=256"}
+// CHECK: linalg.generic {{.+}} attrs = {nf.gpu_schedule = "block-per-result block=128 vector=2"}
+// LOWERED-LABEL: gpu.func @reductions_reduce_3(
+// LOWERED-SAME: known_block_size = array<i32: 128, 1, 1>
+// LOWERED-SAME: nf.schedule = "block-per-result block=128 elements=1024 vector=2"
+// LOWERED: vector.load %{{.+}} : memref<?xf32>, vector<2xf32>
+func.func @reductions(%x: tensor<64x1024xf32>, %y: tensor<1024x64xf32>) -> (tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<64xf32>) -> tensor<64xf32>
+  %r = linalg.generic {indexing_maps = [#rows, #res], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<64x1024xf32>) outs(%init : tensor<64xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %o, %a : f32
+    linalg.yield %s : f32
+  } -> tensor<64xf32>
+  %c = linalg.generic {indexing_maps = [#cols, #res], iterator_types = ["parallel", "reduction"]} ins(%y : tensor<1024x64xf32>) outs(%init : tensor<64xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %o, %a : f32
+    linalg.yield %s : f32
+  } -> tensor<64xf32>
+  %ordered = linalg.generic {indexing_maps = [#rows, #res], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<64x1024xf32>) outs(%init : tensor<64xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %half = arith.constant 0.5 : f32
+    %m = arith.mulf %o, %half : f32
+    %s = arith.addf %m, %a : f32
+    linalg.yield %s : f32
+  } -> tensor<64xf32>
+  %own = linalg.generic {indexing_maps = [#rows, #res], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<64x1024xf32>) outs(%init : tensor<64xf32>) attrs = {nf.gpu_schedule = "block-per-result block=128 vector=2"} {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.maximumf %o, %a : f32
+    linalg.yield %s : f32
+  } -> tensor<64xf32>
+  return %r, %c, %ordered, %own : tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>
+}

@@ -464,8 +464,10 @@ struct LinalgReductionSchedule {
   int64_t maxBlocks = 65535;
   /// Block rows and block columns too few to fill the device cut each
   /// result's elements into this many contiguous parts, a block (column)
-  /// each; a second kernel combines a result's parts in order.
+  /// each; a second kernel combines a result's parts in order (a warp a
+  /// result, 32 parts at a time: at most kMaxSplits).
   int64_t splits = 1;
+  static constexpr int64_t kMaxSplits = 1024;
   /// Threads of a block of that second kernel (a warp per result).
   int64_t finishBlockSize = 256;
   /// Warp and block rows whose elements every operand reads at unit
@@ -475,19 +477,46 @@ struct LinalgReductionSchedule {
   int64_t vectorWidth = 1;
   /// Results a block takes at once.
   int64_t resultsPerBlock() const;
+  /// "warp-per-result block=256 [splits=4] [vector=4]": an op's schedule.
+  std::string str() const;
+  /// The same with the elements a result combines, after the block size:
+  /// the kernel's record.
   std::string str(int64_t elements) const;
 };
 
-/// The schedule of a reduction of `results` results of `elements` elements
-/// each (either kDynamic where unknown) whose elements are contiguous in
-/// memory (`contiguous`) and can be combined in a tree (`tree`);
-/// `rowVector` is the widest vector of elements of a result its operands
-/// allow (their reduced elements at unit stride; 16 bytes of the widest
-/// element), else 1.
+/// What a linalg reduction's schedule is chosen from: `results` results of
+/// `elements` elements each (either kDynamic where unknown) whose elements
+/// are contiguous in memory (`contiguous`) and can be combined in a tree
+/// (`tree`); `rowVector` is the widest vector of elements of a result its
+/// operands allow (their reduced elements at unit stride; 16 bytes of the
+/// widest element), else 1.
+struct LinalgReductionShape {
+  int64_t results = 1;
+  int64_t elements = 1;
+  bool contiguous = false;
+  bool tree = false;
+  int64_t rowVector = 1;
+};
+
+/// The schedule of a linalg reduction of `shape`.
 LinalgReductionSchedule
-selectLinalgReductionSchedule(int64_t results, int64_t elements,
-                              bool contiguous, bool tree, int64_t rowVector,
+selectLinalgReductionSchedule(const LinalgReductionShape &shape,
                               const GpuTarget &target);
+
+/// The linalg reduction schedule `text` spells (its str()), or failure
+/// with the reason in `error`.
+FailureOr<LinalgReductionSchedule>
+parseLinalgReductionSchedule(llvm::StringRef text, std::string &error);
+
+/// Why `s` cannot run a linalg reduction of `shape` ("" where it can): a
+/// body that must run in order on anything but a thread per result in one
+/// part, blocks of no threads or over 1024 (or not whole warps where
+/// threads share a result), parts of an unknown count of results or more
+/// than 1024, vectors on anything but warp and block rows or wider than
+/// the operands allow or not dividing the rows.
+std::string checkLinalgReductionSchedule(const LinalgReductionSchedule &s,
+                                         const LinalgReductionShape &shape,
+                                         const GpuTarget &target);
 
 /// The schedule of an elementwise kernel over `numElements` elements
 /// (kDynamic when unknown) of `elementType`. Where `mayPeel` (the kernel
