@@ -15,6 +15,7 @@
 using namespace nftest;
 using normfuse::jit::CudaSimKernel;
 using normfuse::jit::Kernel;
+using normfuse::runtime::Residency;
 
 namespace {
 
@@ -447,6 +448,56 @@ TEST(SplitKAtLaunchOnSimTest, SplitsFewTilesOverALongKAndNothingElse) {
     EXPECT_NE(kernel->getSource().find("split-k-max=16 split-k-blocks=264 "
                                        "split-k-min-tiles=8"),
               std::string::npos);
+  }
+}
+
+// How many ranges is the device's to say: the ranges make at most as many
+// blocks as it holds of the product kernel at once (split-k-blocks where
+// it holds more). 400 tokens over K = 2048 (4 tiles of 128 x 64, 64 K
+// tiles): 8 ranges where it holds the planned 264 blocks (32 blocks run),
+// 2 where it holds 8, one where it holds 4 (the kernel stores the result
+// and the finish does not run); each the CPU's result.
+TEST(SplitKAtLaunchOnSimTest, RangesFollowTheBlocksTheDeviceHolds) {
+  auto sim = compileWith(shapeGenericJIT(), kSplitAtLaunchIR);
+  auto cpu = compileWith(cpuJIT(), kSplitAtLaunchIR);
+  ASSERT_TRUE(sim && cpu);
+  std::vector<std::vector<int64_t>> shapes{{400, 2048}, {2048, 64}};
+  auto call = sim->specialize(shapes, {});
+  auto cpuCall = cpu->specialize(shapes, {});
+  ASSERT_TRUE(bool(call)) << llvm::toString(call.takeError());
+  ASSERT_TRUE(bool(cpuCall)) << llvm::toString(cpuCall.takeError());
+  auto kernel = std::static_pointer_cast<CudaSimKernel>(*call);
+
+  std::mt19937 rng(5);
+  Buffer a(DType::F16, shapes[0]), b(DType::F16, shapes[1]);
+  a.fillNormal(rng, 0.0, 0.05);
+  b.fillNormal(rng, 0.0, 0.05);
+  Buffer expected(DType::F16, {400, 64});
+  ASSERT_EQ(errorText((*cpuCall)->run({a.ref(), b.ref()}, {expected.ref()})),
+            "");
+
+  struct Device {
+    int64_t resident;
+    unsigned productBlocks;
+    size_t launches;
+  };
+  for (Device d :
+       {Device{INT64_MAX, 32, 2}, Device{8, 8, 2}, Device{4, 4, 1}}) {
+    SCOPED_TRACE("resident blocks " + std::to_string(d.resident));
+    auto device = kernel->withResidency(
+        [&](const Residency &r) { return std::min(d.resident, r.planned); });
+    ASSERT_TRUE(bool(device)) << llvm::toString(device.takeError());
+    const normfuse::runtime::LaunchPlan &plan = (*device)->getPlan();
+    EXPECT_EQ(launchesRun(plan), d.launches) << plan.str();
+    auto product = llvm::find_if(plan.steps, [](const auto &step) {
+      return step.kind == normfuse::runtime::Step::Kind::Launch;
+    });
+    ASSERT_NE(product, plan.steps.end());
+    EXPECT_EQ(product->launch.grid[0], d.productBlocks) << plan.str();
+    Buffer got(DType::F16, {400, 64});
+    got.fill(std::nan(""));
+    ASSERT_EQ(errorText((*device)->run({a.ref(), b.ref()}, {got.ref()})), "");
+    EXPECT_LE(relativeError(got.toDoubles(), expected.toDoubles()), 2e-3);
   }
 }
 

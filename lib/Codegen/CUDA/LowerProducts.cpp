@@ -190,19 +190,21 @@ void emitSplitSum(OpBuilder &b, Operation *op, const Product &p,
   IndexMath hm{b, loc};
   Value hostVectors = hm.div(
       hm.product(sizes[kBatch], hm.product(sizes[kM], sizes[kN])), width);
-  // Split at launch into one range, the product kernel stored the result.
-  Value work = hostVectors;
-  if (atLaunch)
-    work = b.create<arith::SelectOp>(
-        loc,
-        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ugt, splits,
-                                hm.c(1)),
-        hostVectors, hm.c(0));
-  launchUnlessEmpty(
-      b, loc, k,
-      b.createOrFold<arith::MinUIOp>(loc, hm.ceilDiv(hostVectors, f.blockSize),
-                                     hm.c(f.maxBlocks)),
-      f.blockSize, args, work);
+  Value blocks = b.createOrFold<arith::MinUIOp>(
+      loc, hm.ceilDiv(hostVectors, f.blockSize), hm.c(f.maxBlocks));
+  if (!atLaunch) {
+    launchUnlessEmpty(b, loc, k, blocks, f.blockSize, args, hostVectors);
+    return;
+  }
+  // Split at launch into one range, the product kernel stored the result:
+  // a grid of no blocks, which the launch plan skips (the count may come
+  // from the blocks the device holds, which a grid may follow and a branch
+  // may not).
+  blocks = b.create<arith::SelectOp>(
+      loc,
+      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ugt, splits, hm.c(1)),
+      blocks, hm.c(0));
+  launch(b, loc, k, blocks, f.blockSize, args);
 }
 
 /// Marks product kernel `k` for 32-bit index arithmetic where every offset
@@ -355,11 +357,13 @@ FailureOr<Value> emitProduct(OpBuilder &b, Operation *op, Operation *scheduled,
     Value splits, partials;
   };
   std::optional<SplitAtLaunch> atLaunch;
+  ResidentBlocksOp resident;
   if (s.splitKMax > 0) {
     // K split at launch (TiledProductSchedule::splitKMax): the ranges that
-    // make the tiles splitKBlocks blocks, at most splitKMax, each of at
-    // least splitKMinTiles K tiles, then as many as whole ranges of the
-    // same length make (none empty); at least 1.
+    // make the tiles splitKBlocks blocks (fewer where the device holds
+    // fewer of the kernel at once: known when it is loaded), at most
+    // splitKMax, each of at least splitKMinTiles K tiles, then as many as
+    // whole ranges of the same length make (none empty); at least 1.
     auto minU = [&](Value x, Value y) {
       return b.createOrFold<arith::MinUIOp>(loc, x, y);
     };
@@ -368,7 +372,8 @@ FailureOr<Value> emitProduct(OpBuilder &b, Operation *op, Operation *scheduled,
     };
     Value one = hm.c(1);
     Value kTiles = hm.ceilDiv(sizes[kK], s.tileK);
-    Value wanted = hm.ceilDiv(hm.c(s.splitKBlocks), maxU(tiles, one));
+    resident = residentBlocks(b, loc, threads, s.splitKBlocks);
+    Value wanted = hm.ceilDiv(resident, maxU(tiles, one));
     Value ranges = maxU(
         minU(minU(wanted, hm.div(kTiles, s.splitKMinTiles)), hm.c(s.splitKMax)),
         one);
@@ -406,6 +411,7 @@ FailureOr<Value> emitProduct(OpBuilder &b, Operation *op, Operation *scheduled,
   if (atLaunch) {
     pk.partials = k.arg(next);
     pk.splits = k.size(k.body, loc, atLaunch->splits);
+    bindResidentBlocks(resident, k.func, options.target);
   }
   if (s.kind == TiledProductSchedule::Kind::TensorCore)
     buildTensorCoreProduct(pk, s, loc);
@@ -415,11 +421,13 @@ FailureOr<Value> emitProduct(OpBuilder &b, Operation *op, Operation *scheduled,
   markIndex32(k, p, atLaunch ? s.splitKMax : 1);
 
   // A block per output tile (and range), at most maxBlocks; none for an
-  // empty result (a grid of 0 blocks is an error).
+  // empty result (a grid of 0 blocks is an error), decided by the tiles
+  // (there is at least one range; their count may come from the device,
+  // which a launch's condition may not).
   Value units = atLaunch ? hm.product(tiles, atLaunch->splits) : tiles;
   launchUnlessEmpty(
       b, loc, k, b.createOrFold<arith::MinUIOp>(loc, units, hm.c(s.maxBlocks)),
-      threads, args);
+      threads, args, tiles);
   if (atLaunch)
     emitSplitSum(b, op, p, epilogue, s, atLaunch->splits, atLaunch->partials,
                  flatResult, epilogueArgs, sizes, acc, name);

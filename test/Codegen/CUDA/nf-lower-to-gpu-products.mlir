@@ -23,14 +23,14 @@ func.func @matmul_256x300x128(%a: tensor<256x300xf16>, %b: tensor<300x128xf16>) 
 }
 
 // Dynamic sizes stay dynamic: the host reads M off the buffer, computes
-// the grid (none for no rows) and passes M to the kernel, whose static
+// the grid (none for no tiles) and passes M to the kernel, whose static
 // sizes stay constants.
 // CHECK-LABEL: func.func @matmul_of_dynamic_rows
 // CHECK: %[[M:.+]] = memref.dim %{{.+}}, %c0 : memref<?x64xf32>
 // CHECK: memref.alloc(%[[M]]) : memref<?x32xf32>
 // CHECK: %[[TILES:.+]] = arith.ceildivui %[[M]], %{{.+}} : index
 // CHECK: %[[GRID:.+]] = arith.minui %[[TILES]], %{{.+}} : index
-// CHECK: %[[ANY:.+]] = arith.cmpi ne, %[[GRID]]
+// CHECK: %[[ANY:.+]] = arith.cmpi ne, %[[TILES]]
 // CHECK: scf.if %[[ANY]] {
 // CHECK: gpu.launch_func @nf_kernels::@matmul_of_dynamic_rows_matmul blocks in (%[[GRID]], {{.+}} args({{.+}}, %[[M]] : index)
 func.func @matmul_of_dynamic_rows(%a: tensor<?x64xf32>, %b: tensor<64x32xf32>) -> tensor<?x32xf32> {

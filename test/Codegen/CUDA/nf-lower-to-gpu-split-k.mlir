@@ -66,16 +66,18 @@ func.func @short_k(%a: tensor<512x256xf16>, %b: tensor<256x960xf16>) -> tensor<5
 // CHECK: vector.store {{.+}} : memref<?xf16>, vector<8xf16>
 
 // Tokens and K known only at launch: the host computes the ranges by the
-// same rule (ceil(264 / tiles), K tiles / 8, at most 16, then as many as
+// same rule (ceil(blocks / tiles) for the blocks the device holds of the
+// product kernel, at most 264; K tiles / 8, at most 16, then as many as
 // whole ranges of one length make), the partial sums hold none where there
 // is one range, the product kernel branches on the count (partial sums, or
-// the result through the GELU itself) and the finish runs only where the
-// count is over 1.
+// the result through the GELU itself) and the finish has blocks only where
+// the count is over 1 (a grid, not a branch: the count follows the device).
 // DYN-LABEL: func.func @tokens_at_launch(
 // DYN: %[[TILES_M:.+]] = arith.ceildivui %{{.+}}, %c128
 // DYN: %[[KTILES:.+]] = arith.ceildivui %{{.+}}, %c32
+// DYN: %[[RESIDENT:.+]] = nf.resident_blocks @nf_kernels::@tokens_at_launch_matmul_epilogue block 128 shared 0 planned 264
 // DYN: %[[TILES:.+]] = arith.maxui %[[TILES_M]], %c1
-// DYN: %[[WANTED:.+]] = arith.ceildivui %c264, %[[TILES]]
+// DYN: %[[WANTED:.+]] = arith.ceildivui %[[RESIDENT]], %[[TILES]]
 // DYN: %[[LONG:.+]] = arith.divui %[[KTILES]], %c8
 // DYN: arith.minui %[[WANTED]], %[[LONG]]
 // DYN: arith.minui %{{.+}}, %c16
@@ -85,14 +87,14 @@ func.func @short_k(%a: tensor<512x256xf16>, %b: tensor<256x960xf16>) -> tensor<5
 // DYN: %[[MANY:.+]] = arith.cmpi ugt, %[[RANGES]], %c1
 // DYN: %[[SLICES:.+]] = arith.select %[[MANY]], %[[RANGES]], %c0
 // DYN: arith.muli %{{.+}}, %[[SLICES]]
+// DYN: arith.cmpi ne, %[[TILES_M]], %c0
+// DYN-NEXT: scf.if
 // DYN: gpu.launch_func @nf_kernels::@tokens_at_launch_matmul_epilogue
 // DYN: %[[MORE:.+]] = arith.cmpi ugt, %[[RANGES]], %c1
-// DYN: %[[WORK:.+]] = arith.select %[[MORE]]
-// DYN: arith.cmpi ne, %[[WORK]], %c0
-// DYN-NEXT: scf.if
+// DYN: %[[GRID:.+]] = arith.select %[[MORE]], %{{.+}}, %c0
 // DYN-NEXT: arith.constant
 // DYN-NEXT: arith.constant
-// DYN-NEXT: gpu.launch_func @nf_kernels::@tokens_at_launch_matmul_epilogue_split_sum
+// DYN-NEXT: gpu.launch_func @nf_kernels::@tokens_at_launch_matmul_epilogue_split_sum blocks in (%[[GRID]],
 // DYN-LABEL: gpu.func @tokens_at_launch_matmul_epilogue(
 // DYN-SAME: nf.schedule = "tensor-core-product tile=128x64x32 warps=2x2 stages=3 split-k-max=16 split-k-blocks=264 split-k-min-tiles=8 finish-block=256 finish-vector=8 finish-min-blocks-per-sm=4"
 // DYN: nvgpu.mma.sync

@@ -663,9 +663,11 @@ struct TiledProductSchedule {
   int64_t splitK = 1;
   /// TensorCore only, where `splitKMax` > 0 (and splitK is 1): K is split
   /// when the kernels launch, for products whose sizes are known only
-  /// then, into as many ranges as make the tiles `splitKBlocks` blocks, at
-  /// most `splitKMax` and each at least `splitKMinTiles` K tiles (1: the
-  /// kernel stores the result itself and the finish does not run).
+  /// then, into as many ranges as make the tiles `splitKBlocks` blocks (or
+  /// as many as the device holds of the kernel at once, where fewer: known
+  /// when the module is loaded), at most `splitKMax` and each at least
+  /// `splitKMinTiles` K tiles (1: the kernel stores the result itself and
+  /// the finish does not run).
   int64_t splitKMax = 0, splitKBlocks = 0, splitKMinTiles = 0;
   /// Whether K may be split (a second kernel adds the ranges).
   bool splitsK() const { return splitK > 1 || splitKMax > 0; }
