@@ -435,8 +435,8 @@ TEST(SplitKAtLaunchOnSimTest, SplitsFewTilesOverALongKAndNothingElse) {
     int64_t m, k;
     size_t launches;
   };
-  // 19 K tiles: 2 ranges; 66: 8; 2: 1; 128 x 64 tiles of 400 tokens over
-  // K = 2048 (64 K tiles): 4 tiles, 8 ranges.
+  // 19 K tiles: 2 ranges; 66: 8; 2: 1; 400 tokens over K = 2048 (64 K
+  // tiles): 7 tiles of 64 x 64 (4 of 128 x 64 are too few), 8 ranges.
   for (Call c : {Call{8, 600, 2}, Call{3, 2100, 2}, Call{40, 40, 1},
                  Call{400, 2048, 2}}) {
     auto call = sim->specialize({{c.m, c.k}, {c.k, 64}}, {});
@@ -451,13 +451,18 @@ TEST(SplitKAtLaunchOnSimTest, SplitsFewTilesOverALongKAndNothingElse) {
   }
 }
 
-// How many ranges is the device's to say: the ranges make at most as many
-// blocks as it holds of the product kernel at once (split-k-blocks where
-// it holds more). 400 tokens over K = 2048 (4 tiles of 128 x 64, 64 K
-// tiles): 8 ranges where it holds the planned 264 blocks (32 blocks run),
-// 2 where it holds 8, one where it holds 4 (the kernel stores the result
-// and the finish does not run); each the CPU's result.
-TEST(SplitKAtLaunchOnSimTest, RangesFollowTheBlocksTheDeviceHolds) {
+// Which tiles and how many ranges is the device's to say. Sizes known only
+// at launch get both tensor-core kernels: 128 x 64 tiles where they are at
+// least one a multiprocessor (as many as the device holds of that kernel
+// at once, at most the target's 132), else 64 x 64 (what the schedule
+// chooses where it knows the sizes); then ranges that make at most as many
+// blocks as the device holds of the kernel that runs (split-k-blocks where
+// it holds more). 400 tokens over K = 2048 (64 K tiles) are 4 large tiles
+// or 7 small ones: small tiles in 8 ranges where the device holds the
+// planned blocks (56 blocks run), small tiles in 2 ranges where it holds
+// 8, the 4 large tiles in one range where it holds 4 (the kernel stores
+// the result and the finish does not run); each the CPU's result.
+TEST(SplitKAtLaunchOnSimTest, TilesAndRangesFollowTheBlocksTheDeviceHolds) {
   auto sim = compileWith(shapeGenericJIT(), kSplitAtLaunchIR);
   auto cpu = compileWith(cpuJIT(), kSplitAtLaunchIR);
   ASSERT_TRUE(sim && cpu);
@@ -467,6 +472,12 @@ TEST(SplitKAtLaunchOnSimTest, RangesFollowTheBlocksTheDeviceHolds) {
   ASSERT_TRUE(bool(call)) << llvm::toString(call.takeError());
   ASSERT_TRUE(bool(cpuCall)) << llvm::toString(cpuCall.takeError());
   auto kernel = std::static_pointer_cast<CudaSimKernel>(*call);
+  EXPECT_NE(kernel->getSource().find(
+                "tensor-core-product tile=128x64x32 warps=2x2 stages=3 "
+                "split-k-max=16 split-k-blocks=264 split-k-min-tiles=8 "
+                "small-tile=64x64x32/3/2x2 small-tile-below=132 "),
+            std::string::npos)
+      << kernel->getSource();
 
   std::mt19937 rng(5);
   Buffer a(DType::F16, shapes[0]), b(DType::F16, shapes[1]);
@@ -478,21 +489,26 @@ TEST(SplitKAtLaunchOnSimTest, RangesFollowTheBlocksTheDeviceHolds) {
 
   struct Device {
     int64_t resident;
+    const char *product;
     unsigned productBlocks;
     size_t launches;
   };
-  for (Device d :
-       {Device{INT64_MAX, 32, 2}, Device{8, 8, 2}, Device{4, 4, 1}}) {
+  for (Device d : {Device{INT64_MAX, "f_matmul_epilogue_small_tiles", 56, 2},
+                   Device{8, "f_matmul_epilogue_small_tiles", 14, 2},
+                   Device{4, "f_matmul_epilogue", 4, 1}}) {
     SCOPED_TRACE("resident blocks " + std::to_string(d.resident));
     auto device = kernel->withResidency(
         [&](const Residency &r) { return std::min(d.resident, r.planned); });
     ASSERT_TRUE(bool(device)) << llvm::toString(device.takeError());
     const normfuse::runtime::LaunchPlan &plan = (*device)->getPlan();
     EXPECT_EQ(launchesRun(plan), d.launches) << plan.str();
+    // The first launch that runs is the product's.
     auto product = llvm::find_if(plan.steps, [](const auto &step) {
-      return step.kind == normfuse::runtime::Step::Kind::Launch;
+      return step.kind == normfuse::runtime::Step::Kind::Launch &&
+             !step.launch.emptyGrid();
     });
     ASSERT_NE(product, plan.steps.end());
+    EXPECT_EQ(product->launch.kernel, d.product) << plan.str();
     EXPECT_EQ(product->launch.grid[0], d.productBlocks) << plan.str();
     Buffer got(DType::F16, {400, 64});
     got.fill(std::nan(""));

@@ -597,8 +597,9 @@ TEST(NVRTCResourceTest, NoKernelSpillsAtSm90) {
   // gradient: one, of x). Group and instance norm gradients: four kernels each
   // x 4 dtypes. Dynamic shapes: the group norm (two), the instance norm
   // gradient (four), batch_norm_training (three), batch_norm_grad (four),
-  // bias_add_grad (three), matmul and conv2d (two each: K split at launch,
-  // the product and the finish). Linalg kernels: the
+  // bias_add_grad (three), matmul and conv2d (three each: K split at
+  // launch, the product on large tiles and on small, the finish). Linalg
+  // kernels: the
   // fused chain, the transpose and the two reductions x 4 dtypes, and the
   // narrowing from f64. Odd sizes: GELU, add and tanh x 4 dtypes. Integers: the
   // chain and three reductions x 4 widths. Three split reductions (a sum, a
@@ -609,7 +610,7 @@ TEST(NVRTCResourceTest, NoKernelSpillsAtSm90) {
   EXPECT_EQ(kernels, 2 * (3 * 4 * 2 + 4 * 2 * 2) + (2 + 2 + 3 + 3 + 3) * 4 * 2 +
                          11 * 4 + (3 * 4 + 2) + (2 + 1 + 1) * 4 +
                          (3 + 4 + 3) * 2 * 4 + (3 + 3 * 2) * 4 + 2 * 2 + 2 + 2 +
-                         2 * 4 * 4 + (2 + 4 + 3 + 4 + 3 + 2 * 2) + 4 * 4 + 1 +
+                         2 * 4 * 4 + (2 + 4 + 3 + 4 + 3 + 2 * 3) + 4 * 4 + 1 +
                          3 * 4 + 4 * 4 + 3 * 2 + 1 + 2 +
                          (2 + 3 + 1 + 1 + 1 + 1));
 }
@@ -835,8 +836,9 @@ TEST(NVRTCResourceTest, TensorCoreProductsUseHMMALDSMAndLDGSTSInSASS) {
   }
   // The three matmuls, the convolution and its two gradients in both
   // layouts, f16 and bf16, and the f16 matmul and convolution of dynamic
-  // shape (cp.async where the runs turn out whole), at two architectures.
-  EXPECT_EQ(checked, (9 * 2 + 2) * 2);
+  // shape (cp.async where the runs turn out whole), each on large tiles and
+  // on small, at two architectures.
+  EXPECT_EQ(checked, (9 * 2 + 2 * 2) * 2);
 }
 
 // f32 products with tf32 allowed (the fused matmul, a large one, one that

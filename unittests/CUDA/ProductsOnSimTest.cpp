@@ -59,6 +59,9 @@ struct TensorCoreCase {
   /// A schedule written on the product op by hand (nf.gpu_schedule),
   /// which the kernel must follow.
   const char *written = nullptr;
+  /// The product kernel that runs (the plan's first launch), where not the
+  /// op's own: "_small_tiles" (a written small-tile=).
+  const char *kernelSuffix = "";
 };
 
 ConvAttrs nhwc(std::array<int64_t, 2> strides, std::array<int64_t, 4> padding,
@@ -520,12 +523,21 @@ void checkAgainstFloat64(const TensorCoreCase &c, const std::string &schedule,
                            c.gpu ? c.gpu : normfuse::runtime::kDefaultGpuTarget,
                            c.tf32);
   ASSERT_TRUE(sim);
-  EXPECT_EQ(sim->getPlan().steps.size(),
-            (c.splitK > 1 ? 2u : 1u) +
-                (c.channelsLast ? (c.op == Op::ConvGradFilter ? 1u : 2u) : 0u))
+  // The launches that run (a grid of more than 0 blocks, as the device
+  // holds the planned blocks): the copies, the product, the finish.
+  std::vector<std::string> runs;
+  for (const normfuse::runtime::Step &step : sim->getPlan().steps)
+    if (step.kind == normfuse::runtime::Step::Kind::Launch &&
+        !step.launch.emptyGrid())
+      runs.push_back(step.launch.kernel);
+  size_t copies = c.channelsLast ? (c.op == Op::ConvGradFilter ? 1 : 2) : 0;
+  ASSERT_EQ(runs.size(), copies + (c.splitK > 1 ? 2u : 1u))
       << sim->getPlan().str();
   EXPECT_EQ(sim->getSource().find("channels-last-copy") != std::string::npos,
             c.channelsLast);
+  EXPECT_EQ(llvm::StringRef(runs[copies]).ends_with("_small_tiles"),
+            llvm::StringRef(c.kernelSuffix) == "_small_tiles")
+      << runs[copies];
   // A split K's finish follows (its words' values are the schedule
   // layer's choice for the result's rows).
   EXPECT_NE(
@@ -890,6 +902,26 @@ std::vector<TensorCoreCase> writtenCases() {
   atLaunch.name = "splitAtLaunchFourRanges";
   atLaunch.matmul = {{40, 1024}, {1024, 24}};
   atLaunch.splitK = 4;
+  all.push_back(atLaunch);
+  // Two kernels, the tiles chosen at launch: one 128 x 128 tile is under
+  // 132 (the small tiles run, in 4 ranges), and not under 1 (the large
+  // tiles run, with 2 stages of 64-wide K tiles: 16 K tiles, 2 ranges).
+  atLaunch.name = "smallTilesChosenAtLaunch";
+  atLaunch.written =
+      "tensor-core-product tile=128x128x64 warps=2x2 stages=2 split-k-max=16 "
+      "split-k-blocks=264 split-k-min-tiles=8 small-tile=64x64x32/3/2x2 "
+      "small-tile-below=132 finish-block=256 finish-vector=8 "
+      "finish-min-blocks-per-sm=4";
+  atLaunch.kernelSuffix = "_small_tiles";
+  all.push_back(atLaunch);
+  atLaunch.kernelSuffix = "";
+  atLaunch.name = "largeTilesChosenAtLaunch";
+  atLaunch.written =
+      "tensor-core-product tile=128x128x64 warps=2x2 stages=2 split-k-max=16 "
+      "split-k-blocks=264 split-k-min-tiles=8 small-tile=64x64x32/3/2x2 "
+      "small-tile-below=1 finish-block=256 finish-vector=8 "
+      "finish-min-blocks-per-sm=4";
+  atLaunch.splitK = 2;
   all.push_back(atLaunch);
   TensorCoreCase conv{"simtConvStride2", DType::F32, {}, Op::Conv};
   conv.geometry = {2, 16, 24, 9, 7, 3, 3, nhwc({2, 2}, {1, 1, 1, 2}, {1, 1})};

@@ -142,21 +142,26 @@ def NFChooseGPUSchedulesPass : Pass<"nf-choose-gpu-schedules", "ModuleOp"> {
     inside an `nf.fused` group or not), every norm gradient, every
     per-channel reduction (`nf.bias_add_grad`, the batch norms), every
     matrix product (`nf.matmul`, `nf.conv2d` and its gradients, alone or
-    an `nf.fused` group's producer) and every elementwise op (`nf.relu`,
+    an `nf.fused` group's producer), every elementwise op (`nf.relu`,
     `nf.gelu`, `nf.silu`, `nf.add`, `nf.mul`, `nf.bias_add`, the
-    activation gradients, `nf.batch_norm_inference`) without an `nf.gpu_schedule`
-    attribute gets the schedule the CUDA schedule layer chooses for the
-    `arch` given, as text (`"cluster-row threads-per-row=256
-    rows-per-block=1 vector=4 registers=8 cluster=4"`,
-    `"tensor-core-product tile=128x128x32 warps=2x2 stages=3"`); one that
-    has the attribute keeps it, checked against the op: a schedule that
-    cannot run the op (a vector that does not divide its rows, threads
-    whose registers do not hold a row, a cluster on a target without
-    clusters, tensor cores for f64, ...) is an error at the op, with the
-    reason. `nf-lower-to-gpu` reads the attribute and chooses no schedule
-    itself, so a schedule can be seen, written by hand or by a tuner, and
-    lowered. (TOSA's matmul and conv2d get theirs in `nf-lower-to-gpu`,
-    which raises them to nf first.)
+    activation gradients, `nf.batch_norm_inference`), every
+    `linalg.generic` (all-parallel, or a reduction), `tensor.pad` and
+    concat (a chain of `tensor.insert_slice`s, the schedule on its last)
+    without an `nf.gpu_schedule` attribute gets the schedule the CUDA
+    schedule layer chooses for the `arch` given, as text
+    (`"cluster-row threads-per-row=256 rows-per-block=1 vector=4
+    registers=8 cluster=4"`, `"tensor-core-product tile=128x128x32
+    warps=2x2 stages=3"`); one that has the attribute keeps it, checked
+    against the op: a schedule that cannot run the op (a vector that does
+    not divide its rows, threads whose registers do not hold a row, a
+    cluster on a target without clusters, tensor cores for f64, ...) is an
+    error at the op, with the reason. `nf-lower-to-gpu` reads the
+    attribute and chooses no schedule itself, so a schedule can be seen,
+    written by hand or by a tuner, and lowered. Inside `nf-lower-to-gpu`
+    this step runs after TOSA (and arith/math on tensors) is lowered to
+    linalg, elementwise generics are fused and named linalg ops are
+    generalized, so that every kernel's op exists to carry its schedule;
+    run alone, it schedules the ops the input has.
   }];
   // A product's static sizes are read from the index arithmetic its
   // lowering builds, in a scratch block.

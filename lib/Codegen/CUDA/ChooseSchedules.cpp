@@ -359,6 +359,8 @@ bool sameProductSchedule(const TiledProductSchedule &a,
          a.tf32 == b.tf32 && a.tileGroupRows == b.tileGroupRows &&
          a.splitKMax == b.splitKMax && a.splitKBlocks == b.splitKBlocks &&
          a.splitKMinTiles == b.splitKMinTiles &&
+         a.smallTile.str() == b.smallTile.str() &&
+         a.smallTileBelow == b.smallTileBelow &&
          (!a.splitsK() || samePointwiseSchedule(a.finish, b.finish)) &&
          a.maxBlocks == b.maxBlocks &&
          a.minBlocksPerMultiprocessor == b.minBlocksPerMultiprocessor;

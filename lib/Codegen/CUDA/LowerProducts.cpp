@@ -352,85 +352,136 @@ FailureOr<Value> emitProduct(OpBuilder &b, Operation *op, Operation *scheduled,
                  flatten(b, loc, result), epilogueArgs, sizes, acc, name);
     return toTensor(b, loc, result);
   }
-  // K split at launch: the ranges and their partial sums, on the host.
-  struct SplitAtLaunch {
-    Value splits, partials;
+  // K split at launch (TiledProductSchedule::splitKMax): for a kernel of
+  // schedule `ks` and `kernelTiles` tiles, the ranges that make its tiles
+  // splitKBlocks blocks (fewer where the device holds fewer of the kernel
+  // at once: known when it is loaded; `resident` asks, for the kernel to
+  // bind), at most splitKMax, each of at least splitKMinTiles K tiles,
+  // then as many as whole ranges of the same length make (none empty); at
+  // least 1.
+  auto minU = [&](Value x, Value y) {
+    return b.createOrFold<arith::MinUIOp>(loc, x, y);
   };
-  std::optional<SplitAtLaunch> atLaunch;
-  ResidentBlocksOp resident;
-  if (s.splitKMax > 0) {
-    // K split at launch (TiledProductSchedule::splitKMax): the ranges that
-    // make the tiles splitKBlocks blocks (fewer where the device holds
-    // fewer of the kernel at once: known when it is loaded), at most
-    // splitKMax, each of at least splitKMinTiles K tiles, then as many as
-    // whole ranges of the same length make (none empty); at least 1.
-    auto minU = [&](Value x, Value y) {
-      return b.createOrFold<arith::MinUIOp>(loc, x, y);
-    };
-    auto maxU = [&](Value x, Value y) {
-      return b.createOrFold<arith::MaxUIOp>(loc, x, y);
-    };
+  auto maxU = [&](Value x, Value y) {
+    return b.createOrFold<arith::MaxUIOp>(loc, x, y);
+  };
+  auto rangesAtLaunch = [&](const TiledProductSchedule &ks, Value kernelTiles,
+                            ResidentBlocksOp &resident) {
     Value one = hm.c(1);
-    Value kTiles = hm.ceilDiv(sizes[kK], s.tileK);
-    resident = residentBlocks(b, loc, threads, s.splitKBlocks);
-    Value wanted = hm.ceilDiv(resident, maxU(tiles, one));
-    Value ranges = maxU(
-        minU(minU(wanted, hm.div(kTiles, s.splitKMinTiles)), hm.c(s.splitKMax)),
-        one);
+    Value kTiles = hm.ceilDiv(sizes[kK], ks.tileK);
+    resident = residentBlocks(b, loc, ks.blockSize(), ks.splitKBlocks);
+    Value wanted = hm.ceilDiv(resident, maxU(kernelTiles, one));
+    Value ranges = maxU(minU(minU(wanted, hm.div(kTiles, ks.splitKMinTiles)),
+                             hm.c(ks.splitKMax)),
+                        one);
     Value perRange = maxU(hm.ceilDiv(kTiles, ranges), one);
-    Value splits = maxU(hm.ceilDiv(kTiles, perRange), one);
-    // The partial sums, where there is more than one range.
+    return maxU(hm.ceilDiv(kTiles, perRange), one);
+  };
+  // The product's kernels: one, or (TiledProductSchedule::smallTile) one
+  // on the large tiles and one on the small, each launched where `runs`
+  // (a grid of no blocks elsewhere: the choice may follow the device).
+  struct Variant {
+    TiledProductSchedule schedule;
+    std::string name, record;
+    Value tiles, splits, runs;
+    ResidentBlocksOp resident;
+  };
+  SmallVector<Variant, 2> variants(1);
+  variants[0].schedule = s;
+  variants[0].name = kernelBaseName(op, name);
+  variants[0].record = s.str();
+  variants[0].tiles = tiles;
+  ResidentBlocksOp choice;
+  if (!s.smallTile.empty()) {
+    Variant small;
+    small.schedule = s.withSmallTile();
+    small.name = variants[0].name + "_small_tiles";
+    small.record = small.schedule.str();
+    small.tiles = hm.product(
+        sizes[kBatch], hm.product(hm.ceilDiv(sizes[kM], small.schedule.tileM),
+                                  hm.ceilDiv(sizes[kN], small.schedule.tileN)));
+    // The large tiles where they are at least smallTileBelow, or at least
+    // as many as the device holds of their kernel, where fewer.
+    choice = residentBlocks(b, loc, threads, s.smallTileBelow);
+    variants[0].runs =
+        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::uge, tiles, choice);
+    small.runs =
+        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, tiles, choice);
+    variants[0].schedule.smallTile = {};
+    variants[0].schedule.smallTileBelow = 0;
+    variants.push_back(small);
+  }
+  // The ranges of each kernel, and the partial sums of the one that runs,
+  // where it has more than one range.
+  Value splits, partials;
+  if (s.splitKMax > 0) {
+    for (Variant &v : variants)
+      v.splits = rangesAtLaunch(v.schedule, v.tiles, v.resident);
+    splits = variants.size() == 1
+                 ? variants.front().splits
+                 : b.create<arith::SelectOp>(loc, variants.front().runs,
+                                             variants.front().splits,
+                                             variants.back().splits)
+                       .getResult();
+    Value one = hm.c(1);
     Value slices = b.create<arith::SelectOp>(
         loc,
         b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ugt, splits, one),
         splits, hm.c(0));
     Value elements =
         hm.product(sizes[kBatch], hm.product(sizes[kM], sizes[kN]));
-    atLaunch = {splits,
-                allocTemporary(b, loc, hm.product(elements, slices), acc)};
+    partials = allocTemporary(b, loc, hm.product(elements, slices), acc);
   }
   Value flatResult = flatten(b, loc, result);
   SmallVector<Value> args{flatten(b, loc, aBuffer), flatten(b, loc, bBuffer),
                           flatResult};
   args.append(epilogueArgs);
-  if (atLaunch)
-    args.push_back(atLaunch->partials);
+  if (partials)
+    args.push_back(partials);
 
   TypeRange argTypes = ValueRange(args).getTypes();
-  Kernel k = createKernel(module, loc, kernelBaseName(op, name), argTypes,
-                          threads, s.str());
-  k.func->setAttr(kMinBlocksAttr,
-                  b.getI64IntegerAttr(s.minBlocksPerMultiprocessor));
-  ProductKernel pk{p,        k,  k.arg(0), k.arg(1), k.arg(2), {},
-                   epilogue, {}, acc,      {},       {}};
-  unsigned next = 3;
-  for (const PointwiseStep &step : epilogue)
-    pk.stepArgs.push_back(step.operand ? k.arg(next++) : Value());
-  for (Value host : sizes)
-    pk.sizes.push_back(k.size(k.body, loc, host));
-  if (atLaunch) {
-    pk.partials = k.arg(next);
-    pk.splits = k.size(k.body, loc, atLaunch->splits);
-    bindResidentBlocks(resident, k.func, options.target);
-  }
-  if (s.kind == TiledProductSchedule::Kind::TensorCore)
-    buildTensorCoreProduct(pk, s, loc);
-  else
-    buildSimtProduct(pk, s, loc);
-  // (The partial sums reach up to splitKMax times the result's bound.)
-  markIndex32(k, p, atLaunch ? s.splitKMax : 1);
+  for (Variant &v : variants) {
+    const TiledProductSchedule &ks = v.schedule;
+    int64_t kernelThreads = ks.blockSize();
+    Kernel k =
+        createKernel(module, loc, v.name, argTypes, kernelThreads, v.record);
+    k.func->setAttr(kMinBlocksAttr,
+                    b.getI64IntegerAttr(ks.minBlocksPerMultiprocessor));
+    ProductKernel pk{p,        k,  k.arg(0), k.arg(1), k.arg(2), {},
+                     epilogue, {}, acc,      {},       {}};
+    unsigned next = 3;
+    for (const PointwiseStep &step : epilogue)
+      pk.stepArgs.push_back(step.operand ? k.arg(next++) : Value());
+    for (Value host : sizes)
+      pk.sizes.push_back(k.size(k.body, loc, host));
+    if (partials) {
+      pk.partials = k.arg(next);
+      pk.splits = k.size(k.body, loc, v.splits);
+      bindResidentBlocks(v.resident, k.func, options.target);
+    }
+    if (&v == &variants.front() && choice)
+      bindResidentBlocks(choice, k.func, options.target);
+    if (ks.kind == TiledProductSchedule::Kind::TensorCore)
+      buildTensorCoreProduct(pk, ks, loc);
+    else
+      buildSimtProduct(pk, ks, loc);
+    // (The partial sums reach up to splitKMax times the result's bound.)
+    markIndex32(k, p, partials ? ks.splitKMax : 1);
 
-  // A block per output tile (and range), at most maxBlocks; none for an
-  // empty result (a grid of 0 blocks is an error), decided by the tiles
-  // (there is at least one range; their count may come from the device,
-  // which a launch's condition may not).
-  Value units = atLaunch ? hm.product(tiles, atLaunch->splits) : tiles;
-  launchUnlessEmpty(
-      b, loc, k, b.createOrFold<arith::MinUIOp>(loc, units, hm.c(s.maxBlocks)),
-      threads, args, tiles);
-  if (atLaunch)
-    emitSplitSum(b, op, p, epilogue, s, atLaunch->splits, atLaunch->partials,
-                 flatResult, epilogueArgs, sizes, acc, name);
+    // A block per output tile (and range), at most maxBlocks; none for an
+    // empty result (a grid of 0 blocks is an error), decided by the tiles
+    // (there is at least one range; their count may come from the device,
+    // which a launch's condition may not), nor where the other kernel
+    // runs.
+    Value units = partials ? hm.product(v.tiles, v.splits) : v.tiles;
+    Value grid = minU(units, hm.c(ks.maxBlocks));
+    if (v.runs)
+      grid = b.create<arith::SelectOp>(loc, v.runs, grid, hm.c(0));
+    launchUnlessEmpty(b, loc, k, grid, kernelThreads, args, v.tiles);
+  }
+  if (partials)
+    emitSplitSum(b, op, p, epilogue, s, splits, partials, flatResult,
+                 epilogueArgs, sizes, acc, name);
   return toTensor(b, loc, result);
 }
 

@@ -898,6 +898,9 @@ std::string TiledProductSchedule::str() const {
     text += " split-k-max=" + n(splitKMax) +
             " split-k-blocks=" + n(splitKBlocks) +
             " split-k-min-tiles=" + n(splitKMinTiles);
+  if (!smallTile.empty() || smallTileBelow)
+    text += " small-tile=" + smallTile.str() +
+            " small-tile-below=" + n(smallTileBelow);
   if (splitsK())
     text += " finish-block=" + n(finish.blockSize) +
             " finish-vector=" + n(finish.vectorWidth) +
@@ -907,31 +910,60 @@ std::string TiledProductSchedule::str() const {
   return text;
 }
 
-bool cuda::parseTensorCoreTile(llvm::StringRef text, const GpuTarget &target,
-                               TiledProductSchedule &s, int64_t elementBytes) {
-  // MxNxK/stages/WMxWN
-  SmallVector<llvm::StringRef> parts, tile, warps;
+std::string TiledProductSchedule::TensorCoreTile::str() const {
+  auto n = [](int64_t v) { return std::to_string(v); };
+  return n(tileM) + "x" + n(tileN) + "x" + n(tileK) + "/" + n(stages) + "/" +
+         n(warpsM) + "x" + n(warpsN);
+}
+
+std::optional<TiledProductSchedule::TensorCoreTile>
+TiledProductSchedule::TensorCoreTile::parse(llvm::StringRef text) {
+  SmallVector<llvm::StringRef> parts, dims;
   text.split(parts, '/');
   if (parts.size() != 3)
+    return std::nullopt;
+  parts[0].split(dims, 'x');
+  parts[2].split(dims, 'x');
+  dims.insert(dims.begin() + 3, parts[1]);
+  TensorCoreTile t;
+  int64_t *fields[] = {&t.tileM,  &t.tileN,  &t.tileK,
+                       &t.stages, &t.warpsM, &t.warpsN};
+  if (dims.size() != std::size(fields))
+    return std::nullopt;
+  for (auto [dim, field] : llvm::zip(dims, fields))
+    if (dim.getAsInteger(10, *field) || *field < 1)
+      return std::nullopt;
+  return t;
+}
+
+void TiledProductSchedule::setTensorCoreTile(const TensorCoreTile &t) {
+  tileM = t.tileM;
+  tileN = t.tileN;
+  tileK = t.tileK;
+  warpsM = t.warpsM;
+  warpsN = t.warpsN;
+  stages = t.stages;
+}
+
+TiledProductSchedule TiledProductSchedule::withSmallTile() const {
+  TiledProductSchedule s = *this;
+  s.setTensorCoreTile(smallTile);
+  s.smallTile = {};
+  s.smallTileBelow = 0;
+  return s;
+}
+
+bool cuda::parseTensorCoreTile(llvm::StringRef text, const GpuTarget &target,
+                               TiledProductSchedule &s, int64_t elementBytes) {
+  std::optional<TiledProductSchedule::TensorCoreTile> tile =
+      TiledProductSchedule::TensorCoreTile::parse(text);
+  if (!tile)
     return false;
-  parts[0].split(tile, 'x');
-  parts[2].split(warps, 'x');
   TiledProductSchedule t;
-  if (tile.size() != 3 || warps.size() != 2 ||
-      parts[1].getAsInteger(10, t.stages) ||
-      tile[0].getAsInteger(10, t.tileM) || tile[1].getAsInteger(10, t.tileN) ||
-      tile[2].getAsInteger(10, t.tileK) ||
-      warps[0].getAsInteger(10, t.warpsM) ||
-      warps[1].getAsInteger(10, t.warpsN))
-    return false;
+  t.setTensorCoreTile(*tile);
   if (!checkTensorCoreTile(t, elementBytes, target).empty())
     return false;
-  s.tileM = t.tileM;
-  s.tileN = t.tileN;
-  s.tileK = t.tileK;
-  s.warpsM = t.warpsM;
-  s.warpsN = t.warpsN;
-  s.stages = t.stages;
+  s.setTensorCoreTile(*tile);
   return true;
 }
 
@@ -990,19 +1022,16 @@ TiledProductSchedule cuda::selectTiledProductSchedule(const ProductShape &p,
     s.minBlocksPerMultiprocessor = 1;
     if (std::optional<TiledProductSchedule> o =
             tensorCoreTileOverride(target, elementBytes);
-        o && large) {
-      s.tileM = o->tileM;
-      s.tileN = o->tileN;
-      s.tileK = o->tileK;
-      s.warpsM = o->warpsM;
-      s.warpsN = o->warpsN;
-      s.stages = o->stages;
-    }
+        o && large)
+      s.setTensorCoreTile(o->tensorCoreTile());
     // Fewer stages where a block of the target has less shared memory.
-    while (s.stages > 2 &&
-           s.stages * (s.tileM + s.tileN) * s.tileK * elementBytes >
-               target.sharedBytesPerBlock)
-      --s.stages;
+    auto fitStages = [&](int64_t &stages, int64_t tileM, int64_t tileN,
+                         int64_t tileK) {
+      while (stages > 2 && stages * (tileM + tileN) * tileK * elementBytes >
+                               target.sharedBytesPerBlock)
+        --stages;
+    };
+    fitStages(s.stages, s.tileM, s.tileN, s.tileK);
     // Few tiles over a long K (inference: a few hundred tokens through a
     // wide layer): K split so that the blocks fill the device.
     bool known = !ShapedType::isDynamic(batch) && !ShapedType::isDynamic(m) &&
@@ -1015,6 +1044,14 @@ TiledProductSchedule cuda::selectTiledProductSchedule(const ProductShape &p,
       s.splitKMinTiles = kSplitKMinTiles;
       s.finish = selectPointwiseSchedule(p.consecutiveColumns ? n : 1,
                                          p.resultType, target);
+      // Large tiles too few to be one a multiprocessor give way at launch
+      // to the small ones, as where the sizes are known.
+      TiledProductSchedule::TensorCoreTile small{64, 64, 32, 2, 2, 3};
+      fitStages(small.stages, small.tileM, small.tileN, small.tileK);
+      if (large && (s.tileM != small.tileM || s.tileN != small.tileN)) {
+        s.smallTile = small;
+        s.smallTileBelow = target.multiprocessors;
+      }
     } else if (!large && batch * m * n > 0) {
       int64_t blocks = batch * tiles(m, 64) * tiles(n, 64);
       int64_t wanted = kSplitKBlocksPerMultiprocessor * target.multiprocessors;

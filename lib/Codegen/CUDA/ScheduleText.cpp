@@ -557,6 +557,14 @@ cuda::parseTiledProductSchedule(llvm::StringRef text, std::string &error) {
         return failure();
       }
       tile = true;
+    } else if (tensorCore && key == "small-tile") {
+      std::optional<TiledProductSchedule::TensorCoreTile> t =
+          TiledProductSchedule::TensorCoreTile::parse(value);
+      if (!t) {
+        error = "'" + word.str() + "' is not a tile MxNxK/stages/WMxWN";
+        return failure();
+      }
+      s.smallTile = *t;
     } else if (key == layoutKey) {
       bool ok = tensorCore ? parseDims(value, {&s.warpsM, &s.warpsN})
                            : parseDims(value, {&s.threadM, &s.threadN});
@@ -591,6 +599,7 @@ cuda::parseTiledProductSchedule(llvm::StringRef text, std::string &error) {
             .Case("split-k-max", &s.splitKMax)
             .Case("split-k-blocks", &s.splitKBlocks)
             .Case("split-k-min-tiles", &s.splitKMinTiles)
+            .Case("small-tile-below", &s.smallTileBelow)
             .Case("finish-block", &s.finish.blockSize)
             .Case("finish-vector", &s.finish.vectorWidth)
             .Case("finish-min-blocks-per-sm",
@@ -654,6 +663,17 @@ std::string cuda::checkTiledProductSchedule(const TiledProductSchedule &s,
            count(s.splitK) + ", split-k-blocks=" + count(s.splitKBlocks) +
            " and split-k-min-tiles=" + count(s.splitKMinTiles) +
            " (no split-k, at least one block and one K tile a range)";
+  if (!s.smallTile.empty() || s.smallTileBelow) {
+    if (s.smallTile.empty() || s.smallTileBelow < 1 || s.splitKMax < 1)
+      return "a small tile (small-tile=MxNxK/stages/WMxWN, used below "
+             "small-tile-below tiles) only with a split of K at launch "
+             "(split-k-max), and both words";
+    if (s.kind == Kind::TensorCore)
+      if (std::string why =
+              checkTensorCoreTile(s.withSmallTile(), s.tf32 ? 4 : 2, target);
+          !why.empty())
+        return "small-tile=" + s.smallTile.str() + ": " + why;
+  }
   if (s.splitsK()) {
     // The finish adds finish-vector consecutive results a thread: a width
     // of at most 16 bytes of results that divides the rows, where the

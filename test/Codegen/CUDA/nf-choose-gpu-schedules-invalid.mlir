@@ -5,7 +5,7 @@
 // nothing then. sm_80: no clusters.
 // RUN: nf-opt %s --nf-choose-gpu-schedules=arch=sm_80 -split-input-file -verify-diagnostics
 // RUN: not nf-opt %s --nf-lower-to-gpu=arch=sm_80 -split-input-file 2>&1 | FileCheck %s
-// CHECK-COUNT-50: error: '{{[a-z]+}}.{{[a-z0-9_]+}}' op cannot run under the schedule
+// CHECK-COUNT-53: error: '{{[a-z]+}}.{{[a-z0-9_]+}}' op cannot run under the schedule
 
 func.func @unknown_kind(%x: tensor<4x1000xf32>) -> tensor<4x1000xf32> {
   // expected-error @+1 {{cannot run under the schedule 'fastest': unknown row-norm schedule kind 'fastest' (warp-rows, block-row-registers, block-row-streaming, split-row, channels-last-groups, cluster-row)}}
@@ -253,6 +253,31 @@ func.func @finish_vector_across_rows(%a: tensor<70x1000xf16>, %b: tensor<1000x20
   // expected-error @+1 {{a split K's finish vector of 8 results (a power of two of at most 16 bytes dividing consecutive rows of 20)}}
   %c = nf.matmul %a, %b {nf.gpu_schedule = "tensor-core-product tile=64x64x32 warps=2x2 stages=3 split-k=4 finish-block=256 finish-vector=8 finish-min-blocks-per-sm=4"} : tensor<70x1000xf16>, tensor<1000x20xf16> -> tensor<70x20xf16>
   return %c : tensor<70x20xf16>
+}
+
+// -----
+
+// A second tile is for sizes met at launch: only with K split then.
+func.func @small_tile_without_split_at_launch(%a: tensor<64x64xf16>) -> tensor<64x64xf16> {
+  // expected-error @+1 {{a small tile (small-tile=MxNxK/stages/WMxWN, used below small-tile-below tiles) only with a split of K at launch (split-k-max), and both words}}
+  %c = nf.matmul %a, %a {nf.gpu_schedule = "tensor-core-product tile=128x128x32 warps=2x2 stages=3 small-tile=64x64x32/3/2x2 small-tile-below=108"} : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf16>
+  return %c : tensor<64x64xf16>
+}
+
+// -----
+
+func.func @small_tile_of_partial_fragments(%a: tensor<?x64xf16>, %b: tensor<64x64xf16>) -> tensor<?x64xf16> {
+  // expected-error @+1 {{small-tile=64x64x32/3/2x8: warps of 32x8 outputs (whole 16x16 fragments each)}}
+  %c = nf.matmul %a, %b {nf.gpu_schedule = "tensor-core-product tile=128x64x32 warps=2x2 stages=3 split-k-max=16 split-k-blocks=216 split-k-min-tiles=8 small-tile=64x64x32/3/2x8 small-tile-below=108 finish-block=256 finish-vector=8 finish-min-blocks-per-sm=4"} : tensor<?x64xf16>, tensor<64x64xf16> -> tensor<?x64xf16>
+  return %c : tensor<?x64xf16>
+}
+
+// -----
+
+func.func @small_tile_text(%a: tensor<?x64xf16>, %b: tensor<64x64xf16>) -> tensor<?x64xf16> {
+  // expected-error @+1 {{'small-tile=64x64x32/2x2' is not a tile MxNxK/stages/WMxWN}}
+  %c = nf.matmul %a, %b {nf.gpu_schedule = "tensor-core-product tile=128x64x32 warps=2x2 stages=3 split-k-max=16 split-k-blocks=216 split-k-min-tiles=8 small-tile=64x64x32/2x2 small-tile-below=108 finish-block=256 finish-vector=8 finish-min-blocks-per-sm=4"} : tensor<?x64xf16>, tensor<64x64xf16> -> tensor<?x64xf16>
+  return %c : tensor<?x64xf16>
 }
 
 // -----

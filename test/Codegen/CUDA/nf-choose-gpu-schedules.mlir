@@ -192,6 +192,22 @@ func.func @products(%a: tensor<4096x1024xf16>, %b: tensor<1024x4096xf16>, %c: te
 
 // -----
 
+// Tokens known only at launch: 128 x 128 tiles, K split at launch into
+// ranges that make about two blocks a multiprocessor, and 64 x 64 tiles in
+// their place where the large ones are fewer than the multiprocessors (132
+// on sm_90, 108 on sm_80); before sm_80 the SIMT kernel, which chooses
+// nothing at launch.
+// CHECK-LABEL: func.func @tokens_at_launch
+// SM90: nf.gpu_schedule = "tensor-core-product tile=128x128x32 warps=2x2 stages=3 split-k-max=16 split-k-blocks=264 split-k-min-tiles=8 small-tile=64x64x32/3/2x2 small-tile-below=132 finish-block=256 finish-vector=8 finish-min-blocks-per-sm=4"
+// SM80: nf.gpu_schedule = "tensor-core-product tile=128x128x32 warps=2x2 stages=3 split-k-max=16 split-k-blocks=216 split-k-min-tiles=8 small-tile=64x64x32/3/2x2 small-tile-below=108 finish-block=256 finish-vector=8 finish-min-blocks-per-sm=4"
+// SM75: nf.gpu_schedule = "tiled-product tile=128x128x8 thread=8x8"
+func.func @tokens_at_launch(%a: tensor<?x4096xf16>, %b: tensor<4096x4096xf16>) -> tensor<?x4096xf16> {
+  %c = nf.matmul %a, %b : tensor<?x4096xf16>, tensor<4096x4096xf16> -> tensor<?x4096xf16>
+  return %c : tensor<?x4096xf16>
+}
+
+// -----
+
 // Elementwise ops: 16-byte vectors, peeled where they do not divide the
 // elements (33 x 777 f32), whole where they do; a hand-written one (blocks
 // of 128 threads of 4-element vectors, 8 an SM) is followed.

@@ -65,15 +65,25 @@ func.func @short_k(%a: tensor<512x256xf16>, %b: tensor<256x960xf16>) -> tensor<5
 // CHECK-COUNT-8: arith.addf
 // CHECK: vector.store {{.+}} : memref<?xf16>, vector<8xf16>
 
-// Tokens and K known only at launch: the host computes the ranges by the
-// same rule (ceil(blocks / tiles) for the blocks the device holds of the
-// product kernel, at most 264; K tiles / 8, at most 16, then as many as
-// whole ranges of one length make), the partial sums hold none where there
-// is one range, the product kernel branches on the count (partial sums, or
-// the result through the GELU itself) and the finish has blocks only where
-// the count is over 1 (a grid, not a branch: the count follows the device).
+// Tokens and K known only at launch: two product kernels, on 128 x 64
+// tiles and on 64 x 64, and the one that runs is chosen then: the large
+// tiles where they are at least one a multiprocessor (at least as many as
+// the device holds of their kernel at once, at most 132), as the schedule
+// chooses where the sizes are known. For each, the host computes the
+// ranges by the same rule (ceil(blocks / tiles) for the blocks the device
+// holds of that kernel, at most 264; K tiles / 8, at most 16, then as many
+// as whole ranges of one length make); the partial sums hold the ranges of
+// the kernel that runs, none where there is one range; each product kernel
+// branches on its count (partial sums, or the result through the GELU
+// itself); the other kernel and the finish, where there is one range, get
+// a grid of no blocks (a grid, not a branch: the choice follows the
+// device).
 // DYN-LABEL: func.func @tokens_at_launch(
 // DYN: %[[TILES_M:.+]] = arith.ceildivui %{{.+}}, %c128
+// DYN: %[[SMALL_M:.+]] = arith.ceildivui %{{.+}}, %c64
+// DYN: %[[SMS:.+]] = nf.resident_blocks @nf_kernels::@tokens_at_launch_matmul_epilogue block 128 shared 0 planned 132
+// DYN: %[[LARGE:.+]] = arith.cmpi uge, %[[TILES_M]], %[[SMS]]
+// DYN: %[[SMALL:.+]] = arith.cmpi ult, %[[TILES_M]], %[[SMS]]
 // DYN: %[[KTILES:.+]] = arith.ceildivui %{{.+}}, %c32
 // DYN: %[[RESIDENT:.+]] = nf.resident_blocks @nf_kernels::@tokens_at_launch_matmul_epilogue block 128 shared 0 planned 264
 // DYN: %[[TILES:.+]] = arith.maxui %[[TILES_M]], %c1
@@ -83,20 +93,32 @@ func.func @short_k(%a: tensor<512x256xf16>, %b: tensor<256x960xf16>) -> tensor<5
 // DYN: arith.minui %{{.+}}, %c16
 // DYN: arith.ceildivui %[[KTILES]]
 // DYN: arith.ceildivui %[[KTILES]]
-// DYN: %[[RANGES:.+]] = arith.maxui %{{.+}}, %c1
+// DYN: %[[RANGES_L:.+]] = arith.maxui %{{.+}}, %c1
+// DYN: nf.resident_blocks @nf_kernels::@tokens_at_launch_matmul_epilogue_small_tiles block 128 shared 0 planned 264
+// DYN: arith.maxui %[[SMALL_M]]
+// DYN: %[[RANGES:.+]] = arith.select %[[LARGE]], %[[RANGES_L]], %[[RANGES_S:.+]] : index
 // DYN: %[[MANY:.+]] = arith.cmpi ugt, %[[RANGES]], %c1
 // DYN: %[[SLICES:.+]] = arith.select %[[MANY]], %[[RANGES]], %c0
 // DYN: arith.muli %{{.+}}, %[[SLICES]]
+// DYN: %[[UNITS_L:.+]] = arith.muli %[[TILES_M]], %[[RANGES_L]]
+// DYN: %[[BLOCKS_L:.+]] = arith.minui %[[UNITS_L]], %c65535
+// DYN: %[[GRID_L:.+]] = arith.select %[[LARGE]], %[[BLOCKS_L]], %c0
 // DYN: arith.cmpi ne, %[[TILES_M]], %c0
 // DYN-NEXT: scf.if
-// DYN: gpu.launch_func @nf_kernels::@tokens_at_launch_matmul_epilogue
+// DYN: gpu.launch_func @nf_kernels::@tokens_at_launch_matmul_epilogue blocks in (%[[GRID_L]], {{.+}}, %[[RANGES_L]] : index)
+// DYN: %[[UNITS_S:.+]] = arith.muli %[[SMALL_M]], %[[RANGES_S]]
+// DYN: %[[BLOCKS_S:.+]] = arith.minui %[[UNITS_S]], %c65535
+// DYN: %[[GRID_S:.+]] = arith.select %[[SMALL]], %[[BLOCKS_S]], %c0
+// DYN: arith.cmpi ne, %[[SMALL_M]], %c0
+// DYN-NEXT: scf.if
+// DYN: gpu.launch_func @nf_kernels::@tokens_at_launch_matmul_epilogue_small_tiles blocks in (%[[GRID_S]], {{.+}}, %[[RANGES_S]] : index)
 // DYN: %[[MORE:.+]] = arith.cmpi ugt, %[[RANGES]], %c1
 // DYN: %[[GRID:.+]] = arith.select %[[MORE]], %{{.+}}, %c0
 // DYN-NEXT: arith.constant
 // DYN-NEXT: arith.constant
 // DYN-NEXT: gpu.launch_func @nf_kernels::@tokens_at_launch_matmul_epilogue_split_sum blocks in (%[[GRID]],
 // DYN-LABEL: gpu.func @tokens_at_launch_matmul_epilogue(
-// DYN-SAME: nf.schedule = "tensor-core-product tile=128x64x32 warps=2x2 stages=3 split-k-max=16 split-k-blocks=264 split-k-min-tiles=8 finish-block=256 finish-vector=8 finish-min-blocks-per-sm=4"
+// DYN-SAME: nf.schedule = "tensor-core-product tile=128x64x32 warps=2x2 stages=3 split-k-max=16 split-k-blocks=264 split-k-min-tiles=8 small-tile=64x64x32/3/2x2 small-tile-below=132 finish-block=256 finish-vector=8 finish-min-blocks-per-sm=4"
 // DYN: nvgpu.mma.sync
 // DYN: arith.cmpi ugt
 // DYN-NEXT: scf.if
@@ -104,6 +126,9 @@ func.func @short_k(%a: tensor<512x256xf16>, %b: tensor<256x960xf16>) -> tensor<5
 // DYN: } else {
 // DYN: gpu.barrier
 // DYN: vector.store {{.+}} : memref<?xf16>, vector<8xf16>
+// DYN-LABEL: gpu.func @tokens_at_launch_matmul_epilogue_small_tiles(
+// DYN-SAME: nf.schedule = "tensor-core-product tile=64x64x32 warps=2x2 stages=3 split-k-max=16 split-k-blocks=264 split-k-min-tiles=8 finish-block=256 finish-vector=8 finish-min-blocks-per-sm=4"
+// DYN: nvgpu.mma.sync
 // DYN-LABEL: gpu.func @tokens_at_launch_matmul_epilogue_split_sum(
 // DYN-SAME: nf.schedule = "split-k-sum splits=at-launch grid-stride block=256 vector=8
 func.func @tokens_at_launch(%a: tensor<?x?xf16>, %b: tensor<?x64xf16>) -> tensor<?x64xf16> {

@@ -671,6 +671,34 @@ struct TiledProductSchedule {
   int64_t splitKMax = 0, splitKBlocks = 0, splitKMinTiles = 0;
   /// Whether K may be split (a second kernel adds the ranges).
   bool splitsK() const { return splitK > 1 || splitKMax > 0; }
+  /// A tensor-core tile: tileM x tileN x tileK, warpsM x warpsN warps,
+  /// `stages` K tiles in flight ("MxNxK/stages/WMxWN").
+  struct TensorCoreTile {
+    int64_t tileM = 0, tileN = 0, tileK = 0, warpsM = 0, warpsN = 0, stages = 0;
+    bool empty() const { return tileM == 0; }
+    /// "MxNxK/stages/WMxWN".
+    std::string str() const;
+    /// The tile `text` ("MxNxK/stages/WMxWN", positive counts) says, if
+    /// any.
+    static std::optional<TensorCoreTile> parse(llvm::StringRef text);
+  };
+  /// This schedule's tile, warps and stages.
+  TensorCoreTile tensorCoreTile() const {
+    return {tileM, tileN, tileK, warpsM, warpsN, stages};
+  }
+  void setTensorCoreTile(const TensorCoreTile &t);
+  /// TensorCore only, where K is split at launch (sizes known only then):
+  /// a second kernel on `smallTile`, which runs in place of this one where
+  /// the sizes make fewer than `smallTileBelow` of this schedule's tiles
+  /// (or fewer than the blocks the device holds of this kernel at once,
+  /// where it holds fewer: at least one a multiprocessor), as
+  /// selectTiledProductSchedule chooses small tiles for such sizes where
+  /// it knows them. Empty: this tile for every size.
+  TensorCoreTile smallTile;
+  int64_t smallTileBelow = 0;
+  /// This schedule with `smallTile` in place of its tile, and no second
+  /// tile.
+  TiledProductSchedule withSmallTile() const;
   /// TensorCore only: f32 operands rounded to tf32 (m16n8k8).
   bool tf32 = false;
   /// Rows of output tiles walked together (tileOrigin): the blocks running
@@ -689,9 +717,10 @@ struct TiledProductSchedule {
   }
   /// "tiled-product tile=128x128x8 thread=8x8", "tensor-core-product
   /// tile=128x128x32 warps=2x2 stages=3 [tf32] [split-k=3 | split-k-max=16
-  /// split-k-blocks=264 split-k-min-tiles=8] [finish-block=256
-  /// finish-vector=4 finish-min-blocks-per-sm=4]" (the finish where K may
-  /// be split), and "tile-group-rows=N" where not 8.
+  /// split-k-blocks=264 split-k-min-tiles=8 [small-tile=64x64x32/3/2x2
+  /// small-tile-below=132]] [finish-block=256 finish-vector=4
+  /// finish-min-blocks-per-sm=4]" (the finish where K may be split), and
+  /// "tile-group-rows=N" where not 8.
   std::string str() const;
 };
 
