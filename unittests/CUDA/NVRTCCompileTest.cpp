@@ -591,25 +591,25 @@ TEST(NVRTCResourceTest, NoKernelSpillsAtSm90) {
   // dtypes: batch_norm_training (the moments, their finish, the normalize
   // kernel), batch_norm_grad (the sums, their totals, the finish, dx),
   // bias_add_grad (sums, totals, finish). Products x 4 dtypes: the fused
-  // matmul, a large matmul, a matmul of few tiles (f16 and bf16 split K: two
-  // kernels), and per layout the fused conv2d and the two gradients (f16 and
-  // bf16 NCHW conv2d: two channels-last copies before it; their NCHW filter
-  // gradient: one, of x). Group and instance norm gradients: four kernels each
-  // x 4 dtypes. Dynamic shapes: the group norm (two), the instance norm
-  // gradient (four), batch_norm_training (three), batch_norm_grad (four),
-  // bias_add_grad (three), matmul and conv2d (three each: K split at
-  // launch, the product on large tiles and on small, the finish). Linalg
-  // kernels: the
-  // fused chain, the transpose and the two reductions x 4 dtypes, and the
-  // narrowing from f64. Odd sizes: GELU, add and tanh x 4 dtypes. Integers: the
-  // chain and three reductions x 4 widths. Three split reductions (a sum, a
-  // maximum, an argmax), two kernels each. A gather. Windows: a concatenation
-  // and a pad. Pools and two-result reductions: the max pool (its pad, the
-  // window), the average pool (its pad, the sums, the division), the argmax,
-  // the resize, the slice and the rfft2d.
+  // matmul, a large matmul, a matmul of few tiles (f16, bf16 and f32 split
+  // K: two kernels; f64 sums are not split), and per layout the fused
+  // conv2d and the two gradients (f16 and bf16 NCHW conv2d: two
+  // channels-last copies before it; their NCHW filter gradient: one, of x).
+  // Group and instance norm gradients: four kernels each x 4 dtypes. Dynamic
+  // shapes: the group norm (two), the instance norm gradient (four),
+  // batch_norm_training (three), batch_norm_grad (four), bias_add_grad (three),
+  // matmul and conv2d (three each: K split at launch, the product on large
+  // tiles and on small, the finish). Linalg kernels: the fused chain, the
+  // transpose and the two reductions x 4 dtypes, and the narrowing from f64.
+  // Odd sizes: GELU, add and tanh x 4 dtypes. Integers: the chain and three
+  // reductions x 4 widths. Three split reductions (a sum, a maximum, an
+  // argmax), two kernels each. A gather. Windows: a concatenation and a pad.
+  // Pools and two-result reductions: the max pool (its pad, the window), the
+  // average pool (its pad, the sums, the division), the argmax, the resize, the
+  // slice and the rfft2d.
   EXPECT_EQ(kernels, 2 * (3 * 4 * 2 + 4 * 2 * 2) + (2 + 2 + 3 + 3 + 3) * 4 * 2 +
                          11 * 4 + (3 * 4 + 2) + (2 + 1 + 1) * 4 +
-                         (3 + 4 + 3) * 2 * 4 + (3 + 3 * 2) * 4 + 2 * 2 + 2 + 2 +
+                         (3 + 4 + 3) * 2 * 4 + (3 + 3 * 2) * 4 + 2 * 2 + 2 + 3 +
                          2 * 4 * 4 + (2 + 4 + 3 + 4 + 3 + 2 * 3) + 4 * 4 + 1 +
                          3 * 4 + 4 * 4 + 3 * 2 + 1 + 2 +
                          (2 + 3 + 1 + 1 + 1 + 1));

@@ -817,6 +817,43 @@ std::vector<TensorCoreCase> simtCases() {
        {},
        Epilogue::SiluAdd,
        "64x64x8 thread=4x4"},
+      // Few tiles over a long K: K split into ranges of at least 256 that
+      // bring the blocks towards 264 on the default H100 (3 tiles of 32 x
+      // 32 over 125 K tiles: 3 ranges; 4 of 64 x 64 over 139 K tiles, the
+      // last partial: 4; a batch of 2 tiles of transposed operands over
+      // 75: 2), the epilogue in the finish.
+      {"splitK_m70n24k1000",
+       DType::F32,
+       {{70, 1000}, {1000, 24}},
+       Op::Matmul,
+       {},
+       Epilogue::None,
+       "32x32x8 thread=2x2 split-k=3",
+       3},
+      {"splitK_m100n72k1111_biasGelu",
+       DType::F32,
+       {{100, 1111}, {1111, 72}},
+       Op::Matmul,
+       {},
+       Epilogue::BiasGeluTanh,
+       "64x64x8 thread=4x4 split-k=4",
+       4},
+      {"splitK_transposeBothBatched",
+       DType::F32,
+       {{2, 600, 20}, {2, 24, 600}, true, true},
+       Op::Matmul,
+       {},
+       Epilogue::None,
+       "32x32x8 thread=2x2 split-k=2",
+       2},
+      // f64 sums are not split (the partial sums would be f64).
+      {"noSplitK_m70n24k1000_f64",
+       DType::F64,
+       {{70, 1000}, {1000, 24}},
+       Op::Matmul,
+       {},
+       Epilogue::None,
+       "32x32x8 thread=2x2"},
   };
   TensorCoreCase conv{"convStride2PadBiasRelu", DType::F32, {}, Op::Conv};
   conv.geometry = {2, 16, 40, 9, 7, 3, 3, nhwc({2, 2}, {1, 1, 1, 2}, {1, 1})};
@@ -847,6 +884,20 @@ std::vector<TensorCoreCase> simtCases() {
           op == Op::ConvGradInput ? "32x32x8 thread=2x2" : "64x64x8 thread=4x4";
       all.push_back(conv);
     }
+  // A convolution of 16 positions over K = 3 x 3 x 64 taps (72 K tiles):
+  // 2 ranges; NHWC and NCHW (whose result columns, the channels, are not
+  // consecutive: the finish adds one result a thread).
+  conv.op = Op::Conv;
+  conv.epilogue = Epilogue::BiasRelu;
+  conv.tile = "32x32x8 thread=2x2 split-k=2";
+  conv.splitK = 2;
+  for (bool nhwcLayout : {true, false}) {
+    conv.name = nhwcLayout ? "splitK_convNHWC" : "splitK_convNCHW";
+    ConvAttrs attrs = nhwc({1, 1}, {1, 1, 1, 1}, {1, 1});
+    attrs.nhwc = nhwcLayout;
+    conv.geometry = {1, 64, 24, 4, 4, 3, 3, attrs};
+    all.push_back(conv);
+  }
   return all;
 }
 

@@ -340,7 +340,10 @@ FailureOr<Value> emitProduct(OpBuilder &b, Operation *op, Operation *scheduled,
                      {}, {}, acc,      {},       {}};
     for (Value host : sizes)
       pk.sizes.push_back(k.size(k.body, loc, host));
-    buildTensorCoreProduct(pk, s, loc);
+    if (s.kind == TiledProductSchedule::Kind::TensorCore)
+      buildTensorCoreProduct(pk, s, loc);
+    else
+      buildSimtProduct(pk, s, loc);
     // The partial sums reach splitK times the result's bound.
     markIndex32(k, p, s.splitK);
     launchUnlessEmpty(

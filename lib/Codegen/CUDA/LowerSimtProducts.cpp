@@ -19,6 +19,10 @@
 //   chunks, else element by element, zeros outside the product and in a
 //   convolution's padding), computes on the current stage, then stores the
 //   chunks into the other stage: one barrier a K tile.
+// - With a split K (schedule.splitK > 1), a block's work is a tile over one
+//   range of whole K tiles, and its sums go, as they are, to that range's
+//   slice of the f32 partial sums in pk.c ([splits][batch][M][N]), which a
+//   second kernel adds in order (LowerProducts.cpp, emitSplitSum).
 //
 //===----------------------------------------------------------------------===//
 
@@ -96,14 +100,15 @@ SmallVector<Value> zeros(OpBuilder &b, Location loc, Type type, int64_t n) {
 }
 
 /// The values of chunk `c` of operand `t`'s tile at (o0, k0), in the
-/// accumulation type.
+/// accumulation type; zeros at K `kSize` and beyond (the end of K, or of a
+/// split K's range).
 SmallVector<Value> loadChunk(OpBuilder &b, Location loc, ProductKernel &pk,
                              const SimtOperand &t, Value c, Value batch,
-                             Value o0, Value k0) {
+                             Value o0, Value k0, Value kSize) {
   IndexMath im{b, loc};
   const Product &p = pk.product;
   Value buffer = t.isA ? pk.a : pk.b;
-  Value outerSize = pk.sizes[t.isA ? kM : kN], kSize = pk.sizes[kK];
+  Value outerSize = pk.sizes[t.isA ? kM : kN];
   auto [o, k] = t.origin(im, c);
   auto access = [&](OpBuilder &ab, Location al, Value outer, Value kk) {
     return t.isA ? p.loadA(ab, al, pk.sizes, batch, outer, kk)
@@ -213,13 +218,28 @@ void cuda::buildSimtProduct(ProductKernel &pk, const TiledProductSchedule &s,
   Value tiles = im.product(pk.sizes[kBatch], im.product(tilesM, tilesN));
   Value kTiles = im.ceilDiv(pk.sizes[kK], s.tileK);
   auto vecType = VectorType::get({v}, acc);
+  // With a split K, work unit u is tile u % tiles over K range u / tiles
+  // (perSplit K tiles; none empty, as the schedule chose the count).
+  bool split = s.splitK > 1;
+  Value units = split ? im.mul(tiles, im.c(s.splitK)) : tiles;
+  Value perSplit = im.ceilDiv(kTiles, im.c(s.splitK));
 
-  // Blocks loop over the output tiles (a block-uniform loop: every thread
+  // Blocks loop over the work units (a block-uniform loop: every thread
   // reaches the barriers inside).
   kb.create<scf::ForOp>(
-      loc, bid, tiles, grid, ValueRange{},
-      [&](OpBuilder &tb, Location tl, Value t, ValueRange) {
+      loc, bid, units, grid, ValueRange{},
+      [&](OpBuilder &tb, Location tl, Value u, ValueRange) {
         IndexMath tm{tb, tl};
+        Value t = split ? tm.rem(u, tiles) : u;
+        Value range = split ? tm.div(u, tiles) : Value();
+        Value kBegin = split ? tm.mul(range, perSplit) : tm.c(0);
+        Value kEnd = split ? tb.createOrFold<arith::MinUIOp>(
+                                 tl, tm.add(kBegin, perSplit), kTiles)
+                           : kTiles;
+        // Loads stop at the range's end (a K tile past it is zeros).
+        Value kSize = split ? tb.createOrFold<arith::MinUIOp>(
+                                  tl, tm.mul(kEnd, s.tileK), pk.sizes[kK])
+                            : pk.sizes[kK];
         TileOrigin origin = tileOrigin(tm, t, tilesM, tilesN, s);
         Value batch = origin.batch, m0 = origin.m0, n0 = origin.n0;
 
@@ -239,7 +259,8 @@ void cuda::buildSimtProduct(ProductKernel &pk, const TiledProductSchedule &s,
             Value c = lm.add(tid, lm.c(i * threads));
             out.ids.push_back(c);
             if ((i + 1) * threads <= op.chunks()) {
-              out.values.push_back(loadChunk(lb, ll, pk, op, c, batch, o0, k0));
+              out.values.push_back(
+                  loadChunk(lb, ll, pk, op, c, batch, o0, k0, kSize));
               continue;
             }
             // The last round: fewer chunks than threads.
@@ -247,7 +268,7 @@ void cuda::buildSimtProduct(ProductKernel &pk, const TiledProductSchedule &s,
                 ll, lessThan(lb, ll, c, lm.c(op.chunks())),
                 [&](OpBuilder &ib, Location il) {
                   ib.create<scf::YieldOp>(
-                      il, loadChunk(ib, il, pk, op, c, batch, o0, k0));
+                      il, loadChunk(ib, il, pk, op, c, batch, o0, k0, kSize));
                 },
                 [&](OpBuilder &eb, Location el) {
                   eb.create<scf::YieldOp>(el, zeros(eb, el, acc, op.chunk));
@@ -274,14 +295,14 @@ void cuda::buildSimtProduct(ProductKernel &pk, const TiledProductSchedule &s,
           }
         };
 
-        // K tile 0 into stage 0.
-        store(tb, tl, a, load(tb, tl, a, tm.c(0)), tm.c(0));
-        store(tb, tl, b, load(tb, tl, b, tm.c(0)), tm.c(0));
+        // The first K tile into stage 0.
+        store(tb, tl, a, load(tb, tl, a, kBegin), tm.c(0));
+        store(tb, tl, b, load(tb, tl, b, kBegin), tm.c(0));
         tb.create<gpu::BarrierOp>(tl);
 
         SmallVector<Value> initial = zeros(tb, tl, acc, s.threadM * s.threadN);
         auto kLoop = tb.create<scf::ForOp>(
-            tl, tm.c(0), kTiles, tm.c(1), initial,
+            tl, kBegin, kEnd, tm.c(1), initial,
             [&](OpBuilder &lb, Location ll, Value kt, ValueRange sums) {
               IndexMath lm{lb, ll};
               // The next K tile's loads are in flight while this one's
@@ -290,7 +311,7 @@ void cuda::buildSimtProduct(ProductKernel &pk, const TiledProductSchedule &s,
               Value next = lm.add(kt, lm.c(1));
               Chunks nextA = load(lb, ll, a, next);
               Chunks nextB = load(lb, ll, b, next);
-              Value stage = lm.rem(kt, 2);
+              Value stage = lm.rem(lm.sub(kt, kBegin), 2);
               Value aBase = lm.mul(stage, a.stageElements());
               Value bBase = lm.mul(stage, b.stageElements());
               auto inner = lb.create<scf::ForOp>(
@@ -337,10 +358,27 @@ void cuda::buildSimtProduct(ProductKernel &pk, const TiledProductSchedule &s,
 
         // Each thread's sums, the epilogue applied, narrowed and stored:
         // a group's v columns as one access where the result's rows are
-        // whole groups of consecutive elements.
+        // whole groups of consecutive elements. A split K's partial sums go
+        // as they are to the range's slice, whose rows are consecutive.
         int64_t n = constantOr(pk.sizes[kN]);
-        bool together =
-            p.consecutiveColumns && n != ShapedType::kDynamic && n % v == 0;
+        bool together = (split || p.consecutiveColumns) &&
+                        n != ShapedType::kDynamic && n % v == 0;
+        Value resultElements =
+            split ? tm.product(pk.sizes[kBatch],
+                               tm.product(pk.sizes[kM], pk.sizes[kN]))
+                  : Value();
+        auto storePartial = [&](Value row, Value col, ArrayRef<Value> values) {
+          Value inside = tm.both(lessThan(tb, tl, row, pk.sizes[kM]),
+                                 lessThan(tb, tl, col, pk.sizes[kN]));
+          tb.create<scf::IfOp>(tl, inside, [&](OpBuilder &sb, Location sl) {
+            IndexMath sm{sb, sl};
+            Value dense =
+                sm.madd(sm.madd(batch, pk.sizes[kM], row), pk.sizes[kN], col);
+            storeLanes(sb, sl, values, pk.c,
+                       sm.madd(range, resultElements, dense));
+            sb.create<scf::YieldOp>(sl);
+          });
+        };
         for (int64_t i = 0; i < s.threadM; ++i) {
           Value row = tm.add(
               m0, tm.add(tm.mul(tRow, v), tm.c((i / v) * spacingM + i % v)));
@@ -351,7 +389,10 @@ void cuda::buildSimtProduct(ProductKernel &pk, const TiledProductSchedule &s,
               SmallVector<Value> values;
               for (int64_t e = l; e < (together ? v : l + 1); ++e)
                 values.push_back(kLoop.getResult(i * s.threadN + g * v + e));
-              pk.store(tb, tl, batch, row, col, values);
+              if (split)
+                storePartial(row, col, values);
+              else
+                pk.store(tb, tl, batch, row, col, values);
             }
         }
         tb.create<scf::YieldOp>(tl);

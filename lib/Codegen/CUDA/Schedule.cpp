@@ -108,6 +108,25 @@ static constexpr int64_t kSplitMinThreadElements = 16;
 static constexpr int64_t kSplitKBlocksPerMultiprocessor = 2;
 static constexpr int64_t kSplitKMinTiles = 8;
 static constexpr int64_t kMaxSplitK = 16;
+// The SIMT kernel's ranges are at least as long in K (32 of its K tiles
+// of 8): each block's two-stage loop runs long enough to hide its loads.
+static constexpr int64_t kSimtSplitKMinK = 256;
+
+/// The ranges a split K cuts `kTiles` K tiles into, for products of
+/// `blocks` blocks: as many as bring them to kSplitKBlocksPerMultiprocessor
+/// a multiprocessor of `target`, each at least `minTiles` K tiles, at most
+/// kMaxSplitK; then as many as whole ranges of the same length make (none
+/// empty). 1: K is not split.
+static int64_t staticSplitK(int64_t blocks, int64_t kTiles, int64_t minTiles,
+                            const GpuTarget &target) {
+  int64_t wanted = kSplitKBlocksPerMultiprocessor * target.multiprocessors;
+  int64_t splits =
+      std::min({(wanted + blocks - 1) / blocks, kTiles / minTiles, kMaxSplitK});
+  if (splits <= 1)
+    return 1;
+  int64_t perSplit = (kTiles + splits - 1) / splits;
+  return (kTiles + perSplit - 1) / perSplit;
+}
 
 /// The widest power-of-two vector of `elementType` that fits in one access
 /// and divides `cols`.
@@ -1053,21 +1072,13 @@ TiledProductSchedule cuda::selectTiledProductSchedule(const ProductShape &p,
         s.smallTileBelow = target.multiprocessors;
       }
     } else if (!large && batch * m * n > 0) {
-      int64_t blocks = batch * tiles(m, 64) * tiles(n, 64);
-      int64_t wanted = kSplitKBlocksPerMultiprocessor * target.multiprocessors;
-      int64_t kTiles = (k + s.tileK - 1) / s.tileK;
-      int64_t splits = std::min({(wanted + blocks - 1) / blocks,
-                                 kTiles / kSplitKMinTiles, kMaxSplitK});
-      if (splits > 1) {
-        // As many ranges as whole ranges of the same length make: none
-        // empty.
-        int64_t perSplit = (kTiles + splits - 1) / splits;
-        s.splitK = (kTiles + perSplit - 1) / perSplit;
-        // Each thread sums neighbouring columns where they are
-        // consecutive in the result.
+      s.splitK = staticSplitK(batch * tiles(m, 64) * tiles(n, 64),
+                              tiles(k, s.tileK), kSplitKMinTiles, target);
+      // Each thread sums neighbouring columns where they are consecutive
+      // in the result.
+      if (s.splitK > 1)
         s.finish = selectPointwiseSchedule(p.consecutiveColumns ? n : 1,
                                            p.resultType, target);
-      }
     }
     return s;
   }
@@ -1077,15 +1088,28 @@ TiledProductSchedule cuda::selectTiledProductSchedule(const ProductShape &p,
   // 4 x 4); 32 x 32 of 2 x 2 for results of 32 rows or columns or fewer,
   // which a larger tile would leave mostly idle; else 64 x 64 of 4 x 4.
   s.tileK = 8;
+  bool f64 = elementType.isF64() || p.resultType.isF64();
   auto small = [](int64_t d) { return d != ShapedType::kDynamic && d <= 32; };
   if (small(m) || small(n)) {
     s.tileM = s.tileN = 32;
     s.threadM = s.threadN = 2;
-  } else if (!elementType.isF64() && !p.resultType.isF64() &&
-             tiles(batch, 1) * tiles(m, 128) * tiles(n, 128) >=
-                 target.multiprocessors) {
+  } else if (!f64 && tiles(batch, 1) * tiles(m, 128) * tiles(n, 128) >=
+                         target.multiprocessors) {
     s.tileM = s.tileN = 128;
     s.threadM = s.threadN = 8;
+  }
+  // Few tiles over a long K (f32 inference on the FMA units: a few hundred
+  // tokens through a wide layer) split K as the tensor-core kernel does,
+  // where the partial sums are f32.
+  bool known = !ShapedType::isDynamic(batch) && !ShapedType::isDynamic(m) &&
+               !ShapedType::isDynamic(n) && !ShapedType::isDynamic(k);
+  if (known && !f64 && s.tileM < 128 && batch * m * n > 0) {
+    s.splitK =
+        staticSplitK(batch * tiles(m, s.tileM) * tiles(n, s.tileN),
+                     tiles(k, s.tileK), kSimtSplitKMinK / s.tileK, target);
+    if (s.splitK > 1)
+      s.finish = selectPointwiseSchedule(p.consecutiveColumns ? n : 1,
+                                         p.resultType, target);
   }
   return s;
 }

@@ -590,20 +590,20 @@ cuda::parseTiledProductSchedule(llvm::StringRef text, std::string &error) {
       [&](llvm::StringRef key) {
         auto fields = llvm::StringSwitch<int64_t *>(key)
                           .Case("tile-group-rows", &s.tileGroupRows)
+                          .Case("split-k", &s.splitK)
+                          .Case("finish-block", &s.finish.blockSize)
+                          .Case("finish-vector", &s.finish.vectorWidth)
+                          .Case("finish-min-blocks-per-sm",
+                                &s.finish.minBlocksPerMultiprocessor)
                           .Default(nullptr);
         if (fields || !tensorCore)
           return fields;
         return llvm::StringSwitch<int64_t *>(key)
             .Case("stages", &s.stages)
-            .Case("split-k", &s.splitK)
             .Case("split-k-max", &s.splitKMax)
             .Case("split-k-blocks", &s.splitKBlocks)
             .Case("split-k-min-tiles", &s.splitKMinTiles)
             .Case("small-tile-below", &s.smallTileBelow)
-            .Case("finish-block", &s.finish.blockSize)
-            .Case("finish-vector", &s.finish.vectorWidth)
-            .Case("finish-min-blocks-per-sm",
-                  &s.finish.minBlocksPerMultiprocessor)
             .Default(nullptr);
       },
       error);
@@ -654,9 +654,13 @@ std::string cuda::checkTiledProductSchedule(const TiledProductSchedule &s,
   };
   if (s.tileGroupRows < 1)
     return "tile-group-rows=0";
-  if (s.splitK < 1 || (s.splitK > 1 && s.kind != Kind::TensorCore))
+  // The SIMT kernel's partial sums are in its accumulation type: f32 (the
+  // finish reads them 16 bytes at a time as f32).
+  if (s.splitK < 1 ||
+      (s.splitK > 1 && s.kind != Kind::TensorCore &&
+       (bytesOf(p.elementType) > 4 || bytesOf(p.resultType) > 4)))
     return "split-k=" + count(s.splitK) +
-           " (only the tensor-core kernel splits K)";
+           " (at least 1; the SIMT kernel splits K of f32 sums only)";
   if (s.splitKMax > 0 &&
       (s.splitK > 1 || s.splitKBlocks < 1 || s.splitKMinTiles < 1))
     return "a split of K at launch (split-k-max) with split-k=" +

@@ -282,10 +282,11 @@ func.func @small_tile_text(%a: tensor<?x64xf16>, %b: tensor<64x64xf16>) -> tenso
 
 // -----
 
-func.func @simt_split_k(%a: tensor<64x64xf32>) -> tensor<64x64xf32> {
-  // expected-error @+1 {{unknown word 'split-k=2' in the schedule}}
-  %c = nf.matmul %a, %a {nf.gpu_schedule = "tiled-product tile=64x64x8 thread=4x4 split-k=2"} : tensor<64x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
-  return %c : tensor<64x64xf32>
+// The SIMT kernel splits K of f32 sums only (the finish reads f32).
+func.func @simt_split_k_f64(%a: tensor<64x64xf64>) -> tensor<64x64xf64> {
+  // expected-error @+1 {{split-k=2 (at least 1; the SIMT kernel splits K of f32 sums only)}}
+  %c = nf.matmul %a, %a {nf.gpu_schedule = "tiled-product tile=64x64x8 thread=4x4 split-k=2 finish-block=256 finish-vector=2 finish-min-blocks-per-sm=4"} : tensor<64x64xf64>, tensor<64x64xf64> -> tensor<64x64xf64>
+  return %c : tensor<64x64xf64>
 }
 
 // -----

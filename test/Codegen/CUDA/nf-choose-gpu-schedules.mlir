@@ -146,7 +146,8 @@ func.func @group_grads(%dy: tensor<2x16x16x320xf32>, %x: tensor<2x16x16x320xf32>
 // Matrix products: tensor cores where they take the operands, in 128 x 128
 // tiles for a product of a wave of them and split K for few tiles over a
 // long K (256 tokens through a wide layer: 5 ranges on 132 SMs, 4 on 108);
-// the SIMT kernel for f32 (unless tf32 is allowed) and before sm_80. In an
+// the SIMT kernel for f32 (unless tf32 is allowed) and before sm_80, which
+// splits K too (2 ranges on an sm_75's 40 SMs). In an
 // nf.fused group the producer carries it. A hand-written schedule (the
 // SIMT kernel in 64 x 128 tiles where the layer gives tensor cores) is
 // followed.
@@ -157,7 +158,7 @@ func.func @group_grads(%dy: tensor<2x16x16x320xf32>, %x: tensor<2x16x16x320xf32>
 // CHECK: nf.matmul {{.+}} {nf.gpu_schedule = "tiled-product tile=64x128x16 thread=4x8"}
 // SM90: nf.matmul {{.+}} {nf.gpu_schedule = "tensor-core-product tile=64x64x32 warps=2x2 stages=3 split-k=5 finish-block=256 finish-vector=8 finish-min-blocks-per-sm=4"}
 // SM80: nf.matmul {{.+}} {nf.gpu_schedule = "tensor-core-product tile=64x64x32 warps=2x2 stages=3 split-k=4 finish-block=256 finish-vector=8 finish-min-blocks-per-sm=4"}
-// SM75: nf.matmul {{.+}} {nf.gpu_schedule = "tiled-product tile=64x64x8 thread=4x4"}
+// SM75: nf.matmul {{.+}} {nf.gpu_schedule = "tiled-product tile=64x64x8 thread=4x4 split-k=2 finish-block=256 finish-vector=8 finish-min-blocks-per-sm=4"}
 // SM90: nf.conv2d {{.+}} nf.gpu_schedule = "tiled-product tile=128x128x8 thread=8x8"
 // TF32: nf.conv2d {{.+}} nf.gpu_schedule = "tensor-core-product tile=128x64x32 warps=2x2 stages=3 tf32"
 // CHECK: nf.fused

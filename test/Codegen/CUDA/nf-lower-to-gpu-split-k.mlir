@@ -37,6 +37,22 @@ func.func @short_k(%a: tensor<512x256xf16>, %b: tensor<256x960xf16>) -> tensor<5
   return %p : tensor<512x960xf16>
 }
 
+// f32 on the SIMT kernel splits K the same way, each range at least 256
+// of K (32 K tiles of 8): 256 x 1024 is 64 tiles of 64 x 64, K = 8192 is
+// 1024 K tiles; 264 blocks wanted: 5 ranges of 205 K tiles, 320 blocks.
+// Each block loops over its range (the last one to the end of K), and its
+// thread's sums go, as they are, to the range's slice, 16 bytes at a time;
+// the ReLU is the finish's.
+// CHECK-LABEL: func.func @few_tiles_f32
+// CHECK: memref.alloc() : memref<1310720xf32>
+// CHECK: gpu.launch_func @nf_kernels::@few_tiles_f32_matmul_epilogue blocks in (%c320,
+// CHECK: gpu.launch_func @nf_kernels::@few_tiles_f32_matmul_epilogue_split_sum
+func.func @few_tiles_f32(%a: tensor<256x8192xf32>, %b: tensor<8192x1024xf32>) -> tensor<256x1024xf32> {
+  %p = nf.matmul %a, %b : tensor<256x8192xf32>, tensor<8192x1024xf32> -> tensor<256x1024xf32>
+  %q = nf.relu %p : tensor<256x1024xf32>
+  return %q : tensor<256x1024xf32>
+}
+
 // The partial sums: a lane's two columns as one 8-byte store into slice
 // (range) of [ranges][M][N].
 // CHECK-LABEL: gpu.func @few_tiles_matmul_epilogue(
@@ -64,6 +80,22 @@ func.func @short_k(%a: tensor<512x256xf16>, %b: tensor<256x960xf16>) -> tensor<5
 // CHECK: vector.load {{.+}} : memref<?xf16>, vector<8xf16>
 // CHECK-COUNT-8: arith.addf
 // CHECK: vector.store {{.+}} : memref<?xf16>, vector<8xf16>
+
+// The f32 product kernel and its finish.
+// CHECK-LABEL: gpu.func @few_tiles_f32_matmul_epilogue(
+// CHECK-SAME: nf.schedule = "tiled-product tile=64x64x8 thread=4x4 split-k=5 finish-block=256 finish-vector=4 finish-min-blocks-per-sm=4"
+// CHECK: %[[PER:.+]] = arith.constant 205 : index
+// CHECK: scf.for %[[U:.+]] = %block_id_x to %{{.+}} step %grid_dim_x
+// CHECK: %[[RANGE:.+]] = arith.divui %[[U]]
+// CHECK: %[[BEGIN:.+]] = arith.muli %[[RANGE]], %[[PER]]
+// CHECK: %[[END:.+]] = arith.minui %{{.+}}, %c1024
+// CHECK: scf.for %{{.+}} = %[[BEGIN]] to %[[END]] step
+// CHECK-NOT: arith.maximumf
+// CHECK: vector.store {{.+}} : memref<?xf32>, vector<4xf32>
+// CHECK: gpu.return
+// CHECK-LABEL: gpu.func @few_tiles_f32_matmul_epilogue_split_sum(
+// CHECK-SAME: nf.schedule = "split-k-sum splits=5 grid-stride block=256 vector=4 min-blocks-per-sm=4"
+// CHECK: arith.maximumf
 
 // Tokens and K known only at launch: two product kernels, on 128 x 64
 // tiles and on 64 x 64, and the one that runs is chosen then: the large

@@ -63,12 +63,12 @@ func.func @mm_batch8(%a: tensor<8x512x512xbf16>, %b: tensor<8x512x512xbf16>) -> 
 
 // 256 tokens through a wide layer: 64 tiles of 64, K split to fill twice
 // the SMs (264 / 64 -> 5 splits, 228 / 64 and 216 / 64 -> 4); no tensor
-// cores on sm_75.
+// cores on sm_75, whose SIMT kernel splits K too (80 / 64 -> 2).
 // CHECK-LABEL: gpu.func @mm_few_matmul(
 // SXM-SAME: nf.schedule = "tensor-core-product tile=64x64x32 warps=2x2 stages=3 split-k=5 finish-block=256 finish-vector=8 finish-min-blocks-per-sm=4"
 // PCIE-SAME: nf.schedule = "tensor-core-product tile=64x64x32 warps=2x2 stages=3 split-k=4 finish-block=256 finish-vector=8 finish-min-blocks-per-sm=4"
 // A100-SAME: nf.schedule = "tensor-core-product tile=64x64x32 warps=2x2 stages=3 split-k=4 finish-block=256 finish-vector=8 finish-min-blocks-per-sm=4"
-// T4-SAME: nf.schedule = "tiled-product tile=64x64x8 thread=4x4"
+// T4-SAME: nf.schedule = "tiled-product tile=64x64x8 thread=4x4 split-k=2 finish-block=256 finish-vector=8 finish-min-blocks-per-sm=4"
 func.func @mm_few(%a: tensor<256x8192xf16>, %b: tensor<8192x1024xf16>) -> tensor<256x1024xf16> {
   %c = nf.matmul %a, %b : tensor<256x8192xf16>, tensor<8192x1024xf16> -> tensor<256x1024xf16>
   return %c : tensor<256x1024xf16>
