@@ -64,7 +64,10 @@ struct SimCompileOptions {
   /// nf_cuda_sim.h. Empty: $NF_SIM_HEADER, else the NF_CUDA_SIM_HEADER macro
   /// this library was built with.
   std::string headerPath;
-  std::string optLevel = "-O1";
+  /// The optimization flag. Empty: $NF_SIM_OPT (-O0 to -O3; -O0 compiles
+  /// about three times faster and runs slower: for many small modules),
+  /// else -O1.
+  std::string optLevel;
   /// Added after the standard flags (e.g. "-Wall", "-Werror").
   std::vector<std::string> extraFlags;
   /// Keeps the temporary directory (its path is then in `keptDir`).

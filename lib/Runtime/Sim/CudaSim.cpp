@@ -177,6 +177,18 @@ SimModule::compile(const std::string &cudaSource, std::string &error,
   if (argv.empty())
     argv = {NF_SIM_DEFAULT_CXX};
 
+  std::string optLevel = options.optLevel;
+  if (optLevel.empty())
+    optLevel = getEnv("NF_SIM_OPT");
+  if (optLevel.empty())
+    optLevel = "-O1";
+  if (optLevel.size() != 3 || optLevel.compare(0, 2, "-O") != 0 ||
+      optLevel[2] < '0' || optLevel[2] > '3') {
+    error = "the simulator's optimization level is '" + optLevel +
+            "' (-O0, -O1, -O2 or -O3; $NF_SIM_OPT)";
+    return nullptr;
+  }
+
   std::string tmp = getEnv("TMPDIR");
   std::string pattern = (tmp.empty() ? "/tmp" : tmp) + "/nf-sim-XXXXXX";
   std::vector<char> buf(pattern.begin(), pattern.end());
@@ -197,8 +209,8 @@ SimModule::compile(const std::string &cudaSource, std::string &error,
   }
 
   bool gcc = isGcc(argv, dir);
-  for (const char *flag : {"-std=c++17", options.optLevel.c_str(), "-g0",
-                           "-fPIC", "-shared", "-DNF_CUDA_SIM", "-include"})
+  for (const char *flag : {"-std=c++17", optLevel.c_str(), "-g0", "-fPIC",
+                           "-shared", "-DNF_CUDA_SIM", "-include"})
     argv.push_back(flag);
   argv.push_back(header);
   if (gcc)

@@ -1024,6 +1024,30 @@ void testCompileError() {
         "compile error is reported", error.substr(0, 200));
 }
 
+void testOptimizationLevel() {
+  const char *kernel = "extern \"C\" __global__ void k() {}\n";
+  std::string error;
+  // -O0 from $NF_SIM_OPT compiles; a level that is not one is refused
+  // before the compiler runs.
+  ::setenv("NF_SIM_OPT", "-O0", 1);
+  auto m = SimModule::compile(kernel, error, compileOptions);
+  check(m != nullptr, "NF_SIM_OPT=-O0 compiles", error);
+  ::setenv("NF_SIM_OPT", "-Ofast", 1);
+  error.clear();
+  m = SimModule::compile(kernel, error, compileOptions);
+  check(!m && error == "the simulator's optimization level is '-Ofast' (-O0, "
+                       "-O1, -O2 or -O3; $NF_SIM_OPT)",
+        "an unknown NF_SIM_OPT is an error", error);
+  // The options' own level comes first.
+  SimCompileOptions options = compileOptions;
+  options.optLevel = "-O2";
+  error.clear();
+  m = SimModule::compile(kernel, error, options);
+  check(m != nullptr, "SimCompileOptions::optLevel overrides NF_SIM_OPT",
+        error);
+  ::unsetenv("NF_SIM_OPT");
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -1049,6 +1073,7 @@ int main(int argc, char **argv) {
   testClusters();
   testGridBarrier();
   testCompileError();
+  testOptimizationLevel();
   std::printf("%s: %d failure(s)\n", numFailures ? "FAILED" : "OK",
               numFailures);
   return numFailures ? 1 : 0;
