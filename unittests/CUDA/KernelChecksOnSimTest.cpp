@@ -391,13 +391,14 @@ struct GroupNormGradCall {
   Buffer dy, x, mean, rstd, scale, dx, dscale, dbias;
 };
 
-// 2 images of 64 positions of 16 f32 channels in 4 groups: the sums kernel
-// has 4 threads of float4 a position and 64 positions a block, so a block
-// per image; dx is elementwise in float4s, a group's 4 channels a vector.
+// The four kernels (forced: the one kernel is below). 2 images of 64
+// positions of 16 f32 channels in 4 groups: the sums kernel has 4 threads
+// of float4 a position and 64 positions a block, so a block per image; dx
+// is elementwise in float4s, a group's 4 channels a vector.
 TEST(GroupNormGradTrafficTest, ReadsDyAndXTwiceAndWritesDxOnce) {
   const int64_t n = 2, hw = 64, c = 16, groups = 4, threads = 256;
   GroupNormGradCall call(n, hw, c, groups);
-  auto kernel = compileForSim(call.ir(), "g");
+  auto kernel = compileForSim(call.ir(), "g", "channels-last-groups");
   ASSERT_TRUE(kernel);
   std::vector<SimStats> traffic;
   ASSERT_EQ(errorText(call.run(*kernel, SimOrder::Forward, &traffic)), "");
@@ -424,17 +425,18 @@ TEST(GroupNormGradTrafficTest, ReadsDyAndXTwiceAndWritesDxOnce) {
   EXPECT_EQ(traffic[3].bytesStored, tensor);
 }
 
-// One image of 300 positions of 40 f32 channels: the sums kernel cuts it
-// into 19 parts (16 positions a block), and the totals kernel adds each
-// channel's 19 parts in 8 warps, runs of 4 parts (the last run 3), two
-// runs of 32 channels of which 8 are past the end. Each partial sum is
-// read once, every (channel, sum) total written once; the result is
-// float64's and the same bits whatever order the threads run in.
+// The four kernels (forced). One image of 300 positions of 40 f32
+// channels: the sums kernel cuts it into 19 parts (16 positions a block),
+// and the totals kernel adds each channel's 19 parts in 8 warps, runs of 4
+// parts (the last run 3), two runs of 32 channels of which 8 are past the
+// end. Each partial sum is read once, every (channel, sum) total written
+// once; the result is float64's and the same bits whatever order the
+// threads run in.
 TEST(GroupNormGradTrafficTest, ManyPartsAreAddedByManyWarpsOnce) {
   const int64_t n = 1, hw = 300, c = 40, groups = 4, parts = 19;
   GroupNormGradCall forward(n, hw, c, groups), reverse(n, hw, c, groups),
       shuffled(n, hw, c, groups);
-  auto kernel = compileForSim(forward.ir(), "g");
+  auto kernel = compileForSim(forward.ir(), "g", "channels-last-groups");
   ASSERT_TRUE(kernel);
   std::vector<SimStats> traffic;
   ASSERT_EQ(errorText(forward.run(*kernel, SimOrder::Forward, &traffic)), "");
@@ -447,6 +449,95 @@ TEST(GroupNormGradTrafficTest, ManyPartsAreAddedByManyWarpsOnce) {
   ASSERT_EQ(errorText(reverse.run(*kernel, SimOrder::Reverse)), "");
   ASSERT_EQ(errorText(shuffled.run(*kernel, SimOrder::Shuffle)), "");
   expectSameGradientBits(forward, {&reverse, &shuffled});
+}
+
+// The one kernel, where the device holds its grid (the simulator holds
+// the 2 blocks): 2 images of 64 positions of 16 f32 channels in 4 groups,
+// a block of 4 float4 threads x 64 positions per image. One launch: dy and
+// x read twice, the two partial sums of each (block, channel) written and
+// read once, each (image, channel)'s two totals written once and read by
+// its group's thread, dscale, dbias and dx written once. Each thread
+// loads its group's mean and rstd (its 4 channels are one group) before
+// each sweep and its 4 scales before the second; a group's thread its 4
+// channels' scales.
+TEST(GroupNormGradOneKernelTest, OneLaunchReadsDyAndXTwiceAndItsSumsOnce) {
+  const int64_t n = 2, hw = 64, c = 16, groups = 4, threads = 256;
+  GroupNormGradCall call(n, hw, c, groups);
+  auto kernel = compileForSim(call.ir(), "g");
+  ASSERT_TRUE(kernel);
+  std::vector<SimStats> traffic;
+  ASSERT_EQ(errorText(call.run(*kernel, SimOrder::Forward, &traffic)), "");
+  EXPECT_LE(call.error(), 1e-5);
+  ASSERT_EQ(traffic.size(), 1u);
+  uint64_t tensor = uint64_t(n * hw * c * 4);
+  uint64_t partials = uint64_t(n * 2 * c * 4), totals = partials;
+  uint64_t statistics = uint64_t(n * threads * 2 * 4 * 2);
+  uint64_t scales = uint64_t(n * threads * 4 * 4);
+  uint64_t groupSums = uint64_t(n * groups * (c / groups) * (2 + 1) * 4);
+  EXPECT_EQ(traffic[0].bytesLoaded,
+            4 * tensor + statistics + scales + partials + groupSums);
+  // (And the grid barrier's counter, 4 bytes a barrier as the simulator
+  // counts it.)
+  EXPECT_EQ(traffic[0].bytesStored,
+            tensor + partials + totals + 2 * c * 4 + 2 * 4);
+}
+
+// 300 positions of 40 f32 channels in 4 groups, 1 image: parts of 32
+// positions (10 blocks of 10 float4 threads x 32 positions, as many as
+// the simulator holds of 320 threads, 25, allow). Float64's result, and
+// the same bits in every thread order.
+TEST(GroupNormGradOneKernelTest, ThreadOrderDoesNotChangeTheResult) {
+  GroupNormGradCall forward(1, 300, 40, 4), reverse(1, 300, 40, 4),
+      shuffled(1, 300, 40, 4);
+  auto kernel = compileForSim(forward.ir(), "g");
+  ASSERT_TRUE(kernel);
+  std::vector<SimStats> traffic;
+  ASSERT_EQ(errorText(forward.run(*kernel, SimOrder::Forward, &traffic)), "");
+  ASSERT_EQ(traffic.size(), 1u);
+  EXPECT_EQ(traffic[0].blocks, 10u);
+  EXPECT_LE(forward.error(), 1e-5);
+  ASSERT_EQ(errorText(reverse.run(*kernel, SimOrder::Reverse)), "");
+  ASSERT_EQ(errorText(shuffled.run(*kernel, SimOrder::Shuffle)), "");
+  expectSameGradientBits(forward, {&reverse, &shuffled});
+}
+
+// 84 positions of 384 f32 channels in 32 groups, 1 image: blocks of 96
+// float4 threads x 2 positions, 42 of which the simulator holds, so 42
+// parts of 2 positions; each warp's lanes add an image's parts 32 apart,
+// so lanes 0 to 9 add two. Float64's result.
+TEST(GroupNormGradOneKernelTest, LanesAddEveryPartOfAnImageOfMoreThan32) {
+  GroupNormGradCall call(1, 84, 384, 32);
+  auto kernel = compileForSim(call.ir(), "g");
+  ASSERT_TRUE(kernel);
+  std::vector<SimStats> traffic;
+  ASSERT_EQ(errorText(call.run(*kernel, SimOrder::Forward, &traffic)), "");
+  ASSERT_EQ(traffic.size(), 1u);
+  EXPECT_EQ(traffic[0].blocks, 42u);
+  EXPECT_LE(call.error(), 1e-5);
+}
+
+// 3 images of 50 positions of 24 f32 channels: blocks of 6 float4 threads
+// x 48 positions, of which the simulator holds 28, so 9 parts an image are
+// wanted, each whole sweeps of 48 positions: 2 parts an image. Where the
+// device holds fewer blocks than the images (here 1 for 3), the four
+// kernels run instead, from the same lowering; both give float64's
+// result.
+TEST(GroupNormGradOneKernelTest, FourKernelsWhereTheDeviceHoldsTooFewBlocks) {
+  GroupNormGradCall one(3, 50, 24, 6), four(3, 50, 24, 6);
+  auto kernel = compileForSim(one.ir(), "g");
+  ASSERT_TRUE(kernel);
+  std::vector<SimStats> traffic;
+  ASSERT_EQ(errorText(one.run(*kernel, SimOrder::Forward, &traffic)), "");
+  ASSERT_EQ(traffic.size(), 1u);
+  EXPECT_EQ(traffic[0].blocks, 6u);
+  EXPECT_LE(one.error(), 1e-5);
+  auto fewer = kernel->withResidency(
+      [](const normfuse::runtime::Residency &) { return int64_t(1); });
+  ASSERT_TRUE(bool(fewer)) << llvm::toString(fewer.takeError());
+  traffic.clear();
+  ASSERT_EQ(errorText(four.run(**fewer, SimOrder::Forward, &traffic)), "");
+  EXPECT_EQ(traffic.size(), 4u);
+  EXPECT_LE(four.error(), 1e-5);
 }
 
 TEST(SimulatorOrderTest, ThreadOrderDoesNotChangeAGroupNormGradient) {
@@ -683,7 +774,10 @@ TEST(FinishingKernelTest, NoThreadWalksThePartsAlone) {
   };
   for (const Case &cs : cases) {
     SCOPED_TRACE(cs.fn);
-    auto kernel = compileForSim(cs.ir, cs.fn);
+    // (The group norm gradient's four kernels: its one kernel is not a
+    // finishing kernel.)
+    auto kernel = compileForSim(
+        cs.ir, cs.fn, cs.fn == "gg" ? "channels-last-groups" : "auto");
     ASSERT_TRUE(kernel);
     std::vector<Buffer> in, out;
     for (const auto &s : cs.in)

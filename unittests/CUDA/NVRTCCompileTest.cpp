@@ -595,7 +595,8 @@ TEST(NVRTCResourceTest, NoKernelSpillsAtSm90) {
   // K: two kernels; f64 sums are not split), and per layout the fused
   // conv2d and the two gradients (f16 and bf16 NCHW conv2d: two
   // channels-last copies before it; their NCHW filter gradient: one, of x).
-  // Group and instance norm gradients: four kernels each x 4 dtypes. Dynamic
+  // Group and instance norm gradients: four kernels each, and the NHWC
+  // group norm gradient's one kernel, x 4 dtypes. Dynamic
   // shapes: the group norm (two), the instance norm gradient (four),
   // batch_norm_training (three), batch_norm_grad (four), bias_add_grad (three),
   // matmul and conv2d (three each: K split at launch, the product on large
@@ -610,8 +611,8 @@ TEST(NVRTCResourceTest, NoKernelSpillsAtSm90) {
   EXPECT_EQ(kernels, 2 * (3 * 4 * 2 + 4 * 2 * 2) + (2 + 2 + 3 + 3 + 3) * 4 * 2 +
                          11 * 4 + (3 * 4 + 2) + (2 + 1 + 1) * 4 +
                          (3 + 4 + 3) * 2 * 4 + (3 + 3 * 2) * 4 + 2 * 2 + 2 + 3 +
-                         2 * 4 * 4 + (2 + 4 + 3 + 4 + 3 + 2 * 3) + 4 * 4 + 1 +
-                         3 * 4 + 4 * 4 + 3 * 2 + 1 + 2 +
+                         (2 * 4 + 1) * 4 + (2 + 4 + 3 + 4 + 3 + 2 * 3) + 4 * 4 +
+                         1 + 3 * 4 + 4 * 4 + 3 * 2 + 1 + 2 +
                          (2 + 3 + 1 + 1 + 1 + 1));
 }
 

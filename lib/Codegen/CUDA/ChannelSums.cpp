@@ -615,6 +615,8 @@ PartialSums cuda::emitPartialChannelSums(
     bindResidentBlocks(resident, kernel.func, target);
   Value grid = im.product(im.product(d.images, p.parts),
                           p.channelsLast ? one : d.channels);
+  if (cs.gridFactor)
+    grid = im.product(grid, cs.gridFactor);
   // Launched where there are parts: where the tensor is not empty.
   launchUnlessEmpty(b, loc, kernel, grid, s.blockSize(), args,
                     im.product(im.product(d.images, p.count),
@@ -706,7 +708,11 @@ void cuda::emitColumnTotals(OpBuilder &b, Location loc, ModuleOp module,
       tb.create<scf::YieldOp>(tl);
     });
   }
-  launchUnlessEmpty(b, loc, k, im.product(t.images, runs), s.blockSize(), args);
+  // (Launched where the unscaled grid is not empty: a launch plan takes
+  // no condition from what the device holds.)
+  Value work = im.product(t.images, runs);
+  Value grid = t.gridFactor ? im.product(work, t.gridFactor) : work;
+  launchUnlessEmpty(b, loc, k, grid, s.blockSize(), args, work);
 }
 
 Value cuda::emitPartialTotals(OpBuilder &b, Operation *op, llvm::StringRef what,
@@ -722,6 +728,7 @@ Value cuda::emitPartialTotals(OpBuilder &b, Operation *op, llvm::StringRef what,
   t.parts = p.parts;
   t.numSums = cs.numSums;
   t.acc = cs.acc;
+  t.gridFactor = cs.gridFactor;
   t.inputs = {p.buffer};
   t.outputs = {allocTemporary(
       b, loc, im.product(im.product(d.images, im.c(cs.numSums)), d.channels),

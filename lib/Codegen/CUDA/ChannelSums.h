@@ -75,6 +75,10 @@ struct ChannelSums {
   /// The mean is written as its distance from a pivot, the channel's first
   /// value, written too. Never E[x^2] - E[x]^2.
   bool moments = false;
+  /// Where set, a host index value (0 or 1) the grids of the partial
+  /// sums' and totals' kernels are multiplied by: 0 where another kernel
+  /// does their work (the group norm gradient's one kernel).
+  Value gridFactor;
 };
 
 /// The reduction of `tensor` (its buffer) in `layout`, with `numSums`
@@ -156,6 +160,8 @@ struct ColumnTotals {
   /// count, a mean and an M2 by Chan's formula) rather than sums; zeros
   /// (an absent part) must leave a tuple as it is.
   TupleCombineFn combine;
+  /// Where set, a host index value (0 or 1) the grid is multiplied by.
+  Value gridFactor;
 };
 
 /// Launches kernel `name` adding up `t` (PartialTotalsSchedule: a lane per

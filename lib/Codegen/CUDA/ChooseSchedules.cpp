@@ -458,7 +458,7 @@ LogicalResult cuda::chooseGpuSchedules(Operation *root,
           [&] {
             GroupNormGradSchedule s = selectGroupNormGradSchedule(
                 f->images, f->channels, f->spatial, channelsLast, f->element,
-                options.target);
+                options.target, options.rowNorm);
             s.sums.totals = totalsFor(
                 plannedChannelParts(f->type, f->layout, /*perImage=*/true,
                                     s.sums, op->getLoc()),
@@ -468,7 +468,11 @@ LogicalResult cuda::chooseGpuSchedules(Operation *root,
           [](const GroupNormGradSchedule &a, const GroupNormGradSchedule &b) {
             return samePointwiseSchedule(a.dx, b.dx) &&
                    sameChannelSchedule(a.sums, b.sums) &&
-                   a.finishBlockSize == b.finishBlockSize;
+                   a.finishBlockSize == b.finishBlockSize &&
+                   a.oneKernel.threadsPerRow == b.oneKernel.threadsPerRow &&
+                   a.oneKernel.rowsPerBlock == b.oneKernel.rowsPerBlock &&
+                   a.oneKernel.vectorWidth == b.oneKernel.vectorWidth &&
+                   a.oneKernel.minPart == b.oneKernel.minPart;
           });
       return;
     }

@@ -182,6 +182,11 @@ Value cuda::flatten(OpBuilder &b, Location loc, Value buffer) {
   return flat;
 }
 
+Value cuda::indexToFloat(OpBuilder &b, Location loc, Value v, Type type) {
+  return b.create<arith::UIToFPOp>(
+      loc, type, b.create<arith::IndexCastUIOp>(loc, b.getI64Type(), v));
+}
+
 Value cuda::allocTemporary(OpBuilder &b, Location loc, Value count,
                            Type element) {
   if (std::optional<int64_t> n = getConstantIntValue(count))

@@ -157,6 +157,9 @@ struct IndexMath {
 /// The constant `v` holds, or ShapedType::kDynamic.
 int64_t constantOr(Value v);
 
+/// The index value `v` (unsigned) as a float of type `type`.
+Value indexToFloat(OpBuilder &b, Location loc, Value v, Type type);
+
 /// Loads `width` consecutive elements at `offset` of the flat buffer (one
 /// vector.load when width > 1) and extends each to `acc`.
 SmallVector<Value> loadLanes(OpBuilder &b, Location loc, Value buffer,

@@ -26,6 +26,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ChannelSums.h"
+#include "GroupNormGradOneKernel.h"
 #include "KernelBuilder.h"
 #include "LowerToGPU.h"
 #include "normfuse/Codegen/Common/ActivationMath.h"
@@ -143,6 +144,32 @@ LogicalResult lowerGroupNormGrad(RewriterBase &rewriter, GradOp op,
                   ix.div(channel, k.size(ib, il, g.perGroup)));
   };
 
+  // One launch where the device holds its grid (NHWC of a known channel
+  // count): the kernels below get grids of 0 blocks then.
+  Value fourKernels;
+  if (s.oneKernel.threadsPerRow && cs.dims.channelsLast() &&
+      constantOr(g.groups) > 0) {
+    GroupNormGradBuffers in;
+    in.dy = dy;
+    in.x = x;
+    in.mean = mean;
+    in.rstd = rstd;
+    in.scale = scale;
+    in.dx = dx;
+    in.dscale = dscale;
+    in.dbias = dbias;
+    in.images = g.n;
+    in.spatial = g.hw;
+    in.channels = constantOr(g.c);
+    in.groups = constantOr(g.groups);
+    in.acc = acc;
+    fourKernels = emitGroupNormGradOneKernel(b, loc, module, base, in,
+                                             s.oneKernel, options.target);
+    cs.gridFactor = fourKernels;
+  }
+  auto scaled = [&](Value grid) {
+    return fourKernels ? hm.product(grid, fourKernels) : grid;
+  };
   cs.inputs = {dy, x};
   cs.perChannel = {mean, rstd};
   cs.paramIndex = imageGroup;
@@ -371,13 +398,14 @@ LogicalResult lowerGroupNormGrad(RewriterBase &rewriter, GradOp op,
   }
 
   // The launches (the sums' is emitted above); none for an empty grid.
-  launchUnlessEmpty(b, loc, finish, hm.ceilDiv(finishItems, finishBlock),
-                    finishBlock, finishArgs);
-  launchUnlessEmpty(
-      b, loc, dxKernel,
-      b.createOrFold<arith::MinUIOp>(loc, hm.ceilDiv(g.total, block * vw),
-                                     hm.c(ps.maxBlocks)),
-      block, dxArgs);
+  // (Where the unscaled grids are not empty: a launch plan takes no
+  // condition from what the device holds.)
+  Value finishGrid = hm.ceilDiv(finishItems, finishBlock);
+  launchUnlessEmpty(b, loc, finish, scaled(finishGrid), finishBlock, finishArgs,
+                    finishGrid);
+  Value dxGrid = b.createOrFold<arith::MinUIOp>(
+      loc, hm.ceilDiv(g.total, block * vw), hm.c(ps.maxBlocks));
+  launchUnlessEmpty(b, loc, dxKernel, scaled(dxGrid), block, dxArgs, dxGrid);
   replace();
   return success();
 }

@@ -142,12 +142,6 @@ void emitGroupTotals(
       });
 }
 
-/// `v` as a float of type `acc`.
-Value indexToFloat(OpBuilder &b, Location loc, Value v, Type acc) {
-  return b.create<arith::UIToFPOp>(
-      loc, acc, b.create<arith::IndexCastUIOp>(loc, b.getI64Type(), v));
-}
-
 /// The slot of (image, part, group)'s mean in the partial moments (its M2
 /// follows).
 Value partialSlot(IndexMath &ix, const Geometry &g, Value image, Value parts,

@@ -41,11 +41,12 @@ static constexpr int64_t kMaxElementsPerThread = 32;
 /// (three values an element): 48 f32 registers of data, which leaves
 /// ptxas room for 2 blocks of 256 threads an SM without spills.
 static constexpr int64_t kParamsInRegistersMaxElements = 16;
-/// Threads a ChannelsLastGroups block aims at: as many positions as fit
-/// beside one position's channel vectors.
 /// Elements a thread of a warp or block row of a linalg reduction loads at
 /// once, at most (a 16-byte vector of f32).
 static constexpr int64_t kLinalgReductionMaxVector = 4;
+/// Threads a ChannelsLastGroups block (and a group norm gradient's one
+/// kernel) aims at: as many positions as fit beside one position's channel
+/// vectors.
 static constexpr int64_t kChannelsLastBlockThreads = 256;
 /// A group norm in NHWC goes across the channels (ChannelsLastGroups) where
 /// a group's run at a position is at most this many bytes (one sector) ...
@@ -879,17 +880,23 @@ PointwiseSchedule cuda::selectWindowCopySchedule(int64_t elements,
 }
 
 std::string GroupNormGradSchedule::str() const {
-  return sums.str() + " dx-block=" + std::to_string(dx.blockSize) +
-         " dx-vector=" + std::to_string(dx.vectorWidth) +
-         " dx-min-blocks-per-sm=" +
-         std::to_string(dx.minBlocksPerMultiprocessor) +
-         " finish-block=" + std::to_string(finishBlockSize);
+  auto n = [](int64_t v) { return std::to_string(v); };
+  std::string text =
+      sums.str() + " dx-block=" + n(dx.blockSize) +
+      " dx-vector=" + n(dx.vectorWidth) +
+      " dx-min-blocks-per-sm=" + n(dx.minBlocksPerMultiprocessor) +
+      " finish-block=" + n(finishBlockSize);
+  if (oneKernel.threadsPerRow)
+    text += " one-kernel-threads-per-row=" + n(oneKernel.threadsPerRow) +
+            " one-kernel-rows=" + n(oneKernel.rowsPerBlock) +
+            " one-kernel-vector=" + n(oneKernel.vectorWidth) +
+            " one-kernel-min-part=" + n(oneKernel.minPart);
+  return text;
 }
 
-GroupNormGradSchedule
-cuda::selectGroupNormGradSchedule(int64_t images, int64_t channels,
-                                  int64_t spatial, bool channelsLast,
-                                  Type elementType, const GpuTarget &target) {
+GroupNormGradSchedule cuda::selectGroupNormGradSchedule(
+    int64_t images, int64_t channels, int64_t spatial, bool channelsLast,
+    Type elementType, const GpuTarget &target, ForcedRowNormKind forced) {
   (void)images;
   GroupNormGradSchedule s;
   s.sums = selectChannelReductionSchedule(channels, spatial, channelsLast,
@@ -897,6 +904,28 @@ cuda::selectGroupNormGradSchedule(int64_t images, int64_t channels,
   s.dx = selectPointwiseSchedule(channelsLast ? channels : spatial, elementType,
                                  target);
   s.finishBlockSize = kChannelReductionBlockSize;
+  // One launch (NHWC of a known channel count): a position's channels in
+  // whole vectors across a block's threads, whole warps a block (its
+  // totals are a warp's), about kChannelsLastBlockThreads threads.
+  if (channelsLast && !ShapedType::isDynamic(channels) && channels > 0 &&
+      forced != ForcedRowNormKind::ChannelsLastGroups) {
+    int64_t vw = vectorWidthFor(channels, elementType);
+    int64_t perRow = channels / vw;
+    int64_t rows = llvm::alignTo(
+        std::max<int64_t>(1, kChannelsLastBlockThreads / perRow),
+        GpuTarget::kWarpSize / std::gcd(perRow, GpuTarget::kWarpSize));
+    if (perRow * rows <= GpuTarget::kMaxThreadsPerBlock) {
+      s.oneKernel.threadsPerRow = perRow;
+      s.oneKernel.rowsPerBlock = rows;
+      s.oneKernel.vectorWidth = vw;
+      // A part's partial sums (two per channel, of the accumulation type)
+      // at most half the bytes it reads of dy and x.
+      int64_t bytes =
+          std::max<int64_t>(1, elementType.getIntOrFloatBitWidth() / 8);
+      int64_t accBytes = bytes > 4 ? bytes : 4;
+      s.oneKernel.minPart = std::max<int64_t>(1, 2 * accBytes / bytes);
+    }
+  }
   return s;
 }
 

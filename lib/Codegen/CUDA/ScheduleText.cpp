@@ -457,7 +457,8 @@ cuda::parseGroupNormGradSchedule(llvm::StringRef text, std::string &error) {
   text.split(words, ' ', -1, /*KeepEmpty=*/false);
   std::string sums;
   for (llvm::StringRef word : words) {
-    if (word.starts_with("dx-") || word.starts_with("finish-"))
+    if (word.starts_with("dx-") || word.starts_with("finish-") ||
+        word.starts_with("one-kernel-"))
       own.push_back(word);
     else
       sums += (sums.empty() ? "" : " ") + word.str();
@@ -476,6 +477,10 @@ cuda::parseGroupNormGradSchedule(llvm::StringRef text, std::string &error) {
             .Case("dx-vector", &s.dx.vectorWidth)
             .Case("dx-min-blocks-per-sm", &s.dx.minBlocksPerMultiprocessor)
             .Case("finish-block", &s.finishBlockSize)
+            .Case("one-kernel-threads-per-row", &s.oneKernel.threadsPerRow)
+            .Case("one-kernel-rows", &s.oneKernel.rowsPerBlock)
+            .Case("one-kernel-vector", &s.oneKernel.vectorWidth)
+            .Case("one-kernel-min-part", &s.oneKernel.minPart)
             .Default(nullptr);
       },
       error);
@@ -514,6 +519,41 @@ std::string cuda::checkGroupNormGradSchedule(const GroupNormGradSchedule &s,
         threads * blocks > target.maxThreadsPerMultiprocessor)
       return std::string(what) + " blocks of " + count(threads) + " threads, " +
              count(blocks) + " an SM";
+  const GroupNormGradSchedule::OneKernel &one = s.oneKernel;
+  if (!one.threadsPerRow)
+    return "";
+  // One launch: a position's channels across a row of threads in whole
+  // vectors, whole warps a block.
+  int64_t ow = one.vectorWidth;
+  // (NCHW of one position is laid out as NHWC.)
+  if (ShapedType::isDynamic(channels) || !(nhwc || spatial == 1))
+    return "one-kernel-* words for " +
+           std::string(nhwc ? "an unknown channel count"
+                            : "NCHW (the one kernel is NHWC's)");
+  if (ow < 1 || !llvm::isPowerOf2_64(ow) ||
+      ow * bytes > GpuTarget::kMaxAccessBytes ||
+      one.threadsPerRow * ow != channels)
+    return "one-kernel rows of " + count(one.threadsPerRow) + " vectors of " +
+           count(ow) + " elements for " + count(channels) +
+           " channels (vectors of a power of two of at most 16 bytes, "
+           "covering the channels)";
+  int64_t threads = one.blockSize();
+  if (one.rowsPerBlock < 1 || threads > GpuTarget::kMaxThreadsPerBlock ||
+      threads % GpuTarget::kWarpSize != 0)
+    return "one-kernel blocks of " + count(one.threadsPerRow) + " x " +
+           count(one.rowsPerBlock) + " threads (whole warps, at most " +
+           count(GpuTarget::kMaxThreadsPerBlock) + ")";
+  if (one.minPart < 1)
+    return "one-kernel parts of at least " + count(one.minPart) +
+           " positions (at least 1)";
+  // Its workgroup memory: rows 1.. hand their two sums to row 0; two
+  // means per group (at most one group a channel).
+  int64_t accBytes = std::max<int64_t>(bytes, 4);
+  int64_t shared = one.rowsPerBlock * 2 * channels * accBytes;
+  if (shared > target.sharedBytesPerBlock)
+    return "one-kernel blocks of " + count(shared) +
+           " bytes of workgroup memory (a block has " +
+           count(target.sharedBytesPerBlock) + ")";
   return "";
 }
 

@@ -5,7 +5,7 @@
 // nothing then. sm_80: no clusters.
 // RUN: nf-opt %s --nf-choose-gpu-schedules=arch=sm_80 -split-input-file -verify-diagnostics
 // RUN: not nf-opt %s --nf-lower-to-gpu=arch=sm_80 -split-input-file 2>&1 | FileCheck %s
-// CHECK-COUNT-53: error: '{{[a-z]+}}.{{[a-z0-9_]+}}' op cannot run under the schedule
+// CHECK-COUNT-56: error: '{{[a-z]+}}.{{[a-z0-9_]+}}' op cannot run under the schedule
 
 func.func @unknown_kind(%x: tensor<4x1000xf32>) -> tensor<4x1000xf32> {
   // expected-error @+1 {{cannot run under the schedule 'fastest': unknown row-norm schedule kind 'fastest' (warp-rows, block-row-registers, block-row-streaming, split-row, channels-last-groups, cluster-row)}}
@@ -204,6 +204,30 @@ func.func @group_grad_dx_vector(%dy: tensor<2x4x4x6xf32>, %m: tensor<2x3xf32>) -
 func.func @group_grad_big_dx_blocks(%dy: tensor<2x4x4x6xf32>, %m: tensor<2x3xf32>) -> tensor<2x4x4x6xf32> {
   // expected-error @+1 {{dx blocks of 1024 threads, 4 an SM}}
   %dx, %ds, %db = nf.group_norm_grad %dy, %dy, %m, %m {layout = #nf.layout<nhwc>, num_groups = 3 : i64, nf.gpu_schedule = "channels-last threads-per-row=4 rows-per-block=64 vector=2 registers=1 max-blocks=8 dx-block=1024 dx-vector=2 dx-min-blocks-per-sm=4 finish-block=256"} : (tensor<2x4x4x6xf32>, tensor<2x4x4x6xf32>, tensor<2x3xf32>, tensor<2x3xf32>) -> (tensor<2x4x4x6xf32>, tensor<6xf32>, tensor<6xf32>)
+  return %dx : tensor<2x4x4x6xf32>
+}
+
+// -----
+
+func.func @group_grad_one_kernel_short_rows(%dy: tensor<2x4x4x6xf32>, %m: tensor<2x3xf32>) -> tensor<2x4x4x6xf32> {
+  // expected-error @+1 {{one-kernel rows of 2 vectors of 2 elements for 6 channels (vectors of a power of two of at most 16 bytes, covering the channels)}}
+  %dx, %ds, %db = nf.group_norm_grad %dy, %dy, %m, %m {layout = #nf.layout<nhwc>, num_groups = 3 : i64, nf.gpu_schedule = "channels-last threads-per-row=4 rows-per-block=64 vector=2 registers=1 max-blocks=8 dx-block=256 dx-vector=2 dx-min-blocks-per-sm=4 finish-block=256 one-kernel-threads-per-row=2 one-kernel-rows=16 one-kernel-vector=2 one-kernel-min-part=2"} : (tensor<2x4x4x6xf32>, tensor<2x4x4x6xf32>, tensor<2x3xf32>, tensor<2x3xf32>) -> (tensor<2x4x4x6xf32>, tensor<6xf32>, tensor<6xf32>)
+  return %dx : tensor<2x4x4x6xf32>
+}
+
+// -----
+
+func.func @group_grad_one_kernel_part_warp(%dy: tensor<2x4x4x6xf32>, %m: tensor<2x3xf32>) -> tensor<2x4x4x6xf32> {
+  // expected-error @+1 {{one-kernel blocks of 3 x 5 threads (whole warps, at most 1024)}}
+  %dx, %ds, %db = nf.group_norm_grad %dy, %dy, %m, %m {layout = #nf.layout<nhwc>, num_groups = 3 : i64, nf.gpu_schedule = "channels-last threads-per-row=4 rows-per-block=64 vector=2 registers=1 max-blocks=8 dx-block=256 dx-vector=2 dx-min-blocks-per-sm=4 finish-block=256 one-kernel-threads-per-row=3 one-kernel-rows=5 one-kernel-vector=2 one-kernel-min-part=2"} : (tensor<2x4x4x6xf32>, tensor<2x4x4x6xf32>, tensor<2x3xf32>, tensor<2x3xf32>) -> (tensor<2x4x4x6xf32>, tensor<6xf32>, tensor<6xf32>)
+  return %dx : tensor<2x4x4x6xf32>
+}
+
+// -----
+
+func.func @group_grad_one_kernel_empty_parts(%dy: tensor<2x4x4x6xf32>, %m: tensor<2x3xf32>) -> tensor<2x4x4x6xf32> {
+  // expected-error @+1 {{one-kernel parts of at least 0 positions (at least 1)}}
+  %dx, %ds, %db = nf.group_norm_grad %dy, %dy, %m, %m {layout = #nf.layout<nhwc>, num_groups = 3 : i64, nf.gpu_schedule = "channels-last threads-per-row=4 rows-per-block=64 vector=2 registers=1 max-blocks=8 dx-block=256 dx-vector=2 dx-min-blocks-per-sm=4 finish-block=256 one-kernel-threads-per-row=3 one-kernel-rows=32 one-kernel-vector=2 one-kernel-min-part=0"} : (tensor<2x4x4x6xf32>, tensor<2x4x4x6xf32>, tensor<2x3xf32>, tensor<2x3xf32>) -> (tensor<2x4x4x6xf32>, tensor<6xf32>, tensor<6xf32>)
   return %dx : tensor<2x4x4x6xf32>
 }
 

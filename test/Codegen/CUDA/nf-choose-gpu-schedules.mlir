@@ -8,6 +8,7 @@
 // RUN: nf-opt %s --nf-choose-gpu-schedules=arch=sm_80 -split-input-file | FileCheck %s --check-prefixes=CHECK,SM80
 // RUN: nf-opt %s --nf-choose-gpu-schedules=row-norm-schedule=split-row -split-input-file | FileCheck %s --check-prefix=FORCED
 // RUN: nf-opt %s --nf-choose-gpu-schedules=arch=sm_75 -split-input-file | FileCheck %s --check-prefix=SM75
+// RUN: nf-opt %s --nf-choose-gpu-schedules=row-norm-schedule=channels-last-groups -split-input-file | FileCheck %s --check-prefix=GROUPS
 // RUN: nf-opt %s --nf-choose-gpu-schedules=allow-tf32=true -split-input-file | FileCheck %s --check-prefix=TF32
 // RUN: nf-opt %s --nf-lower-to-gpu -split-input-file | FileCheck %s --check-prefix=LOWERED
 
@@ -120,12 +121,19 @@ func.func @channels(%x: tensor<8x56x56x64xbf16>, %rm: tensor<64xf32>, %rv: tenso
 
 // Group and instance norm gradients: the per-(image, channel) sums and
 // their totals (528 parts an image: 32 warps), the dx kernel and the
-// finish; a hand-written one (dx blocks of 128 threads of 2-element
-// vectors, the totals 4 warps of one part at a time) is followed.
+// finish, and in NHWC the one kernel that does it all where the device
+// holds its grid (a position's 320 channels in 80 float4s, 4 positions a
+// block; parts of at least 2 positions); row-norm-schedule=
+// channels-last-groups leaves it out. A hand-written one (dx blocks of
+// 128 threads of 2-element vectors, the totals 4 warps of one part at a
+// time, no one kernel) is followed, and so is one with a one kernel of 2
+// positions a block.
 // CHECK-LABEL: func.func @group_grads
-// SM90: nf.group_norm_grad {{.+}} nf.gpu_schedule = "channels-last threads-per-row=128 rows-per-block=2 vector=4 registers=1 max-blocks=1056 totals-warps=32 totals-unroll=4 dx-block=256 dx-vector=4 dx-min-blocks-per-sm=4 finish-block=256"
-// SM80: nf.group_norm_grad {{.+}} nf.gpu_schedule = "channels-last threads-per-row=128 rows-per-block=2 vector=4 registers=1 max-blocks=864 totals-warps=32 totals-unroll=4 dx-block=256 dx-vector=4 dx-min-blocks-per-sm=4 finish-block=256"
+// SM90: nf.group_norm_grad {{.+}} nf.gpu_schedule = "channels-last threads-per-row=128 rows-per-block=2 vector=4 registers=1 max-blocks=1056 totals-warps=32 totals-unroll=4 dx-block=256 dx-vector=4 dx-min-blocks-per-sm=4 finish-block=256 one-kernel-threads-per-row=80 one-kernel-rows=4 one-kernel-vector=4 one-kernel-min-part=2"
+// SM80: nf.group_norm_grad {{.+}} nf.gpu_schedule = "channels-last threads-per-row=128 rows-per-block=2 vector=4 registers=1 max-blocks=864 totals-warps=32 totals-unroll=4 dx-block=256 dx-vector=4 dx-min-blocks-per-sm=4 finish-block=256 one-kernel-threads-per-row=80 one-kernel-rows=4 one-kernel-vector=4 one-kernel-min-part=2"
+// GROUPS: nf.group_norm_grad {{.+}} nf.gpu_schedule = "channels-last threads-per-row=128 rows-per-block=2 vector=4 registers=1 max-blocks=1056 totals-warps=32 totals-unroll=4 dx-block=256 dx-vector=4 dx-min-blocks-per-sm=4 finish-block=256"
 // CHECK: nf.group_norm_grad {{.+}} nf.gpu_schedule = "channels-last threads-per-row=128 rows-per-block=2 vector=4 registers=1 max-blocks=64 totals-warps=4 totals-unroll=1 dx-block=128 dx-vector=2 dx-min-blocks-per-sm=2 finish-block=128"
+// CHECK: nf.group_norm_grad {{.+}} one-kernel-rows=2
 // LOWERED-LABEL: gpu.func @group_grads_group_norm_grad_sums_1(
 // LOWERED-SAME: nf.schedule = "channels-last threads-per-row=128 rows-per-block=2 vector=4 registers=1 max-blocks=64 totals-warps=4 totals-unroll=1"
 // LOWERED-LABEL: gpu.func @group_grads_group_norm_grad_totals_1(
@@ -135,10 +143,14 @@ func.func @channels(%x: tensor<8x56x56x64xbf16>, %rm: tensor<64xf32>, %rv: tenso
 // LOWERED-LABEL: gpu.func @group_grads_group_norm_grad_dx_1(
 // LOWERED-SAME: known_block_size = array<i32: 128, 1, 1>
 // LOWERED-SAME: nf.schedule = "group-norm-grad-dx grid-stride block=128 vector=2 min-blocks-per-sm=2"
-func.func @group_grads(%dy: tensor<2x16x16x320xf32>, %x: tensor<2x16x16x320xf32>, %m: tensor<2x32xf32>, %r: tensor<2x32xf32>) -> (tensor<2x16x16x320xf32>, tensor<2x16x16x320xf32>) {
+// LOWERED-LABEL: gpu.func @group_grads_group_norm_grad_one_kernel_1(
+// LOWERED-SAME: known_block_size = array<i32: 160, 1, 1>
+// LOWERED-SAME: nf.schedule = "group-norm-grad-one-kernel threads-per-row=80 rows=2 vector=4 min-part=2"
+func.func @group_grads(%dy: tensor<2x16x16x320xf32>, %x: tensor<2x16x16x320xf32>, %m: tensor<2x32xf32>, %r: tensor<2x32xf32>) -> (tensor<2x16x16x320xf32>, tensor<2x16x16x320xf32>, tensor<2x16x16x320xf32>) {
   %dx, %ds, %db = nf.group_norm_grad %dy, %x, %m, %r {layout = #nf.layout<nhwc>, num_groups = 32 : i64} : (tensor<2x16x16x320xf32>, tensor<2x16x16x320xf32>, tensor<2x32xf32>, tensor<2x32xf32>) -> (tensor<2x16x16x320xf32>, tensor<320xf32>, tensor<320xf32>)
   %dx2, %ds2, %db2 = nf.group_norm_grad %dy, %x, %m, %r {layout = #nf.layout<nhwc>, num_groups = 32 : i64, nf.gpu_schedule = "channels-last threads-per-row=128 rows-per-block=2 vector=4 registers=1 max-blocks=64 totals-warps=4 totals-unroll=1 dx-block=128 dx-vector=2 dx-min-blocks-per-sm=2 finish-block=128"} : (tensor<2x16x16x320xf32>, tensor<2x16x16x320xf32>, tensor<2x32xf32>, tensor<2x32xf32>) -> (tensor<2x16x16x320xf32>, tensor<320xf32>, tensor<320xf32>)
-  return %dx, %dx2 : tensor<2x16x16x320xf32>, tensor<2x16x16x320xf32>
+  %dx3, %ds3, %db3 = nf.group_norm_grad %dy, %x, %m, %r {layout = #nf.layout<nhwc>, num_groups = 32 : i64, nf.gpu_schedule = "channels-last threads-per-row=128 rows-per-block=2 vector=4 registers=1 max-blocks=64 totals-warps=4 totals-unroll=1 dx-block=128 dx-vector=2 dx-min-blocks-per-sm=2 finish-block=128 one-kernel-threads-per-row=80 one-kernel-rows=2 one-kernel-vector=4 one-kernel-min-part=2"} : (tensor<2x16x16x320xf32>, tensor<2x16x16x320xf32>, tensor<2x32xf32>, tensor<2x32xf32>) -> (tensor<2x16x16x320xf32>, tensor<320xf32>, tensor<320xf32>)
+  return %dx, %dx2, %dx3 : tensor<2x16x16x320xf32>, tensor<2x16x16x320xf32>, tensor<2x16x16x320xf32>
 }
 
 // -----

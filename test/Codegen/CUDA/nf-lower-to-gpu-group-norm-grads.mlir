@@ -5,31 +5,57 @@
 // (image, channel)'s parts, a lane per channel and many warps over the
 // parts; `_finish` has a thread per (image, group) (its channels' totals
 // times their scale) and one per channel (dscale, dbias over the images);
-// `_dx` is elementwise, in vectors.
+// `_dx` is elementwise, in vectors. In NHWC of a known channel count a
+// fifth kernel, `_one_kernel`, does all of it in one cooperative launch
+// where the device holds its grid (decided when the kernels are loaded):
+// the four kernels' grids are multiplied by 0 then, its own is 0
+// otherwise.
 // RUN: nf-opt %s --nf-lower-to-gpu | FileCheck %s
 
 // CHECK-LABEL: func.func @group_norm_grad_nhwc
-// 2 images x 1 block x 2 sums x 16 channels of partial sums.
+// The one kernel: 256 threads (2 float16x8 a position, 128 positions), the
+// device's blocks shared by the 2 images, parts of at least 4 positions
+// in whole sweeps of 128: one part an image here. It runs where the
+// device holds both blocks.
+// CHECK: %[[RESIDENT:.+]] = nf.resident_blocks @nf_kernels::@group_norm_grad_nhwc_group_norm_grad_one_kernel block 256 shared 0 planned 1056
+// CHECK: arith.divui %[[RESIDENT]], %c2
+// CHECK: arith.maxui %{{.+}}, %c4
+// CHECK: %[[PARTS:.+]] = arith.ceildivui %c12, %{{.+}} : index
+// CHECK: %[[BLOCKS:.+]] = arith.muli %c2, %[[PARTS]] : index
+// CHECK: %[[SOME:.+]] = arith.cmpi ne, %[[BLOCKS]], %c0
+// CHECK: %[[HELD:.+]] = arith.cmpi ule, %[[BLOCKS]], %[[RESIDENT]]
+// CHECK: %[[FITS:.+]] = arith.andi %[[SOME]], %[[HELD]]
+// CHECK: %[[ONE_GRID:.+]] = arith.select %[[FITS]], %[[BLOCKS]], %c0
+// CHECK: %[[FOUR:.+]] = arith.select %[[FITS]], %c0{{[_0-9]*}}, %c1
+// Its partial sums (2 a channel a block), totals (2 a channel an image)
+// and the grid barrier's counter, zeroed by the runtime.
+// CHECK: memref.alloc(%{{.+}}) : memref<?xf32>
+// CHECK: memref.alloc() : memref<64xf32>
+// CHECK: memref.alloc() {nf.zeroed} : memref<1xi32>
+// CHECK: gpu.launch_func @nf_kernels::@group_norm_grad_nhwc_group_norm_grad_one_kernel blocks in (%[[ONE_GRID]],
+// The four kernels otherwise. 2 images x 1 block x 2 sums x 16 channels
+// of partial sums.
 // CHECK: %[[PARTIAL:.+]] = memref.alloc() : memref<64xf32>
 // CHECK: %[[PARTIAL_FLAT:.+]] = memref.cast %[[PARTIAL]]
 // A block per image (12 positions fit one block of 128 position groups).
-// CHECK: %[[IMAGES:.+]] = arith.constant 2 : index
-// CHECK: gpu.launch_func @nf_kernels::@group_norm_grad_nhwc_group_norm_grad_sums blocks in (%[[IMAGES]],
+// CHECK: %[[SUMS_GRID:.+]] = arith.muli %c2{{[_0-9]*}}, %[[FOUR]]
+// CHECK: gpu.launch_func @nf_kernels::@group_norm_grad_nhwc_group_norm_grad_sums blocks in (%[[SUMS_GRID]],
 // CHECK-SAME: %[[PARTIAL_FLAT]] : memref<?xf32>)
 // The totals: 2 images x 2 sums x 16 channels; a block per image (16
 // channels are one run of 32 lanes), one warp (one part).
 // CHECK: %[[TOTALS:.+]] = memref.alloc() : memref<64xf32>
 // CHECK: %[[TOTALS_FLAT:.+]] = memref.cast %[[TOTALS]]
-// CHECK: gpu.launch_func @nf_kernels::@group_norm_grad_nhwc_group_norm_grad_totals blocks in (%c2{{[_0-9]*}}, %c1{{[_0-9]*}}, %c1{{[_0-9]*}}) threads in (%c32,
+// CHECK: %[[TOTALS_GRID:.+]] = arith.muli %c2{{[_0-9]*}}, %[[FOUR]]
+// CHECK: gpu.launch_func @nf_kernels::@group_norm_grad_nhwc_group_norm_grad_totals blocks in (%[[TOTALS_GRID]], %c1{{[_0-9]*}}, %c1{{[_0-9]*}}) threads in (%c32{{[_0-9]*}},
 // CHECK-SAME: args(%[[PARTIAL_FLAT]] : memref<?xf32>, %[[TOTALS_FLAT]] : memref<?xf32>)
 // Two sums for each of 2 x 4 (image, group).
 // CHECK: %[[SUMS:.+]] = memref.alloc() : memref<16xf32>
 // CHECK: %[[SUMS_FLAT:.+]] = memref.cast %[[SUMS]]
 // 8 (image, group)s and 16 channels: one block of 256 threads.
-// CHECK: gpu.launch_func @nf_kernels::@group_norm_grad_nhwc_group_norm_grad_finish
+// CHECK: gpu.launch_func @nf_kernels::@group_norm_grad_nhwc_group_norm_grad_finish blocks in (%[[FOUR]],
 // CHECK-SAME: args(%[[TOTALS_FLAT]] : memref<?xf32>, %{{.+}} : memref<?xf32>, %[[SUMS_FLAT]] : memref<?xf32>,
 // 384 elements in vectors of 8: one block.
-// CHECK: gpu.launch_func @nf_kernels::@group_norm_grad_nhwc_group_norm_grad_dx
+// CHECK: gpu.launch_func @nf_kernels::@group_norm_grad_nhwc_group_norm_grad_dx blocks in (%[[FOUR]],
 // CHECK-SAME: %[[SUMS_FLAT]] : memref<?xf32>, %{{.+}} : memref<?xf16>)
 func.func @group_norm_grad_nhwc(%dy: tensor<2x4x3x16xf16>, %x: tensor<2x4x3x16xf16>, %m: tensor<2x4xf32>, %r: tensor<2x4xf32>, %s: tensor<16xf32>) -> (tensor<2x4x3x16xf16>, tensor<16xf32>, tensor<16xf32>) {
   %dx, %ds, %db = nf.group_norm_grad %dy, %x, %m, %r scale %s {layout = #nf.layout<nhwc>, num_groups = 4 : i64} : (tensor<2x4x3x16xf16>, tensor<2x4x3x16xf16>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<16xf32>) -> (tensor<2x4x3x16xf16>, tensor<16xf32>, tensor<16xf32>)
@@ -59,9 +85,12 @@ func.func @instance_norm_grad_nchw(%dy: tensor<2x5x7x3xf64>, %x: tensor<2x5x7x3x
 // per slot of its runs (4 loads in flight), adds them in slot order, and
 // the warps' totals meet in workgroup memory; warp 0 stores.
 // CHECK-LABEL: func.func @group_norm_grad_many_parts
+// CHECK: gpu.launch_func @nf_kernels::@group_norm_grad_many_parts_group_norm_grad_one_kernel
 // CHECK: memref.alloc() : memref<1520xf32>
-// CHECK: gpu.launch_func @nf_kernels::@group_norm_grad_many_parts_group_norm_grad_sums blocks in (%c19,
-// CHECK: gpu.launch_func @nf_kernels::@group_norm_grad_many_parts_group_norm_grad_totals blocks in (%c2{{[_0-9]*}}, %c1{{[_0-9]*}}, %c1{{[_0-9]*}}) threads in (%c256
+// CHECK: %[[SUMS_GRID:.+]] = arith.muli %c19, %[[FOUR:.+]] : index
+// CHECK: gpu.launch_func @nf_kernels::@group_norm_grad_many_parts_group_norm_grad_sums blocks in (%[[SUMS_GRID]],
+// CHECK: %[[TOTALS_GRID:.+]] = arith.muli %c2{{[_0-9]*}}, %[[FOUR]] : index
+// CHECK: gpu.launch_func @nf_kernels::@group_norm_grad_many_parts_group_norm_grad_totals blocks in (%[[TOTALS_GRID]], %c1{{[_0-9]*}}, %c1{{[_0-9]*}}) threads in (%c256
 func.func @group_norm_grad_many_parts(%dy: tensor<1x300x40xf32>, %x: tensor<1x300x40xf32>, %m: tensor<1x4xf32>, %r: tensor<1x4xf32>) -> (tensor<1x300x40xf32>, tensor<40xf32>, tensor<40xf32>) {
   %dx, %ds, %db = nf.group_norm_grad %dy, %x, %m, %r {layout = #nf.layout<nhwc>, num_groups = 4 : i64} : (tensor<1x300x40xf32>, tensor<1x300x40xf32>, tensor<1x4xf32>, tensor<1x4xf32>) -> (tensor<1x300x40xf32>, tensor<40xf32>, tensor<40xf32>)
   return %dx, %ds, %db : tensor<1x300x40xf32>, tensor<40xf32>, tensor<40xf32>

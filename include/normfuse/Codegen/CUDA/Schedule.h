@@ -181,7 +181,8 @@ enum class ForcedRowNormKind {
   /// ChannelsLastGroups (group and instance norms in NHWC of a known
   /// channel count; Auto for everything else) with parts of one sweep of
   /// rowsPerBlock positions, so that small images have several parts;
-  /// three kernels.
+  /// three kernels. Group and instance norm gradients: their four
+  /// kernels, without the one-kernel variant.
   ChannelsLastGroups,
   /// The same with its one-kernel variant (2 vectors a thread, parts of
   /// two sweeps), where the grid fits.
@@ -596,23 +597,49 @@ std::string checkWindowCopySchedule(const PointwiseSchedule &s,
 ///    or of a channel's positions (NCHW).
 /// dy and x are read twice and dx written once, at every batch size and
 /// group size (the partial sums stay small beside the tensor).
+///
+/// NHWC of a known channel count may also have `oneKernel`: the same work
+/// in one cooperative launch where the device holds its grid (decided when
+/// the kernels are loaded; the kernels above otherwise, their grids 0). A
+/// block per part of an image, its threads across each position's channels
+/// in whole vectors (`threadsPerRow` x `vectorWidth` = the channels) and
+/// over `rowsPerBlock` positions, each lane knowing its group; the parts
+/// sized so that every block is resident (at least `minPart` positions, so
+/// the partial sums stay small beside the tensor). Its sums per (image,
+/// channel) over the part, added over the block's rows in a fixed order;
+/// the grid's barrier; a warp per (channel, sum) adds the parts of each
+/// image in a fixed order (the totals) and the images (dscale, dbias); the
+/// grid's barrier; each block takes its image's group sums from the totals
+/// and writes dx of its part. One launch instead of four; dy and x are
+/// read twice, the second time from L2 where they fit.
 struct GroupNormGradSchedule {
   ChannelReductionSchedule sums;
   PointwiseSchedule dx;
   /// The finishing kernel: a thread per (image, group) and per channel,
   /// over the partial sums' totals.
   int64_t finishBlockSize = 256;
+  struct OneKernel {
+    /// 0: no one-kernel variant.
+    int64_t threadsPerRow = 0;
+    int64_t rowsPerBlock = 1;
+    int64_t vectorWidth = 1;
+    int64_t minPart = 1;
+    int64_t blockSize() const { return threadsPerRow * rowsPerBlock; }
+  } oneKernel;
   /// "<sums' words> dx-block=256 dx-vector=4 dx-min-blocks-per-sm=4
-  /// finish-block=256"
+  /// finish-block=256 [one-kernel-threads-per-row=40 one-kernel-rows=8
+  /// one-kernel-vector=8 one-kernel-min-part=4]"
   std::string str() const;
 };
 
 /// The schedule of a group norm gradient over `images` images of
-/// `channels` channels at `spatial` positions.
+/// `channels` channels at `spatial` positions (the one-kernel variant
+/// offered unless `forced` is ChannelsLastGroups).
 GroupNormGradSchedule
 selectGroupNormGradSchedule(int64_t images, int64_t channels, int64_t spatial,
                             bool channelsLast, Type elementType,
-                            const GpuTarget &target);
+                            const GpuTarget &target,
+                            ForcedRowNormKind forced = ForcedRowNormKind::Auto);
 
 /// The group norm gradient schedule `text` spells (its str()'s words), or
 /// failure with the reason in `error`.
