@@ -52,3 +52,8 @@ func.func @conv2d_nchw_32x64x56x56_3x3_bf16(%x: tensor<32x64x56x56xbf16>, %w: te
   %y = nf.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>} : tensor<32x64x56x56xbf16>, tensor<64x64x3x3xbf16> -> tensor<32x64x56x56xbf16>
   return %y : tensor<32x64x56x56xbf16>
 }
+
+func.func @group_norm_grad_nhwc_2x64x64x320_bf16(%dy: tensor<2x64x64x320xbf16>, %x: tensor<2x64x64x320xbf16>, %m: tensor<2x32xf32>, %r: tensor<2x32xf32>, %g: tensor<320xf32>) -> (tensor<2x64x64x320xbf16>, tensor<320xf32>, tensor<320xf32>) {
+  %dx, %dg, %db = nf.group_norm_grad %dy, %x, %m, %r scale %g {layout = #nf.layout<nhwc>, num_groups = 32 : i64} : (tensor<2x64x64x320xbf16>, tensor<2x64x64x320xbf16>, tensor<2x32xf32>, tensor<2x32xf32>, tensor<320xf32>) -> (tensor<2x64x64x320xbf16>, tensor<320xf32>, tensor<320xf32>)
+  return %dx, %dg, %db : tensor<2x64x64x320xbf16>, tensor<320xf32>, tensor<320xf32>
+}
