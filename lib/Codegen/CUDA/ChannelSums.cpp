@@ -511,11 +511,13 @@ Value cuda::channelPartsWithin(OpBuilder &b, Location loc, const ChannelDims &d,
                 max(one, b.createOrFold<arith::DivUIOp>(loc, maxBlocks,
                                                         max(d.images, one))));
   } else {
-    // About maxBlocks blocks in all, none with less than a vector per
-    // thread.
+    // At most maxBlocks blocks in all where the channels allow (one wave
+    // where maxBlocks is what the device holds: rounding up made C=256 1280
+    // blocks of 1056, 1.21 waves), none with less than a vector per thread.
     Value byWork = max(one, im.ceilDiv(count, s.threadsPerRow * s.vectorWidth));
     Value byGrid = max(
-        one, im.ceilDiv(maxBlocks, max(im.product(d.images, d.channels), one)));
+        one, b.createOrFold<arith::DivUIOp>(
+                 loc, maxBlocks, max(im.product(d.images, d.channels), one)));
     parts = min(byWork, byGrid);
   }
   // An empty tensor has no parts: every sum is 0.

@@ -94,15 +94,15 @@ func.func @grads(%dy: tensor<4096x1024xf32>, %x: tensor<4096x1024xf32>, %m: tens
 // bf16); and how each channel's partial sums are added, a warp a run of 4
 // parts: BatchNorm's 784 parts (a block per 32 of 25088 positions) merged
 // by 16 warps, the most that keep Chan's merge in registers; the bias
-// gradient's 256 channels in at most 1056 blocks (sm_90: 5 parts a
-// channel, 2 warps) or 864 (sm_80: 4 parts, one warp). The schedule
-// written on the second bias_add_grad is kept and followed (64 threads a
-// block, the totals 2 warps of 2 parts at a time).
+// gradient's 256 channels in at most 1056 blocks (sm_90: 4 parts a
+// channel, one warp) or 864 (sm_80: 3 parts, one warp of 3 at a time).
+// The schedule written on the second bias_add_grad is kept and followed
+// (64 threads a block, the totals 2 warps of 2 parts at a time).
 // CHECK-LABEL: func.func @channels
 // SM90: nf.batch_norm_training {{.+}} nf.gpu_schedule = "channels-last threads-per-row=8 rows-per-block=32 vector=8 registers=1 max-blocks=1056 totals-warps=16 totals-unroll=4 elementwise-block=256 elementwise-vector=8 elementwise-min-blocks-per-sm=4"
 // SM80: nf.batch_norm_training {{.+}} nf.gpu_schedule = "channels-last threads-per-row=8 rows-per-block=32 vector=8 registers=1 max-blocks=864 totals-warps=16 totals-unroll=4 elementwise-block=256 elementwise-vector=8 elementwise-min-blocks-per-sm=4"
-// SM90: nf.bias_add_grad {{.+}} nf.gpu_schedule = "channels-first threads-per-row=256 rows-per-block=1 vector=4 registers=1 max-blocks=1056 totals-warps=2 totals-unroll=4"
-// SM80: nf.bias_add_grad {{.+}} nf.gpu_schedule = "channels-first threads-per-row=256 rows-per-block=1 vector=4 registers=1 max-blocks=864 totals-warps=1 totals-unroll=4"
+// SM90: nf.bias_add_grad {{.+}} nf.gpu_schedule = "channels-first threads-per-row=256 rows-per-block=1 vector=4 registers=1 max-blocks=1056 totals-warps=1 totals-unroll=4"
+// SM80: nf.bias_add_grad {{.+}} nf.gpu_schedule = "channels-first threads-per-row=256 rows-per-block=1 vector=4 registers=1 max-blocks=864 totals-warps=1 totals-unroll=3"
 // CHECK: nf.bias_add_grad {{.+}} nf.gpu_schedule = "channels-first threads-per-row=64 rows-per-block=1 vector=2 registers=1 max-blocks=40 totals-warps=2 totals-unroll=2"
 // LOWERED-LABEL: gpu.func @channels_bias_add_grad_sums_1(
 // LOWERED-SAME: known_block_size = array<i32: 64, 1, 1>

@@ -32,10 +32,11 @@ func.func @bias_add_grad_nhwc(%dy: tensor<8x32x32x64xf32>) -> tensor<64xf32> {
 
 // 8 x 1024 elements a channel in float4s: 8 parts of 1024 (a vector per
 // thread) where the device holds 512 blocks (64 channels x 8), fewer and
-// longer where it holds fewer.
+// longer where it holds fewer: as many a channel as the blocks it holds
+// allow, rounded down, so the grid is at most one wave.
 // CHECK-LABEL: func.func @bias_add_grad_nchw(
 // CHECK: %[[R:.+]] = nf.resident_blocks @nf_kernels::@bias_add_grad_nchw_bias_add_grad_sums block 256 shared 0 planned 1056
-// CHECK: %[[PERCHANNEL:.+]] = arith.ceildivui %[[R]], %c64
+// CHECK: %[[PERCHANNEL:.+]] = arith.divui %[[R]], %c64
 // CHECK: %[[ATLEAST1:.+]] = arith.maxui %[[PERCHANNEL]], %c1
 // CHECK: %[[PARTS:.+]] = arith.minui %[[ATLEAST1]], %c8
 // CHECK: memref.alloc(%{{.+}}) : memref<?xf32>
