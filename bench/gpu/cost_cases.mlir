@@ -57,3 +57,8 @@ func.func @group_norm_grad_nhwc_2x64x64x320_bf16(%dy: tensor<2x64x64x320xbf16>, 
   %dx, %dg, %db = nf.group_norm_grad %dy, %x, %m, %r scale %g {layout = #nf.layout<nhwc>, num_groups = 32 : i64} : (tensor<2x64x64x320xbf16>, tensor<2x64x64x320xbf16>, tensor<2x32xf32>, tensor<2x32xf32>, tensor<320xf32>) -> (tensor<2x64x64x320xbf16>, tensor<320xf32>, tensor<320xf32>)
   return %dx, %dg, %db : tensor<2x64x64x320xbf16>, tensor<320xf32>, tensor<320xf32>
 }
+
+func.func @group_norm_nchw_32x256x56x56_bf16(%x: tensor<32x256x56x56xbf16>, %g: tensor<256xbf16>, %b: tensor<256xbf16>) -> tensor<32x256x56x56xbf16> {
+  %y, %m, %r = nf.group_norm %x scale %g bias %b {layout = #nf.layout<nchw>, num_groups = 32 : i64} : (tensor<32x256x56x56xbf16>, tensor<256xbf16>, tensor<256xbf16>) -> (tensor<32x256x56x56xbf16>, tensor<32x32xf32>, tensor<32x32xf32>)
+  return %y : tensor<32x256x56x56xbf16>
+}

@@ -8,8 +8,10 @@
 // 2 and 10 channels (8-byte vectors) and of 1 channel (scalars), NCHW with
 // a spatial size no vector divides and one that 4 divides, batch 1 and
 // several images, f32/f16/bf16, groups of 1024 elements (the last warp
-// row) and of 1156 and 2178 (split), and chunks forced small so a group
-// spans several blocks; in NHWC with a known channel count and narrow
+// row), NCHW groups as block rows (1600 and 2178 elements) and on
+// clusters of 2 to 4 blocks (10500 to 32768 elements), and split rows with
+// chunks forced small so a group spans several blocks; in NHWC with a
+// known channel count and narrow
 // runs, across the channels (channels-last-groups: groups of 2, 3, 4, 16,
 // 24 and 1 channels, vectors of 2 to 8 lanes, parts of a sweep each when
 // forced, one group per image, 273 parts). Also GroupNorm + SiLU fused (the
@@ -112,8 +114,22 @@ INSTANTIATE_TEST_SUITE_P(
                   2, true},
         GroupCase{"nhwc_1156_elements_channels_last_f32", DType::F32, 1, 8, 17,
                   17, 2, true},
-        GroupCase{"nchw_2178_elements_split_f32", DType::F32, 1, 4, 33, 33, 2,
-                  false},
+        // NCHW groups as rows in registers: a block row (2178 odd elements,
+        // 256 threads of 9; an instance norm of 40 x 40 f16, 224 threads of
+        // a vector of 8), clusters (18432 f32 elements: 3 blocks of 256
+        // threads of 6 float4s; 10500: 2 blocks, the last vectors past the
+        // row's end; 32768 bf16: 4 blocks of 256 threads of 4 vectors of
+        // 8).
+        GroupCase{"nchw_2178_elements_block_row_f32", DType::F32, 1, 4, 33, 33,
+                  2, false},
+        GroupCase{"instance_nchw_block_row_f16", DType::F16, 2, 3, 40, 40, 3,
+                  false, "auto", true},
+        GroupCase{"nchw_18432_elements_cluster_f32", DType::F32, 1, 4, 96, 96,
+                  2, false},
+        GroupCase{"nchw_10500_elements_cluster_tail_f32", DType::F32, 1, 3, 50,
+                  70, 1, false},
+        GroupCase{"nchw_32768_elements_cluster_bf16", DType::BF16, 1, 2, 128,
+                  128, 1, false},
         // Channels last across a block: vectors of 4 over groups of 3
         // (two groups a vector), 40 parts of 10 positions, the last of 9.
         GroupCase{"nhwc_3_channel_groups_channels_last_f32", DType::F32, 2, 96,

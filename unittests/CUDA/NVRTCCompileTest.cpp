@@ -585,7 +585,8 @@ TEST(NVRTCResourceTest, NoKernelSpillsAtSm90) {
   // block rows two kernels each (dx, parameter sums), streaming (taken as
   // split), split and auto (split) three. 11 pointwise kernels x 4 dtypes,
   // 2 group norms (NHWC across the channels: the one kernel and its
-  // three-kernel fallback, f64 (80-byte runs) split: two; NCHW split: two), the
+  // three-kernel fallback, f64 (80-byte runs) split: two; NCHW a block row:
+  // one, f64 split: two), the
   // instance norm (256 elements a group: one warp-row kernel) and
   // batch_norm_inference x 4 dtypes. Per-channel reductions x 2 layouts x 4
   // dtypes: batch_norm_training (the moments, their finish, the normalize
@@ -609,7 +610,7 @@ TEST(NVRTCResourceTest, NoKernelSpillsAtSm90) {
   // average pool (its pad, the sums, the division), the argmax, the resize, the
   // slice and the rfft2d.
   EXPECT_EQ(kernels, 2 * (3 * 4 * 2 + 4 * 2 * 2) + (2 + 2 + 3 + 3 + 3) * 4 * 2 +
-                         11 * 4 + (3 * 4 + 2) + (2 + 1 + 1) * 4 +
+                         11 * 4 + (3 * 4 + 2) + (1 + 1 + 1) * 4 + 1 +
                          (3 + 4 + 3) * 2 * 4 + (3 + 3 * 2) * 4 + 2 * 2 + 2 + 3 +
                          (2 * 4 + 1) * 4 + (2 + 4 + 3 + 4 + 3 + 2 * 3) + 4 * 4 +
                          1 + 3 * 4 + 4 * 4 + 3 * 2 + 1 + 2 +

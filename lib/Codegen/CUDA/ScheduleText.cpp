@@ -205,8 +205,12 @@ std::string cuda::checkRowNormSchedule(const RowNormSchedule &s,
       return s.kind == Kind::WarpRows
                  ? "warp rows of more than a warp's threads"
                  : "a block or cluster row of more than one row a block";
-    if (s.kind == Kind::ClusterRow && !rows)
-      return "a cluster row for a group norm (only layer and RMS norms)";
+    // (An NCHW group is one contiguous run, a row; an NHWC group's runs
+    // are a position's channels, C apart, which no schedule of whole rows
+    // reads well.)
+    if (s.kind == Kind::ClusterRow && shape.layout == Layout::GroupsNHWC)
+      return "a cluster row for an NHWC group norm (only rows and NCHW "
+             "groups)";
     if (dynamic)
       return "a row of unknown length in registers";
     if (s.vectorsPerThread < 1)

@@ -115,12 +115,24 @@ func.func @rows_of_2_f64(%x: tensor<64x2x3xf64>) -> tensor<64x2x3xf64> {
   return %y : tensor<64x2x3xf64>
 }
 
-// A batch-1 NCHW GroupNorm (32 groups of 2 x 4096 f32): 32 groups of one
-// 16384-element chunk would be 32 blocks; chunks of one sweep (512 threads
-// x 4) make 128.
-// CHECK-LABEL: gpu.func @nchw_group_norm_batch1_group_norm_partial
-// CHECK-SAME: nf.schedule = "split-row threads-per-row=512 rows-per-block=1 vector=4 registers=8 chunk=2048"
+// A batch-1 NCHW GroupNorm (32 groups of 2 x 4096 f32): each group a
+// contiguous row of 2048 float4s, a block row of 256 threads of 8 (one
+// kernel, x read once).
+// CHECK-LABEL: gpu.func @nchw_group_norm_batch1_group_norm
+// CHECK-SAME: nf.schedule = "block-row-registers threads-per-row=256 rows-per-block=1 vector=4 registers=8"
 func.func @nchw_group_norm_batch1(%x: tensor<1x64x64x64xf32>) -> tensor<1x64x64x64xf32> {
   %y, %m, %r = nf.group_norm %x {num_groups = 32 : i64} : (tensor<1x64x64x64xf32>) -> (tensor<1x64x64x64xf32>, tensor<1x32xf32>, tensor<1x32xf32>)
   return %y : tensor<1x64x64x64xf32>
+}
+
+// Groups longer than a cluster holds (4 of 2 x 512 x 512 f32; 8 blocks of
+// 1024 threads hold 262144) are split rows: 4 groups of 32 chunks of
+// 16384 would be 128 blocks where the device holds 528 (sm_90) of 512
+// threads; chunks of 4096 (two sweeps) make 512.
+// CHECK-LABEL: gpu.func @nchw_group_norm_long_groups_group_norm_partial
+// CLUSTERS-SAME: nf.schedule = "split-row threads-per-row=512 rows-per-block=1 vector=4 registers=8 chunk=4096"
+// BLOCKS-SAME: nf.schedule = "split-row threads-per-row=512 rows-per-block=1 vector=4 registers=8 chunk={{[0-9]+}}"
+func.func @nchw_group_norm_long_groups(%x: tensor<1x8x512x512xf32>) -> tensor<1x8x512x512xf32> {
+  %y, %m, %r = nf.group_norm %x {num_groups = 4 : i64} : (tensor<1x8x512x512xf32>) -> (tensor<1x8x512x512xf32>, tensor<1x4xf32>, tensor<1x4xf32>)
+  return %y : tensor<1x8x512x512xf32>
 }
