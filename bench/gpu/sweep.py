@@ -1278,13 +1278,14 @@ class Sweep:
         if case.family in ("matmul", "conv2d_nhwc") and case.dtype in ("f16", "bf16"):
             for tile in filter(None, os.environ.get("NF_SWEEP_TILE_VARIANTS", "").split(",")):
                 rec["systems"]["normfuse " + tile] = measure(tile)
-        # NF_SWEEP_ROW_VARIANTS: the forward layer and RMS norms and the
-        # NHWC group norms (forward and backward) again under each row-norm
-        # schedule listed ("block-row-registers,split-row",
-        # "channels-last-groups": the group norms' three kernels and their
-        # gradients' four, not the one kernel), as systems "normfuse
+        # NF_SWEEP_ROW_VARIANTS: the forward layer, RMS, group and instance
+        # norms (NCHW too) and the NHWC group norms' gradients again under
+        # each row-norm schedule listed ("block-row-registers,split-row",
+        # "channels-last-groups": the NHWC group norms' three kernels and
+        # their gradients' four, not the one kernel), as systems "normfuse
         # <schedule>", beside the automatic choice.
-        if (case.op in ("layer_norm", "rms_norm") and case.direction == "forward") \
+        if (case.op in ("layer_norm", "rms_norm", "group_norm", "instance_norm")
+                and case.direction == "forward") \
                 or case.family == "group_norm_nhwc":
             for schedule in filter(None, os.environ.get("NF_SWEEP_ROW_VARIANTS", "").split(",")):
                 rec["systems"]["normfuse " + schedule] = measure(row_schedule=schedule)
