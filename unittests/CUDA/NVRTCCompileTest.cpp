@@ -589,9 +589,10 @@ TEST(NVRTCResourceTest, NoKernelSpillsAtSm90) {
   // one, f64 split: two), the
   // instance norm (256 elements a group: one warp-row kernel) and
   // batch_norm_inference x 4 dtypes. Per-channel reductions x 2 layouts x 4
-  // dtypes: batch_norm_training (the moments, their finish, the normalize
-  // kernel), batch_norm_grad (the sums, their totals, the finish, dx),
-  // bias_add_grad (sums, totals, finish). Products x 4 dtypes: the fused
+  // dtypes: batch_norm_training (NHWC: the moments, their finish, the
+  // normalize kernel; NCHW: one kernel), batch_norm_grad (the sums, their
+  // totals, the finish, dx), bias_add_grad (sums, totals, finish). Products
+  // x 4 dtypes: the fused
   // matmul, a large matmul, a matmul of few tiles (f16, bf16 and f32 split
   // K: two kernels; f64 sums are not split), and per layout the fused
   // conv2d and the two gradients (f16 and bf16 NCHW conv2d: two
@@ -611,9 +612,9 @@ TEST(NVRTCResourceTest, NoKernelSpillsAtSm90) {
   // slice and the rfft2d.
   EXPECT_EQ(kernels, 2 * (3 * 4 * 2 + 4 * 2 * 2) + (2 + 2 + 3 + 3 + 3) * 4 * 2 +
                          11 * 4 + (3 * 4 + 2) + (1 + 1 + 1) * 4 + 1 +
-                         (3 + 4 + 3) * 2 * 4 + (3 + 3 * 2) * 4 + 2 * 2 + 2 + 3 +
-                         (2 * 4 + 1) * 4 + (2 + 4 + 3 + 4 + 3 + 2 * 3) + 4 * 4 +
-                         1 + 3 * 4 + 4 * 4 + 3 * 2 + 1 + 2 +
+                         (3 + 4 + 3 + 1 + 4 + 3) * 4 + (3 + 3 * 2) * 4 + 2 * 2 +
+                         2 + 3 + (2 * 4 + 1) * 4 + (2 + 4 + 3 + 4 + 3 + 2 * 3) +
+                         4 * 4 + 1 + 3 * 4 + 4 * 4 + 3 * 2 + 1 + 2 +
                          (2 + 3 + 1 + 1 + 1 + 1));
 }
 

@@ -196,6 +196,18 @@ func.func @f(%x: tensor<4x32x40x32xf32>, %rm: tensor<32xf32>, %rv: tensor<32xf32
       -> (tensor<4x32x40x32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>, tensor<32xf32>)
   return %y, %nm, %nv : tensor<4x32x40x32xf32>, tensor<32xf32>, tensor<32xf32>
 })mlir"},
+        // BatchNorm in NCHW, one kernel: 3 channels of 16 x 32 x 32, 16
+        // ranges a channel planned (a vector a thread of 256: at most
+        // 16), 13 where 40 blocks are held, 1 where 3 or 1 are (that block
+        // taking the 3 channels in turn).
+        ResidencyCase{"batch_norm_training_nchw", R"mlir(
+func.func @f(%x: tensor<16x3x32x32xf32>, %s: tensor<3xf32>, %b: tensor<3xf32>, %rm: tensor<3xf32>, %rv: tensor<3xf32>)
+    -> (tensor<16x3x32x32xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) {
+  %y, %m, %r, %nm, %nv = nf.batch_norm_training %x scale %s bias %b running(%rm, %rv) {layout = #nf.layout<nchw>}
+      : (tensor<16x3x32x32xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)
+      -> (tensor<16x3x32x32xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)
+  return %y, %m, %r, %nm, %nv : tensor<16x3x32x32xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>
+})mlir"},
         // An NCHW f16 convolution of 16 channels: the input copied
         // channels-last by a grid-stride kernel on the resident blocks.
         ResidencyCase{"conv2d_nchw_f16", R"mlir(

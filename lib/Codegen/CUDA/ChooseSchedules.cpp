@@ -339,7 +339,7 @@ PartialTotalsSchedule totalsFor(int64_t parts, bool moments, Type element,
 
 bool sameChannelSchedule(const ChannelReductionSchedule &a,
                          const ChannelReductionSchedule &b) {
-  return a.channelsLast == b.channelsLast &&
+  return a.channelsLast == b.channelsLast && a.oneKernel == b.oneKernel &&
          a.threadsPerRow == b.threadsPerRow &&
          a.rowsPerBlock == b.rowsPerBlock && a.vectorWidth == b.vectorWidth &&
          a.vectorsPerThread == b.vectorsPerThread &&
@@ -414,6 +414,11 @@ LogicalResult cuda::chooseGpuSchedules(Operation *root,
                 s, f->channels, f->inner, f->element, options.target);
             if (!why.empty())
               return why;
+            if (s.oneKernel)
+              return std::string(f->moments ? ""
+                                            : "channels-first-one-kernel for "
+                                              "an op other than "
+                                              "batch_norm_training");
             if (bool(pass) != bool(s.elementwise))
               return std::string(pass ? "no elementwise pass (elementwise-*)"
                                       : "an elementwise pass for an op "
@@ -427,6 +432,13 @@ LogicalResult cuda::chooseGpuSchedules(Operation *root,
           [&] {
             bool channelsLast =
                 f->inner == 1 && !ShapedType::isDynamic(f->channels);
+            // BatchNorm's statistics in NCHW: one kernel (the split row, as
+            // asked for, keeps the sums, their merge and the elementwise
+            // pass: what the one kernel replaces).
+            if (f->moments && !channelsLast &&
+                options.rowNorm != ForcedRowNormKind::SplitRow)
+              return selectBatchNormOneKernelSchedule(f->inner, f->element,
+                                                      options.target);
             ChannelReductionSchedule s = selectChannelReductionSchedule(
                 f->channels, f->inner, channelsLast, f->element,
                 options.target);

@@ -21,6 +21,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "BatchNormOneKernel.h"
 #include "ChannelSums.h"
 #include "KernelBuilder.h"
 #include "LowerToGPU.h"
@@ -252,9 +253,61 @@ LogicalResult lowerBiasAddGrad(RewriterBase &rewriter, BiasAddGradOp op,
   return success();
 }
 
+/// batch_norm_training in one kernel (BatchNormOneKernel.h).
+LogicalResult lowerBatchNormTrainingInOneKernel(
+    RewriterBase &rewriter, BatchNormTrainingOp op,
+    const ChannelReductionSchedule &s, const GPULoweringOptions &options) {
+  Location loc = op.getLoc();
+  OpBuilder &b = rewriter;
+  b.setInsertionPoint(op);
+  BatchNormTrainingBuffers in;
+  Value x = getBuffer(b, loc, op.getInput());
+  in.x = flatten(b, loc, x);
+  ChannelDims d = getChannelDims(b, loc, x, op.getLayout());
+  in.outer = d.outer;
+  in.channels = d.channels;
+  in.inner = d.inner;
+  in.acc = getAccumulationType(op.getInput().getType().getElementType());
+  if (op.getScale())
+    in.scale = flatBuffer(b, loc, op.getScale());
+  if (op.getBias())
+    in.bias = flatBuffer(b, loc, op.getBias());
+  in.runningMean = flatBuffer(b, loc, op.getRunningMean());
+  in.runningVar = flatBuffer(b, loc, op.getRunningVar());
+  Value y = allocBuffer(b, loc, op.getResult().getType(), x);
+  auto alloc = [&](Value result) {
+    return allocChannels(b, loc, cast<RankedTensorType>(result.getType()),
+                         d.channels);
+  };
+  Value mean = alloc(op.getBatchMean()), rstd = alloc(op.getBatchRstd()),
+        runningMean = alloc(op.getNewRunningMean()),
+        runningVar = alloc(op.getNewRunningVar());
+  in.y = flatten(b, loc, y);
+  in.mean = flatten(b, loc, mean);
+  in.rstd = flatten(b, loc, rstd);
+  in.newRunningMean = flatten(b, loc, runningMean);
+  in.newRunningVar = flatten(b, loc, runningVar);
+  in.epsilon = op.getEpsilon().convertToDouble();
+  in.momentum = op.getMomentum().convertToDouble();
+  in.unbiasedRunningVar = op.getUnbiasedRunningVar();
+  emitBatchNormOneKernel(b, loc, op->getParentOfType<ModuleOp>(),
+                         kernelBaseName(op, "batch_norm_training"), in, s,
+                         options.target);
+  rewriter.replaceOp(op, {toTensor(b, loc, y), toTensor(b, loc, mean),
+                          toTensor(b, loc, rstd), toTensor(b, loc, runningMean),
+                          toTensor(b, loc, runningVar)});
+  return success();
+}
+
 LogicalResult lowerBatchNormTraining(RewriterBase &rewriter,
                                      BatchNormTrainingOp op,
                                      const GPULoweringOptions &options) {
+  FailureOr<ChannelReductionSchedule> schedule =
+      readChannelReductionSchedule(op);
+  if (failed(schedule))
+    return failure();
+  if (schedule->oneKernel)
+    return lowerBatchNormTrainingInOneKernel(rewriter, op, *schedule, options);
   FailureOr<PointwiseSchedule> elementwise = readElementwisePass(op);
   if (failed(elementwise))
     return failure();

@@ -90,6 +90,10 @@ static constexpr int64_t kGradSplitBlockSize = 256;
 static constexpr int64_t kForcedGradBlocks = 2;
 /// Threads of a block of a per-channel reduction.
 static constexpr int64_t kChannelReductionBlockSize = 256;
+/// BatchNorm's one kernel (NCHW): bytes of x a thread loads at once, in at
+/// most this many vectors.
+static constexpr int64_t kBatchNormOneKernelBytesInFlight = 64;
+static constexpr int64_t kBatchNormOneKernelMaxVectors = 8;
 /// Threads of a block of an elementwise kernel.
 static constexpr int64_t kPointwiseBlockSize = 256;
 // A reduction over an outer dimension whose results fill the device still
@@ -655,6 +659,13 @@ RowNormGradSchedule cuda::selectRowNormGradSchedule(int64_t cols,
 }
 
 std::string ChannelReductionSchedule::str() const {
+  if (oneKernel)
+    return "channels-first-one-kernel threads-per-row=" +
+           std::to_string(threadsPerRow) +
+           " rows-per-block=" + std::to_string(rowsPerBlock) +
+           " vector=" + std::to_string(vectorWidth) +
+           " registers=" + std::to_string(vectorsPerThread) +
+           " max-blocks=" + std::to_string(maxBlocks);
   return std::string(channelsLast ? "channels-last" : "channels-first") +
          " threads-per-row=" + std::to_string(threadsPerRow) +
          " rows-per-block=" + std::to_string(rowsPerBlock) +
@@ -692,6 +703,25 @@ cuda::selectChannelReductionSchedule(int64_t channels, int64_t inner,
                                       llvm::PowerOf2Ceil(vectors));
   s.vectorsPerThread = llvm::divideCeil(vectors, s.threadsPerRow);
   s.rowsPerBlock = kChannelReductionBlockSize / s.threadsPerRow;
+  return s;
+}
+
+ChannelReductionSchedule
+cuda::selectBatchNormOneKernelSchedule(int64_t inner, Type elementType,
+                                       const GpuTarget &target) {
+  ChannelReductionSchedule s;
+  s.channelsLast = false;
+  s.oneKernel = true;
+  s.threadsPerRow = kChannelReductionBlockSize;
+  s.vectorWidth = vectorWidthFor(inner, elementType);
+  // About 64 bytes of x in flight a thread: 4 vectors of 16 bytes, up to 8
+  // narrower ones (odd planes, such as ResNet's 7x7, take single elements).
+  int64_t bytes = std::max<int64_t>(1, elementType.getIntOrFloatBitWidth() / 8);
+  s.vectorsPerThread = std::clamp<int64_t>(kBatchNormOneKernelBytesInFlight /
+                                               (s.vectorWidth * bytes),
+                                           1, kBatchNormOneKernelMaxVectors);
+  s.maxBlocks = target.multiprocessors *
+                target.blocksPerMultiprocessor(kChannelReductionBlockSize);
   return s;
 }
 

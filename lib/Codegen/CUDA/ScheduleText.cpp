@@ -341,12 +341,14 @@ cuda::parseChannelReductionSchedule(llvm::StringRef text, std::string &error) {
   text.split(words, ' ', -1, /*KeepEmpty=*/false);
   ChannelReductionSchedule s;
   if (words.empty() ||
-      (words.front() != "channels-last" && words.front() != "channels-first")) {
-    error = "a channel reduction's schedule starts with channels-last or "
-            "channels-first";
+      (words.front() != "channels-last" && words.front() != "channels-first" &&
+       words.front() != "channels-first-one-kernel")) {
+    error = "a channel reduction's schedule starts with channels-last, "
+            "channels-first or channels-first-one-kernel";
     return failure();
   }
   s.channelsLast = words.front() == "channels-last";
+  s.oneKernel = words.front() == "channels-first-one-kernel";
   // A batch norm's elementwise pass: the words with its prefix.
   PointwiseSchedule e;
   bool elementwise = llvm::any_of(
@@ -410,6 +412,20 @@ cuda::checkChannelReductionSchedule(const ChannelReductionSchedule &s,
     return "vectors of " + count(vw) + " elements for runs of " +
            (ShapedType::isDynamic(run) ? "unknown length" : count(run)) +
            " (a power of two of at most 16 bytes dividing them)";
+  if (s.oneKernel) {
+    // A block per (channel, range) at a time, its threads' moments added
+    // across the block (emitBlockSum: whole warps).
+    if (s.elementwise)
+      return "an elementwise pass in one kernel (it normalizes itself)";
+    if (s.rowsPerBlock != 1)
+      return "one-kernel blocks of one row";
+    if (s.vectorsPerThread > ChannelReductionSchedule::kMaxOneKernelVectors)
+      return count(s.vectorsPerThread) + " vectors in flight a thread (1 to " +
+             count(ChannelReductionSchedule::kMaxOneKernelVectors) + ")";
+    if (s.threadsPerRow % GpuTarget::kWarpSize != 0)
+      return count(s.threadsPerRow) + " threads a block: whole warps";
+    return "";
+  }
   if (!channelsLast) {
     // A block per (channel, range), its threads' sums added across it.
     if (s.rowsPerBlock != 1 || s.vectorsPerThread != 1)
@@ -506,6 +522,9 @@ std::string cuda::checkGroupNormGradSchedule(const GroupNormGradSchedule &s,
     return why;
   if (s.sums.elementwise)
     return "an elementwise pass in the sums (the dx kernel is dx-)";
+  if (s.sums.oneKernel)
+    return "channels-first-one-kernel sums (batch_norm_training's; a "
+           "gradient's one kernel is one-kernel-)";
   int64_t bytes = std::max<int64_t>(1, elementType.getIntOrFloatBitWidth() / 8);
   int64_t vw = s.dx.vectorWidth;
   int64_t run = nhwc ? channels : spatial;

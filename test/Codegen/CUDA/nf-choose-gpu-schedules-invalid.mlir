@@ -5,7 +5,7 @@
 // nothing then. sm_80: no clusters.
 // RUN: nf-opt %s --nf-choose-gpu-schedules=arch=sm_80 -split-input-file -verify-diagnostics
 // RUN: not nf-opt %s --nf-lower-to-gpu=arch=sm_80 -split-input-file 2>&1 | FileCheck %s
-// CHECK-COUNT-56: error: '{{[a-z]+}}.{{[a-z0-9_]+}}' op cannot run under the schedule
+// CHECK-COUNT-60: error: '{{[a-z]+}}.{{[a-z0-9_]+}}' op cannot run under the schedule
 
 func.func @unknown_kind(%x: tensor<4x1000xf32>) -> tensor<4x1000xf32> {
   // expected-error @+1 {{cannot run under the schedule 'fastest': unknown row-norm schedule kind 'fastest' (warp-rows, block-row-registers, block-row-streaming, split-row, channels-last-groups, cluster-row)}}
@@ -399,6 +399,41 @@ func.func @bias_add_grad_with_a_pass(%dy: tensor<2x8x7x7xf32>) -> tensor<8xf32> 
   // expected-error @+1 {{an elementwise pass for an op without one}}
   %db = nf.bias_add_grad %dy {layout = #nf.layout<nchw>, nf.gpu_schedule = "channels-first threads-per-row=64 rows-per-block=1 vector=1 registers=1 max-blocks=8 elementwise-block=256 elementwise-vector=4 elementwise-min-blocks-per-sm=4"} : tensor<2x8x7x7xf32> -> tensor<8xf32>
   return %db : tensor<8xf32>
+}
+
+// -----
+
+// BatchNorm's one kernel (NCHW) normalizes itself, is batch_norm_training's
+// alone, takes its moments in whole warps, at most 16 vectors a thread at
+// once.
+func.func @batch_norm_one_kernel_with_a_pass(%x: tensor<2x8x7x7xf32>, %rm: tensor<8xf32>) -> tensor<2x8x7x7xf32> {
+  // expected-error @+1 {{an elementwise pass in one kernel (it normalizes itself)}}
+  %y, %m, %r, %nm, %nv = nf.batch_norm_training %x running(%rm, %rm) {layout = #nf.layout<nchw>, nf.gpu_schedule = "channels-first-one-kernel threads-per-row=256 rows-per-block=1 vector=1 registers=8 max-blocks=864 elementwise-block=256 elementwise-vector=1 elementwise-min-blocks-per-sm=4"} : (tensor<2x8x7x7xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<2x8x7x7xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>)
+  return %y : tensor<2x8x7x7xf32>
+}
+
+// -----
+
+func.func @batch_norm_grad_in_one_kernel(%dy: tensor<2x8x7x7xf32>, %x: tensor<2x8x7x7xf32>, %m: tensor<8xf32>) -> tensor<2x8x7x7xf32> {
+  // expected-error @+1 {{channels-first-one-kernel for an op other than batch_norm_training}}
+  %dx, %ds, %db = nf.batch_norm_grad %dy, %x, %m, %m scale %m {layout = #nf.layout<nchw>, nf.gpu_schedule = "channels-first-one-kernel threads-per-row=256 rows-per-block=1 vector=1 registers=8 max-blocks=864"} : (tensor<2x8x7x7xf32>, tensor<2x8x7x7xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<2x8x7x7xf32>, tensor<8xf32>, tensor<8xf32>)
+  return %dx : tensor<2x8x7x7xf32>
+}
+
+// -----
+
+func.func @batch_norm_one_kernel_of_part_warps(%x: tensor<2x8x7x7xf32>, %rm: tensor<8xf32>) -> tensor<2x8x7x7xf32> {
+  // expected-error @+1 {{48 threads a block: whole warps}}
+  %y, %m, %r, %nm, %nv = nf.batch_norm_training %x running(%rm, %rm) {layout = #nf.layout<nchw>, nf.gpu_schedule = "channels-first-one-kernel threads-per-row=48 rows-per-block=1 vector=1 registers=8 max-blocks=864"} : (tensor<2x8x7x7xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<2x8x7x7xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>)
+  return %y : tensor<2x8x7x7xf32>
+}
+
+// -----
+
+func.func @batch_norm_one_kernel_of_many_vectors(%x: tensor<2x8x7x7xf32>, %rm: tensor<8xf32>) -> tensor<2x8x7x7xf32> {
+  // expected-error @+1 {{17 vectors in flight a thread (1 to 16)}}
+  %y, %m, %r, %nm, %nv = nf.batch_norm_training %x running(%rm, %rm) {layout = #nf.layout<nchw>, nf.gpu_schedule = "channels-first-one-kernel threads-per-row=256 rows-per-block=1 vector=1 registers=17 max-blocks=864"} : (tensor<2x8x7x7xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<2x8x7x7xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>)
+  return %y : tensor<2x8x7x7xf32>
 }
 
 // -----

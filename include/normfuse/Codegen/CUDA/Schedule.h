@@ -390,8 +390,18 @@ struct PointwiseSchedule {
 ///  - Channels first (NCHW): each channel's N x S elements are cut into
 ///    ranges, a block of `threadsPerRow` threads per (channel, range) sums
 ///    its range; about maxBlocks blocks in all.
+///  - Channels first in one kernel (`oneKernel`: batch_norm_training in
+///    NCHW, BatchNormOneKernel.h): the same ranges, as many as the device
+///    holds blocks, in one cooperative launch that takes each range's
+///    moments (`vectorsPerThread` vectors a thread in flight), merges a
+///    channel's ranges after the grid's barrier and normalizes its range,
+///    the ranges in reverse order (x's second read from L2 where it fits).
+///    No totals kernel and no elementwise pass.
 struct ChannelReductionSchedule {
+  /// At most this many vectors in flight a thread in one kernel.
+  static constexpr int64_t kMaxOneKernelVectors = 16;
   bool channelsLast = true;
+  bool oneKernel = false;
   int64_t threadsPerRow = 256;
   int64_t rowsPerBlock = 1;
   int64_t vectorWidth = 1;
@@ -411,7 +421,9 @@ struct ChannelReductionSchedule {
   /// registers=1 max-blocks=1056 totals-warps=8 totals-unroll=4
   /// [elementwise-block=256
   /// elementwise-vector=8 [elementwise-peeled]
-  /// elementwise-min-blocks-per-sm=4]"
+  /// elementwise-min-blocks-per-sm=4]"; one kernel:
+  /// "channels-first-one-kernel threads-per-row=256 rows-per-block=1
+  /// vector=4 registers=4 max-blocks=1056"
   std::string str() const;
 };
 
@@ -422,6 +434,12 @@ ChannelReductionSchedule
 selectChannelReductionSchedule(int64_t channels, int64_t inner,
                                bool channelsLast, Type elementType,
                                const GpuTarget &target);
+
+/// The schedule of batch_norm_training in NCHW (runs of `inner` contiguous
+/// elements, kDynamic if unknown) in one kernel (oneKernel).
+ChannelReductionSchedule
+selectBatchNormOneKernelSchedule(int64_t inner, Type elementType,
+                                 const GpuTarget &target);
 
 /// The channel reduction schedule `text` spells (ChannelReductionSchedule::
 /// str()'s words), or failure with the reason in `error`.
