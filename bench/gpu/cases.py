@@ -180,6 +180,39 @@ def group_norm_grad(n: int, c: int, h: int, w: int, groups: int, nhwc: bool,
                 ref, dtype, f"group_norm_grad_{layout}", results)
 
 
+def batch_norm_training(n: int, c: int, h: int, w: int, dtype: str) -> Case:
+    """NCHW, with scale, bias and running statistics (momentum 0.1, the
+    running variance unbiased, as PyTorch): y, the batch mean and rstd, and
+    the new running mean and variance."""
+    x, p = (n, c, h, w), (c,)
+    results = [(x, dtype)] + [(p, "f32")] * 4
+    ty, tp = _t(x, dtype), _t(p, "f32")
+    body = (f"  %y, %m, %r, %nm, %nv = nf.batch_norm_training %x scale %g "
+            f"bias %b running(%rm, %rv) {{layout = #nf.layout<nchw>, epsilon "
+            f"= {EPS:e}}} : ({ty}, {tp}, {tp}, {tp}, {tp}) -> ({ty}, {tp}, "
+            f"{tp}, {tp}, {tp})")
+
+    def ref(ops, x, g, b, rm, rv):
+        # (ops.mean keeps the reduced dimension.)
+        per = ops.permute(x.reshape(n, c, h * w), (1, 0, 2)).reshape(c, -1)
+        m = ops.mean(per, 1).reshape(c)
+        var = ops.mean((per - m.reshape(c, 1)) ** 2, 1).reshape(c)
+        r = 1 / ops.sqrt(var + EPS)
+        y = (x - m.reshape(1, c, 1, 1)) * r.reshape(1, c, 1, 1)
+        y = y * g.reshape(1, c, 1, 1) + b.reshape(1, c, 1, 1)
+        count = n * h * w
+        unbiased = var * count / (count - 1)
+        return [y, m, r, 0.9 * rm + 0.1 * m, 0.9 * rv + 0.1 * unbiased]
+
+    return Case(f"batch_norm_training_nchw_{n}x{c}x{h}x{w}_{dtype}",
+                _func([("x", x, dtype), ("g", p, "f32"), ("b", p, "f32"),
+                       ("rm", p, "f32"), ("rv", p, "f32")],
+                      results, body, ["%y", "%m", "%r", "%nm", "%nv"]),
+                [(x, dtype, "data"), (p, "f32", "scale"), (p, "f32", "data"),
+                 (p, "f32", "small"), (p, "f32", "positive")],
+                ref, dtype, "batch_norm_training_nchw", results)
+
+
 def pointwise(op: str, rows: int, cols: int, dtype: str) -> Case:
     x = (rows, cols)
     attr = (" {approximate = #nf.approximation<tanh>}"
@@ -339,6 +372,11 @@ def all_cases() -> List[Case]:
         # an odd NCHW one.
         cases.append(group_norm_grad(1, 320, 32, 32, 32, True, dtype))
         cases.append(group_norm_grad(2, 6, 5, 7, 6, False, dtype))
+        # BatchNorm training in NCHW, one kernel: ResNet's last stage (odd
+        # 7 x 7 planes, single elements; more channels than blocks) and
+        # an odd one.
+        cases.append(batch_norm_training(8, 512, 7, 7, dtype))
+        cases.append(batch_norm_training(3, 6, 5, 7, dtype))
         # Shape-generic kernels (every size an argument) of each family.
         for case in (layer_norm(3, 1001, dtype),
                      group_norm(3, 6, 5, 7, 3, True, dtype),

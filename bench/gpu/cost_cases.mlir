@@ -33,6 +33,11 @@ func.func @batch_norm_training_nhwc_32x56x56x256_bf16(%x: tensor<32x56x56x256xbf
   return %y : tensor<32x56x56x256xbf16>
 }
 
+func.func @batch_norm_training_nchw_32x256x56x56_bf16(%x: tensor<32x256x56x56xbf16>, %g: tensor<256xbf16>, %b: tensor<256xbf16>, %rm: tensor<256xf32>, %rv: tensor<256xf32>) -> tensor<32x256x56x56xbf16> {
+  %y, %m, %r, %nm, %nv = nf.batch_norm_training %x scale %g bias %b running(%rm, %rv) {layout = #nf.layout<nchw>} : (tensor<32x256x56x56xbf16>, tensor<256xbf16>, tensor<256xbf16>, tensor<256xf32>, tensor<256xf32>) -> (tensor<32x256x56x56xbf16>, tensor<256xf32>, tensor<256xf32>, tensor<256xf32>, tensor<256xf32>)
+  return %y : tensor<32x256x56x56xbf16>
+}
+
 func.func @matmul_4096x4096x4096_bf16(%a: tensor<4096x4096xbf16>, %b: tensor<4096x4096xbf16>) -> tensor<4096x4096xbf16> {
   %c = nf.matmul %a, %b : tensor<4096x4096xbf16>, tensor<4096x4096xbf16> -> tensor<4096x4096xbf16>
   return %c : tensor<4096x4096xbf16>

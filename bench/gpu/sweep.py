@@ -1279,12 +1279,15 @@ class Sweep:
             for tile in filter(None, os.environ.get("NF_SWEEP_TILE_VARIANTS", "").split(",")):
                 rec["systems"]["normfuse " + tile] = measure(tile)
         # NF_SWEEP_ROW_VARIANTS: the forward layer, RMS, group and instance
-        # norms (NCHW too) and the NHWC group norms' gradients again under
-        # each row-norm schedule listed ("block-row-registers,split-row",
-        # "channels-last-groups": the NHWC group norms' three kernels and
-        # their gradients' four, not the one kernel), as systems "normfuse
-        # <schedule>", beside the automatic choice.
-        if (case.op in ("layer_norm", "rms_norm", "group_norm", "instance_norm")
+        # norms (NCHW too), BatchNorm training and the NHWC group norms'
+        # gradients again under each row-norm schedule listed
+        # ("block-row-registers,split-row"; "split-row" also BatchNorm's
+        # three kernels in NCHW, not its one kernel; "channels-last-groups":
+        # the NHWC group norms' three kernels and their gradients' four, not
+        # the one kernel), as systems "normfuse <schedule>", beside the
+        # automatic choice.
+        if (case.op in ("layer_norm", "rms_norm", "group_norm", "instance_norm",
+                        "batch_norm_training")
                 and case.direction == "forward") \
                 or case.family == "group_norm_nhwc":
             for schedule in filter(None, os.environ.get("NF_SWEEP_ROW_VARIANTS", "").split(",")):
