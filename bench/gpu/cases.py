@@ -213,6 +213,37 @@ def batch_norm_training(n: int, c: int, h: int, w: int, dtype: str) -> Case:
                 ref, dtype, "batch_norm_training_nchw", results)
 
 
+def batch_norm_grad(n: int, c: int, h: int, w: int, dtype: str) -> Case:
+    """NCHW, with a scale: dx, dscale and dbias from dy, x and the saved
+    per-channel mean and rstd."""
+    x, p = (n, c, h, w), (c,)
+    results = [(x, dtype), (p, "f32"), (p, "f32")]
+    ty, tp = _t(x, dtype), _t(p, "f32")
+    body = (f"  %dx, %dg, %db = nf.batch_norm_grad %dy, %x, %m, %r scale %g "
+            f"{{layout = #nf.layout<nchw>}} : ({ty}, {ty}, {tp}, {tp}, {tp}) "
+            f"-> ({ty}, {tp}, {tp})")
+
+    def ref(ops, dy, x, m, r, g):
+        # Per channel: (C, N x H x W).
+        def per(a):
+            return ops.permute(a.reshape(n, c, h * w), (1, 0, 2)).reshape(c, -1)
+        dyc, rc = per(dy), r.reshape(c, 1)
+        xhat = (per(x) - m.reshape(c, 1)) * rc
+        gdy = dyc * g.reshape(c, 1)
+        dx = rc * (gdy - ops.mean(gdy, 1) - xhat * ops.mean(gdy * xhat, 1))
+        dx = ops.permute(dx.reshape(c, n, h * w), (1, 0, 2)).reshape(n, c, h, w)
+        return [dx, ops.sum0(ops.permute(dyc * xhat, (1, 0))),
+                ops.sum0(ops.permute(dyc, (1, 0)))]
+
+    return Case(f"batch_norm_grad_nchw_{n}x{c}x{h}x{w}_{dtype}",
+                _func([("dy", x, dtype), ("x", x, dtype), ("m", p, "f32"),
+                       ("r", p, "f32"), ("g", p, "f32")], results, body,
+                      ["%dx", "%dg", "%db"]),
+                [(x, dtype, "data"), (x, dtype, "data"), (p, "f32", "small"),
+                 (p, "f32", "positive"), (p, "f32", "scale")],
+                ref, dtype, "batch_norm_grad_nchw", results)
+
+
 def pointwise(op: str, rows: int, cols: int, dtype: str) -> Case:
     x = (rows, cols)
     attr = (" {approximate = #nf.approximation<tanh>}"
@@ -372,11 +403,13 @@ def all_cases() -> List[Case]:
         # an odd NCHW one.
         cases.append(group_norm_grad(1, 320, 32, 32, 32, True, dtype))
         cases.append(group_norm_grad(2, 6, 5, 7, 6, False, dtype))
-        # BatchNorm training in NCHW, one kernel: ResNet's last stage (odd
-        # 7 x 7 planes, single elements; more channels than blocks) and
-        # an odd one.
+        # BatchNorm training and its gradient in NCHW, one kernel each:
+        # ResNet's last stage (odd 7 x 7 planes, single elements; more
+        # channels than blocks) and an odd one.
         cases.append(batch_norm_training(8, 512, 7, 7, dtype))
         cases.append(batch_norm_training(3, 6, 5, 7, dtype))
+        cases.append(batch_norm_grad(8, 512, 7, 7, dtype))
+        cases.append(batch_norm_grad(3, 6, 5, 7, dtype))
         # Shape-generic kernels (every size an argument) of each family.
         for case in (layer_norm(3, 1001, dtype),
                      group_norm(3, 6, 5, 7, 3, True, dtype),

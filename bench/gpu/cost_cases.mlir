@@ -38,6 +38,11 @@ func.func @batch_norm_training_nchw_32x256x56x56_bf16(%x: tensor<32x256x56x56xbf
   return %y : tensor<32x256x56x56xbf16>
 }
 
+func.func @batch_norm_grad_nchw_32x256x56x56_bf16(%dy: tensor<32x256x56x56xbf16>, %x: tensor<32x256x56x56xbf16>, %m: tensor<256xf32>, %r: tensor<256xf32>, %g: tensor<256xf32>) -> tensor<32x256x56x56xbf16> {
+  %dx, %dg, %db = nf.batch_norm_grad %dy, %x, %m, %r scale %g {layout = #nf.layout<nchw>} : (tensor<32x256x56x56xbf16>, tensor<32x256x56x56xbf16>, tensor<256xf32>, tensor<256xf32>, tensor<256xf32>) -> (tensor<32x256x56x56xbf16>, tensor<256xf32>, tensor<256xf32>)
+  return %dx : tensor<32x256x56x56xbf16>
+}
+
 func.func @matmul_4096x4096x4096_bf16(%a: tensor<4096x4096xbf16>, %b: tensor<4096x4096xbf16>) -> tensor<4096x4096xbf16> {
   %c = nf.matmul %a, %b : tensor<4096x4096xbf16>, tensor<4096x4096xbf16> -> tensor<4096x4096xbf16>
   return %c : tensor<4096x4096xbf16>

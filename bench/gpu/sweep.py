@@ -621,17 +621,51 @@ def group_norm_nhwc_case(direction, dtype, n, h, w, c, with_silu, tier, groups=3
     return Case("group_norm_nhwc", op, direction, dtype, x_t, tier, build)
 
 
-def channel_norm_case(op, dtype, shape, tier, groups=32):
-    """group_norm (NCHW), instance_norm or batch_norm_training, forward."""
+def channel_norm_case(op, dtype, shape, tier, groups=32, direction="forward"):
+    """group_norm (NCHW), instance_norm or batch_norm_training, forward;
+    batch_norm_training backward too (nf.batch_norm_grad from the batch's
+    statistics)."""
     n, c = shape[:2]
     x_t, v_t = shape, (c,)
 
     def build(B, peers_ok):
-        gen = B.gen(seed_of((op, dtype, shape)))
+        gen = B.gen(seed_of((op, dtype, shape) + ((direction,) if direction != "forward" else ())))
         x = B.randn(x_t, dtype, gen, 1.0, 0.5)
         g = B.randn(v_t, dtype, gen, 0.1, 1.0)
         b = B.randn(v_t, dtype, gen, 0.1, 0.0)
         T = lambda s, d=dtype: _t(s, d)  # noqa: E731
+        if op == "batch_norm_training" and direction == "backward":
+            dy = B.randn(x_t, dtype, gen)
+            gf = B.randn(v_t, "f32", gen, 0.1, 1.0)
+            bf = B.randn(v_t, "f32", gen, 0.1, 0.0)
+            xv = B.f64(x)
+            m64 = B.mean(xv, (0, 2, 3))
+            r64 = 1 / B.sqrt(B.mean((xv - m64) ** 2, (0, 2, 3)) + EPS)
+            tofloat = (lambda a: a.float()) if B.name == "torch" else (lambda a: a.astype("float32"))
+            m, r = tofloat(m64.reshape(c)), tofloat(r64.reshape(c))
+            st = (c,)
+            body = (f"  %dx, %dg, %db = nf.batch_norm_grad %dy, %x, %m, %r scale %g : ({T(x_t)}, {T(x_t)}, "
+                    f"{T(st, 'f32')}, {T(st, 'f32')}, {T(st, 'f32')}) -> ({T(x_t)}, {T(st, 'f32')}, "
+                    f"{T(st, 'f32')})")
+            outs = [(x_t, dtype), (st, "f32"), (st, "f32")]
+            mlir = _func([("dy", x_t, dtype), ("x", x_t, dtype), ("m", st, "f32"), ("r", st, "f32"),
+                          ("g", st, "f32")], outs, body, ["%dx", "%dg", "%db"])
+
+            def reference():
+                d, gg = B.f64(dy), B.f64(gf).reshape(1, c, 1, 1)
+                mm, rr = B.f64(m).reshape(1, c, 1, 1), B.f64(r).reshape(1, c, 1, 1)
+                xhat = (B.f64(x) - mm) * rr
+                gdy = d * gg
+                dx = rr * (gdy - B.mean(gdy, (0, 2, 3)) - xhat * B.mean(gdy * xhat, (0, 2, 3)))
+                return [dx, B.sum(d * xhat, (0, 2, 3)).reshape(c), B.sum(d, (0, 2, 3)).reshape(c)]
+            built = Built(mlir, [dy, x, m, r, gf], outs, reference)
+            if peers_ok:
+                F = B.F
+                fwd = lambda x_, g_, b_: F.batch_norm(x_, None, None, g_, b_, True, 0.1, EPS)  # noqa: E731
+                built.peers["eager"] = _grad_peer(B, fwd, [x, gf, bf], dy)
+                built.peers["compile"] = ("compile", fwd, [x, gf, bf], dy)
+                built.peers["liger"] = "Liger has no batch norm kernel"
+            return built
         if op == "batch_norm_training":
             rm = B.randn(v_t, "f32", gen, 0.1, 0.0)
             rv = B.uniform(v_t, "f32", gen, 0.5, 1.5)
@@ -695,7 +729,7 @@ def channel_norm_case(op, dtype, shape, tier, groups=32):
         return built
 
     family = "channel_norms_nchw"
-    return Case(family, op, "forward", dtype, shape, tier, build)
+    return Case(family, op, direction, dtype, shape, tier, build)
 
 
 def matmul_case(dtype, m, k, n_, tier, approximate="none", family="matmul", op=None, batch=None,
@@ -992,6 +1026,8 @@ def all_cases(small: bool) -> List[Case]:
                 cases.append(group_norm_nhwc_case(direction, "f32", 1, 3, 5, 64, s, 1))
         for op in ("group_norm", "instance_norm", "batch_norm_training"):
             cases.append(channel_norm_case(op, "f32", (2, 64, 3, 3), 1))
+        cases.append(channel_norm_case("batch_norm_training", "f32", (2, 64, 3, 3), 1,
+                                       direction="backward"))
         cases.append(matmul_case("f32", 16, 32, 48, 1))
         cases.append(matmul_case("f16", 16, 32, 48, 1, bias=False))
         cases.append(matmul_case("tf32", 16, 32, 48, 1, bias=False))
@@ -1024,6 +1060,9 @@ def all_cases(small: bool) -> List[Case]:
         for op in ("group_norm", "instance_norm", "batch_norm_training"):
             for dtype in dtypes:
                 tiers[tier].append(channel_norm_case(op, dtype, shape, tier))
+        for dtype in dtypes:
+            tiers[tier].append(channel_norm_case("batch_norm_training", dtype, shape, tier,
+                                                 direction="backward"))
 
     row_norms(4096, 1)
     group_norms((2, 64, 64, 320), 1)
@@ -1282,13 +1321,13 @@ class Sweep:
         # norms (NCHW too), BatchNorm training and the NHWC group norms'
         # gradients again under each row-norm schedule listed
         # ("block-row-registers,split-row"; "split-row" also BatchNorm's
-        # three kernels in NCHW, not its one kernel; "channels-last-groups":
+        # three kernels in NCHW and its gradient's four, not their one
+        # kernels; "channels-last-groups":
         # the NHWC group norms' three kernels and their gradients' four, not
         # the one kernel), as systems "normfuse <schedule>", beside the
         # automatic choice.
-        if (case.op in ("layer_norm", "rms_norm", "group_norm", "instance_norm",
-                        "batch_norm_training")
-                and case.direction == "forward") \
+        if (case.op in ("layer_norm", "rms_norm", "group_norm", "instance_norm")
+                and case.direction == "forward") or case.op == "batch_norm_training" \
                 or case.family == "group_norm_nhwc":
             for schedule in filter(None, os.environ.get("NF_SWEEP_ROW_VARIANTS", "").split(",")):
                 rec["systems"]["normfuse " + schedule] = measure(row_schedule=schedule)

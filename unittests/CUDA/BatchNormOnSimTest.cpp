@@ -1,11 +1,12 @@
 //===- BatchNormOnSimTest.cpp - BatchNorm training in one kernel ----------===//
 //
-// Part of normfuse. batch_norm_training in NCHW runs as one cooperative
-// kernel (BatchNormOneKernel.cpp): each (channel, range) task's moments,
-// the grid's barrier, then each channel's ranges merged and its range
-// normalized. Here, in the simulator: the bytes it moves, blocks that take
-// several channels, lanes that merge more than 32 ranges, every result
-// against float64 and the same bits in every thread order.
+// Part of normfuse. batch_norm_training and batch_norm_grad in NCHW run as
+// one cooperative kernel each (BatchNormOneKernel.cpp): each (channel,
+// range) task's moments or sums, the grid's barrier, then each channel's
+// ranges merged and its range normalized (its dx written). Here, in the
+// simulator: the bytes it moves, blocks that take several channels, lanes that
+// merge more than 32 ranges, every result against float64 and the same bits in
+// every thread order.
 //
 //===----------------------------------------------------------------------===//
 
@@ -169,6 +170,115 @@ TEST(BatchNormOneKernelTest, SplitRowKeepsTheThreeKernels) {
   EXPECT_LE(three.error(), 1e-5);
   ASSERT_EQ(errorText(one.run(*oneKernel, SimOrder::Forward)), "");
   EXPECT_LE(one.error(), 1e-5);
+}
+
+/// One NCHW f32 batch_norm_grad call with a scale, its saved statistics
+/// from float64, its IR and its float64 reference.
+struct BatchNormGradCall {
+  BatchNormGradCall(int64_t n, int64_t c, int64_t h, int64_t w)
+      : n(n), c(c), s(h * w), shape{n, c, h, w}, dy(DType::F32, shape),
+        x(DType::F32, shape), mean(DType::F32, {c}), rstd(DType::F32, {c}),
+        scale(DType::F32, {c}), dx(DType::F32, shape), dscale(DType::F32, {c}),
+        dbias(DType::F32, {c}) {
+    std::mt19937 rng(23);
+    dy.fillNormal(rng);
+    x.fillNormal(rng, 0.5, 2.0);
+    scale.fillNormal(rng, 1.0, 0.5);
+    std::vector<double> y, m, r, nm, nv, running(c, 0.0);
+    batchNormTrainingReference(x.toDoubles(), {n, c, s, false}, nullptr,
+                               nullptr, 1e-5, 0.1, running, running, y, m, r,
+                               nm, nv);
+    for (int64_t i = 0; i < c; ++i) {
+      mean.set(i, m[i]);
+      rstd.set(i, r[i]);
+    }
+    for (Buffer *b : {&dx, &dscale, &dbias})
+      b->fill(std::nan(""));
+  }
+  std::string ir() const {
+    std::string t = tensorType(DType::F32, shape);
+    std::string p = tensorType(DType::F32, {c});
+    return "func.func @bg(%dy: " + t + ", %x: " + t + ", %m: " + p +
+           ", %r: " + p + ", %s: " + p + ") -> (" + t + ", " + p + ", " + p +
+           ") {\n  %dx, %ds, %db = nf.batch_norm_grad %dy, %x, %m, %r scale "
+           "%s {layout = #nf.layout<nchw>} : (" +
+           t + ", " + t + ", " + p + ", " + p + ", " + p + ") -> (" + t + ", " +
+           p + ", " + p + ")\n  return %dx, %ds, %db : " + t + ", " + p + ", " +
+           p + "\n}\n";
+  }
+  llvm::Error run(const CudaSimKernel &kernel, SimOrder order,
+                  std::vector<SimStats> *stats = nullptr) {
+    return kernel.runInSimulator(
+        {dy.ref(), x.ref(), mean.ref(), rstd.ref(), scale.ref()},
+        {dx.ref(), dscale.ref(), dbias.ref()}, order, stats);
+  }
+  double error() const {
+    std::vector<double> rdx, rds, rdb, sc = scale.toDoubles();
+    channelNormGradReference(dy.toDoubles(), x.toDoubles(), {n, c, s, false}, c,
+                             true, mean.toDoubles(), rstd.toDoubles(), &sc, rdx,
+                             rds, rdb);
+    return std::max({relativeError(dx.toDoubles(), rdx),
+                     relativeError(dscale.toDoubles(), rds),
+                     relativeError(dbias.toDoubles(), rdb)});
+  }
+  bool sameBits(const BatchNormGradCall &other) const {
+    return dx.toDoubles() == other.dx.toDoubles() &&
+           dscale.toDoubles() == other.dscale.toDoubles() &&
+           dbias.toDoubles() == other.dbias.toDoubles();
+  }
+  int64_t n, c, s;
+  std::vector<int64_t> shape;
+  Buffer dy, x, mean, rstd, scale, dx, dscale, dbias;
+};
+
+// The gradient in one kernel: 4 images of 8 channels of 16 x 16, a task
+// (a block) a channel. dy and x read twice (the sums, then dx), dx written
+// once; every thread loads its channel's mean and rstd in each sweep and
+// its scale in the second; each task's two sums written and read by its
+// block's 8 warps; dscale and dbias written once a channel. Where the
+// four kernels (sums, totals, finish, dx) read them twice in four launches.
+TEST(BatchNormGradOneKernelTest, OneLaunchReadsDyAndXTwiceAndWritesDxOnce) {
+  const int64_t n = 4, c = 8, threads = 256, warps = 8;
+  BatchNormGradCall call(n, c, 16, 16);
+  auto kernel = compileForSim(call.ir(), "bg");
+  ASSERT_TRUE(kernel);
+  std::vector<SimStats> traffic;
+  ASSERT_EQ(errorText(call.run(*kernel, SimOrder::Forward, &traffic)), "");
+  EXPECT_LE(call.error(), 1e-5);
+  ASSERT_EQ(traffic.size(), 1u);
+  EXPECT_EQ(traffic[0].blocks, uint64_t(c));
+  uint64_t tensor = uint64_t(n * c * 256 * 4), perChannel = uint64_t(c * 4);
+  EXPECT_EQ(traffic[0].bytesLoaded,
+            4 * tensor + c * (threads * 2 * 4 + warps * 2 * 4 +
+                              threads * 2 * 4 + threads * 4));
+  // (And the grid barrier's counter, 4 bytes as the simulator counts it.)
+  EXPECT_EQ(traffic[0].bytesStored, tensor + 4 * perChannel + 4);
+}
+
+// 3 images of 100 channels of 5 x 7: each of the simulator's 32 blocks
+// takes 3 or 4 channels in turn. Float64's gradients, the same bits in
+// every thread order; the split row keeps the four kernels, to float64's
+// accuracy too.
+TEST(BatchNormGradOneKernelTest, BlocksTakeSeveralChannelsInTurn) {
+  BatchNormGradCall forward(3, 100, 5, 7), reverse(3, 100, 5, 7),
+      shuffled(3, 100, 5, 7), four(3, 100, 5, 7);
+  auto kernel = compileForSim(forward.ir(), "bg");
+  ASSERT_TRUE(kernel);
+  std::vector<SimStats> traffic;
+  ASSERT_EQ(errorText(forward.run(*kernel, SimOrder::Forward, &traffic)), "");
+  ASSERT_EQ(traffic.size(), 1u);
+  EXPECT_EQ(traffic[0].blocks, 32u);
+  EXPECT_LE(forward.error(), 1e-5);
+  ASSERT_EQ(errorText(reverse.run(*kernel, SimOrder::Reverse)), "");
+  ASSERT_EQ(errorText(shuffled.run(*kernel, SimOrder::Shuffle)), "");
+  EXPECT_TRUE(forward.sameBits(reverse));
+  EXPECT_TRUE(forward.sameBits(shuffled));
+  auto fourKernels = compileForSim(four.ir(), "bg", "split-row");
+  ASSERT_TRUE(fourKernels);
+  traffic.clear();
+  ASSERT_EQ(errorText(four.run(*fourKernels, SimOrder::Forward, &traffic)), "");
+  EXPECT_EQ(traffic.size(), 4u);
+  EXPECT_LE(four.error(), 1e-5);
 }
 
 } // namespace

@@ -590,8 +590,9 @@ TEST(NVRTCResourceTest, NoKernelSpillsAtSm90) {
   // instance norm (256 elements a group: one warp-row kernel) and
   // batch_norm_inference x 4 dtypes. Per-channel reductions x 2 layouts x 4
   // dtypes: batch_norm_training (NHWC: the moments, their finish, the
-  // normalize kernel; NCHW: one kernel), batch_norm_grad (the sums, their
-  // totals, the finish, dx), bias_add_grad (sums, totals, finish). Products
+  // normalize kernel; NCHW: one kernel), batch_norm_grad (NHWC: the sums,
+  // their totals, the finish, dx; NCHW: one kernel), bias_add_grad (sums,
+  // totals, finish). Products
   // x 4 dtypes: the fused
   // matmul, a large matmul, a matmul of few tiles (f16, bf16 and f32 split
   // K: two kernels; f64 sums are not split), and per layout the fused
@@ -600,7 +601,8 @@ TEST(NVRTCResourceTest, NoKernelSpillsAtSm90) {
   // Group and instance norm gradients: four kernels each, and the NHWC
   // group norm gradient's one kernel, x 4 dtypes. Dynamic
   // shapes: the group norm (two), the instance norm gradient (four),
-  // batch_norm_training (three), batch_norm_grad (four), bias_add_grad (three),
+  // batch_norm_training (three), batch_norm_grad (NCHW: one), bias_add_grad
+  // (three),
   // matmul and conv2d (three each: K split at launch, the product on large
   // tiles and on small, the finish). Linalg kernels: the fused chain, the
   // transpose and the two reductions x 4 dtypes, and the narrowing from f64.
@@ -612,8 +614,8 @@ TEST(NVRTCResourceTest, NoKernelSpillsAtSm90) {
   // slice and the rfft2d.
   EXPECT_EQ(kernels, 2 * (3 * 4 * 2 + 4 * 2 * 2) + (2 + 2 + 3 + 3 + 3) * 4 * 2 +
                          11 * 4 + (3 * 4 + 2) + (1 + 1 + 1) * 4 + 1 +
-                         (3 + 4 + 3 + 1 + 4 + 3) * 4 + (3 + 3 * 2) * 4 + 2 * 2 +
-                         2 + 3 + (2 * 4 + 1) * 4 + (2 + 4 + 3 + 4 + 3 + 2 * 3) +
+                         (3 + 4 + 3 + 1 + 1 + 3) * 4 + (3 + 3 * 2) * 4 + 2 * 2 +
+                         2 + 3 + (2 * 4 + 1) * 4 + (2 + 4 + 3 + 1 + 3 + 2 * 3) +
                          4 * 4 + 1 + 3 * 4 + 4 * 4 + 3 * 2 + 1 + 2 +
                          (2 + 3 + 1 + 1 + 1 + 1));
 }

@@ -1,29 +1,36 @@
-//===- BatchNormOneKernel.cpp - BatchNorm training in one launch ----------===//
+//===- BatchNormOneKernel.cpp - batch norms in one launch -----------------===//
 //
-// Part of normfuse. batch_norm_training with its channels first (NCHW: a
-// channel's elements are `outer` runs of `inner`) in one cooperative
-// launch, a grid of at most the blocks the device holds:
+// Part of normfuse. batch_norm_training and batch_norm_grad with their
+// channels first (NCHW: a channel's elements are `outer` runs of `inner`),
+// each in one cooperative launch, a grid of at most the blocks the device
+// holds:
 //
 // 1. Each channel's elements are cut into `parts` ranges of whole vectors
 //    (as many as the device holds blocks, shared among the channels); the
-//    blocks take the (channel, range) tasks in turn. A thread loads
-//    `vectorsPerThread` vectors of its range at once and merges their
-//    mean and M2 (around their own mean) into its own by Chan's formula;
-//    the block then adds its threads' sums (the range's mean) and their
-//    M2 plus n (mean_t - mean)^2 (the range's M2), and writes them.
+//    blocks take the (channel, range) tasks in turn, and a thread loads
+//    `vectorsPerThread` vectors of its range at once.
+//    - Training: a thread merges the vectors' mean and M2 (around their own
+//      mean) into its own by Chan's formula; the block then adds its
+//      threads' n x mean (the range's mean) and M2 + n (mean_t - mean)^2
+//      (the range's M2).
+//    - Gradient: a thread adds dy and dy * xhat; the block adds its
+//      threads'.
+//    Each task writes its two values.
 // 2. The grid's barrier. For each of its tasks, last first, every warp of
-//    the block merges the channel's ranges the same way (lanes over the
-//    ranges, warp sums: the same bits in every thread of every block of
-//    the channel); the block of range 0 writes the mean, rstd and running
-//    statistics; the block then normalizes its range, its vectors last
-//    first, so that what the first sweep read last (still in L2) is read
-//    first.
+//    the block takes the channel's totals from its ranges' values the same
+//    way (lanes over the ranges, warp sums: the same bits in every thread
+//    of every block of the channel); the block of range 0 writes the
+//    statistics (mean, rstd, running statistics) or the parameter gradients
+//    (dscale, dbias); the block then writes y or dx of its range, its
+//    vectors last first, so that what the first sweep read last (still in
+//    L2) is read first.
 //
-// x is read once from memory and a second time from L2 where it fits
-// there (ResNet-50's activations below about 50 MB on an H100), y written
-// once; one launch where there were three (the partial moments, their
-// merge, the elementwise pass). Deterministic: fixed orders, no atomics.
-// Never E[x^2] - E[x]^2.
+// The input is read once from memory and a second time from L2 where it
+// fits there (ResNet-50's activations up to about 50 MB on an H100), the
+// result written once; one launch where there were three (training: the
+// partial moments, their merge, the elementwise pass) or four (gradient:
+// the sums, their totals, the finish, dx). Deterministic: fixed orders, no
+// atomics. Never E[x^2] - E[x]^2.
 //
 //===----------------------------------------------------------------------===//
 
@@ -46,10 +53,269 @@ namespace {
 
 constexpr int64_t kWarp = GpuTarget::kWarpSize;
 
+/// The host's side of a one kernel: its ranges, tasks and grid (host index
+/// values, constants where the sizes are static but for what depends on the
+/// device), two values a task (`partials`) and the grid barrier's counter.
+struct RangePlan {
+  Value outer, channels, inner, count, parts, partLen, tasks, grid;
+  Value partials, counter;
+  ResidentBlocksOp resident;
+};
+
+RangePlan planRanges(OpBuilder &b, Location loc, Value outer, Value channels,
+                     Value inner, const ChannelReductionSchedule &s, Type acc) {
+  IndexMath im{b, loc};
+  auto max = [&](Value x, Value y) {
+    return b.createOrFold<arith::MaxUIOp>(loc, x, y);
+  };
+  auto min = [&](Value x, Value y) {
+    return b.createOrFold<arith::MinUIOp>(loc, x, y);
+  };
+  RangePlan p;
+  p.outer = outer;
+  p.channels = channels;
+  p.inner = inner;
+  // The blocks the device holds shared among the channels, at least a
+  // vector a thread each; whole vectors, so none crosses a run.
+  Value one = im.c(1);
+  p.count = im.product(outer, inner);
+  p.resident = residentBlocks(b, loc, s.threadsPerRow, s.maxBlocks);
+  Value byGrid = max(
+      one, b.createOrFold<arith::DivUIOp>(loc, p.resident, max(channels, one)));
+  Value byWork = max(one, im.ceilDiv(p.count, s.threadsPerRow * s.vectorWidth));
+  p.parts = min(byGrid, byWork);
+  p.partLen =
+      im.product(im.ceilDiv(im.ceilDiv(p.count, p.parts), s.vectorWidth),
+                 im.c(s.vectorWidth));
+  p.tasks = im.product(channels, p.parts);
+  p.grid = min(p.tasks, p.resident);
+  p.partials = allocTemporary(b, loc, im.product(p.tasks, im.c(2)), acc);
+  auto counter =
+      b.create<memref::AllocOp>(loc, MemRefType::get({1}, b.getI32Type()));
+  counter->setAttr(kZeroedAttr, b.getUnitAttr());
+  p.counter = counter;
+  return p;
+}
+
+/// Binds the residency to the kernel and launches it where the tensor is
+/// not empty (a launch plan takes no condition from what the device holds).
+void launchPlanned(OpBuilder &b, Location loc, const RangePlan &p,
+                   const Kernel &k, const ChannelReductionSchedule &s,
+                   ValueRange args, const GpuTarget &target) {
+  bindResidentBlocks(p.resident, k.func, target);
+  launchUnlessEmpty(b, loc, k, p.grid, s.threadsPerRow, args,
+                    IndexMath{b, loc}.product(p.channels, p.count));
+}
+
 /// A task's range of its channel's elements: [begin, end), end >= begin.
 struct TaskRange {
   Value channel, part, begin, end;
 };
+
+/// What both kernels do the same way, in the kernel.
+struct Frame {
+  Frame(Kernel &k, Location loc, const RangePlan &p,
+        const ChannelReductionSchedule &s, Type acc, Value partials)
+      : T(s.threadsPerRow), vw(s.vectorWidth), U(s.vectorsPerThread), acc(acc),
+        partials(partials) {
+    OpBuilder &b = k.body;
+    channels = k.size(b, loc, p.channels);
+    inner = k.size(b, loc, p.inner);
+    count = k.size(b, loc, p.count);
+    parts = k.size(b, loc, p.parts);
+    partLen = k.size(b, loc, p.partLen);
+    tasks = k.size(b, loc, p.tasks);
+    tid = b.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x);
+    bid = b.create<gpu::BlockIdOp>(loc, gpu::Dimension::x);
+    gridBlocks = b.create<gpu::GridDimOp>(loc, gpu::Dimension::x);
+    lane = IndexMath{b, loc}.rem(tid, kWarp);
+    zero = floatConstant(b, loc, 0.0, acc, 1);
+    scratch = addWorkgroupBuffer(k, loc, std::max<int64_t>(1, T / kWarp), acc);
+  }
+
+  TaskRange rangeOf(OpBuilder &b, Location loc, Value task) const {
+    IndexMath ix{b, loc};
+    TaskRange r;
+    r.channel = ix.div(task, parts);
+    r.part = ix.rem(task, parts);
+    r.begin = ix.mul(r.part, partLen);
+    Value end = b.create<arith::MinUIOp>(loc, ix.add(r.begin, partLen), count);
+    r.end = b.create<arith::MaxUIOp>(loc, end, r.begin);
+    return r;
+  }
+
+  /// Element j of `channel`: run j / inner, position j % inner.
+  Value offsetOf(IndexMath &ix, Value channel, Value j) const {
+    return ix.add(
+        ix.mul(ix.add(ix.mul(ix.div(j, inner), channels), channel), inner),
+        ix.rem(j, inner));
+  }
+
+  /// Piece `piece` of the thread's vectors of `r`: for each of its U
+  /// vectors, whether it lies in the range and its first element.
+  void pieceAt(OpBuilder &b, Location loc, const TaskRange &r, Value vectors,
+               Value piece, SmallVector<Value> &valid,
+               SmallVector<Value> &at) const {
+    IndexMath ix{b, loc};
+    for (int64_t u = 0; u < U; ++u) {
+      Value v = ix.add(ix.mul(ix.madd(piece, U, ix.c(u)), T), tid);
+      valid.push_back(ix.below(v, vectors));
+      at.push_back(ix.add(r.begin, ix.mul(v, vw)));
+    }
+  }
+
+  /// The `vw` lanes of `buffer` at element j of `channel`, zeros where
+  /// `valid` does not hold.
+  SmallVector<Value> load(OpBuilder &b, Location loc, Value buffer,
+                          Value channel, Value j, Value valid) const {
+    return emitValuesIf(b, loc, valid, acc, [&](OpBuilder &vb, Location vl) {
+      IndexMath vx{vb, vl};
+      return loadLanes(vb, vl, buffer, offsetOf(vx, channel, j), vw, acc);
+    });
+  }
+
+  /// The thread's vectors of `r`, U at a time, first to last (`lastFirst`:
+  /// last to first), `body` taking each piece's valid and first elements
+  /// with the carried values (starting as `init`) and giving the next.
+  SmallVector<Value> sweep(
+      OpBuilder &b, Location loc, const TaskRange &r, bool lastFirst,
+      ValueRange init,
+      llvm::function_ref<SmallVector<Value>(
+          OpBuilder &, Location, ArrayRef<Value>, ArrayRef<Value>, ValueRange)>
+          body) const {
+    IndexMath ix{b, loc};
+    Value vectors = ix.div(ix.sub(r.end, r.begin), vw);
+    Value pieces = ix.ceilDiv(vectors, T * U);
+    auto loop = b.create<scf::ForOp>(
+        loc, ix.c(0), pieces, ix.c(1), init,
+        [&](OpBuilder &pb, Location pl, Value p, ValueRange carried) {
+          IndexMath px{pb, pl};
+          Value piece = lastFirst ? px.sub(px.sub(pieces, px.c(1)), p) : p;
+          SmallVector<Value> valid, at;
+          pieceAt(pb, pl, r, vectors, piece, valid, at);
+          pb.create<scf::YieldOp>(pl, body(pb, pl, valid, at, carried));
+        });
+    return SmallVector<Value>(loop.getResults());
+  }
+
+  /// For each of the block's tasks, in order (a grid-stride loop).
+  void forEachTask(
+      OpBuilder &b, Location loc,
+      llvm::function_ref<void(OpBuilder &, Location, Value, const TaskRange &)>
+          body) const {
+    b.create<scf::ForOp>(
+        loc, bid, tasks, gridBlocks, ValueRange{},
+        [&](OpBuilder &tb, Location tl, Value task, ValueRange) {
+          body(tb, tl, task, rangeOf(tb, tl, task));
+          tb.create<scf::YieldOp>(tl);
+        });
+  }
+
+  /// The same, last first.
+  void forEachTaskLastFirst(
+      OpBuilder &b, Location loc,
+      llvm::function_ref<void(OpBuilder &, Location, Value, const TaskRange &)>
+          body) const {
+    IndexMath ix{b, loc};
+    // (The grid is at most the tasks: every block has one.)
+    Value own = ix.ceilDiv(ix.sub(tasks, bid), gridBlocks);
+    b.create<scf::ForOp>(
+        loc, ix.c(0), own, ix.c(1), ValueRange{},
+        [&](OpBuilder &tb, Location tl, Value i, ValueRange) {
+          IndexMath tx{tb, tl};
+          Value task =
+              tx.add(bid, tx.mul(tx.sub(tx.sub(own, tx.c(1)), i), gridBlocks));
+          body(tb, tl, task, rangeOf(tb, tl, task));
+          tb.create<scf::YieldOp>(tl);
+        });
+  }
+
+  /// Thread 0 writes the task's two values.
+  void writeTask(OpBuilder &b, Location loc, Value task, Value first,
+                 Value second) const {
+    IndexMath ix{b, loc};
+    b.create<scf::IfOp>(
+        loc, ix.below(tid, ix.c(1)), [&](OpBuilder &sb, Location sl) {
+          IndexMath sx{sb, sl};
+          sb.create<memref::StoreOp>(sl, first, partials, sx.mul(task, 2));
+          sb.create<memref::StoreOp>(sl, second, partials,
+                                     sx.madd(task, 2, sx.c(1)));
+          sb.create<scf::YieldOp>(sl);
+        });
+  }
+
+  /// Over the ranges of `channel`: the warp's sum of `term` of each range
+  /// (its element count as a float and the index of its first value), lane
+  /// i taking ranges i, i + 32, ... in order; the same bits in every
+  /// thread.
+  Value overRanges(
+      OpBuilder &b, Location loc, Value channel,
+      llvm::function_ref<Value(OpBuilder &, Location, Value count, Value at)>
+          term) const {
+    IndexMath ix{b, loc};
+    Value firstTask = ix.mul(channel, parts);
+    auto loop = b.create<scf::ForOp>(
+        loc, lane, parts, ix.c(kWarp), ValueRange{zero},
+        [&](OpBuilder &qb, Location ql, Value q, ValueRange sum) {
+          IndexMath qx{qb, ql};
+          Value start = qx.mul(q, partLen);
+          Value left = qb.create<arith::MinUIOp>(
+              ql,
+              qb.create<arith::SubIOp>(
+                  ql, qb.create<arith::MaxUIOp>(ql, count, start), start),
+              partLen);
+          Value n = indexToFloat(qb, ql, left, acc);
+          Value at = qx.mul(qx.add(firstTask, q), 2);
+          qb.create<scf::YieldOp>(ql, ValueRange{qb.create<arith::AddFOp>(
+                                          ql, sum[0], term(qb, ql, n, at))});
+        });
+    return emitWarpSum(b, loc, loop.getResult(0), kWarp);
+  }
+
+  /// Thread 0 of the block of the channel's range 0: `body`.
+  void ifWritesTheChannel(
+      OpBuilder &b, Location loc, const TaskRange &r,
+      llvm::function_ref<void(OpBuilder &, Location)> body) const {
+    IndexMath ix{b, loc};
+    Value writes = b.create<arith::AndIOp>(loc, ix.below(r.part, ix.c(1)),
+                                           ix.below(tid, ix.c(1)));
+    b.create<scf::IfOp>(loc, writes, [&](OpBuilder &sb, Location sl) {
+      body(sb, sl);
+      sb.create<scf::YieldOp>(sl);
+    });
+  }
+
+  /// Stores `values` (the lanes of vector u) at element `at[u]` of the
+  /// channel where `valid[u]` holds, for each u, streaming (the result is
+  /// not read again here).
+  void storeWhereValid(OpBuilder &b, Location loc, Value buffer, Value channel,
+                       ArrayRef<Value> valid, ArrayRef<Value> at,
+                       ArrayRef<SmallVector<Value>> values) const {
+    for (int64_t u = 0; u < U; ++u)
+      b.create<scf::IfOp>(loc, valid[u], [&](OpBuilder &sb, Location sl) {
+        IndexMath sx{sb, sl};
+        storeLanes(sb, sl, values[u], buffer, offsetOf(sx, channel, at[u]),
+                   /*evictFirst=*/true);
+        sb.create<scf::YieldOp>(sl);
+      });
+  }
+
+  int64_t T, vw, U;
+  Type acc;
+  Value partials;
+  Value channels, inner, count, parts, partLen, tasks;
+  Value tid, bid, gridBlocks, lane, zero, scratch;
+};
+
+Value fadd(OpBuilder &b, Location loc, Value x, Value y) {
+  return b.create<arith::AddFOp>(loc, x, y);
+}
+Value fmul(OpBuilder &b, Location loc, Value x, Value y) {
+  return b.create<arith::MulFOp>(loc, x, y);
+}
+Value fsub(OpBuilder &b, Location loc, Value x, Value y) {
+  return b.create<arith::SubFOp>(loc, x, y);
+}
 
 } // namespace
 
@@ -58,48 +324,23 @@ void cuda::emitBatchNormOneKernel(OpBuilder &b, Location loc, ModuleOp module,
                                   const BatchNormTrainingBuffers &in,
                                   const ChannelReductionSchedule &s,
                                   const GpuTarget &target) {
-  const int64_t T = s.threadsPerRow, vw = s.vectorWidth, U = s.vectorsPerThread;
   const bool hasScale = bool(in.scale), hasBias = bool(in.bias);
   Type acc = in.acc;
-  IndexMath im{b, loc};
-  auto max = [&](Value x, Value y) {
-    return b.createOrFold<arith::MaxUIOp>(loc, x, y);
-  };
-  auto min = [&](Value x, Value y) {
-    return b.createOrFold<arith::MinUIOp>(loc, x, y);
-  };
-
-  // The ranges: the blocks the device holds shared among the channels, at
-  // least a vector a thread each; whole vectors, so none crosses a run.
-  Value one = im.c(1);
-  Value count = im.product(in.outer, in.inner);
-  ResidentBlocksOp resident = residentBlocks(b, loc, T, s.maxBlocks);
-  Value byGrid =
-      max(one,
-          b.createOrFold<arith::DivUIOp>(loc, resident, max(in.channels, one)));
-  Value byWork = max(one, im.ceilDiv(count, T * vw));
-  Value parts = min(byGrid, byWork);
-  Value partLen =
-      im.product(im.ceilDiv(im.ceilDiv(count, parts), vw), im.c(vw));
-  Value tasks = im.product(in.channels, parts);
-  Value grid = min(tasks, resident);
-
-  Value partials = allocTemporary(b, loc, im.product(tasks, im.c(2)), acc);
-  auto counter =
-      b.create<memref::AllocOp>(loc, MemRefType::get({1}, b.getI32Type()));
-  counter->setAttr(kZeroedAttr, b.getUnitAttr());
+  RangePlan plan =
+      planRanges(b, loc, in.outer, in.channels, in.inner, s, in.acc);
   SmallVector<Value> args{in.x};
   if (hasScale)
     args.push_back(in.scale);
   if (hasBias)
     args.push_back(in.bias);
   args.append({in.runningMean, in.runningVar, in.y, in.mean, in.rstd,
-               in.newRunningMean, in.newRunningVar, partials, counter});
-  Kernel k = createKernel(module, loc, base + "_one_kernel",
-                          ValueRange(args).getTypes(), T, s.str());
+               in.newRunningMean, in.newRunningVar, plan.partials,
+               plan.counter});
+  Kernel k =
+      createKernel(module, loc, base + "_one_kernel",
+                   ValueRange(args).getTypes(), s.threadsPerRow, s.str());
   {
     OpBuilder &kb = k.body;
-    IndexMath ix{kb, loc};
     unsigned next = 1;
     Value kX = k.arg(0);
     Value kScale = hasScale ? k.arg(next++) : Value();
@@ -107,196 +348,102 @@ void cuda::emitBatchNormOneKernel(OpBuilder &b, Location loc, ModuleOp module,
     Value kRunningMean = k.arg(next), kRunningVar = k.arg(next + 1),
           kY = k.arg(next + 2), kMean = k.arg(next + 3),
           kRstd = k.arg(next + 4), kNewMean = k.arg(next + 5),
-          kNewVar = k.arg(next + 6), kPartials = k.arg(next + 7),
-          kCounter = k.arg(next + 8);
-    Value channels = k.size(kb, loc, in.channels);
-    Value inner = k.size(kb, loc, in.inner);
-    Value kCount = k.size(kb, loc, count), kParts = k.size(kb, loc, parts);
-    Value kPartLen = k.size(kb, loc, partLen), kTasks = k.size(kb, loc, tasks);
-    Value tid = kb.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x);
-    Value bid = kb.create<gpu::BlockIdOp>(loc, gpu::Dimension::x);
-    Value gridBlocks = kb.create<gpu::GridDimOp>(loc, gpu::Dimension::x);
-    Value zero = floatConstant(kb, loc, 0.0, acc, 1);
-    Value scratch =
-        addWorkgroupBuffer(k, loc, std::max<int64_t>(1, T / kWarp), acc);
-
-    auto rangeOf = [&](OpBuilder &rb, Location rl, Value task) {
-      IndexMath rx{rb, rl};
-      TaskRange r;
-      r.channel = rx.div(task, kParts);
-      r.part = rx.rem(task, kParts);
-      r.begin = rx.mul(r.part, kPartLen);
-      Value end =
-          rb.create<arith::MinUIOp>(rl, rx.add(r.begin, kPartLen), kCount);
-      r.end = rb.create<arith::MaxUIOp>(rl, end, r.begin);
-      return r;
-    };
-    // Element j of `channel`: run j / inner, position j % inner.
-    auto offsetOf = [&](IndexMath &ox, Value channel, Value j) {
-      return ox.add(
-          ox.mul(ox.add(ox.mul(ox.div(j, inner), channels), channel), inner),
-          ox.rem(j, inner));
-    };
-    // The `vw` lanes of x at element j of `channel`, zeros where `valid`
-    // (null: always) does not hold.
-    auto loadX = [&](OpBuilder &lb, Location ll, Value channel, Value j,
-                     Value valid) {
-      return emitValuesIf(lb, ll, valid, acc, [&](OpBuilder &vb, Location vl) {
-        IndexMath vx{vb, vl};
-        return loadLanes(vb, vl, kX, offsetOf(vx, channel, j), vw, acc);
-      });
-    };
-    auto toFloat = [&](OpBuilder &fb, Location fl, Value n) {
-      return indexToFloat(fb, fl, n, acc);
-    };
-    auto fadd = [](OpBuilder &fb, Location fl, Value x, Value y) -> Value {
-      return fb.create<arith::AddFOp>(fl, x, y);
-    };
-    auto fmul = [](OpBuilder &fb, Location fl, Value x, Value y) -> Value {
-      return fb.create<arith::MulFOp>(fl, x, y);
-    };
-    auto fsub = [](OpBuilder &fb, Location fl, Value x, Value y) -> Value {
-      return fb.create<arith::SubFOp>(fl, x, y);
-    };
+          kNewVar = k.arg(next + 6), kCounter = k.arg(next + 8);
+    Frame f(k, loc, plan, s, acc, k.arg(next + 7));
+    Value zero = f.zero;
 
     // 1. Each task's range: its mean and M2.
-    kb.create<scf::ForOp>(
-        loc, bid, kTasks, gridBlocks, ValueRange{},
-        [&](OpBuilder &tb, Location tl, Value task, ValueRange) {
-          IndexMath tx{tb, tl};
-          TaskRange r = rangeOf(tb, tl, task);
-          Value first = tx.add(r.begin, tx.mul(tid, vw));
-          auto pieces = tb.create<scf::ForOp>(
-              tl, first, r.end, tx.c(T * vw * U), ValueRange{zero, zero, zero},
-              [&](OpBuilder &pb, Location pl, Value j0, ValueRange m) {
+    f.forEachTask(
+        kb, loc,
+        [&](OpBuilder &tb, Location tl, Value task, const TaskRange &r) {
+          SmallVector<Value> m = f.sweep(
+              tb, tl, r, /*lastFirst=*/false, ValueRange{zero, zero, zero},
+              [&](OpBuilder &pb, Location pl, ArrayRef<Value> valid,
+                  ArrayRef<Value> at, ValueRange m) {
                 IndexMath px{pb, pl};
-                // U vectors, T * vw apart; the first is in the range.
-                SmallVector<Value> valid;
                 SmallVector<SmallVector<Value>> x;
-                for (int64_t u = 0; u < U; ++u) {
-                  Value j = px.add(j0, px.c(u * T * vw));
-                  valid.push_back(u ? px.below(j, r.end) : Value());
-                  x.push_back(loadX(pb, pl, r.channel, j, valid.back()));
-                }
-                Value n = px.c(vw);
-                Value sum = zero;
-                for (int64_t u = 0; u < U; ++u) {
-                  if (valid[u])
-                    n = px.add(n, pb.create<arith::SelectOp>(
-                                      pl, valid[u], px.c(vw), px.c(0)));
+                for (int64_t u = 0; u < f.U; ++u)
+                  x.push_back(f.load(pb, pl, kX, r.channel, at[u], valid[u]));
+                // The piece's count, mean (zeros where a vector is not in the
+                // range) and the squared deviations of its vectors.
+                Value n = px.c(0), sum = zero;
+                for (int64_t u = 0; u < f.U; ++u) {
+                  n = px.add(n, pb.create<arith::SelectOp>(
+                                    pl, valid[u], px.c(f.vw), px.c(0)));
                   for (Value lane : x[u])
                     sum = fadd(pb, pl, sum, lane);
                 }
-                Value pieceCount = toFloat(pb, pl, n);
-                Value pieceMean = pb.create<arith::DivFOp>(pl, sum, pieceCount);
+                Value pieceCount = indexToFloat(pb, pl, n, acc);
+                Value pieceMean = pb.create<arith::DivFOp>(
+                    pl, sum,
+                    pb.create<arith::MaximumFOp>(
+                        pl, pieceCount, floatConstant(pb, pl, 1.0, acc, 1)));
                 Value pieceM2 = zero;
-                for (int64_t u = 0; u < U; ++u) {
+                for (int64_t u = 0; u < f.U; ++u) {
                   Value squares = zero;
                   for (Value lane : x[u]) {
                     Value d = fsub(pb, pl, lane, pieceMean);
                     squares = fadd(pb, pl, squares, fmul(pb, pl, d, d));
                   }
-                  if (valid[u])
-                    squares =
-                        pb.create<arith::SelectOp>(pl, valid[u], squares, zero);
-                  pieceM2 = fadd(pb, pl, pieceM2, squares);
+                  pieceM2 = fadd(
+                      pb, pl, pieceM2,
+                      pb.create<arith::SelectOp>(pl, valid[u], squares, zero));
                 }
                 Moments merged =
                     emitChanCombine(pb, pl, Moments{m[0], m[1], m[2]},
                                     Moments{pieceCount, pieceMean, pieceM2});
-                pb.create<scf::YieldOp>(
-                    pl, ValueRange{merged.count, merged.mean, merged.m2});
+                return SmallVector<Value>{merged.count, merged.mean, merged.m2};
               });
-          Value n = pieces.getResult(0), mean = pieces.getResult(1),
-                m2 = pieces.getResult(2);
           // The range's mean and M2 from its threads' (an empty range: 0).
+          IndexMath tx{tb, tl};
           Value rangeCount = tb.create<arith::MaximumFOp>(
-              tl, toFloat(tb, tl, tx.sub(r.end, r.begin)),
+              tl, indexToFloat(tb, tl, tx.sub(r.end, r.begin), acc),
               floatConstant(tb, tl, 1.0, acc, 1));
           Value rangeMean = tb.create<arith::DivFOp>(
-              tl, emitBlockSum(tb, tl, fmul(tb, tl, n, mean), scratch, T),
+              tl,
+              emitBlockSum(tb, tl, fmul(tb, tl, m[0], m[1]), f.scratch, f.T),
               rangeCount);
-          Value d = fsub(tb, tl, mean, rangeMean);
+          Value d = fsub(tb, tl, m[1], rangeMean);
           Value rangeM2 = emitBlockSum(
-              tb, tl, fadd(tb, tl, m2, fmul(tb, tl, n, fmul(tb, tl, d, d))),
-              scratch, T);
-          tb.create<scf::IfOp>(
-              tl, tx.below(tid, tx.c(1)), [&](OpBuilder &sb, Location sl) {
-                IndexMath sx{sb, sl};
-                sb.create<memref::StoreOp>(sl, rangeMean, kPartials,
-                                           sx.mul(task, 2));
-                sb.create<memref::StoreOp>(sl, rangeM2, kPartials,
-                                           sx.madd(task, 2, sx.c(1)));
-                sb.create<scf::YieldOp>(sl);
-              });
-          tb.create<scf::YieldOp>(tl);
+              tb, tl,
+              fadd(tb, tl, m[2], fmul(tb, tl, m[0], fmul(tb, tl, d, d))),
+              f.scratch, f.T);
+          f.writeTask(tb, tl, task, rangeMean, rangeM2);
         });
     kb.create<GridBarrierOp>(loc, kCounter);
 
-    // 2. The block's tasks again, last first.
-    Value own = ix.ceilDiv(ix.sub(kTasks, bid), gridBlocks);
-    Value lane = ix.rem(tid, kWarp);
-    Value total = toFloat(kb, loc, kCount);
-    kb.create<scf::ForOp>(
-        loc, ix.c(0), own, ix.c(1), ValueRange{},
-        [&](OpBuilder &tb, Location tl, Value i, ValueRange) {
-          IndexMath tx{tb, tl};
-          Value task =
-              tx.add(bid, tx.mul(tx.sub(tx.sub(own, tx.c(1)), i), gridBlocks));
-          TaskRange r = rangeOf(tb, tl, task);
-          Value firstTask = tx.mul(r.channel, kParts);
-          // The channel's ranges: lanes over them, then warp sums.
-          auto overRanges =
-              [&](Value init,
-                  llvm::function_ref<Value(OpBuilder &, Location, Value count,
-                                           Value mean, Value at)>
-                      term) {
-                auto loop = tb.create<scf::ForOp>(
-                    tl, lane, kParts, tx.c(kWarp), ValueRange{init},
-                    [&](OpBuilder &qb, Location ql, Value q, ValueRange sum) {
-                      IndexMath qx{qb, ql};
-                      Value start = qx.mul(q, kPartLen);
-                      Value inside = qx.below(start, kCount);
-                      Value left = qb.create<arith::MinUIOp>(
-                          ql,
-                          qb.create<arith::SubIOp>(
-                              ql, qb.create<arith::MaxUIOp>(ql, kCount, start),
-                              start),
-                          kPartLen);
-                      Value n = toFloat(qb, ql,
-                                        qb.create<arith::SelectOp>(
-                                            ql, inside, left, qx.c(0)));
-                      Value at = qx.mul(qx.add(firstTask, q), 2);
-                      Value mean = qb.create<memref::LoadOp>(ql, kPartials, at);
-                      qb.create<scf::YieldOp>(
-                          ql, ValueRange{fadd(qb, ql, sum[0],
-                                              term(qb, ql, n, mean, at))});
-                    });
-                return emitWarpSum(tb, tl, loop.getResult(0), kWarp);
-              };
+    // 2. The block's tasks again, last first: the channel's statistics
+    // from its ranges', then y of the range.
+    Value total = indexToFloat(kb, loc, f.count, acc);
+    f.forEachTaskLastFirst(
+        kb, loc, [&](OpBuilder &tb, Location tl, Value, const TaskRange &r) {
           Value mean = tb.create<arith::DivFOp>(
               tl,
-              overRanges(zero, [&](OpBuilder &qb, Location ql, Value n, Value m,
-                                   Value) { return fmul(qb, ql, n, m); }),
+              f.overRanges(tb, tl, r.channel,
+                           [&](OpBuilder &qb, Location ql, Value n, Value at) {
+                             return fmul(
+                                 qb, ql, n,
+                                 qb.create<memref::LoadOp>(ql, f.partials, at));
+                           }),
               total);
-          Value m2 = overRanges(zero, [&](OpBuilder &qb, Location ql, Value n,
-                                          Value m, Value at) {
-            IndexMath qx{qb, ql};
-            Value rangeM2 =
-                qb.create<memref::LoadOp>(ql, kPartials, qx.add(at, qx.c(1)));
-            Value d = fsub(qb, ql, m, mean);
-            return fadd(qb, ql, rangeM2, fmul(qb, ql, n, fmul(qb, ql, d, d)));
-          });
+          Value m2 = f.overRanges(
+              tb, tl, r.channel,
+              [&](OpBuilder &qb, Location ql, Value n, Value at) {
+                IndexMath qx{qb, ql};
+                Value rangeMean = qb.create<memref::LoadOp>(ql, f.partials, at);
+                Value rangeM2 = qb.create<memref::LoadOp>(ql, f.partials,
+                                                          qx.add(at, qx.c(1)));
+                Value d = fsub(qb, ql, rangeMean, mean);
+                return fadd(qb, ql, rangeM2,
+                            fmul(qb, ql, n, fmul(qb, ql, d, d)));
+              });
           Value var = tb.create<arith::DivFOp>(tl, m2, total);
           Value rstd = emitRstd(tb, tl, var, in.epsilon);
 
-          // The statistics, once a channel: running' = (1 - momentum)
-          // running + momentum * statistic, the variance unbiased (n / (n -
-          // 1); the verifier asks n > 1) unless the op asks for the biased
-          // one (ONNX).
-          Value writes = tb.create<arith::AndIOp>(tl, tx.below(r.part, tx.c(1)),
-                                                  tx.below(tid, tx.c(1)));
-          tb.create<scf::IfOp>(tl, writes, [&](OpBuilder &sb, Location sl) {
+          // The statistics, once a channel: running' = (1 - momentum) running +
+          // momentum * statistic, the variance unbiased (n / (n - 1); the
+          // verifier asks n > 1) unless the op asks for the biased one (ONNX).
+          f.ifWritesTheChannel(tb, tl, r, [&](OpBuilder &sb, Location sl) {
             auto constant = [&](double v) {
               return floatConstant(sb, sl, v, acc, 1);
             };
@@ -309,7 +456,8 @@ void cuda::emitBatchNormOneKernel(OpBuilder &b, Location loc, ModuleOp module,
             Value runningVar =
                 in.unbiasedRunningVar
                     ? sb.create<arith::DivFOp>(
-                          sl, m2, fsub(sb, sl, total, constant(1.0)))
+                            sl, m2, fsub(sb, sl, total, constant(1.0)))
+                          .getResult()
                     : var;
             storeLanes(sb, sl, {mean}, kMean, r.channel);
             storeLanes(sb, sl, {rstd}, kRstd, r.channel);
@@ -317,7 +465,6 @@ void cuda::emitBatchNormOneKernel(OpBuilder &b, Location loc, ModuleOp module,
                        r.channel);
             storeLanes(sb, sl, {update(kRunningVar, runningVar)}, kNewVar,
                        r.channel);
-            sb.create<scf::YieldOp>(sl);
           });
 
           // 3. y of the range, its vectors last first.
@@ -326,42 +473,143 @@ void cuda::emitBatchNormOneKernel(OpBuilder &b, Location loc, ModuleOp module,
                             : Value();
           Value bias = hasBias ? loadLanes(tb, tl, kBias, r.channel, 1, acc)[0]
                                : Value();
-          Value vectors = tx.div(tx.sub(r.end, r.begin), vw);
-          Value pieces = tx.ceilDiv(vectors, T * U);
-          tb.create<scf::ForOp>(
-              tl, tx.c(0), pieces, tx.c(1), ValueRange{},
-              [&](OpBuilder &pb, Location pl, Value p, ValueRange) {
-                IndexMath px{pb, pl};
-                Value piece = px.sub(px.sub(pieces, px.c(1)), p);
-                SmallVector<Value> valid, at;
-                SmallVector<SmallVector<Value>> x;
-                for (int64_t u = 0; u < U; ++u) {
-                  Value v = px.add(px.mul(px.madd(piece, U, px.c(u)), T), tid);
-                  valid.push_back(px.below(v, vectors));
-                  at.push_back(px.add(r.begin, px.mul(v, vw)));
-                  x.push_back(
-                      loadX(pb, pl, r.channel, at.back(), valid.back()));
-                }
-                for (int64_t u = 0; u < U; ++u)
-                  pb.create<scf::IfOp>(
-                      pl, valid[u], [&](OpBuilder &sb, Location sl) {
-                        IndexMath sx{sb, sl};
-                        SmallVector<Value> y;
-                        for (Value lane : x[u])
-                          y.push_back(emitNormalize(sb, sl, lane, mean, rstd,
-                                                    scale, bias));
-                        storeLanes(sb, sl, y, kY,
-                                   offsetOf(sx, r.channel, at[u]),
-                                   /*evictFirst=*/true);
-                        sb.create<scf::YieldOp>(sl);
-                      });
-                pb.create<scf::YieldOp>(pl);
+          f.sweep(
+              tb, tl, r, /*lastFirst=*/true, ValueRange{},
+              [&](OpBuilder &pb, Location pl, ArrayRef<Value> valid,
+                  ArrayRef<Value> at, ValueRange) {
+                SmallVector<SmallVector<Value>> y;
+                for (int64_t u = 0; u < f.U; ++u)
+                  y.push_back(f.load(pb, pl, kX, r.channel, at[u], valid[u]));
+                for (auto &lanes : y)
+                  for (Value &lane : lanes)
+                    lane = emitNormalize(pb, pl, lane, mean, rstd, scale, bias);
+                f.storeWhereValid(pb, pl, kY, r.channel, valid, at, y);
+                return SmallVector<Value>{};
               });
-          tb.create<scf::YieldOp>(tl);
         });
   }
-  bindResidentBlocks(resident, k.func, target);
-  // (Launched where the tensor is not empty: a launch plan takes no
-  // condition from what the device holds.)
-  launchUnlessEmpty(b, loc, k, grid, T, args, im.product(in.channels, count));
+  launchPlanned(b, loc, plan, k, s, args, target);
+}
+
+void cuda::emitBatchNormGradOneKernel(OpBuilder &b, Location loc,
+                                      ModuleOp module, const std::string &base,
+                                      const BatchNormGradBuffers &in,
+                                      const ChannelReductionSchedule &s,
+                                      const GpuTarget &target) {
+  const bool hasScale = bool(in.scale);
+  Type acc = in.acc;
+  RangePlan plan =
+      planRanges(b, loc, in.outer, in.channels, in.inner, s, in.acc);
+  SmallVector<Value> args{in.dy, in.x, in.mean, in.rstd};
+  if (hasScale)
+    args.push_back(in.scale);
+  args.append({in.dx, in.dscale, in.dbias, plan.partials, plan.counter});
+  Kernel k =
+      createKernel(module, loc, base + "_one_kernel",
+                   ValueRange(args).getTypes(), s.threadsPerRow, s.str());
+  {
+    OpBuilder &kb = k.body;
+    unsigned next = hasScale ? 5 : 4;
+    Value kDy = k.arg(0), kX = k.arg(1), kMean = k.arg(2), kRstd = k.arg(3);
+    Value kScale = hasScale ? k.arg(4) : Value();
+    Value kDx = k.arg(next), kDscale = k.arg(next + 1),
+          kDbias = k.arg(next + 2), kCounter = k.arg(next + 4);
+    Frame f(k, loc, plan, s, acc, k.arg(next + 3));
+    Value zero = f.zero;
+    auto statistics = [&](OpBuilder &lb, Location ll, Value channel) {
+      return std::make_pair(loadLanes(lb, ll, kMean, channel, 1, acc)[0],
+                            loadLanes(lb, ll, kRstd, channel, 1, acc)[0]);
+    };
+    /// The vectors of dy and x of a piece (zeros where not in the range).
+    auto loadPiece = [&](OpBuilder &pb, Location pl, const TaskRange &r,
+                         ArrayRef<Value> valid, ArrayRef<Value> at,
+                         SmallVector<SmallVector<Value>> &dy,
+                         SmallVector<SmallVector<Value>> &x) {
+      for (int64_t u = 0; u < f.U; ++u) {
+        dy.push_back(f.load(pb, pl, kDy, r.channel, at[u], valid[u]));
+        x.push_back(f.load(pb, pl, kX, r.channel, at[u], valid[u]));
+      }
+    };
+
+    // 1. Each task's range: its sums of dy * xhat and of dy (a lane
+    // outside the range is a dy of 0: it adds nothing to either).
+    f.forEachTask(
+        kb, loc,
+        [&](OpBuilder &tb, Location tl, Value task, const TaskRange &r) {
+          auto [mean, rstd] = statistics(tb, tl, r.channel);
+          SmallVector<Value> sums = f.sweep(
+              tb, tl, r, /*lastFirst=*/false, ValueRange{zero, zero},
+              [&](OpBuilder &pb, Location pl, ArrayRef<Value> valid,
+                  ArrayRef<Value> at, ValueRange carried) {
+                SmallVector<SmallVector<Value>> dy, x;
+                loadPiece(pb, pl, r, valid, at, dy, x);
+                Value dyXhat = carried[0], dySum = carried[1];
+                for (int64_t u = 0; u < f.U; ++u)
+                  for (int64_t l = 0; l < f.vw; ++l) {
+                    Value xhat = emitNormalize(pb, pl, x[u][l], mean, rstd,
+                                               Value(), Value());
+                    dyXhat = fadd(pb, pl, dyXhat, fmul(pb, pl, dy[u][l], xhat));
+                    dySum = fadd(pb, pl, dySum, dy[u][l]);
+                  }
+                return SmallVector<Value>{dyXhat, dySum};
+              });
+          Value dyXhat = emitBlockSum(tb, tl, sums[0], f.scratch, f.T);
+          Value dySum = emitBlockSum(tb, tl, sums[1], f.scratch, f.T);
+          f.writeTask(tb, tl, task, dyXhat, dySum);
+        });
+    kb.create<GridBarrierOp>(loc, kCounter);
+
+    // 2. The block's tasks again, last first: the channel's sums from its
+    // ranges' (dscale and dbias), then dx of the range.
+    Value inverseCount =
+        kb.create<arith::DivFOp>(loc, floatConstant(kb, loc, 1.0, acc, 1),
+                                 indexToFloat(kb, loc, f.count, acc));
+    f.forEachTaskLastFirst(
+        kb, loc, [&](OpBuilder &tb, Location tl, Value, const TaskRange &r) {
+          auto total = [&](int64_t which) {
+            return f.overRanges(
+                tb, tl, r.channel,
+                [&](OpBuilder &qb, Location ql, Value, Value at) {
+                  IndexMath qx{qb, ql};
+                  return qb
+                      .create<memref::LoadOp>(ql, f.partials,
+                                              qx.add(at, qx.c(which)))
+                      .getResult();
+                });
+          };
+          Value dscale = total(0), dbias = total(1);
+          f.ifWritesTheChannel(tb, tl, r, [&](OpBuilder &sb, Location sl) {
+            storeLanes(sb, sl, {dscale}, kDscale, r.channel);
+            storeLanes(sb, sl, {dbias}, kDbias, r.channel);
+          });
+
+          // dx = rstd (g dy - g mean(dy) - xhat g mean(dy xhat)).
+          auto [mean, rstd] = statistics(tb, tl, r.channel);
+          Value g = hasScale ? loadLanes(tb, tl, kScale, r.channel, 1, acc)[0]
+                             : Value();
+          Value meanDy = fmul(tb, tl, dbias, inverseCount);
+          Value meanDyXhat = fmul(tb, tl, dscale, inverseCount);
+          if (g) {
+            meanDy = fmul(tb, tl, meanDy, g);
+            meanDyXhat = fmul(tb, tl, meanDyXhat, g);
+          }
+          f.sweep(tb, tl, r, /*lastFirst=*/true, ValueRange{},
+                  [&](OpBuilder &pb, Location pl, ArrayRef<Value> valid,
+                      ArrayRef<Value> at, ValueRange) {
+                    SmallVector<SmallVector<Value>> dy, x;
+                    loadPiece(pb, pl, r, valid, at, dy, x);
+                    for (int64_t u = 0; u < f.U; ++u)
+                      for (int64_t l = 0; l < f.vw; ++l) {
+                        Value xhat = emitNormalize(pb, pl, x[u][l], mean, rstd,
+                                                   Value(), Value());
+                        Value gdy = g ? fmul(pb, pl, dy[u][l], g) : dy[u][l];
+                        dy[u][l] = emitNormGradInput(pb, pl, gdy, xhat,
+                                                     meanDyXhat, meanDy, rstd);
+                      }
+                    f.storeWhereValid(pb, pl, kDx, r.channel, valid, at, dy);
+                    return SmallVector<Value>{};
+                  });
+        });
+  }
+  launchPlanned(b, loc, plan, k, s, args, target);
 }

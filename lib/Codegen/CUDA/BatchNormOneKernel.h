@@ -1,10 +1,10 @@
-//===- BatchNormOneKernel.h - BatchNorm training in one launch --*- C++ -*-===//
+//===- BatchNormOneKernel.h - batch norms in one launch ---------*- C++ -*-===//
 //
-// Part of normfuse. batch_norm_training with its channels first (NCHW) in
-// one cooperative launch (ChannelReductionSchedule::oneKernel): each
-// range's moments, their merge per channel, the statistics and y, where
-// three kernels (the partial moments, their merge, the elementwise pass)
-// read x twice from memory.
+// Part of normfuse. batch_norm_training and batch_norm_grad with their
+// channels first (NCHW) in one cooperative launch each
+// (ChannelReductionSchedule::oneKernel): each range's moments (sums), their
+// merge per channel, the statistics (parameter gradients) and y (dx), where
+// three (four) kernels read the input twice from memory.
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,6 +34,15 @@ struct BatchNormTrainingBuffers {
   Type acc;
 };
 
+/// A batch_norm_grad's flat buffers (`scale` null where it has none) and
+/// sizes, as BatchNormTrainingBuffers'.
+struct BatchNormGradBuffers {
+  Value dy, x, mean, rstd, scale;
+  Value dx, dscale, dbias;
+  Value outer, channels, inner;
+  Type acc;
+};
+
 /// Emits kernel `<base>_one_kernel` under `s` (oneKernel) and launches it
 /// before the builder's point, a grid of at most the blocks the device
 /// holds of it (decided when the kernels are loaded), none for an empty
@@ -43,6 +52,15 @@ void emitBatchNormOneKernel(OpBuilder &b, Location loc, ModuleOp module,
                             const BatchNormTrainingBuffers &in,
                             const ChannelReductionSchedule &s,
                             const GpuTarget &target);
+
+/// The same for batch_norm_grad: each range's sums of dy and dy * xhat,
+/// their totals per channel (dbias, dscale) after the grid's barrier, then
+/// dx of the range, last first.
+void emitBatchNormGradOneKernel(OpBuilder &b, Location loc, ModuleOp module,
+                                const std::string &base,
+                                const BatchNormGradBuffers &in,
+                                const ChannelReductionSchedule &s,
+                                const GpuTarget &target);
 
 } // namespace mlir::nf::cuda
 

@@ -415,10 +415,10 @@ LogicalResult cuda::chooseGpuSchedules(Operation *root,
             if (!why.empty())
               return why;
             if (s.oneKernel)
-              return std::string(f->moments ? ""
-                                            : "channels-first-one-kernel for "
-                                              "an op other than "
-                                              "batch_norm_training");
+              return std::string(pass ? ""
+                                      : "channels-first-one-kernel for an op "
+                                        "other than batch_norm_training and "
+                                        "batch_norm_grad");
             if (bool(pass) != bool(s.elementwise))
               return std::string(pass ? "no elementwise pass (elementwise-*)"
                                       : "an elementwise pass for an op "
@@ -432,13 +432,14 @@ LogicalResult cuda::chooseGpuSchedules(Operation *root,
           [&] {
             bool channelsLast =
                 f->inner == 1 && !ShapedType::isDynamic(f->channels);
-            // BatchNorm's statistics in NCHW: one kernel (the split row, as
-            // asked for, keeps the sums, their merge and the elementwise
-            // pass: what the one kernel replaces).
-            if (f->moments && !channelsLast &&
+            // The batch norms (the ops with an elementwise pass) in NCHW:
+            // one kernel (the split row, as asked for, keeps the sums, their
+            // totals and the elementwise pass: what the one kernel
+            // replaces).
+            if (pass && !channelsLast &&
                 options.rowNorm != ForcedRowNormKind::SplitRow)
-              return selectBatchNormOneKernelSchedule(f->inner, f->element,
-                                                      options.target);
+              return selectBatchNormOneKernelSchedule(
+                  f->inner, f->element, f->moments ? 1 : 2, options.target);
             ChannelReductionSchedule s = selectChannelReductionSchedule(
                 f->channels, f->inner, channelsLast, f->element,
                 options.target);

@@ -392,8 +392,49 @@ LogicalResult lowerBatchNormTraining(RewriterBase &rewriter,
   return success();
 }
 
+/// batch_norm_grad in one kernel (BatchNormOneKernel.h).
+LogicalResult lowerBatchNormGradInOneKernel(RewriterBase &rewriter,
+                                            BatchNormGradOp op,
+                                            const ChannelReductionSchedule &s,
+                                            const GPULoweringOptions &options) {
+  Location loc = op.getLoc();
+  OpBuilder &b = rewriter;
+  b.setInsertionPoint(op);
+  BatchNormGradBuffers in;
+  Value x = getBuffer(b, loc, op.getInput());
+  in.x = flatten(b, loc, x);
+  in.dy = flatBuffer(b, loc, op.getGradOutput());
+  ChannelDims d = getChannelDims(b, loc, x, op.getLayout());
+  in.outer = d.outer;
+  in.channels = d.channels;
+  in.inner = d.inner;
+  in.acc = getAccumulationType(op.getInput().getType().getElementType());
+  in.mean = flatBuffer(b, loc, op.getMean());
+  in.rstd = flatBuffer(b, loc, op.getRstd());
+  if (op.getScale())
+    in.scale = flatBuffer(b, loc, op.getScale());
+  Value dx = allocBuffer(b, loc, op.getGradInput().getType(), x);
+  Value dscale = allocChannels(b, loc, op.getGradScale().getType(), d.channels);
+  Value dbias = allocChannels(b, loc, op.getGradBias().getType(), d.channels);
+  in.dx = flatten(b, loc, dx);
+  in.dscale = flatten(b, loc, dscale);
+  in.dbias = flatten(b, loc, dbias);
+  emitBatchNormGradOneKernel(b, loc, op->getParentOfType<ModuleOp>(),
+                             kernelBaseName(op, "batch_norm_grad"), in, s,
+                             options.target);
+  rewriter.replaceOp(op, {toTensor(b, loc, dx), toTensor(b, loc, dscale),
+                          toTensor(b, loc, dbias)});
+  return success();
+}
+
 LogicalResult lowerBatchNormGrad(RewriterBase &rewriter, BatchNormGradOp op,
                                  const GPULoweringOptions &options) {
+  FailureOr<ChannelReductionSchedule> schedule =
+      readChannelReductionSchedule(op);
+  if (failed(schedule))
+    return failure();
+  if (schedule->oneKernel)
+    return lowerBatchNormGradInOneKernel(rewriter, op, *schedule, options);
   FailureOr<PointwiseSchedule> elementwise = readElementwisePass(op);
   if (failed(elementwise))
     return failure();

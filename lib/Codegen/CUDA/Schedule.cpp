@@ -706,20 +706,21 @@ cuda::selectChannelReductionSchedule(int64_t channels, int64_t inner,
   return s;
 }
 
-ChannelReductionSchedule
-cuda::selectBatchNormOneKernelSchedule(int64_t inner, Type elementType,
-                                       const GpuTarget &target) {
+ChannelReductionSchedule cuda::selectBatchNormOneKernelSchedule(
+    int64_t inner, Type elementType, int64_t inputs, const GpuTarget &target) {
   ChannelReductionSchedule s;
   s.channelsLast = false;
   s.oneKernel = true;
   s.threadsPerRow = kChannelReductionBlockSize;
   s.vectorWidth = vectorWidthFor(inner, elementType);
-  // About 64 bytes of x in flight a thread: 4 vectors of 16 bytes, up to 8
-  // narrower ones (odd planes, such as ResNet's 7x7, take single elements).
+  // About 64 bytes of the inputs in flight a thread: 4 vectors of 16 bytes
+  // of x (the gradient: 2 of dy and 2 of x), up to 8 narrower ones (odd
+  // planes, such as ResNet's 7x7, take single elements).
   int64_t bytes = std::max<int64_t>(1, elementType.getIntOrFloatBitWidth() / 8);
-  s.vectorsPerThread = std::clamp<int64_t>(kBatchNormOneKernelBytesInFlight /
-                                               (s.vectorWidth * bytes),
-                                           1, kBatchNormOneKernelMaxVectors);
+  s.vectorsPerThread = std::clamp<int64_t>(
+      kBatchNormOneKernelBytesInFlight /
+          (s.vectorWidth * bytes * std::max<int64_t>(1, inputs)),
+      1, kBatchNormOneKernelMaxVectors);
   s.maxBlocks = target.multiprocessors *
                 target.blocksPerMultiprocessor(kChannelReductionBlockSize);
   return s;

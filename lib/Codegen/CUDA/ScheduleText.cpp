@@ -523,8 +523,8 @@ std::string cuda::checkGroupNormGradSchedule(const GroupNormGradSchedule &s,
   if (s.sums.elementwise)
     return "an elementwise pass in the sums (the dx kernel is dx-)";
   if (s.sums.oneKernel)
-    return "channels-first-one-kernel sums (batch_norm_training's; a "
-           "gradient's one kernel is one-kernel-)";
+    return "channels-first-one-kernel sums (the batch norms'; a group "
+           "norm gradient's one kernel is one-kernel-)";
   int64_t bytes = std::max<int64_t>(1, elementType.getIntOrFloatBitWidth() / 8);
   int64_t vw = s.dx.vectorWidth;
   int64_t run = nhwc ? channels : spatial;

@@ -86,22 +86,25 @@ func.func @grads(%dy: tensor<4096x1024xf32>, %x: tensor<4096x1024xf32>, %m: tens
 
 // -----
 
-// BatchNorm's statistics with the channels first (NCHW): one kernel, a
-// block per (channel, range) task, 4 vectors of 8 bf16 a thread at once
-// (56 x 56 planes), at most the target's SMs' worth of blocks (256
-// threads: 8 an SM); odd 7 x 7 f32 planes single elements, 8 at once. The
-// split row, as asked for, keeps the three kernels it replaces (sums, their
-// merge, the elementwise pass).
+// BatchNorm's statistics and gradient with the channels first (NCHW): one
+// kernel each, a block per (channel, range) task, 4 vectors of 8 bf16 a
+// thread at once (56 x 56 planes; the gradient 2 of dy and 2 of x), at
+// most the target's SMs' worth of blocks (256 threads: 8 an SM); odd 7 x 7
+// f32 planes single elements, 8 at once. The split row, as asked for,
+// keeps the three kernels it replaces (sums, their merge, the elementwise
+// pass; the gradient's four).
 // CHECK-LABEL: func.func @batch_norm_nchw
 // SM90: nf.batch_norm_training {{.+}}nf.gpu_schedule = "channels-first-one-kernel threads-per-row=256 rows-per-block=1 vector=8 registers=4 max-blocks=1056"
 // SM80: nf.batch_norm_training {{.+}}nf.gpu_schedule = "channels-first-one-kernel threads-per-row=256 rows-per-block=1 vector=8 registers=4 max-blocks=864"
 // SM90: nf.batch_norm_training {{.+}}nf.gpu_schedule = "channels-first-one-kernel threads-per-row=256 rows-per-block=1 vector=1 registers=8 max-blocks=1056"
+// SM90: nf.batch_norm_grad {{.+}}nf.gpu_schedule = "channels-first-one-kernel threads-per-row=256 rows-per-block=1 vector=8 registers=2 max-blocks=1056"
 // FORCED-LABEL: func.func @batch_norm_nchw
 // FORCED: nf.batch_norm_training {{.+}}nf.gpu_schedule = "channels-first threads-per-row=256 rows-per-block=1 vector=8 registers=1 max-blocks=1056 totals-warps=1 totals-unroll=4 elementwise-block=256 elementwise-vector=8
 func.func @batch_norm_nchw(%x: tensor<32x256x56x56xbf16>, %x2: tensor<32x2048x7x7xf32>, %rm: tensor<256xf32>, %rm2: tensor<2048xf32>) -> (tensor<32x256x56x56xbf16>, tensor<32x2048x7x7xf32>) {
   %y, %m, %r, %nm, %nv = nf.batch_norm_training %x running(%rm, %rm) {layout = #nf.layout<nchw>} : (tensor<32x256x56x56xbf16>, tensor<256xf32>, tensor<256xf32>) -> (tensor<32x256x56x56xbf16>, tensor<256xf32>, tensor<256xf32>, tensor<256xf32>, tensor<256xf32>)
   %y2, %m2, %r2, %nm2, %nv2 = nf.batch_norm_training %x2 running(%rm2, %rm2) {layout = #nf.layout<nchw>} : (tensor<32x2048x7x7xf32>, tensor<2048xf32>, tensor<2048xf32>) -> (tensor<32x2048x7x7xf32>, tensor<2048xf32>, tensor<2048xf32>, tensor<2048xf32>, tensor<2048xf32>)
-  return %y, %y2 : tensor<32x256x56x56xbf16>, tensor<32x2048x7x7xf32>
+  %dx, %ds, %db = nf.batch_norm_grad %y, %x, %rm, %rm scale %rm {layout = #nf.layout<nchw>} : (tensor<32x256x56x56xbf16>, tensor<32x256x56x56xbf16>, tensor<256xf32>, tensor<256xf32>, tensor<256xf32>) -> (tensor<32x256x56x56xbf16>, tensor<256xf32>, tensor<256xf32>)
+  return %dx, %y2 : tensor<32x256x56x56xbf16>, tensor<32x2048x7x7xf32>
 }
 
 // -----

@@ -63,14 +63,16 @@ func.func @batch_norm_training(%x: tensor<8x16x16x64xbf16>, %s: tensor<64xbf16>,
   return %y, %m, %r, %nm, %nv : tensor<8x16x16x64xbf16>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>
 }
 
-// BatchNorm gradient: sum(dy) and sum(dy xhat) in one sums kernel, then dx.
+// BatchNorm gradient: sum(dy) and sum(dy xhat) in one sums kernel, then dx
+// (NCHW takes one kernel unless, as here, this schedule is written on it:
+// nf-lower-to-gpu-batch-norm-one-kernel.mlir).
 // CHECK-LABEL: func.func @batch_norm_grad(
 // CHECK: gpu.launch_func @nf_kernels::@batch_norm_grad_batch_norm_grad_sums
 // CHECK: gpu.launch_func @nf_kernels::@batch_norm_grad_batch_norm_grad_totals
 // CHECK: gpu.launch_func @nf_kernels::@batch_norm_grad_batch_norm_grad_finish
 // CHECK: gpu.launch_func @nf_kernels::@batch_norm_grad_batch_norm_grad blocks
 func.func @batch_norm_grad(%dy: tensor<8x64x7x7xf32>, %x: tensor<8x64x7x7xf32>, %m: tensor<64xf32>, %r: tensor<64xf32>) -> (tensor<8x64x7x7xf32>, tensor<64xf32>, tensor<64xf32>) {
-  %dx, %ds, %db = nf.batch_norm_grad %dy, %x, %m, %r {layout = #nf.layout<nchw>} : (tensor<8x64x7x7xf32>, tensor<8x64x7x7xf32>, tensor<64xf32>, tensor<64xf32>) -> (tensor<8x64x7x7xf32>, tensor<64xf32>, tensor<64xf32>)
+  %dx, %ds, %db = nf.batch_norm_grad %dy, %x, %m, %r {layout = #nf.layout<nchw>, nf.gpu_schedule = "channels-first threads-per-row=256 rows-per-block=1 vector=1 registers=1 max-blocks=1056 totals-warps=1 totals-unroll=2 elementwise-block=256 elementwise-vector=4 elementwise-min-blocks-per-sm=4"} : (tensor<8x64x7x7xf32>, tensor<8x64x7x7xf32>, tensor<64xf32>, tensor<64xf32>) -> (tensor<8x64x7x7xf32>, tensor<64xf32>, tensor<64xf32>)
   return %dx, %ds, %db : tensor<8x64x7x7xf32>, tensor<64xf32>, tensor<64xf32>
 }
 

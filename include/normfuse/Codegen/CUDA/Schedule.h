@@ -390,13 +390,14 @@ struct PointwiseSchedule {
 ///  - Channels first (NCHW): each channel's N x S elements are cut into
 ///    ranges, a block of `threadsPerRow` threads per (channel, range) sums
 ///    its range; about maxBlocks blocks in all.
-///  - Channels first in one kernel (`oneKernel`: batch_norm_training in
-///    NCHW, BatchNormOneKernel.h): the same ranges, as many as the device
-///    holds blocks, in one cooperative launch that takes each range's
-///    moments (`vectorsPerThread` vectors a thread in flight), merges a
-///    channel's ranges after the grid's barrier and normalizes its range,
-///    the ranges in reverse order (x's second read from L2 where it fits).
-///    No totals kernel and no elementwise pass.
+///  - Channels first in one kernel (`oneKernel`: batch_norm_training and
+///    batch_norm_grad in NCHW, BatchNormOneKernel.h): the same ranges, as
+///    many as the device holds blocks, in one cooperative launch that takes
+///    each range's moments or sums (`vectorsPerThread` vectors a thread in
+///    flight), merges a channel's ranges after the grid's barrier and
+///    writes y or dx of its range, the ranges in reverse order (the
+///    input's second read from L2 where it fits). No totals kernel and no
+///    elementwise pass.
 struct ChannelReductionSchedule {
   /// At most this many vectors in flight a thread in one kernel.
   static constexpr int64_t kMaxOneKernelVectors = 16;
@@ -435,11 +436,12 @@ selectChannelReductionSchedule(int64_t channels, int64_t inner,
                                bool channelsLast, Type elementType,
                                const GpuTarget &target);
 
-/// The schedule of batch_norm_training in NCHW (runs of `inner` contiguous
-/// elements, kDynamic if unknown) in one kernel (oneKernel).
+/// The schedule of batch_norm_training (one input) or batch_norm_grad (two:
+/// dy and x) in NCHW (runs of `inner` contiguous elements, kDynamic if
+/// unknown) in one kernel (oneKernel).
 ChannelReductionSchedule
 selectBatchNormOneKernelSchedule(int64_t inner, Type elementType,
-                                 const GpuTarget &target);
+                                 int64_t inputs, const GpuTarget &target);
 
 /// The channel reduction schedule `text` spells (ChannelReductionSchedule::
 /// str()'s words), or failure with the reason in `error`.
