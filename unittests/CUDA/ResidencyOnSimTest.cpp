@@ -208,6 +208,16 @@ func.func @f(%x: tensor<16x3x32x32xf32>, %s: tensor<3xf32>, %b: tensor<3xf32>, %
       -> (tensor<16x3x32x32xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)
   return %y, %m, %r, %nm, %nv : tensor<16x3x32x32xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>
 })mlir"},
+        // Its gradient, the same ranges (2 vectors of dy and of x a thread
+        // at once).
+        ResidencyCase{"batch_norm_grad_nchw", R"mlir(
+func.func @f(%dy: tensor<16x3x32x32xf32>, %x: tensor<16x3x32x32xf32>, %m: tensor<3xf32>, %r: tensor<3xf32>, %s: tensor<3xf32>)
+    -> (tensor<16x3x32x32xf32>, tensor<3xf32>, tensor<3xf32>) {
+  %dx, %ds, %db = nf.batch_norm_grad %dy, %x, %m, %r scale %s {layout = #nf.layout<nchw>}
+      : (tensor<16x3x32x32xf32>, tensor<16x3x32x32xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)
+      -> (tensor<16x3x32x32xf32>, tensor<3xf32>, tensor<3xf32>)
+  return %dx, %ds, %db : tensor<16x3x32x32xf32>, tensor<3xf32>, tensor<3xf32>
+})mlir"},
         // An NCHW f16 convolution of 16 channels: the input copied
         // channels-last by a grid-stride kernel on the resident blocks.
         ResidencyCase{"conv2d_nchw_f16", R"mlir(
