@@ -36,6 +36,10 @@ class Case:
     # the shape-generic kernels (sizes as arguments) with the plan for the
     # input shapes (nf-package --input-shapes).
     dynamic: bool = False
+    # The GPU target the case needs, where not the packages' own ("sm_90a":
+    # wgmma): make_packages.py packages such cases apart, into
+    # binaries-<arch> and source-<arch>.
+    arch: str = ""
 
 
 def _t(shape: Sequence[int], dtype: str) -> str:
@@ -277,6 +281,18 @@ def matmul_bias_gelu(m: int, k: int, n: int, dtype: str) -> Case:
                 ref, dtype, "matmul", [(y, dtype)])
 
 
+def wgmma(case: Case, schedule: str) -> Case:
+    """`case` (a product) under a written wgmma schedule (sm_90a), as
+    family "<family> wgmma"."""
+    attr = 'nf.gpu_schedule = "' + schedule + '"'
+    ir = re.sub(r"(nf\.(?:matmul|conv2d) %\w+, %\w+ )(\{?)",
+                lambda m: m.group(1) + ("{" + attr + ", " if m.group(2) else "{" + attr + "} "),
+                case.ir, count=1)
+    assert ir != case.ir, case.name
+    return Case(case.name + "_wgmma", ir, case.inputs, case.reference,
+                case.dtype, case.family + " wgmma", case.results, arch="sm_90a")
+
+
 def _conv_out(size: int, k: int, stride: int, pad: int) -> int:
     return (size + 2 * pad - k) // stride + 1
 
@@ -399,6 +415,17 @@ def all_cases() -> List[Case]:
         cases.append(conv_bias_relu(2, 64, 32, 64, 1, True, dtype))
         cases.append(conv_bias_relu(1, 5, 17, 6, 2, False, dtype))
         cases.append(conv_grads(2, 8, 17, 12, 2, dtype))
+        # The same on wgmma (sm_90a, never chosen by default yet): a tile of
+        # two warpgroups of m64n256 in 4 stages of 64-wide K, the odd one
+        # on one warpgroup (K of 45 staged element by element), the
+        # convolution (64 filters) on one warpgroup of m64n64.
+        if dtype != "f32":
+            cases.append(wgmma(matmul_bias_gelu(512, 768, 3072, dtype),
+                               "tensor-core-product tile=128x256x64 warps=8x1 stages=4 wgmma"))
+            cases.append(wgmma(matmul_bias_gelu(37, 45, 70, dtype),
+                               "tensor-core-product tile=128x128x32 warps=4x1 stages=3 wgmma"))
+            cases.append(wgmma(conv_bias_relu(2, 64, 32, 64, 1, True, dtype),
+                               "tensor-core-product tile=128x64x32 warps=4x1 stages=3 wgmma"))
         # The group and instance norm gradients: batch 1 NHWC (SD-sized),
         # an odd NCHW one.
         cases.append(group_norm_grad(1, 320, 32, 32, 32, True, dtype))

@@ -248,7 +248,7 @@ def sanitize(args, ops, cases) -> int:
                 if left < 10:
                     record[tool] = "skipped: the time box ran out"
                     continue
-                e, _, _ = run_case(args, ops, case, os.path.join(args.packages, "binaries"), workdir,
+                e, _, _ = run_case(args, ops, case, package(args, case, "binaries"), workdir,
                                    extra=(args.sanitizer, "--tool", tool, "--error-exitcode", "1"),
                                    timeout=min(120, max(5, left - 5)))
                 record[tool] = "clean" if e is None else e
@@ -266,6 +266,12 @@ def sanitize(args, ops, cases) -> int:
                   f"racecheck {record['racecheck']}", flush=True)
     print(f"sanitizers: {len(chosen) - failures} of {len(chosen)} families clean")
     return 1 if failures else 0
+
+
+def package(args, case, kind):
+    """The package folder of `case`: binaries or source, or binaries-ARCH
+    and source-ARCH for a case that needs its own target (sm_90a)."""
+    return os.path.join(args.packages, kind + ("-" + case.arch if case.arch else ""))
 
 
 def main() -> int:
@@ -328,12 +334,12 @@ def main() -> int:
                     jsonl.flush()
                 continue
             start = time.perf_counter()
-            err, worst, bench = run_case(args, ops, case, os.path.join(args.packages, "binaries"),
+            err, worst, bench = run_case(args, ops, case, package(args, case, "binaries"),
                                          workdir, timeout=min(120, max(5, left())))
             record.update(ok=err is None, error=err, max_rel_diff=worst, bench=bench)
             if err is None and case.family not in nvrtc_done:
                 nvrtc_done.add(case.family)
-                err2, _, _ = run_case(args, ops, case, os.path.join(args.packages, "source"),
+                err2, _, _ = run_case(args, ops, case, package(args, case, "source"),
                                       workdir, timeout=min(120, max(5, left())))
                 record["from_source_ok"] = err2 is None
                 err = err or (err2 and "from source: " + err2)
@@ -345,7 +351,7 @@ def main() -> int:
                 else:
                     sanitized.add(case.family)
                     for tool in ("memcheck", "racecheck"):
-                        e, _, _ = run_case(args, ops, case, os.path.join(args.packages, "binaries"),
+                        e, _, _ = run_case(args, ops, case, package(args, case, "binaries"),
                                            workdir, timeout=min(90, max(5, left() - 5)),
                                            extra=(args.sanitizer, "--tool", tool, "--error-exitcode", "1"))
                         record[tool] = "clean" if e is None else e

@@ -8,6 +8,9 @@ Writes every case of cases.py as one function of DIR/cases.mlir and
 packages them twice: DIR/binaries (cubins for sm_90 and PTX for compute_90,
 compiled by NVRTC here) and DIR/source (CUDA only, for NVRTC on the GPU
 machine), plus DIR/cases.json (what check.py needs besides the package).
+Cases that need another target (Case.arch: sm_90a for wgmma) go to
+DIR/cases-ARCH.mlir, DIR/binaries-ARCH and DIR/source-ARCH, for that
+target alone.
 DIR defaults to build/gpu-check; at the end DIR (with the references
 make_references.py writes into it) is packed into
 build/gpu-carry/gpu-check.tar.xz, which the device run carries (7.2 MB of
@@ -48,24 +51,28 @@ def main() -> int:
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
     cases = [c for c in cases_mod.all_cases() if re.search(args.filter, c.name)]
-    module = "".join(re.sub(r"^func\.func @f\(", f"func.func @{c.name}(", c.ir)
-                     for c in cases)
-    mlir = os.path.join(args.out, "cases.mlir")
-    with open(mlir, "w") as f:
-        f.write(module)
-    entries = [a for c in cases for a in ("--entry", c.name)]
-    for c in cases:
-        if c.dynamic:
-            shapes = ",".join("x".join(str(d) for d in shape)
-                              for shape, _, _ in c.inputs)
-            entries += ["--input-shapes", f"{c.name}={shapes}"]
-    for folder, extra in (("binaries", ["--binaries"]), ("source", [])):
-        subprocess.run([args.nf_package, mlir, *entries, "-o",
-                        os.path.join(args.out, folder), "--cuda-arch", args.arch,
-                        *extra], check=True)
+    for arch in sorted({c.arch for c in cases}):
+        group = [c for c in cases if c.arch == arch]
+        suffix = "-" + arch if arch else ""
+        module = "".join(re.sub(r"^func\.func @f\(", f"func.func @{c.name}(", c.ir)
+                         for c in group)
+        mlir = os.path.join(args.out, f"cases{suffix}.mlir")
+        with open(mlir, "w") as f:
+            f.write(module)
+        entries = [a for c in group for a in ("--entry", c.name)]
+        for c in group:
+            if c.dynamic:
+                shapes = ",".join("x".join(str(d) for d in shape)
+                                  for shape, _, _ in c.inputs)
+                entries += ["--input-shapes", f"{c.name}={shapes}"]
+        for folder, extra in (("binaries", ["--binaries"]), ("source", [])):
+            subprocess.run([args.nf_package, mlir, *entries, "-o",
+                            os.path.join(args.out, folder + suffix),
+                            "--cuda-arch", arch or args.arch, *extra], check=True)
     with open(os.path.join(args.out, "cases.json"), "w") as f:
         json.dump([{"name": c.name, "family": c.family, "dtype": c.dtype,
-                    "inputs": c.inputs, "results": c.results} for c in cases],
+                    "inputs": c.inputs, "results": c.results, "arch": c.arch}
+                   for c in cases],
                   f, indent=1)
     print(f"{len(cases)} cases packaged in {args.out}")
     if args.archive:

@@ -330,9 +330,10 @@ std::string productModule(const std::string &dtype) {
 
 /// The CUDA of `module` lowered with `schedule` for row norms (after the
 /// fusion pipeline when `fuse`).
-std::string printCUDA(const std::string &moduleText,
-                      const std::string &schedule, bool fuse = false,
-                      bool tf32 = false) {
+std::string
+printCUDA(const std::string &moduleText, const std::string &schedule,
+          bool fuse = false, bool tf32 = false,
+          const std::string &arch = normfuse::runtime::kDefaultGpuTarget) {
   mlir::DialectRegistry registry;
   mlir::nf::registerAllDialects(registry);
   mlir::MLIRContext context(registry);
@@ -347,6 +348,7 @@ std::string printCUDA(const std::string &moduleText,
   mlir::nf::CUDAPipelineOptions options;
   options.rowNormSchedule = schedule;
   options.allowTf32 = tf32;
+  options.arch = arch;
   mlir::nf::buildCUDAPipeline(pm, options);
   if (mlir::failed(pm.run(*module))) {
     ADD_FAILURE() << "the CUDA pipeline failed on:\n" << moduleText;
@@ -778,6 +780,81 @@ TEST(NVRTCResourceTest, TensorCoreWrappersCompileToHMMAAndLDSM) {
     EXPECT_NE(sass.find("LDSM.16.MT88.4"), std::string::npos) << arch;
     EXPECT_NE(sass.find("LDGSTS.E.BYPASS.128"), std::string::npos) << arch;
     EXPECT_NE(sass.find("LDGDEPBAR"), std::string::npos) << arch;
+  }
+}
+
+// The prelude's wgmma wrappers (m64n64k16 and m64n128k16, f16 and bf16,
+// K-major and MN-major operands) compile for sm_90a to HGMMA, which reads
+// shared memory by descriptors, and the fences around it.
+TEST(NVRTCResourceTest, WgmmaWrappersCompileToHGMMAAtSm90a) {
+  std::string source = tensorCoreSource();
+  ASSERT_FALSE(source.empty());
+  Compiled c = compileWithNVRTC(source, "sm_90a");
+  ASSERT_TRUE(c.ok) << c.log;
+  std::string error, sass = disassemble(c.cubin, error);
+  if (!error.empty())
+    GTEST_SKIP() << error;
+  for (const char *op : {"HGMMA.64x128x16.F32 ", "HGMMA.64x128x16.F32.BF16 ",
+                         "HGMMA.64x64x16.F32 ", "WARPGROUP.ARRIVE",
+                         "WARPGROUP.DEPBAR.LE", "FENCE.VIEW.ASYNC.S"})
+    EXPECT_NE(sass.find(op), std::string::npos) << op << " is not in the SASS";
+  // The MN-major (transposed) operands.
+  EXPECT_NE(sass.find(".tnspA.tnspB"), std::string::npos);
+}
+
+// Products under a written wgmma schedule (a 128 x 256 tile of two
+// warpgroups in 4 stages of 64-wide K; both operands transposed on 128 x
+// 128 in 3 stages of 32), printed for an sm_90a target: HGMMA of the
+// warpgroup's width fed by LDGSTS, one group left in flight in the K loop
+// (WARPGROUP.DEPBAR.LE gsb0, 0x1), no spills, and nothing ptxas serializes.
+TEST(NVRTCResourceTest, WgmmaProductsUseHGMMAWithoutSpillsAtSm90a) {
+  std::string module =
+      "func.func @wg_f16(%a: tensor<1024x512xf16>, %b: tensor<512x1024xf16>) "
+      "-> tensor<1024x1024xf16> {\n"
+      "  %p = nf.matmul %a, %b {nf.gpu_schedule = \"tensor-core-product "
+      "tile=128x256x64 warps=8x1 stages=4 wgmma\"} : tensor<1024x512xf16>, "
+      "tensor<512x1024xf16> -> tensor<1024x1024xf16>\n"
+      "  return %p : tensor<1024x1024xf16>\n}\n"
+      "func.func @wg_t_bf16(%a: tensor<512x1024xbf16>, %b: "
+      "tensor<1024x512xbf16>) -> tensor<1024x1024xbf16> {\n"
+      "  %p = nf.matmul %a, %b {transpose_lhs, transpose_rhs, "
+      "nf.gpu_schedule = \"tensor-core-product tile=128x128x32 warps=4x1 "
+      "stages=3 wgmma\"} : tensor<512x1024xbf16>, tensor<1024x512xbf16> -> "
+      "tensor<1024x1024xbf16>\n"
+      "  return %p : tensor<1024x1024xbf16>\n}\n";
+  std::string source = printCUDA(module, "auto", false, false, "sm_90a");
+  ASSERT_FALSE(source.empty());
+  Compiled c = compileWithNVRTC(source, "sm_90a");
+  ASSERT_TRUE(c.ok) << c.log;
+  static const std::regex spills(
+      "Compiling entry function '([A-Za-z0-9_]+)'[^]*?"
+      "([0-9]+) bytes spill stores, ([0-9]+) bytes spill loads");
+  int kernels = 0;
+  for (std::sregex_iterator it(c.log.begin(), c.log.end(), spills), end;
+       it != end; ++it, ++kernels) {
+    EXPECT_EQ((*it)[2].str(), "0") << "spill stores in " << (*it)[1];
+    EXPECT_EQ((*it)[3].str(), "0") << "spill loads in " << (*it)[1];
+  }
+  EXPECT_EQ(kernels, 2) << c.log;
+  EXPECT_EQ(c.log.find("serialized"), std::string::npos) << c.log;
+  std::string error, sass = disassemble(c.cubin, error);
+  if (!error.empty())
+    GTEST_SKIP() << error;
+  for (const char *k : {"wg_f16_matmul", "wg_t_bf16_matmul"}) {
+    size_t begin = sass.find(std::string("Function : ") + k + "\n");
+    ASSERT_NE(begin, std::string::npos) << k << " is not in the SASS";
+    std::string body =
+        sass.substr(begin, sass.find("Function : ", begin + 1) - begin);
+    // A matmul's B is MN-major (tnspB); transposed, A is and B is not.
+    bool wide = std::string(k) == "wg_f16_matmul";
+    for (const char *op :
+         {wide ? "HGMMA.64x256x16.F32 " : "HGMMA.64x128x16.F32.BF16 ",
+          wide ? ".tnspB" : ".tnspA", "LDGSTS.E.BYPASS.128",
+          "WARPGROUP.DEPBAR.LE gsb0, 0x1", "STG.E.128"})
+      EXPECT_NE(body.find(op), std::string::npos)
+          << k << " has no " << op << " in its SASS";
+    EXPECT_EQ(body.find(wide ? ".tnspA" : ".tnspB"), std::string::npos) << k;
+    EXPECT_EQ(body.find("LDSM"), std::string::npos) << k;
   }
 }
 

@@ -979,6 +979,42 @@ std::vector<TensorCoreCase> writtenCases() {
   conv.epilogue = Epilogue::BiasRelu;
   conv.written = "tiled-product tile=32x64x8 thread=2x4 tile-group-rows=2";
   all.push_back(conv);
+  // wgmma (sm_90a), K of many stages (the stages reused while a group is
+  // in flight): M, N and K past whole tiles, A K-major and B MN-major
+  // (a matmul's own layouts) in 128-byte swizzles, one warpgroup of two
+  // m64n128 slabs, the bias and tanh GELU on its accumulators.
+  TensorCoreCase wg{"wgmma128x128x64OneWarpgroup",
+                    DType::F16,
+                    {{300, 520}, {520, 260}},
+                    Op::Matmul,
+                    {},
+                    Epilogue::BiasGeluTanh};
+  wg.gpu = "sm_90a";
+  wg.written = "tensor-core-product tile=128x128x64 warps=4x1 stages=4 wgmma";
+  all.push_back(wg);
+  // Both operands transposed (A MN-major, B K-major, 64-byte swizzles),
+  // two warpgroups along M of m64n256 each, bf16.
+  wg = {"wgmmaTransposedTwoWarpgroupsN256",
+        DType::BF16,
+        {{232, 130}, {300, 232}, true, true}};
+  wg.gpu = "sm_90a";
+  wg.written = "tensor-core-product tile=128x256x32 warps=8x1 stages=3 wgmma";
+  all.push_back(wg);
+  // K of 101 (staged element by element: plain stores before the proxy
+  // fence), 32-byte swizzles, two warpgroups along N of two m64n64 slabs.
+  wg = {"wgmmaOddKTwoWarpgroupsAlongN", DType::F16, {{70, 101}, {101, 150}}};
+  wg.gpu = "sm_90a";
+  wg.written = "tensor-core-product tile=128x128x16 warps=4x2 stages=3 wgmma";
+  all.push_back(wg);
+  // A convolution (stride 2, padding), its input gathered by cp.async.
+  TensorCoreCase wgConv{"wgmmaConvStride2BiasRelu", DType::F16, {}, Op::Conv};
+  wgConv.geometry = {2,  16, 72, 9,
+                     11, 3,  3,  nhwc({2, 2}, {1, 1, 1, 1}, {1, 1})};
+  wgConv.epilogue = Epilogue::BiasRelu;
+  wgConv.gpu = "sm_90a";
+  wgConv.written =
+      "tensor-core-product tile=128x128x32 warps=4x1 stages=3 wgmma";
+  all.push_back(wgConv);
   return all;
 }
 

@@ -10,6 +10,7 @@
 
 #include "normfuse/Runtime/Nvrtc.h"
 
+#include <algorithm>
 #include <gtest/gtest.h>
 
 using namespace normfuse::runtime;
@@ -78,6 +79,8 @@ TEST(NvrtcTest, ADeviceNewerThanNvrtcGetsThePTXOfTheNewestItKnows) {
   EXPECT_EQ(nvrtc->targetFor(999, error),
             "compute_" + std::to_string(archs.back()));
   EXPECT_EQ(nvrtc->targetFor(archs.front() - 1, error), "");
+  if (std::find(archs.begin(), archs.end(), 90) != archs.end())
+    EXPECT_EQ(nvrtc->targetFor(90, error), "sm_90a"); // wgmma
   EXPECT_NE(error.find("cannot compile for compute capability"),
             std::string::npos)
       << error;

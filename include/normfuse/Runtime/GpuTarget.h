@@ -60,6 +60,9 @@ struct GpuTarget {
   std::string part = "h100-sxm";
   /// 90 for sm_90.
   int64_t smVersion = 90;
+  /// Whether `arch` has the architecture-specific features ("sm_90a":
+  /// wgmma), which its code runs only on parts of exactly smVersion.
+  bool archSpecific() const { return !arch.empty() && arch.back() == 'a'; }
   int64_t multiprocessors = 132;
   int64_t registersPerMultiprocessor = 65536;
   int64_t sharedBytesPerMultiprocessor = 228 * 1024;

@@ -43,8 +43,9 @@ public:
   /// The real architectures NVRTC compiles for (75, 80, 86, ..., 90, ...).
   const std::vector<int> &supportedArchs() const { return archs_; }
   /// What to build for a device of compute capability `sm` (90 for 9.0):
-  /// "sm_90" where NVRTC knows it, else "compute_NN" for the newest it knows
-  /// below `sm`; empty (and `error`) for a device older than all of them.
+  /// "sm_86" where NVRTC knows it ("sm_90a" for 9.0: its wgmma), else
+  /// "compute_NN" for the newest it knows below `sm`; empty (and `error`) for a
+  /// device older than all of them.
   std::string targetFor(int sm, std::string &error) const;
   /// The options compile() passes for `arch`, as one string (cache keys).
   std::string optionsFor(const std::string &arch) const;

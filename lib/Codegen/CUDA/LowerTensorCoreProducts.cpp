@@ -46,6 +46,8 @@
 
 #include "Products.h"
 
+#include "normfuse/Dialect/NF/IR/NFOps.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -78,15 +80,32 @@ struct StagedOperand {
   int64_t base = 0;
   /// Elements per 16-byte chunk.
   int64_t chunk = chunkElements(element);
+  /// Laid out for wgmma: a K-major operand's rows (along M or N) are
+  /// blocks of 64 elements, `tileK` rows of 128 bytes each (wgmma's
+  /// MN-major layout with the 128-byte swizzle); the other layout is
+  /// already wgmma's K-major one (rows of tileK, one swizzle wide).
+  bool wgmma = false;
 
   int64_t rowChunks() const { return (kMajor ? outer : tileK) / chunk; }
   int64_t rowElements() const { return rowChunks() * chunk; }
+  /// Elements from one row of the stage to the next.
+  int64_t rowStride() const { return wgmma && kMajor ? 64 : rowElements(); }
   int64_t stageElements() const { return outer * tileK; }
 
   /// The element offset, inside a stage, of chunk `logical` of row `row`,
   /// swizzled: the eight rows one ldmatrix phase reads hit eight
-  /// different 16-byte bank groups of a 128-byte line.
+  /// different 16-byte bank groups of a 128-byte line. (It is the
+  /// hardware's swizzle of the address, bits 4-6 XOR bits 7-9, where the
+  /// stage is 1024-byte aligned: rows of 128 bytes take row % 8, of 64
+  /// bytes (row / 2) % 4, of 32 bytes (row / 4) % 2.)
   Value chunkOffset(IndexMath &im, Value row, Value logical) const {
+    if (wgmma && kMajor) {
+      Value block = im.div(logical, 8);
+      Value physical = im.b.create<arith::XOrIOp>(im.loc, im.rem(logical, 8),
+                                                  im.rem(row, 8));
+      return im.add(im.mul(block, 64 * tileK),
+                    im.madd(row, 64, im.mul(physical, chunk)));
+    }
     int64_t r = rowChunks();
     int64_t mask = std::min<int64_t>(r, 8) - 1;
     int64_t rowsPerLine = std::max<int64_t>(1, 8 / r);
@@ -203,7 +222,7 @@ SmallVector<Chunk> threadChunks(IndexMath &im, const StagedOperand &t,
     if (repeats && i > 0) {
       c = chunks.front();
       c.row = im.add(c.row, im.c(i * threads / r));
-      c.disp = i * threads * t.chunk;
+      c.disp = i * threads / r * t.rowStride();
       chunks.push_back(c);
       continue;
     }
@@ -355,6 +374,59 @@ SmallVector<Value, 4> scalarFragment(IndexMath &im, const StagedOperand &t,
   return at;
 }
 
+/// One K tile of a warpgroup's part of the tile (groupM x groupN at
+/// (groupRow, groupCol)) by wgmma: a wgmma.fence, for each 16 of K each
+/// m64 slab's accumulators += its rows of A times the group's columns of B
+/// from the stages at aBase and bBase (descriptors of the layouts
+/// StagedOperand gives), one commit, and a wait that leaves this group in
+/// flight (the one before is done: its stage is the next to be written).
+void warpgroupTile(OpBuilder &b, Location loc, const StagedOperand &a,
+                   const StagedOperand &bt, Value aBase, Value bBase,
+                   Value groupRow, Value groupCol, int64_t groupN,
+                   SmallVectorImpl<Value> &acc) {
+  IndexMath im{b, loc};
+  int64_t elementBytes = a.element.getIntOrFloatBitWidth() / 8;
+  // The element offset of operand t's rows [outer0, +64 or +groupN) at K
+  // step q, and its descriptor's swizzle and byte offsets.
+  struct Desc {
+    Value at;
+    int64_t swizzle, leading, stride;
+  };
+  auto describe = [&](const StagedOperand &t, Value base, Value outer0,
+                      int64_t q) {
+    Desc d;
+    if (t.kMajor) {
+      // MN-major: blocks of 64 along M or N, tileK rows of 128 bytes.
+      d.at = im.add(base, im.add(im.mul(im.div(outer0, 64), 64 * t.tileK),
+                                 im.c(16 * 64 * q + t.base)));
+      d.swizzle = 128;
+      d.leading = 64 * t.tileK * elementBytes;
+      d.stride = 8 * 128;
+    } else {
+      // K-major: rows of tileK (one swizzle wide), 8 of them a stride.
+      d.at =
+          im.add(base, im.add(im.mul(outer0, t.tileK), im.c(16 * q + t.base)));
+      d.swizzle = t.tileK * elementBytes;
+      d.leading = 16;
+      d.stride = 8 * t.tileK * elementBytes;
+    }
+    return d;
+  };
+  b.create<nf::WarpgroupFenceOp>(loc);
+  for (int64_t q = 0; q < a.tileK / 16; ++q) {
+    Desc db = describe(bt, bBase, groupCol, q);
+    for (auto [i, c] : llvm::enumerate(acc)) {
+      Desc da = describe(a, aBase, im.add(groupRow, im.c(64 * int64_t(i))), q);
+      c = b.create<nf::WarpgroupMmaOp>(loc, c.getType(), c, a.smem, da.at,
+                                       db.at, groupN, a.kMajor, bt.kMajor,
+                                       da.swizzle, da.leading, da.stride,
+                                       db.swizzle, db.leading, db.stride);
+    }
+  }
+  b.create<nf::WarpgroupCommitOp>(loc);
+  b.create<nf::WarpgroupWaitOp>(loc, 1);
+}
+
 } // namespace
 
 void cuda::buildTensorCoreProduct(ProductKernel &pk,
@@ -367,6 +439,19 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
   int64_t threads = s.blockSize();
   int64_t warpM = s.tileM / s.warpsM, warpN = s.tileN / s.warpsN;
   int64_t fragsM = warpM / 16, fragsN = warpN / 8;
+  // wgmma: warpgroups of 4 warps, (warpsM / 4) x warpsN of them, each
+  // owning groupM x groupN of the tile as fragsM m64 accumulators of
+  // groupN / 2 f32 a thread (warp w of the group rows 16 w to 16 w + 15 of
+  // each: mma.sync's m16n8 fragments side by side, fragsN of them).
+  bool wgmma = s.wgmma;
+  int64_t groupM = wgmma ? s.tileM / (s.warpsM / 4) : 0;
+  int64_t groupN = s.tileN / s.warpsN;
+  if (wgmma) {
+    fragsM = groupM / 64;
+    fragsN = groupN / 8;
+  }
+  // Rows from one accumulator fragment to the next of a warp.
+  int64_t fragmentRows = wgmma ? 64 : 16;
 
   using Runs = OperandLayout::Runs;
   StagedOperand a{true,    pk.product.layoutA.along == Runs::Rows,
@@ -381,6 +466,7 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
   int64_t chunk = a.chunk, kStep = 2 * chunk;
   // K-major tf32 fragments are loaded element by element.
   bool aScalar = tf32 && a.kMajor, bScalar = tf32 && b.kMajor;
+  a.wgmma = b.wgmma = wgmma;
   // One shared buffer: A's stages, then B's; the result tile reuses it.
   b.base = s.stages * a.stageElements();
   int64_t smemElements = b.base + s.stages * b.stageElements();
@@ -391,8 +477,17 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
   Value grid = kb.create<gpu::GridDimOp>(loc, gpu::Dimension::x);
   Value warp = im.div(tid, GpuTarget::kWarpSize);
   Value lane = im.rem(tid, GpuTarget::kWarpSize);
-  Value warpRow = im.mul(im.div(warp, s.warpsN), warpM);
-  Value warpCol = im.mul(im.rem(warp, s.warpsN), warpN);
+  Value warpRow, warpCol, groupRow, groupCol;
+  if (wgmma) {
+    Value group = im.div(warp, 4);
+    groupRow = im.mul(im.div(group, s.warpsN), groupM);
+    groupCol = im.mul(im.rem(group, s.warpsN), groupN);
+    warpRow = im.add(groupRow, im.mul(im.rem(warp, 4), 16));
+    warpCol = groupCol;
+  } else {
+    warpRow = im.mul(im.div(warp, s.warpsN), warpM);
+    warpCol = im.mul(im.rem(warp, s.warpsN), warpN);
+  }
   // Each lane's ldmatrix rows inside a stage, once for the kernel: A's
   // fragment i and B's fragment pair j (fragments j and j + 1) at K step
   // kk / 16. Rows 8 apart have the same swizzle (chunkOffset repeats every
@@ -445,11 +540,11 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
   Scalar aScalarAt, bScalarAt;
   if (aScalar)
     aScalarAt = scalarOffsets(a, warpRow, fragsM);
-  else
+  else if (!wgmma)
     aAt = fragmentOffsets(a, warpRow, fragsM, 16);
   if (bScalar)
     bScalarAt = scalarOffsets(b, warpCol, fragsN / 2);
-  else
+  else if (!wgmma)
     bAt = fragmentOffsets(b, warpCol, fragsN / 2, 16);
   SmallVector<Chunk> aChunks = threadChunks(im, a, threads, tid);
   SmallVector<Chunk> bChunks = threadChunks(im, b, threads, tid);
@@ -471,7 +566,8 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
   Value resultElements =
       im.product(pk.sizes[kBatch], im.product(pk.sizes[kM], pk.sizes[kN]));
 
-  auto accType = VectorType::get({2, 2}, kb.getF32Type());
+  auto accType = wgmma ? VectorType::get({groupN / 2}, kb.getF32Type())
+                       : VectorType::get({2, 2}, kb.getF32Type());
   // Four 32-bit registers: ldmatrix .x4's, A's fragment, two B fragments.
   auto aFragType =
       VectorType::get({4, 32 / element.getIntOrFloatBitWidth()}, element);
@@ -534,14 +630,16 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
           return group;
         };
         // The first stages - 1 K tiles in flight (past the range they are
-        // zeros).
+        // zeros); stages - 2 with wgmma, whose stage before the current
+        // one is still read by the group in flight.
+        int64_t ahead = wgmma ? s.stages - 2 : s.stages - 1;
         Value token;
-        for (int64_t st = 0; st + 1 < s.stages; ++st)
+        for (int64_t st = 0; st < ahead; ++st)
           token = issue(tb, tl, tm.c(st), tm.c(st));
 
         // The accumulators, the newest copies' token, and the stage that
         // K tile i is in (i % stages).
-        SmallVector<Value> initial(fragsM * fragsN, zero);
+        SmallVector<Value> initial(wgmma ? fragsM : fragsM * fragsN, zero);
         initial.push_back(token);
         initial.push_back(tm.c(0));
         auto kLoop = tb.create<scf::ForOp>(
@@ -554,21 +652,45 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
               Value slot = carried.back();
               lb.create<nvgpu::DeviceAsyncWaitOp>(
                   ll, carried[carried.size() - 2],
-                  lb.getI32IntegerAttr(s.stages - 2));
+                  lb.getI32IntegerAttr(ahead - 1));
+              // wgmma reads through the async proxy: this thread's landed
+              // copies are made visible to it before the barrier.
+              if (wgmma)
+                lb.create<nf::AsyncProxyFenceOp>(ll);
               lb.create<gpu::BarrierOp>(ll);
-              // K tile i + stages - 1 goes to the stage before i's.
+              // K tile i + stages - 1 goes to the stage before i's (i +
+              // stages - 2 to the one before that, with wgmma: every
+              // warpgroup has waited for the group that read it).
               auto cmp = [&](Value x, int64_t y) {
                 return lb.create<arith::CmpIOp>(ll, arith::CmpIPredicate::eq, x,
                                                 lm.c(y));
               };
-              Value writeSlot = lb.create<arith::SelectOp>(
-                  ll, cmp(slot, 0), lm.c(s.stages - 1), lm.sub(slot, lm.c(1)));
+              Value writeSlot;
+              if (wgmma)
+                writeSlot = lb.create<arith::SelectOp>(
+                    ll,
+                    lb.create<arith::CmpIOp>(ll, arith::CmpIPredicate::ult,
+                                             slot, lm.c(2)),
+                    lm.add(slot, lm.c(s.stages - 2)), lm.sub(slot, lm.c(2)));
+              else
+                writeSlot = lb.create<arith::SelectOp>(ll, cmp(slot, 0),
+                                                       lm.c(s.stages - 1),
+                                                       lm.sub(slot, lm.c(1)));
               Value nextSlot = lb.create<arith::SelectOp>(
                   ll, cmp(slot, s.stages - 1), lm.c(0), lm.add(slot, lm.c(1)));
               Value nextToken =
-                  issue(lb, ll, writeSlot, lm.add(i, lm.c(s.stages - 1)));
+                  issue(lb, ll, writeSlot, lm.add(i, lm.c(ahead)));
               Value aBase = lm.mul(slot, a.stageElements());
               Value bBase = lm.mul(slot, b.stageElements());
+              if (wgmma) {
+                SmallVector<Value> acc(carried.drop_back(2));
+                warpgroupTile(lb, ll, a, b, aBase, bBase, groupRow, groupCol,
+                              groupN, acc);
+                acc.push_back(nextToken);
+                acc.push_back(nextSlot);
+                lb.create<scf::YieldOp>(ll, acc);
+                return;
+              }
               // One address a distinct row offset, the rest immediates.
               DenseMap<Value, Value> rows;
               auto fragmentAt = [&](Value stage, int64_t base,
@@ -628,7 +750,24 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
         // tile's copies, and every warp is done with the stages.
         tb.create<nvgpu::DeviceAsyncWaitOp>(tl, kLoop.getResults().end()[-2],
                                             tb.getI32IntegerAttr(0));
+        // The last wgmma group's sums are written, and read after this.
+        SmallVector<Value> slabs;
+        if (wgmma) {
+          tb.create<nf::WarpgroupWaitOp>(tl, 0);
+          for (int64_t i = 0; i < fragsM; ++i)
+            slabs.push_back(
+                tb.create<nf::WarpgroupFenceOperandOp>(tl, kLoop.getResult(i)));
+        }
         tb.create<gpu::BarrierOp>(tl);
+        // Element l of accumulator fragment (i, j).
+        auto sumAt = [&](int64_t i, int64_t j, int64_t l) -> Value {
+          if (wgmma)
+            return tb.create<vector::ExtractOp>(tl, slabs[i],
+                                                ArrayRef<int64_t>{4 * j + l});
+          return tb.create<vector::ExtractOp>(tl,
+                                              kLoop.getResult(i * fragsN + j),
+                                              ArrayRef<int64_t>{l / 2, l % 2});
+        };
 
         // Accumulator element e of fragment (i, j) of lane (group g, t):
         // row 16 i + g + 8 (e / 2), column 8 j + 2 t + e % 2. Where the
@@ -684,16 +823,14 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
           for (int64_t i = 0; i < fragsM; ++i)
             for (int64_t j = 0; j < fragsN; ++j)
               for (int64_t e = 0; e < 4; e += pair) {
-                Value tileRow =
-                    tm.add(warpRow, tm.add(g, tm.c(16 * i + 8 * (e / 2))));
+                Value tileRow = tm.add(
+                    warpRow, tm.add(g, tm.c(fragmentRows * i + 8 * (e / 2))));
                 Value tileCol =
                     tm.add(warpCol, tm.madd(t4, 2, tm.c(8 * j + e % 2)));
                 Value row = tm.add(m0, tileRow), col = tm.add(n0, tileCol);
                 SmallVector<Value> sums;
                 for (int64_t l = e; l < e + pair; ++l)
-                  sums.push_back(tb.create<vector::ExtractOp>(
-                      tl, kLoop.getResult(i * fragsN + j),
-                      ArrayRef<int64_t>{l / 2, l % 2}));
+                  sums.push_back(sumAt(i, j, l));
                 if (partial) {
                   // The f32 partial sums, dense: a pair is one 8-byte store.
                   Value inside = tm.both(lessThan(tb, tl, row, pk.sizes[kM]),

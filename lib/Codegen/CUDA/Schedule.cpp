@@ -1003,6 +1003,8 @@ std::string TiledProductSchedule::str() const {
                 " thread=" + n(threadM) + "x" + n(threadN);
   if (tf32)
     text += " tf32";
+  if (wgmma)
+    text += " wgmma";
   if (splitK > 1)
     text += " split-k=" + n(splitK);
   if (splitKMax > 0)
@@ -1024,14 +1026,15 @@ std::string TiledProductSchedule::str() const {
 std::string TiledProductSchedule::TensorCoreTile::str() const {
   auto n = [](int64_t v) { return std::to_string(v); };
   return n(tileM) + "x" + n(tileN) + "x" + n(tileK) + "/" + n(stages) + "/" +
-         n(warpsM) + "x" + n(warpsN);
+         n(warpsM) + "x" + n(warpsN) + (wgmma ? "/wgmma" : "");
 }
 
 std::optional<TiledProductSchedule::TensorCoreTile>
 TiledProductSchedule::TensorCoreTile::parse(llvm::StringRef text) {
   SmallVector<llvm::StringRef> parts, dims;
   text.split(parts, '/');
-  if (parts.size() != 3)
+  bool wgmma = parts.size() == 4 && parts[3] == "wgmma";
+  if (parts.size() != 3 && !wgmma)
     return std::nullopt;
   parts[0].split(dims, 'x');
   parts[2].split(dims, 'x');
@@ -1044,6 +1047,7 @@ TiledProductSchedule::TensorCoreTile::parse(llvm::StringRef text) {
   for (auto [dim, field] : llvm::zip(dims, fields))
     if (dim.getAsInteger(10, *field) || *field < 1)
       return std::nullopt;
+  t.wgmma = wgmma;
   return t;
 }
 
@@ -1054,6 +1058,7 @@ void TiledProductSchedule::setTensorCoreTile(const TensorCoreTile &t) {
   warpsM = t.warpsM;
   warpsN = t.warpsN;
   stages = t.stages;
+  wgmma = t.wgmma;
 }
 
 TiledProductSchedule TiledProductSchedule::withSmallTile() const {

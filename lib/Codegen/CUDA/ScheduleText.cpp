@@ -648,7 +648,9 @@ cuda::parseTiledProductSchedule(llvm::StringRef text, std::string &error) {
   bool ok = parseWords(
       counts,
       [&](llvm::StringRef word) -> bool * {
-        return tensorCore && word == "tf32" ? &s.tf32 : nullptr;
+        if (!tensorCore)
+          return nullptr;
+        return word == "tf32" ? &s.tf32 : word == "wgmma" ? &s.wgmma : nullptr;
       },
       [&](llvm::StringRef key) {
         auto fields = llvm::StringSwitch<int64_t *>(key)
@@ -690,7 +692,31 @@ std::string cuda::checkTensorCoreTile(const TiledProductSchedule &s,
   // 16-byte chunks of each stage.
   int64_t threads = GpuTarget::kWarpSize * wm * wn;
   int64_t chunk = GpuTarget::kMaxAccessBytes / elementBytes;
-  if (tm % (16 * wm) || tn % (16 * wn))
+  if (s.wgmma) {
+    // Warpgroups of 4 warps along M, each a whole number of m64 rows by
+    // one wgmma's N; K tiles whose K-major rows are one swizzle (32, 64 or
+    // 128 bytes); one stage copied ahead at least.
+    if (target.smVersion != 90 || !target.archSpecific())
+      return "wgmma needs sm_90a (the target is " + target.name() +
+             ", which compiles for " + target.arch + ")";
+    if (elementBytes != 2)
+      return "wgmma on f16 or bf16 operands here";
+    if (wm % 4 || tm % (64 * (wm / 4)))
+      return "warpgroups of " + count(wm) + "x" + count(wn) +
+             " warps (warps along M a multiple of 4) over " + count(tm) +
+             " rows (64 a warpgroup at a time)";
+    int64_t groupN = tn / wn;
+    if (tn % wn || (groupN != 64 && groupN != 128 && groupN != 256))
+      return "warpgroups of " + count(groupN) + " columns (64, 128 or 256)";
+    if (tm / (wm / 4) / 64 * groupN / 2 > 128)
+      return count(tm / (wm / 4) / 64 * groupN / 2) +
+             " accumulators a thread (at most 128)";
+    if (tk != 16 && tk != 32 && tk != 64)
+      return "K tiles of " + count(tk) + " (16, 32 or 64: rows of one swizzle)";
+    if (s.stages < 3)
+      return count(s.stages) + " stages (wgmma copies stages - 2 ahead: at "
+                               "least 3)";
+  } else if (tm % (16 * wm) || tn % (16 * wn))
     return "warps of " + count(tm / wm) + "x" + count(tn / wn) +
            " outputs (whole 16x16 fragments each)";
   if (tk % (2 * chunk))
@@ -774,6 +800,8 @@ std::string cuda::checkTiledProductSchedule(const TiledProductSchedule &s,
              "in f32)";
     if (s.tf32 && !element.isF32())
       return "tf32 for operands that are not f32";
+    if (s.wgmma && s.tf32)
+      return "wgmma with tf32 (wgmma here takes f16 or bf16)";
     if (!element.isF16() && !element.isBF16() && !s.tf32)
       return element.isF32()
                  ? "f32 operands on tensor cores only as tf32"

@@ -120,8 +120,10 @@ std::string Nvrtc::version() const {
 }
 
 std::string Nvrtc::targetFor(int sm, std::string &error) const {
+  // A 9.0 device gets sm_90a, whose code runs only there: the same as
+  // sm_90's, and wgmma.
   if (std::find(archs_.begin(), archs_.end(), sm) != archs_.end())
-    return "sm_" + std::to_string(sm);
+    return "sm_" + std::to_string(sm) + (sm == 90 && major_ >= 12 ? "a" : "");
   // The newest virtual architecture below the device: the driver
   // compiles its PTX for the device.
   int best = 0;

@@ -73,6 +73,11 @@
 /// Dynamic shared memory, at namespace or function scope. CUDA:
 /// extern __shared__ __align__(16) unsigned char name[]
 #define NF_DYNAMIC_SMEM(name) unsigned char *const name = ::nf_sim::gDynSmem
+/// The same with a wider alignment (a power of two up to 1024).
+#define NF_SHARED_ALIGNED(T, name, n, a)                                       \
+  __shared__ __align__(a)                                                      \
+  T name[n]
+#define NF_DYNAMIC_SMEM_ALIGNED(name, a) NF_DYNAMIC_SMEM(name)
 /// Registers kernel `name` for nf_sim_launch; empty under CUDA.
 #define NF_SIM_ENTRY(name)                                                     \
   static ::nf_sim::Registrar nf_sim_entry_##name(                              \
@@ -137,10 +142,11 @@ struct __align__(16) uint4 {
   unsigned x, y, z, w;
 };
 
-/// A vector of N (a power of two) T for one access of up to 16 bytes.
-template <class T, int N> struct alignas(sizeof(T) * N) nf_vec {
-  static_assert(N > 0 && (N & (N - 1)) == 0 && sizeof(T) * N <= 16,
-                "nf_vec is a power-of-two vector of at most 16 bytes");
+/// A vector of N (a power of two) T: one access where it has at most 16
+/// bytes (wgmma's accumulators are wider: registers, never one access).
+template <class T, int N>
+struct alignas(sizeof(T) * N < 16 ? sizeof(T) * N : 16) nf_vec {
+  static_assert(N > 0 && (N & (N - 1)) == 0, "nf_vec is a power-of-two vector");
   T v[N];
 };
 
@@ -409,6 +415,8 @@ const char *const kOpNames[] = {
     "ldmatrix",      "mma.sync"};
 /// The most cp.async copies a thread may have in flight.
 constexpr int kMaxAsyncCopies = 128;
+/// The most operand reads of wgmma a thread may have in flight.
+constexpr int kMaxWgmmaReads = 128;
 
 struct Kernel {
   const char *name;
@@ -435,6 +443,12 @@ struct AsyncCopy {
   unsigned char *dst;
   const unsigned char *src;
   int bytes, srcBytes, group;
+};
+/// The shared memory one operand of a wgmma reads, [lo, hi), until its
+/// thread waits for its group (wgmma.wait_group).
+struct WgmmaRead {
+  const unsigned char *lo, *hi;
+  int group;
 };
 
 /// All simulator state; zero-initialized, so usable by static initializers.
@@ -484,11 +498,19 @@ struct Sim {
   // and the groups it has committed.
   AsyncCopy *copies;
   int numCopies[kMaxRunThreads], groups[kMaxRunThreads];
+  // wgmma: each thread's operand reads in flight (allocated on first use)
+  // and their count, the groups it has committed, whether it has passed a
+  // wgmma.fence since its last wgmma.wait_group, and whether copies of its
+  // (cp.async) have landed since its last fence.proxy.async.
+  WgmmaRead *wgReads;
+  int numWgReads[kMaxRunThreads], wgGroups[kMaxRunThreads];
+  bool wgFenced[kMaxRunThreads], unfencedCopies[kMaxRunThreads];
   /// nf_ldg calls of each thread running.
   uint64_t threadLoads[kMaxRunThreads];
 };
 Sim S;
-alignas(16) unsigned char gDynSmem[kMaxDynSmem];
+/// 1024-byte aligned, as the widest declared alignment (wgmma's swizzles).
+alignas(1024) unsigned char gDynSmem[kMaxDynSmem];
 /// Keeps section nf_smem, and so its bounds, present in every module.
 __attribute__((section("nf_smem"), used)) unsigned char gSmemAnchor[16];
 
@@ -498,6 +520,7 @@ struct Cleanup {
       munmap(S.stacks, size_t(S.numStacks) * kStackBytes);
     std::free(S.kernels);
     std::free(S.copies);
+    std::free(S.wgReads);
     std::free(S.images);
   }
 } gCleanup;
@@ -975,6 +998,9 @@ template <class T> inline T fromBits(uint64_t b) {
 inline void fiberMain() {
   S.kernel->tramp(S.args);
   int t = S.cur, w = t / 32, b = t / S.blockThreads;
+  if (S.numWgReads[t])
+    fail("this thread exits with wgmma operations in flight (no "
+         "wgmma.wait_group after them)");
   unsigned bit = 1u << (t % 32);
   S.state[t] = Exited;
   S.exited[w] |= bit;
@@ -1052,6 +1078,10 @@ inline bool runCluster() {
   std::memset(S.exited, 0, sizeof(unsigned) * size_t((S.n + 31) / 32));
   std::memset(S.numCopies, 0, sizeof(int) * size_t(S.n));
   std::memset(S.groups, 0, sizeof(int) * size_t(S.n));
+  std::memset(S.numWgReads, 0, sizeof(int) * size_t(S.n));
+  std::memset(S.wgGroups, 0, sizeof(int) * size_t(S.n));
+  std::memset(S.wgFenced, 0, sizeof(bool) * size_t(S.n));
+  std::memset(S.unfencedCopies, 0, sizeof(bool) * size_t(S.n));
   std::memset(S.threadLoads, 0, sizeof(uint64_t) * size_t(S.n));
   size_t page = size_t(sysconf(_SC_PAGESIZE));
   for (int t = 0; t < S.n; ++t) {
@@ -1205,6 +1235,24 @@ inline void access(const void *p, size_t n, size_t align) {
 // Asynchronous copies (cp.async)
 //===----------------------------------------------------------------------===//
 
+/// Fails where [p, p + n) of shared memory is read by a wgmma in flight: the
+/// write would race with it. The threads of the block's warps' first lanes
+/// are checked (a warpgroup's threads issue and wait for the same wgmma).
+inline void checkNotReadByWgmma(const unsigned char *p, int n,
+                                const char *what) {
+  if (!S.wgReads)
+    return;
+  int first = S.cur - S.cur % S.blockThreads;
+  for (int t = first; t < first + S.blockThreads; t += 32)
+    for (int i = 0; i < S.numWgReads[t]; ++i) {
+      const WgmmaRead &r = S.wgReads[t * kMaxWgmmaReads + i];
+      if (p < r.hi && r.lo < p + n)
+        fail("%s writes shared memory at %p that a wgmma of thread %d still "
+             "reads (its wgmma.wait_group has not come)",
+             what, static_cast<const void *>(p), t % S.blockThreads);
+    }
+}
+
 /// Issues a copy of `bytes` (4, 8 or 16) from global memory to shared
 /// memory, of which the first `srcBytes` come from `src` and the rest are
 /// zeros. It lands only when the thread waits for its group: data read
@@ -1220,6 +1268,8 @@ inline void cpAsync(void *dst, const void *src, int bytes, int srcBytes) {
          bytes);
   if (srcBytes)
     access<false>(src, size_t(srcBytes), size_t(bytes));
+  checkNotReadByWgmma(static_cast<const unsigned char *>(dst), bytes,
+                      "cp.async");
   if (!S.copies) {
     S.copies = static_cast<AsyncCopy *>(std::calloc(
         size_t(kMaxRunThreads) * kMaxAsyncCopies, sizeof(AsyncCopy)));
@@ -1242,6 +1292,7 @@ inline void cpAsyncWait(int n) {
   for (int i = 0; i < S.numCopies[t]; ++i) {
     AsyncCopy c = q[i];
     if (c.group < S.groups[t] - n) {
+      S.unfencedCopies[t] = true;
       std::memcpy(c.dst, c.src, size_t(c.srcBytes));
       std::memset(c.dst + c.srcBytes, 0, size_t(c.bytes - c.srcBytes));
     } else {
@@ -1261,6 +1312,155 @@ inline nf_vec<float, 4> mma(const A &a, const B &b, const nf_vec<float, 4> &c) {
   nf_vec<float, 4> d;
   warpOp(Mma, ~0u, 0, Kind, 32, &o, &d);
   return d;
+}
+
+//===----------------------------------------------------------------------===//
+// Warpgroup matrix multiply-accumulate (wgmma, sm_90a)
+//===----------------------------------------------------------------------===//
+
+/// One operand of wgmma.mma_async in shared memory, as its matrix
+/// descriptor gives it: the start address, whether its 16-byte chunks run
+/// along M or N ("MN-major", the instruction's imm-trans) or along K, the
+/// swizzle (32, 64 or 128 bytes) and the leading and stride byte offsets.
+struct WgmmaOperand {
+  const unsigned char *start;
+  bool mnMajor;
+  int swizzle, leading, stride;
+};
+
+/// The address of element (mn, k), k < 16, of a 16-bit operand in the PTX
+/// ISA's canonical layouts (in elements, T = 8 of a 16-byte chunk, W = the
+/// swizzle's chunks):
+///   K-major:  ((8, m), (T, 2)) : ((W T, stride), (1, T))
+///   MN-major: ((T, W, m), (8, k)) : ((1, T, leading), (W T, stride))
+/// then swizzled as the hardware swizzles the address: its bits 4 and up
+/// (W - 1 of them) XOR its bits 7 and up.
+inline const unsigned char *wgmmaElement(const WgmmaOperand &o, int mn, int k) {
+  size_t w = size_t(o.swizzle / 16), off;
+  if (o.mnMajor)
+    off = size_t(mn / 8) % w * 16 + size_t(mn / 8) / w * size_t(o.leading) +
+          size_t(k % 8) * size_t(o.swizzle) + size_t(k / 8) * size_t(o.stride) +
+          size_t(mn % 8) * 2;
+  else
+    off = size_t(mn % 8) * size_t(o.swizzle) +
+          size_t(mn / 8) * size_t(o.stride) + size_t(k / 8) * 16 +
+          size_t(k % 8) * 2;
+  uintptr_t at = reinterpret_cast<uintptr_t>(o.start) + off;
+  at ^= ((at >> 7) & (w - 1)) << 4;
+  return reinterpret_cast<const unsigned char *>(at);
+}
+
+inline void checkWgmmaOperand(const WgmmaOperand &o, const char *which) {
+  auto start = reinterpret_cast<uintptr_t>(o.start);
+  if (o.swizzle != 32 && o.swizzle != 64 && o.swizzle != 128)
+    fail("wgmma operand %s: a swizzle of %d bytes (32, 64 or 128 here)", which,
+         o.swizzle);
+  if (!inShared(o.start, 16) || start % 16)
+    fail("wgmma operand %s starts at %p, not 16-byte aligned shared memory",
+         which, static_cast<const void *>(o.start));
+  // Base offset 0: the start lies in the first row of the swizzle's
+  // pattern of 8 rows.
+  if ((start >> 7) & uintptr_t(o.swizzle / 16 - 1))
+    fail("wgmma operand %s starts at %p, not in the first row of its "
+         "%d-byte swizzle's pattern (the descriptor's base offset is 0)",
+         which, static_cast<const void *>(o.start), 8 * o.swizzle);
+  for (int off : {o.leading, o.stride})
+    if (off < 0 || off % 16 || off >= (1 << 18))
+      fail("wgmma operand %s: a byte offset of %d (a multiple of 16 below "
+           "2^18)",
+           which, off);
+}
+
+/// wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16} of the calling
+/// thread: its N / 2 accumulators d += A (64 x 16) * B (16 x N). Thread t
+/// of the warpgroup (warp w = t / 32 % 4, lane l) holds, as mma.sync's
+/// m16n8 C fragments side by side, d[4 j + e] at row 16 w + l / 4 + 8 (e /
+/// 2), column 8 j + 2 (l % 4) + e % 2 (PTX ISA, "Register fragments" of
+/// wgmma's D). Products and sums in f32, as mma.sync's. The operands'
+/// shared memory is read now and recorded as in flight until the thread's
+/// wgmma.wait_group retires its group; a cp.async into it before then
+/// fails.
+inline void wgmma(bool bf16, int n, const WgmmaOperand &a,
+                  const WgmmaOperand &b, float *d) {
+  int t = S.cur % S.blockThreads;
+  if (S.blockThreads % 128)
+    fail("wgmma in a block of %d threads (whole warpgroups of 128)",
+         S.blockThreads);
+  if (n < 8 || n > 256 || n % 8)
+    fail("wgmma m64n%dk16 (N a multiple of 8 up to 256)", n);
+  if (!S.wgFenced[S.cur])
+    fail("wgmma without a wgmma.fence since the thread's last "
+         "wgmma.wait_group");
+  checkWgmmaOperand(a, "A");
+  checkWgmmaOperand(b, "B");
+  int first = S.cur - t;
+  for (int u = first; u < first + S.blockThreads; ++u)
+    if (S.unfencedCopies[u])
+      fail("wgmma reads shared memory that cp.async copies of thread %d "
+           "wrote without a fence.proxy.async after they landed",
+           u - first);
+  auto value = [&](const WgmmaOperand &o, int mn, int k, const char *which) {
+    const unsigned char *p = wgmmaElement(o, mn, k);
+    if (!inShared(p, 2))
+      fail("wgmma operand %s: element (%d, %d) at %p is outside shared "
+           "memory",
+           which, mn, k, static_cast<const void *>(p));
+    uint16_t h;
+    std::memcpy(&h, p, 2);
+    return bf16 ? bf16ToFloat(h) : halfToFloat(h);
+  };
+  int w = t / 32 % 4, l = t % 32;
+  float rowA[2][16];
+  for (int h = 0; h < 2; ++h)
+    for (int k = 0; k < 16; ++k)
+      rowA[h][k] = value(a, 16 * w + l / 4 + 8 * h, k, "A");
+  for (int j = 0; j < n / 8; ++j)
+    for (int c = 0; c < 2; ++c) {
+      int col = 8 * j + 2 * (l % 4) + c;
+      float colB[16];
+      for (int k = 0; k < 16; ++k)
+        colB[k] = value(b, col, k, "B");
+      for (int h = 0; h < 2; ++h) {
+        float &acc = d[4 * j + 2 * h + c];
+        for (int k = 0; k < 16; ++k)
+          acc = std::fma(rowA[h][k], colB[k], acc);
+      }
+    }
+  // What each operand reads, for the races checkNotReadByWgmma finds.
+  if (!S.wgReads) {
+    S.wgReads = static_cast<WgmmaRead *>(std::calloc(
+        size_t(kMaxRunThreads) * kMaxWgmmaReads, sizeof(WgmmaRead)));
+    if (!S.wgReads)
+      fail("cannot allocate the wgmma queues");
+  }
+  for (int o = 0; o < 2; ++o) {
+    const WgmmaOperand &op = o ? b : a;
+    int rows = o ? n : 64;
+    const unsigned char *lo = nullptr, *hi = nullptr;
+    for (int mn = 0; mn < rows; ++mn)
+      for (int k = 0; k < 16; ++k) {
+        const unsigned char *p = wgmmaElement(op, mn, k);
+        lo = lo && lo < p ? lo : p;
+        hi = hi && hi > p + 2 ? hi : p + 2;
+      }
+    if (S.numWgReads[S.cur] == kMaxWgmmaReads)
+      fail("more than %d wgmma operands in flight", kMaxWgmmaReads);
+    S.wgReads[S.cur * kMaxWgmmaReads + S.numWgReads[S.cur]++] = {
+        lo, hi, S.wgGroups[S.cur]};
+  }
+}
+
+/// wgmma.wait_group n: retires the thread's committed wgmma groups but the
+/// newest n (their operands' shared memory may be written again); it
+/// needs a wgmma.fence before the next wgmma.
+inline void wgmmaWait(int n) {
+  int t = S.cur, kept = 0;
+  WgmmaRead *q = S.wgReads ? S.wgReads + t * kMaxWgmmaReads : nullptr;
+  for (int i = 0; i < S.numWgReads[t]; ++i)
+    if (q[i].group >= S.wgGroups[t] - n)
+      q[kept++] = q[i];
+  S.numWgReads[t] = kept;
+  S.wgFenced[t] = false;
 }
 
 } // namespace
@@ -1364,6 +1564,32 @@ template <class T> inline void nf_cluster_st(T *p, unsigned rank, T v) {
   std::memcpy(at, &v, sizeof(T));
 }
 template <int N> inline void nf_cp_async_wait() { nf_sim::cpAsyncWait(N); }
+/// wgmma (sm_90a): the prelude's wrappers of wgmma.mma_async (m64nNk16,
+/// f32 accumulators, both operands in shared memory by descriptors whose
+/// layouts the template arguments give), wgmma.fence, commit_group and
+/// wait_group, and fence.proxy.async.shared::cta.
+template <int N, bool MnA, bool MnB, int SwA, int LboA, int SboA, int SwB,
+          int LboB, int SboB, class T>
+inline nf_vec<float, N / 2> nf_wgmma(const T *a, const T *b,
+                                     nf_vec<float, N / 2> d) {
+  static_assert(sizeof(T) == 2, "wgmma here takes f16 or bf16 operands");
+  nf_sim::wgmma(
+      std::is_same<T, __nv_bfloat16>::value, N,
+      {reinterpret_cast<const unsigned char *>(a), MnA, SwA, LboA, SboA},
+      {reinterpret_cast<const unsigned char *>(b), MnB, SwB, LboB, SboB}, d.v);
+  return d;
+}
+inline void nf_wgmma_fence() { nf_sim::S.wgFenced[nf_sim::S.cur] = true; }
+inline void nf_wgmma_commit() { ++nf_sim::S.wgGroups[nf_sim::S.cur]; }
+template <int N> inline void nf_wgmma_wait() { nf_sim::wgmmaWait(N); }
+/// The accumulators, read only after the wait before it.
+template <int N>
+inline nf_vec<float, N> nf_wgmma_fence_operand(nf_vec<float, N> d) {
+  return d;
+}
+inline void nf_fence_proxy_async() {
+  nf_sim::S.unfencedCopies[nf_sim::S.cur] = false;
+}
 
 /// The lanes of the caller's warp that exist and have not exited.
 inline unsigned __activemask() {

@@ -839,6 +839,45 @@ LogicalResult CUDAEmitter::emitOp(Operation &op) {
                << ">();\n";
         return success();
       })
+      .Case([&](nf::WarpgroupMmaOp w) -> LogicalResult {
+        if (!isWorkgroup(w.getMemref()))
+          return w.emitOpError()
+                 << "cannot print as CUDA: wgmma operands outside the "
+                    "workgroup's memory";
+        FailureOr<std::string> a = address(&op, w.getMemref(), w.getA());
+        FailureOr<std::string> b = address(&op, w.getMemref(), w.getB());
+        if (failed(a) || failed(b))
+          return failure();
+        auto flag = [](bool x) { return x ? "true" : "false"; };
+        std::string args;
+        llvm::raw_string_ostream as(args);
+        as << w.getN() << ", " << flag(w.getAMnMajor()) << ", "
+           << flag(w.getBMnMajor()) << ", " << w.getASwizzle() << ", "
+           << w.getALeading() << ", " << w.getAStride() << ", "
+           << w.getBSwizzle() << ", " << w.getBLeading() << ", "
+           << w.getBStride();
+        return define(&op, "nf_wgmma<" + args + ">(" + *a + ", " + *b + ", " +
+                               name(w.getAcc()) + ")");
+      })
+      .Case([&](nf::WarpgroupFenceOperandOp f) {
+        return define(&op, "nf_wgmma_fence_operand(" + name(f.getAcc()) + ")");
+      })
+      .Case([&](nf::WarpgroupFenceOp) {
+        line() << "nf_wgmma_fence();\n";
+        return success();
+      })
+      .Case([&](nf::WarpgroupCommitOp) {
+        line() << "nf_wgmma_commit();\n";
+        return success();
+      })
+      .Case([&](nf::WarpgroupWaitOp w) {
+        line() << "nf_wgmma_wait<" << w.getPending() << ">();\n";
+        return success();
+      })
+      .Case([&](nf::AsyncProxyFenceOp) {
+        line() << "nf_fence_proxy_async();\n";
+        return success();
+      })
       .Case([&](vector::FromElementsOp f) -> LogicalResult {
         FailureOr<std::string> type = typeName(f.getType(), &op);
         if (failed(type))
@@ -1003,8 +1042,14 @@ LogicalResult CUDAEmitter::emitKernel(gpu::GPUFuncOp func) {
   // Static __shared__ arrays, or views of the one dynamic buffer where
   // they are over 48 KiB (the launch gives its size).
   cuda::SharedMemoryLayout smem = cuda::sharedMemoryLayout(func);
+  // wgmma's swizzles repeat every 1024 bytes of the shared address: its
+  // operands' buffers are aligned so.
+  bool wgmma =
+      func.walk([](nf::WarpgroupMmaOp) { return WalkResult::interrupt(); })
+          .wasInterrupted();
   if (smem.dynamic())
-    line() << "NF_DYNAMIC_SMEM(nf_smem);\n";
+    line() << (wgmma ? "NF_DYNAMIC_SMEM_ALIGNED(nf_smem, 1024);\n"
+                     : "NF_DYNAMIC_SMEM(nf_smem);\n");
   for (auto [i, buffer] : llvm::enumerate(func.getWorkgroupAttributions())) {
     auto type = cast<MemRefType>(buffer.getType());
     FailureOr<std::string> element = typeName(type.getElementType(), func);
@@ -1015,9 +1060,16 @@ LogicalResult CUDAEmitter::emitKernel(gpu::GPUFuncOp func) {
              << "cannot print workgroup memory of type " << type << " as CUDA";
     std::string n = "s" + std::to_string(i);
     names[buffer] = n;
+    if (wgmma && smem.dynamic() && smem.offsets[i] % 1024)
+      return func.emitOpError()
+             << "cannot print a wgmma kernel whose workgroup buffer " << i
+             << " is not 1024-byte aligned in its dynamic shared memory";
     if (smem.dynamic())
       line() << *element << " *const " << n << " = reinterpret_cast<"
              << *element << " *>(nf_smem + " << smem.offsets[i] << ");\n";
+    else if (wgmma)
+      line() << "NF_SHARED_ALIGNED(" << *element << ", " << n << ", "
+             << type.getDimSize(0) << ", 1024);\n";
     else
       line() << "NF_SHARED(" << *element << ", " << n << ", "
              << type.getDimSize(0) << ");\n";

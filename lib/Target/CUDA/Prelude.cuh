@@ -1,8 +1,10 @@
 #if !defined(NF_CUDA_SIM)
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
-/// A vector of N elements of T, loaded and stored as one access.
-template <class T, int N> struct alignas(sizeof(T) * N) nf_vec { T v[N]; };
+/// A vector of N elements of T, loaded and stored as one access where it
+/// has at most 16 bytes (wgmma's accumulators are wider: registers only).
+template <class T, int N>
+struct alignas(sizeof(T) * N < 16 ? sizeof(T) * N : 16) nf_vec { T v[N]; };
 /// Global memory accesses (the simulator checks and counts them).
 template <class T> __device__ __forceinline__ T nf_ldg(const T *p) { return *p; }
 template <class T> __device__ __forceinline__ void nf_stg(T *p, T v) { *p = v; }
@@ -167,6 +169,204 @@ __device__ __forceinline__ void nf_cp_async_commit() {
 template <int N> __device__ __forceinline__ void nf_cp_async_wait() {
   asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
 }
+template <class A, class B> struct nf_same { static constexpr bool value = false; };
+template <class A> struct nf_same<A, A> { static constexpr bool value = true; };
+/// One wgmma.mma_async of N columns on TYPE ("f16" or "bf16") operands.
+#define NF_WGMMA_ASM(TYPE)                                                     \
+  if constexpr (N == 64)                                                       \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"                  \
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32." TYPE "." TYPE   \
+                 " {"                                                          \
+                 "%0, %1, %2, %3, %4, %5, %6, %7, "                            \
+                 "%8, %9, %10, %11, %12, %13, %14, %15, "                      \
+                 "%16, %17, %18, %19, %20, %21, %22, %23, "                    \
+                 "%24, %25, %26, %27, %28, %29, %30, %31"                      \
+                 "}, %32, %33, p, 1, 1, %35, %36;\n}"                          \
+                 : "+f"(d.v[0]), "+f"(d.v[1]), "+f"(d.v[2]), "+f"(d.v[3]),     \
+                 "+f"(d.v[4]), "+f"(d.v[5]), "+f"(d.v[6]), "+f"(d.v[7]),       \
+                 "+f"(d.v[8]), "+f"(d.v[9]), "+f"(d.v[10]), "+f"(d.v[11]),     \
+                 "+f"(d.v[12]), "+f"(d.v[13]), "+f"(d.v[14]), "+f"(d.v[15]),   \
+                 "+f"(d.v[16]), "+f"(d.v[17]), "+f"(d.v[18]), "+f"(d.v[19]),   \
+                 "+f"(d.v[20]), "+f"(d.v[21]), "+f"(d.v[22]), "+f"(d.v[23]),   \
+                 "+f"(d.v[24]), "+f"(d.v[25]), "+f"(d.v[26]), "+f"(d.v[27]),   \
+                 "+f"(d.v[28]), "+f"(d.v[29]), "+f"(d.v[30]), "+f"(d.v[31])    \
+                 : "l"(da), "l"(db), "r"(1), "n"(int(MnA)),                    \
+                   "n"(int(MnB))                                               \
+                 : "memory");                                                  \
+  else if constexpr (N == 128)                                                 \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"                  \
+                 "wgmma.mma_async.sync.aligned.m64n128k16.f32." TYPE "." TYPE  \
+                 " {"                                                          \
+                 "%0, %1, %2, %3, %4, %5, %6, %7, "                            \
+                 "%8, %9, %10, %11, %12, %13, %14, %15, "                      \
+                 "%16, %17, %18, %19, %20, %21, %22, %23, "                    \
+                 "%24, %25, %26, %27, %28, %29, %30, %31, "                    \
+                 "%32, %33, %34, %35, %36, %37, %38, %39, "                    \
+                 "%40, %41, %42, %43, %44, %45, %46, %47, "                    \
+                 "%48, %49, %50, %51, %52, %53, %54, %55, "                    \
+                 "%56, %57, %58, %59, %60, %61, %62, %63"                      \
+                 "}, %64, %65, p, 1, 1, %67, %68;\n}"                          \
+                 : "+f"(d.v[0]), "+f"(d.v[1]), "+f"(d.v[2]), "+f"(d.v[3]),     \
+                 "+f"(d.v[4]), "+f"(d.v[5]), "+f"(d.v[6]), "+f"(d.v[7]),       \
+                 "+f"(d.v[8]), "+f"(d.v[9]), "+f"(d.v[10]), "+f"(d.v[11]),     \
+                 "+f"(d.v[12]), "+f"(d.v[13]), "+f"(d.v[14]), "+f"(d.v[15]),   \
+                 "+f"(d.v[16]), "+f"(d.v[17]), "+f"(d.v[18]), "+f"(d.v[19]),   \
+                 "+f"(d.v[20]), "+f"(d.v[21]), "+f"(d.v[22]), "+f"(d.v[23]),   \
+                 "+f"(d.v[24]), "+f"(d.v[25]), "+f"(d.v[26]), "+f"(d.v[27]),   \
+                 "+f"(d.v[28]), "+f"(d.v[29]), "+f"(d.v[30]), "+f"(d.v[31]),   \
+                 "+f"(d.v[32]), "+f"(d.v[33]), "+f"(d.v[34]), "+f"(d.v[35]),   \
+                 "+f"(d.v[36]), "+f"(d.v[37]), "+f"(d.v[38]), "+f"(d.v[39]),   \
+                 "+f"(d.v[40]), "+f"(d.v[41]), "+f"(d.v[42]), "+f"(d.v[43]),   \
+                 "+f"(d.v[44]), "+f"(d.v[45]), "+f"(d.v[46]), "+f"(d.v[47]),   \
+                 "+f"(d.v[48]), "+f"(d.v[49]), "+f"(d.v[50]), "+f"(d.v[51]),   \
+                 "+f"(d.v[52]), "+f"(d.v[53]), "+f"(d.v[54]), "+f"(d.v[55]),   \
+                 "+f"(d.v[56]), "+f"(d.v[57]), "+f"(d.v[58]), "+f"(d.v[59]),   \
+                 "+f"(d.v[60]), "+f"(d.v[61]), "+f"(d.v[62]), "+f"(d.v[63])    \
+                 : "l"(da), "l"(db), "r"(1), "n"(int(MnA)),                    \
+                   "n"(int(MnB))                                               \
+                 : "memory");                                                  \
+  else if constexpr (N == 256)                                                 \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"                 \
+                 "wgmma.mma_async.sync.aligned.m64n256k16.f32." TYPE "." TYPE  \
+                 " {"                                                          \
+                 "%0, %1, %2, %3, %4, %5, %6, %7, "                            \
+                 "%8, %9, %10, %11, %12, %13, %14, %15, "                      \
+                 "%16, %17, %18, %19, %20, %21, %22, %23, "                    \
+                 "%24, %25, %26, %27, %28, %29, %30, %31, "                    \
+                 "%32, %33, %34, %35, %36, %37, %38, %39, "                    \
+                 "%40, %41, %42, %43, %44, %45, %46, %47, "                    \
+                 "%48, %49, %50, %51, %52, %53, %54, %55, "                    \
+                 "%56, %57, %58, %59, %60, %61, %62, %63, "                    \
+                 "%64, %65, %66, %67, %68, %69, %70, %71, "                    \
+                 "%72, %73, %74, %75, %76, %77, %78, %79, "                    \
+                 "%80, %81, %82, %83, %84, %85, %86, %87, "                    \
+                 "%88, %89, %90, %91, %92, %93, %94, %95, "                    \
+                 "%96, %97, %98, %99, %100, %101, %102, %103, "                \
+                 "%104, %105, %106, %107, %108, %109, %110, %111, "            \
+                 "%112, %113, %114, %115, %116, %117, %118, %119, "            \
+                 "%120, %121, %122, %123, %124, %125, %126, %127"              \
+                 "}, %128, %129, p, 1, 1, %131, %132;\n}"                      \
+                 : "+f"(d.v[0]), "+f"(d.v[1]), "+f"(d.v[2]), "+f"(d.v[3]),     \
+                 "+f"(d.v[4]), "+f"(d.v[5]), "+f"(d.v[6]), "+f"(d.v[7]),       \
+                 "+f"(d.v[8]), "+f"(d.v[9]), "+f"(d.v[10]), "+f"(d.v[11]),     \
+                 "+f"(d.v[12]), "+f"(d.v[13]), "+f"(d.v[14]), "+f"(d.v[15]),   \
+                 "+f"(d.v[16]), "+f"(d.v[17]), "+f"(d.v[18]), "+f"(d.v[19]),   \
+                 "+f"(d.v[20]), "+f"(d.v[21]), "+f"(d.v[22]), "+f"(d.v[23]),   \
+                 "+f"(d.v[24]), "+f"(d.v[25]), "+f"(d.v[26]), "+f"(d.v[27]),   \
+                 "+f"(d.v[28]), "+f"(d.v[29]), "+f"(d.v[30]), "+f"(d.v[31]),   \
+                 "+f"(d.v[32]), "+f"(d.v[33]), "+f"(d.v[34]), "+f"(d.v[35]),   \
+                 "+f"(d.v[36]), "+f"(d.v[37]), "+f"(d.v[38]), "+f"(d.v[39]),   \
+                 "+f"(d.v[40]), "+f"(d.v[41]), "+f"(d.v[42]), "+f"(d.v[43]),   \
+                 "+f"(d.v[44]), "+f"(d.v[45]), "+f"(d.v[46]), "+f"(d.v[47]),   \
+                 "+f"(d.v[48]), "+f"(d.v[49]), "+f"(d.v[50]), "+f"(d.v[51]),   \
+                 "+f"(d.v[52]), "+f"(d.v[53]), "+f"(d.v[54]), "+f"(d.v[55]),   \
+                 "+f"(d.v[56]), "+f"(d.v[57]), "+f"(d.v[58]), "+f"(d.v[59]),   \
+                 "+f"(d.v[60]), "+f"(d.v[61]), "+f"(d.v[62]), "+f"(d.v[63]),   \
+                 "+f"(d.v[64]), "+f"(d.v[65]), "+f"(d.v[66]), "+f"(d.v[67]),   \
+                 "+f"(d.v[68]), "+f"(d.v[69]), "+f"(d.v[70]), "+f"(d.v[71]),   \
+                 "+f"(d.v[72]), "+f"(d.v[73]), "+f"(d.v[74]), "+f"(d.v[75]),   \
+                 "+f"(d.v[76]), "+f"(d.v[77]), "+f"(d.v[78]), "+f"(d.v[79]),   \
+                 "+f"(d.v[80]), "+f"(d.v[81]), "+f"(d.v[82]), "+f"(d.v[83]),   \
+                 "+f"(d.v[84]), "+f"(d.v[85]), "+f"(d.v[86]), "+f"(d.v[87]),   \
+                 "+f"(d.v[88]), "+f"(d.v[89]), "+f"(d.v[90]), "+f"(d.v[91]),   \
+                 "+f"(d.v[92]), "+f"(d.v[93]), "+f"(d.v[94]), "+f"(d.v[95]),   \
+                 "+f"(d.v[96]), "+f"(d.v[97]), "+f"(d.v[98]), "+f"(d.v[99]),   \
+                 "+f"(d.v[100]), "+f"(d.v[101]), "+f"(d.v[102]),               \
+                 "+f"(d.v[103]), "+f"(d.v[104]), "+f"(d.v[105]),               \
+                 "+f"(d.v[106]), "+f"(d.v[107]), "+f"(d.v[108]),               \
+                 "+f"(d.v[109]), "+f"(d.v[110]), "+f"(d.v[111]),               \
+                 "+f"(d.v[112]), "+f"(d.v[113]), "+f"(d.v[114]),               \
+                 "+f"(d.v[115]), "+f"(d.v[116]), "+f"(d.v[117]),               \
+                 "+f"(d.v[118]), "+f"(d.v[119]), "+f"(d.v[120]),               \
+                 "+f"(d.v[121]), "+f"(d.v[122]), "+f"(d.v[123]),               \
+                 "+f"(d.v[124]), "+f"(d.v[125]), "+f"(d.v[126]),               \
+                 "+f"(d.v[127])                                                \
+                 : "l"(da), "l"(db), "r"(1), "n"(int(MnA)),                    \
+                   "n"(int(MnB))                                               \
+                 : "memory");
+/// wgmma's shared-memory matrix descriptor of the operand at `p`: its
+/// start address, the leading and stride byte offsets and the swizzle
+/// (128, 64 or 32 bytes) of its canonical layout (PTX ISA, "Matrix
+/// Descriptor Format"; base offset 0).
+template <int Swizzle, int Leading, int Stride>
+__device__ __forceinline__ unsigned long long nf_wgmma_desc(const void *p) {
+  static_assert(Swizzle == 128 || Swizzle == 64 || Swizzle == 32,
+                "wgmma swizzles of 128, 64 or 32 bytes");
+  constexpr unsigned long long mode = Swizzle == 128 ? 1 : Swizzle == 64 ? 2 : 3;
+  unsigned at = static_cast<unsigned>(__cvta_generic_to_shared(p));
+  return (unsigned long long)((at & 0x3ffff) >> 4) |
+         ((unsigned long long)((Leading >> 4) & 0x3fff) << 16) |
+         ((unsigned long long)((Stride >> 4) & 0x3fff) << 32) | (mode << 62);
+}
+/// D += A * B for one m64nNk16 tile of the warpgroup (wgmma.mma_async,
+/// sm_90a): the thread's N / 2 f32 accumulators (mma.sync's m16n8 C
+/// fragments side by side, warp w of the warpgroup rows 16 w to 16 w + 15),
+/// A (64 x 16) and B (16 x N) of f16 or bf16 in shared memory, each
+/// K-major or MN-major (Mn*: the instruction's imm-trans) with its swizzle
+/// and byte offsets. Asynchronous: the accumulators are the caller's only
+/// after nf_wgmma_commit and nf_wgmma_wait (then nf_wgmma_fence_operand).
+template <int N, bool MnA, bool MnB, int SwA, int LboA, int SboA, int SwB,
+          int LboB, int SboB, class T>
+__device__ __forceinline__ nf_vec<float, N / 2>
+nf_wgmma(const T *a, const T *b, nf_vec<float, N / 2> d) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  unsigned long long da = nf_wgmma_desc<SwA, LboA, SboA>(a);
+  unsigned long long db = nf_wgmma_desc<SwB, LboB, SboB>(b);
+  static_assert(N == 64 || N == 128 || N == 256, "wgmma m64nNk16: N of 64, 128 or 256 here");
+  if constexpr (nf_same<T, __half>::value) {
+    NF_WGMMA_ASM("f16")
+  } else {
+    NF_WGMMA_ASM("bf16")
+  }
+#else
+  static_assert(sizeof(T) == 0, "wgmma needs sm_90a (compile for sm_90a)");
+#endif
+  return d;
+}
+/// wgmma.fence: before a warpgroup's first wgmma, and after its
+/// accumulators were last written by other instructions.
+__device__ __forceinline__ void nf_wgmma_fence() {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+#else
+  __trap();
+#endif
+}
+__device__ __forceinline__ void nf_wgmma_commit() {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+#else
+  __trap();
+#endif
+}
+/// Waits until at most N of the warpgroup's committed wgmma groups are in
+/// flight.
+template <int N> __device__ __forceinline__ void nf_wgmma_wait() {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
+#else
+  __trap();
+#endif
+}
+/// The accumulators, not read or moved by the compiler across the wait
+/// before this.
+template <int N>
+__device__ __forceinline__ nf_vec<float, N>
+nf_wgmma_fence_operand(nf_vec<float, N> d) {
+#pragma unroll
+  for (int i = 0; i < N; ++i)
+    asm volatile("" : "+f"(d.v[i])::"memory");
+  return d;
+}
+/// fence.proxy.async.shared::cta: the thread's shared-memory writes (its
+/// landed cp.async copies) are seen by wgmma's reads (the async proxy).
+__device__ __forceinline__ void nf_fence_proxy_async() {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+#else
+  __trap();
+#endif
+}
 /// The cluster's barrier (barrier.cluster.arrive.release + wait.acquire,
 /// .aligned): every thread of every block of the cluster; shared-memory
 /// stores before it, to any block of the cluster, are seen after it.
@@ -233,6 +433,10 @@ __device__ __forceinline__ void nf_grid_sync(unsigned *counter) {
 }
 #define NF_SHARED(type, name, count) __shared__ __align__(16) type name[count]
 #define NF_DYNAMIC_SMEM(name) extern __shared__ __align__(16) unsigned char name[]
+#define NF_SHARED_ALIGNED(type, name, count, a)                                \
+  __shared__ __align__(a) type name[count]
+#define NF_DYNAMIC_SMEM_ALIGNED(name, a)                                       \
+  extern __shared__ __align__(a) unsigned char name[]
 #define NF_SIM_ENTRY(name)
 #define NF_SIM_CLUSTER_ENTRY(name, blocks)
 #define NF_SIM_GRID_ENTRY(name)

@@ -5,7 +5,7 @@
 // nothing then. sm_80: no clusters.
 // RUN: nf-opt %s --nf-choose-gpu-schedules=arch=sm_80 -split-input-file -verify-diagnostics
 // RUN: not nf-opt %s --nf-lower-to-gpu=arch=sm_80 -split-input-file 2>&1 | FileCheck %s
-// CHECK-COUNT-60: error: '{{[a-z]+}}.{{[a-z0-9_]+}}' op cannot run under the schedule
+// CHECK-COUNT-61: error: '{{[a-z]+}}.{{[a-z0-9_]+}}' op cannot run under the schedule
 
 func.func @unknown_kind(%x: tensor<4x1000xf32>) -> tensor<4x1000xf32> {
   // expected-error @+1 {{cannot run under the schedule 'fastest': unknown row-norm schedule kind 'fastest' (warp-rows, block-row-registers, block-row-streaming, split-row, channels-last-groups, cluster-row)}}
@@ -253,6 +253,14 @@ func.func @tf32_for_f16(%a: tensor<64x64xf16>) -> tensor<64x64xf16> {
   // expected-error @+1 {{tf32 for operands that are not f32}}
   %c = nf.matmul %a, %a {nf.gpu_schedule = "tensor-core-product tile=64x64x32 warps=2x2 stages=3 tf32"} : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf16>
   return %c : tensor<64x64xf16>
+}
+
+// -----
+
+func.func @wgmma_on_sm_80(%a: tensor<256x256xf16>) -> tensor<256x256xf16> {
+  // expected-error @+1 {{wgmma needs sm_90a (the target is}}
+  %c = nf.matmul %a, %a {nf.gpu_schedule = "tensor-core-product tile=128x128x32 warps=4x1 stages=3 wgmma"} : tensor<256x256xf16>, tensor<256x256xf16> -> tensor<256x256xf16>
+  return %c : tensor<256x256xf16>
 }
 
 // -----

@@ -699,3 +699,35 @@ func.func @cluster_store_of_another_type(%v: f64, %s: memref<8xf32, 3>, %i: inde
   "nf.cluster_store"(%v, %s, %i, %i) : (f64, memref<8xf32, 3>, index, index) -> ()
   return
 }
+
+// -----
+
+func.func @warpgroup_mma_of_an_n_wgmma_has_not(%c: vector<48xf32>, %s: memref<4096xf16, 3>, %i: index) {
+  // expected-error @+1 {{'nf.warpgroup_mma' op n must be 64, 128 or 256, not 96}}
+  %d = nf.warpgroup_mma %c, %s[%i], [%i] {n = 96 : i64, a_swizzle = 128 : i64, a_leading = 16 : i64, a_stride = 1024 : i64, b_swizzle = 128 : i64, b_leading = 16 : i64, b_stride = 1024 : i64} : memref<4096xf16, 3>, vector<48xf32>
+  return
+}
+
+// -----
+
+func.func @warpgroup_mma_with_accumulators_of_another_n(%c: vector<32xf32>, %s: memref<4096xf16, 3>, %i: index) {
+  // expected-error @+1 {{'nf.warpgroup_mma' op a thread holds n / 2 = 64 accumulators of an m64n128 tile, not 32}}
+  %d = nf.warpgroup_mma %c, %s[%i], [%i] {n = 128 : i64, a_swizzle = 128 : i64, a_leading = 16 : i64, a_stride = 1024 : i64, b_swizzle = 128 : i64, b_leading = 16 : i64, b_stride = 1024 : i64} : memref<4096xf16, 3>, vector<32xf32>
+  return
+}
+
+// -----
+
+func.func @warpgroup_mma_with_a_16_byte_swizzle(%c: vector<32xf32>, %s: memref<4096xbf16, 3>, %i: index) {
+  // expected-error @+1 {{'nf.warpgroup_mma' op b_swizzle must be 32, 64 or 128 bytes}}
+  %d = nf.warpgroup_mma %c, %s[%i], [%i] {n = 64 : i64, a_swizzle = 64 : i64, a_leading = 16 : i64, a_stride = 512 : i64, b_swizzle = 16 : i64, b_leading = 16 : i64, b_stride = 1024 : i64} : memref<4096xbf16, 3>, vector<32xf32>
+  return
+}
+
+// -----
+
+func.func @warpgroup_mma_with_an_offset_not_of_16_bytes(%c: vector<32xf32>, %s: memref<4096xf16, 3>, %i: index) {
+  // expected-error @+1 {{'nf.warpgroup_mma' op a's byte offsets must be multiples of 16 from 16 to 2^18 - 16 (14 bits of 16 bytes), not 1000}}
+  %d = nf.warpgroup_mma %c, %s[%i], [%i] {n = 64 : i64, a_swizzle = 128 : i64, a_leading = 16 : i64, a_stride = 1000 : i64, b_swizzle = 128 : i64, b_leading = 16 : i64, b_stride = 1024 : i64} : memref<4096xf16, 3>, vector<32xf32>
+  return
+}

@@ -208,6 +208,30 @@ func.func @dynamic_dims_match_any_size(%x: tensor<?x?x8x8xf32>, %i: tensor<?x3x?
   return
 }
 
+// wgmma's ops inside a kernel of a warpgroup: the multiply-accumulate on a
+// workgroup buffer (A at one index, B at another, each descriptor's layout
+// in attributes), the fences, the commit and the wait.
+// CHECK-LABEL: gpu.func @warpgroup_ops
+// CHECK: nf.async_proxy_fence
+// CHECK-NEXT: nf.warpgroup_fence
+// CHECK-NEXT: %[[D:.+]] = nf.warpgroup_mma %{{.+}}, %{{.+}}[%{{.+}}], [%{{.+}}] {a_leading = 16 : i64, a_stride = 1024 : i64, a_swizzle = 128 : i64, b_leading = 8192 : i64, b_mn_major, b_stride = 1024 : i64, b_swizzle = 128 : i64, n = 128 : i64} : memref<24576xf16, #gpu.address_space<workgroup>>, vector<64xf32>
+// CHECK-NEXT: nf.warpgroup_commit
+// CHECK-NEXT: nf.warpgroup_wait 0
+// CHECK-NEXT: nf.warpgroup_fence_operand %[[D]] : vector<64xf32>
+module attributes {gpu.container_module} {
+  gpu.module @nf_kernels {
+    gpu.func @warpgroup_ops(%c: vector<64xf32>, %a: index, %b: index) workgroup(%s : memref<24576xf16, #gpu.address_space<workgroup>>) kernel {
+      nf.async_proxy_fence
+      nf.warpgroup_fence
+      %d = nf.warpgroup_mma %c, %s[%a], [%b] {n = 128 : i64, b_mn_major, a_swizzle = 128 : i64, a_leading = 16 : i64, a_stride = 1024 : i64, b_swizzle = 128 : i64, b_leading = 8192 : i64, b_stride = 1024 : i64} : memref<24576xf16, #gpu.address_space<workgroup>>, vector<64xf32>
+      nf.warpgroup_commit
+      nf.warpgroup_wait 0
+      %r = nf.warpgroup_fence_operand %d : vector<64xf32>
+      gpu.return
+    }
+  }
+}
+
 // Inside a kernel of a cluster: the cluster's barrier and a store into
 // another block's shared memory.
 // CHECK-LABEL: gpu.func @cluster_ops

@@ -695,7 +695,8 @@ struct TiledProductSchedule {
     /// mma.sync m16n8k16 accumulators (f32); the operands' 16-byte runs go
     /// to swizzled shared memory by cp.async, `stages` K tiles in flight,
     /// and to registers by ldmatrix. f32 operands, where allowed, the
-    /// same as tf32 (`tf32`): mma.sync m16n8k8.
+    /// same as tf32 (`tf32`): mma.sync m16n8k8. With `wgmma` (sm_90a),
+    /// warpgroups instead multiply from shared memory (wgmma.mma_async).
     TensorCore
   };
   Kind kind = Kind::Simt;
@@ -722,16 +723,17 @@ struct TiledProductSchedule {
   /// `stages` K tiles in flight ("MxNxK/stages/WMxWN").
   struct TensorCoreTile {
     int64_t tileM = 0, tileN = 0, tileK = 0, warpsM = 0, warpsN = 0, stages = 0;
+    bool wgmma = false;
     bool empty() const { return tileM == 0; }
-    /// "MxNxK/stages/WMxWN".
+    /// "MxNxK/stages/WMxWN", then "/wgmma" for warpgroup MMAs.
     std::string str() const;
-    /// The tile `text` ("MxNxK/stages/WMxWN", positive counts) says, if
-    /// any.
+    /// The tile `text` ("MxNxK/stages/WMxWN[/wgmma]", positive counts)
+    /// says, if any.
     static std::optional<TensorCoreTile> parse(llvm::StringRef text);
   };
   /// This schedule's tile, warps and stages.
   TensorCoreTile tensorCoreTile() const {
-    return {tileM, tileN, tileK, warpsM, warpsN, stages};
+    return {tileM, tileN, tileK, warpsM, warpsN, stages, wgmma};
   }
   void setTensorCoreTile(const TensorCoreTile &t);
   /// TensorCore only, where K is split at launch (sizes known only then):
@@ -748,6 +750,14 @@ struct TiledProductSchedule {
   TiledProductSchedule withSmallTile() const;
   /// TensorCore only: f32 operands rounded to tf32 (m16n8k8).
   bool tf32 = false;
+  /// TensorCore only, on sm_90a (f16 and bf16): each group of four warps
+  /// (a warpgroup; warpsM a multiple of 4) owns (tileM / (warpsM / 4)) x
+  /// (tileN / warpsN) of the tile, 64 rows at a time, and multiplies both
+  /// operands from shared memory by wgmma.mma_async m64nNk16 (N the
+  /// warpgroup's columns: 64, 128 or 256), one group of them in flight
+  /// while the next K tile waits; the stages are laid out as wgmma's
+  /// canonical swizzled layouts, and `stages` - 2 K tiles are copied ahead.
+  bool wgmma = false;
   /// Rows of output tiles walked together (tileOrigin): the blocks running
   /// at once share the panels of A and B they read in L2.
   int64_t tileGroupRows = 8;
@@ -763,11 +773,11 @@ struct TiledProductSchedule {
                                     : (tileM / threadM) * (tileN / threadN);
   }
   /// "tiled-product tile=128x128x8 thread=8x8", "tensor-core-product
-  /// tile=128x128x32 warps=2x2 stages=3 [tf32] [split-k=3 | split-k-max=16
-  /// split-k-blocks=264 split-k-min-tiles=8 [small-tile=64x64x32/3/2x2
-  /// small-tile-below=132]] [finish-block=256 finish-vector=4
-  /// finish-min-blocks-per-sm=4]" (the finish where K may be split), and
-  /// "tile-group-rows=N" where not 8.
+  /// tile=128x128x32 warps=2x2 stages=3 [tf32 | wgmma] [split-k=3 |
+  /// split-k-max=16 split-k-blocks=264 split-k-min-tiles=8
+  /// [small-tile=64x64x32/3/2x2 small-tile-below=132]] [finish-block=256
+  /// finish-vector=4 finish-min-blocks-per-sm=4]" (the finish where K may be
+  /// split), and "tile-group-rows=N" where not 8.
   std::string str() const;
 };
 

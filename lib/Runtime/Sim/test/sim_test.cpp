@@ -854,6 +854,130 @@ void testTensorCores() {
   }
 }
 
+// wgmma's D fragments from the PTX ISA's figure ("WGMMA .m64nNk16
+// register fragment layout for accumulator matrix D"): thread 0 holds d0
+// (0,0), d1 (0,1), d2 (8,0), d3 (8,1), d4 (0,8); thread 37 (warp 1, lane
+// 5) d0 (17,2), d3 (25,3); thread 127 d63 of n128 (63,127).
+const Frag kIsaWgmmaD[] = {{0, 0, 0, 0},   {0, 1, 0, 1},      {0, 2, 8, 0},
+                           {0, 3, 8, 1},   {0, 4, 0, 8},      {37, 0, 17, 2},
+                           {37, 3, 25, 3}, {127, 63, 63, 127}};
+// The same table as a formula: thread t (warp w = t / 32 % 4, lane l),
+// accumulator i (n8 tile j = i / 4, e = i % 4).
+int wgmmaRow(int t, int i) {
+  return 16 * (t / 32 % 4) + t % 32 / 4 + 8 * (i % 4 / 2);
+}
+int wgmmaCol(int t, int i) { return 8 * (i / 4) + 2 * (t % 32 % 4) + i % 2; }
+
+/// A 16-bit value of f16 (or bf16) for a small integer.
+unsigned short bits16(int v, bool bf16) {
+  float f = float(v);
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  if (bf16)
+    return (unsigned short)(x >> 16);
+  if (v == 0)
+    return 0;
+  // Integers of magnitude below 2048 are exact in f16.
+  unsigned sign = v < 0 ? 0x8000u : 0u;
+  unsigned m = unsigned(v < 0 ? -v : v);
+  int e = 31 - __builtin_clz(m);
+  unsigned mant = (m << (10 - e)) & 0x3ffu;
+  return (unsigned short)(sign | unsigned(e + 15) << 10 | mant);
+}
+
+void testWgmma() {
+  auto m = compileFile("tensorcore.cu");
+  if (!m)
+    return;
+  bool pinned = true;
+  for (const Frag &f : kIsaWgmmaD)
+    pinned &= wgmmaRow(f.lane, f.i) == f.row && wgmmaCol(f.lane, f.i) == f.col;
+  check(pinned, "wgmma m64nNk16 D fragment table agrees with the PTX ISA's");
+  // A (64 x 64) and B (128 x 64) of small integers, K along the rows.
+  auto aValue = [](int r, int k) { return (r * 7 + k * 3) % 9 - 4; };
+  auto bValue = [](int c, int k) { return (c * 5 + k * 11) % 7 - 3; };
+  const char *modes[] = {"K-major, 128-byte swizzle, f16",
+                         "K-major, 64-byte swizzle, n64",
+                         "MN-major (transposed), 128-byte swizzle",
+                         "K-major, 128-byte swizzle, bf16"};
+  for (int mode = 0; mode < 4; ++mode)
+    for (int q : {0, 1}) {
+      bool bf16 = mode == 3;
+      std::vector<unsigned short> a(64 * 64), b(128 * 64);
+      for (int r = 0; r < 64; ++r)
+        for (int k = 0; k < 64; ++k)
+          a[64 * r + k] = bits16(aValue(r, k), bf16);
+      for (int c = 0; c < 128; ++c)
+        for (int k = 0; k < 64; ++k)
+          b[64 * c + k] = bits16(bValue(c, k), bf16);
+      std::vector<float> out(128 * 64, -1.0f);
+      const unsigned short *aPtr = a.data(), *bPtr = b.data();
+      float *outPtr = out.data();
+      void *args[] = {&mode, &q, &aPtr, &bPtr, &outPtr};
+      std::string error;
+      bool ok = m->launch("wgmma_tile", {1, 1, 1}, {128, 1, 1}, 0, args,
+                          {buffer(a, "a"), buffer(b, "b"), buffer(out, "out")},
+                          nullptr, error);
+      std::string bad = ok ? "" : error;
+      int n = mode == 1 ? 64 : 128;
+      for (int t = 0; t < 128 && bad.empty(); ++t)
+        for (int i = 0; i < n / 2 && bad.empty(); ++i) {
+          int row = wgmmaRow(t, i), col = wgmmaCol(t, i);
+          float want = 0;
+          for (int k = 16 * q; k < 16 * q + 16; ++k)
+            want += float(aValue(row, k) * bValue(col, k));
+          if (out[64 * t + i] != want)
+            bad = "thread " + std::to_string(t) + " d" + std::to_string(i) +
+                  " (" + std::to_string(row) + ", " + std::to_string(col) +
+                  "): " + std::to_string(out[64 * t + i]) + " vs " +
+                  std::to_string(want);
+        }
+      check(bad.empty(),
+            std::string("wgmma m64n") + std::to_string(n) + "k16, " +
+                modes[mode] + ", K step " + std::to_string(q),
+            bad);
+    }
+
+  const char *rules[] = {"", "without a fence.proxy.async",
+                         "without a wgmma.fence", "still reads",
+                         "exits with wgmma operations in flight"};
+  std::vector<__uint16_t> a16(64 * 16), b16(64 * 16);
+  for (int r = 0; r < 64; ++r)
+    for (int k = 0; k < 16; ++k) {
+      a16[16 * r + k] = bits16(aValue(r, k), false);
+      b16[16 * r + k] = bits16(bValue(r, k), false);
+    }
+  for (int what = 0; what < 5; ++what) {
+    std::vector<float> out(128 * 32, -1.0f);
+    const __uint16_t *aPtr = a16.data(), *bPtr = b16.data();
+    float *outPtr = out.data();
+    void *args[] = {&what, &aPtr, &bPtr, &outPtr};
+    std::string error;
+    bool ok =
+        m->launch("wgmma_rules", {1, 1, 1}, {128, 1, 1}, 0, args,
+                  {buffer(a16, "a"), buffer(b16, "b"), buffer(out, "out")},
+                  nullptr, error);
+    if (what > 0) {
+      check(!ok && contains(error, rules[what]),
+            std::string("wgmma misuse reported: ") + rules[what], error);
+      continue;
+    }
+    std::string bad = ok ? "" : error;
+    for (int t = 0; t < 128 && bad.empty(); ++t)
+      for (int i = 0; i < 32 && bad.empty(); ++i) {
+        int row = wgmmaRow(t, i), col = wgmmaCol(t, i);
+        float want = 0;
+        for (int k = 0; k < 16; ++k)
+          want += float(aValue(row, k) * bValue(col, k));
+        if (out[32 * t + i] != want)
+          bad = "thread " + std::to_string(t) + " d" + std::to_string(i);
+      }
+    check(bad.empty(),
+          "wgmma m64n64k16 on operands staged by cp.async, 32-byte swizzle",
+          bad);
+  }
+}
+
 void testClusters() {
   auto m = compileFile("cluster.cu");
   auto bad = compileFile("cluster.cu", /*dropBarrier=*/true,
@@ -1070,6 +1194,7 @@ int main(int argc, char **argv) {
   testWarp();
   testSharedMemory();
   testTensorCores();
+  testWgmma();
   testClusters();
   testGridBarrier();
   testCompileError();

@@ -175,3 +175,117 @@ extern "C" __global__ void tensor_core_misuse(unsigned *out, int what) {
   }
 }
 NF_SIM_ENTRY(tensor_core_misuse)
+
+// wgmma needs sm_90a: under CUDA the kernels below exist only there.
+#if defined(NF_CUDA_SIM) || defined(__CUDA_ARCH_FEAT_SM90_ALL)
+
+// wgmma m64nNk16 of one warpgroup, both operands in shared memory, each
+// element placed by the swizzled layouts written here (16-byte chunk c of a
+// row r of S bytes at chunk c ^ ((r * S / 128) % (S / 16)), a 128-byte
+// swizzle's MN-major rows of 64 elements, blocks of 64 a `leading` apart):
+//   mode 0: K-major A (64 x 64) and B (128 x 64) in rows of 128 bytes
+//           (128-byte swizzle), the K step q at 32 q bytes;
+//   mode 1: K-major, rows of 64 bytes (64-byte swizzle), N = 64;
+//   mode 2: MN-major A (64) and B (128, two blocks) over 32 rows of K,
+//           the K step q at 16 q rows;
+//   mode 3: mode 0 on bf16.
+// `a` is 64 x 64 and `b` 128 x 64 (row-major, K along the rows) of 16-bit
+// bits; thread t writes its N / 2 accumulators at out[64 t].
+__device__ int kMajorAt(int r, int k, int rowBytes) {
+  int chunks = rowBytes / 16;
+  int chunk = (k / 8) ^ ((r * rowBytes / 128) % chunks);
+  return r * rowBytes / 2 + chunk * 8 + k % 8;
+}
+__device__ int mnMajorAt(int mn, int k, int leadingElements) {
+  return mn / 64 * leadingElements + k * 64 + (((mn % 64) / 8) ^ (k % 8)) * 8 +
+         mn % 8;
+}
+template <class T>
+__device__ void wgmmaTile(int mode, int q, const unsigned short *a,
+                          const unsigned short *b, float *out) {
+  NF_SHARED_ALIGNED(T, s, 64 * 64 + 128 * 64, 1024);
+  T *sb = s + 64 * 64;
+  int t = threadIdx.x;
+  unsigned short *bits = reinterpret_cast<unsigned short *>(s);
+  unsigned short *bbits = reinterpret_cast<unsigned short *>(sb);
+  int depth = mode == 1 ? 32 : mode == 2 ? 32 : 64;
+  for (int e = t; e < 64 * depth; e += 128) {
+    int r = e / depth, k = e % depth;
+    int at = mode == 2 ? mnMajorAt(r, k, 64 * 32) : kMajorAt(r, k, 2 * depth);
+    bits[at] = a[64 * r + k];
+  }
+  for (int e = t; e < 128 * depth; e += 128) {
+    int r = e / depth, k = e % depth;
+    int at = mode == 2 ? mnMajorAt(r, k, 64 * 32) : kMajorAt(r, k, 2 * depth);
+    bbits[at] = b[64 * r + k];
+  }
+  nf_fence_proxy_async();
+  __syncthreads();
+  nf_vec<float, 64> d{};
+  nf_vec<float, 32> d64{};
+  nf_wgmma_fence();
+  if (mode == 0 || mode == 3)
+    d = nf_wgmma<128, false, false, 128, 16, 1024, 128, 16, 1024>(
+        s + 16 * q, sb + 16 * q, d);
+  else if (mode == 1)
+    d64 = nf_wgmma<64, false, false, 64, 16, 512, 64, 16, 512>(
+        s + 16 * q, sb + 16 * q, d64);
+  else
+    d = nf_wgmma<128, true, true, 128, 4096, 1024, 128, 4096, 1024>(
+        s + 16 * 64 * q, sb + 16 * 64 * q, d);
+  nf_wgmma_commit();
+  nf_wgmma_wait<0>();
+  d = nf_wgmma_fence_operand(d);
+  for (int i = 0; i < 64; ++i)
+    nf_stg(out + 64 * t + i, mode == 1 ? (i < 32 ? d64.v[i] : 0.0f) : d.v[i]);
+}
+extern "C" __global__ void wgmma_tile(int mode, int q,
+                                      const unsigned short *__restrict__ a,
+                                      const unsigned short *__restrict__ b,
+                                      float *__restrict__ out) {
+  if (mode == 3)
+    wgmmaTile<__nv_bfloat16>(mode, q, a, b, out);
+  else
+    wgmmaTile<__half>(mode, q, a, b, out);
+}
+NF_SIM_ENTRY(wgmma_tile)
+
+// wgmma's rules, which the simulator enforces: operands staged by cp.async
+// (K-major, rows of 32 bytes: a 32-byte swizzle) and, by `what`,
+//   0: nothing missing (thread t writes its 32 accumulators at out[32 t]);
+//   1: no fence.proxy.async after the copies land;
+//   2: no wgmma.fence before the wgmma;
+//   3: a cp.async into an operand while the wgmma is in flight;
+//   4: no wgmma.wait_group before the thread exits.
+extern "C" __global__ void wgmma_rules(int what,
+                                       const __half *__restrict__ a,
+                                       const __half *__restrict__ b,
+                                       float *__restrict__ out) {
+  NF_SHARED_ALIGNED(__half, s, 2 * 64 * 16, 1024);
+  int t = threadIdx.x;
+  // Chunk t of each 64 x 16 operand: row t / 2, K chunk t % 2.
+  int r = t / 2, c = t % 2, at = r * 16 + ((c ^ ((r / 4) % 2)) * 8);
+  nf_cp_async<16>(s + at, a + 8 * t, 16);
+  nf_cp_async<16>(s + 64 * 16 + at, b + 8 * t, 16);
+  nf_cp_async_commit();
+  nf_cp_async_wait<0>();
+  if (what != 1)
+    nf_fence_proxy_async();
+  __syncthreads();
+  if (what != 2)
+    nf_wgmma_fence();
+  nf_vec<float, 32> d{};
+  d = nf_wgmma<64, false, false, 32, 16, 256, 32, 16, 256>(s, s + 64 * 16, d);
+  nf_wgmma_commit();
+  if (what == 3)
+    nf_cp_async<16>(s + 8 * t, a, 16);
+  if (what == 4)
+    return;
+  nf_wgmma_wait<0>();
+  d = nf_wgmma_fence_operand(d);
+  for (int i = 0; i < 32; ++i)
+    nf_stg(out + 32 * t + i, d.v[i]);
+}
+NF_SIM_ENTRY(wgmma_rules)
+
+#endif // NF_CUDA_SIM || __CUDA_ARCH_FEAT_SM90_ALL

@@ -53,6 +53,12 @@ def NF_ProducerTrait : NativeOpTrait<"Producer"> {
   let cppNamespace = "::mlir::nf::OpTrait";
 }
 
+// Marks ops that the CUDA lowering makes, on no tensor: inside its kernels
+// (barriers, cluster stores, wgmma), or on its host side.
+def NF_GpuLoweringTrait : NativeOpTrait<"GpuLowering"> {
+  let cppNamespace = "::mlir::nf::OpTrait";
+}
+
 def NF_Float : AnyTypeOf<[F16, BF16, F32, F64]>;
 def NF_Tensor : RankedTensorOf<[F16, BF16, F32, F64]>;
 // Statistics are held in the accumulation type.

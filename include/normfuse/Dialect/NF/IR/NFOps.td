@@ -565,7 +565,7 @@ def NF_YieldOp : NF_Op<"yield", [Pure, Terminator, HasParent<"FusedOp">]> {
 // Host side of GPU lowering
 //===----------------------------------------------------------------------===//
 
-def NF_ResidentBlocksOp : NF_Op<"resident_blocks", [Pure]> {
+def NF_ResidentBlocksOp : NF_Op<"resident_blocks", [Pure, NF_GpuLoweringTrait]> {
   let summary = "how many blocks of a GPU kernel the device runs at once";
   let description = [{
     The blocks of `kernel`, launched with `block` threads and `shared`
@@ -595,7 +595,7 @@ def NF_ResidentBlocksOp : NF_Op<"resident_blocks", [Pure]> {
 // Inside GPU kernels: thread-block clusters
 //===----------------------------------------------------------------------===//
 
-def NF_ClusterBarrierOp : NF_Op<"cluster_barrier"> {
+def NF_ClusterBarrierOp : NF_Op<"cluster_barrier", [NF_GpuLoweringTrait]> {
   let summary = "the barrier of a thread-block cluster";
   let description = [{
     Inside a GPU kernel launched in clusters (`nf.cluster_blocks` on the
@@ -617,7 +617,7 @@ def NF_ClusterBarrierOp : NF_Op<"cluster_barrier"> {
   let assemblyFormat = "(`relaxed` $relaxed^)? attr-dict";
 }
 
-def NF_ClusterStoreOp : NF_Op<"cluster_store", [
+def NF_ClusterStoreOp : NF_Op<"cluster_store", [NF_GpuLoweringTrait,
     TypesMatchWith<"the value is an element of the buffer", "memref", "value",
                    "::llvm::cast<::mlir::MemRefType>($_self).getElementType()">
   ]> {
@@ -642,7 +642,7 @@ def NF_ClusterStoreOp : NF_Op<"cluster_store", [
   }];
 }
 
-def NF_GridBarrierOp : NF_Op<"grid_barrier"> {
+def NF_GridBarrierOp : NF_Op<"grid_barrier", [NF_GpuLoweringTrait]> {
   let summary = "the barrier of a kernel's whole grid";
   let description = [{
     Inside a GPU kernel: every thread of every block of the grid waits here
@@ -662,6 +662,131 @@ def NF_GridBarrierOp : NF_Op<"grid_barrier"> {
   let arguments = (ins Arg<MemRefRankOf<[I32], [1]>, "",
                            [MemRead, MemWrite]>:$counter);
   let assemblyFormat = "$counter attr-dict `:` type($counter)";
+}
+
+//===----------------------------------------------------------------------===//
+// Inside GPU kernels: warpgroup matrix multiply-accumulate (sm_90a)
+//===----------------------------------------------------------------------===//
+
+def NF_WarpgroupMmaOp : NF_Op<"warpgroup_mma", [NF_GpuLoweringTrait,
+    AllTypesMatch<["acc", "result"]>
+  ]> {
+  let summary = "one wgmma.mma_async m64nNk16 of a warpgroup";
+  let description = [{
+    Inside a GPU kernel whose blocks are whole warpgroups (128 threads):
+    every thread of a warpgroup issues it together, and `acc`, the
+    thread's `n` / 2 f32 accumulators of a 64 x `n` tile (mma.sync's m16n8
+    C fragments side by side, warp w of the warpgroup rows 16 w to 16 w +
+    15), gets A (64 x 16) times B (16 x `n`) added. A starts at
+    `memref[a]` and B at `memref[b]`, a workgroup buffer of f16 or bf16,
+    each in the PTX ISA's canonical layout that its matrix descriptor
+    gives: K-major (16-byte chunks along K) or, with `a_mn_major` /
+    `b_mn_major`, MN-major (the instruction's transpose), with a swizzle of
+    32, 64 or 128 bytes and leading and stride byte offsets. The buffer must
+    be aligned to 1024 bytes.
+
+    It is asynchronous: the result may be read, and the operands' shared
+    memory written, only after `nf.warpgroup_commit` and an
+    `nf.warpgroup_wait` that retires its group (then
+    `nf.warpgroup_fence_operand`); an `nf.warpgroup_fence` comes before
+    the first after each wait. Shared memory written by cp.async needs an
+    `nf.async_proxy_fence` by its writers before the barrier that precedes
+    the read.
+
+    ```mlir
+    %d = nf.warpgroup_mma %c, %smem[%a], [%b] {n = 128 : i64,
+        a_swizzle = 128 : i64, a_leading = 16 : i64, a_stride = 1024 : i64,
+        b_swizzle = 128 : i64, b_leading = 16 : i64, b_stride = 1024 : i64}
+        : memref<24576xf16, #gpu.address_space<workgroup>>, vector<64xf32>
+    ```
+  }];
+  let arguments = (ins VectorOfRankAndType<[1], [F32]>:$acc,
+                       Arg<MemRefRankOf<[F16, BF16], [1]>, "",
+                           [MemRead]>:$memref,
+                       Index:$a, Index:$b,
+                       I64Attr:$n, UnitAttr:$a_mn_major, UnitAttr:$b_mn_major,
+                       I64Attr:$a_swizzle, I64Attr:$a_leading,
+                       I64Attr:$a_stride, I64Attr:$b_swizzle,
+                       I64Attr:$b_leading, I64Attr:$b_stride);
+  let results = (outs VectorOfRankAndType<[1], [F32]>:$result);
+  let assemblyFormat = [{
+    $acc `,` $memref `[` $a `]` `,` `[` $b `]` attr-dict `:` type($memref) `,`
+    type($acc)
+  }];
+  let hasVerifier = 1;
+}
+
+def NF_WarpgroupFenceOp : NF_Op<"warpgroup_fence", [NF_GpuLoweringTrait]> {
+  let summary = "wgmma.fence";
+  let description = [{
+    Orders the warpgroup's register accesses before the
+    `nf.warpgroup_mma` ops after it: one before the first after each wait.
+
+    ```mlir
+    nf.warpgroup_fence
+    ```
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
+def NF_WarpgroupCommitOp : NF_Op<"warpgroup_commit", [NF_GpuLoweringTrait]> {
+  let summary = "wgmma.commit_group";
+  let description = [{
+    Makes the thread's `nf.warpgroup_mma` ops since the last commit one
+    group, which `nf.warpgroup_wait` waits for.
+
+    ```mlir
+    nf.warpgroup_commit
+    ```
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
+def NF_WarpgroupWaitOp : NF_Op<"warpgroup_wait", [NF_GpuLoweringTrait]> {
+  let summary = "wgmma.wait_group";
+  let description = [{
+    Waits until at most `pending` of the thread's committed groups of
+    `nf.warpgroup_mma` are in flight: the older ones' results are written
+    and their operands' shared memory may be written again.
+
+    ```mlir
+    nf.warpgroup_wait 1
+    ```
+  }];
+  let arguments = (ins ConfinedAttr<I64Attr, [IntNonNegative]>:$pending);
+  let assemblyFormat = "$pending attr-dict";
+}
+
+def NF_WarpgroupFenceOperandOp : NF_Op<"warpgroup_fence_operand", [NF_GpuLoweringTrait,
+    AllTypesMatch<["acc", "result"]>
+  ]> {
+  let summary = "accumulators read after the wait before it";
+  let description = [{
+    `acc` unchanged, but not read (or moved) by the compiler before the
+    `nf.warpgroup_wait` that precedes it: what comes after reads the
+    result, printed as an empty asm statement on each register.
+
+    ```mlir
+    %r = nf.warpgroup_fence_operand %d : vector<64xf32>
+    ```
+  }];
+  let arguments = (ins VectorOfRankAndType<[1], [F32]>:$acc);
+  let results = (outs VectorOfRankAndType<[1], [F32]>:$result);
+  let assemblyFormat = "$acc attr-dict `:` type($acc)";
+}
+
+def NF_AsyncProxyFenceOp : NF_Op<"async_proxy_fence", [NF_GpuLoweringTrait]> {
+  let summary = "fence.proxy.async.shared::cta";
+  let description = [{
+    The thread's shared-memory writes before it (its landed cp.async
+    copies among them) are seen by the asynchronous proxy, which
+    `nf.warpgroup_mma` reads through, once a barrier follows.
+
+    ```mlir
+    nf.async_proxy_fence
+    ```
+  }];
+  let assemblyFormat = "attr-dict";
 }
 
 #endif // NF_OPS_TD

@@ -22,6 +22,12 @@ class Pointwise : public ::mlir::OpTrait::TraitBase<ConcreteType, Pointwise> {};
 template <typename ConcreteType>
 class Producer : public ::mlir::OpTrait::TraitBase<ConcreteType, Producer> {};
 
+/// An op the CUDA lowering makes, on no tensor: inside its kernels, or on
+/// its host side (nf.resident_blocks). No tensor program holds one.
+template <typename ConcreteType>
+class GpuLowering
+    : public ::mlir::OpTrait::TraitBase<ConcreteType, GpuLowering> {};
+
 } // namespace mlir::nf::OpTrait
 
 namespace mlir::nf {

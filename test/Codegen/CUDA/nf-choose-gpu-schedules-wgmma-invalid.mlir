@@ -1,0 +1,52 @@
+// A wgmma schedule written on a product that wgmma cannot run on sm_90a is
+// an error at the op, with the reason: warps that are not whole
+// warpgroups along M, a warpgroup's width that is no wgmma's N, more
+// accumulators than registers hold, K tiles whose rows are not one
+// swizzle, too few stages to copy one ahead, tf32.
+// RUN: nf-opt %s --nf-choose-gpu-schedules=arch=sm_90a -split-input-file -verify-diagnostics
+
+func.func @warps_not_whole_warpgroups(%a: tensor<256x256xf16>) -> tensor<256x256xf16> {
+  // expected-error @+1 {{warpgroups of 2x2 warps (warps along M a multiple of 4) over 128 rows (64 a warpgroup at a time)}}
+  %c = nf.matmul %a, %a {nf.gpu_schedule = "tensor-core-product tile=128x128x32 warps=2x2 stages=3 wgmma"} : tensor<256x256xf16>, tensor<256x256xf16> -> tensor<256x256xf16>
+  return %c : tensor<256x256xf16>
+}
+
+// -----
+
+func.func @warpgroup_width_no_wgmma_has(%a: tensor<256x256xf16>) -> tensor<256x256xf16> {
+  // expected-error @+1 {{warpgroups of 96 columns (64, 128 or 256)}}
+  %c = nf.matmul %a, %a {nf.gpu_schedule = "tensor-core-product tile=128x192x32 warps=4x2 stages=3 wgmma"} : tensor<256x256xf16>, tensor<256x256xf16> -> tensor<256x256xf16>
+  return %c : tensor<256x256xf16>
+}
+
+// -----
+
+func.func @too_many_accumulators(%a: tensor<256x256xf16>) -> tensor<256x256xf16> {
+  // expected-error @+1 {{256 accumulators a thread (at most 128)}}
+  %c = nf.matmul %a, %a {nf.gpu_schedule = "tensor-core-product tile=128x256x32 warps=4x1 stages=3 wgmma"} : tensor<256x256xf16>, tensor<256x256xf16> -> tensor<256x256xf16>
+  return %c : tensor<256x256xf16>
+}
+
+// -----
+
+func.func @k_rows_wider_than_a_swizzle(%a: tensor<256x256xf16>) -> tensor<256x256xf16> {
+  // expected-error @+1 {{K tiles of 128 (16, 32 or 64: rows of one swizzle)}}
+  %c = nf.matmul %a, %a {nf.gpu_schedule = "tensor-core-product tile=64x64x128 warps=4x1 stages=3 wgmma"} : tensor<256x256xf16>, tensor<256x256xf16> -> tensor<256x256xf16>
+  return %c : tensor<256x256xf16>
+}
+
+// -----
+
+func.func @two_stages(%a: tensor<256x256xf16>) -> tensor<256x256xf16> {
+  // expected-error @+1 {{2 stages (wgmma copies stages - 2 ahead: at least 3)}}
+  %c = nf.matmul %a, %a {nf.gpu_schedule = "tensor-core-product tile=128x128x32 warps=4x1 stages=2 wgmma"} : tensor<256x256xf16>, tensor<256x256xf16> -> tensor<256x256xf16>
+  return %c : tensor<256x256xf16>
+}
+
+// -----
+
+func.func @wgmma_on_tf32(%a: tensor<256x256xf32>) -> tensor<256x256xf32> {
+  // expected-error @+1 {{wgmma with tf32 (wgmma here takes f16 or bf16)}}
+  %c = nf.matmul %a, %a {nf.gpu_schedule = "tensor-core-product tile=128x128x32 warps=4x1 stages=3 tf32 wgmma"} : tensor<256x256xf32>, tensor<256x256xf32> -> tensor<256x256xf32>
+  return %c : tensor<256x256xf32>
+}
