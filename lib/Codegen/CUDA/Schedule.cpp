@@ -94,6 +94,11 @@ static constexpr int64_t kChannelReductionBlockSize = 256;
 /// most this many vectors.
 static constexpr int64_t kBatchNormOneKernelBytesInFlight = 64;
 static constexpr int64_t kBatchNormOneKernelMaxVectors = 8;
+/// ... but 48 bytes of 16-bit x in the forward: its 32 values of 64 bytes
+/// widened to f32 took ptxas to 73-80 registers (3 blocks an SM); 24 take
+/// 48 at 56 x 56 (5 blocks), 64 at 14 x 14 (4), with as many bytes in
+/// flight an SM or more (NVRTC 13.0, sm_90).
+static constexpr int64_t kBatchNormOneKernel16BitBytesInFlight = 48;
 /// Threads of a block of an elementwise kernel.
 static constexpr int64_t kPointwiseBlockSize = 256;
 // A reduction over an outer dimension whose results fill the device still
@@ -714,13 +719,16 @@ ChannelReductionSchedule cuda::selectBatchNormOneKernelSchedule(
   s.threadsPerRow = kChannelReductionBlockSize;
   s.vectorWidth = vectorWidthFor(inner, elementType);
   // About 64 bytes of the inputs in flight a thread: 4 vectors of 16 bytes
-  // of x (the gradient: 2 of dy and 2 of x), up to 8 narrower ones (odd
-  // planes, such as ResNet's 7x7, take single elements).
+  // of x (the gradient: 2 of dy and 2 of x; 16-bit x alone 3, 48 bytes), up
+  // to 8 narrower ones (odd planes, such as ResNet's 7x7, take single
+  // elements).
   int64_t bytes = std::max<int64_t>(1, elementType.getIntOrFloatBitWidth() / 8);
+  int64_t inFlight = inputs <= 1 && bytes == 2
+                         ? kBatchNormOneKernel16BitBytesInFlight
+                         : kBatchNormOneKernelBytesInFlight;
   s.vectorsPerThread = std::clamp<int64_t>(
-      kBatchNormOneKernelBytesInFlight /
-          (s.vectorWidth * bytes * std::max<int64_t>(1, inputs)),
-      1, kBatchNormOneKernelMaxVectors);
+      inFlight / (s.vectorWidth * bytes * std::max<int64_t>(1, inputs)), 1,
+      kBatchNormOneKernelMaxVectors);
   s.maxBlocks = target.multiprocessors *
                 target.blocksPerMultiprocessor(kChannelReductionBlockSize);
   return s;

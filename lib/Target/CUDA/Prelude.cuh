@@ -435,8 +435,12 @@ __device__ __forceinline__ void nf_grid_sync(unsigned *counter) {
 #define NF_DYNAMIC_SMEM(name) extern __shared__ __align__(16) unsigned char name[]
 #define NF_SHARED_ALIGNED(type, name, count, a)                                \
   __shared__ __align__(a) type name[count]
+/// (The dynamic buffer starts where the launch puts it: a base off the
+/// declared alignment traps rather than give wgmma a misplaced swizzle.)
 #define NF_DYNAMIC_SMEM_ALIGNED(name, a)                                       \
-  extern __shared__ __align__(a) unsigned char name[]
+  extern __shared__ __align__(a) unsigned char name[];                         \
+  if (static_cast<unsigned>(__cvta_generic_to_shared(name)) % (a))             \
+  __trap()
 #define NF_SIM_ENTRY(name)
 #define NF_SIM_CLUSTER_ENTRY(name, blocks)
 #define NF_SIM_GRID_ENTRY(name)

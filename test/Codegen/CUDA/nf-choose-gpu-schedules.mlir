@@ -87,15 +87,15 @@ func.func @grads(%dy: tensor<4096x1024xf32>, %x: tensor<4096x1024xf32>, %m: tens
 // -----
 
 // BatchNorm's statistics and gradient with the channels first (NCHW): one
-// kernel each, a block per (channel, range) task, 4 vectors of 8 bf16 a
+// kernel each, a block per (channel, range) task, 3 vectors of 8 bf16 a
 // thread at once (56 x 56 planes; the gradient 2 of dy and 2 of x), at
 // most the target's SMs' worth of blocks (256 threads: 8 an SM); odd 7 x 7
 // f32 planes single elements, 8 at once. The split row, as asked for,
 // keeps the three kernels it replaces (sums, their merge, the elementwise
 // pass; the gradient's four).
 // CHECK-LABEL: func.func @batch_norm_nchw
-// SM90: nf.batch_norm_training {{.+}}nf.gpu_schedule = "channels-first-one-kernel threads-per-row=256 rows-per-block=1 vector=8 registers=4 max-blocks=1056"
-// SM80: nf.batch_norm_training {{.+}}nf.gpu_schedule = "channels-first-one-kernel threads-per-row=256 rows-per-block=1 vector=8 registers=4 max-blocks=864"
+// SM90: nf.batch_norm_training {{.+}}nf.gpu_schedule = "channels-first-one-kernel threads-per-row=256 rows-per-block=1 vector=8 registers=3 max-blocks=1056"
+// SM80: nf.batch_norm_training {{.+}}nf.gpu_schedule = "channels-first-one-kernel threads-per-row=256 rows-per-block=1 vector=8 registers=3 max-blocks=864"
 // SM90: nf.batch_norm_training {{.+}}nf.gpu_schedule = "channels-first-one-kernel threads-per-row=256 rows-per-block=1 vector=1 registers=8 max-blocks=1056"
 // SM90: nf.batch_norm_grad {{.+}}nf.gpu_schedule = "channels-first-one-kernel threads-per-row=256 rows-per-block=1 vector=8 registers=2 max-blocks=1056"
 // FORCED-LABEL: func.func @batch_norm_nchw

@@ -24,7 +24,7 @@
 // CHECK-NOT: gpu.launch_func
 // CHECK: return
 // CHECK-LABEL: gpu.func @batch_norm_training_nchw_batch_norm_training_one_kernel(
-// CHECK-SAME: nf.schedule = "channels-first-one-kernel threads-per-row=256 rows-per-block=1 vector=8 registers=4 max-blocks=1056"
+// CHECK-SAME: nf.schedule = "channels-first-one-kernel threads-per-row=256 rows-per-block=1 vector=8 registers=3 max-blocks=1056"
 // CHECK: vector.load {{.+}} : memref<?xbf16>, vector<8xbf16>
 // CHECK: nf.grid_barrier
 // CHECK-NOT: nf.grid_barrier
