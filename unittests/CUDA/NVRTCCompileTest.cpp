@@ -564,7 +564,8 @@ TEST_P(NVRTCCompileTest, EveryKernelCompiles) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Architectures, NVRTCCompileTest,
-                         testing::Values("sm_80", "sm_90", "compute_75"));
+                         testing::Values("sm_80", "sm_90", "sm_90a",
+                                         "compute_75"));
 
 TEST(NVRTCResourceTest, NoKernelSpillsAtSm90) {
   static const std::regex spills(

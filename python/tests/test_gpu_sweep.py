@@ -1,0 +1,49 @@
+"""bench/gpu/sweep.py's tile variants across a resume: after a wgmma tile
+lost the CUDA context (a case-failed record naming it), the resumed sweep
+records every wgmma variant as skipped, saying why, and still measures the
+others; without such a record it measures them all. On cuda-sim, one small
+product case."""
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+from conftest import EXAMPLES
+
+SWEEP = EXAMPLES.parent / "bench" / "gpu" / "sweep.py"
+CASE = "matmul/forward/f16/16x32x48"
+WGMMA = "128x128x32/3/4x1/wgmma"
+MMA = "64x64x32/3/2x2"
+
+
+def resumed_sweep(tmp_path, earlier):
+    records = tmp_path / "sweep.jsonl"
+    records.write_text("".join(json.dumps(r) + "\n" for r in earlier))
+    env = dict(os.environ, NF_SWEEP_TILE_VARIANTS=f"{WGMMA},{MMA}")
+    subprocess.run([sys.executable, str(SWEEP), "--jsonl", str(records), "--target", "cuda-sim",
+                    "--small", "--resume", "--filter", f"^{CASE}$", "--budget-s", "60",
+                    "--deadline", str(time.time() + 120)],
+                   env=env, check=True, capture_output=True, text=True, timeout=300)
+    cases = [json.loads(line) for line in records.read_text().splitlines()]
+    return next(r for r in cases if r.get("kind") == "case" and r["id"] == CASE)["systems"]
+
+
+def test_a_wgmma_tile_that_lost_the_context_is_skipped_after_the_resume(tmp_path):
+    lost = {"kind": "case-failed", "id": "matmul/forward/bf16/4x4x4",
+            "system": f"normfuse {WGMMA}", "failure": "CUDA context lost: an illegal instruction"}
+    systems = resumed_sweep(tmp_path, [lost])
+    assert systems[f"normfuse {WGMMA}"] == {
+        "skipped": f"normfuse {WGMMA} lost the CUDA context in matmul/forward/bf16/4x4x4"}
+    assert systems[f"normfuse {MMA}"]["ok"] is True
+    assert systems["normfuse"]["ok"] is True
+
+
+def test_without_such_a_loss_every_tile_variant_is_measured(tmp_path):
+    other = {"kind": "case-failed", "id": "layer_norm/forward/f32/4x4",
+             "system": "normfuse", "failure": "CUDA context lost: an illegal address"}
+    systems = resumed_sweep(tmp_path, [other])
+    assert "skipped" not in systems[f"normfuse {WGMMA}"]
+    assert systems[f"normfuse {WGMMA}"]["ok"] is True
+    assert systems[f"normfuse {MMA}"]["ok"] is True
