@@ -45,6 +45,8 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
+#include <tuple>
+
 using namespace mlir;
 using namespace mlir::nf;
 using namespace mlir::nf::cuda;
@@ -567,7 +569,8 @@ void cuda::emitBatchNormGradOneKernel(OpBuilder &b, Location loc,
     f.forEachTask(
         kb, loc,
         [&](OpBuilder &tb, Location tl, Value task, const TaskRange &r) {
-          auto [mean, rstd] = statistics(tb, tl, r.channel);
+          Value mean, rstd;
+          std::tie(mean, rstd) = statistics(tb, tl, r.channel);
           SmallVector<Value> sums = f.sweep(
               tb, tl, r, /*lastFirst=*/false, ValueRange{zero, zero},
               [&](OpBuilder &pb, Location pl, ArrayRef<Value> valid,
@@ -615,7 +618,8 @@ void cuda::emitBatchNormGradOneKernel(OpBuilder &b, Location loc,
           });
 
           // dx = rstd (g dy - g mean(dy) - xhat g mean(dy xhat)).
-          auto [mean, rstd] = statistics(tb, tl, r.channel);
+          Value mean, rstd;
+          std::tie(mean, rstd) = statistics(tb, tl, r.channel);
           Value g = hasScale ? loadLanes(tb, tl, kScale, r.channel, 1, acc)[0]
                              : Value();
           Value meanDy = fmul(tb, tl, dbias, inverseCount);
