@@ -283,13 +283,15 @@ def matmul_bias_gelu(m: int, k: int, n: int, dtype: str) -> Case:
 
 def wgmma(case: Case, schedule: str) -> Case:
     """`case` (a product) under a written wgmma schedule (sm_90a), as
-    family "<family> wgmma"."""
+    family "<family> wgmma", named "<name>_wgmma" ("<name>_wgmma_tma"
+    where TMA loads stage the operands)."""
     attr = 'nf.gpu_schedule = "' + schedule + '"'
     ir = re.sub(r"(nf\.(?:matmul|conv2d) %\w+, %\w+ )(\{?)",
                 lambda m: m.group(1) + ("{" + attr + ", " if m.group(2) else "{" + attr + "} "),
                 case.ir, count=1)
     assert ir != case.ir, case.name
-    return Case(case.name + "_wgmma", ir, case.inputs, case.reference,
+    suffix = "_wgmma_tma" if schedule.endswith(" tma") else "_wgmma"
+    return Case(case.name + suffix, ir, case.inputs, case.reference,
                 case.dtype, case.family + " wgmma", case.results, arch="sm_90a")
 
 
@@ -426,6 +428,13 @@ def all_cases() -> List[Case]:
                                "tensor-core-product tile=128x128x32 warps=4x1 stages=3 wgmma"))
             cases.append(wgmma(conv_bias_relu(2, 64, 32, 64, 1, True, dtype),
                                "tensor-core-product tile=128x64x32 warps=4x1 stages=3 wgmma"))
+            # TMA loads staging them (2026-11-29, never run on a GPU): the
+            # MLP tile, and an odd M with K and N of whole 16-byte rows
+            # (the boxes' zeros past M, N and K).
+            cases.append(wgmma(matmul_bias_gelu(512, 768, 3072, dtype),
+                               "tensor-core-product tile=128x256x64 warps=8x1 stages=4 wgmma tma"))
+            cases.append(wgmma(matmul_bias_gelu(37, 72, 136, dtype),
+                               "tensor-core-product tile=128x128x64 warps=4x1 stages=3 wgmma tma"))
         # The group and instance norm gradients: batch 1 NHWC (SD-sized),
         # an odd NCHW one.
         cases.append(group_norm_grad(1, 320, 32, 32, 32, True, dtype))

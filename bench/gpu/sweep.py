@@ -1148,9 +1148,12 @@ class Sweep:
         self.compile_spent = 0.0
         # The system being measured (a context lost names it), and why the
         # wgmma tile variants are skipped (one of them lost the context
-        # before a resume), if they are.
+        # before a resume), if they are: those whose tile holds
+        # `skip_kind` ("/wgmma", every wgmma tile; "/wgmma/tma", the ones
+        # TMA loads feed).
         self.system = "normfuse"
         self.skip_wgmma = ""
+        self.skip_kind = "/wgmma"
         self.compiled = {}
         self.compiled_shapes = {}
         self.out = open(args.jsonl, "a")
@@ -1322,7 +1325,7 @@ class Sweep:
         # compile the same kernel).
         if case.family in ("matmul", "conv2d_nhwc") and case.dtype in ("f16", "bf16"):
             for tile in filter(None, os.environ.get("NF_SWEEP_TILE_VARIANTS", "").split(",")):
-                if self.skip_wgmma and tile.endswith("/wgmma"):
+                if self.skip_wgmma and self.skip_kind in tile:
                     rec["systems"]["normfuse " + tile] = {"skipped": self.skip_wgmma}
                     continue
                 self.system = "normfuse " + tile
@@ -1481,7 +1484,7 @@ def main() -> int:
                 print(f"FAIL {c.id}: {type(e).__name__}: {e}", flush=True)
         print(f"{len(cases) - failed} of {len(cases)} cases compiled for {args.target}")
         return 1 if failed else 0
-    done, lost_wgmma = set(), ""
+    done, lost_wgmma, lost_kind = set(), "", "/wgmma"
     if args.resume and os.path.exists(args.jsonl):
         for line in open(args.jsonl):
             try:
@@ -1490,8 +1493,9 @@ def main() -> int:
                 continue
             if r.get("kind") in ("case", "case-failed"):
                 done.add(r["id"])
-            if r.get("kind") == "case-failed" and r.get("system", "").endswith("/wgmma"):
+            if r.get("kind") == "case-failed" and "/wgmma" in r.get("system", ""):
                 lost_wgmma = f"{r['system']} lost the CUDA context in {r['id']}"
+                lost_kind = "/wgmma/tma" if r["system"].endswith("/tma") else "/wgmma"
     torch_ok, why = False, ""
     if args.target == "cuda":
         try:
@@ -1525,8 +1529,9 @@ def main() -> int:
     sweep = Sweep(args, B, torch_ok)
     # A wgmma tile (never run on a GPU before 2026-11-28) that lost the
     # context would lose it again in every product case: after one, the
-    # resumed sweep times the others without them.
-    sweep.skip_wgmma = lost_wgmma
+    # resumed sweep times the others without them (a TMA tile's loss skips
+    # only the TMA tiles).
+    sweep.skip_wgmma, sweep.skip_kind = lost_wgmma, lost_kind
     sweep.no_timing = f"{why}: no timing (the dry run measures nothing)"
     sweep.no_peers = f"{why}: peers not run"
     if not args.resume:

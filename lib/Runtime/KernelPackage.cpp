@@ -28,8 +28,16 @@ namespace {
 constexpr int64_t kMaxInt = std::numeric_limits<int64_t>::max();
 constexpr int64_t kMaxDim = std::numeric_limits<unsigned>::max();
 
-/// A launch argument: {"buffer": i}, {"temporary": i}, {"constant": i} or
-/// {"integer": v}; `constantBytes` are the entry's constants' sizes.
+bool readTensorMap(Reader &r, const Json &j, const std::string &path,
+                   const LaunchPlan &plan,
+                   const std::vector<size_t> &constantBytes, LaunchArg &arg);
+uint64_t bytesOf(const LaunchPlan &plan,
+                 const std::vector<size_t> &constantBytes,
+                 const LaunchArg &arg);
+
+/// A launch argument: {"buffer": i}, {"temporary": i}, {"constant": i},
+/// {"integer": v} or {"tensor_map": {...}}; `constantBytes` are the
+/// entry's constants' sizes.
 bool readArg(Reader &r, const Json &j, const std::string &path,
              const LaunchPlan &plan, const std::vector<size_t> &constantBytes,
              LaunchArg &arg) {
@@ -46,7 +54,8 @@ bool readArg(Reader &r, const Json &j, const std::string &path,
   if (j.kind != Json::Kind::Object || j.object.size() != 1)
     return r.failAt(path, "is not one of {\"buffer\": i}, {\"temporary\": i}, "
                           "{\"constant\": i}, {\"integer\": v}, "
-                          "{\"integer\": v, \"computed\": i}"),
+                          "{\"integer\": v, \"computed\": i}, "
+                          "{\"tensor_map\": {...}}"),
            false;
   const std::string &key = j.object.begin()->first;
   if (key == "buffer") {
@@ -69,13 +78,82 @@ bool readArg(Reader &r, const Json &j, const std::string &path,
     return r.integer(j, key, std::numeric_limits<int64_t>::min(), kMaxInt, path,
                      arg.value);
   }
+  if (key == "tensor_map")
+    return readTensorMap(r, j.object.begin()->second, path + ".tensor_map",
+                         plan, constantBytes, arg);
   return r.failAt(path, "has the unknown key \"" + key + "\""), false;
+}
+
+/// A tensor map argument's object: {"of": {"buffer": i} (or a temporary or
+/// constant), "element": "f16", "dims": [...], "strides": [...], "box":
+/// [...], "swizzle": s}, the dimensions the innermost first.
+bool readTensorMap(Reader &r, const Json &j, const std::string &path,
+                   const LaunchPlan &plan,
+                   const std::vector<size_t> &constantBytes, LaunchArg &arg) {
+  if (j.kind != Json::Kind::Object)
+    return r.failAt(path, "is not an object"), false;
+  const Json *of = r.field(j, "of", Json::Kind::Object, path);
+  const Json *element = r.field(j, "element", Json::Kind::String, path);
+  const Json *dims = r.field(j, "dims", Json::Kind::Array, path);
+  const Json *strides = r.field(j, "strides", Json::Kind::Array, path);
+  const Json *box = r.field(j, "box", Json::Kind::Array, path);
+  int64_t swizzle = 0;
+  if (!of || !element || !dims || !strides || !box ||
+      !r.integer(j, "swizzle", 0, 128, path, swizzle))
+    return false;
+  LaunchArg buffer;
+  if (!readArg(r, *of, path + ".of", plan, constantBytes, buffer))
+    return false;
+  if (buffer.kind == LaunchArg::Kind::Integer ||
+      buffer.kind == LaunchArg::Kind::TensorMap)
+    return r.failAt(path + ".of", "is not a buffer, temporary or constant"),
+           false;
+  TensorMapSpec &spec = arg.map;
+  if (!TensorMapSpec::fromName(element->string, spec.element))
+    return r.failAt(path + ".element", "is not \"f16\", \"bf16\" or \"f32\""),
+           false;
+  size_t rank = dims->array.size();
+  if (rank < 1 || rank > 5 || box->array.size() != rank ||
+      strides->array.size() != rank - 1)
+    return r.failAt(path, "does not hold 1 to 5 dims, as many box sizes and "
+                          "one stride fewer"),
+           false;
+  auto read = [&](const Json &list, size_t i, int64_t max, int64_t &out) {
+    const Json &v = list.array[i];
+    if (v.kind != Json::Kind::Integer || v.integer < 1 || v.integer > max)
+      return r.failAt(path, "holds a size that is not from 1 to " +
+                                std::to_string(max)),
+             false;
+    out = v.integer;
+    return true;
+  };
+  spec.rank = int(rank);
+  spec.swizzle = int(swizzle);
+  for (size_t d = 0; d < rank; ++d) {
+    int64_t dim = 0, size = 0, stride = 0;
+    if (!read(*dims, d, int64_t(1) << 32, dim) || !read(*box, d, 256, size) ||
+        (d && !read(*strides, d - 1, int64_t(1) << 40, stride)))
+      return false;
+    spec.dims[d] = uint64_t(dim);
+    spec.box[d] = uint32_t(size);
+    if (d)
+      spec.strides[d - 1] = uint64_t(stride);
+  }
+  std::string why;
+  if (!spec.check(0, bytesOf(plan, constantBytes, buffer), why))
+    return r.failAt(path, "is " + why), false;
+  arg.kind = LaunchArg::Kind::TensorMap;
+  arg.mapOf = buffer.kind;
+  arg.index = buffer.index;
+  return true;
 }
 
 /// The bytes of the buffer, temporary or constant `arg` points at.
 uint64_t bytesOf(const LaunchPlan &plan,
                  const std::vector<size_t> &constantBytes,
                  const LaunchArg &arg) {
+  if (arg.kind == LaunchArg::Kind::TensorMap)
+    return bytesOf(plan, constantBytes, arg.mapped());
   if (arg.kind == LaunchArg::Kind::Constant)
     return constantBytes[arg.index];
   return arg.kind == LaunchArg::Kind::Buffer ? plan.bufferBytes[arg.index]
@@ -280,8 +358,12 @@ bool readPlan(Reader &r, const Json &j, const std::string &path,
           !r.integer(*c, "bytes", 0, kMaxInt, at + ".copy", bytes))
         return false;
       if (step.copy.from.kind == LaunchArg::Kind::Integer ||
-          step.copy.to.kind == LaunchArg::Kind::Integer)
-        return r.failAt(at + ".copy", "copies from or to an integer"), false;
+          step.copy.to.kind == LaunchArg::Kind::Integer ||
+          step.copy.from.kind == LaunchArg::Kind::TensorMap ||
+          step.copy.to.kind == LaunchArg::Kind::TensorMap)
+        return r.failAt(at + ".copy",
+                        "copies from or to an integer or a tensor map"),
+               false;
       if (step.copy.to.kind == LaunchArg::Kind::Constant)
         return r.failAt(at + ".copy", "copies into a constant"), false;
       step.kind = Step::Kind::Copy;
@@ -343,6 +425,21 @@ std::string writeArg(const LaunchArg &arg) {
            "}";
   case LaunchArg::Kind::Constant:
     return "{\"constant\": " + std::to_string(arg.index) + "}";
+  case LaunchArg::Kind::TensorMap: {
+    const TensorMapSpec &m = arg.map;
+    std::string dims, strides, box;
+    for (int d = 0; d < m.rank; ++d) {
+      dims += (d ? ", " : "") + std::to_string(m.dims[d]);
+      box += (d ? ", " : "") + std::to_string(m.box[d]);
+      if (d)
+        strides += (d > 1 ? ", " : "") + std::to_string(m.strides[d - 1]);
+    }
+    return "{\"tensor_map\": {\"of\": " + writeArg(arg.mapped()) +
+           ", \"element\": \"" + TensorMapSpec::name(m.element) +
+           "\", \"dims\": [" + dims + "], \"strides\": [" + strides +
+           "], \"box\": [" + box +
+           "], \"swizzle\": " + std::to_string(m.swizzle) + "}}";
+  }
   }
   return "";
 }

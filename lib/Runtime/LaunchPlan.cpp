@@ -171,6 +171,8 @@ std::string normfuse::runtime::describe(const LaunchArg &a) {
                             : "");
   case LaunchArg::Kind::Constant:
     return "constant " + std::to_string(a.index);
+  case LaunchArg::Kind::TensorMap:
+    return "the tensor map of " + describe(a.mapped());
   }
   return "?";
 }
@@ -183,10 +185,73 @@ size_t normfuse::runtime::bytesOf(const LaunchPlan &plan, const LaunchArg &a) {
     return plan.temporaryBytes[a.index];
   case LaunchArg::Kind::Constant:
     return plan.constants[a.index]->size();
+  case LaunchArg::Kind::TensorMap:
+    return bytesOf(plan, a.mapped());
   case LaunchArg::Kind::Integer:
     break;
   }
   return 0;
+}
+
+const char *normfuse::runtime::TensorMapSpec::name(Element e) {
+  switch (e) {
+  case Element::F16:
+    return "f16";
+  case Element::BF16:
+    return "bf16";
+  case Element::F32:
+    return "f32";
+  }
+  return "?";
+}
+
+bool normfuse::runtime::TensorMapSpec::fromName(const std::string &name,
+                                                Element &e) {
+  for (Element x : {Element::F16, Element::BF16, Element::F32})
+    if (name == TensorMapSpec::name(x)) {
+      e = x;
+      return true;
+    }
+  return false;
+}
+
+bool normfuse::runtime::TensorMapSpec::check(uintptr_t base, size_t bytes,
+                                             std::string &error) const {
+  auto fail = [&](const std::string &why) {
+    error = "a tensor map " + why;
+    return false;
+  };
+  if (rank < 1 || rank > 5)
+    return fail("of " + std::to_string(rank) + " dimensions (1 to 5)");
+  if (base % 16)
+    return fail("of a buffer not 16-byte aligned (TMA needs 16)");
+  if (swizzle != 0 && swizzle != 32 && swizzle != 64 && swizzle != 128)
+    return fail("with a swizzle of " + std::to_string(swizzle) + " bytes");
+  uint64_t inner = uint64_t(box[0]) * elementBytes();
+  if (inner % 16 || (swizzle && inner > uint64_t(swizzle)))
+    return fail("whose box rows are " + std::to_string(inner) +
+                " bytes (a multiple of 16, at most the swizzle's width)");
+  // The last element lies inside the buffer (strides of no overlap checked
+  // by the lowering; here only that nothing is read past the end).
+  uint64_t last = (dims[0] - 1) * elementBytes();
+  for (int d = 0; d < rank; ++d) {
+    if (dims[d] < 1 || dims[d] > (uint64_t(1) << 32) || box[d] < 1 ||
+        box[d] > 256)
+      return fail("with dimension " + std::to_string(d) + " of " +
+                  std::to_string(dims[d]) + " elements and a box of " +
+                  std::to_string(box[d]));
+    if (d == 0)
+      continue;
+    uint64_t stride = strides[d - 1];
+    if (stride % 16 || stride >= (uint64_t(1) << 40))
+      return fail("with a stride of " + std::to_string(stride) +
+                  " bytes (a multiple of 16 below 2^40)");
+    last += (dims[d] - 1) * stride;
+  }
+  if (last + elementBytes() > bytes)
+    return fail("reaching byte " + std::to_string(last + elementBytes()) +
+                " of a buffer of " + std::to_string(bytes));
+  return true;
 }
 
 std::string normfuse::runtime::LaunchPlan::str() const {

@@ -1,8 +1,8 @@
 """bench/gpu/sweep.py's tile variants across a resume: after a wgmma tile
 lost the CUDA context (a case-failed record naming it), the resumed sweep
 records every wgmma variant as skipped, saying why, and still measures the
-others; without such a record it measures them all. On cuda-sim, one small
-product case."""
+others; a TMA tile's loss skips only the TMA tiles; without such a record
+it measures them all. On cuda-sim, one small product case."""
 
 import json
 import os
@@ -15,13 +15,14 @@ from conftest import EXAMPLES
 SWEEP = EXAMPLES.parent / "bench" / "gpu" / "sweep.py"
 CASE = "matmul/forward/f16/16x32x48"
 WGMMA = "128x128x32/3/4x1/wgmma"
+TMA = "128x128x32/3/4x1/wgmma/tma"
 MMA = "64x64x32/3/2x2"
 
 
-def resumed_sweep(tmp_path, earlier):
+def resumed_sweep(tmp_path, earlier, variants=(WGMMA, MMA)):
     records = tmp_path / "sweep.jsonl"
     records.write_text("".join(json.dumps(r) + "\n" for r in earlier))
-    env = dict(os.environ, NF_SWEEP_TILE_VARIANTS=f"{WGMMA},{MMA}")
+    env = dict(os.environ, NF_SWEEP_TILE_VARIANTS=",".join(variants))
     subprocess.run([sys.executable, str(SWEEP), "--jsonl", str(records), "--target", "cuda-sim",
                     "--small", "--resume", "--filter", f"^{CASE}$", "--budget-s", "60",
                     "--deadline", str(time.time() + 120)],
@@ -47,3 +48,12 @@ def test_without_such_a_loss_every_tile_variant_is_measured(tmp_path):
     assert "skipped" not in systems[f"normfuse {WGMMA}"]
     assert systems[f"normfuse {WGMMA}"]["ok"] is True
     assert systems[f"normfuse {MMA}"]["ok"] is True
+
+
+def test_a_tma_tile_that_lost_the_context_skips_only_the_tma_tiles(tmp_path):
+    lost = {"kind": "case-failed", "id": "matmul/forward/bf16/4x4x4",
+            "system": f"normfuse {TMA}", "failure": "CUDA context lost: an illegal instruction"}
+    systems = resumed_sweep(tmp_path, [lost], (TMA, WGMMA))
+    assert systems[f"normfuse {TMA}"] == {
+        "skipped": f"normfuse {TMA} lost the CUDA context in matmul/forward/bf16/4x4x4"}
+    assert systems[f"normfuse {WGMMA}"]["ok"] is True

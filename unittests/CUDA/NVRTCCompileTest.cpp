@@ -746,9 +746,9 @@ TEST(NVRTCResourceTest, VectorSchedulesUse128BitAccessesInSASS) {
   EXPECT_GT(checked, 20);
 }
 
-/// The printer's prelude and the simulator's tensor-core test kernels
-/// (lib/Runtime/Sim/test/tensorcore.cu), as one source.
-std::string tensorCoreSource() {
+/// The printer's prelude and one of the simulator's test kernel files
+/// (lib/Runtime/Sim/test/`file`: tensorcore.cu by default), as one source.
+std::string tensorCoreSource(const std::string &file = "tensorcore.cu") {
   auto read = [](const std::string &path) {
     std::ifstream in(path);
     std::ostringstream text;
@@ -758,7 +758,7 @@ std::string tensorCoreSource() {
   std::string prelude =
       read(std::string(NF_SOURCE_DIR) + "/lib/Target/CUDA/Prelude.cuh");
   std::string kernels =
-      read(std::string(NF_SOURCE_DIR) + "/lib/Runtime/Sim/test/tensorcore.cu");
+      read(std::string(NF_SOURCE_DIR) + "/lib/Runtime/Sim/test/" + file);
   return prelude.empty() || kernels.empty() ? "" : prelude + kernels;
 }
 
@@ -782,6 +782,24 @@ TEST(NVRTCResourceTest, TensorCoreWrappersCompileToHMMAAndLDSM) {
     EXPECT_NE(sass.find("LDGSTS.E.BYPASS.128"), std::string::npos) << arch;
     EXPECT_NE(sass.find("LDGDEPBAR"), std::string::npos) << arch;
   }
+}
+
+// The prelude's mbarrier and TMA wrappers (lib/Runtime/Sim/test/tma.cu's
+// kernels) are valid PTX for sm_90, where they are UTMALDG (2-d and 3-d
+// boxes) and SYNCS; for sm_80 they compile to traps.
+TEST(NVRTCResourceTest, TmaWrappersCompileToUTMALDGAndSYNCSAtSm90) {
+  std::string source = tensorCoreSource("tma.cu");
+  ASSERT_FALSE(source.empty());
+  Compiled old = compileWithNVRTC(source, "sm_80");
+  ASSERT_TRUE(old.ok) << old.log;
+  Compiled c = compileWithNVRTC(source, "sm_90");
+  ASSERT_TRUE(c.ok) << c.log;
+  std::string error, sass = disassemble(c.cubin, error);
+  if (!error.empty())
+    GTEST_SKIP() << error;
+  for (const char *op : {"UTMALDG.2D", "UTMALDG.3D", "SYNCS.EXCH.64",
+                         "SYNCS.ARRIVE.TRANS64", "SYNCS.PHASECHK.TRANS64"})
+    EXPECT_NE(sass.find(op), std::string::npos) << op << " is not in the SASS";
 }
 
 // The prelude's wgmma wrappers (m64n64k16 and m64n128k16, f16 and bf16,
@@ -857,6 +875,39 @@ TEST(NVRTCResourceTest, WgmmaProductsUseHGMMAWithoutSpillsAtSm90a) {
     EXPECT_EQ(body.find(wide ? ".tnspA" : ".tnspB"), std::string::npos) << k;
     EXPECT_EQ(body.find("LDSM"), std::string::npos) << k;
   }
+}
+
+// The same 128 x 256 x 64 tile fed by TMA loads (`wgmma tma`): one thread
+// loads each stage's boxes (UTMALDG) completing on an mbarrier (SYNCS);
+// no thread copies by cp.async (no LDGSTS); fewer registers than the
+// cp.async producer's 186 (the copies' addresses are gone); no spills.
+TEST(NVRTCResourceTest, WgmmaTmaProductUsesUTMALDGAndNoLDGSTSAtSm90a) {
+  std::string module =
+      "func.func @tma(%a: tensor<1024x512xf16>, %b: tensor<512x1024xf16>) "
+      "-> tensor<1024x1024xf16> {\n"
+      "  %p = nf.matmul %a, %b {nf.gpu_schedule = \"tensor-core-product "
+      "tile=128x256x64 warps=8x1 stages=4 wgmma tma\"} : "
+      "tensor<1024x512xf16>, tensor<512x1024xf16> -> tensor<1024x1024xf16>\n"
+      "  return %p : tensor<1024x1024xf16>\n}\n";
+  std::string source = printCUDA(module, "auto", false, false, "sm_90a");
+  ASSERT_FALSE(source.empty());
+  Compiled c = compileWithNVRTC(source, "sm_90a");
+  ASSERT_TRUE(c.ok) << c.log;
+  std::smatch m;
+  static const std::regex registers("Used ([0-9]+) registers");
+  ASSERT_TRUE(std::regex_search(c.log, m, registers)) << c.log;
+  EXPECT_LT(std::stoi(m[1].str()), 186) << c.log;
+  EXPECT_NE(c.log.find("0 bytes spill stores, 0 bytes spill loads"),
+            std::string::npos)
+      << c.log;
+  std::string error, sass = disassemble(c.cubin, error);
+  if (!error.empty())
+    GTEST_SKIP() << error;
+  for (const char *op :
+       {"UTMALDG.2D", "SYNCS.ARRIVE.TRANS64", "SYNCS.PHASECHK.TRANS64.TRYWAIT",
+        "HGMMA.64x256x16.F32 ", "WARPGROUP.DEPBAR.LE gsb0, 0x1"})
+    EXPECT_NE(sass.find(op), std::string::npos) << op << " is not in the SASS";
+  EXPECT_EQ(sass.find("LDGSTS"), std::string::npos);
 }
 
 // The products' tensor-core kernels (every one the corpus holds) run on the

@@ -59,6 +59,9 @@ struct TensorCoreCase {
   /// A schedule written on the product op by hand (nf.gpu_schedule),
   /// which the kernel must follow.
   const char *written = nullptr;
+  /// The product kernel stages its operands by TMA loads (a written
+  /// `wgmma tma` where the operands allow it), not by cp.async.
+  bool tma = false;
   /// The product kernel that runs (the plan's first launch), where not the
   /// op's own: "_small_tiles" (a written small-tile=).
   const char *kernelSuffix = "";
@@ -558,6 +561,10 @@ void checkAgainstFloat64(const TensorCoreCase &c, const std::string &schedule,
               size_t(s.stages * (s.tileM + s.tileN) * s.tileK * bytes));
   }
 
+  EXPECT_EQ(sim->getSource().find("nf_tma_load<") != std::string::npos, c.tma);
+  if (c.tma)
+    EXPECT_EQ(sim->getSource().find("nf_cp_async<"), std::string::npos);
+
   std::mt19937 rng(seed);
   std::vector<int64_t> out = resultShape(c);
   Buffer a(c.dtype, lhsShape(c));
@@ -1015,6 +1022,45 @@ std::vector<TensorCoreCase> writtenCases() {
   wgConv.written =
       "tensor-core-product tile=128x128x32 warps=4x1 stages=3 wgmma";
   all.push_back(wgConv);
+  // TMA loads staging wgmma's operands: M, N and K past whole tiles (the
+  // boxes' zeros), A's one box of 64-wide K rows (128-byte swizzle), B's
+  // two 64-column boxes a stage, four stages each an mbarrier's phases.
+  wg = {"wgmmaTmaBoxesPastMNK",
+        DType::F16,
+        {{300, 520}, {520, 264}},
+        Op::Matmul,
+        {},
+        Epilogue::BiasGeluTanh};
+  wg.gpu = "sm_90a";
+  wg.written =
+      "tensor-core-product tile=128x128x64 warps=4x1 stages=4 wgmma tma";
+  wg.tma = true;
+  all.push_back(wg);
+  // Both transposed (A's boxes of 64 columns of M, B's one box of 32-wide
+  // K rows, 64-byte swizzle), bf16, two warpgroups of m64n256.
+  wg = {"wgmmaTmaTransposedN256",
+        DType::BF16,
+        {{232, 136}, {304, 232}, true, true}};
+  wg.gpu = "sm_90a";
+  wg.written =
+      "tensor-core-product tile=128x256x32 warps=8x1 stages=3 wgmma tma";
+  wg.tma = true;
+  all.push_back(wg);
+  // A batch of 3 A's (a 3-d tensor map) times one shared B (2-d), K of
+  // one 32-byte swizzled tile.
+  wg = {"wgmmaTmaBatchedSharedB", DType::F16, {{3, 72, 16}, {16, 136}}};
+  wg.gpu = "sm_90a";
+  wg.written =
+      "tensor-core-product tile=128x128x16 warps=4x2 stages=3 wgmma tma";
+  wg.tma = true;
+  all.push_back(wg);
+  // Rows of 101 elements are not whole 16-byte chunks, which TMA needs:
+  // the kernel stages by cp.async instead.
+  wg = {"wgmmaTmaOddKUsesCpAsync", DType::F16, {{70, 101}, {101, 150}}};
+  wg.gpu = "sm_90a";
+  wg.written =
+      "tensor-core-product tile=128x128x16 warps=4x2 stages=3 wgmma tma";
+  all.push_back(wg);
   return all;
 }
 

@@ -451,4 +451,76 @@ TEST(KernelPackageTest, OneKernelOrItsFallbackResolvesByWhatTheDeviceHolds) {
       "not a boolean");
 }
 
+/// @ln's package with a tensor map of its input (4 rows of 13 f32, rows
+/// padded to 16 elements: 4 x 64 bytes would overrun 208, so the map reads
+/// 3 rows of 16) as a third argument of its launch.
+KernelPackage tensorMapPackage() {
+  KernelPackage p = layerNormPackage();
+  LaunchArg map;
+  map.kind = LaunchArg::Kind::TensorMap;
+  map.mapOf = LaunchArg::Kind::Buffer;
+  map.index = 0;
+  map.map.element = TensorMapSpec::Element::F32;
+  map.map.rank = 2;
+  map.map.dims[0] = 12;
+  map.map.dims[1] = 3;
+  map.map.strides[0] = 64;
+  map.map.box[0] = 8;
+  map.map.box[1] = 2;
+  map.map.swizzle = 32;
+  p.entries[0].plan.steps[0].launch.args.push_back(map);
+  return p;
+}
+
+TEST(KernelPackageTest, ATensorMapArgumentReadsBackTheSame) {
+  std::string text = writeManifest(tensorMapPackage());
+  EXPECT_NE(text.find("{\"tensor_map\": {\"of\": {\"buffer\": 0}, "
+                      "\"element\": \"f32\", \"dims\": [12, 3], "
+                      "\"strides\": [64], \"box\": [8, 2], \"swizzle\": 32}}"),
+            std::string::npos)
+      << text;
+  std::string error;
+  auto read = readManifest(text, error);
+  ASSERT_TRUE(read) << error << "\n" << text;
+  EXPECT_EQ(writeManifest(*read), text);
+  const LaunchArg &map = read->entries[0].plan.steps[0].launch.args[3];
+  EXPECT_EQ(map.kind, LaunchArg::Kind::TensorMap);
+  EXPECT_EQ(describe(map), "the tensor map of buffer 0");
+  EXPECT_EQ(map.map.strides[0], 64u);
+  EXPECT_EQ(map.map.box[1], 2u);
+}
+
+TEST(KernelPackageTest, ATensorMapThatCuTensorMapEncodeTiledRefusesIsAnError) {
+  const KernelPackage p = tensorMapPackage();
+  const std::string map =
+      "manifest.json: entries[0].plan.steps[0].launch.args[3].tensor_map";
+  const std::string at = map + " ";
+  EXPECT_EQ(
+      readError(corrupted("\"element\": \"f32\"", "\"element\": \"f64\"", p)),
+      map + ".element is not \"f16\", \"bf16\" or \"f32\"");
+  EXPECT_EQ(readError(corrupted("\"box\": [8, 2]", "\"box\": [6, 2]", p)),
+            at + "is a tensor map whose box rows are 24 bytes (a multiple of "
+                 "16, at most the swizzle's width)");
+  EXPECT_EQ(readError(corrupted("\"box\": [8, 2]", "\"box\": [16, 2]", p)),
+            at + "is a tensor map whose box rows are 64 bytes (a multiple of "
+                 "16, at most the swizzle's width)");
+  EXPECT_EQ(readError(corrupted("\"strides\": [64]", "\"strides\": [56]", p)),
+            at + "is a tensor map with a stride of 56 bytes (a multiple of "
+                 "16 below 2^40)");
+  EXPECT_EQ(readError(corrupted("\"dims\": [12, 3]", "\"dims\": [12, 4]", p)),
+            at + "is a tensor map reaching byte 240 of a buffer of 208");
+  EXPECT_EQ(readError(corrupted("\"strides\": [64]", "\"strides\": []", p)),
+            at + "does not hold 1 to 5 dims, as many box sizes and one stride "
+                 "fewer");
+  EXPECT_EQ(readError(corrupted("\"of\": {\"buffer\": 0}",
+                                "\"of\": {\"integer\": 0}", p)),
+            map + ".of is not a buffer, temporary or constant");
+  // A runtime refuses a buffer TMA cannot address.
+  std::string error;
+  EXPECT_FALSE(
+      p.entries[0].plan.steps[0].launch.args[3].map.check(0x1008, 208, error));
+  EXPECT_EQ(error, "a tensor map of a buffer not 16-byte aligned (TMA needs "
+                   "16)");
+}
+
 } // namespace

@@ -116,6 +116,13 @@ public:
                                           unsigned, unsigned, unsigned,
                                           unsigned, unsigned, cu::Stream,
                                           void **) = nullptr;
+  /// cuTensorMapEncodeTiled(map, data type, rank, base, dims, strides,
+  /// box, element strides, interleave, swizzle, L2 promotion, OOB fill).
+  cu::Result (*cuTensorMapEncodeTiled)(void *, int, unsigned, void *,
+                                       const unsigned long long *,
+                                       const unsigned long long *,
+                                       const unsigned *, const unsigned *, int,
+                                       int, int, int) = nullptr;
   cu::Result (*cuMemAlloc)(cu::DevicePtr *, size_t) = nullptr;
   cu::Result (*cuMemFree)(cu::DevicePtr) = nullptr;
   cu::Result (*cuMemcpyHtoD)(cu::DevicePtr, const void *, size_t) = nullptr;

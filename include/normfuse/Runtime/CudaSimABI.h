@@ -19,7 +19,7 @@ extern "C" {
 #endif
 
 /** Bumped whenever anything below changes. */
-#define NF_SIM_ABI_VERSION 4
+#define NF_SIM_ABI_VERSION 5
 
 /** The most threads, and blocks, the simulator runs together: a cluster's,
  * or the whole grid of a kernel that synchronizes it (nf_grid_sync), which
@@ -42,6 +42,20 @@ typedef struct nf_sim_buffer {
   const char *name; /**< for messages; may be NULL ("buffer #i") */
   int readOnly;     /**< nonzero: a global store into it is an error */
 } nf_sim_buffer;
+
+/** A TMA tensor map as the simulator reads it: what a GPU runtime gives
+ * cuTensorMapEncodeTiled (tiled mode, no interleave, zeros outside the
+ * tensor), in the 128 bytes of the kernel's tensor-map parameter. */
+typedef struct nf_sim_tensor_map {
+  const void *base;
+  int rank;         /**< 1 to 5 */
+  int elementBytes; /**< 1, 2, 4 or 8 */
+  int swizzle;      /**< 0, 32, 64 or 128 bytes */
+  int reserved;
+  uint64_t dims[5];    /**< elements, the innermost dimension first */
+  uint64_t strides[4]; /**< bytes from one index to the next of dims 1 on */
+  uint32_t box[5];     /**< the elements one load copies, per dimension */
+} nf_sim_tensor_map;
 
 /** What one launch did, summed over all blocks. */
 typedef struct nf_sim_stats {

@@ -23,6 +23,32 @@
 
 namespace normfuse::runtime {
 
+/// A TMA tensor map of a buffer (nf.tensor_map, sm_90): the tensor the
+/// buffer holds and how a load's box lands in shared memory, which a
+/// runtime encodes where the buffer lies (cuTensorMapEncodeTiled: tiled,
+/// no interleave, zeros outside the tensor).
+struct TensorMapSpec {
+  enum class Element { F16, BF16, F32 };
+  Element element = Element::F16;
+  int rank = 0;
+  /// Elements, the innermost dimension first.
+  uint64_t dims[5] = {0, 0, 0, 0, 0};
+  /// Bytes from one index of dimension d + 1 to the next.
+  uint64_t strides[4] = {0, 0, 0, 0};
+  /// Elements one load copies, per dimension.
+  uint32_t box[5] = {0, 0, 0, 0, 0};
+  /// 0, 32, 64 or 128 bytes.
+  int swizzle = 0;
+
+  size_t elementBytes() const { return element == Element::F32 ? 4 : 2; }
+  /// "f16", "bf16", "f32"; and back (false for another name).
+  static const char *name(Element e);
+  static bool fromName(const std::string &name, Element &e);
+  /// Whether cuTensorMapEncodeTiled takes it for a buffer at `base` of
+  /// `bytes` bytes, the tensor inside the buffer: false, and why.
+  bool check(uintptr_t base, size_t bytes, std::string &error) const;
+};
+
 /// One argument of a launch.
 struct LaunchArg {
   enum class Kind {
@@ -34,6 +60,9 @@ struct LaunchArg {
     Integer,
     /// Constant `index` of the plan (read-only: kernels never write it).
     Constant,
+    /// The tensor map `map` of the buffer, temporary or constant `index`
+    /// (of kind `mapOf`), 128 bytes passed by value.
+    TensorMap,
   };
   Kind kind = Kind::Integer;
   int64_t index = 0;
@@ -41,6 +70,23 @@ struct LaunchArg {
   /// An Integer computed when the module is loaded: its value is then
   /// plan.integers[computed]'s (see Residency); -1: `value` as it is.
   int64_t computed = -1;
+  /// A TensorMap's buffer kind, and the map.
+  Kind mapOf = Kind::Buffer;
+  TensorMapSpec map;
+
+  /// A TensorMap's buffer, as an argument of its own.
+  LaunchArg mapped() const {
+    LaunchArg a;
+    a.kind = mapOf;
+    a.index = index;
+    return a;
+  }
+};
+
+/// A tensor map's 128 bytes as a kernel parameter (CUtensorMap's size and
+/// alignment).
+struct alignas(64) TensorMapBytes {
+  unsigned char bytes[128];
 };
 
 /// How many blocks of one kernel the device runs at once, on all its
@@ -188,32 +234,43 @@ bool resolveResidencies(
     std::string &error);
 
 /// cuLaunchKernel's parameters of `launch`: each argument's value in
-/// `pointers` (a buffer or temporary's address, from `pointerOf(arg)`) or
-/// `integers` (an Integer), and in `params` a pointer to that value.
-template <typename Pointer, typename PointerOf>
-void makeLaunchParams(const Launch &launch, PointerOf pointerOf,
-                      std::vector<Pointer> &pointers,
+/// `pointers` (a buffer or temporary's address, from `pointerOf(arg)`),
+/// `integers` (an Integer) or `maps` (a TensorMap, which `encodeMap(arg,
+/// its buffer's address, bytes)` fills: false, and why in `error`, where
+/// it cannot), and in `params` a pointer to that value.
+template <typename Pointer, typename PointerOf, typename EncodeMap>
+bool makeLaunchParams(const Launch &launch, PointerOf pointerOf,
+                      EncodeMap encodeMap, std::vector<Pointer> &pointers,
                       std::vector<int64_t> &integers,
-                      std::vector<void *> &params) {
+                      std::vector<TensorMapBytes> &maps,
+                      std::vector<void *> &params, std::string &error) {
   pointers.assign(launch.args.size(), Pointer());
   integers.assign(launch.args.size(), 0);
+  maps.assign(launch.args.size(), TensorMapBytes());
   params.assign(launch.args.size(), nullptr);
   for (size_t a = 0; a < launch.args.size(); ++a) {
     const LaunchArg &arg = launch.args[a];
     if (arg.kind == LaunchArg::Kind::Integer) {
       integers[a] = arg.value;
       params[a] = &integers[a];
+    } else if (arg.kind == LaunchArg::Kind::TensorMap) {
+      if (!encodeMap(arg, pointerOf(arg.mapped()), maps[a], error))
+        return false;
+      params[a] = &maps[a];
     } else {
       pointers[a] = pointerOf(arg);
       params[a] = &pointers[a];
     }
   }
+  return true;
 }
 
-/// Bytes of `arg`, a buffer, temporary or constant of `plan`.
+/// Bytes of `arg`, a buffer, temporary or constant of `plan` (a tensor
+/// map's buffer's).
 size_t bytesOf(const LaunchPlan &plan, const LaunchArg &arg);
 
-/// "buffer 2", "temporary 0", "constant 1", "768".
+/// "buffer 2", "temporary 0", "constant 1", "768", "the tensor map of
+/// buffer 0".
 std::string describe(const LaunchArg &arg);
 
 } // namespace normfuse::runtime

@@ -132,8 +132,8 @@ void emitSplitSum(OpBuilder &b, Operation *op, const Product &p,
           f.str());
   k.func->setAttr(kMinBlocksAttr,
                   b.getI64IntegerAttr(f.minBlocksPerMultiprocessor));
-  ProductKernel pk{p,        k,  Value(), Value(), k.arg(1), {},
-                   epilogue, {}, acc,     {},      {}};
+  ProductKernel pk{p,  k,   Value(), Value(), k.arg(1), {}, epilogue,
+                   {}, acc, {},      {},      {},       {}};
   unsigned next = 2;
   for (const PointwiseStep &step : epilogue)
     pk.stepArgs.push_back(step.operand ? k.arg(next++) : Value());
@@ -336,8 +336,8 @@ FailureOr<Value> emitProduct(OpBuilder &b, Operation *op, Operation *scheduled,
                             ValueRange(args).getTypes(), threads, s.str());
     k.func->setAttr(kMinBlocksAttr,
                     b.getI64IntegerAttr(s.minBlocksPerMultiprocessor));
-    ProductKernel pk{p,  k,  k.arg(0), k.arg(1), k.arg(2), {},
-                     {}, {}, acc,      {},       {}};
+    ProductKernel pk{p,  k,   k.arg(0), k.arg(1), k.arg(2), {}, {},
+                     {}, acc, {},       {},       {},       {}};
     for (Value host : sizes)
       pk.sizes.push_back(k.size(k.body, loc, host));
     if (s.kind == TiledProductSchedule::Kind::TensorCore)
@@ -441,6 +441,13 @@ FailureOr<Value> emitProduct(OpBuilder &b, Operation *op, Operation *scheduled,
   args.append(epilogueArgs);
   if (partials)
     args.push_back(partials);
+  // The operands' TMA tensor maps, last, where one kernel stages them so.
+  std::optional<std::pair<Value, Value>> maps;
+  if (variants.size() == 1 && !partials &&
+      s.kind == TiledProductSchedule::Kind::TensorCore)
+    maps = tmaMaps(b, loc, p, s, args[0], args[1]);
+  if (maps)
+    args.append({maps->first, maps->second});
 
   TypeRange argTypes = ValueRange(args).getTypes();
   for (Variant &v : variants) {
@@ -450,8 +457,8 @@ FailureOr<Value> emitProduct(OpBuilder &b, Operation *op, Operation *scheduled,
         createKernel(module, loc, v.name, argTypes, kernelThreads, v.record);
     k.func->setAttr(kMinBlocksAttr,
                     b.getI64IntegerAttr(ks.minBlocksPerMultiprocessor));
-    ProductKernel pk{p,        k,  k.arg(0), k.arg(1), k.arg(2), {},
-                     epilogue, {}, acc,      {},       {}};
+    ProductKernel pk{p,  k,   k.arg(0), k.arg(1), k.arg(2), {}, epilogue,
+                     {}, acc, {},       {},       {},       {}};
     unsigned next = 3;
     for (const PointwiseStep &step : epilogue)
       pk.stepArgs.push_back(step.operand ? k.arg(next++) : Value());
@@ -464,6 +471,10 @@ FailureOr<Value> emitProduct(OpBuilder &b, Operation *op, Operation *scheduled,
     }
     if (&v == &variants.front() && choice)
       bindResidentBlocks(choice, k.func, options.target);
+    if (maps) {
+      pk.mapA = k.arg(args.size() - 2);
+      pk.mapB = k.arg(args.size() - 1);
+    }
     if (ks.kind == TiledProductSchedule::Kind::TensorCore)
       buildTensorCoreProduct(pk, ks, loc);
     else
@@ -544,6 +555,10 @@ FailureOr<Product> getProduct(MatmulOp op) {
     p.offsetBound =
         batch * std::max({(m + 256) * (k + 64), (k + 64) * (n + 256),
                           (m + 256) * (n + 256)});
+    p.matrixA = DenseMatrix{aBatched ? batch : 1, transA ? k : m,
+                            transA ? m : k, aBatched};
+    p.matrixB = DenseMatrix{bBatched ? batch : 1, transB ? n : k,
+                            transB ? k : n, bBatched};
   }
   p.kStrideA = [=](OpBuilder &b, Location loc, ArrayRef<Value> z) {
     return transA ? z[kM] : IndexMath{b, loc}.c(1);

@@ -427,7 +427,76 @@ void warpgroupTile(OpBuilder &b, Location loc, const StagedOperand &a,
   b.create<nf::WarpgroupWaitOp>(loc, 1);
 }
 
+/// How TMA loads stage one operand: boxes of the operand's matrix (its
+/// elements along its rows first) that land as StagedOperand lays the
+/// stage out for wgmma. An operand whose rows run along K (not kMajor) is
+/// one box of tileK x outer, each row of the stage one swizzle wide; one
+/// whose rows run along M or N (kMajor) is outer / 64 boxes of 64 x tileK,
+/// blocks of 64 rows of 128 bytes (the 128-byte swizzle).
+struct TmaBoxes {
+  int64_t boxCols, boxRows, count, swizzle;
+};
+
+TmaBoxes tmaBoxes(bool kMajor, int64_t outer, int64_t tileK,
+                  int64_t elementBytes) {
+  if (kMajor)
+    return {64, tileK, outer / 64, 128};
+  return {tileK, outer, 1, tileK * elementBytes};
+}
+
+/// Stages the K tile at `k0` of the unit at (batch, o0) of operand `t` into
+/// the stage at element `stage` by TMA loads through `map`, completing on
+/// mbarrier `slot` of `bars`.
+void tmaStage(OpBuilder &b, Location loc, const StagedOperand &t, Value map,
+              Value bars, Value slot, Value stage, Value batch, Value o0,
+              Value k0, bool batched) {
+  IndexMath im{b, loc};
+  int64_t elementBytes = t.element.getIntOrFloatBitWidth() / 8;
+  TmaBoxes boxes = tmaBoxes(t.kMajor, t.outer, t.tileK, elementBytes);
+  for (int64_t j = 0; j < boxes.count; ++j) {
+    Value dst = im.add(stage, im.c(t.base + j * boxes.boxCols * boxes.boxRows));
+    SmallVector<Value, 3> coords;
+    if (t.kMajor)
+      coords = {im.add(o0, im.c(64 * j)), k0};
+    else
+      coords = {k0, o0};
+    if (batched)
+      coords.push_back(batch);
+    b.create<nf::TmaLoadOp>(loc, map, coords, t.smem, dst, bars, slot);
+  }
+}
+
 } // namespace
+
+std::optional<std::pair<Value, Value>>
+cuda::tmaMaps(OpBuilder &builder, Location loc, const Product &p,
+              const TiledProductSchedule &s, Value a, Value b) {
+  if (!s.wgmma || !s.tma || s.splitsK() || !p.matrixA || !p.matrixB)
+    return std::nullopt;
+  Type element = getElementTypeOrSelf(a.getType());
+  int64_t elementBytes = element.getIntOrFloatBitWidth() / 8;
+  using Runs = OperandLayout::Runs;
+  auto map = [&](const DenseMatrix &m, bool kMajor, int64_t outer,
+                 Value buffer) -> Value {
+    TmaBoxes boxes = tmaBoxes(kMajor, outer, s.tileK, elementBytes);
+    SmallVector<int64_t> dims{m.cols, m.rows}, strides{m.cols * elementBytes},
+        box{boxes.boxCols, boxes.boxRows};
+    if (m.batched && m.batches > 1) {
+      dims.push_back(m.batches);
+      strides.push_back(m.rows * m.cols * elementBytes);
+      box.push_back(1);
+    }
+    return builder.create<nf::TensorMapOp>(loc, buffer, dims, strides, box,
+                                           boxes.swizzle);
+  };
+  // TMA reads rows that start 16 bytes apart at least.
+  if ((p.matrixA->cols * elementBytes) % 16 ||
+      (p.matrixB->cols * elementBytes) % 16)
+    return std::nullopt;
+  return std::make_pair(
+      map(*p.matrixA, p.layoutA.along == Runs::Rows, s.tileM, a),
+      map(*p.matrixB, p.layoutB.along == Runs::Columns, s.tileN, b));
+}
 
 void cuda::buildTensorCoreProduct(ProductKernel &pk,
                                   const TiledProductSchedule &s, Location loc) {
@@ -444,6 +513,8 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
   // groupN / 2 f32 a thread (warp w of the group rows 16 w to 16 w + 15 of
   // each: mma.sync's m16n8 fragments side by side, fragsN of them).
   bool wgmma = s.wgmma;
+  // TMA loads stage the operands where the host made their tensor maps.
+  bool tma = wgmma && pk.mapA && pk.mapB;
   int64_t groupM = wgmma ? s.tileM / (s.warpsM / 4) : 0;
   int64_t groupN = s.tileN / s.warpsN;
   if (wgmma) {
@@ -471,6 +542,9 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
   b.base = s.stages * a.stageElements();
   int64_t smemElements = b.base + s.stages * b.stageElements();
   a.smem = b.smem = addWorkgroupBuffer(k, loc, smemElements, element);
+  // With TMA, an mbarrier a stage, which its loads complete on.
+  Value bars =
+      tma ? addWorkgroupBuffer(k, loc, s.stages, kb.getI64Type()) : Value();
 
   Value tid = kb.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x);
   Value bid = kb.create<gpu::BlockIdOp>(loc, gpu::Dimension::x);
@@ -546,9 +620,28 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
     bScalarAt = scalarOffsets(b, warpCol, fragsN / 2);
   else if (!wgmma)
     bAt = fragmentOffsets(b, warpCol, fragsN / 2, 16);
-  SmallVector<Chunk> aChunks = threadChunks(im, a, threads, tid);
-  SmallVector<Chunk> bChunks = threadChunks(im, b, threads, tid);
-  bool aSteady = canCopySteadily(pk, a), bSteady = canCopySteadily(pk, b);
+  SmallVector<Chunk> aChunks, bChunks;
+  if (!tma) {
+    aChunks = threadChunks(im, a, threads, tid);
+    bChunks = threadChunks(im, b, threads, tid);
+  }
+  bool aSteady = !tma && canCopySteadily(pk, a);
+  bool bSteady = !tma && canCopySteadily(pk, b);
+  // Thread 0 makes the mbarriers, each for one arrival (its own, with the
+  // stage's bytes) a phase, before any thread uses them.
+  Value first =
+      kb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, tid, im.c(0));
+  if (tma) {
+    kb.create<scf::IfOp>(loc, first, [&](OpBuilder &ib, Location il) {
+      for (int64_t st = 0; st < s.stages; ++st)
+        ib.create<nf::MbarrierInitOp>(il, bars, IndexMath{ib, il}.c(st), 1);
+      ib.create<nf::MbarrierInitFenceOp>(il);
+      ib.create<scf::YieldOp>(il);
+    });
+    kb.create<gpu::BarrierOp>(loc);
+  }
+  int64_t stageBytes = (a.stageElements() + b.stageElements()) *
+                       (element.getIntOrFloatBitWidth() / 8);
   Value tilesM = im.ceilDiv(pk.sizes[kM], s.tileM);
   Value tilesN = im.ceilDiv(pk.sizes[kN], s.tileN);
   Value batchTiles = im.product(tilesM, tilesN);
@@ -576,10 +669,14 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
   auto tokenType = nvgpu::DeviceAsyncTokenType::get(ctx);
 
   // Blocks loop over the work units (block-uniform: every thread reaches
-  // the barriers and warp operations inside).
+  // the barriers and warp operations inside). With TMA they carry the
+  // parity each stage's mbarrier waits for next (bit st of `phases`).
+  SmallVector<Value> unitCarried;
+  if (tma)
+    unitCarried.push_back(im.c(0));
   kb.create<scf::ForOp>(
-      loc, bid, units, grid, ValueRange{},
-      [&](OpBuilder &tb, Location tl, Value u, ValueRange) {
+      loc, bid, units, grid, unitCarried,
+      [&](OpBuilder &tb, Location tl, Value u, ValueRange unitPhases) {
         IndexMath tm{tb, tl};
         Value range = split ? tm.div(u, tiles) : Value();
         Value t = split ? tm.rem(u, tiles) : u;
@@ -605,7 +702,30 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
           bSc = steadyCopies(tb, tl, pk, b, bChunks, batch, n0, kFirst);
         // Copies K tile kBegin + `i` into stage `slot`, where the unit has
         // that tile (past the unit's tiles, the stage is never read).
-        auto issue = [&](OpBuilder &ib, Location il, Value slot, Value i) {
+        auto issue = [&](OpBuilder &ib, Location il, Value slot,
+                         Value i) -> Value {
+          if (tma) {
+            // Thread 0 expects the stage's bytes on its mbarrier and loads
+            // both operands' boxes; zeros past M, N and K.
+            Value has = lessThan(ib, il, i, count);
+            ib.create<scf::IfOp>(
+                il, ib.create<arith::AndIOp>(il, has, first),
+                [&](OpBuilder &cb, Location cl) {
+                  IndexMath cm{cb, cl};
+                  Value k0 = cm.mul(split ? cm.add(kBegin, i) : i, s.tileK);
+                  cb.create<nf::MbarrierArriveExpectTxOp>(cl, bars, slot,
+                                                          stageBytes);
+                  const Product &p = pk.product;
+                  tmaStage(cb, cl, a, pk.mapA, bars, slot,
+                           cm.mul(slot, a.stageElements()), batch, m0, k0,
+                           p.matrixA->batched && p.matrixA->batches > 1);
+                  tmaStage(cb, cl, b, pk.mapB, bars, slot,
+                           cm.mul(slot, b.stageElements()), batch, n0, k0,
+                           p.matrixB->batched && p.matrixB->batches > 1);
+                  cb.create<scf::YieldOp>(cl);
+                });
+            return Value();
+          }
           ib.create<scf::IfOp>(
               il, lessThan(ib, il, i, count), [&](OpBuilder &cb, Location cl) {
                 IndexMath cm{cb, cl};
@@ -636,6 +756,9 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
         Value token;
         for (int64_t st = 0; st < ahead; ++st)
           token = issue(tb, tl, tm.c(st), tm.c(st));
+        // With TMA the loop carries the mbarriers' parities instead.
+        if (tma)
+          token = unitPhases.front();
 
         // The accumulators, the newest copies' token, and the stage that
         // K tile i is in (i % stages).
@@ -650,12 +773,13 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
               // makes it so for all), and every warp is done with the one
               // before, whose stage the next copies overwrite.
               Value slot = carried.back();
-              lb.create<nvgpu::DeviceAsyncWaitOp>(
-                  ll, carried[carried.size() - 2],
-                  lb.getI32IntegerAttr(ahead - 1));
+              if (!tma)
+                lb.create<nvgpu::DeviceAsyncWaitOp>(
+                    ll, carried[carried.size() - 2],
+                    lb.getI32IntegerAttr(ahead - 1));
               // wgmma reads through the async proxy: this thread's landed
               // copies are made visible to it before the barrier.
-              if (wgmma)
+              if (wgmma && !tma)
                 lb.create<nf::AsyncProxyFenceOp>(ll);
               lb.create<gpu::BarrierOp>(ll);
               // K tile i + stages - 1 goes to the stage before i's (i +
@@ -682,6 +806,16 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
                   issue(lb, ll, writeSlot, lm.add(i, lm.c(ahead)));
               Value aBase = lm.mul(slot, a.stageElements());
               Value bBase = lm.mul(slot, b.stageElements());
+              if (tma) {
+                // K tile i has landed once its stage's mbarrier completes
+                // the phase of its parity; the next use waits for the other.
+                Value phases = carried[carried.size() - 2];
+                Value bit = lb.create<arith::ShLIOp>(ll, lm.c(1), slot);
+                Value parity = lb.create<arith::AndIOp>(
+                    ll, lb.create<arith::ShRUIOp>(ll, phases, slot), lm.c(1));
+                lb.create<nf::MbarrierWaitOp>(ll, bars, slot, parity);
+                nextToken = lb.create<arith::XOrIOp>(ll, phases, bit);
+              }
               if (wgmma) {
                 SmallVector<Value> acc(carried.drop_back(2));
                 warpgroupTile(lb, ll, a, b, aBase, bBase, groupRow, groupCol,
@@ -747,9 +881,11 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
               lb.create<scf::YieldOp>(ll, acc);
             });
         // The copies still in flight (zeros past K) land before the next
-        // tile's copies, and every warp is done with the stages.
-        tb.create<nvgpu::DeviceAsyncWaitOp>(tl, kLoop.getResults().end()[-2],
-                                            tb.getI32IntegerAttr(0));
+        // tile's copies, and every warp is done with the stages. (Every
+        // TMA load was waited for: none goes past the unit's tiles.)
+        if (!tma)
+          tb.create<nvgpu::DeviceAsyncWaitOp>(tl, kLoop.getResults().end()[-2],
+                                              tb.getI32IntegerAttr(0));
         // The last wgmma group's sums are written, and read after this.
         SmallVector<Value> slabs;
         if (wgmma) {
@@ -891,7 +1027,10 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
                 sb.create<scf::YieldOp>(sl);
               });
             }
-            // The next tile's copies overwrite shared memory.
+            // The next tile's copies overwrite shared memory (TMA's through
+            // the async proxy, after this thread's stores and loads here).
+            if (tma)
+              tb.create<nf::AsyncProxyFenceOp>(tl);
             tb.create<gpu::BarrierOp>(tl);
           }
         };
@@ -911,6 +1050,9 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
           tb.setInsertionPoint(many.elseBlock()->getTerminator());
           storeSums(false, Value());
         }
-        tb.create<scf::YieldOp>(tl);
+        SmallVector<Value> phases;
+        if (tma)
+          phases.push_back(kLoop.getResults().end()[-2]);
+        tb.create<scf::YieldOp>(tl, phases);
       });
 }

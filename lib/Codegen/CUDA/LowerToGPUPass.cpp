@@ -230,10 +230,10 @@ struct NFLowerToGPUPass : nf::impl::NFLowerToGPUPassBase<NFLowerToGPUPass> {
           ops.push_back(op);
           return WalkResult::skip();
         }
-        // nf.resident_blocks is the host side of a kernel lowered already
-        // (a fused op's).
+        // nf.resident_blocks and nf.tensor_map are the host side of a
+        // kernel lowered already (a fused op's).
         if (op->getDialect() && isa<NFDialect>(op->getDialect()) &&
-            !isa<ResidentBlocksOp>(op))
+            !isa<ResidentBlocksOp, TensorMapOp>(op))
           ops.push_back(op);
         else if (isUnloweredTensorOp(op))
           ops.push_back(op);

@@ -17,6 +17,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <utility>
 
 namespace mlir::nf::cuda {
@@ -85,6 +86,14 @@ struct ChannelsLastOperands {
   AccessFn store;
 };
 
+/// An operand that is a dense row-major matrix of static sizes, `batches`
+/// of them one after another (1 where every batch entry shares it): a
+/// matmul's, which TMA can load (TiledProductSchedule::tma).
+struct DenseMatrix {
+  int64_t batches = 1, rows = 0, cols = 0;
+  bool batched = false;
+};
+
 /// A product as the kernels see it: its sizes, the operands' and the
 /// result's accesses, and the operands' layouts.
 struct Product {
@@ -113,6 +122,9 @@ struct Product {
   /// convolution's output positions, a plane of them; static), else 0:
   /// the tensor-core kernel then stores a column's rows 16 bytes at a time.
   int64_t resultRowRun = 0;
+  /// Where set, operand A (M x K, or K x M where its runs are along M) and
+  /// B (K x N, or N x K) as dense matrices.
+  std::optional<DenseMatrix> matrixA, matrixB;
   /// Where set, the tensor-core kernel reads the operands this way.
   std::shared_ptr<ChannelsLastOperands> channelsLast;
 };
@@ -134,6 +146,8 @@ struct ProductKernel {
   /// partial sums and the count of ranges, inside the kernel (pk.c is then
   /// the result, which the kernel stores where the count is 1).
   Value partials, splits;
+  /// Where the operands are staged by TMA: their tensor maps (tmaMaps).
+  Value mapA, mapB;
 
   /// Stores `sums` as result elements (batch, row, col), (batch, row, col +
   /// 1), ... after the epilogue, where (row, col) exists: several columns
@@ -148,6 +162,16 @@ struct ProductKernel {
   SmallVector<Value> applyEpilogue(OpBuilder &b, Location loc, Value offset,
                                    Value col, ValueRange sums) const;
 };
+
+/// Where schedule `s` stages `p`'s operands by TMA (TiledProductSchedule::
+/// tma): the tensor maps of the flat operand buffers `a` and `b`, made on
+/// the host at `builder`, for the kernel to take as arguments. None where
+/// the operands or the schedule do not allow it (the kernel then copies
+/// by cp.async).
+std::optional<std::pair<Value, Value>> tmaMaps(OpBuilder &builder, Location loc,
+                                               const Product &p,
+                                               const TiledProductSchedule &s,
+                                               Value a, Value b);
 
 /// The body of the tensor-core kernel of `pk` (schedule `s`, of kind
 /// TensorCore), before the kernel's gpu.return.

@@ -1013,6 +1013,8 @@ std::string TiledProductSchedule::str() const {
     text += " tf32";
   if (wgmma)
     text += " wgmma";
+  if (tma)
+    text += " tma";
   if (splitK > 1)
     text += " split-k=" + n(splitK);
   if (splitKMax > 0)
@@ -1034,15 +1036,17 @@ std::string TiledProductSchedule::str() const {
 std::string TiledProductSchedule::TensorCoreTile::str() const {
   auto n = [](int64_t v) { return std::to_string(v); };
   return n(tileM) + "x" + n(tileN) + "x" + n(tileK) + "/" + n(stages) + "/" +
-         n(warpsM) + "x" + n(warpsN) + (wgmma ? "/wgmma" : "");
+         n(warpsM) + "x" + n(warpsN) + (wgmma ? "/wgmma" : "") +
+         (tma ? "/tma" : "");
 }
 
 std::optional<TiledProductSchedule::TensorCoreTile>
 TiledProductSchedule::TensorCoreTile::parse(llvm::StringRef text) {
   SmallVector<llvm::StringRef> parts, dims;
   text.split(parts, '/');
-  bool wgmma = parts.size() == 4 && parts[3] == "wgmma";
-  if (parts.size() != 3 && !wgmma)
+  bool wgmma = parts.size() >= 4 && parts[3] == "wgmma";
+  bool tma = wgmma && parts.size() == 5 && parts[4] == "tma";
+  if (parts.size() != 3 && !(wgmma && (parts.size() == 4 || tma)))
     return std::nullopt;
   parts[0].split(dims, 'x');
   parts[2].split(dims, 'x');
@@ -1056,6 +1060,7 @@ TiledProductSchedule::TensorCoreTile::parse(llvm::StringRef text) {
     if (dim.getAsInteger(10, *field) || *field < 1)
       return std::nullopt;
   t.wgmma = wgmma;
+  t.tma = tma;
   return t;
 }
 
@@ -1067,6 +1072,7 @@ void TiledProductSchedule::setTensorCoreTile(const TensorCoreTile &t) {
   warpsN = t.warpsN;
   stages = t.stages;
   wgmma = t.wgmma;
+  tma = t.tma;
 }
 
 TiledProductSchedule TiledProductSchedule::withSmallTile() const {

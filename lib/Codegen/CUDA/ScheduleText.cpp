@@ -650,7 +650,10 @@ cuda::parseTiledProductSchedule(llvm::StringRef text, std::string &error) {
       [&](llvm::StringRef word) -> bool * {
         if (!tensorCore)
           return nullptr;
-        return word == "tf32" ? &s.tf32 : word == "wgmma" ? &s.wgmma : nullptr;
+        return word == "tf32"    ? &s.tf32
+               : word == "wgmma" ? &s.wgmma
+               : word == "tma"   ? &s.tma
+                                 : nullptr;
       },
       [&](llvm::StringRef key) {
         auto fields = llvm::StringSwitch<int64_t *>(key)
@@ -725,7 +728,8 @@ std::string cuda::checkTensorCoreTile(const TiledProductSchedule &s,
   if ((tm * tk / chunk) % threads || (tn * tk / chunk) % threads)
     return "16-byte chunks of a stage that " + count(threads) +
            " threads do not share evenly";
-  int64_t bytes = s.stages * (tm + tn) * tk * elementBytes;
+  // (With TMA, an 8-byte mbarrier a stage beside them.)
+  int64_t bytes = s.stages * ((tm + tn) * tk * elementBytes + (s.tma ? 8 : 0));
   if (bytes > target.sharedBytesPerBlock)
     return count(s.stages) + " stages of " + count(bytes / s.stages) +
            " bytes (a block of " + target.name() + " has " +
@@ -802,6 +806,8 @@ std::string cuda::checkTiledProductSchedule(const TiledProductSchedule &s,
       return "tf32 for operands that are not f32";
     if (s.wgmma && s.tf32)
       return "wgmma with tf32 (wgmma here takes f16 or bf16)";
+    if (s.tma && !s.wgmma)
+      return "tma without wgmma (TMA loads feed the wgmma kernel here)";
     if (!element.isF16() && !element.isBF16() && !s.tf32)
       return element.isF32()
                  ? "f32 operands on tensor cores only as tf32"

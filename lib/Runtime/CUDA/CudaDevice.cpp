@@ -261,6 +261,40 @@ bool CudaModule::resolve(LaunchPlan &plan, std::string &error) {
 }
 
 namespace {
+/// Encodes `spec` for the buffer of `bytes` bytes at `base` with
+/// cuTensorMapEncodeTiled (tiled, no interleave, 128-byte L2 promotion,
+/// zeros outside the tensor).
+bool encodeTensorMap(CudaDriver &cu, const TensorMapSpec &spec,
+                     cu::DevicePtr base, size_t bytes, TensorMapBytes &out,
+                     std::string &error) {
+  if (!spec.check(uintptr_t(base), bytes, error))
+    return false;
+  // CUtensorMapDataType: FLOAT16 6, FLOAT32 7, BFLOAT16 9; the swizzle's
+  // enumerators count 32, 64 and 128 bytes as 1 to 3.
+  int type = spec.element == TensorMapSpec::Element::F16    ? 6
+             : spec.element == TensorMapSpec::Element::BF16 ? 9
+                                                            : 7;
+  int swizzle = spec.swizzle == 128  ? 3
+                : spec.swizzle == 64 ? 2
+                : spec.swizzle == 32 ? 1
+                                     : 0;
+  unsigned long long dims[5], strides[4];
+  unsigned box[5], elementStrides[5] = {1, 1, 1, 1, 1};
+  for (int d = 0; d < spec.rank; ++d) {
+    dims[d] = spec.dims[d];
+    box[d] = spec.box[d];
+    if (d)
+      strides[d - 1] = spec.strides[d - 1];
+  }
+  constexpr int kInterleaveNone = 0, kL2Promotion128B = 2, kOobZero = 0;
+  return cu.check(
+      cu.cuTensorMapEncodeTiled(out.bytes, type, unsigned(spec.rank),
+                                reinterpret_cast<void *>(uintptr_t(base)), dims,
+                                strides, box, elementStrides, kInterleaveNone,
+                                swizzle, kL2Promotion128B, kOobZero),
+      "cuTensorMapEncodeTiled", error);
+}
+
 /// Fills the plan's zeroed temporaries with zero bytes, in stream order.
 bool zeroTemporaries(CudaDriver &cu, const LaunchPlan &plan,
                      const std::vector<cu::DevicePtr> &temporaries,
@@ -453,8 +487,17 @@ bool CudaModule::enqueueSteps(const LaunchPlan &plan,
     // Each argument's value, then a pointer to it (cuLaunchKernel's form).
     std::vector<cu::DevicePtr> pointers;
     std::vector<int64_t> integers;
+    std::vector<TensorMapBytes> maps;
     std::vector<void *> params;
-    makeLaunchParams(launch, pointerOf, pointers, integers, params);
+    auto encode = [&](const LaunchArg &arg, cu::DevicePtr base,
+                      TensorMapBytes &out, std::string &why) {
+      return encodeTensorMap(cu, arg.map, base, bytesOf(plan, arg), out, why);
+    };
+    if (!makeLaunchParams(launch, pointerOf, encode, pointers, integers, maps,
+                          params, error)) {
+      error += " (kernel " + launch.kernel + ")";
+      return false;
+    }
     // A kernel that synchronizes its grid needs every block resident: a
     // cooperative launch refuses a grid the device cannot hold.
     bool launched =

@@ -64,6 +64,7 @@ std::unique_ptr<CudaDriver> CudaDriver::open(std::string &error,
        "cuOccupancyMaxActiveBlocksPerMultiprocessor");
   bind(d->cuLaunchKernel, "cuLaunchKernel");
   bind(d->cuLaunchCooperativeKernel, "cuLaunchCooperativeKernel");
+  bind(d->cuTensorMapEncodeTiled, "cuTensorMapEncodeTiled");
   bind(d->cuMemAlloc, "cuMemAlloc_v2");
   bind(d->cuMemFree, "cuMemFree_v2");
   bind(d->cuMemcpyHtoD, "cuMemcpyHtoD_v2");

@@ -151,8 +151,35 @@ bool normfuse::runtime::runPlanInSimulator(
     // Argument values, then pointers to them (cuLaunchKernel's params).
     std::vector<void *> pointers;
     std::vector<int64_t> integers;
+    std::vector<TensorMapBytes> maps;
     std::vector<void *> params;
-    makeLaunchParams(launch, pointerOf, pointers, integers, params);
+    // A tensor map is the simulator's own form of it (nf_sim_tensor_map).
+    auto encode = [&](const LaunchArg &arg, void *base, TensorMapBytes &out,
+                      std::string &why) {
+      const TensorMapSpec &spec = arg.map;
+      if (!spec.check(reinterpret_cast<uintptr_t>(base), bytesOf(plan, arg),
+                      why))
+        return false;
+      nf_sim_tensor_map map{};
+      map.base = base;
+      map.rank = spec.rank;
+      map.elementBytes = int(spec.elementBytes());
+      map.swizzle = spec.swizzle;
+      for (int d = 0; d < spec.rank; ++d) {
+        map.dims[d] = spec.dims[d];
+        map.box[d] = spec.box[d];
+        if (d)
+          map.strides[d - 1] = spec.strides[d - 1];
+      }
+      static_assert(sizeof(map) <= sizeof(out.bytes), "a CUtensorMap's bytes");
+      std::memcpy(out.bytes, &map, sizeof(map));
+      return true;
+    };
+    if (!makeLaunchParams(launch, pointerOf, encode, pointers, integers, maps,
+                          params, error)) {
+      error = "kernel " + launch.kernel + ": " + error;
+      return false;
+    }
     SimStats launchStats;
     std::string launchError;
     Dim3 grid{launch.grid[0], launch.grid[1], launch.grid[2]};

@@ -14,7 +14,10 @@
 // nf_cluster_st; nf_cluster_sync() is the cluster's barrier. So do all the
 // blocks of a kernel that synchronizes its grid (NF_SIM_GRID_ENTRY, launched
 // cooperatively under CUDA), whose nf_grid_sync(counter) is checked against
-// the counting the device does on `counter`. An error
+// the counting the device does on `counter`. The tensor cores' operations
+// (mma.sync, ldmatrix, cp.async, wgmma) follow the PTX ISA's layouts, and
+// TMA loads land only when a thread waits on the mbarrier they complete on
+// (whose phases and parities are modelled). An error
 // abandons the launch and is
 // returned by nf_sim_launch (see normfuse/Runtime/CudaSimABI.h). One .cu is
 // one translation unit and one shared object: all simulator state is internal
@@ -61,6 +64,7 @@
 #define __constant__
 #define __forceinline__ __attribute__((always_inline)) inline
 #define __launch_bounds__(...)
+#define __grid_constant__
 /// The cluster's size comes from NF_SIM_CLUSTER_ENTRY.
 #define __cluster_dims__(...)
 #define __align__(n) __attribute__((aligned(n)))
@@ -396,7 +400,14 @@ constexpr int kWholeGrid = -1;
 constexpr size_t kStackBytes = size_t(256) << 10;
 constexpr size_t kMaxDynSmem = 232448; // 227 KiB, as on sm_90
 
-enum State : unsigned char { Ready, AtBarrier, AtWarp, AtCluster, Exited };
+enum State : unsigned char {
+  Ready,
+  AtBarrier,
+  AtWarp,
+  AtCluster,
+  AtMbarrier,
+  Exited
+};
 enum Op : unsigned char {
   Idx,
   Up,
@@ -417,6 +428,9 @@ const char *const kOpNames[] = {
 constexpr int kMaxAsyncCopies = 128;
 /// The most operand reads of wgmma a thread may have in flight.
 constexpr int kMaxWgmmaReads = 128;
+/// The most mbarriers, and TMA loads in flight, of the blocks running.
+constexpr int kMaxMbarriers = 256;
+constexpr int kMaxTmaLoads = 1024;
 
 struct Kernel {
   const char *name;
@@ -449,6 +463,27 @@ struct AsyncCopy {
 struct WgmmaRead {
   const unsigned char *lo, *hi;
   int group;
+};
+
+/// An mbarrier of a block's shared memory (mbarrier.init): the arrivals
+/// its phase still waits for (of `count` a phase), the transaction bytes
+/// still to come (expect_tx adds, complete_tx takes), and the phase's
+/// parity (it flips when both reach 0).
+struct Mbarrier {
+  int block;
+  const void *at;
+  int count, pending, phase;
+  int64_t tx;
+};
+/// A TMA load (cp.async.bulk.tensor) issued but not landed: it lands, and
+/// completes its bytes on its mbarrier, when a thread of its block waits
+/// on that mbarrier, and not before.
+struct TmaLoad {
+  int block;
+  const void *bar;
+  unsigned char *dst;
+  nf_sim_tensor_map map;
+  int coords[5];
 };
 
 /// All simulator state; zero-initialized, so usable by static initializers.
@@ -507,6 +542,12 @@ struct Sim {
   bool wgFenced[kMaxRunThreads], unfencedCopies[kMaxRunThreads];
   /// nf_ldg calls of each thread running.
   uint64_t threadLoads[kMaxRunThreads];
+  // The running blocks' mbarriers and TMA loads in flight (allocated on
+  // first use), and the mbarrier each thread at AtMbarrier waits on.
+  Mbarrier *mbarriers;
+  TmaLoad *tmaLoads;
+  int numMbarriers, numTmaLoads;
+  const void *waitsOn[kMaxRunThreads];
 };
 Sim S;
 /// 1024-byte aligned, as the widest declared alignment (wgmma's swizzles).
@@ -994,6 +1035,8 @@ template <class T> inline T fromBits(uint64_t b) {
   return v;
 }
 
+inline void checkNoTmaLoads(int b);
+
 /// A fiber's body: runs the kernel, then leaves for good.
 inline void fiberMain() {
   S.kernel->tramp(S.args);
@@ -1006,6 +1049,8 @@ inline void fiberMain() {
   S.exited[w] |= bit;
   --S.live[b];
   --S.liveAll;
+  if (S.live[b] == 0)
+    checkNoTmaLoads(b);
   for (unsigned m = S.waiting[w]; m; m &= m - 1) {
     const Lane &o = S.lanes[32 * w + __builtin_ctz(m)];
     if (o.mask & bit)
@@ -1029,8 +1074,11 @@ inline void fiberMain() {
 inline void reportDeadlock() {
   errorPrefix(false);
   int atWarp = 0, atBarrier = 0, line = 0;
-  for (int t = 0; t < S.n; ++t)
+  int atMbarrier = 0;
+  for (int t = 0; t < S.n; ++t) {
     atWarp += S.state[t] == AtWarp;
+    atMbarrier += S.state[t] == AtMbarrier;
+  }
   for (int b = S.blocks - 1; b >= 0; --b)
     if (S.atBarrier[b]) {
       atBarrier += S.atBarrier[b];
@@ -1042,6 +1090,8 @@ inline void reportDeadlock() {
   if (S.atCluster)
     appendError(", %d at the cluster barrier (line %d)", S.atCluster,
                 S.clusterLine);
+  if (atMbarrier)
+    appendError(", %d at mbarriers whose phase never completes", atMbarrier);
   appendError(", %d at warp operations", atWarp);
   for (int w = 0, shown = 0; w * 32 < S.n && shown < 4; ++w) {
     if (!S.waiting[w])
@@ -1083,6 +1133,7 @@ inline bool runCluster() {
   std::memset(S.wgFenced, 0, sizeof(bool) * size_t(S.n));
   std::memset(S.unfencedCopies, 0, sizeof(bool) * size_t(S.n));
   std::memset(S.threadLoads, 0, sizeof(uint64_t) * size_t(S.n));
+  S.numMbarriers = S.numTmaLoads = 0;
   size_t page = size_t(sysconf(_SC_PAGESIZE));
   for (int t = 0; t < S.n; ++t) {
     int u = t % bt, first = t - u;
@@ -1463,6 +1514,195 @@ inline void wgmmaWait(int n) {
   S.wgFenced[t] = false;
 }
 
+//===----------------------------------------------------------------------===//
+// mbarriers and TMA loads (sm_90)
+//===----------------------------------------------------------------------===//
+
+/// The calling block's mbarrier at `at`, which mbarrier.init made.
+inline Mbarrier &mbarrier(const void *at, const char *what) {
+  int b = S.cur / S.blockThreads;
+  if (!inShared(at, 8) || reinterpret_cast<uintptr_t>(at) % 8)
+    fail("%s: %p is not an 8-byte aligned shared-memory mbarrier", what, at);
+  for (int i = 0; i < S.numMbarriers; ++i)
+    if (S.mbarriers[i].block == b && S.mbarriers[i].at == at)
+      return S.mbarriers[i];
+  fail("%s on %p, which no mbarrier.init of this block made", what, at);
+  std::abort(); // unreachable
+}
+
+/// Lets the threads waiting on `m` look at it again.
+inline void wakeWaiters(const Mbarrier &m) {
+  int first = m.block * S.blockThreads;
+  for (int t = first; t < first + S.blockThreads; ++t)
+    if (S.state[t] == AtMbarrier && S.waitsOn[t] == m.at)
+      S.state[t] = Ready;
+}
+
+/// Completes the phase of `m` where nothing more is pending, and wakes its
+/// waiters then.
+inline void advance(Mbarrier &m) {
+  if (m.pending == 0 && m.tx == 0) {
+    m.phase ^= 1;
+    m.pending = m.count;
+    wakeWaiters(m);
+  }
+}
+
+/// mbarrier.init.shared::cta.b64 [at], count.
+inline void mbarrierInit(void *at, unsigned count) {
+  if (!inShared(at, 8) || reinterpret_cast<uintptr_t>(at) % 8)
+    fail("mbarrier.init: %p is not 8-byte aligned shared memory", at);
+  if (count < 1 || count > (1u << 20) - 1)
+    fail("mbarrier.init with an arrival count of %u (1 to 2^20 - 1)", count);
+  int b = S.cur / S.blockThreads;
+  for (int i = 0; i < S.numTmaLoads; ++i)
+    if (S.tmaLoads[i].block == b && S.tmaLoads[i].bar == at)
+      fail("mbarrier.init on %p while a TMA load completes on it", at);
+  if (!S.mbarriers) {
+    S.mbarriers =
+        static_cast<Mbarrier *>(std::calloc(kMaxMbarriers, sizeof(Mbarrier)));
+    S.tmaLoads =
+        static_cast<TmaLoad *>(std::calloc(kMaxTmaLoads, sizeof(TmaLoad)));
+    if (!S.mbarriers || !S.tmaLoads)
+      fail("cannot allocate the mbarrier tables");
+  }
+  Mbarrier *m = nullptr;
+  for (int i = 0; i < S.numMbarriers && !m; ++i)
+    if (S.mbarriers[i].block == b && S.mbarriers[i].at == at)
+      m = &S.mbarriers[i];
+  if (!m) {
+    if (S.numMbarriers == kMaxMbarriers)
+      fail("more than %d mbarriers", kMaxMbarriers);
+    m = &S.mbarriers[S.numMbarriers++];
+  }
+  *m = {b, at, int(count), int(count), 0, 0};
+  // The object's bytes are opaque: a plain read sees no count.
+  std::memset(at, 0, 8);
+}
+
+/// mbarrier.arrive.expect_tx.shared::cta.b64 _, [at], bytes: `bytes` more
+/// transaction bytes for the current phase, then one arrival.
+inline void mbarrierArriveExpectTx(void *at, unsigned bytes) {
+  Mbarrier &m = mbarrier(at, "mbarrier.arrive.expect_tx");
+  m.tx += bytes;
+  --m.pending;
+  advance(m);
+}
+
+/// The element at `coords` + `index` (per dimension) of `map`'s tensor, or
+/// null outside the tensor (whose elements a TMA load reads as zero).
+inline const unsigned char *tensorElement(const nf_sim_tensor_map &map,
+                                          const int *coords,
+                                          const uint32_t *index) {
+  auto p = static_cast<const unsigned char *>(map.base);
+  for (int d = 0; d < map.rank; ++d) {
+    int64_t x = int64_t(coords[d]) + int64_t(index[d]);
+    if (x < 0 || uint64_t(x) >= map.dims[d])
+      return nullptr;
+    p += uint64_t(x) * (d ? map.strides[d - 1] : uint64_t(map.elementBytes));
+  }
+  return p;
+}
+
+/// Bytes of one load of `map`'s box.
+inline uint64_t boxBytes(const nf_sim_tensor_map &map) {
+  uint64_t n = uint64_t(map.elementBytes);
+  for (int d = 0; d < map.rank; ++d)
+    n *= map.box[d];
+  return n;
+}
+
+/// Lands TMA load `l`: the box's elements, dense with the innermost
+/// dimension first, at its destination swizzled as the hardware swizzles
+/// the address (bits 4 and up XOR bits 7 and up, as many as the swizzle
+/// has 16-byte chunks, less one); zeros outside the tensor.
+inline void landTma(const TmaLoad &l) {
+  const nf_sim_tensor_map &map = l.map;
+  uint64_t elements = boxBytes(map) / uint64_t(map.elementBytes);
+  uintptr_t chunks = uintptr_t(map.swizzle ? map.swizzle / 16 : 1);
+  uint32_t index[5] = {0, 0, 0, 0, 0};
+  for (uint64_t e = 0; e < elements; ++e) {
+    uint64_t rest = e;
+    for (int d = 0; d < map.rank; ++d) {
+      index[d] = uint32_t(rest % map.box[d]);
+      rest /= map.box[d];
+    }
+    uintptr_t at =
+        reinterpret_cast<uintptr_t>(l.dst) + e * uint64_t(map.elementBytes);
+    at ^= ((at >> 7) & (chunks - 1)) << 4;
+    const unsigned char *src = tensorElement(map, l.coords, index);
+    if (src) {
+      access<false>(src, size_t(map.elementBytes), size_t(map.elementBytes));
+      std::memcpy(reinterpret_cast<void *>(at), src, size_t(map.elementBytes));
+    } else {
+      std::memset(reinterpret_cast<void *>(at), 0, size_t(map.elementBytes));
+    }
+  }
+}
+
+/// cp.async.bulk.tensor.Nd.shared::cluster.global.mbarrier::complete_tx
+/// [dst], [map, coords], [bar] of the calling thread: a box of `map`'s
+/// tensor from `coords` (the innermost dimension first) into the block's
+/// shared memory at `dst`, its bytes completing on `bar`.
+inline void tmaLoad(void *dst, const nf_sim_tensor_map &map, void *bar,
+                    const int *coords, int rank) {
+  if (rank != map.rank)
+    fail("a %d-d TMA load with a tensor map of rank %d", rank, map.rank);
+  uint64_t bytes = boxBytes(map);
+  unsigned align = map.swizzle ? 8u * unsigned(map.swizzle) : 128u;
+  if (!inShared(dst, size_t(bytes)) || reinterpret_cast<uintptr_t>(dst) % align)
+    fail(
+        "TMA load into %p: not %u-byte aligned shared memory of the box's %llu "
+        "bytes",
+        dst, align, static_cast<unsigned long long>(bytes));
+  mbarrier(bar, "cp.async.bulk.tensor");
+  checkNotReadByWgmma(static_cast<const unsigned char *>(dst), int(bytes),
+                      "a TMA load");
+  if (S.numTmaLoads == kMaxTmaLoads)
+    fail("more than %d TMA loads in flight", kMaxTmaLoads);
+  TmaLoad &l = S.tmaLoads[S.numTmaLoads++];
+  l.block = S.cur / S.blockThreads;
+  l.bar = bar;
+  l.dst = static_cast<unsigned char *>(dst);
+  l.map = map;
+  for (int d = 0; d < 5; ++d)
+    l.coords[d] = d < rank ? coords[d] : 0;
+  wakeWaiters(mbarrier(bar, "cp.async.bulk.tensor"));
+}
+
+/// mbarrier.try_wait.parity in a loop: returns once the phase of parity
+/// `parity` of the calling block's mbarrier at `at` has completed. The TMA
+/// loads that complete on it land first.
+inline void mbarrierWait(void *at, unsigned parity) {
+  for (;;) {
+    Mbarrier &m = mbarrier(at, "mbarrier.try_wait.parity");
+    for (int i = 0; i < S.numTmaLoads;) {
+      TmaLoad &l = S.tmaLoads[i];
+      if (l.block != m.block || l.bar != at) {
+        ++i;
+        continue;
+      }
+      landTma(l);
+      m.tx -= int64_t(boxBytes(l.map));
+      l = S.tmaLoads[--S.numTmaLoads];
+    }
+    advance(m);
+    if (unsigned(m.phase) != (parity & 1))
+      return;
+    S.state[S.cur] = AtMbarrier;
+    S.waitsOn[S.cur] = at;
+    yield();
+  }
+}
+
+/// Fails where block `b`, whose last thread exits, has TMA loads in flight.
+inline void checkNoTmaLoads(int b) {
+  for (int i = 0; i < S.numTmaLoads; ++i)
+    if (S.tmaLoads[i].block == b)
+      fail("the block exits with a TMA load in flight (no thread waited on "
+           "its mbarrier)");
+}
+
 } // namespace
 } // namespace nf_sim
 
@@ -1589,6 +1829,36 @@ inline nf_vec<float, N> nf_wgmma_fence_operand(nf_vec<float, N> d) {
 }
 inline void nf_fence_proxy_async() {
   nf_sim::S.unfencedCopies[nf_sim::S.cur] = false;
+}
+
+/// A TMA tensor map parameter: CUDA's 128 opaque bytes (CUtensorMap); here
+/// the runtime's nf_sim_tensor_map in them.
+struct alignas(64) nf_tensor_map {
+  union {
+    nf_sim_tensor_map map;
+    unsigned long long opaque[16];
+  };
+};
+static_assert(sizeof(nf_tensor_map) == 128, "CUtensorMap's 128 bytes");
+/// mbarriers and TMA loads (sm_90): the prelude's wrappers of
+/// mbarrier.init, fence.mbarrier_init, mbarrier.arrive.expect_tx,
+/// mbarrier.try_wait.parity (until it succeeds) and cp.async.bulk.tensor.
+inline void nf_mbarrier_init(long long *bar, unsigned count) {
+  nf_sim::mbarrierInit(bar, count);
+}
+inline void nf_mbarrier_init_fence() {}
+inline void nf_mbarrier_arrive_expect_tx(long long *bar, unsigned bytes) {
+  nf_sim::mbarrierArriveExpectTx(bar, bytes);
+}
+inline void nf_mbarrier_wait(long long *bar, unsigned parity) {
+  nf_sim::mbarrierWait(bar, parity);
+}
+template <int Rank>
+inline void nf_tma_load(void *smem, const nf_tensor_map &map, long long *bar,
+                        int c0, int c1, int c2 = 0) {
+  static_assert(Rank == 2 || Rank == 3, "TMA loads of rank 2 or 3 here");
+  int coords[3] = {c0, c1, c2};
+  nf_sim::tmaLoad(smem, map.map, bar, coords, Rank);
 }
 
 /// The lanes of the caller's warp that exist and have not exited.

@@ -878,6 +878,49 @@ LogicalResult CUDAEmitter::emitOp(Operation &op) {
         line() << "nf_fence_proxy_async();\n";
         return success();
       })
+      .Case([&](nf::MbarrierInitOp m) -> LogicalResult {
+        FailureOr<std::string> at = address(&op, m.getBarriers(), m.getIndex());
+        if (failed(at))
+          return failure();
+        line() << "nf_mbarrier_init(" << *at << ", " << m.getCount() << "u);\n";
+        return success();
+      })
+      .Case([&](nf::MbarrierInitFenceOp) {
+        line() << "nf_mbarrier_init_fence();\n";
+        return success();
+      })
+      .Case([&](nf::MbarrierArriveExpectTxOp m) -> LogicalResult {
+        FailureOr<std::string> at = address(&op, m.getBarriers(), m.getIndex());
+        if (failed(at))
+          return failure();
+        line() << "nf_mbarrier_arrive_expect_tx(" << *at << ", " << m.getBytes()
+               << "u);\n";
+        return success();
+      })
+      .Case([&](nf::MbarrierWaitOp m) -> LogicalResult {
+        FailureOr<std::string> at = address(&op, m.getBarriers(), m.getIndex());
+        if (failed(at))
+          return failure();
+        line() << "nf_mbarrier_wait(" << *at << ", unsigned("
+               << name(m.getParity()) << "));\n";
+        return success();
+      })
+      .Case([&](nf::TmaLoadOp t) -> LogicalResult {
+        if (!isWorkgroup(t.getMemref()) || !isWorkgroup(t.getBarriers()))
+          return t.emitOpError() << "cannot print as CUDA: a TMA load outside "
+                                    "the workgroup's memory";
+        FailureOr<std::string> dst = address(&op, t.getMemref(), t.getOffset());
+        FailureOr<std::string> bar =
+            address(&op, t.getBarriers(), t.getIndex());
+        if (failed(dst) || failed(bar))
+          return failure();
+        line() << "nf_tma_load<" << t.getCoords().size() << ">(" << *dst << ", "
+               << name(t.getMap()) << ", " << *bar;
+        for (Value c : t.getCoords())
+          os << ", int(" << name(c) << ")";
+        os << ");\n";
+        return success();
+      })
       .Case([&](vector::FromElementsOp f) -> LogicalResult {
         FailureOr<std::string> type = typeName(f.getType(), &op);
         if (failed(type))
@@ -1000,6 +1043,10 @@ LogicalResult CUDAEmitter::emitKernel(gpu::GPUFuncOp func) {
         return isa<memref::StoreOp, vector::StoreOp, nf::GridBarrierOp>(user);
       });
       decl = (written ? "" : "const ") + *element + " *__restrict__ " + n;
+    } else if (isa<nf::TensorMapType>(arg.getType())) {
+      // A TMA load takes the parameter's address: __grid_constant__ keeps
+      // it in parameter memory.
+      decl = "const __grid_constant__ nf_tensor_map " + n;
     } else {
       FailureOr<std::string> type = typeName(arg.getType(), func);
       if (failed(type))
@@ -1042,11 +1089,16 @@ LogicalResult CUDAEmitter::emitKernel(gpu::GPUFuncOp func) {
   // Static __shared__ arrays, or views of the one dynamic buffer where
   // they are over 48 KiB (the launch gives its size).
   cuda::SharedMemoryLayout smem = cuda::sharedMemoryLayout(func);
-  // wgmma's swizzles repeat every 1024 bytes of the shared address: its
-  // operands' buffers are aligned so.
-  bool wgmma =
-      func.walk([](nf::WarpgroupMmaOp) { return WalkResult::interrupt(); })
-          .wasInterrupted();
+  // wgmma's and TMA's swizzles repeat every 1024 bytes of the shared
+  // address: the buffers they read or write are aligned so.
+  auto swizzled = [](Value buffer) {
+    return llvm::any_of(buffer.getUsers(), [&](Operation *user) {
+      if (auto t = dyn_cast<nf::TmaLoadOp>(user))
+        return t.getMemref() == buffer;
+      return isa<nf::WarpgroupMmaOp>(user);
+    });
+  };
+  bool wgmma = llvm::any_of(func.getWorkgroupAttributions(), swizzled);
   if (smem.dynamic())
     line() << (wgmma ? "NF_DYNAMIC_SMEM_ALIGNED(nf_smem, 1024);\n"
                      : "NF_DYNAMIC_SMEM(nf_smem);\n");
@@ -1060,14 +1112,15 @@ LogicalResult CUDAEmitter::emitKernel(gpu::GPUFuncOp func) {
              << "cannot print workgroup memory of type " << type << " as CUDA";
     std::string n = "s" + std::to_string(i);
     names[buffer] = n;
-    if (wgmma && smem.dynamic() && smem.offsets[i] % 1024)
+    bool aligned = swizzled(buffer);
+    if (aligned && smem.dynamic() && smem.offsets[i] % 1024)
       return func.emitOpError()
-             << "cannot print a wgmma kernel whose workgroup buffer " << i
-             << " is not 1024-byte aligned in its dynamic shared memory";
+             << "cannot print a wgmma or TMA kernel whose workgroup buffer "
+             << i << " is not 1024-byte aligned in its dynamic shared memory";
     if (smem.dynamic())
       line() << *element << " *const " << n << " = reinterpret_cast<"
              << *element << " *>(nf_smem + " << smem.offsets[i] << ");\n";
-    else if (wgmma)
+    else if (aligned)
       line() << "NF_SHARED_ALIGNED(" << *element << ", " << n << ", "
              << type.getDimSize(0) << ", 1024);\n";
     else

@@ -137,6 +137,9 @@ private:
   LogicalResult alias(Operation *op, Value result, Value value);
   LogicalResult readGlobal(memref::GetGlobalOp get);
   LogicalResult readLaunch(gpu::LaunchFuncOp op);
+  LogicalResult readTensorMap(TensorMapOp op);
+  /// The tensor map argument each nf.tensor_map read so far became.
+  llvm::DenseMap<Value, LaunchArg> tensorMaps;
 };
 
 /// The bytes of `shape` of `type`'s elements (a bool takes a byte).
@@ -425,6 +428,38 @@ LogicalResult PlanReader::readView(Operation *view) {
   return success();
 }
 
+LogicalResult PlanReader::readTensorMap(TensorMapOp op) {
+  auto it = buffers.find(op.getBuffer());
+  if (it == buffers.end())
+    return op.emitOpError() << "maps a buffer the launch plan cannot trace to "
+                               "a function argument or a temporary";
+  if (computedShapes.count(op.getBuffer()))
+    return op.emitOpError() << "maps a temporary whose size is computed from "
+                               "the blocks a device holds";
+  using Spec = normfuse::runtime::TensorMapSpec;
+  LaunchArg a;
+  a.kind = LaunchArg::Kind::TensorMap;
+  a.mapOf = it->second.kind;
+  a.index = it->second.index;
+  Type element = op.getBuffer().getType().getElementType();
+  a.map.element = element.isF16()    ? Spec::Element::F16
+                  : element.isBF16() ? Spec::Element::BF16
+                                     : Spec::Element::F32;
+  a.map.rank = int(op.getDims().size());
+  for (int d = 0; d < a.map.rank; ++d) {
+    a.map.dims[d] = uint64_t(op.getDims()[d]);
+    a.map.box[d] = uint32_t(op.getBox()[d]);
+    if (d)
+      a.map.strides[d - 1] = uint64_t(op.getStrides()[d - 1]);
+  }
+  a.map.swizzle = int(op.getSwizzle());
+  std::string why;
+  if (!a.map.check(0, bytesOf(plan, a), why))
+    return op.emitOpError() << "is " << why;
+  tensorMaps[op] = a;
+  return success();
+}
+
 LogicalResult PlanReader::readLaunch(gpu::LaunchFuncOp op) {
   Launch launch;
   launch.kernel = op.getKernelName().str();
@@ -475,6 +510,15 @@ LogicalResult PlanReader::readLaunch(gpu::LaunchFuncOp op) {
              << smem.bytes;
   }
   for (Value arg : op.getKernelOperands()) {
+    if (isa<TensorMapType>(arg.getType())) {
+      auto it = tensorMaps.find(arg);
+      if (it == tensorMaps.end())
+        return op.emitOpError()
+               << "passes a tensor map the launch plan cannot trace to an "
+                  "nf.tensor_map";
+      launch.args.push_back(it->second);
+      continue;
+    }
     if (isa<MemRefType>(arg.getType())) {
       auto it = buffers.find(arg);
       if (it == buffers.end())
@@ -509,6 +553,7 @@ LogicalResult PlanReader::readBlock(Block &block) {
             .Case([&](memref::GetGlobalOp get) { return readGlobal(get); })
             .Case([&](memref::AllocOp alloc) { return readAlloc(alloc); })
             .Case([&](ResidentBlocksOp r) { return readResident(r); })
+            .Case([&](TensorMapOp m) { return readTensorMap(m); })
             .Case<memref::CollapseShapeOp, memref::ExpandShapeOp,
                   memref::CastOp>(
                 [&](Operation *view) { return readView(view); })

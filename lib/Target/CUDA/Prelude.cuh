@@ -367,6 +367,87 @@ __device__ __forceinline__ void nf_fence_proxy_async() {
   __trap();
 #endif
 }
+/// A TMA tensor map (CUtensorMap): 128 opaque bytes the runtime encodes
+/// with cuTensorMapEncodeTiled; a kernel takes it as a __grid_constant__
+/// parameter and hands TMA loads its address.
+struct __align__(64) nf_tensor_map {
+  unsigned long long opaque[16];
+};
+/// mbarrier.init.shared::cta: an mbarrier at `bar` whose phases complete
+/// after `count` arrivals and the transaction bytes expected of them.
+__device__ __forceinline__ void nf_mbarrier_init(long long *bar,
+                                                 unsigned count) {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;"
+               ::"r"(static_cast<unsigned>(__cvta_generic_to_shared(bar))),
+                 "r"(count) : "memory");
+#else
+  __trap();
+#endif
+}
+/// fence.mbarrier_init: the thread's mbarrier.inits are seen by the async
+/// proxy (TMA's completions) once a barrier follows.
+__device__ __forceinline__ void nf_mbarrier_init_fence() {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+#else
+  __trap();
+#endif
+}
+/// mbarrier.arrive.expect_tx: `bytes` more for the current phase, then
+/// one arrival.
+__device__ __forceinline__ void nf_mbarrier_arrive_expect_tx(long long *bar,
+                                                             unsigned bytes) {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;"
+               ::"r"(static_cast<unsigned>(__cvta_generic_to_shared(bar))),
+                 "r"(bytes) : "memory");
+#else
+  __trap();
+#endif
+}
+/// Returns once the phase of parity `parity` of the mbarrier has completed
+/// (mbarrier.try_wait.parity until it succeeds).
+__device__ __forceinline__ void nf_mbarrier_wait(long long *bar,
+                                                 unsigned parity) {
+#if __CUDA_ARCH__ >= 900
+  unsigned at = static_cast<unsigned>(__cvta_generic_to_shared(bar)), done;
+  do {
+    asm volatile("{\n\t.reg .pred p;\n\t"
+                 "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
+                 "selp.u32 %0, 1, 0, p;\n\t}"
+                 : "=r"(done) : "r"(at), "r"(parity) : "memory");
+  } while (!done);
+#else
+  __trap();
+#endif
+}
+/// A TMA load (cp.async.bulk.tensor, tile mode): the box of `map`'s tensor
+/// at coordinates (c0, c1[, c2]), the innermost first, into shared memory
+/// at `smem` (swizzled as the map says), its bytes completing on `bar`.
+template <int Rank>
+__device__ __forceinline__ void nf_tma_load(void *smem,
+                                            const nf_tensor_map &map,
+                                            long long *bar, int c0, int c1,
+                                            int c2 = 0) {
+#if __CUDA_ARCH__ >= 900
+  static_assert(Rank == 2 || Rank == 3, "TMA loads of rank 2 or 3 here");
+  unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  unsigned b = static_cast<unsigned>(__cvta_generic_to_shared(bar));
+  unsigned long long m = reinterpret_cast<unsigned long long>(&map);
+  if constexpr (Rank == 2)
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::"
+                 "complete_tx::bytes [%0], [%1, {%3, %4}], [%2];"
+                 ::"r"(dst), "l"(m), "r"(b), "r"(c0), "r"(c1) : "memory");
+  else
+    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::"
+                 "complete_tx::bytes [%0], [%1, {%3, %4, %5}], [%2];"
+                 ::"r"(dst), "l"(m), "r"(b), "r"(c0), "r"(c1), "r"(c2)
+                 : "memory");
+#else
+  __trap();
+#endif
+}
 /// The cluster's barrier (barrier.cluster.arrive.release + wait.acquire,
 /// .aligned): every thread of every block of the cluster; shared-memory
 /// stores before it, to any block of the cluster, are seen after it.

@@ -731,3 +731,43 @@ func.func @warpgroup_mma_with_an_offset_not_of_16_bytes(%c: vector<32xf32>, %s: 
   %d = nf.warpgroup_mma %c, %s[%i], [%i] {n = 64 : i64, a_swizzle = 128 : i64, a_leading = 16 : i64, a_stride = 1000 : i64, b_swizzle = 128 : i64, b_leading = 16 : i64, b_stride = 1024 : i64} : memref<4096xf16, 3>, vector<32xf32>
   return
 }
+
+// -----
+
+func.func @tensor_map_of_one_dimension(%a: memref<?xf16>) {
+  // expected-error @+1 {{'nf.tensor_map' op tensor maps of 2 or 3 dimensions here, not 1}}
+  %m = nf.tensor_map %a dims [64] strides [] box [64] swizzle 128 : memref<?xf16>
+  return
+}
+
+// -----
+
+func.func @tensor_map_stride_not_of_16_bytes(%a: memref<?xf16>) {
+  // expected-error @+1 {{'nf.tensor_map' op strides must be multiples of 16 bytes below 2^40, not 202}}
+  %m = nf.tensor_map %a dims [101, 70] strides [202] box [16, 64] swizzle 32 : memref<?xf16>
+  return
+}
+
+// -----
+
+func.func @tensor_map_box_wider_than_its_swizzle(%a: memref<?xbf16>) {
+  // expected-error @+1 {{'nf.tensor_map' op the box's rows of 128 bytes are wider than the 64-byte swizzle}}
+  %m = nf.tensor_map %a dims [512, 512] strides [1024] box [64, 64] swizzle 64 : memref<?xbf16>
+  return
+}
+
+// -----
+
+func.func @tensor_map_box_past_256(%a: memref<?xf32>) {
+  // expected-error @+1 {{'nf.tensor_map' op box sizes must be 1 to 256 elements, not 512}}
+  %m = nf.tensor_map %a dims [32, 1024] strides [128] box [32, 512] swizzle 128 : memref<?xf32>
+  return
+}
+
+// -----
+
+func.func @tma_load_of_four_coordinates(%m: !nf.tensor_map, %s: memref<4096xf16, 3>, %b: memref<2xi64, 3>, %i: index) {
+  // expected-error @+1 {{'nf.tma_load' op TMA loads of 2 or 3 coordinates here, not 4}}
+  nf.tma_load %m[%i, %i, %i, %i], %s[%i], %b[%i] : memref<4096xf16, 3>, memref<2xi64, 3>
+  return
+}

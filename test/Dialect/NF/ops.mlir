@@ -246,3 +246,30 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// TMA: a tensor map made on the host, and inside a kernel the mbarriers a
+// load completes on, the load, and the wait for its phase.
+// CHECK-LABEL: func.func @tensor_map
+// CHECK: nf.tensor_map %{{.+}} dims [768, 512] strides [1536] box [64, 128] swizzle 128 : memref<?xf16>
+func.func @tensor_map(%a: memref<?xf16>) -> !nf.tensor_map {
+  %m = nf.tensor_map %a dims [768, 512] strides [1536] box [64, 128] swizzle 128 : memref<?xf16>
+  return %m : !nf.tensor_map
+}
+// CHECK-LABEL: gpu.func @tma_ops
+// CHECK: nf.mbarrier_init %{{.+}}[%{{.+}}] count 1 : memref<4xi64, #gpu.address_space<workgroup>>
+// CHECK-NEXT: nf.mbarrier_init_fence
+// CHECK-NEXT: nf.mbarrier_arrive_expect_tx %{{.+}}[%{{.+}}] bytes 16384 : memref<4xi64, #gpu.address_space<workgroup>>
+// CHECK-NEXT: nf.tma_load %{{.+}}[%{{.+}}, %{{.+}}], %{{.+}}[%{{.+}}], %{{.+}}[%{{.+}}] : memref<32768xf16, #gpu.address_space<workgroup>>, memref<4xi64, #gpu.address_space<workgroup>>
+// CHECK-NEXT: nf.mbarrier_wait %{{.+}}[%{{.+}}], %{{.+}} : memref<4xi64, #gpu.address_space<workgroup>>
+module attributes {gpu.container_module} {
+  gpu.module @nf_kernels {
+    gpu.func @tma_ops(%m: !nf.tensor_map, %i: index) workgroup(%s : memref<32768xf16, #gpu.address_space<workgroup>>, %bars : memref<4xi64, #gpu.address_space<workgroup>>) kernel {
+      nf.mbarrier_init %bars[%i] count 1 : memref<4xi64, #gpu.address_space<workgroup>>
+      nf.mbarrier_init_fence
+      nf.mbarrier_arrive_expect_tx %bars[%i] bytes 16384 : memref<4xi64, #gpu.address_space<workgroup>>
+      nf.tma_load %m[%i, %i], %s[%i], %bars[%i] : memref<32768xf16, #gpu.address_space<workgroup>>, memref<4xi64, #gpu.address_space<workgroup>>
+      nf.mbarrier_wait %bars[%i], %i : memref<4xi64, #gpu.address_space<workgroup>>
+      gpu.return
+    }
+  }
+}

@@ -723,17 +723,18 @@ struct TiledProductSchedule {
   /// `stages` K tiles in flight ("MxNxK/stages/WMxWN").
   struct TensorCoreTile {
     int64_t tileM = 0, tileN = 0, tileK = 0, warpsM = 0, warpsN = 0, stages = 0;
-    bool wgmma = false;
+    bool wgmma = false, tma = false;
     bool empty() const { return tileM == 0; }
-    /// "MxNxK/stages/WMxWN", then "/wgmma" for warpgroup MMAs.
+    /// "MxNxK/stages/WMxWN", then "/wgmma" for warpgroup MMAs and
+    /// "/wgmma/tma" for those fed by TMA loads.
     std::string str() const;
-    /// The tile `text` ("MxNxK/stages/WMxWN[/wgmma]", positive counts)
-    /// says, if any.
+    /// The tile `text` ("MxNxK/stages/WMxWN[/wgmma[/tma]]", positive
+    /// counts) says, if any.
     static std::optional<TensorCoreTile> parse(llvm::StringRef text);
   };
   /// This schedule's tile, warps and stages.
   TensorCoreTile tensorCoreTile() const {
-    return {tileM, tileN, tileK, warpsM, warpsN, stages, wgmma};
+    return {tileM, tileN, tileK, warpsM, warpsN, stages, wgmma, tma};
   }
   void setTensorCoreTile(const TensorCoreTile &t);
   /// TensorCore only, where K is split at launch (sizes known only then):
@@ -758,6 +759,13 @@ struct TiledProductSchedule {
   /// while the next K tile waits; the stages are laid out as wgmma's
   /// canonical swizzled layouts, and `stages` - 2 K tiles are copied ahead.
   bool wgmma = false;
+  /// With `wgmma`, where both operands are dense matrices whose rows are
+  /// whole 16-byte chunks (a matmul's, its sizes static) and the product
+  /// has one kernel (no split K): one thread stages each K tile by TMA
+  /// loads (cp.async.bulk.tensor, the boxes landing in wgmma's swizzled
+  /// layouts, zeros past M, N and K) that complete on an mbarrier per
+  /// stage, rather than every thread by cp.async. Elsewhere cp.async.
+  bool tma = false;
   /// Rows of output tiles walked together (tileOrigin): the blocks running
   /// at once share the panels of A and B they read in L2.
   int64_t tileGroupRows = 8;
@@ -773,7 +781,7 @@ struct TiledProductSchedule {
                                     : (tileM / threadM) * (tileN / threadN);
   }
   /// "tiled-product tile=128x128x8 thread=8x8", "tensor-core-product
-  /// tile=128x128x32 warps=2x2 stages=3 [tf32 | wgmma] [split-k=3 |
+  /// tile=128x128x32 warps=2x2 stages=3 [tf32 | wgmma [tma]] [split-k=3 |
   /// split-k-max=16 split-k-blocks=264 split-k-min-tiles=8
   /// [small-tile=64x64x32/3/2x2 small-tile-below=132]] [finish-block=256
   /// finish-vector=4 finish-min-blocks-per-sm=4]" (the finish where K may be

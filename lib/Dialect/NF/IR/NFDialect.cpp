@@ -1,7 +1,7 @@
 //===- NFDialect.cpp - the nf dialect ---------------------------*- C++ -*-===//
 //
-// Part of normfuse. Registers the ops and attributes of the nf dialect and
-// holds the generated dialect, enum and attribute definitions.
+// Part of normfuse. Registers the ops, attributes and type of the nf dialect
+// and holds the generated dialect, enum and attribute definitions.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,6 +21,9 @@ using namespace mlir::nf;
 #define GET_ATTRDEF_CLASSES
 #include "normfuse/Dialect/NF/IR/NFAttrs.cpp.inc"
 
+#define GET_TYPEDEF_CLASSES
+#include "normfuse/Dialect/NF/IR/NFTypes.cpp.inc"
+
 void NFDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
@@ -29,5 +32,9 @@ void NFDialect::initialize() {
   addAttributes<
 #define GET_ATTRDEF_LIST
 #include "normfuse/Dialect/NF/IR/NFAttrs.cpp.inc"
+      >();
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "normfuse/Dialect/NF/IR/NFTypes.cpp.inc"
       >();
 }

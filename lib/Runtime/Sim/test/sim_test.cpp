@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "normfuse/Runtime/CudaSim.h"
+#include "normfuse/Runtime/CudaSimABI.h"
 
 #include <algorithm>
 #include <chrono>
@@ -978,6 +979,212 @@ void testWgmma() {
   }
 }
 
+/// A kernel's tensor-map parameter as the simulator reads it.
+struct alignas(64) TensorMapParam {
+  nf_sim_tensor_map map;
+  unsigned char rest[128 - sizeof(nf_sim_tensor_map)];
+};
+
+/// The byte offset, in a stage of the given swizzle (0, 32, 64 or 128
+/// bytes) aligned to its pattern, where byte `o` of a box's dense image
+/// lies: 16-byte chunk c of the swizzle-wide row r goes to chunk
+/// c ^ (r * swizzle / 128 % (swizzle / 16)).
+size_t swizzledOffset(size_t o, int swizzle) {
+  if (!swizzle)
+    return o;
+  size_t row = o / size_t(swizzle), chunk = o % size_t(swizzle) / 16;
+  size_t physical =
+      chunk ^ (row * size_t(swizzle) / 128 % size_t(swizzle / 16));
+  return row * size_t(swizzle) + physical * 16 + o % 16;
+}
+
+void testTma() {
+  auto m = compileFile("tma.cu");
+  if (!m)
+    return;
+  struct Case {
+    const char *what;
+    int rank, elementBytes, swizzle;
+    uint64_t dims[3];
+    uint32_t box[3];
+    int x0, y0, z0, dx;
+  };
+  // Each reaches past the tensor somewhere (zeros), and the second phase
+  // loads another box through the same mbarrier.
+  const Case cases[] = {
+      {"2-d, 16-bit, 128-byte swizzle, past the columns and rows",
+       2,
+       2,
+       128,
+       {72, 100, 1},
+       {64, 16, 1},
+       32,
+       90,
+       0,
+       -32},
+      {"3-d, 16-bit, 64-byte swizzle, before the columns and past z",
+       3,
+       2,
+       64,
+       {40, 30, 3},
+       {32, 8, 2},
+       -8,
+       21,
+       2,
+       16},
+      {"2-d, 32-bit, 32-byte swizzle",
+       2,
+       4,
+       32,
+       {24, 9, 1},
+       {8, 8, 1},
+       16,
+       0,
+       0,
+       -16},
+      {"2-d, 32-bit, no swizzle",
+       2,
+       4,
+       0,
+       {12, 5, 1},
+       {4, 8, 1},
+       10,
+       0,
+       0,
+       -10},
+  };
+  for (const Case &c : cases) {
+    // Rows padded to 16 bytes; element (x, y, z) holds its own index + 1
+    // in every byte's worth (so zeros are never data).
+    uint64_t rowBytes = (c.dims[0] * uint64_t(c.elementBytes) + 15) / 16 * 16;
+    uint64_t planeBytes = rowBytes * c.dims[1];
+    std::vector<unsigned char> tensor(planeBytes * c.dims[2], 0xee);
+    auto valueAt = [&](uint64_t x, uint64_t y, uint64_t z, int byte) {
+      return (unsigned char)((x * 7 + y * 13 + z * 29 + uint64_t(byte) * 3) %
+                                 251 +
+                             1);
+    };
+    for (uint64_t z = 0; z < c.dims[2]; ++z)
+      for (uint64_t y = 0; y < c.dims[1]; ++y)
+        for (uint64_t x = 0; x < c.dims[0]; ++x)
+          for (int e = 0; e < c.elementBytes; ++e)
+            tensor[z * planeBytes + y * rowBytes + x * c.elementBytes + e] =
+                valueAt(x, y, z, e);
+    TensorMapParam param{};
+    param.map.base = tensor.data();
+    param.map.rank = c.rank;
+    param.map.elementBytes = c.elementBytes;
+    param.map.swizzle = c.swizzle;
+    for (int d = 0; d < c.rank; ++d) {
+      param.map.dims[d] = c.dims[d];
+      param.map.box[d] = c.box[d];
+    }
+    param.map.strides[0] = rowBytes;
+    param.map.strides[1] = planeBytes;
+    int bytes = int(c.box[0] * c.box[1] * c.box[2]) * c.elementBytes;
+    std::vector<unsigned char> out(2 * size_t(bytes), 0);
+    unsigned char *outPtr = out.data();
+    int rank = c.rank, x0 = c.x0, y0 = c.y0, z0 = c.z0, dx = c.dx;
+    void *args[] = {&param, &rank, &x0, &y0, &z0, &dx, &bytes, &outPtr};
+    std::string error;
+    bool ok = m->launch("tma_box", {1, 1, 1}, {64, 1, 1}, 0, args,
+                        {buffer(tensor, "tensor"), buffer(out, "out")}, nullptr,
+                        error);
+    std::string bad = ok ? "" : error;
+    for (int p = 0; p < 2 && bad.empty(); ++p)
+      for (uint32_t k = 0; k < c.box[2] && bad.empty(); ++k)
+        for (uint32_t j = 0; j < c.box[1] && bad.empty(); ++j)
+          for (uint32_t i = 0; i < c.box[0] && bad.empty(); ++i) {
+            int64_t x = c.x0 + p * c.dx + int64_t(i), y = c.y0 + int64_t(j),
+                    z = c.z0 + int64_t(k);
+            bool inside = x >= 0 && uint64_t(x) < c.dims[0] && y >= 0 &&
+                          uint64_t(y) < c.dims[1] && z >= 0 &&
+                          uint64_t(z) < c.dims[2];
+            size_t dense =
+                ((size_t(k) * c.box[1] + j) * c.box[0] + i) * c.elementBytes;
+            for (int e = 0; e < c.elementBytes && bad.empty(); ++e) {
+              size_t at = size_t(p) * size_t(bytes) +
+                          swizzledOffset(dense + size_t(e), c.swizzle);
+              unsigned char want =
+                  inside ? valueAt(uint64_t(x), uint64_t(y), uint64_t(z), e)
+                         : 0;
+              if (out[at] != want)
+                bad = "phase " + std::to_string(p) + " element (" +
+                      std::to_string(x) + ", " + std::to_string(y) + ", " +
+                      std::to_string(z) + ") byte " + std::to_string(e) + ": " +
+                      std::to_string(out[at]) + " vs " + std::to_string(want);
+            }
+          }
+    check(bad.empty(), std::string("TMA load, ") + c.what, bad);
+  }
+
+  // Without the barrier that ends each phase, thread 0 arms phase 1 before
+  // the others have seen phase 0 complete: they then wait for parity 0
+  // while the mbarrier moves on, which the simulator reports.
+  if (auto racy = compileFile("tma.cu", /*dropBarrier=*/true,
+                              "__syncthreads(); // @barrier")) {
+    std::vector<unsigned char> tensor(4096 * 16), out(2 * 2048);
+    TensorMapParam param{};
+    param.map = {tensor.data(), 2, 2, 128, 0, {64, 16}, {128}, {64, 16}};
+    unsigned char *outPtr = out.data();
+    int rank = 2, x0 = 0, y0 = 0, z0 = 0, dx = 0, bytes = 2048;
+    void *args[] = {&param, &rank, &x0, &y0, &z0, &dx, &bytes, &outPtr};
+    std::string error;
+    bool ok = racy->launch("tma_box", {1, 1, 1}, {64, 1, 1}, 0, args,
+                           {buffer(tensor, "tensor"), buffer(out, "out")},
+                           nullptr, error);
+    check(!ok && contains(error, "mbarriers whose phase never completes"),
+          "an mbarrier re-armed before every waiter saw its phase is "
+          "reported",
+          error);
+  }
+
+  // The rules: a 2-d map of 64 x 16 16-bit elements, 128-byte swizzle.
+  std::vector<unsigned char> tensor(64 * 16 * 2);
+  for (size_t i = 0; i < tensor.size(); ++i)
+    tensor[i] = (unsigned char)(i % 251 + 1);
+  TensorMapParam param{};
+  param.map = {tensor.data(), 2, 2, 128, 0, {64, 16}, {128}, {64, 16}};
+  const char *rules[] = {"", "TMA load in flight", "no mbarrier.init",
+                         "mbarriers whose phase never completes",
+                         "not 1024-byte aligned"};
+  for (int what = 0; what < 5; ++what) {
+    int bytes = 64 * 16 * 2;
+    std::vector<unsigned char> out(size_t(bytes), 0);
+    unsigned char *outPtr = out.data();
+    void *args[] = {&param, &what, &bytes, &outPtr};
+    std::string error;
+    bool ok = m->launch("tma_rules", {1, 1, 1}, {32, 1, 1}, 0, args,
+                        {buffer(tensor, "tensor"), buffer(out, "out")}, nullptr,
+                        error);
+    if (what > 0) {
+      check(!ok && contains(error, rules[what]),
+            std::string("TMA misuse reported: ") + rules[what], error);
+      continue;
+    }
+    std::string bad = ok ? "" : error;
+    for (size_t o = 0; o < tensor.size() && bad.empty(); ++o)
+      if (out[swizzledOffset(o, 128)] != tensor[o])
+        bad = "byte " + std::to_string(o);
+    check(bad.empty(), "TMA load then mbarrier wait, nothing missing", bad);
+  }
+  // Without the wait, the bytes read are the poison (0xff) that shared
+  // memory starts with, not the tensor's: a kernel that forgets the wait
+  // computes on garbage here rather than on data that happened to land.
+  {
+    int what = 1, bytes = 64 * 16 * 2;
+    std::vector<unsigned char> out(size_t(bytes), 0);
+    unsigned char *outPtr = out.data();
+    void *args[] = {&param, &what, &bytes, &outPtr};
+    std::string error;
+    m->launch("tma_rules", {1, 1, 1}, {32, 1, 1}, 0, args,
+              {buffer(tensor, "tensor"), buffer(out, "out")}, nullptr, error);
+    check(std::all_of(out.begin(), out.end(),
+                      [](unsigned char b) { return b == 0xff; }),
+          "a TMA load not waited for has not landed when read");
+  }
+}
+
 void testClusters() {
   auto m = compileFile("cluster.cu");
   auto bad = compileFile("cluster.cu", /*dropBarrier=*/true,
@@ -1195,6 +1402,7 @@ int main(int argc, char **argv) {
   testSharedMemory();
   testTensorCores();
   testWgmma();
+  testTma();
   testClusters();
   testGridBarrier();
   testCompileError();

@@ -36,11 +36,28 @@ def NF_Dialect : Dialect {
     the unbiased variance, as PyTorch does.
   }];
   let useDefaultAttributePrinterParser = 1;
+  let useDefaultTypePrinterParser = 1;
   let hasConstantMaterializer = 0;
 }
 
 class NF_Op<string mnemonic, list<Trait> traits = []>
     : Op<NF_Dialect, mnemonic, traits>;
+
+// The TMA tensor map a GPU kernel takes (sm_90): what the host encodes for
+// one buffer (nf.tensor_map), passed to the kernel by value.
+def NF_TensorMapType : TypeDef<NF_Dialect, "TensorMap"> {
+  let mnemonic = "tensor_map";
+  let summary = "a TMA tensor map";
+  let description = [{
+    A tensor map of the Hopper Tensor Memory Accelerator: a tensor in
+    global memory (its base address, element type, dimensions and strides),
+    the box that one load copies and the shared-memory swizzle it lands
+    with. `nf.tensor_map` makes one on the host; a GPU kernel takes it as
+    an argument (printed as a `__grid_constant__` CUDA parameter, the
+    runtime encoding it with `cuTensorMapEncodeTiled`) and `nf.tma_load`
+    reads boxes through it.
+  }];
+}
 
 // Marks ops that may appear as the epilogue (or prologue) of an `nf.fused`
 // producer: elementwise in their first operand, one result of its shape.

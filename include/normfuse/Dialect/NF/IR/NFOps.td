@@ -591,6 +591,38 @@ def NF_ResidentBlocksOp : NF_Op<"resident_blocks", [Pure, NF_GpuLoweringTrait]> 
   }];
 }
 
+def NF_TensorMapOp : NF_Op<"tensor_map", [Pure, NF_GpuLoweringTrait]> {
+  let summary = "a TMA tensor map of a buffer, for a GPU kernel";
+  let description = [{
+    On the host: the tensor map of `buffer`, a flat buffer of f16, bf16 or
+    f32, read as a tensor of `dims` elements (the innermost dimension
+    first; one to three of them) whose dimensions after the first lie
+    `strides` bytes apart (one per dimension after the first, multiples of
+    16), loaded in boxes of `box` elements (at most 256 per dimension, the
+    innermost a multiple of 16 bytes and at most the swizzle's width) that
+    land in shared memory with a `swizzle` of 0, 32, 64 or 128 bytes.
+    Elements outside the tensor load as zeros. The launch plan keeps it as
+    a kernel argument that the runtime encodes where the buffer lies
+    (`cuTensorMapEncodeTiled` on a GPU), and refuses a buffer not aligned
+    to 16 bytes.
+
+    ```mlir
+    %m = nf.tensor_map %a dims [768, 512] strides [1536] box [64, 128]
+        swizzle 128 : memref<?xf16>
+    ```
+  }];
+  let arguments = (ins Arg<MemRefRankOf<[F16, BF16, F32], [1]>, "",
+                           [MemRead]>:$buffer,
+                       DenseI64ArrayAttr:$dims, DenseI64ArrayAttr:$strides,
+                       DenseI64ArrayAttr:$box, I64Attr:$swizzle);
+  let results = (outs NF_TensorMapType:$map);
+  let assemblyFormat = [{
+    $buffer `dims` $dims `strides` $strides `box` $box `swizzle` $swizzle
+    attr-dict `:` type($buffer)
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Inside GPU kernels: thread-block clusters
 //===----------------------------------------------------------------------===//
@@ -787,6 +819,113 @@ def NF_AsyncProxyFenceOp : NF_Op<"async_proxy_fence", [NF_GpuLoweringTrait]> {
     ```
   }];
   let assemblyFormat = "attr-dict";
+}
+
+//===----------------------------------------------------------------------===//
+// Inside GPU kernels: mbarriers and TMA loads (sm_90)
+//===----------------------------------------------------------------------===//
+
+def NF_MbarrierInitOp : NF_Op<"mbarrier_init", [NF_GpuLoweringTrait]> {
+  let summary = "mbarrier.init";
+  let description = [{
+    Initializes the mbarrier at `barriers[index]`, a workgroup buffer of
+    i64: each of its phases completes after `count` arrivals and the
+    transaction bytes expected of them. One thread initializes it, then
+    `nf.mbarrier_init_fence` and a barrier before any use.
+
+    ```mlir
+    nf.mbarrier_init %bars[%i] count 1 : memref<4xi64, #gpu.address_space<workgroup>>
+    ```
+  }];
+  let arguments = (ins Arg<MemRefRankOf<[I64], [1]>, "",
+                           [MemWrite]>:$barriers, Index:$index,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$count);
+  let assemblyFormat = [{
+    $barriers `[` $index `]` `count` $count attr-dict `:` type($barriers)
+  }];
+}
+
+def NF_MbarrierInitFenceOp : NF_Op<"mbarrier_init_fence", [NF_GpuLoweringTrait]> {
+  let summary = "fence.mbarrier_init";
+  let description = [{
+    The thread's `nf.mbarrier_init`s are seen by the asynchronous proxy
+    (the TMA loads that complete on them) once a barrier follows.
+
+    ```mlir
+    nf.mbarrier_init_fence
+    ```
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
+def NF_MbarrierArriveExpectTxOp : NF_Op<"mbarrier_arrive_expect_tx",
+                                        [NF_GpuLoweringTrait]> {
+  let summary = "mbarrier.arrive.expect_tx";
+  let description = [{
+    The current phase of the mbarrier at `barriers[index]` waits for
+    `bytes` more transaction bytes (of the TMA loads that complete on it),
+    then the thread arrives on it.
+
+    ```mlir
+    nf.mbarrier_arrive_expect_tx %bars[%i] bytes 32768 : memref<4xi64, #gpu.address_space<workgroup>>
+    ```
+  }];
+  let arguments = (ins Arg<MemRefRankOf<[I64], [1]>, "",
+                           [MemRead, MemWrite]>:$barriers, Index:$index,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$bytes);
+  let assemblyFormat = [{
+    $barriers `[` $index `]` `bytes` $bytes attr-dict `:` type($barriers)
+  }];
+}
+
+def NF_MbarrierWaitOp : NF_Op<"mbarrier_wait", [NF_GpuLoweringTrait]> {
+  let summary = "mbarrier.try_wait.parity until it succeeds";
+  let description = [{
+    Returns once the phase of parity `parity` (its lowest bit) of the
+    mbarrier at `barriers[index]` has completed: the TMA loads that
+    completed on it have landed. A thread must see every phase complete
+    before the mbarrier's next phase is armed (a phase two on has the same
+    parity).
+
+    ```mlir
+    nf.mbarrier_wait %bars[%i], %parity : memref<4xi64, #gpu.address_space<workgroup>>
+    ```
+  }];
+  let arguments = (ins Arg<MemRefRankOf<[I64], [1]>, "",
+                           [MemRead, MemWrite]>:$barriers, Index:$index,
+                       Index:$parity);
+  let assemblyFormat = [{
+    $barriers `[` $index `]` `,` $parity attr-dict `:` type($barriers)
+  }];
+}
+
+def NF_TmaLoadOp : NF_Op<"tma_load", [NF_GpuLoweringTrait]> {
+  let summary = "a TMA load of one box (cp.async.bulk.tensor)";
+  let description = [{
+    Copies the box of `map`'s tensor at `coords` (element coordinates, the
+    innermost dimension first, one per dimension of the map; those outside
+    the tensor load zeros) into `memref[offset]`, a workgroup buffer
+    aligned as the map's swizzle needs (1024 bytes for 128), asynchronously:
+    its bytes complete on the mbarrier at `barriers[index]`, whose phase
+    expects them (`nf.mbarrier_arrive_expect_tx`). The data may be read
+    once a wait has seen that phase complete.
+
+    ```mlir
+    nf.tma_load %map[%k0, %m0], %smem[%at], %bars[%i]
+        : memref<49152xf16, #gpu.address_space<workgroup>>,
+          memref<4xi64, #gpu.address_space<workgroup>>
+    ```
+  }];
+  let arguments = (ins NF_TensorMapType:$map, Variadic<Index>:$coords,
+                       Arg<MemRefRankOf<[F16, BF16, F32], [1]>, "",
+                           [MemWrite]>:$memref, Index:$offset,
+                       Arg<MemRefRankOf<[I64], [1]>, "",
+                           [MemRead, MemWrite]>:$barriers, Index:$index);
+  let assemblyFormat = [{
+    $map `[` $coords `]` `,` $memref `[` $offset `]` `,` $barriers `[` $index
+    `]` attr-dict `:` type($memref) `,` type($barriers)
+  }];
+  let hasVerifier = 1;
 }
 
 #endif // NF_OPS_TD

@@ -1,0 +1,53 @@
+// A product under a written `wgmma tma` schedule, printed for sm_90a: its
+// operands' tensor maps are __grid_constant__ parameters; thread 0 makes
+// an mbarrier a stage before any use; for each K tile thread 0 expects
+// the stage's bytes (A's 128 x 32 and B's 32 x 128 f16: 16384) on the
+// stage's mbarrier and loads A's one box (K rows of 32) and B's two boxes
+// of 64 columns; the K loop's barrier comes first, then the load of the
+// tile two stages on, then the wait for the current stage's phase, then
+// the wgmmas. Every cp.async is gone, and the staged epilogue fences its
+// shared-memory accesses against the next tile's loads (the async proxy).
+// K of 70 f16 (140-byte rows) cannot be a tensor map: the same schedule
+// stages that product by cp.async.
+// RUN: nf-translate --nf-to-cuda --cuda-arch=sm_90a %s | FileCheck %s
+
+// CHECK-LABEL: // mlp_matmul: tensor-core-product tile=128x128x32 warps=4x1 stages=3 wgmma tma
+// CHECK-NEXT: extern "C" __global__ void __launch_bounds__(128, 1) mlp_matmul(const __half *__restrict__ a0, const __half *__restrict__ a1, __half *__restrict__ a2, const __grid_constant__ nf_tensor_map a3, const __grid_constant__ nf_tensor_map a4) {
+// CHECK-NEXT: NF_DYNAMIC_SMEM_ALIGNED(nf_smem, 1024);
+// CHECK-NEXT: __half *const s0 = reinterpret_cast<__half *>(nf_smem + 0);
+// CHECK-NEXT: long long *const s1 = reinterpret_cast<long long *>(nf_smem + 49152);
+// CHECK-NOT: nf_cp_async
+// CHECK-COUNT-3: nf_mbarrier_init((s1 + v{{[0-9]+}}), 1u);
+// CHECK-NEXT: nf_mbarrier_init_fence();
+// CHECK-NEXT: }
+// CHECK-NEXT: __syncthreads();
+// CHECK: nf_mbarrier_arrive_expect_tx((s1 + v{{[0-9]+}}), 16384u);
+// CHECK-NEXT: nf_tma_load<2>((s0 + v{{[0-9]+}}), a3,
+// CHECK-NEXT: nf_tma_load<2>((s0 + v{{[0-9]+}}), a4,
+// CHECK: nf_tma_load<2>((s0 + v{{[0-9]+}}), a4,
+// CHECK: for (
+// CHECK-NEXT: __syncthreads();
+// CHECK: nf_mbarrier_arrive_expect_tx(
+// CHECK: nf_mbarrier_wait((s1 + v{{[0-9]+}}), unsigned(v{{[0-9]+}}));
+// CHECK: nf_wgmma_fence();
+// CHECK-COUNT-4: nf_wgmma<128, false, true, 64, 16, 512, 128, 4096, 1024>(
+// CHECK: nf_wgmma_commit();
+// CHECK-NEXT: nf_wgmma_wait<1>();
+// CHECK: nf_wgmma_wait<0>();
+// CHECK: nf_fence_proxy_async();
+// CHECK-NEXT: __syncthreads();
+// CHECK-NOT: nf_cp_async
+// CHECK: NF_SIM_ENTRY(mlp_matmul)
+
+// CHECK-LABEL: // odd_k_matmul: tensor-core-product tile=128x128x32 warps=4x1 stages=3 wgmma tma
+// CHECK-NOT: nf_tensor_map
+// CHECK-NOT: nf_tma_load
+// CHECK: NF_SIM_ENTRY(odd_k_matmul)
+func.func @mlp(%a: tensor<200x72xf16>, %b: tensor<72x136xf16>) -> tensor<200x136xf16> {
+  %p = nf.matmul %a, %b {nf.gpu_schedule = "tensor-core-product tile=128x128x32 warps=4x1 stages=3 wgmma tma"} : tensor<200x72xf16>, tensor<72x136xf16> -> tensor<200x136xf16>
+  return %p : tensor<200x136xf16>
+}
+func.func @odd_k(%a: tensor<200x70xf16>, %b: tensor<70x136xf16>) -> tensor<200x136xf16> {
+  %p = nf.matmul %a, %b {nf.gpu_schedule = "tensor-core-product tile=128x128x32 warps=4x1 stages=3 wgmma tma"} : tensor<200x70xf16>, tensor<70x136xf16> -> tensor<200x136xf16>
+  return %p : tensor<200x136xf16>
+}
