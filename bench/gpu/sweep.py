@@ -540,7 +540,8 @@ def row_norm_case(op, direction, dtype, rows, cols, tier):
 
 def group_norm_nhwc_case(direction, dtype, n, h, w, c, with_silu, tier, groups=32):
     x_t, v_t, s_t = (n, h, w, c), (c,), (n, groups)
-    op = "group_norm_nhwc" + ("+silu" if with_silu else "")
+    # (A group a channel is an instance norm, and named so.)
+    op = ("instance_norm_nhwc" if groups == c else "group_norm_nhwc") + ("+silu" if with_silu else "")
     lay = "{layout = #nf.layout<nhwc>, num_groups = %d : i64}" % groups
 
     def build(B, peers_ok):
@@ -1101,6 +1102,11 @@ def all_cases(small: bool) -> List[Case]:
                  example_block_case("examples/unet_block_tosa.mlir", "unet_resnet_block_tosa", "f32", 2)]
     for shape in ((2, 32, 32, 640), (2, 16, 16, 1280), (1, 64, 64, 320)):
         group_norms(shape, 2)
+    # Instance norms in NHWC (group norms of one-channel groups) on small
+    # images: across the channels since 2026-11-29, warp rows before.
+    for shape in ((32, 7, 7, 512), (32, 14, 14, 256)):
+        for dtype in dtypes:
+            tiers[2].append(group_norm_nhwc_case("forward", dtype, *shape, False, 2, groups=shape[3]))
     for shape in ((32, 64, 112, 112), (32, 512, 28, 28)):
         channel_norms(shape, 2)
     for dtype in dtypes:

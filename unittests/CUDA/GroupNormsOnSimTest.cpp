@@ -110,8 +110,12 @@ INSTANTIATE_TEST_SUITE_P(
                   "auto", true},
         GroupCase{"instance_nchw_bf16", DType::BF16, 1, 8, 6, 6, 8, false,
                   "auto", true},
-        GroupCase{"nhwc_1024_elements_warp_rows_f16", DType::F16, 1, 8, 16, 16,
-                  2, true},
+        // 1024 elements a group in runs of 32 bytes: warp rows; of 2 bytes
+        // (an instance norm of 7 x 7 bf16): across the channels.
+        GroupCase{"nhwc_1024_elements_warp_rows_f16", DType::F16, 1, 16, 8, 8,
+                  1, true},
+        GroupCase{"instance_nhwc_7x7_across_channels_bf16", DType::BF16, 2, 64,
+                  7, 7, 64, true, "auto", true},
         GroupCase{"nhwc_1156_elements_channels_last_f32", DType::F32, 1, 8, 17,
                   17, 2, true},
         // NCHW groups as rows in registers: a block row (2178 odd elements,

@@ -590,13 +590,13 @@ TEST(NVRTCResourceTest, NoKernelSpillsAtSm90) {
   // 2 group norms (NHWC across the channels: the one kernel and its
   // three-kernel fallback, f64 (80-byte runs) split: two; NCHW a block row:
   // one, f64 split: two), the
-  // instance norm (256 elements a group: one warp-row kernel) and
-  // batch_norm_inference x 4 dtypes. Per-channel reductions x 2 layouts x 4
-  // dtypes: batch_norm_training (NHWC: the moments, their finish, the
-  // normalize kernel; NCHW: one kernel), batch_norm_grad (NHWC: the sums,
-  // their totals, the finish, dx; NCHW: one kernel), bias_add_grad (sums,
-  // totals, finish). Products
-  // x 4 dtypes: the fused
+  // instance norm (256 elements a group in one-channel runs: across the
+  // channels, the one kernel and its three-kernel fallback; f64 one
+  // warp-row kernel) and batch_norm_inference x 4 dtypes. Per-channel
+  // reductions x 2 layouts x 4 dtypes: batch_norm_training (NHWC: the moments,
+  // their finish, the normalize kernel; NCHW: one kernel), batch_norm_grad
+  // (NHWC: the sums, their totals, the finish, dx; NCHW: one kernel),
+  // bias_add_grad (sums, totals, finish). Products x 4 dtypes: the fused
   // matmul, a large matmul, a matmul of few tiles (f16, bf16 and f32 split
   // K: two kernels; f64 sums are not split), and per layout the fused
   // conv2d and the two gradients (f16 and bf16 NCHW conv2d: two
@@ -616,7 +616,7 @@ TEST(NVRTCResourceTest, NoKernelSpillsAtSm90) {
   // average pool (its pad, the sums, the division), the argmax, the resize, the
   // slice and the rfft2d.
   EXPECT_EQ(kernels, 2 * (3 * 4 * 2 + 4 * 2 * 2) + (2 + 2 + 3 + 3 + 3) * 4 * 2 +
-                         11 * 4 + (3 * 4 + 2) + (1 + 1 + 1) * 4 + 1 +
+                         11 * 4 + (3 * 4 + 2) + (1 + 1 + 1) * 4 + 1 + 3 * 3 +
                          (3 + 4 + 3 + 1 + 1 + 3) * 4 + (3 + 3 * 2) * 4 + 2 * 2 +
                          2 + 3 + (2 * 4 + 1) * 4 + (2 + 4 + 3 + 1 + 3 + 2 * 3) +
                          4 * 4 + 1 + 3 * 4 + 4 * 4 + 3 * 2 + 1 + 2 +

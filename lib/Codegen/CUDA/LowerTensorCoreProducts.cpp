@@ -489,10 +489,12 @@ cuda::tmaMaps(OpBuilder &builder, Location loc, const Product &p,
     return builder.create<nf::TensorMapOp>(loc, buffer, dims, strides, box,
                                            boxes.swizzle);
   };
-  // TMA reads rows that start 16 bytes apart at least.
-  if ((p.matrixA->cols * elementBytes) % 16 ||
-      (p.matrixB->cols * elementBytes) % 16)
-    return std::nullopt;
+  // TMA reads rows that start 16 bytes apart at least, of a tensor that
+  // has elements (an empty product is cp.async's: no copy at all).
+  for (const DenseMatrix *m : {&*p.matrixA, &*p.matrixB})
+    if ((m->cols * elementBytes) % 16 || m->rows < 1 || m->cols < 1 ||
+        m->batches < 1)
+      return std::nullopt;
   return std::make_pair(
       map(*p.matrixA, p.layoutA.along == Runs::Rows, s.tileM, a),
       map(*p.matrixB, p.layoutB.along == Runs::Columns, s.tileN, b));
@@ -629,10 +631,11 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
   bool bSteady = !tma && canCopySteadily(pk, b);
   // Thread 0 makes the mbarriers, each for one arrival (its own, with the
   // stage's bytes) a phase, before any thread uses them.
-  Value first =
-      kb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, tid, im.c(0));
+  Value leader;
   if (tma) {
-    kb.create<scf::IfOp>(loc, first, [&](OpBuilder &ib, Location il) {
+    leader =
+        kb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, tid, im.c(0));
+    kb.create<scf::IfOp>(loc, leader, [&](OpBuilder &ib, Location il) {
       for (int64_t st = 0; st < s.stages; ++st)
         ib.create<nf::MbarrierInitOp>(il, bars, IndexMath{ib, il}.c(st), 1);
       ib.create<nf::MbarrierInitFenceOp>(il);
@@ -709,7 +712,7 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
             // both operands' boxes; zeros past M, N and K.
             Value has = lessThan(ib, il, i, count);
             ib.create<scf::IfOp>(
-                il, ib.create<arith::AndIOp>(il, has, first),
+                il, ib.create<arith::AndIOp>(il, has, leader),
                 [&](OpBuilder &cb, Location cl) {
                   IndexMath cm{cb, cl};
                   Value k0 = cm.mul(split ? cm.add(kBegin, i) : i, s.tileK);

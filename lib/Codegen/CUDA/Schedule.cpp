@@ -448,13 +448,26 @@ cuda::selectGroupNormSchedule(int64_t elementsPerGroup, int64_t contiguous,
                               int64_t positions, int64_t groups) {
   RowNormSchedule s;
   s.vectorWidth = vectorWidthFor(contiguous, elementType);
+  int64_t bytes = std::max<int64_t>(1, elementType.getIntOrFloatBitWidth() / 8);
+  bool narrowRuns = !ShapedType::isDynamic(contiguous) &&
+                    contiguous * bytes <= kChannelsLastNarrowRunBytes;
   // A small group (an instance norm of a 7x7 to 28x28 image) is a warp's,
   // or part of one, in registers: one kernel, x read once, several groups a
   // block. A split group of 49 elements left most of a 512-thread block
-  // idle, in two kernels: 0.02-0.07 of a copy's speed on an H100.
+  // idle, in two kernels: 0.02-0.07 of a copy's speed on an H100. Not in
+  // NHWC where a group's run at a position is at most 16 bytes (an
+  // instance norm's one channel): a warp row's lanes would each read one
+  // run, C elements from the next, 4 to 16 bytes of each 32-byte sector;
+  // across the channels below every sector is whole. (Not f64: its one
+  // kernel there spilled 64 bytes under ptxas 13.0 at sm_90.)
+  bool acrossChannels =
+      narrowRuns && bytes <= 4 && !ShapedType::isDynamic(nhwcChannels) &&
+      nhwcChannels > 0 &&
+      nhwcChannels / vectorWidthFor(nhwcChannels, elementType) <=
+          GpuTarget::kMaxThreadsPerBlock;
   if (forced == ForcedRowNormKind::Auto &&
       !ShapedType::isDynamic(elementsPerGroup) &&
-      elementsPerGroup <= kWarpRowMaxElements) {
+      elementsPerGroup <= kWarpRowMaxElements && !acrossChannels) {
     s.kind = RowNormSchedule::Kind::WarpRows;
     shapeRowInRegisters(
         s,
@@ -473,9 +486,6 @@ cuda::selectGroupNormSchedule(int64_t elementsPerGroup, int64_t contiguous,
   // or lose on images of fewer than 2048 positions; the three kernels won
   // by 3x at 4-channel groups (16 bytes a run) and by 1.1-1.4x at 64x64
   // images with 10-channel groups (40 bytes of f32, 20 of bf16).
-  int64_t bytes = std::max<int64_t>(1, elementType.getIntOrFloatBitWidth() / 8);
-  bool narrowRuns = !ShapedType::isDynamic(contiguous) &&
-                    contiguous * bytes <= kChannelsLastNarrowRunBytes;
   bool manyPositions = !ShapedType::isDynamic(contiguous) &&
                        !ShapedType::isDynamic(elementsPerGroup) &&
                        contiguous * bytes <= kChannelsLastMaxRunBytes &&

@@ -7,8 +7,8 @@
 // tile two stages on, then the wait for the current stage's phase, then
 // the wgmmas. Every cp.async is gone, and the staged epilogue fences its
 // shared-memory accesses against the next tile's loads (the async proxy).
-// K of 70 f16 (140-byte rows) cannot be a tensor map: the same schedule
-// stages that product by cp.async.
+// K of 70 f16 (140-byte rows) cannot be a tensor map, nor can an empty
+// matrix (K or M of 0): the same schedule stages those by cp.async.
 // RUN: nf-translate --nf-to-cuda --cuda-arch=sm_90a %s | FileCheck %s
 
 // CHECK-LABEL: // mlp_matmul: tensor-core-product tile=128x128x32 warps=4x1 stages=3 wgmma tma
@@ -43,6 +43,11 @@
 // CHECK-NOT: nf_tensor_map
 // CHECK-NOT: nf_tma_load
 // CHECK: NF_SIM_ENTRY(odd_k_matmul)
+
+// CHECK-LABEL: // k0_matmul: tensor-core-product tile=128x128x32 warps=4x1 stages=3 wgmma tma
+// CHECK-NEXT: k0_matmul(const __half *__restrict__ a0, const __half *__restrict__ a1, __half *__restrict__ a2) {
+// CHECK-LABEL: // m0_matmul: tensor-core-product tile=128x128x32 warps=4x1 stages=3 wgmma tma
+// CHECK-NEXT: m0_matmul(const __half *__restrict__ a0, const __half *__restrict__ a1, __half *__restrict__ a2) {
 func.func @mlp(%a: tensor<200x72xf16>, %b: tensor<72x136xf16>) -> tensor<200x136xf16> {
   %p = nf.matmul %a, %b {nf.gpu_schedule = "tensor-core-product tile=128x128x32 warps=4x1 stages=3 wgmma tma"} : tensor<200x72xf16>, tensor<72x136xf16> -> tensor<200x136xf16>
   return %p : tensor<200x136xf16>
@@ -50,4 +55,12 @@ func.func @mlp(%a: tensor<200x72xf16>, %b: tensor<72x136xf16>) -> tensor<200x136
 func.func @odd_k(%a: tensor<200x70xf16>, %b: tensor<70x136xf16>) -> tensor<200x136xf16> {
   %p = nf.matmul %a, %b {nf.gpu_schedule = "tensor-core-product tile=128x128x32 warps=4x1 stages=3 wgmma tma"} : tensor<200x70xf16>, tensor<70x136xf16> -> tensor<200x136xf16>
   return %p : tensor<200x136xf16>
+}
+func.func @k0(%a: tensor<64x0xf16>, %b: tensor<0x64xf16>) -> tensor<64x64xf16> {
+  %p = nf.matmul %a, %b {nf.gpu_schedule = "tensor-core-product tile=128x128x32 warps=4x1 stages=3 wgmma tma"} : tensor<64x0xf16>, tensor<0x64xf16> -> tensor<64x64xf16>
+  return %p : tensor<64x64xf16>
+}
+func.func @m0(%a: tensor<0x64xf16>, %b: tensor<64x64xf16>) -> tensor<0x64xf16> {
+  %p = nf.matmul %a, %b {nf.gpu_schedule = "tensor-core-product tile=128x128x32 warps=4x1 stages=3 wgmma tma"} : tensor<0x64xf16>, tensor<64x64xf16> -> tensor<0x64xf16>
+  return %p : tensor<0x64xf16>
 }
