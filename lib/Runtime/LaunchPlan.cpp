@@ -233,24 +233,29 @@ bool normfuse::runtime::TensorMapSpec::check(uintptr_t base, size_t bytes,
                 " bytes (a multiple of 16, at most the swizzle's width)");
   // The last element lies inside the buffer (strides of no overlap checked
   // by the lowering; here only that nothing is read past the end).
-  uint64_t last = (dims[0] - 1) * elementBytes();
+  // (Sums past 2^64 wrap: such a map reaches past every buffer.)
+  uint64_t last = 0;
+  bool wraps = false;
   for (int d = 0; d < rank; ++d) {
     if (dims[d] < 1 || dims[d] > (uint64_t(1) << 32) || box[d] < 1 ||
         box[d] > 256)
       return fail("with dimension " + std::to_string(d) + " of " +
                   std::to_string(dims[d]) + " elements and a box of " +
                   std::to_string(box[d]));
-    if (d == 0)
-      continue;
-    uint64_t stride = strides[d - 1];
-    if (stride % 16 || stride >= (uint64_t(1) << 40))
+    uint64_t stride = d ? strides[d - 1] : elementBytes(), reach = 0;
+    if (d && (stride % 16 || stride >= (uint64_t(1) << 40)))
       return fail("with a stride of " + std::to_string(stride) +
                   " bytes (a multiple of 16 below 2^40)");
-    last += (dims[d] - 1) * stride;
+    wraps |= __builtin_mul_overflow(dims[d] - 1, stride, &reach);
+    wraps |= __builtin_add_overflow(last, reach, &last);
   }
-  if (last + elementBytes() > bytes)
-    return fail("reaching byte " + std::to_string(last + elementBytes()) +
-                " of a buffer of " + std::to_string(bytes));
+  wraps |= __builtin_add_overflow(last, elementBytes(), &last);
+  if (wraps)
+    return fail("reaching past byte 2^64 of a buffer of " +
+                std::to_string(bytes));
+  if (last > bytes)
+    return fail("reaching byte " + std::to_string(last) + " of a buffer of " +
+                std::to_string(bytes));
   return true;
 }
 

@@ -509,6 +509,12 @@ TEST(KernelPackageTest, ATensorMapThatCuTensorMapEncodeTiledRefusesIsAnError) {
                  "16 below 2^40)");
   EXPECT_EQ(readError(corrupted("\"dims\": [12, 3]", "\"dims\": [12, 4]", p)),
             at + "is a tensor map reaching byte 240 of a buffer of 208");
+  // Sizes whose product wraps past 2^64 reach past every buffer.
+  EXPECT_EQ(readError(corrupted("\"dims\": [12, 3], \"strides\": [64]",
+                                "\"dims\": [12, 4294967296], \"strides\": "
+                                "[1099511627760]",
+                                p)),
+            at + "is a tensor map reaching past byte 2^64 of a buffer of 208");
   EXPECT_EQ(readError(corrupted("\"strides\": [64]", "\"strides\": []", p)),
             at + "does not hold 1 to 5 dims, as many box sizes and one stride "
                  "fewer");
