@@ -33,15 +33,19 @@ static gpu::GPUFuncOp findKernel(ModuleOp module, llvm::StringRef kernel) {
   return found;
 }
 
-/// Each distinct buffer, temporary and constant of `args`, once.
+/// Each distinct buffer, temporary and constant of `args`, once (a tensor
+/// map's as its buffer's: TMA reads the same bytes).
 static uint64_t argumentBytes(const LaunchPlan &plan,
                               llvm::ArrayRef<LaunchArg> args) {
   std::set<std::pair<int, int64_t>> seen;
   uint64_t bytes = 0;
-  for (const LaunchArg &arg : args)
-    if (arg.kind != LaunchArg::Kind::Integer &&
-        seen.insert({int(arg.kind), arg.index}).second)
-      bytes += normfuse::runtime::bytesOf(plan, arg);
+  for (const LaunchArg &arg : args) {
+    LaunchArg buffer =
+        arg.kind == LaunchArg::Kind::TensorMap ? arg.mapped() : arg;
+    if (buffer.kind != LaunchArg::Kind::Integer &&
+        seen.insert({int(buffer.kind), buffer.index}).second)
+      bytes += normfuse::runtime::bytesOf(plan, buffer);
+  }
   return bytes;
 }
 
