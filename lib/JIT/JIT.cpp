@@ -186,7 +186,11 @@ struct JIT::Impl : std::enable_shared_from_this<JIT::Impl> {
       target = jtmb->getTargetTriple().str() + " " + jtmb->getCPU();
     else
       llvm::consumeError(jtmb.takeError());
-    warmUp();
+    // Only the CPU's kernels run through ORC (the CUDA targets' host code
+    // is the runtime's): elsewhere a warm-up would compile a kernel for
+    // the simulator or NVRTC and open the GPU, for nothing.
+    if (options.target == Target::CPU)
+      warmUp();
     buffer_cache::addUser();
   }
 

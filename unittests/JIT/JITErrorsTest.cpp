@@ -11,6 +11,7 @@
 #include "normfuse/Codegen/Passes.h"
 #include "normfuse/Dialect/NF/IR/NFDialect.h"
 #include "normfuse/Dialect/NF/IR/NFTraits.h"
+#include "normfuse/Runtime/CudaSim.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/PatternMatch.h"
@@ -241,6 +242,22 @@ TEST(JITOptionsTest, EachTargetTakesItsOwnOptions) {
   sim.cuda.arch = "sm_80";
   sim.cuda.rowNormSchedule = "warp-rows";
   EXPECT_EQ(optionsError(sim), "");
+}
+
+// The warm-up that builds ORC's statics (JIT.cpp) is the CPU's: a cuda-sim
+// JIT compiles a simulated module for each function and none for itself
+// (it compiled one, a third of a small program's time in the simulator).
+TEST(JITConstructionTest,
+     ACudaSimJITCompilesOneModuleAFunctionAndNoneForItself) {
+  using normfuse::runtime::SimModule;
+  normfuse::jit::Options sim;
+  sim.target = normfuse::jit::Target::CUDASim;
+  uint64_t before = SimModule::compileStats().modules;
+  normfuse::jit::JIT jit(sim);
+  EXPECT_EQ(SimModule::compileStats().modules, before);
+  auto kernel = jit.compile(kRelu, "relu");
+  ASSERT_TRUE(bool(kernel)) << llvm::toString(kernel.takeError());
+  EXPECT_EQ(SimModule::compileStats().modules, before + 1);
 }
 
 class RunErrorsTest : public testing::Test {

@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -72,6 +73,21 @@ struct SimCompileOptions {
   std::vector<std::string> extraFlags;
   /// Keeps the temporary directory (its path is then in `keptDir`).
   bool keepTemps = false;
+  /// Where the simulator header is kept precompiled (GCC and Clang; see
+  /// docs/Runtime.md). Unset: $NF_SIM_PCH_DIR if set, else
+  /// $XDG_CACHE_HOME/normfuse/sim-pch, else $HOME/.cache/normfuse/sim-pch.
+  /// Empty: every module parses the header itself.
+  std::optional<std::string> pchDirectory;
+};
+
+/// What SimModule::compile did in this process.
+struct SimCompileStats {
+  uint64_t modules = 0;            ///< modules compiled
+  uint64_t headersPrecompiled = 0; ///< precompiled headers made
+  uint64_t modulesWithPch = 0;     ///< modules compiled against one
+  /// Compiles that failed against a precompiled header and passed without
+  /// it (the entry is then made again on next use).
+  uint64_t pchFallbacks = 0;
 };
 
 /// A printed .cu file compiled and loaded as a shared object.
@@ -82,6 +98,8 @@ public:
   static std::unique_ptr<SimModule>
   compile(const std::string &cudaSource, std::string &error,
           const SimCompileOptions &options = {});
+  /// What compile() did in this process, summed over all calls.
+  static SimCompileStats compileStats();
   /// Loads an already compiled module.
   static std::unique_ptr<SimModule> load(const std::string &sharedObject,
                                          std::string &error);

@@ -4,7 +4,7 @@
 // with an argument vector (no shell), its output goes to a log file in a
 // fresh temporary directory, and the shared object is opened RTLD_LOCAL so
 // that modules never see each other's symbols. GCC also gets -fno-weak (see
-// isGcc).
+// compilerFacts) and the simulator header precompiled (precompiledHeader).
 //
 //===----------------------------------------------------------------------===//
 
@@ -122,14 +122,21 @@ int runCommand(const std::vector<std::string> &argv, const std::string &logPath,
   return -1;
 }
 
-/// Whether `compiler` is GCC, which needs -fno-weak: it refuses to mix the
-/// COMDAT statics of inline functions and templates with other variables in
-/// one named section, and every __shared__ variable is in section nf_smem.
+/// What the compiler predefines (`-dM -E`), which names its version, and
+/// whether it is GCC, which needs -fno-weak: it refuses to mix the COMDAT
+/// statics of inline functions and templates with other variables in one
+/// named section, and every __shared__ variable is in section nf_smem.
 /// Asked once per compiler command; an error here is left for the real
 /// compile to report.
-bool isGcc(const std::vector<std::string> &compiler, TempDir &dir) {
+struct CompilerFacts {
+  bool gcc = false, clang = false;
+  std::string macros;
+};
+
+CompilerFacts compilerFacts(const std::vector<std::string> &compiler,
+                            TempDir &dir) {
   static std::mutex mutex;
-  static std::map<std::string, bool> cache;
+  static std::map<std::string, CompilerFacts> cache;
   std::string key;
   for (const std::string &word : compiler)
     key += word + " ";
@@ -142,12 +149,204 @@ bool isGcc(const std::vector<std::string> &compiler, TempDir &dir) {
     argv.push_back(arg);
   std::string logPath = dir.add("macros.txt"), error;
   if (runCommand(argv, logPath, error) != 0)
+    return {};
+  CompilerFacts facts;
+  facts.macros = readFile(logPath);
+  facts.clang = facts.macros.find("#define __clang__ ") != std::string::npos;
+  facts.gcc = facts.macros.find("#define __GNUC__ ") != std::string::npos &&
+              !facts.clang;
+  cache[key] = facts;
+  return facts;
+}
+
+std::mutex &getStatsMutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+
+SimCompileStats &getStats() {
+  static SimCompileStats stats;
+  return stats;
+}
+
+void count(uint64_t SimCompileStats::*field) {
+  std::lock_guard<std::mutex> lock(getStatsMutex());
+  ++(getStats().*field);
+}
+
+/// FNV-1a, 64 bits, in hex: names an entry and fingerprints a file's text
+/// (an entry's key is also kept whole and compared).
+std::string fingerprint(const std::string &text) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : text)
+    h = (h ^ c) * 0x100000001b3ull;
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  return hex;
+}
+
+/// The folder precompiled headers live in by default (see
+/// SimCompileOptions::pchDirectory).
+std::string defaultPchDirectory() {
+  if (const char *dir = std::getenv("NF_SIM_PCH_DIR"))
+    return dir;
+  if (std::string xdg = getEnv("XDG_CACHE_HOME"); !xdg.empty())
+    return xdg + "/normfuse/sim-pch";
+  if (std::string home = getEnv("HOME"); !home.empty())
+    return home + "/.cache/normfuse/sim-pch";
+  return "";
+}
+
+/// The files a make rule (`-MMD -MF`) lists after its target's colon.
+std::vector<std::string> ruleDependencies(const std::string &rule) {
+  std::vector<std::string> files;
+  size_t colon = rule.find(": ");
+  if (colon == std::string::npos)
+    return files;
+  std::string word;
+  for (size_t i = colon + 2; i <= rule.size(); ++i) {
+    char c = i < rule.size() ? rule[i] : ' ';
+    if (c == '\\' && i + 1 < rule.size() && rule[i + 1] == '\n') {
+      ++i;
+      c = ' ';
+    } else if (c == '\\' && i + 1 < rule.size() && rule[i + 1] == ' ') {
+      word += rule[++i];
+      continue;
+    }
+    if (c == ' ' || c == '\n' || c == '\t') {
+      if (!word.empty())
+        files.push_back(word);
+      word.clear();
+    } else {
+      word += c;
+    }
+  }
+  return files;
+}
+
+/// A line per file: its path, modification time (Clang refuses a
+/// precompiled header whose files changed it) and its text's fingerprint;
+/// empty when one cannot be read.
+std::string describeFiles(const std::vector<std::string> &files) {
+  std::string lines;
+  for (const std::string &file : files) {
+    struct stat st;
+    std::ifstream in(file, std::ios::binary);
+    if (!in || ::stat(file.c_str(), &st) != 0)
+      return "";
+    std::ostringstream text;
+    text << in.rdbuf();
+    lines += file + "\t" + std::to_string(st.st_mtim.tv_sec) + "." +
+             std::to_string(st.st_mtim.tv_nsec) + "\t" +
+             fingerprint(text.str()) + "\n";
+  }
+  return lines;
+}
+
+bool writeFileAtomically(const std::string &path, const std::string &text) {
+  std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  if (!writeFile(tmp, text) || ::rename(tmp.c_str(), path.c_str()) != 0) {
+    ::unlink(tmp.c_str());
     return false;
-  std::string macros = readFile(logPath);
-  bool gcc = macros.find("#define __GNUC__ ") != std::string::npos &&
-             macros.find("#define __clang__ ") == std::string::npos;
-  cache[key] = gcc;
-  return gcc;
+  }
+  return true;
+}
+
+bool makeDirectories(const std::string &path) {
+  for (size_t at = 1; at <= path.size(); ++at)
+    if (at == path.size() || path[at] == '/') {
+      std::string prefix = path.substr(0, at);
+      if (::mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST)
+        return false;
+    }
+  return true;
+}
+
+/// Serializes this process's making of entries.
+std::mutex &getPchMutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+
+/// The simulator header precompiled for `flags` (the compiler's command and
+/// every flag of a module's compile but the header, the source and the
+/// output; GCC or Clang, whose file is `suffix`, .gch or .pch), made in
+/// `root` on first use: the path to give -include (the compiler finds the
+/// precompiled file beside it), or empty where there is none (the module
+/// then includes the header itself).
+///
+/// An entry is the folder <root>/<fingerprint of the key>: `include.h` (a
+/// line that includes the header by its absolute path), `include.h.gch`
+/// (or .pch) and `key.txt`: the key (the flags, the compiler's predefined
+/// macros, the header's path), then a line per file the header includes from
+/// outside the system's folders (GCC's -MMD), with its text's fingerprint.
+/// A process checks an entry once, and makes it again (under temporary
+/// names, renamed into place: a concurrent compile sees the old entry or
+/// the new) where the key or a file differs. A module that fails to compile
+/// with the entry (Clang and, told to, GCC fail on one that does not fit)
+/// is compiled again without it, and the entry made again on next use
+/// (SimCompileStats::pchFallbacks).
+std::string precompiledHeader(const std::vector<std::string> &flags,
+                              const std::string &macros,
+                              const std::string &header,
+                              const std::string &suffix,
+                              const std::string &root, TempDir &dir) {
+  char *resolved = ::realpath(header.c_str(), nullptr);
+  if (!resolved)
+    return "";
+  std::string absolute = resolved;
+  std::free(resolved);
+  std::string key;
+  for (const std::string &flag : flags)
+    key += flag + " ";
+  key += "\nmacros " + fingerprint(macros) + "\nheader " + absolute + "\n";
+  std::string entry = root + "/" + fingerprint(key);
+  std::string include = entry + "/include.h", gch = include + suffix,
+              keyPath = entry + "/key.txt";
+
+  std::lock_guard<std::mutex> lock(getPchMutex());
+  // The entry as kept: its key, and its files as they are now.
+  std::string kept = readFile(keyPath);
+  if (kept.compare(0, key.size(), key) == 0 &&
+      ::access(gch.c_str(), R_OK) == 0) {
+    std::vector<std::string> files;
+    std::istringstream lines(kept.substr(key.size()));
+    for (std::string line; std::getline(lines, line);)
+      files.push_back(line.substr(0, line.find('\t')));
+    if (!files.empty() && describeFiles(files) == kept.substr(key.size()))
+      return include;
+  }
+  // include.h is written once: a compile reading the entry meanwhile
+  // sees it unchanged (Clang checks its time).
+  std::string line = "#include \"" + absolute + "\"\n";
+  if (!makeDirectories(entry) ||
+      (readFile(include) != line && !writeFileAtomically(include, line)))
+    return "";
+  std::string tmp = gch + ".tmp." + std::to_string(::getpid());
+  std::string rule = dir.add("pch.d"), log = dir.add("pch.log"), error;
+  std::vector<std::string> argv = flags;
+  for (const std::string &arg :
+       {std::string("-x"), std::string("c++-header"), include,
+        std::string("-o"), tmp, std::string("-MMD"), std::string("-MF"), rule})
+    argv.push_back(arg);
+  std::string files;
+  if (runCommand(argv, log, error) == 0)
+    files = describeFiles(ruleDependencies(readFile(rule)));
+  if (files.empty() || ::rename(tmp.c_str(), gch.c_str()) != 0 ||
+      !writeFileAtomically(keyPath, key + files)) {
+    ::unlink(tmp.c_str());
+    return "";
+  }
+  count(&SimCompileStats::headersPrecompiled);
+  return include;
+}
+
+/// Unkeys `include`'s entry, which a module failed to compile with and
+/// passed without: the next compile that wants it makes it again.
+void discardPrecompiledHeader(const std::string &include) {
+  std::string entry = include.substr(0, include.rfind('/'));
+  std::lock_guard<std::mutex> lock(getPchMutex());
+  ::unlink((entry + "/key.txt").c_str());
 }
 
 } // namespace
@@ -208,24 +407,54 @@ SimModule::compile(const std::string &cudaSource, std::string &error,
     return nullptr;
   }
 
-  bool gcc = isGcc(argv, dir);
-  for (const char *flag : {"-std=c++17", optLevel.c_str(), "-g0", "-fPIC",
-                           "-shared", "-DNF_CUDA_SIM", "-include"})
+  CompilerFacts facts = compilerFacts(argv, dir);
+  // The flags the header is compiled with, precompiled or not.
+  for (const char *flag :
+       {"-std=c++17", optLevel.c_str(), "-g0", "-fPIC", "-DNF_CUDA_SIM"})
     argv.push_back(flag);
-  argv.push_back(header);
-  if (gcc)
+  if (facts.gcc)
     argv.push_back("-fno-weak");
   argv.insert(argv.end(), options.extraFlags.begin(), options.extraFlags.end());
-  for (const std::string &arg : {std::string("-x"), std::string("c++"), cuPath,
-                                 std::string("-o"), soPath})
-    argv.push_back(arg);
-
-  std::string runError;
-  int status = runCommand(argv, logPath, runError);
-  if (status != 0) {
-    std::string command;
-    for (const std::string &arg : argv)
+  std::string pchRoot =
+      options.pchDirectory ? *options.pchDirectory : defaultPchDirectory();
+  std::string pch;
+  if ((facts.gcc || facts.clang) && !pchRoot.empty())
+    pch = precompiledHeader(argv, facts.macros, header,
+                            facts.gcc ? ".gch" : ".pch", pchRoot, dir);
+  auto run = [&](const std::string &include, std::string &command,
+                 std::string &runError) {
+    std::vector<std::string> full = argv;
+    // GCC reads the header's text where the precompiled one does not fit;
+    // made an error, the entry is made again (Clang fails anyway).
+    if (include == pch && facts.gcc)
+      full.insert(full.end(), {"-Winvalid-pch", "-Werror=invalid-pch"});
+    for (const std::string &arg :
+         {std::string("-shared"), std::string("-include"), include,
+          std::string("-x"), std::string("c++"), cuPath, std::string("-o"),
+          soPath})
+      full.push_back(arg);
+    command.clear();
+    for (const std::string &arg : full)
       command += (command.empty() ? "" : " ") + arg;
+    return runCommand(full, logPath, runError);
+  };
+  std::string command, runError;
+  int status = -1;
+  if (!pch.empty()) {
+    count(&SimCompileStats::modulesWithPch);
+    status = run(pch, command, runError);
+  }
+  if (status != 0) {
+    // Without the precompiled header: the only try, or the second (then
+    // the entry was at fault where this one passes).
+    status = run(header, command, runError);
+    if (status == 0 && !pch.empty()) {
+      count(&SimCompileStats::pchFallbacks);
+      discardPrecompiledHeader(pch);
+    }
+  }
+  count(&SimCompileStats::modules);
+  if (status != 0) {
     error = "compiling the simulated CUDA module failed";
     error += status < 0 ? ": " + runError
                         : " (exit status " + std::to_string(status) + ")";
@@ -236,6 +465,11 @@ SimModule::compile(const std::string &cudaSource, std::string &error,
   if (module && options.keepTemps)
     module->keptDir = dir.path;
   return module;
+}
+
+SimCompileStats SimModule::compileStats() {
+  std::lock_guard<std::mutex> lock(getStatsMutex());
+  return getStats();
 }
 
 std::unique_ptr<SimModule> SimModule::load(const std::string &sharedObject,

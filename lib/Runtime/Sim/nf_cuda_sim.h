@@ -379,8 +379,14 @@ inline bool makeContext(Context &c, void (*entry)(), unsigned char *stack,
 // Simulator state
 //===----------------------------------------------------------------------===//
 
-/// The bounds of section nf_smem, which holds every __shared__ variable.
-extern "C" unsigned char __start_nf_smem[], __stop_nf_smem[];
+/// The bounds of section nf_smem, which holds every __shared__ variable:
+/// weak, so both are null where the module has none. (Until 2026-11-29 an
+/// anchor variable in the section kept it present in every module; Clang
+/// 19 emits a variable with a section attribute read from a precompiled
+/// header as constant, which made the section read-only.)
+extern "C"
+    __attribute__((weak, visibility("hidden"))) unsigned char __start_nf_smem[],
+    __stop_nf_smem[];
 
 namespace nf_sim {
 namespace {
@@ -552,8 +558,6 @@ struct Sim {
 Sim S;
 /// 1024-byte aligned, as the widest declared alignment (wgmma's swizzles).
 alignas(1024) unsigned char gDynSmem[kMaxDynSmem];
-/// Keeps section nf_smem, and so its bounds, present in every module.
-__attribute__((section("nf_smem"), used)) unsigned char gSmemAnchor[16];
 
 struct Cleanup {
   ~Cleanup() {

@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -1379,6 +1380,114 @@ void testOptimizationLevel() {
   ::unsetenv("NF_SIM_OPT");
 }
 
+/// The value kernel `value` of `module` writes (-1 where the launch
+/// fails).
+int launchValue(SimModule &module) {
+  int out = -1, *outPtr = &out;
+  void *args[] = {&outPtr};
+  std::string error;
+  if (!module.launch("value", {1, 1, 1}, {1, 1, 1}, 0, args,
+                     {{&out, sizeof out, "out", false}}, nullptr, error))
+    return -1;
+  return out;
+}
+
+/// The simulator header is precompiled once per compiler, flags and
+/// header, kept, checked by every compile, made again when the header
+/// changes or the entry is corrupt; an empty folder turns it off.
+void testPrecompiledHeader() {
+  namespace fs = std::filesystem;
+  std::string dir = (fs::temp_directory_path() / "nf-sim-pch-XXXXXX").string();
+  if (!::mkdtemp(dir.data())) {
+    check(false, "make a folder for the precompiled header test");
+    return;
+  }
+  // A copy of the header, which defines NF_TEST_VALUE, and its include
+  // folder (the copy finds CudaSimABI.h there).
+  std::string original = readText(NF_CUDA_SIM_HEADER);
+  std::string header = dir + "/sim.h";
+  auto writeHeader = [&](int value) {
+    std::ofstream(header) << original << "\n#define NF_TEST_VALUE " << value
+                          << "\n";
+  };
+  writeHeader(1);
+  SimCompileOptions options = compileOptions;
+  options.headerPath = header;
+  options.pchDirectory = dir + "/pch";
+  options.extraFlags.push_back(
+      "-I" + (fs::path(NF_CUDA_SIM_HEADER).parent_path() / "../../../include")
+                 .lexically_normal()
+                 .string());
+  auto compileValue = [&](const char *expression, SimCompileOptions &o) {
+    std::string error, source = std::string("extern \"C\" __global__ void "
+                                            "value(int *out) { *out = ") +
+                                expression + "; }\nNF_SIM_ENTRY(value)\n";
+    auto m = SimModule::compile(source, error, o);
+    check(m != nullptr, std::string("compile a module returning ") + expression,
+          error);
+    return m ? launchValue(*m) : -1;
+  };
+  auto delta = [base = SimModule::compileStats()] {
+    SimCompileStats now = SimModule::compileStats();
+    return std::vector<uint64_t>{now.headersPrecompiled -
+                                     base.headersPrecompiled,
+                                 now.modulesWithPch - base.modulesWithPch,
+                                 now.pchFallbacks - base.pchFallbacks};
+  };
+  using Counts = std::vector<uint64_t>;
+  auto describe = [](const Counts &c) {
+    return "precompiled " + std::to_string(c[0]) + ", modules with it " +
+           std::to_string(c[1]) + ", fallbacks " + std::to_string(c[2]);
+  };
+
+  int first = compileValue("NF_TEST_VALUE", options);
+  int second = compileValue("NF_TEST_VALUE + 1", options);
+  check(first == 1 && second == 2 && delta() == Counts{1, 2, 0},
+        "the header is precompiled once and two modules compile against it",
+        std::to_string(first) + " " + std::to_string(second) + "; " +
+            describe(delta()));
+  std::vector<fs::path> entries;
+  for (const auto &e : fs::directory_iterator(dir + "/pch"))
+    entries.push_back(e.path());
+  std::string pch;
+  for (const char *suffix : {".gch", ".pch"})
+    if (entries.size() == 1 &&
+        fs::exists(entries[0] / (std::string("include.h") + suffix)))
+      pch = (entries[0] / (std::string("include.h") + suffix)).string();
+  check(!pch.empty() && fs::exists(entries[0] / "key.txt"),
+        "the entry is one folder: include.h, its precompiled file, key.txt");
+
+  writeHeader(5);
+  int changed = compileValue("NF_TEST_VALUE", options);
+  check(changed == 5 && delta() == Counts{2, 3, 0},
+        "a changed header is precompiled again",
+        std::to_string(changed) + "; " + describe(delta()));
+
+  if (!pch.empty())
+    std::ofstream(pch, std::ios::trunc) << "not a precompiled header";
+  int corrupt = compileValue("NF_TEST_VALUE", options);
+  int remade = compileValue("NF_TEST_VALUE", options);
+  check(corrupt == 5 && remade == 5 && delta() == Counts{3, 5, 1},
+        "a corrupt entry: the module compiles without it, the next makes it "
+        "again",
+        describe(delta()));
+
+  std::string error;
+  auto broken = SimModule::compile(
+      "extern \"C\" __global__ void k() { oops; }\n", error, options);
+  check(!broken && contains(error, "oops") && delta() == Counts{3, 6, 1},
+        "a compile error with the entry is reported, not counted a fallback",
+        describe(delta()));
+
+  SimCompileOptions off = options;
+  off.pchDirectory = "";
+  int plain = compileValue("NF_TEST_VALUE", off);
+  check(plain == 5 && delta() == Counts{3, 6, 1},
+        "an empty folder compiles the header with the module",
+        describe(delta()));
+  fs::remove_all(dir);
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -1407,6 +1516,7 @@ int main(int argc, char **argv) {
   testGridBarrier();
   testCompileError();
   testOptimizationLevel();
+  testPrecompiledHeader();
   std::printf("%s: %d failure(s)\n", numFailures ? "FAILED" : "OK",
               numFailures);
   return numFailures ? 1 : 0;
