@@ -2,10 +2,12 @@
 //
 // Part of normfuse. Any text goes through what nf-opt does with a file:
 // the upstream-crash guards, parse and verify, then the fusion pipeline
-// (nf-fuse-pipeline) and the CPU pipeline down to the LLVM dialect, each step
-// on what the previous one left. Every step may fail with diagnostics (they are
-// swallowed here); none may crash. Functions are not compiled to machine code
-// (the JIT fuzzer's job is the calls).
+// (nf-fuse-pipeline); then, each on its own copy of the fused module, the
+// CPU pipeline down to the LLVM dialect and the CUDA back end (the
+// nf-cuda-pipeline, the CUDA printer, and each host function's launch plan,
+// as the JIT's cuda targets take them). Every step may fail with
+// diagnostics (they are swallowed here); none may crash. Functions are not
+// compiled to machine code (the JIT fuzzer's job is the calls).
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,13 +16,17 @@
 #include "normfuse/InitAll.h"
 #include "normfuse/Support/UpstreamGuards.h"
 #include "normfuse/Support/UpstreamIRGuards.h"
+#include "normfuse/Target/CUDAEmitter.h"
+#include "normfuse/Target/LaunchPlanFromIR.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 
+#include <map>
 #include <memory>
 #include <string>
 
@@ -57,9 +63,32 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   mlir::nf::buildFusePipeline(fuse);
   if (mlir::failed(fuse.run(*module)))
     return 0;
+  mlir::OwningOpRef<mlir::ModuleOp> gpu = module->clone();
   mlir::PassManager cpu(&context());
   mlir::nf::CPUPipelineOptions options;
   mlir::nf::buildCPUPipeline(cpu, options);
   (void)cpu.run(*module);
+
+  // Each function's results, which its lowered host function takes as
+  // trailing out-parameters.
+  std::map<std::string, unsigned> results;
+  for (auto f : gpu->getOps<mlir::func::FuncOp>())
+    results[f.getSymName().str()] = f.getNumResults();
+  mlir::PassManager cuda(&context());
+  mlir::nf::CUDAPipelineOptions cudaOptions;
+  mlir::nf::buildCUDAPipeline(cuda, cudaOptions);
+  if (mlir::failed(cuda.run(*gpu)))
+    return 0;
+  std::string source;
+  llvm::raw_string_ostream os(source);
+  mlir::nf::CUDAEmitOptions emit;
+  emit.allowNoKernels = true;
+  if (mlir::failed(mlir::nf::translateToCUDA(*gpu, os, emit)))
+    return 0;
+  for (auto f : gpu->getOps<mlir::func::FuncOp>()) {
+    auto it = results.find(f.getSymName().str());
+    if (!f.isExternal() && it != results.end())
+      (void)mlir::nf::readLaunchPlan(f, it->second);
+  }
   return 0;
 }

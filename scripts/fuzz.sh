@@ -60,7 +60,7 @@ targets=(
   "npy 200000 $root/fuzz/corpus/npy"
   "jit-args 20000 $root/fuzz/corpus/jit-args"
   "manifest 200000 $root/fuzz/corpus/manifest"
-  "mlir 2000 $root/test/Dialect $root/test/Codegen/CPU $root/examples"
+  "mlir 2000 $root/test/Dialect $root/test/Codegen/CPU $root/test/Codegen/CUDA $root/examples"
 )
 status=0
 if [ -z "$seconds" ]; then
