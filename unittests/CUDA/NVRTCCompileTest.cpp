@@ -21,6 +21,7 @@
 #include "normfuse/Codegen/Pipelines.h"
 #include "normfuse/Dialect/NF/Transforms/FusePipeline.h"
 #include "normfuse/InitAll.h"
+#include "normfuse/Runtime/Sha256.h"
 #include "normfuse/Target/CUDAEmitter.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -39,6 +40,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <vector>
 
@@ -508,7 +510,9 @@ struct Compiled {
   std::string cubin;
 };
 
-Compiled compileWithNVRTC(const std::string &source, const std::string &arch) {
+/// What NVRTC gives for `source` with `options`, compiled now.
+Compiled runNVRTC(const std::string &source,
+                  const std::vector<std::string> &optionText, bool ptx) {
   Compiled result;
   nvrtcProgram program;
   if (nvrtcCreateProgram(&program, source.c_str(), "nf_kernels.cu", 0, nullptr,
@@ -516,10 +520,9 @@ Compiled compileWithNVRTC(const std::string &source, const std::string &arch) {
     result.log = "nvrtcCreateProgram failed";
     return result;
   }
-  std::string archFlag = "--gpu-architecture=" + arch;
-  std::string include = std::string("--include-path=") + NF_CUDA_INCLUDE_DIR;
-  std::vector<const char *> options = {archFlag.c_str(), include.c_str(),
-                                       "--std=c++17", "-Xptxas=-v"};
+  std::vector<const char *> options;
+  for (const std::string &option : optionText)
+    options.push_back(option.c_str());
   nvrtcResult compiled =
       nvrtcCompileProgram(program, int(options.size()), options.data());
   size_t logSize = 0;
@@ -527,7 +530,7 @@ Compiled compileWithNVRTC(const std::string &source, const std::string &arch) {
   result.log.resize(logSize);
   nvrtcGetProgramLog(program, result.log.data());
   result.ok = compiled == NVRTC_SUCCESS;
-  if (result.ok && arch.rfind("compute_", 0) == 0) {
+  if (result.ok && ptx) {
     size_t ptxSize = 0;
     nvrtcGetPTXSize(program, &ptxSize);
     result.ptx.resize(ptxSize);
@@ -539,6 +542,54 @@ Compiled compileWithNVRTC(const std::string &source, const std::string &arch) {
     nvrtcGetCUBIN(program, result.cubin.data());
   }
   nvrtcDestroyProgram(&program);
+  return result;
+}
+
+/// NVRTC's result for `source` on `arch`: from the build folder's cache of
+/// earlier compiles (NF_NVRTC_TEST_CACHE: a file per source, options and
+/// NVRTC version, written whole under a temporary name and renamed), or
+/// compiled and kept there. Three tests compile every kernel for sm_90, and
+/// a rerun with unchanged kernels compiles none of them again.
+Compiled compileWithNVRTC(const std::string &source, const std::string &arch) {
+  std::vector<std::string> options = {"--gpu-architecture=" + arch,
+                                      std::string("--include-path=") +
+                                          NF_CUDA_INCLUDE_DIR,
+                                      "--std=c++17", "-Xptxas=-v"};
+  bool ptx = arch.rfind("compute_", 0) == 0;
+  int major = 0, minor = 0;
+  nvrtcVersion(&major, &minor);
+  std::string key =
+      "nvrtc " + std::to_string(major) + "." + std::to_string(minor) + "\n";
+  for (const std::string &option : options)
+    key += option + "\n";
+  std::string path = std::string(NF_NVRTC_TEST_CACHE) + "/" +
+                     normfuse::runtime::sha256Hex(key + source);
+  // "ok log-bytes binary-bytes\n", the log, the PTX or cubin.
+  auto read = [&](Compiled &c) {
+    std::ifstream in(path, std::ios::binary);
+    size_t logBytes = 0, binaryBytes = 0;
+    if (!(in >> c.ok >> logBytes >> binaryBytes) || in.get() != '\n')
+      return false;
+    c.log.resize(logBytes);
+    std::string &binary = ptx ? c.ptx : c.cubin;
+    binary.resize(binaryBytes);
+    return in.read(c.log.data(), logBytes) &&
+           in.read(binary.data(), binaryBytes) && in.peek() == EOF;
+  };
+  Compiled cached;
+  if (read(cached))
+    return cached;
+  Compiled result = runNVRTC(source, options, ptx);
+  ::mkdir(NF_NVRTC_TEST_CACHE, 0755);
+  std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    const std::string &binary = ptx ? result.ptx : result.cubin;
+    out << result.ok << ' ' << result.log.size() << ' ' << binary.size() << '\n'
+        << result.log << binary;
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0)
+    std::remove(tmp.c_str());
   return result;
 }
 
