@@ -1054,6 +1054,16 @@ std::vector<TensorCoreCase> writtenCases() {
       "tensor-core-product tile=128x128x16 warps=4x2 stages=3 wgmma tma";
   wg.tma = true;
   all.push_back(wg);
+  // Two blocks (max-blocks=2) for 3 x 3 tiles: each block runs four or
+  // five units of 5 K tiles on three stages, so the mbarriers' parities
+  // carry from one unit into the next mid-cycle (a parity reset per unit
+  // waits for a phase that never completes: a deadlock).
+  wg = {"wgmmaTmaUnitsCarryPhases", DType::BF16, {{300, 80}, {80, 264}}};
+  wg.gpu = "sm_90a";
+  wg.written = "tensor-core-product tile=128x128x16 warps=4x2 stages=3 wgmma "
+               "tma max-blocks=2";
+  wg.tma = true;
+  all.push_back(wg);
   // Rows of 101 elements are not whole 16-byte chunks, which TMA needs:
   // the kernel stages by cp.async instead.
   wg = {"wgmmaTmaOddKUsesCpAsync", DType::F16, {{70, 101}, {101, 150}}};

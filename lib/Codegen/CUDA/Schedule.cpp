@@ -1040,6 +1040,8 @@ std::string TiledProductSchedule::str() const {
             " finish-min-blocks-per-sm=" + n(finish.minBlocksPerMultiprocessor);
   if (tileGroupRows != TiledProductSchedule().tileGroupRows)
     text += " tile-group-rows=" + n(tileGroupRows);
+  if (maxBlocks != TiledProductSchedule().maxBlocks)
+    text += " max-blocks=" + n(maxBlocks);
   return text;
 }
 

@@ -658,6 +658,7 @@ cuda::parseTiledProductSchedule(llvm::StringRef text, std::string &error) {
       [&](llvm::StringRef key) {
         auto fields = llvm::StringSwitch<int64_t *>(key)
                           .Case("tile-group-rows", &s.tileGroupRows)
+                          .Case("max-blocks", &s.maxBlocks)
                           .Case("split-k", &s.splitK)
                           .Case("finish-block", &s.finish.blockSize)
                           .Case("finish-vector", &s.finish.vectorWidth)
@@ -747,6 +748,9 @@ std::string cuda::checkTiledProductSchedule(const TiledProductSchedule &s,
   };
   if (s.tileGroupRows < 1)
     return "tile-group-rows=0";
+  // Blocks beyond the tiles loop over them (one block can do all).
+  if (s.maxBlocks < 1 || s.maxBlocks > 65535)
+    return "max-blocks=" + count(s.maxBlocks) + " (1 to 65535)";
   // The SIMT kernel's partial sums are in its accumulation type: f32 (the
   // finish reads them 16 bytes at a time as f32).
   if (s.splitK < 1 ||

@@ -289,6 +289,16 @@ func.func @finish_vector_across_rows(%a: tensor<70x1000xf16>, %b: tensor<1000x20
 
 // -----
 
+// A product's blocks loop over its tiles past max-blocks: at least one, at
+// most a grid's 65535.
+func.func @product_max_blocks_zero(%a: tensor<64x64xf16>) -> tensor<64x64xf16> {
+  // expected-error @+1 {{max-blocks=0 (1 to 65535)}}
+  %c = nf.matmul %a, %a {nf.gpu_schedule = "tensor-core-product tile=64x64x32 warps=2x2 stages=3 max-blocks=0"} : tensor<64x64xf16>, tensor<64x64xf16> -> tensor<64x64xf16>
+  return %c : tensor<64x64xf16>
+}
+
+// -----
+
 // A second tile is for sizes met at launch: only with K split then.
 func.func @small_tile_without_split_at_launch(%a: tensor<64x64xf16>) -> tensor<64x64xf16> {
   // expected-error @+1 {{a small tile (small-tile=MxNxK/stages/WMxWN, used below small-tile-below tiles) only with a split of K at launch (split-k-max), and both words}}

@@ -772,6 +772,8 @@ struct TiledProductSchedule {
   /// The second kernel of a split K: `finish.vectorWidth` result columns
   /// a thread (a width that divides N).
   PointwiseSchedule finish;
+  /// The most blocks of the product kernel (`max-blocks`): past it, each
+  /// block loops over its tiles (and ranges of K) a grid apart.
   int64_t maxBlocks = 65535;
   /// __launch_bounds__' second argument: left to aim at full occupancy,
   /// ptxas spilled the gathers' 64-bit index arithmetic at 48 registers.
