@@ -200,10 +200,12 @@ __device__ int mnMajorAt(int mn, int k, int leadingElements) {
   return mn / 64 * leadingElements + k * 64 + (((mn % 64) / 8) ^ (k % 8)) * 8 +
          mn % 8;
 }
+// The shared tile `s` is the kernel's: GCC 12 (with -fno-weak) made this
+// template's 1024-byte-aligned static a common symbol, outside section
+// nf_smem, and the simulator then refused it as a wgmma operand.
 template <class T>
-__device__ void wgmmaTile(int mode, int q, const unsigned short *a,
+__device__ void wgmmaTile(T *s, int mode, int q, const unsigned short *a,
                           const unsigned short *b, float *out) {
-  NF_SHARED_ALIGNED(T, s, 64 * 64 + 128 * 64, 1024);
   T *sb = s + 64 * 64;
   int t = threadIdx.x;
   unsigned short *bits = reinterpret_cast<unsigned short *>(s);
@@ -243,10 +245,11 @@ extern "C" __global__ void wgmma_tile(int mode, int q,
                                       const unsigned short *__restrict__ a,
                                       const unsigned short *__restrict__ b,
                                       float *__restrict__ out) {
+  NF_SHARED_ALIGNED(unsigned short, s, 64 * 64 + 128 * 64, 1024);
   if (mode == 3)
-    wgmmaTile<__nv_bfloat16>(mode, q, a, b, out);
+    wgmmaTile(reinterpret_cast<__nv_bfloat16 *>(s), mode, q, a, b, out);
   else
-    wgmmaTile<__half>(mode, q, a, b, out);
+    wgmmaTile(reinterpret_cast<__half *>(s), mode, q, a, b, out);
 }
 NF_SIM_ENTRY(wgmma_tile)
 
