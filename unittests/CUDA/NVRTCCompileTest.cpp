@@ -32,8 +32,11 @@
 #include <gtest/gtest.h>
 #include <nvrtc.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <fcntl.h>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <regex>
@@ -545,11 +548,29 @@ Compiled runNVRTC(const std::string &source,
   return result;
 }
 
+/// Keeps the 256 most recently used entries of the NVRTC cache (a full
+/// run of the tests makes about 75, each a few hundred KB): changed
+/// kernels leave their old entries behind.
+void pruneNVRTCCache() {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  std::vector<std::pair<fs::file_time_type, fs::path>> entries;
+  for (const auto &e : fs::directory_iterator(NF_NVRTC_TEST_CACHE, error))
+    entries.push_back({e.last_write_time(error), e.path()});
+  constexpr size_t kKept = 256;
+  if (entries.size() <= kKept)
+    return;
+  std::sort(entries.begin(), entries.end());
+  for (size_t i = 0; i + kKept < entries.size(); ++i)
+    fs::remove(entries[i].second, error);
+}
+
 /// NVRTC's result for `source` on `arch`: from the build folder's cache of
 /// earlier compiles (NF_NVRTC_TEST_CACHE: a file per source, options and
 /// NVRTC version, written whole under a temporary name and renamed), or
-/// compiled and kept there. Three tests compile every kernel for sm_90, and
-/// a rerun with unchanged kernels compiles none of them again.
+/// compiled and kept there (an entry that does not read back whole is
+/// compiled again). Three tests compile every kernel for sm_90, and a rerun
+/// with unchanged kernels compiles none of them again.
 Compiled compileWithNVRTC(const std::string &source, const std::string &arch) {
   std::vector<std::string> options = {"--gpu-architecture=" + arch,
                                       std::string("--include-path=") +
@@ -564,23 +585,33 @@ Compiled compileWithNVRTC(const std::string &source, const std::string &arch) {
     key += option + "\n";
   std::string path = std::string(NF_NVRTC_TEST_CACHE) + "/" +
                      normfuse::runtime::sha256Hex(key + source);
-  // "ok log-bytes binary-bytes\n", the log, the PTX or cubin.
+  // "ok log-bytes binary-bytes\n", the log, the PTX or cubin: sizes that
+  // add up to the file's.
   auto read = [&](Compiled &c) {
-    std::ifstream in(path, std::ios::binary);
+    std::ifstream in(path, std::ios::binary | std::ios::ate);
+    auto fileBytes = static_cast<size_t>(
+        std::max<std::streamoff>(0, static_cast<std::streamoff>(in.tellg())));
+    in.seekg(0);
     size_t logBytes = 0, binaryBytes = 0;
-    if (!(in >> c.ok >> logBytes >> binaryBytes) || in.get() != '\n')
+    if (!(in >> c.ok >> logBytes >> binaryBytes) || in.get() != '\n' ||
+        logBytes > fileBytes || binaryBytes > fileBytes - logBytes ||
+        static_cast<size_t>(in.tellg()) + logBytes + binaryBytes != fileBytes)
       return false;
     c.log.resize(logBytes);
     std::string &binary = ptx ? c.ptx : c.cubin;
     binary.resize(binaryBytes);
-    return in.read(c.log.data(), logBytes) &&
-           in.read(binary.data(), binaryBytes) && in.peek() == EOF;
+    return static_cast<bool>(in.read(c.log.data(), logBytes) &&
+                             in.read(binary.data(), binaryBytes));
   };
   Compiled cached;
-  if (read(cached))
+  if (read(cached)) {
+    // Its time marks it used: the folder keeps the most recently used.
+    ::utimensat(AT_FDCWD, path.c_str(), nullptr, 0);
     return cached;
+  }
   Compiled result = runNVRTC(source, options, ptx);
   ::mkdir(NF_NVRTC_TEST_CACHE, 0755);
+  pruneNVRTCCache();
   std::string tmp = path + ".tmp." + std::to_string(::getpid());
   {
     std::ofstream out(tmp, std::ios::binary);
