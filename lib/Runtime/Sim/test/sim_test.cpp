@@ -1380,6 +1380,36 @@ void testOptimizationLevel() {
   ::unsetenv("NF_SIM_OPT");
 }
 
+/// Multiplies and adds run as written (modules get -mfma where the CPU has
+/// FMA, and -ffp-contract=off with it): a * b - fl(a * b) is 0, where a
+/// contracted one gives the product's rounding error, which fmaf gives.
+void testMultiplyAddsAsWritten() {
+  const char *source =
+      "extern \"C\" __global__ void k(const float *in, float *out) {\n"
+      "  float a = nf_ldg(in), b = nf_ldg(in + 1);\n"
+      "  float c = a * b;\n"
+      "  nf_stg(out, a * b - c);\n"
+      "  nf_stg(out + 1, fmaf(a, b, -c));\n"
+      "}\nNF_SIM_ENTRY(k)\n";
+  std::string error;
+  auto m = SimModule::compile(source, error, compileOptions);
+  check(m != nullptr, "compile the multiply-add module", error);
+  if (!m)
+    return;
+  // (1 + 2^-12)^2 = 1 + 2^-11 + 2^-24: the last term is rounded off.
+  std::vector<float> in{1.0f + 0x1p-12f, 1.0f + 0x1p-12f}, out{-1.0f, -1.0f};
+  const float *inPtr = in.data();
+  float *outPtr = out.data();
+  void *args[] = {&inPtr, &outPtr};
+  bool ok = m->launch("k", {1, 1, 1}, {1, 1, 1}, 0, args,
+                      {buffer(in, "in"), buffer(out, "out")}, nullptr, error,
+                      SimOrder::Forward, 0, 2);
+  char got[64];
+  std::snprintf(got, sizeof got, "%a and %a", out[0], out[1]);
+  check(ok && out[0] == 0.0f && out[1] == 0x1p-24f,
+        "a * b - c is not fused into fmaf, which is exact", error + got);
+}
+
 /// The value kernel `value` of `module` writes (-1 where the launch
 /// fails).
 int launchValue(SimModule &module) {
@@ -1516,6 +1546,7 @@ int main(int argc, char **argv) {
   testGridBarrier();
   testCompileError();
   testOptimizationLevel();
+  testMultiplyAddsAsWritten();
   testPrecompiledHeader();
   std::printf("%s: %d failure(s)\n", numFailures ? "FAILED" : "OK",
               numFailures);
