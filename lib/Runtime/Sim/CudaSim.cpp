@@ -17,10 +17,12 @@
 #endif
 
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -271,6 +273,19 @@ bool makeDirectories(const std::string &path) {
   return true;
 }
 
+/// Removes what a process killed while making an entry in `folder` left:
+/// its temporary files (".tmp." in the name) older than ten minutes (one
+/// takes a second to make).
+void removeStaleTemporaries(const std::string &folder) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  auto now = fs::file_time_type::clock::now();
+  for (const auto &e : fs::directory_iterator(folder, error))
+    if (e.path().filename().string().find(".tmp.") != std::string::npos &&
+        now - e.last_write_time(error) > std::chrono::minutes(10))
+      fs::remove(e.path(), error);
+}
+
 /// Serializes this process's making of entries.
 std::mutex &getPchMutex() {
   static std::mutex mutex;
@@ -331,6 +346,7 @@ std::string precompiledHeader(const std::vector<std::string> &flags,
   if (!makeDirectories(entry) ||
       (readFile(include) != line && !writeFileAtomically(include, line)))
     return "";
+  removeStaleTemporaries(entry);
   std::string tmp = gch + ".tmp." + std::to_string(::getpid());
   std::string rule = dir.add("pch.d"), log = dir.add("pch.log"), error;
   std::vector<std::string> argv = flags;

@@ -1487,11 +1487,19 @@ void testPrecompiledHeader() {
   check(!pch.empty() && fs::exists(entries[0] / "key.txt"),
         "the entry is one folder: include.h, its precompiled file, key.txt");
 
+  // What a process killed while precompiling left, an hour old.
+  fs::path stale = entries.empty() ? fs::path(dir) / "none"
+                                   : entries[0] / "include.h.pch.tmp.1";
+  std::ofstream(stale) << "partial";
+  fs::last_write_time(stale,
+                      fs::file_time_type::clock::now() - std::chrono::hours(1));
   writeHeader(5);
   int changed = compileValue("NF_TEST_VALUE", options);
   check(changed == 5 && delta() == Counts{2, 3, 0},
         "a changed header is precompiled again",
         std::to_string(changed) + "; " + describe(delta()));
+  check(!entries.empty() && !fs::exists(stale),
+        "making an entry removes the temporary files a killed process left");
 
   if (!pch.empty())
     std::ofstream(pch, std::ios::trunc) << "not a precompiled header";
