@@ -1146,6 +1146,10 @@ def all_cases(small: bool) -> List[Case]:
 # Running a case.
 
 
+# The kinds of wgmma tile a lost context skips, the widest first.
+WGMMA_KINDS = ("/wgmma", "/wgmma/tma", "/ws")
+
+
 class Sweep:
     def __init__(self, args, B, torch_ok):
         self.args = args
@@ -1156,7 +1160,7 @@ class Sweep:
         # wgmma tile variants are skipped (one of them lost the context
         # before a resume), if they are: those whose tile holds
         # `skip_kind` ("/wgmma", every wgmma tile; "/wgmma/tma", the ones
-        # TMA loads feed).
+        # TMA loads feed; "/ws", the warp-specialized ones).
         self.system = "normfuse"
         self.skip_wgmma = ""
         self.skip_kind = "/wgmma"
@@ -1500,8 +1504,14 @@ def main() -> int:
             if r.get("kind") in ("case", "case-failed"):
                 done.add(r["id"])
             if r.get("kind") == "case-failed" and "/wgmma" in r.get("system", ""):
-                lost_wgmma = f"{r['system']} lost the CUDA context in {r['id']}"
-                lost_kind = "/wgmma/tma" if r["system"].endswith("/tma") else "/wgmma"
+                # The widest kind of tile any loss names: every wgmma tile,
+                # the TMA-fed ones, or the warp-specialized ones.
+                system = r["system"]
+                kind = ("/ws" if system.endswith("/ws") else
+                        "/wgmma/tma" if system.endswith("/tma") else "/wgmma")
+                if not lost_wgmma or WGMMA_KINDS.index(kind) < WGMMA_KINDS.index(lost_kind):
+                    lost_wgmma = f"{system} lost the CUDA context in {r['id']}"
+                    lost_kind = kind
     torch_ok, why = False, ""
     if args.target == "cuda":
         try:
@@ -1536,7 +1546,7 @@ def main() -> int:
     # A wgmma tile (never run on a GPU before 2026-11-28) that lost the
     # context would lose it again in every product case: after one, the
     # resumed sweep times the others without them (a TMA tile's loss skips
-    # only the TMA tiles).
+    # only the TMA tiles, a warp-specialized one's only those).
     sweep.skip_wgmma, sweep.skip_kind = lost_wgmma, lost_kind
     sweep.no_timing = f"{why}: no timing (the dry run measures nothing)"
     sweep.no_peers = f"{why}: peers not run"

@@ -884,6 +884,23 @@ TEST(NVRTCResourceTest, TmaWrappersCompileToUTMALDGAndSYNCSAtSm90) {
     EXPECT_NE(sass.find(op), std::string::npos) << op << " is not in the SASS";
 }
 
+// The warp-specialized pipeline's wrappers (lib/Runtime/Sim/test/
+// pipeline.cu): a plain mbarrier arrival and a named barrier of the
+// consumers, whose count is a register.
+TEST(NVRTCResourceTest, PipelineWrappersCompileToNamedBarrierAndArrive) {
+  std::string source = tensorCoreSource("pipeline.cu");
+  ASSERT_FALSE(source.empty());
+  Compiled c = compileWithNVRTC(source, "sm_90");
+  ASSERT_TRUE(c.ok) << c.log;
+  std::string error, sass = disassemble(c.cubin, error);
+  if (!error.empty())
+    GTEST_SKIP() << error;
+  for (const char *op :
+       {"BAR.SYNC.DEFER_BLOCKING 0x1, R", "SYNCS.ARRIVE.TRANS64.A1T0 ",
+        "SYNCS.ARRIVE.TRANS64 ", "UTMALDG.2D"})
+    EXPECT_NE(sass.find(op), std::string::npos) << op << " is not in the SASS";
+}
+
 // The prelude's wgmma wrappers (m64n64k16 and m64n128k16, f16 and bf16,
 // K-major and MN-major operands) compile for sm_90a to HGMMA, which reads
 // shared memory by descriptors, and the fences around it.
@@ -959,6 +976,21 @@ TEST(NVRTCResourceTest, WgmmaProductsUseHGMMAWithoutSpillsAtSm90a) {
   }
 }
 
+/// The registers ptxas reports for the one kernel `c` holds, checking that
+/// it spills nothing (a failure, and 1000 registers, where the log has no
+/// count).
+int registersWithoutSpills(const Compiled &c) {
+  std::smatch m;
+  static const std::regex registers("Used ([0-9]+) registers");
+  EXPECT_NE(c.log.find("0 bytes spill stores, 0 bytes spill loads"),
+            std::string::npos)
+      << c.log;
+  if (std::regex_search(c.log, m, registers))
+    return std::stoi(m[1].str());
+  ADD_FAILURE() << "no register count in\n" << c.log;
+  return 1000;
+}
+
 // The same 128 x 256 x 64 tile fed by TMA loads (`wgmma tma`): one thread
 // loads each stage's boxes (UTMALDG) completing on an mbarrier (SYNCS);
 // no thread copies by cp.async (no LDGSTS); fewer registers than the
@@ -975,13 +1007,7 @@ TEST(NVRTCResourceTest, WgmmaTmaProductUsesUTMALDGAndNoLDGSTSAtSm90a) {
   ASSERT_FALSE(source.empty());
   Compiled c = compileWithNVRTC(source, "sm_90a");
   ASSERT_TRUE(c.ok) << c.log;
-  std::smatch m;
-  static const std::regex registers("Used ([0-9]+) registers");
-  ASSERT_TRUE(std::regex_search(c.log, m, registers)) << c.log;
-  EXPECT_LT(std::stoi(m[1].str()), 186) << c.log;
-  EXPECT_NE(c.log.find("0 bytes spill stores, 0 bytes spill loads"),
-            std::string::npos)
-      << c.log;
+  EXPECT_LT(registersWithoutSpills(c), 186) << c.log;
   std::string error, sass = disassemble(c.cubin, error);
   if (!error.empty())
     GTEST_SKIP() << error;
@@ -989,6 +1015,44 @@ TEST(NVRTCResourceTest, WgmmaTmaProductUsesUTMALDGAndNoLDGSTSAtSm90a) {
        {"UTMALDG.2D", "SYNCS.ARRIVE.TRANS64", "SYNCS.PHASECHK.TRANS64.TRYWAIT",
         "HGMMA.64x256x16.F32 ", "WARPGROUP.DEPBAR.LE gsb0, 0x1"})
     EXPECT_NE(sass.find(op), std::string::npos) << op << " is not in the SASS";
+  EXPECT_EQ(sass.find("LDGSTS"), std::string::npos);
+}
+
+// The same tile warp specialized (`wgmma tma warp-specialized`, 3 stages
+// and the result tile's own 64 KiB): 384 threads, so ptxas has at most 168
+// registers a thread (65536 / 384, in 8s), and uses them without spills;
+// the block's one barrier is the one after the mbarriers are made (BAR.SYNC
+// 0x0), the consumers meet at named barrier 1 and release stages by plain
+// arrivals (SYNCS.ARRIVE.TRANS64.A1T0).
+TEST(NVRTCResourceTest, WarpSpecializedProductHasOneBlockBarrierAtSm90a) {
+  std::string module =
+      "func.func @ws(%a: tensor<1024x512xf16>, %b: tensor<512x1024xf16>) "
+      "-> tensor<1024x1024xf16> {\n"
+      "  %p = nf.matmul %a, %b {nf.gpu_schedule = \"tensor-core-product "
+      "tile=128x256x64 warps=8x1 stages=3 wgmma tma warp-specialized\"} : "
+      "tensor<1024x512xf16>, tensor<512x1024xf16> -> tensor<1024x1024xf16>\n"
+      "  return %p : tensor<1024x1024xf16>\n}\n";
+  std::string source = printCUDA(module, "auto", false, false, "sm_90a");
+  ASSERT_FALSE(source.empty());
+  EXPECT_NE(source.find("__launch_bounds__(384, 1)"), std::string::npos);
+  Compiled c = compileWithNVRTC(source, "sm_90a");
+  ASSERT_TRUE(c.ok) << c.log;
+  EXPECT_LE(registersWithoutSpills(c), 168) << c.log;
+  std::string error, sass = disassemble(c.cubin, error);
+  if (!error.empty())
+    GTEST_SKIP() << error;
+  for (const char *op :
+       {"UTMALDG.2D", "SYNCS.ARRIVE.TRANS64 ", "SYNCS.ARRIVE.TRANS64.A1T0 ",
+        "SYNCS.PHASECHK.TRANS64.TRYWAIT", "HGMMA.64x256x16.F32 ",
+        "WARPGROUP.DEPBAR.LE gsb0, 0x1", "BAR.SYNC.DEFER_BLOCKING 0x1, ",
+        "STG.E.128"})
+    EXPECT_NE(sass.find(op), std::string::npos) << op << " is not in the SASS";
+  size_t blockBarriers = 0;
+  for (size_t at = sass.find("BAR.SYNC.DEFER_BLOCKING 0x0 ");
+       at != std::string::npos;
+       at = sass.find("BAR.SYNC.DEFER_BLOCKING 0x0 ", at + 1))
+    ++blockBarriers;
+  EXPECT_EQ(blockBarriers, 1u) << sass;
   EXPECT_EQ(sass.find("LDGSTS"), std::string::npos);
 }
 

@@ -564,6 +564,25 @@ void checkAgainstFloat64(const TensorCoreCase &c, const std::string &schedule,
   EXPECT_EQ(sim->getSource().find("nf_tma_load<") != std::string::npos, c.tma);
   if (c.tma)
     EXPECT_EQ(sim->getSource().find("nf_cp_async<"), std::string::npos);
+  // Warp specialized where TMA loads stage the operands: a producer
+  // warpgroup past the consumer warps, and the consumers' named barrier.
+  bool ws = c.tma && llvm::StringRef(schedule).contains(" warp-specialized");
+  EXPECT_EQ(sim->getSource().find("nf_named_barrier(1, ") != std::string::npos,
+            ws);
+  if (llvm::StringRef(schedule).starts_with("tensor-core-product")) {
+    std::string why;
+    mlir::FailureOr<TiledProductSchedule> parsed =
+        mlir::nf::cuda::parseTiledProductSchedule(schedule, why);
+    ASSERT_TRUE(succeeded(parsed)) << why;
+    const normfuse::runtime::Launch *product = nullptr;
+    for (const normfuse::runtime::Step &step : sim->getPlan().steps)
+      if (step.kind == normfuse::runtime::Step::Kind::Launch &&
+          step.launch.kernel == runs[copies])
+        product = &step.launch;
+    ASSERT_NE(product, nullptr);
+    EXPECT_EQ(product->block[0],
+              unsigned(32 * parsed->warpsM * parsed->warpsN + (ws ? 128 : 0)));
+  }
 
   std::mt19937 rng(seed);
   std::vector<int64_t> out = resultShape(c);
@@ -1070,6 +1089,47 @@ std::vector<TensorCoreCase> writtenCases() {
   wg.gpu = "sm_90a";
   wg.written =
       "tensor-core-product tile=128x128x16 warps=4x2 stages=3 wgmma tma";
+  all.push_back(wg);
+  // Warp specialized: a producer warpgroup's TMA loads, consumers that
+  // release each stage on its empty mbarrier and stage the result tile
+  // apart from the stages. M, N and K past whole tiles (9 K tiles through
+  // 3 stages), the bias and tanh GELU.
+  wg = {"warpSpecializedPastMNK",
+        DType::F16,
+        {{300, 520}, {520, 264}},
+        Op::Matmul,
+        {},
+        Epilogue::BiasGeluTanh};
+  wg.gpu = "sm_90a";
+  wg.written = "tensor-core-product tile=128x128x64 warps=4x1 stages=3 wgmma "
+               "tma warp-specialized";
+  wg.tma = true;
+  all.push_back(wg);
+  // Two consumer warpgroups of m64n256, both operands transposed, bf16.
+  wg = {"warpSpecializedTransposedN256",
+        DType::BF16,
+        {{232, 136}, {304, 232}, true, true}};
+  wg.gpu = "sm_90a";
+  wg.written = "tensor-core-product tile=128x256x32 warps=8x1 stages=3 wgmma "
+               "tma warp-specialized";
+  wg.tma = true;
+  all.push_back(wg);
+  // Two blocks for 9 tiles of 5 K tiles on 3 stages: the producer runs
+  // into a block's next unit while its consumers store the last (the
+  // stages' phases carry over), and the units' K tiles do not divide
+  // the stages. A batch of 3 A's beside a shared B.
+  wg = {"warpSpecializedUnitsOverlap", DType::BF16, {{3, 100, 80}, {80, 264}}};
+  wg.gpu = "sm_90a";
+  wg.written = "tensor-core-product tile=128x128x16 warps=4x2 stages=3 wgmma "
+               "tma warp-specialized max-blocks=2";
+  wg.tma = true;
+  all.push_back(wg);
+  // No tensor maps for rows of 101 elements: the block is the cp.async
+  // kernel's, without a producer.
+  wg = {"warpSpecializedOddKUsesCpAsync", DType::F16, {{70, 101}, {101, 150}}};
+  wg.gpu = "sm_90a";
+  wg.written = "tensor-core-product tile=128x128x16 warps=4x2 stages=3 wgmma "
+               "tma warp-specialized";
   all.push_back(wg);
   return all;
 }

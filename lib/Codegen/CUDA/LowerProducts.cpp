@@ -451,8 +451,17 @@ FailureOr<Value> emitProduct(OpBuilder &b, Operation *op, Operation *scheduled,
 
   TypeRange argTypes = ValueRange(args).getTypes();
   for (Variant &v : variants) {
-    const TiledProductSchedule &ks = v.schedule;
+    // A warp-specialized kernel's producer issues TMA loads: where the
+    // operands have no tensor maps, the block is the cp.async kernel's.
+    TiledProductSchedule ks = v.schedule;
+    ks.warpSpecialized = ks.warpSpecialized && maps;
     int64_t kernelThreads = ks.blockSize();
+    // Its grid is persistent: as many blocks as the device holds at once
+    // (known when the module is loaded), each looping over units, so that
+    // its producer runs into the next unit while its consumers store one.
+    ResidentBlocksOp persistent;
+    if (ks.warpSpecialized)
+      persistent = residentBlocks(b, loc, kernelThreads, ks.maxBlocks);
     Kernel k =
         createKernel(module, loc, v.name, argTypes, kernelThreads, v.record);
     k.func->setAttr(kMinBlocksAttr,
@@ -467,10 +476,7 @@ FailureOr<Value> emitProduct(OpBuilder &b, Operation *op, Operation *scheduled,
     if (partials) {
       pk.partials = k.arg(next);
       pk.splits = k.size(k.body, loc, v.splits);
-      bindResidentBlocks(v.resident, k.func, options.target);
     }
-    if (&v == &variants.front() && choice)
-      bindResidentBlocks(choice, k.func, options.target);
     if (maps) {
       pk.mapA = k.arg(args.size() - 2);
       pk.mapB = k.arg(args.size() - 1);
@@ -481,6 +487,14 @@ FailureOr<Value> emitProduct(OpBuilder &b, Operation *op, Operation *scheduled,
       buildSimtProduct(pk, ks, loc);
     // (The partial sums reach up to splitKMax times the result's bound.)
     markIndex32(k, p, partials ? ks.splitKMax : 1);
+    // The residency counts name the kernel, built: its shared memory is
+    // known now.
+    if (partials)
+      bindResidentBlocks(v.resident, k.func, options.target);
+    if (&v == &variants.front() && choice)
+      bindResidentBlocks(choice, k.func, options.target);
+    if (persistent)
+      bindResidentBlocks(persistent, k.func, options.target);
 
     // A block per output tile (and range), at most maxBlocks; none for an
     // empty result (a grid of 0 blocks is an error), decided by the tiles
@@ -489,6 +503,8 @@ FailureOr<Value> emitProduct(OpBuilder &b, Operation *op, Operation *scheduled,
     // runs.
     Value units = partials ? hm.product(v.tiles, v.splits) : v.tiles;
     Value grid = minU(units, hm.c(ks.maxBlocks));
+    if (persistent)
+      grid = minU(grid, persistent);
     if (v.runs)
       grid = b.create<arith::SelectOp>(loc, v.runs, grid, hm.c(0));
     launchUnlessEmpty(b, loc, k, grid, kernelThreads, args, v.tiles);

@@ -39,6 +39,13 @@
 //   shared memory and out in 16-byte stores where the result's rows are
 //   whole 16-byte chunks, else a lane's column pair (or element) at a time.
 //
+// - wgmma (sm_90a): warpgroups multiply from the stages, laid out as its
+//   canonical layouts; with `tma`, one thread stages each K tile by TMA
+//   loads completing on a stage's mbarrier; warp specialized, a producer
+//   warpgroup past the consumers issues them, stages are released on
+//   empty mbarriers, and the consumers stage their result apart and meet
+//   at a named barrier (docs/CUDA.md).
+//
 // The PTX ISA's fragment layouts this relies on are pinned by the
 // simulator's tests (lib/Runtime/Sim/test/tensorcore.cu).
 //
@@ -507,7 +514,6 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
   MLIRContext *ctx = kb.getContext();
   IndexMath im{kb, loc};
   Type element = getElementTypeOrSelf(pk.a.getType());
-  int64_t threads = s.blockSize();
   int64_t warpM = s.tileM / s.warpsM, warpN = s.tileN / s.warpsN;
   int64_t fragsM = warpM / 16, fragsN = warpN / 8;
   // wgmma: warpgroups of 4 warps, (warpsM / 4) x warpsN of them, each
@@ -517,6 +523,11 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
   bool wgmma = s.wgmma;
   // TMA loads stage the operands where the host made their tensor maps.
   bool tma = wgmma && pk.mapA && pk.mapB;
+  // ... by a producer warpgroup, the block's last, where warp specialized:
+  // the first `threads` threads are the consumers, which run the rest.
+  bool ws = tma && s.warpSpecialized;
+  int64_t threads =
+      s.blockSize() - (ws ? TiledProductSchedule::kProducerThreads : 0);
   int64_t groupM = wgmma ? s.tileM / (s.warpsM / 4) : 0;
   int64_t groupN = s.tileN / s.warpsN;
   if (wgmma) {
@@ -543,10 +554,18 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
   // One shared buffer: A's stages, then B's; the result tile reuses it.
   b.base = s.stages * a.stageElements();
   int64_t smemElements = b.base + s.stages * b.stageElements();
+  // Warp specialized, the result tile is staged past the stages, which the
+  // producer fills with the next unit's K tiles meanwhile.
+  int64_t stagingBase = ws ? smemElements : 0;
+  if (ws)
+    smemElements += s.tileM * s.tileN;
   a.smem = b.smem = addWorkgroupBuffer(k, loc, smemElements, element);
   // With TMA, an mbarrier a stage, which its loads complete on.
+  // Warp specialized, then as many that say a stage is empty again, which
+  // the consumers arrive on.
   Value bars =
-      tma ? addWorkgroupBuffer(k, loc, s.stages, kb.getI64Type()) : Value();
+      tma ? addWorkgroupBuffer(k, loc, (ws ? 2 : 1) * s.stages, kb.getI64Type())
+          : Value();
 
   Value tid = kb.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x);
   Value bid = kb.create<gpu::BlockIdOp>(loc, gpu::Dimension::x);
@@ -630,14 +649,19 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
   bool aSteady = !tma && canCopySteadily(pk, a);
   bool bSteady = !tma && canCopySteadily(pk, b);
   // Thread 0 makes the mbarriers, each for one arrival (its own, with the
-  // stage's bytes) a phase, before any thread uses them.
+  // stage's bytes) a phase, before any thread uses them; warp specialized,
+  // the empty ones for an arrival of each consumer.
   Value leader;
   if (tma) {
     leader =
         kb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, tid, im.c(0));
     kb.create<scf::IfOp>(loc, leader, [&](OpBuilder &ib, Location il) {
-      for (int64_t st = 0; st < s.stages; ++st)
-        ib.create<nf::MbarrierInitOp>(il, bars, IndexMath{ib, il}.c(st), 1);
+      IndexMath xm{ib, il};
+      for (int64_t st = 0; st < s.stages; ++st) {
+        ib.create<nf::MbarrierInitOp>(il, bars, xm.c(st), 1);
+        if (ws)
+          ib.create<nf::MbarrierInitOp>(il, bars, xm.c(s.stages + st), threads);
+      }
       ib.create<nf::MbarrierInitFenceOp>(il);
       ib.create<scf::YieldOp>(il);
     });
@@ -671,9 +695,85 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
       loc, DenseElementsAttr::get(accType, kb.getF32FloatAttr(0.0f)));
   auto tokenType = nvgpu::DeviceAsyncTokenType::get(ctx);
 
+  // Warp specialized: the producer warpgroup's first thread walks the
+  // block's work units and their K tiles, K tile g of the block (counted
+  // over its units) into stage g % stages once the consumers have emptied
+  // it (the empty mbarrier's phase (g / stages - 1) % 2; the first pass
+  // waits for none), its bytes expected on the stage's full mbarrier. The
+  // rest of the warpgroup exits; the consumers run what follows.
+  std::optional<OpBuilder::InsertionGuard> consumers;
+  if (ws) {
+    auto role = kb.create<scf::IfOp>(
+        loc,
+        kb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::uge, tid,
+                                 im.c(threads)),
+        /*withElseRegion=*/true);
+    consumers.emplace(kb);
+    kb.setInsertionPoint(role.thenBlock()->getTerminator());
+    Value first = kb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, tid,
+                                           im.c(threads));
+    kb.create<scf::IfOp>(loc, first, [&](OpBuilder &pb, Location pl) {
+      IndexMath pm{pb, pl};
+      auto unitLoop = pb.create<scf::ForOp>(
+          pl, bid, units, grid, ValueRange{pm.c(0)},
+          [&](OpBuilder &ub, Location ul, Value u, ValueRange unitG) {
+            IndexMath um{ub, ul};
+            TileOrigin origin = tileOrigin(um, u, tilesM, tilesN, s);
+            auto kLoop = ub.create<scf::ForOp>(
+                ul, um.c(0), kTiles, um.c(1), unitG,
+                [&](OpBuilder &lb, Location ll, Value i, ValueRange g) {
+                  IndexMath lm{lb, ll};
+                  Value slot = lm.rem(g[0], s.stages);
+                  Value parity = lb.create<arith::XOrIOp>(
+                      ll, lm.rem(lm.div(g[0], s.stages), 2), lm.c(1));
+                  lb.create<nf::MbarrierWaitOp>(
+                      ll, bars, lm.add(slot, lm.c(s.stages)), parity);
+                  lb.create<nf::MbarrierArriveExpectTxOp>(ll, bars, slot,
+                                                          stageBytes);
+                  Value k0 = lm.mul(i, s.tileK);
+                  const Product &p = pk.product;
+                  tmaStage(lb, ll, a, pk.mapA, bars, slot,
+                           lm.mul(slot, a.stageElements()), origin.batch,
+                           origin.m0, k0,
+                           p.matrixA->batched && p.matrixA->batches > 1);
+                  tmaStage(lb, ll, b, pk.mapB, bars, slot,
+                           lm.mul(slot, b.stageElements()), origin.batch,
+                           origin.n0, k0,
+                           p.matrixB->batched && p.matrixB->batches > 1);
+                  lb.create<scf::YieldOp>(ll, lm.add(g[0], lm.c(1)));
+                });
+            ub.create<scf::YieldOp>(ul, kLoop.getResults());
+          });
+      (void)unitLoop;
+      pb.create<scf::YieldOp>(pl);
+    });
+    kb.setInsertionPoint(role.elseBlock()->getTerminator());
+  }
+
+  // Warp specialized: where `after` > 0 K tiles have been run, this
+  // consumer arrives on the empty mbarrier of the stage before `slot`.
+  auto releaseBefore = [&](OpBuilder &eb, Location el, Value after,
+                           Value slot) {
+    eb.create<scf::IfOp>(
+        el,
+        eb.create<arith::CmpIOp>(el, arith::CmpIPredicate::ugt, after,
+                                 IndexMath{eb, el}.c(0)),
+        [&](OpBuilder &rb, Location rl) {
+          IndexMath rm{rb, rl};
+          Value first = rb.create<arith::CmpIOp>(rl, arith::CmpIPredicate::eq,
+                                                 slot, rm.c(0));
+          Value before =
+              rb.create<arith::SelectOp>(rl, first, rm.c(2 * s.stages - 1),
+                                         rm.add(slot, rm.c(s.stages - 1)));
+          rb.create<nf::MbarrierArriveOp>(rl, bars, before);
+          rb.create<scf::YieldOp>(rl);
+        });
+  };
+
   // Blocks loop over the work units (block-uniform: every thread reaches
   // the barriers and warp operations inside). With TMA they carry the
-  // parity each stage's mbarrier waits for next (bit st of `phases`).
+  // parity each stage's mbarrier waits for next (bit st of `phases`); warp
+  // specialized, the count of the block's K tiles before the unit's.
   SmallVector<Value> unitCarried;
   if (tma)
     unitCarried.push_back(im.c(0));
@@ -756,18 +856,21 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
         // zeros); stages - 2 with wgmma, whose stage before the current
         // one is still read by the group in flight.
         int64_t ahead = wgmma ? s.stages - 2 : s.stages - 1;
+        // (Warp specialized, the producer issues them.)
         Value token;
-        for (int64_t st = 0; st < ahead; ++st)
+        for (int64_t st = 0; st < (ws ? 0 : ahead); ++st)
           token = issue(tb, tl, tm.c(st), tm.c(st));
-        // With TMA the loop carries the mbarriers' parities instead.
+        // With TMA the loop carries the mbarriers' parities instead; warp
+        // specialized, the block's K tiles before K tile i.
         if (tma)
           token = unitPhases.front();
 
         // The accumulators, the newest copies' token, and the stage that
-        // K tile i is in (i % stages).
+        // K tile i is in (i % stages; warp specialized, K tile g of the
+        // block is in stage g % stages).
         SmallVector<Value> initial(wgmma ? fragsM : fragsM * fragsN, zero);
         initial.push_back(token);
-        initial.push_back(tm.c(0));
+        initial.push_back(ws ? tm.rem(token, s.stages) : tm.c(0));
         auto kLoop = tb.create<scf::ForOp>(
             tl, tm.c(0), count, tm.c(1), initial,
             [&](OpBuilder &lb, Location ll, Value i, ValueRange carried) {
@@ -784,7 +887,9 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
               // copies are made visible to it before the barrier.
               if (wgmma && !tma)
                 lb.create<nf::AsyncProxyFenceOp>(ll);
-              lb.create<gpu::BarrierOp>(ll);
+              // (Warp specialized, the empty mbarriers say so instead.)
+              if (!ws)
+                lb.create<gpu::BarrierOp>(ll);
               // K tile i + stages - 1 goes to the stage before i's (i +
               // stages - 2 to the one before that, with wgmma: every
               // warpgroup has waited for the group that read it).
@@ -806,10 +911,18 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
               Value nextSlot = lb.create<arith::SelectOp>(
                   ll, cmp(slot, s.stages - 1), lm.c(0), lm.add(slot, lm.c(1)));
               Value nextToken =
-                  issue(lb, ll, writeSlot, lm.add(i, lm.c(ahead)));
+                  ws ? Value()
+                     : issue(lb, ll, writeSlot, lm.add(i, lm.c(ahead)));
               Value aBase = lm.mul(slot, a.stageElements());
               Value bBase = lm.mul(slot, b.stageElements());
-              if (tma) {
+              if (ws) {
+                // Block K tile g has landed once its stage's full mbarrier
+                // completes phase g / stages.
+                Value g = carried[carried.size() - 2];
+                lb.create<nf::MbarrierWaitOp>(ll, bars, slot,
+                                              lm.rem(lm.div(g, s.stages), 2));
+                nextToken = lm.add(g, lm.c(1));
+              } else if (tma) {
                 // K tile i has landed once its stage's mbarrier completes
                 // the phase of its parity; the next use waits for the other.
                 Value phases = carried[carried.size() - 2];
@@ -823,6 +936,11 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
                 SmallVector<Value> acc(carried.drop_back(2));
                 warpgroupTile(lb, ll, a, b, aBase, bBase, groupRow, groupCol,
                               groupN, acc);
+                // Warp specialized: the group of K tile i - 1 has retired
+                // (this thread's wait), so its stage is empty for this
+                // thread.
+                if (ws)
+                  releaseBefore(lb, ll, i, slot);
                 acc.push_back(nextToken);
                 acc.push_back(nextSlot);
                 lb.create<scf::YieldOp>(ll, acc);
@@ -897,7 +1015,20 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
             slabs.push_back(
                 tb.create<nf::WarpgroupFenceOperandOp>(tl, kLoop.getResult(i)));
         }
-        tb.create<gpu::BarrierOp>(tl);
+        // Warp specialized: the last K tile's stage is empty too (the
+        // stages are not the result's); elsewhere the result reuses them.
+        // The consumers meet at named barrier 1 where the block would.
+        auto blockBarrier = [&](OpBuilder &xb, Location xl) {
+          if (ws)
+            xb.create<nf::NamedBarrierOp>(xl, 1, threads);
+          else
+            xb.create<gpu::BarrierOp>(xl);
+        };
+        if (ws) {
+          releaseBefore(tb, tl, count, kLoop.getResults().back());
+        } else {
+          tb.create<gpu::BarrierOp>(tl);
+        }
         // Element l of accumulator fragment (i, j).
         auto sumAt = [&](int64_t i, int64_t j, int64_t l) -> Value {
           if (wgmma)
@@ -946,11 +1077,12 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
           // The element offset in shared memory of chunk `logical` of line
           // `line` of the staged tile: 16-byte chunk c of line l at
           // c ^ (l % 8), so the eight lines a warp's accumulators write hit
-          // eight bank groups.
+          // eight bank groups (past the stages, warp specialized).
           auto lineOffset = [&](IndexMath &xm, Value line, Value logical) {
             Value physical =
                 xm.b.create<arith::XOrIOp>(xm.loc, logical, xm.rem(line, 8));
-            return xm.madd(line, lineLength, xm.mul(physical, chunk));
+            Value at = xm.madd(line, lineLength, xm.mul(physical, chunk));
+            return stagingBase ? xm.add(at, xm.c(stagingBase)) : at;
           };
           // ... and of element (tileRow, tileCol) of the tile.
           auto stagedAt = [&](IndexMath &xm, Value tileRow, Value tileCol) {
@@ -1006,7 +1138,7 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
           if (staged) {
             // Every warp's part is in; each thread stores whole runs (16-byte
             // chunks, or parts of them).
-            tb.create<gpu::BarrierOp>(tl);
+            blockBarrier(tb, tl);
             auto runType = VectorType::get({run}, element);
             int64_t lineRuns = lineLength / run, perChunk = chunk / run;
             for (int64_t q = 0; q < lines * lineRuns / threads; ++q) {
@@ -1031,10 +1163,11 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
               });
             }
             // The next tile's copies overwrite shared memory (TMA's through
-            // the async proxy, after this thread's stores and loads here).
-            if (tma)
+            // the async proxy, after this thread's stores and loads here);
+            // warp specialized, the next tile's result does.
+            if (tma && !ws)
               tb.create<nf::AsyncProxyFenceOp>(tl);
-            tb.create<gpu::BarrierOp>(tl);
+            blockBarrier(tb, tl);
           }
         };
         if (s.splitKMax == 0) {

@@ -1025,6 +1025,8 @@ std::string TiledProductSchedule::str() const {
     text += " wgmma";
   if (tma)
     text += " tma";
+  if (warpSpecialized)
+    text += " warp-specialized";
   if (splitK > 1)
     text += " split-k=" + n(splitK);
   if (splitKMax > 0)
@@ -1049,7 +1051,7 @@ std::string TiledProductSchedule::TensorCoreTile::str() const {
   auto n = [](int64_t v) { return std::to_string(v); };
   return n(tileM) + "x" + n(tileN) + "x" + n(tileK) + "/" + n(stages) + "/" +
          n(warpsM) + "x" + n(warpsN) + (wgmma ? "/wgmma" : "") +
-         (tma ? "/tma" : "");
+         (tma ? "/tma" : "") + (warpSpecialized ? "/ws" : "");
 }
 
 std::optional<TiledProductSchedule::TensorCoreTile>
@@ -1057,8 +1059,10 @@ TiledProductSchedule::TensorCoreTile::parse(llvm::StringRef text) {
   SmallVector<llvm::StringRef> parts, dims;
   text.split(parts, '/');
   bool wgmma = parts.size() >= 4 && parts[3] == "wgmma";
-  bool tma = wgmma && parts.size() == 5 && parts[4] == "tma";
-  if (parts.size() != 3 && !(wgmma && (parts.size() == 4 || tma)))
+  bool tma = wgmma && parts.size() >= 5 && parts[4] == "tma";
+  bool ws = tma && parts.size() == 6 && parts[5] == "ws";
+  if (parts.size() != 3 && !(wgmma && parts.size() == 4) &&
+      !(tma && parts.size() == 5) && !ws)
     return std::nullopt;
   parts[0].split(dims, 'x');
   parts[2].split(dims, 'x');
@@ -1073,6 +1077,7 @@ TiledProductSchedule::TensorCoreTile::parse(llvm::StringRef text) {
       return std::nullopt;
   t.wgmma = wgmma;
   t.tma = tma;
+  t.warpSpecialized = ws;
   return t;
 }
 
@@ -1085,6 +1090,7 @@ void TiledProductSchedule::setTensorCoreTile(const TensorCoreTile &t) {
   stages = t.stages;
   wgmma = t.wgmma;
   tma = t.tma;
+  warpSpecialized = t.warpSpecialized;
 }
 
 TiledProductSchedule TiledProductSchedule::withSmallTile() const {

@@ -650,10 +650,11 @@ cuda::parseTiledProductSchedule(llvm::StringRef text, std::string &error) {
       [&](llvm::StringRef word) -> bool * {
         if (!tensorCore)
           return nullptr;
-        return word == "tf32"    ? &s.tf32
-               : word == "wgmma" ? &s.wgmma
-               : word == "tma"   ? &s.tma
-                                 : nullptr;
+        return word == "tf32"               ? &s.tf32
+               : word == "wgmma"            ? &s.wgmma
+               : word == "tma"              ? &s.tma
+               : word == "warp-specialized" ? &s.warpSpecialized
+                                            : nullptr;
       },
       [&](llvm::StringRef key) {
         auto fields = llvm::StringSwitch<int64_t *>(key)
@@ -729,11 +730,17 @@ std::string cuda::checkTensorCoreTile(const TiledProductSchedule &s,
   if ((tm * tk / chunk) % threads || (tn * tk / chunk) % threads)
     return "16-byte chunks of a stage that " + count(threads) +
            " threads do not share evenly";
-  // (With TMA, an 8-byte mbarrier a stage beside them.)
-  int64_t bytes = s.stages * ((tm + tn) * tk * elementBytes + (s.tma ? 8 : 0));
-  if (bytes > target.sharedBytesPerBlock)
+  // (With TMA, an 8-byte mbarrier a stage beside them, two when warp
+  // specialized, and the result tile's own buffer.)
+  int64_t bytes = s.stages * ((tm + tn) * tk * elementBytes +
+                              (s.tma ? 8 : 0) * (s.warpSpecialized ? 2 : 1));
+  int64_t staging = s.warpSpecialized ? tm * tn * elementBytes : 0;
+  if (bytes + staging > target.sharedBytesPerBlock)
     return count(s.stages) + " stages of " + count(bytes / s.stages) +
-           " bytes (a block of " + target.name() + " has " +
+           " bytes" +
+           (staging ? " and a result tile of " + count(staging) + " bytes"
+                    : std::string()) +
+           " (a block of " + target.name() + " has " +
            count(target.sharedBytesPerBlock) + ")";
   return "";
 }
@@ -812,6 +819,9 @@ std::string cuda::checkTiledProductSchedule(const TiledProductSchedule &s,
       return "wgmma with tf32 (wgmma here takes f16 or bf16)";
     if (s.tma && !s.wgmma)
       return "tma without wgmma (TMA loads feed the wgmma kernel here)";
+    if (s.warpSpecialized && !s.tma)
+      return "warp-specialized without tma (its producer warpgroup issues "
+             "TMA loads)";
     if (!element.isF16() && !element.isBF16() && !s.tf32)
       return element.isF32()
                  ? "f32 operands on tensor cores only as tf32"

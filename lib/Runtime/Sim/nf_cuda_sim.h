@@ -3,27 +3,26 @@
 // Part of normfuse. Force-included (-include) when a printed .cu file is
 // compiled for the host with -DNF_CUDA_SIM, much like Numba's CUDA simulator.
 // A block's threads run as fibers on one OS thread and blocks run one after
-// another. A fiber runs until it reaches __syncthreads(), a warp operation or
-// its end; then the next ready fiber runs, in forward, reverse or seeded
-// random order. Shared memory is poisoned with 0xFF bytes (NaN) at the start
-// of every block, global accesses through nf_ldg/nf_stg are checked against
-// the launch's buffers and counted, and deadlocks, divergent barriers and
-// shuffles with exited lanes are errors. The blocks of a thread-block cluster
-// (a kernel registered with NF_SIM_CLUSTER_ENTRY) run together, each with its
-// own shared memory, which the cluster's other blocks reach through
-// nf_cluster_st; nf_cluster_sync() is the cluster's barrier. So do all the
-// blocks of a kernel that synchronizes its grid (NF_SIM_GRID_ENTRY, launched
-// cooperatively under CUDA), whose nf_grid_sync(counter) is checked against
-// the counting the device does on `counter`. The tensor cores' operations
-// (mma.sync, ldmatrix, cp.async, wgmma) follow the PTX ISA's layouts, and
-// TMA loads land only when a thread waits on the mbarrier they complete on
-// (whose phases and parities are modelled). An error
-// abandons the launch and is
-// returned by nf_sim_launch (see normfuse/Runtime/CudaSimABI.h). One .cu is
-// one translation unit and one shared object: all simulator state is internal
-// to it, and only the nf_sim_* functions are exported. Fibers switch with a
-// few instructions on x86-64 and with ucontext elsewhere (or given
-// -DNF_SIM_UCONTEXT).
+// another. A fiber runs until it reaches __syncthreads(), a named barrier
+// (bar.sync id, n), a warp operation or its end; then the next ready fiber
+// runs, in forward, reverse or seeded random order. Shared memory is poisoned
+// with 0xFF bytes (NaN) at the start of every block, global accesses through
+// nf_ldg/nf_stg are checked against the launch's buffers and counted, and
+// deadlocks, divergent barriers and shuffles with exited lanes are errors. The
+// blocks of a thread-block cluster (a kernel registered with
+// NF_SIM_CLUSTER_ENTRY) run together, each with its own shared memory, which
+// the cluster's other blocks reach through nf_cluster_st; nf_cluster_sync() is
+// the cluster's barrier. So do all the blocks of a kernel that synchronizes its
+// grid (NF_SIM_GRID_ENTRY, launched cooperatively under CUDA), whose
+// nf_grid_sync(counter) is checked against the counting the device does on
+// `counter`. The tensor cores' operations (mma.sync, ldmatrix, cp.async, wgmma)
+// follow the PTX ISA's layouts, and TMA loads land only when a thread waits on
+// the mbarrier they complete on (whose phases and parities are modelled). An
+// error abandons the launch and is returned by nf_sim_launch (see
+// normfuse/Runtime/CudaSimABI.h). One .cu is one translation unit and one
+// shared object: all simulator state is internal to it, and only the nf_sim_*
+// functions are exported. Fibers switch with a few instructions on x86-64 and
+// with ucontext elsewhere (or given -DNF_SIM_UCONTEXT).
 //
 //===----------------------------------------------------------------------===//
 
@@ -106,6 +105,8 @@
       ::nf_sim::Tramp<decltype(&name)>::numParams, ::nf_sim::kWholeGrid);
 
 #define __syncthreads() ::nf_sim::syncThreads(__LINE__)
+#define nf_named_barrier(id, threads)                                          \
+  ::nf_sim::namedBarrier((id), (threads), __LINE__)
 #define nf_grid_sync(counter) ::nf_sim::gridSync((counter), __LINE__)
 #define nf_cluster_sync() ::nf_sim::clusterSync(__LINE__)
 /// The same barrier here: the simulator models no memory order.
@@ -412,6 +413,7 @@ enum State : unsigned char {
   AtWarp,
   AtCluster,
   AtMbarrier,
+  AtNamedBarrier,
   Exited
 };
 enum Op : unsigned char {
@@ -436,6 +438,9 @@ constexpr int kMaxAsyncCopies = 128;
 constexpr int kMaxWgmmaReads = 128;
 /// The most mbarriers, and TMA loads in flight, of the blocks running.
 constexpr int kMaxMbarriers = 256;
+/// Named barriers a block has (bar.sync id, threads: 1 to 15; 0 is
+/// __syncthreads()).
+constexpr int kNamedBarriers = 16;
 constexpr int kMaxTmaLoads = 1024;
 
 struct Kernel {
@@ -520,6 +525,14 @@ struct Sim {
   int live[kMaxRunBlocks], atBarrier[kMaxRunBlocks], barrierLine[kMaxRunBlocks],
       barrierThread[kMaxRunBlocks];
   int blockOrder[kMaxRunBlocks];
+  // Per block and named barrier (bar.sync id, n; id 0 unused): the threads
+  // waiting, the count the first one gave, where and which it is.
+  int atNamed[kMaxRunBlocks][kNamedBarriers],
+      namedCount[kMaxRunBlocks][kNamedBarriers],
+      namedLine[kMaxRunBlocks][kNamedBarriers],
+      namedThread[kMaxRunBlocks][kNamedBarriers];
+  // The named barrier each thread at AtNamedBarrier waits at.
+  unsigned char namedId[kMaxRunThreads];
   // The cluster barrier: threads waiting, where the first one waits, and
   // the barriers the running cluster has completed.
   int atCluster, clusterLine, clusterThread, clusterSyncs;
@@ -674,6 +687,44 @@ inline void syncThreads(int line) {
   S.state[t] = AtBarrier;
   if (++S.atBarrier[b] == S.live[b])
     releaseBarrier(b);
+  yield();
+}
+
+/// bar.sync id, threads: the calling thread waits until `threads` threads
+/// of its block (whole warps) have arrived at named barrier `id` (1 to
+/// 15), all at the same line with the same count; the block's other
+/// threads go on. A barrier waiting for more threads than are left to come
+/// never completes (a deadlock, as on a GPU).
+inline void namedBarrier(unsigned id, unsigned threads, int line) {
+  int t = S.cur, b = t / S.blockThreads;
+  if (id < 1 || id >= unsigned(kNamedBarriers))
+    fail("bar.sync %u at line %d: named barriers are 1 to %d (0 is "
+         "__syncthreads())",
+         id, line, kNamedBarriers - 1);
+  if (threads < 32 || threads % 32 || threads > unsigned(S.blockThreads))
+    fail("bar.sync %u, %u at line %d: whole warps of the block's %d threads",
+         id, threads, line, S.blockThreads);
+  if (S.atNamed[b][id] == 0) {
+    S.namedCount[b][id] = int(threads);
+    S.namedLine[b][id] = line;
+    S.namedThread[b][id] = t;
+  } else if (line != S.namedLine[b][id] ||
+             int(threads) != S.namedCount[b][id]) {
+    const uint3 &o = S.tids[S.namedThread[b][id]];
+    fail("divergent bar.sync %u: this thread is at line %d for %u threads "
+         "while thread (%u,%u,%u) waits at line %d for %d",
+         id, line, threads, o.x, o.y, o.z, S.namedLine[b][id],
+         S.namedCount[b][id]);
+  }
+  S.state[t] = AtNamedBarrier;
+  S.namedId[t] = static_cast<unsigned char>(id);
+  if (++S.atNamed[b][id] == int(threads)) {
+    for (int u = b * S.blockThreads; u < (b + 1) * S.blockThreads; ++u)
+      if (S.state[u] == AtNamedBarrier && S.namedId[u] == id)
+        S.state[u] = Ready;
+    S.atNamed[b][id] = 0;
+    ++S.stats.barriers;
+  }
   yield();
 }
 
@@ -1078,10 +1129,11 @@ inline void fiberMain() {
 inline void reportDeadlock() {
   errorPrefix(false);
   int atWarp = 0, atBarrier = 0, line = 0;
-  int atMbarrier = 0;
+  int atMbarrier = 0, atNamed = 0;
   for (int t = 0; t < S.n; ++t) {
     atWarp += S.state[t] == AtWarp;
     atMbarrier += S.state[t] == AtMbarrier;
+    atNamed += S.state[t] == AtNamedBarrier;
   }
   for (int b = S.blocks - 1; b >= 0; --b)
     if (S.atBarrier[b]) {
@@ -1096,6 +1148,10 @@ inline void reportDeadlock() {
                 S.clusterLine);
   if (atMbarrier)
     appendError(", %d at mbarriers whose phase never completes", atMbarrier);
+  if (atNamed)
+    appendError(", %d at named barriers (bar.sync id, n) short of their "
+                "count",
+                atNamed);
   appendError(", %d at warp operations", atWarp);
   for (int w = 0, shown = 0; w * 32 < S.n && shown < 4; ++w) {
     if (!S.waiting[w])
@@ -1126,6 +1182,7 @@ inline bool runCluster() {
   for (int b = 0; b < S.blocks; ++b) {
     S.live[b] = bt;
     S.atBarrier[b] = 0;
+    std::memset(S.atNamed[b], 0, sizeof(S.atNamed[b]));
     S.blockOrder[b] = S.order == NF_SIM_ORDER_REVERSE ? S.blocks - 1 - b : b;
   }
   std::memset(S.waiting, 0, sizeof(unsigned) * size_t((S.n + 31) / 32));
@@ -1584,11 +1641,30 @@ inline void mbarrierInit(void *at, unsigned count) {
   std::memset(at, 0, 8);
 }
 
+/// Fails where the current phase of `m` has had all its arrivals (it waits
+/// for transaction bytes only): one more would be a later phase's, which
+/// the hardware does not define.
+inline void checkArrivalLeft(const Mbarrier &m, const char *what) {
+  if (m.pending == 0)
+    fail("%s on an mbarrier whose phase has had all its %d arrival(s) and "
+         "waits for %lld transaction bytes",
+         what, m.count, static_cast<long long>(m.tx));
+}
+
 /// mbarrier.arrive.expect_tx.shared::cta.b64 _, [at], bytes: `bytes` more
 /// transaction bytes for the current phase, then one arrival.
 inline void mbarrierArriveExpectTx(void *at, unsigned bytes) {
   Mbarrier &m = mbarrier(at, "mbarrier.arrive.expect_tx");
+  checkArrivalLeft(m, "mbarrier.arrive.expect_tx");
   m.tx += bytes;
+  --m.pending;
+  advance(m);
+}
+
+/// mbarrier.arrive.shared::cta.b64 _, [at]: one arrival.
+inline void mbarrierArrive(void *at) {
+  Mbarrier &m = mbarrier(at, "mbarrier.arrive");
+  checkArrivalLeft(m, "mbarrier.arrive");
   --m.pending;
   advance(m);
 }
@@ -1845,7 +1921,7 @@ struct alignas(64) nf_tensor_map {
 };
 static_assert(sizeof(nf_tensor_map) == 128, "CUtensorMap's 128 bytes");
 /// mbarriers and TMA loads (sm_90): the prelude's wrappers of
-/// mbarrier.init, fence.mbarrier_init, mbarrier.arrive.expect_tx,
+/// mbarrier.init, fence.mbarrier_init, mbarrier.arrive(.expect_tx),
 /// mbarrier.try_wait.parity (until it succeeds) and cp.async.bulk.tensor.
 inline void nf_mbarrier_init(long long *bar, unsigned count) {
   nf_sim::mbarrierInit(bar, count);
@@ -1854,6 +1930,7 @@ inline void nf_mbarrier_init_fence() {}
 inline void nf_mbarrier_arrive_expect_tx(long long *bar, unsigned bytes) {
   nf_sim::mbarrierArriveExpectTx(bar, bytes);
 }
+inline void nf_mbarrier_arrive(long long *bar) { nf_sim::mbarrierArrive(bar); }
 inline void nf_mbarrier_wait(long long *bar, unsigned parity) {
   nf_sim::mbarrierWait(bar, parity);
 }

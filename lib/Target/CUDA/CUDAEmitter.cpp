@@ -897,6 +897,13 @@ LogicalResult CUDAEmitter::emitOp(Operation &op) {
                << "u);\n";
         return success();
       })
+      .Case([&](nf::MbarrierArriveOp m) -> LogicalResult {
+        FailureOr<std::string> at = address(&op, m.getBarriers(), m.getIndex());
+        if (failed(at))
+          return failure();
+        line() << "nf_mbarrier_arrive(" << *at << ");\n";
+        return success();
+      })
       .Case([&](nf::MbarrierWaitOp m) -> LogicalResult {
         FailureOr<std::string> at = address(&op, m.getBarriers(), m.getIndex());
         if (failed(at))
@@ -967,6 +974,11 @@ LogicalResult CUDAEmitter::emitOp(Operation &op) {
       })
       .Case([&](gpu::BarrierOp) {
         line() << "__syncthreads();\n";
+        return success();
+      })
+      .Case([&](nf::NamedBarrierOp barrier) {
+        line() << "nf_named_barrier(" << barrier.getId() << ", "
+               << barrier.getThreads() << ");\n";
         return success();
       })
       .Case([&](nf::ClusterBarrierOp barrier) {

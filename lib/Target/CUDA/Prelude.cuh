@@ -406,6 +406,16 @@ __device__ __forceinline__ void nf_mbarrier_arrive_expect_tx(long long *bar,
   __trap();
 #endif
 }
+/// mbarrier.arrive: one arrival on the current phase.
+__device__ __forceinline__ void nf_mbarrier_arrive(long long *bar) {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];"
+               ::"r"(static_cast<unsigned>(__cvta_generic_to_shared(bar)))
+               : "memory");
+#else
+  __trap();
+#endif
+}
 /// Returns once the phase of parity `parity` of the mbarrier has completed
 /// (mbarrier.try_wait.parity until it succeeds).
 __device__ __forceinline__ void nf_mbarrier_wait(long long *bar,
@@ -447,6 +457,13 @@ __device__ __forceinline__ void nf_tma_load(void *smem,
 #else
   __trap();
 #endif
+}
+/// bar.sync id, threads: `threads` threads of the block (whole warps)
+/// meet at barrier `id` (1 to 15), their shared-memory stores before it
+/// seen after it; the block's other threads go on.
+__device__ __forceinline__ void nf_named_barrier(unsigned id,
+                                                 unsigned threads) {
+  asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
 /// The cluster's barrier (barrier.cluster.arrive.release + wait.acquire,
 /// .aligned): every thread of every block of the cluster; shared-memory

@@ -2,7 +2,8 @@
 // an error at the op, with the reason: warps that are not whole
 // warpgroups along M, a warpgroup's width that is no wgmma's N, more
 // accumulators than registers hold, K tiles whose rows are not one
-// swizzle, too few stages to copy one ahead, tf32.
+// swizzle, too few stages to copy one ahead, tf32, a warp-specialized
+// kernel without TMA or past shared memory.
 // RUN: nf-opt %s --nf-choose-gpu-schedules=arch=sm_90a -split-input-file -verify-diagnostics
 
 func.func @warps_not_whole_warpgroups(%a: tensor<256x256xf16>) -> tensor<256x256xf16> {
@@ -49,4 +50,23 @@ func.func @wgmma_on_tf32(%a: tensor<256x256xf32>) -> tensor<256x256xf32> {
   // expected-error @+1 {{wgmma with tf32 (wgmma here takes f16 or bf16)}}
   %c = nf.matmul %a, %a {nf.gpu_schedule = "tensor-core-product tile=128x128x32 warps=4x1 stages=3 tf32 wgmma"} : tensor<256x256xf32>, tensor<256x256xf32> -> tensor<256x256xf32>
   return %c : tensor<256x256xf32>
+}
+
+// -----
+
+// Warp specialized: the producer warpgroup issues TMA loads, so the
+// schedule has `tma`; its result tile has shared memory of its own beside
+// the stages (4 stages of 48 KiB and 64 KiB are more than a block has).
+func.func @warp_specialized_without_tma(%a: tensor<256x256xf16>) -> tensor<256x256xf16> {
+  // expected-error @+1 {{warp-specialized without tma (its producer warpgroup issues TMA loads)}}
+  %c = nf.matmul %a, %a {nf.gpu_schedule = "tensor-core-product tile=128x128x32 warps=4x1 stages=3 wgmma warp-specialized"} : tensor<256x256xf16>, tensor<256x256xf16> -> tensor<256x256xf16>
+  return %c : tensor<256x256xf16>
+}
+
+// -----
+
+func.func @warp_specialized_result_tile_past_shared_memory(%a: tensor<256x256xf16>) -> tensor<256x256xf16> {
+  // expected-error @+1 {{4 stages of 49168 bytes and a result tile of 65536 bytes (a block of h100-sxm has 232448)}}
+  %c = nf.matmul %a, %a {nf.gpu_schedule = "tensor-core-product tile=128x256x64 warps=8x1 stages=4 wgmma tma warp-specialized"} : tensor<256x256xf16>, tensor<256x256xf16> -> tensor<256x256xf16>
+  return %c : tensor<256x256xf16>
 }

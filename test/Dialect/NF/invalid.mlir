@@ -771,3 +771,19 @@ func.func @tma_load_of_four_coordinates(%m: !nf.tensor_map, %s: memref<4096xf16,
   nf.tma_load %m[%i, %i, %i, %i], %s[%i], %b[%i] : memref<4096xf16, 3>, memref<2xi64, 3>
   return
 }
+
+// -----
+
+func.func @named_barrier_of_part_of_a_warp() {
+  // expected-error @+1 {{'nf.named_barrier' op a named barrier waits for whole warps: 48 threads is not a multiple of 32}}
+  nf.named_barrier 1, 48
+  return
+}
+
+// -----
+
+func.func @named_barrier_zero_is_the_blocks() {
+  // expected-error @+1 {{'nf.named_barrier' op attribute 'id' failed to satisfy constraint: 64-bit signless integer attribute whose minimum value is 1 whose maximum value is 15}}
+  nf.named_barrier 0, 256
+  return
+}

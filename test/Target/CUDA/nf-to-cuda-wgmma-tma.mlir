@@ -9,6 +9,16 @@
 // shared-memory accesses against the next tile's loads (the async proxy).
 // K of 70 f16 (140-byte rows) cannot be a tensor map, nor can an empty
 // matrix (K or M of 0): the same schedule stages those by cp.async.
+// Warp specialized (`warp-specialized` after `tma`), the block is 128
+// consumer threads and a producer warpgroup past them: thread 0 makes a
+// full mbarrier (one arrival) and an empty one (the 128 consumers) a
+// stage, and the block meets once. Thread 128 alone walks the units' K
+// tiles: it waits for the stage to be empty, expects its bytes and loads
+// it. The consumers wait for the stage to be full, run its wgmmas, and
+// once the group before retires arrive on that one's empty mbarrier (the
+// last K tile's after the loop); the result tile is staged past the
+// stages (at element 24576, A's and B's 3 stages of 4096 each), and the
+// consumers meet at named barrier 1 of 128 threads, never the block's.
 // RUN: nf-translate --nf-to-cuda --cuda-arch=sm_90a %s | FileCheck %s
 
 // CHECK-LABEL: // mlp_matmul: tensor-core-product tile=128x128x32 warps=4x1 stages=3 wgmma tma
@@ -48,6 +58,36 @@
 // CHECK-NEXT: k0_matmul(const __half *__restrict__ a0, const __half *__restrict__ a1, __half *__restrict__ a2) {
 // CHECK-LABEL: // m0_matmul: tensor-core-product tile=128x128x32 warps=4x1 stages=3 wgmma tma
 // CHECK-NEXT: m0_matmul(const __half *__restrict__ a0, const __half *__restrict__ a1, __half *__restrict__ a2) {
+// CHECK-LABEL: // ws_matmul: tensor-core-product tile=128x128x32 warps=4x1 stages=3 wgmma tma warp-specialized
+// CHECK-NEXT: extern "C" __global__ void __launch_bounds__(256, 1) ws_matmul(
+// CHECK: long long *const s1 = reinterpret_cast<long long *>(nf_smem + 81920);
+// CHECK-COUNT-3: nf_mbarrier_init((s1 + v{{[0-9]+}}), 128u);
+// CHECK-NEXT: nf_mbarrier_init_fence();
+// CHECK-NEXT: }
+// CHECK-NEXT: __syncthreads();
+// CHECK-NOT: __syncthreads
+// CHECK: bool [[PRODUCER:v[0-9]+]] = (unsigned)v{{[0-9]+}} >= (unsigned)[[C128:v[0-9]+]];
+// CHECK-NEXT: if ([[PRODUCER]]) {
+// CHECK-NEXT: bool [[FIRST:v[0-9]+]] = v{{[0-9]+}} == [[C128]];
+// CHECK-NEXT: if ([[FIRST]]) {
+// CHECK: nf_mbarrier_wait((s1 + v{{[0-9]+}}), unsigned(v{{[0-9]+}}));
+// CHECK-NEXT: nf_mbarrier_arrive_expect_tx((s1 + v{{[0-9]+}}), 16384u);
+// CHECK-COUNT-3: nf_tma_load<2>(
+// CHECK: } else {
+// CHECK: nf_mbarrier_wait((s1 + v{{[0-9]+}}), unsigned(v{{[0-9]+}}));
+// CHECK: nf_wgmma_commit();
+// CHECK-NEXT: nf_wgmma_wait<1>();
+// CHECK: nf_mbarrier_arrive((s1 + v{{[0-9]+}}));
+// CHECK: nf_wgmma_wait<0>();
+// CHECK: nf_mbarrier_arrive((s1 + v{{[0-9]+}}));
+// CHECK: = v{{[0-9]+}} + v{{[0-9]+}};
+// CHECK: *(nf_vec<__half, 2> *)(s0 +
+// CHECK: nf_named_barrier(1, 128);
+// CHECK: nf_stg((nf_vec<__half, 8> *)
+// CHECK: nf_named_barrier(1, 128);
+// CHECK-NOT: nf_fence_proxy_async
+// CHECK-NOT: __syncthreads
+// CHECK: NF_SIM_ENTRY(ws_matmul)
 func.func @mlp(%a: tensor<200x72xf16>, %b: tensor<72x136xf16>) -> tensor<200x136xf16> {
   %p = nf.matmul %a, %b {nf.gpu_schedule = "tensor-core-product tile=128x128x32 warps=4x1 stages=3 wgmma tma"} : tensor<200x72xf16>, tensor<72x136xf16> -> tensor<200x136xf16>
   return %p : tensor<200x136xf16>
@@ -63,4 +103,8 @@ func.func @k0(%a: tensor<64x0xf16>, %b: tensor<0x64xf16>) -> tensor<64x64xf16> {
 func.func @m0(%a: tensor<0x64xf16>, %b: tensor<64x64xf16>) -> tensor<0x64xf16> {
   %p = nf.matmul %a, %b {nf.gpu_schedule = "tensor-core-product tile=128x128x32 warps=4x1 stages=3 wgmma tma"} : tensor<0x64xf16>, tensor<64x64xf16> -> tensor<0x64xf16>
   return %p : tensor<0x64xf16>
+}
+func.func @ws(%a: tensor<200x72xf16>, %b: tensor<72x136xf16>) -> tensor<200x136xf16> {
+  %p = nf.matmul %a, %b {nf.gpu_schedule = "tensor-core-product tile=128x128x32 warps=4x1 stages=3 wgmma tma warp-specialized"} : tensor<200x72xf16>, tensor<72x136xf16> -> tensor<200x136xf16>
+  return %p : tensor<200x136xf16>
 }

@@ -723,18 +723,20 @@ struct TiledProductSchedule {
   /// `stages` K tiles in flight ("MxNxK/stages/WMxWN").
   struct TensorCoreTile {
     int64_t tileM = 0, tileN = 0, tileK = 0, warpsM = 0, warpsN = 0, stages = 0;
-    bool wgmma = false, tma = false;
+    bool wgmma = false, tma = false, warpSpecialized = false;
     bool empty() const { return tileM == 0; }
-    /// "MxNxK/stages/WMxWN", then "/wgmma" for warpgroup MMAs and
-    /// "/wgmma/tma" for those fed by TMA loads.
+    /// "MxNxK/stages/WMxWN", then "/wgmma" for warpgroup MMAs,
+    /// "/wgmma/tma" for those fed by TMA loads and "/wgmma/tma/ws" for
+    /// those fed by a producer warpgroup's TMA loads.
     std::string str() const;
-    /// The tile `text` ("MxNxK/stages/WMxWN[/wgmma[/tma]]", positive
+    /// The tile `text` ("MxNxK/stages/WMxWN[/wgmma[/tma[/ws]]]", positive
     /// counts) says, if any.
     static std::optional<TensorCoreTile> parse(llvm::StringRef text);
   };
   /// This schedule's tile, warps and stages.
   TensorCoreTile tensorCoreTile() const {
-    return {tileM, tileN, tileK, warpsM, warpsN, stages, wgmma, tma};
+    return {tileM,  tileN, tileK, warpsM,         warpsN,
+            stages, wgmma, tma,   warpSpecialized};
   }
   void setTensorCoreTile(const TensorCoreTile &t);
   /// TensorCore only, where K is split at launch (sizes known only then):
@@ -766,6 +768,17 @@ struct TiledProductSchedule {
   /// layouts, zeros past M, N and K) that complete on an mbarrier per
   /// stage, rather than every thread by cp.async. Elsewhere cp.async.
   bool tma = false;
+  /// With `tma` (where TMA loads stage the operands; elsewhere the block is
+  /// the tma kernel's): a warp-specialized kernel. A fifth warpgroup (the
+  /// producer, the block's first) issues every TMA load, one thread of it,
+  /// running ahead over K tiles and work units as far as the stages allow;
+  /// the warpsM x warpsN consumer warps wait for each stage's full
+  /// mbarrier, run its wgmmas and release it on its empty mbarrier once
+  /// the group that read it retires. No barrier of the whole block in the
+  /// K loop; the consumers' epilogue meets at a named barrier of their own,
+  /// and stages the result tile in a buffer of its own (tileM x tileN
+  /// elements past the stages), so the next unit's loads overlap it.
+  bool warpSpecialized = false;
   /// Rows of output tiles walked together (tileOrigin): the blocks running
   /// at once share the panels of A and B they read in L2.
   int64_t tileGroupRows = 8;
@@ -778,12 +791,17 @@ struct TiledProductSchedule {
   /// __launch_bounds__' second argument: left to aim at full occupancy,
   /// ptxas spilled the gathers' 64-bit index arithmetic at 48 registers.
   int64_t minBlocksPerMultiprocessor = 2;
+  /// The producer warpgroup of a warp-specialized kernel.
+  static constexpr int64_t kProducerThreads = 4 * GpuTarget::kWarpSize;
   int64_t blockSize() const {
-    return kind == Kind::TensorCore ? GpuTarget::kWarpSize * warpsM * warpsN
-                                    : (tileM / threadM) * (tileN / threadN);
+    return kind == Kind::TensorCore
+               ? GpuTarget::kWarpSize * warpsM * warpsN +
+                     (warpSpecialized ? kProducerThreads : 0)
+               : (tileM / threadM) * (tileN / threadN);
   }
   /// "tiled-product tile=128x128x8 thread=8x8", "tensor-core-product
-  /// tile=128x128x32 warps=2x2 stages=3 [tf32 | wgmma [tma]] [split-k=3 |
+  /// tile=128x128x32 warps=2x2 stages=3 [tf32 | wgmma [tma
+  /// [warp-specialized]]] [split-k=3 |
   /// split-k-max=16 split-k-blocks=264 split-k-min-tiles=8
   /// [small-tile=64x64x32/3/2x2 small-tile-below=132]] [finish-block=256
   /// finish-vector=4 finish-min-blocks-per-sm=4]" (the finish where K may be

@@ -3,7 +3,7 @@
 // Part of normfuse. The verifiers of the GPU lowering's ops whose
 // attributes can disagree: nf.warpgroup_mma (wgmma's shapes and the fields
 // of its shared-memory matrix descriptors), nf.tensor_map (what
-// cuTensorMapEncodeTiled accepts) and nf.tma_load.
+// cuTensorMapEncodeTiled accepts), nf.tma_load and nf.named_barrier.
 //
 //===----------------------------------------------------------------------===//
 
@@ -82,5 +82,12 @@ LogicalResult TmaLoadOp::verify() {
   if (rank < 2 || rank > 3)
     return emitOpError() << "TMA loads of 2 or 3 coordinates here, not "
                          << rank;
+  return success();
+}
+
+LogicalResult NamedBarrierOp::verify() {
+  if (getThreads() % 32)
+    return emitOpError() << "a named barrier waits for whole warps: "
+                         << getThreads() << " threads is not a multiple of 32";
   return success();
 }

@@ -1186,6 +1186,86 @@ void testTma() {
   }
 }
 
+/// The warp-specialized pipeline of pipeline.cu: a producer thread staging
+/// 5 tiles through 2 stages by TMA loads, 64 consumers that release each
+/// stage on an mbarrier and meet at a named barrier of their own.
+void testWarpSpecialized() {
+  auto m = compileFile("pipeline.cu");
+  if (!m)
+    return;
+  const int tiles = 5;
+  std::vector<uint16_t> tensor(size_t(4 * tiles) * 32);
+  for (size_t i = 0; i < tensor.size(); ++i)
+    tensor[i] = uint16_t((i * 7 + 3) % 1000);
+  TensorMapParam param{};
+  param.map = {tensor.data(), 2,      2, 0, 0, {32, uint64_t(4 * tiles)},
+               {64},          {32, 4}};
+  // Consumer c's sum: elements 2 c and 2 c + 1 of every tile's box.
+  std::vector<unsigned> sums(64, 0), want(64);
+  for (int c = 0; c < 64; ++c)
+    for (int i = 0; i < tiles; ++i)
+      for (int e = 2 * c; e < 2 * c + 2; ++e)
+        sums[size_t(c)] += tensor[size_t(4 * i + e / 32) * 32 + size_t(e % 32)];
+  for (int c = 0; c < 64; ++c)
+    want[size_t(c)] = sums[size_t(c)] + sums[size_t((c + 1) % 64)];
+  auto launch = [&](SimModule &mod, unsigned named, std::vector<unsigned> &out,
+                    std::string &error, SimOrder order = SimOrder::Forward) {
+    int n = tiles;
+    unsigned *outPtr = out.data();
+    void *args[] = {&param, &n, &named, &outPtr};
+    return mod.launch("ws_pipeline", {1, 1, 1}, {96, 1, 1}, 0, args,
+                      {buffer(tensor, "tensor"), buffer(out, "out")}, nullptr,
+                      error, order, 7);
+  };
+  for (int o = 0; o < 3; ++o) {
+    std::vector<unsigned> out(64, 0);
+    std::string error;
+    bool ok = launch(*m, 64, out, error, kOrders[o]);
+    check(ok && out == want,
+          std::string("a producer and consumers exchange stages through "
+                      "full and empty mbarriers and meet at a named "
+                      "barrier, ") +
+              kOrderNames[o] + " order",
+          error);
+  }
+  // A named barrier for more threads than come never completes; one of
+  // part of a warp is refused.
+  for (auto [named, what] : {std::pair<unsigned, const char *>{96, "named "
+                                                                   "barriers"},
+                             {48, "whole warps"}}) {
+    std::vector<unsigned> out(64, 0);
+    std::string error;
+    check(!launch(*m, named, out, error) && contains(error, what),
+          "a named barrier of " + std::to_string(named) +
+              " threads for 64 consumers is reported",
+          error);
+  }
+  // Without the named barrier, a consumer reads its neighbour's sum before
+  // it is written (shared memory's poison).
+  if (auto racy = compileFile("pipeline.cu", true,
+                              "nf_named_barrier(1, named); // @named")) {
+    std::vector<unsigned> out(64, 0);
+    std::string error;
+    bool ok = launch(*racy, 64, out, error);
+    check(ok && out != want,
+          "consumers that skip their named barrier read unwritten shared "
+          "memory",
+          error);
+  }
+  // A producer that does not wait for a stage to be empty arms its full
+  // mbarrier again while the first load's phase is pending.
+  if (auto eager = compileFile("pipeline.cu", true,
+                               "nf_mbarrier_wait(&empty[s], unsigned((i / 2) % "
+                               "2 ^ 1)); // @empty")) {
+    std::vector<unsigned> out(64, 0);
+    std::string error;
+    check(!launch(*eager, 64, out, error) &&
+              contains(error, "has had all its 1 arrival(s)"),
+          "a producer that reuses a stage before it is empty is reported",
+          error);
+  }
+}
+
 void testClusters() {
   auto m = compileFile("cluster.cu");
   auto bad = compileFile("cluster.cu", /*dropBarrier=*/true,
@@ -1550,6 +1630,7 @@ int main(int argc, char **argv) {
   testTensorCores();
   testWgmma();
   testTma();
+  testWarpSpecialized();
   testClusters();
   testGridBarrier();
   testCompileError();

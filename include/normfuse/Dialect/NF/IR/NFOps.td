@@ -674,6 +674,26 @@ def NF_ClusterStoreOp : NF_Op<"cluster_store", [NF_GpuLoweringTrait,
   }];
 }
 
+def NF_NamedBarrierOp : NF_Op<"named_barrier", [NF_GpuLoweringTrait]> {
+  let summary = "a named barrier of some of a block's threads (bar.sync id, n)";
+  let description = [{
+    Inside a GPU kernel: the calling thread waits here until `threads`
+    threads of its block (whole warps: a multiple of 32) have arrived at
+    barrier `id` (1 to 15; 0 is `gpu.barrier`'s), and the shared-memory
+    stores each made before it are seen by all after it (PTX `bar.sync id,
+    threads`). The block's other threads go on: the consumer warpgroups of
+    a warp-specialized kernel meet so while its producer runs ahead.
+
+    ```mlir
+    nf.named_barrier 1, 256
+    ```
+  }];
+  let arguments = (ins ConfinedAttr<I64Attr, [IntMinValue<1>, IntMaxValue<15>]>:$id,
+                       ConfinedAttr<I64Attr, [IntMinValue<32>, IntMaxValue<1024>]>:$threads);
+  let assemblyFormat = "$id `,` $threads attr-dict";
+  let hasVerifier = 1;
+}
+
 def NF_GridBarrierOp : NF_Op<"grid_barrier", [NF_GpuLoweringTrait]> {
   let summary = "the barrier of a kernel's whole grid";
   let description = [{
@@ -875,6 +895,24 @@ def NF_MbarrierArriveExpectTxOp : NF_Op<"mbarrier_arrive_expect_tx",
                        ConfinedAttr<I64Attr, [IntNonNegative]>:$bytes);
   let assemblyFormat = [{
     $barriers `[` $index `]` `bytes` $bytes attr-dict `:` type($barriers)
+  }];
+}
+
+def NF_MbarrierArriveOp : NF_Op<"mbarrier_arrive", [NF_GpuLoweringTrait]> {
+  let summary = "mbarrier.arrive";
+  let description = [{
+    The thread arrives on the current phase of the mbarrier at
+    `barriers[index]` (one of the `count` arrivals its phases wait for):
+    a consumer telling a producer that a buffer is free again.
+
+    ```mlir
+    nf.mbarrier_arrive %empty[%i] : memref<4xi64, #gpu.address_space<workgroup>>
+    ```
+  }];
+  let arguments = (ins Arg<MemRefRankOf<[I64], [1]>, "",
+                           [MemRead, MemWrite]>:$barriers, Index:$index);
+  let assemblyFormat = [{
+    $barriers `[` $index `]` attr-dict `:` type($barriers)
   }];
 }
 
