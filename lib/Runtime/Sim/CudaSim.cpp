@@ -16,6 +16,8 @@
 #define NF_SIM_DEFAULT_CXX "c++"
 #endif
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -286,6 +288,50 @@ void removeStaleTemporaries(const std::string &folder) {
       fs::remove(e.path(), error);
 }
 
+/// The entries a folder of precompiled headers keeps: making one past it
+/// removes the least recently used (a checkout, a flag set and a compiler
+/// each have their own, and a test or a wheel in a temporary folder makes
+/// a new one every run).
+constexpr size_t kMaxPchEntries = 16;
+
+/// Whether `name` is an entry's (the 16 hex digits of a key's
+/// fingerprint): a folder of precompiled headers may be one a user named
+/// and hold other things, which pruning leaves alone.
+bool isEntryName(const std::string &name) {
+  return name.size() == 16 && std::all_of(name.begin(), name.end(), [](char c) {
+           return std::isxdigit((unsigned char)c);
+         });
+}
+
+/// Keeps the kMaxPchEntries most recently used entries of `root` (by their
+/// key.txt's time, which each use sets), counting `made`: removes older
+/// ones unused for ten minutes (a concurrent compile may be reading one;
+/// were it removed, that compile would fall back to the plain header).
+void pruneEntries(const std::string &root, const std::string &made) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  std::vector<std::pair<fs::file_time_type, fs::path>> entries;
+  for (const auto &e : fs::directory_iterator(root, error)) {
+    std::error_code ec;
+    if (!e.is_directory(ec) || !isEntryName(e.path().filename().string()) ||
+        e.path() == fs::path(made) || !fs::exists(e.path() / "include.h", ec))
+      continue;
+    auto used = fs::last_write_time(e.path() / "key.txt", ec);
+    if (ec)
+      used = fs::last_write_time(e.path(), ec);
+    if (!ec)
+      entries.push_back({used, e.path()});
+  }
+  if (entries.size() < kMaxPchEntries)
+    return;
+  std::sort(entries.begin(), entries.end(),
+            [](const auto &a, const auto &b) { return a.first > b.first; });
+  auto now = fs::file_time_type::clock::now();
+  for (size_t i = kMaxPchEntries - 1; i < entries.size(); ++i)
+    if (now - entries[i].first > std::chrono::minutes(10))
+      fs::remove_all(entries[i].second, error);
+}
+
 /// Serializes this process's making of entries.
 std::mutex &getPchMutex() {
   static std::mutex mutex;
@@ -309,7 +355,9 @@ std::mutex &getPchMutex() {
 /// the new) where the key or a file differs. A module that fails to compile
 /// with the entry (Clang and, told to, GCC fail on one that does not fit)
 /// is compiled again without it, and the entry made again on next use
-/// (SimCompileStats::pchFallbacks).
+/// (SimCompileStats::pchFallbacks). Each use sets key.txt's time, and
+/// making an entry prunes the folder to the entries used last
+/// (pruneEntries).
 std::string precompiledHeader(const std::vector<std::string> &flags,
                               const std::string &macros,
                               const std::string &header,
@@ -337,8 +385,11 @@ std::string precompiledHeader(const std::vector<std::string> &flags,
     std::istringstream lines(kept.substr(key.size()));
     for (std::string line; std::getline(lines, line);)
       files.push_back(line.substr(0, line.find('\t')));
-    if (!files.empty() && describeFiles(files) == kept.substr(key.size()))
+    if (!files.empty() && describeFiles(files) == kept.substr(key.size())) {
+      // Used now: the entries kept are the ones used last.
+      ::utimensat(AT_FDCWD, keyPath.c_str(), nullptr, 0);
       return include;
+    }
   }
   // include.h is written once: a compile reading the entry meanwhile
   // sees it unchanged (Clang checks its time).
@@ -363,6 +414,7 @@ std::string precompiledHeader(const std::vector<std::string> &flags,
     return "";
   }
   count(&SimCompileStats::headersPrecompiled);
+  pruneEntries(root, entry);
   return include;
 }
 

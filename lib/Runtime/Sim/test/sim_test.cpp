@@ -1597,10 +1597,51 @@ void testPrecompiledHeader() {
         "a compile error with the entry is reported, not counted a fallback",
         describe(delta()));
 
+  // Twenty entries of other checkouts, used 61 to 80 minutes ago, one
+  // used a minute ago, and a folder that is no entry's: making an entry
+  // keeps the 16 used last (this one, the recent one and the 14 newest of
+  // the old) and leaves the other folder alone.
+  fs::path root = fs::path(dir) / "pch";
+  auto fake = [&](const std::string &name, std::chrono::minutes age) {
+    fs::create_directories(root / name);
+    std::ofstream(root / name / "include.h") << "#include \"gone.h\"\n";
+    std::ofstream(root / name / "key.txt") << "old\n";
+    fs::last_write_time(root / name / "key.txt",
+                        fs::file_time_type::clock::now() - age);
+  };
+  for (int i = 0; i < 20; ++i) {
+    char name[17];
+    std::snprintf(name, sizeof(name), "%016x", 0xa0 + i);
+    fake(name, std::chrono::minutes(61 + i));
+  }
+  fake("00000000000000ff", std::chrono::minutes(1));
+  fake("notes", std::chrono::minutes(100));
+  writeHeader(6);
+  int pruned = compileValue("NF_TEST_VALUE", options);
+  std::vector<std::string> kept;
+  for (const auto &e : fs::directory_iterator(root))
+    kept.push_back(e.path().filename().string());
+  std::sort(kept.begin(), kept.end());
+  std::vector<std::string> want{"00000000000000ff"};
+  for (int i = 0; i < 14; ++i) {
+    char name[17];
+    std::snprintf(name, sizeof(name), "%016x", 0xa0 + i);
+    want.push_back(name);
+  }
+  if (!entries.empty())
+    want.push_back(entries[0].filename().string());
+  want.push_back("notes");
+  std::sort(want.begin(), want.end());
+  std::string listing;
+  for (const std::string &k : kept)
+    listing += k + " ";
+  check(pruned == 6 && kept == want && delta() == Counts{4, 7, 1},
+        "making an entry keeps the 16 used last and other folders", listing);
+
   SimCompileOptions off = options;
   off.pchDirectory = "";
   int plain = compileValue("NF_TEST_VALUE", off);
-  check(plain == 5 && delta() == Counts{3, 6, 1},
+  check(plain == 6 && delta() == Counts{4, 7, 1},
         "an empty folder compiles the header with the module",
         describe(delta()));
   fs::remove_all(dir);
