@@ -884,21 +884,51 @@ TEST(NVRTCResourceTest, TmaWrappersCompileToUTMALDGAndSYNCSAtSm90) {
     EXPECT_NE(sass.find(op), std::string::npos) << op << " is not in the SASS";
 }
 
+/// The SASS NVRTC makes of the simulator's test kernels in `file` for
+/// `arch` (empty, and the test skipped by the caller, without cuobjdump),
+/// checking that `ops` are in it.
+void expectTestKernelsHave(const std::string &file, const char *arch,
+                           std::initializer_list<const char *> ops,
+                           std::string &skip) {
+  std::string source = tensorCoreSource(file);
+  ASSERT_FALSE(source.empty());
+  Compiled c = compileWithNVRTC(source, arch);
+  ASSERT_TRUE(c.ok) << c.log;
+  std::string sass = disassemble(c.cubin, skip);
+  if (!skip.empty())
+    return;
+  for (const char *op : ops)
+    EXPECT_NE(sass.find(op), std::string::npos)
+        << op << " is not in the SASS of " << file;
+}
+
 // The warp-specialized pipeline's wrappers (lib/Runtime/Sim/test/
 // pipeline.cu): a plain mbarrier arrival and a named barrier of the
 // consumers, whose count is a register.
 TEST(NVRTCResourceTest, PipelineWrappersCompileToNamedBarrierAndArrive) {
-  std::string source = tensorCoreSource("pipeline.cu");
-  ASSERT_FALSE(source.empty());
-  Compiled c = compileWithNVRTC(source, "sm_90");
-  ASSERT_TRUE(c.ok) << c.log;
-  std::string error, sass = disassemble(c.cubin, error);
-  if (!error.empty())
-    GTEST_SKIP() << error;
-  for (const char *op :
-       {"BAR.SYNC.DEFER_BLOCKING 0x1, R", "SYNCS.ARRIVE.TRANS64.A1T0 ",
-        "SYNCS.ARRIVE.TRANS64 ", "UTMALDG.2D"})
-    EXPECT_NE(sass.find(op), std::string::npos) << op << " is not in the SASS";
+  std::string skip;
+  expectTestKernelsHave("pipeline.cu", "sm_90",
+                        {"BAR.SYNC.DEFER_BLOCKING 0x1, R",
+                         "SYNCS.ARRIVE.TRANS64.A1T0 ", "SYNCS.ARRIVE.TRANS64 ",
+                         "UTMALDG.2D"},
+                        skip);
+  if (!skip.empty())
+    GTEST_SKIP() << skip;
+}
+
+// The wrappers a cluster of blocks sharing an operand's tiles takes
+// (lib/Runtime/Sim/test/multicast.cu), for sm_90a: a TMA load multicast to
+// the cluster's blocks and an arrival on another block's mbarrier (a
+// reduction into the cluster's shared memory), after the cluster barrier.
+TEST(NVRTCResourceTest, MulticastWrappersCompileToUTMALDGMulticastAtSm90a) {
+  std::string skip;
+  expectTestKernelsHave("multicast.cu", "sm_90a",
+                        {"UTMALDG.2D.MULTICAST",
+                         "SYNCS.ARRIVE.TRANS64.RED.A1T0",
+                         "SYNCS.ARRIVE.TRANS64.A1T0", "UCGABAR_ARV"},
+                        skip);
+  if (!skip.empty())
+    GTEST_SKIP() << skip;
 }
 
 // The prelude's wgmma wrappers (m64n64k16 and m64n128k16, f16 and bf16,

@@ -469,7 +469,8 @@ void tmaStage(OpBuilder &b, Location loc, const StagedOperand &t, Value map,
       coords = {k0, o0};
     if (batched)
       coords.push_back(batch);
-    b.create<nf::TmaLoadOp>(loc, map, coords, t.smem, dst, bars, slot);
+    b.create<nf::TmaLoadOp>(loc, map, coords, t.smem, dst, bars, slot,
+                            /*multicast=*/Value());
   }
 }
 
@@ -765,7 +766,7 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
           Value before =
               rb.create<arith::SelectOp>(rl, first, rm.c(2 * s.stages - 1),
                                          rm.add(slot, rm.c(s.stages - 1)));
-          rb.create<nf::MbarrierArriveOp>(rl, bars, before);
+          rb.create<nf::MbarrierArriveOp>(rl, bars, before, /*rank=*/Value());
           rb.create<scf::YieldOp>(rl);
         });
   };

@@ -1350,11 +1350,12 @@ inline void access(const void *p, size_t n, size_t align) {
 /// Fails where [p, p + n) of shared memory is read by a wgmma in flight: the
 /// write would race with it. The threads of the block's warps' first lanes
 /// are checked (a warpgroup's threads issue and wait for the same wgmma).
-inline void checkNotReadByWgmma(const unsigned char *p, int n,
-                                const char *what) {
+inline void checkNotReadByWgmma(const unsigned char *p, int n, const char *what,
+                                int block = -1) {
   if (!S.wgReads)
     return;
-  int first = S.cur - S.cur % S.blockThreads;
+  int first =
+      block < 0 ? S.cur - S.cur % S.blockThreads : block * S.blockThreads;
   for (int t = first; t < first + S.blockThreads; t += 32)
     for (int i = 0; i < S.numWgReads[t]; ++i) {
       const WgmmaRead &r = S.wgReads[t * kMaxWgmmaReads + i];
@@ -1579,16 +1580,45 @@ inline void wgmmaWait(int n) {
 // mbarriers and TMA loads (sm_90)
 //===----------------------------------------------------------------------===//
 
-/// The calling block's mbarrier at `at`, which mbarrier.init made.
-inline Mbarrier &mbarrier(const void *at, const char *what) {
-  int b = S.cur / S.blockThreads;
+/// Block `b`'s mbarrier at `at` (an address of shared memory, the same in
+/// every block), which mbarrier.init made in that block.
+inline Mbarrier &blockMbarrier(int b, const void *at, const char *what) {
   if (!inShared(at, 8) || reinterpret_cast<uintptr_t>(at) % 8)
     fail("%s: %p is not an 8-byte aligned shared-memory mbarrier", what, at);
   for (int i = 0; i < S.numMbarriers; ++i)
     if (S.mbarriers[i].block == b && S.mbarriers[i].at == at)
       return S.mbarriers[i];
-  fail("%s on %p, which no mbarrier.init of this block made", what, at);
+  if (b == S.cur / S.blockThreads)
+    fail("%s on %p, which no mbarrier.init of this block made", what, at);
+  fail("%s on %p of block %d of the cluster, which no mbarrier.init of that "
+       "block made",
+       what, at, b % S.clusterSize);
   std::abort(); // unreachable
+}
+
+/// The calling block's mbarrier at `at`, which mbarrier.init made.
+inline Mbarrier &mbarrier(const void *at, const char *what) {
+  return blockMbarrier(S.cur / S.blockThreads, at, what);
+}
+
+/// The running block of rank `rank` in the caller's cluster: another
+/// block only after the cluster's first barrier (before it, that block
+/// may not have started) and before it exits (its shared memory goes with
+/// it).
+inline int clusterBlock(unsigned rank, const char *what) {
+  if (rank >= unsigned(S.clusterSize))
+    fail("%s: block %u of a cluster of %d", what, rank, S.clusterSize);
+  int self = S.cur / S.blockThreads;
+  int b = int(rank) + self / S.clusterSize * S.clusterSize;
+  if (b != self && S.clusterSyncs == 0)
+    fail("%s: block %u of the cluster before the cluster's first barrier: "
+         "that block may not have started",
+         what, rank);
+  if (b != self && S.live[b] == 0)
+    fail("%s: block %u of the cluster has exited, and its shared memory with "
+         "it",
+         what, rank);
+  return b;
 }
 
 /// Lets the threads waiting on `m` look at it again.
@@ -1669,6 +1699,16 @@ inline void mbarrierArrive(void *at) {
   advance(m);
 }
 
+/// mapa + mbarrier.arrive.release.cluster.shared::cluster.b64: one arrival
+/// on the mbarrier at `at` of block `rank` of the caller's cluster.
+inline void mbarrierArriveCluster(void *at, unsigned rank) {
+  const char *what = "mbarrier.arrive.shared::cluster";
+  Mbarrier &m = blockMbarrier(clusterBlock(rank, what), at, what);
+  checkArrivalLeft(m, what);
+  --m.pending;
+  advance(m);
+}
+
 /// The element at `coords` + `index` (per dimension) of `map`'s tensor, or
 /// null outside the tensor (whose elements a TMA load reads as zero).
 inline const unsigned char *tensorElement(const nf_sim_tensor_map &map,
@@ -1720,12 +1760,11 @@ inline void landTma(const TmaLoad &l) {
   }
 }
 
-/// cp.async.bulk.tensor.Nd.shared::cluster.global.mbarrier::complete_tx
-/// [dst], [map, coords], [bar] of the calling thread: a box of `map`'s
-/// tensor from `coords` (the innermost dimension first) into the block's
-/// shared memory at `dst`, its bytes completing on `bar`.
-inline void tmaLoad(void *dst, const nf_sim_tensor_map &map, void *bar,
-                    const int *coords, int rank) {
+/// A TMA load (cp.async.bulk.tensor) of a box of `map`'s tensor from
+/// `coords` (the innermost dimension first) into block `b`'s shared memory
+/// at `dst`, its bytes completing on that block's mbarrier at `bar`.
+inline void issueTma(int b, void *dst, const nf_sim_tensor_map &map, void *bar,
+                     const int *coords, int rank, const char *what) {
   if (rank != map.rank)
     fail("a %d-d TMA load with a tensor map of rank %d", rank, map.rank);
   uint64_t bytes = boxBytes(map);
@@ -1735,19 +1774,44 @@ inline void tmaLoad(void *dst, const nf_sim_tensor_map &map, void *bar,
         "TMA load into %p: not %u-byte aligned shared memory of the box's %llu "
         "bytes",
         dst, align, static_cast<unsigned long long>(bytes));
-  mbarrier(bar, "cp.async.bulk.tensor");
+  Mbarrier &m = blockMbarrier(b, bar, what);
   checkNotReadByWgmma(static_cast<const unsigned char *>(dst), int(bytes),
-                      "a TMA load");
+                      "a TMA load", b);
   if (S.numTmaLoads == kMaxTmaLoads)
     fail("more than %d TMA loads in flight", kMaxTmaLoads);
   TmaLoad &l = S.tmaLoads[S.numTmaLoads++];
-  l.block = S.cur / S.blockThreads;
+  l.block = b;
   l.bar = bar;
   l.dst = static_cast<unsigned char *>(dst);
   l.map = map;
   for (int d = 0; d < 5; ++d)
     l.coords[d] = d < rank ? coords[d] : 0;
-  wakeWaiters(mbarrier(bar, "cp.async.bulk.tensor"));
+  wakeWaiters(m);
+}
+
+/// cp.async.bulk.tensor.Nd.shared::cluster.global.mbarrier::complete_tx
+/// [dst], [map, coords], [bar] of the calling thread: a box of `map`'s
+/// tensor from `coords` (the innermost dimension first) into the block's
+/// shared memory at `dst`, its bytes completing on `bar`.
+inline void tmaLoad(void *dst, const nf_sim_tensor_map &map, void *bar,
+                    const int *coords, int rank) {
+  issueTma(S.cur / S.blockThreads, dst, map, bar, coords, rank,
+           "cp.async.bulk.tensor");
+}
+
+/// The same with .multicast::cluster: the box lands at `dst` in every block
+/// of the caller's cluster whose rank is a bit of `mask` (its own among
+/// them or not), completing on each one's mbarrier at `bar`.
+inline void tmaLoadMulticast(void *dst, const nf_sim_tensor_map &map, void *bar,
+                             const int *coords, int rank, unsigned mask) {
+  const char *what = "cp.async.bulk.tensor.multicast::cluster";
+  if (mask == 0 || (mask >> S.clusterSize) != 0)
+    fail("%s with a mask of 0x%x for a cluster of %d blocks", what, mask,
+         S.clusterSize);
+  for (int r = 0; r < S.clusterSize; ++r)
+    if (mask & (1u << r))
+      issueTma(clusterBlock(unsigned(r), what), dst, map, bar, coords, rank,
+               what);
 }
 
 /// mbarrier.try_wait.parity in a loop: returns once the phase of parity
@@ -1921,8 +1985,9 @@ struct alignas(64) nf_tensor_map {
 };
 static_assert(sizeof(nf_tensor_map) == 128, "CUtensorMap's 128 bytes");
 /// mbarriers and TMA loads (sm_90): the prelude's wrappers of
-/// mbarrier.init, fence.mbarrier_init, mbarrier.arrive(.expect_tx),
-/// mbarrier.try_wait.parity (until it succeeds) and cp.async.bulk.tensor.
+/// mbarrier.init, fence.mbarrier_init, mbarrier.arrive(.expect_tx), the
+/// arrival on a block of the cluster's, mbarrier.try_wait.parity (until it
+/// succeeds) and cp.async.bulk.tensor (.multicast::cluster).
 inline void nf_mbarrier_init(long long *bar, unsigned count) {
   nf_sim::mbarrierInit(bar, count);
 }
@@ -1931,6 +1996,9 @@ inline void nf_mbarrier_arrive_expect_tx(long long *bar, unsigned bytes) {
   nf_sim::mbarrierArriveExpectTx(bar, bytes);
 }
 inline void nf_mbarrier_arrive(long long *bar) { nf_sim::mbarrierArrive(bar); }
+inline void nf_mbarrier_arrive_cluster(long long *bar, unsigned rank) {
+  nf_sim::mbarrierArriveCluster(bar, rank);
+}
 inline void nf_mbarrier_wait(long long *bar, unsigned parity) {
   nf_sim::mbarrierWait(bar, parity);
 }
@@ -1940,6 +2008,14 @@ inline void nf_tma_load(void *smem, const nf_tensor_map &map, long long *bar,
   static_assert(Rank == 2 || Rank == 3, "TMA loads of rank 2 or 3 here");
   int coords[3] = {c0, c1, c2};
   nf_sim::tmaLoad(smem, map.map, bar, coords, Rank);
+}
+template <int Rank>
+inline void nf_tma_load_multicast(void *smem, const nf_tensor_map &map,
+                                  long long *bar, unsigned short mask, int c0,
+                                  int c1, int c2 = 0) {
+  static_assert(Rank == 2 || Rank == 3, "TMA loads of rank 2 or 3 here");
+  int coords[3] = {c0, c1, c2};
+  nf_sim::tmaLoadMulticast(smem, map.map, bar, coords, Rank, mask);
 }
 
 /// The lanes of the caller's warp that exist and have not exited.

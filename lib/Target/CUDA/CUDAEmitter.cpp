@@ -901,7 +901,11 @@ LogicalResult CUDAEmitter::emitOp(Operation &op) {
         FailureOr<std::string> at = address(&op, m.getBarriers(), m.getIndex());
         if (failed(at))
           return failure();
-        line() << "nf_mbarrier_arrive(" << *at << ");\n";
+        if (Value rank = m.getRank())
+          line() << "nf_mbarrier_arrive_cluster(" << *at << ", unsigned("
+                 << name(rank) << "));\n";
+        else
+          line() << "nf_mbarrier_arrive(" << *at << ");\n";
         return success();
       })
       .Case([&](nf::MbarrierWaitOp m) -> LogicalResult {
@@ -921,8 +925,12 @@ LogicalResult CUDAEmitter::emitOp(Operation &op) {
             address(&op, t.getBarriers(), t.getIndex());
         if (failed(dst) || failed(bar))
           return failure();
-        line() << "nf_tma_load<" << t.getCoords().size() << ">(" << *dst << ", "
+        Value mask = t.getMulticast();
+        line() << (mask ? "nf_tma_load_multicast<" : "nf_tma_load<")
+               << t.getCoords().size() << ">(" << *dst << ", "
                << name(t.getMap()) << ", " << *bar;
+        if (mask)
+          os << ", (unsigned short)(" << name(mask) << ")";
         for (Value c : t.getCoords())
           os << ", int(" << name(c) << ")";
         os << ");\n";

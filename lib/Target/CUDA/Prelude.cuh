@@ -458,6 +458,50 @@ __device__ __forceinline__ void nf_tma_load(void *smem,
   __trap();
 #endif
 }
+/// The same with .multicast::cluster: the box lands at `smem` in every
+/// block of the cluster whose rank is a bit of `mask`, completing on each
+/// one's mbarrier at `bar` (the same offsets in each block).
+template <int Rank>
+__device__ __forceinline__ void
+nf_tma_load_multicast(void *smem, const nf_tensor_map &map, long long *bar,
+                      unsigned short mask, int c0, int c1, int c2 = 0) {
+#if __CUDA_ARCH__ >= 900
+  static_assert(Rank == 2 || Rank == 3, "TMA loads of rank 2 or 3 here");
+  unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  unsigned b = static_cast<unsigned>(__cvta_generic_to_shared(bar));
+  unsigned long long m = reinterpret_cast<unsigned long long>(&map);
+  if constexpr (Rank == 2)
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::"
+                 "complete_tx::bytes.multicast::cluster [%0], [%1, {%4, %5}], "
+                 "[%2], %3;"
+                 ::"r"(dst), "l"(m), "r"(b), "h"(mask), "r"(c0), "r"(c1)
+                 : "memory");
+  else
+    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::"
+                 "complete_tx::bytes.multicast::cluster [%0], [%1, {%4, %5, "
+                 "%6}], [%2], %3;"
+                 ::"r"(dst), "l"(m), "r"(b), "h"(mask), "r"(c0), "r"(c1),
+                   "r"(c2)
+                 : "memory");
+#else
+  __trap();
+#endif
+}
+/// One arrival on the mbarrier at `bar` (an address of this block's shared
+/// memory) in block `rank` of the cluster: mapa, then
+/// mbarrier.arrive.release.cluster.shared::cluster.
+__device__ __forceinline__ void nf_mbarrier_arrive_cluster(long long *bar,
+                                                           unsigned rank) {
+#if __CUDA_ARCH__ >= 900
+  unsigned at = static_cast<unsigned>(__cvta_generic_to_shared(bar)), remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;"
+               : "=r"(remote) : "r"(at), "r"(rank));
+  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];"
+               ::"r"(remote) : "memory");
+#else
+  __trap();
+#endif
+}
 /// bar.sync id, threads: `threads` threads of the block (whole warps)
 /// meet at barrier `id` (1 to 15), their shared-memory stores before it
 /// seen after it; the block's other threads go on.

@@ -249,7 +249,8 @@ module attributes {gpu.container_module} {
 
 // TMA: a tensor map made on the host, and inside a kernel the mbarriers a
 // load completes on, the load, the wait for its phase, a consumer's
-// arrival and a named barrier.
+// arrival and a named barrier; a load multicast to a cluster's blocks and
+// an arrival on another block's mbarrier.
 // CHECK-LABEL: func.func @tensor_map
 // CHECK: nf.tensor_map %{{.+}} dims [768, 512] strides [1536] box [64, 128] swizzle 128 : memref<?xf16>
 func.func @tensor_map(%a: memref<?xf16>) -> !nf.tensor_map {
@@ -264,6 +265,8 @@ func.func @tensor_map(%a: memref<?xf16>) -> !nf.tensor_map {
 // CHECK-NEXT: nf.mbarrier_wait %{{.+}}[%{{.+}}], %{{.+}} : memref<4xi64, #gpu.address_space<workgroup>>
 // CHECK-NEXT: nf.mbarrier_arrive %{{.+}}[%{{.+}}] : memref<4xi64, #gpu.address_space<workgroup>>
 // CHECK-NEXT: nf.named_barrier 1, 256
+// CHECK-NEXT: nf.tma_load %{{.+}}[%{{.+}}, %{{.+}}], %{{.+}}[%{{.+}}], %{{.+}}[%{{.+}}] multicast %{{.+}} : memref<32768xf16, #gpu.address_space<workgroup>>, memref<4xi64, #gpu.address_space<workgroup>>
+// CHECK-NEXT: nf.mbarrier_arrive %{{.+}}[%{{.+}}] rank %{{.+}} : memref<4xi64, #gpu.address_space<workgroup>>
 module attributes {gpu.container_module} {
   gpu.module @nf_kernels {
     gpu.func @tma_ops(%m: !nf.tensor_map, %i: index) workgroup(%s : memref<32768xf16, #gpu.address_space<workgroup>>, %bars : memref<4xi64, #gpu.address_space<workgroup>>) kernel {
@@ -274,6 +277,8 @@ module attributes {gpu.container_module} {
       nf.mbarrier_wait %bars[%i], %i : memref<4xi64, #gpu.address_space<workgroup>>
       nf.mbarrier_arrive %bars[%i] : memref<4xi64, #gpu.address_space<workgroup>>
       nf.named_barrier 1, 256
+      nf.tma_load %m[%i, %i], %s[%i], %bars[%i] multicast %i : memref<32768xf16, #gpu.address_space<workgroup>>, memref<4xi64, #gpu.address_space<workgroup>>
+      nf.mbarrier_arrive %bars[%i] rank %i : memref<4xi64, #gpu.address_space<workgroup>>
       gpu.return
     }
   }

@@ -1266,6 +1266,81 @@ void testWarpSpecialized() {
   }
 }
 
+/// TMA multicast in a cluster of two (multicast.cu): each block's producer
+/// loads half of each of 5 tiles into both blocks' stage; the consumers of
+/// both release each stage in both blocks.
+void testMulticast() {
+  auto m = compileFile("multicast.cu");
+  if (!m)
+    return;
+  const int tiles = 5;
+  std::vector<uint16_t> tensor(size_t(4 * tiles) * 32);
+  for (size_t i = 0; i < tensor.size(); ++i)
+    tensor[i] = uint16_t((i * 11 + 5) % 997);
+  TensorMapParam param{};
+  param.map = {tensor.data(), 2,      2, 0, 0, {32, uint64_t(4 * tiles)},
+               {64},          {32, 2}};
+  std::vector<unsigned> want(128, 0);
+  for (int c = 0; c < 128; ++c)
+    for (int i = 0; i < tiles; ++i)
+      for (int e = 2 * (c % 64); e < 2 * (c % 64) + 2; ++e)
+        want[size_t(c)] += tensor[size_t(4 * i + e / 32) * 32 + size_t(e % 32)];
+  auto launch = [&](SimModule &mod, std::vector<unsigned> &out,
+                    std::string &error, SimOrder order) {
+    int n = tiles;
+    unsigned *outPtr = out.data();
+    void *args[] = {&param, &n, &outPtr};
+    return mod.launch("ws_multicast", {2, 1, 1}, {96, 1, 1}, 0, args,
+                      {buffer(tensor, "tensor"), buffer(out, "out")}, nullptr,
+                      error, order, 11);
+  };
+  for (int o = 0; o < 3; ++o) {
+    std::vector<unsigned> out(128, 0);
+    std::string error;
+    bool ok = launch(*m, out, error, kOrders[o]);
+    check(ok && out == want,
+          std::string("two blocks multicast halves of each tile to both and "
+                      "release each stage in both, ") +
+              kOrderNames[o] + " order",
+          error);
+  }
+  // Each planted fault, in some order of the threads: a multicast or a
+  // remote arrival before the cluster's first barrier; a stage never
+  // empty in the other block (its consumers do not arrive there); a block
+  // that exits while the other's consumers still arrive on its mbarriers.
+  struct Fault {
+    const char *marked, *what, *error;
+  } faults[] = {
+      {"nf_cluster_sync(); // @cluster",
+       "no cluster barrier after the "
+       "mbarriers are made",
+       "before the cluster's first barrier"},
+      {"nf_mbarrier_arrive_cluster(&empty[s], peer); // @peer",
+       "consumers that release a stage in their own block only",
+       "mbarriers whose phase never completes"},
+      {"for (int i = tiles; i < tiles + 2; ++i) // @tail\n"
+       "        nf_mbarrier_wait(&empty[i % 2], unsigned((i / 2) % 2 ^ 1)); "
+       "// @tail",
+       "a producer that exits before the other block's last releases",
+       "has exited"},
+  };
+  for (const Fault &f : faults) {
+    auto bad = compileFile("multicast.cu", true, f.marked);
+    if (!bad)
+      continue;
+    std::string errors;
+    bool caught = false;
+    for (int o = 0; o < 3 && !caught; ++o) {
+      std::vector<unsigned> out(128, 0);
+      std::string error;
+      caught =
+          !launch(*bad, out, error, kOrders[o]) && contains(error, f.error);
+      errors += error + "; ";
+    }
+    check(caught, std::string("reported: ") + f.what, errors);
+  }
+}
+
 void testClusters() {
   auto m = compileFile("cluster.cu");
   auto bad = compileFile("cluster.cu", /*dropBarrier=*/true,
@@ -1672,6 +1747,7 @@ int main(int argc, char **argv) {
   testWgmma();
   testTma();
   testWarpSpecialized();
+  testMulticast();
   testClusters();
   testGridBarrier();
   testCompileError();

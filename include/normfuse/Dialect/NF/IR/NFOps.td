@@ -903,16 +903,22 @@ def NF_MbarrierArriveOp : NF_Op<"mbarrier_arrive", [NF_GpuLoweringTrait]> {
   let description = [{
     The thread arrives on the current phase of the mbarrier at
     `barriers[index]` (one of the `count` arrivals its phases wait for):
-    a consumer telling a producer that a buffer is free again.
+    a consumer telling a producer that a buffer is free again. With `rank`,
+    on that mbarrier in block `rank` of the thread-block cluster (PTX
+    `mapa` and `mbarrier.arrive.release.cluster.shared::cluster`), which
+    must have started (a cluster barrier since the kernel began) and not
+    exited.
 
     ```mlir
     nf.mbarrier_arrive %empty[%i] : memref<4xi64, #gpu.address_space<workgroup>>
+    nf.mbarrier_arrive %empty[%i] rank %r : memref<4xi64, #gpu.address_space<workgroup>>
     ```
   }];
   let arguments = (ins Arg<MemRefRankOf<[I64], [1]>, "",
-                           [MemRead, MemWrite]>:$barriers, Index:$index);
+                           [MemRead, MemWrite]>:$barriers, Index:$index,
+                       Optional<Index>:$rank);
   let assemblyFormat = [{
-    $barriers `[` $index `]` attr-dict `:` type($barriers)
+    $barriers `[` $index `]` (`rank` $rank^)? attr-dict `:` type($barriers)
   }];
 }
 
@@ -937,7 +943,8 @@ def NF_MbarrierWaitOp : NF_Op<"mbarrier_wait", [NF_GpuLoweringTrait]> {
   }];
 }
 
-def NF_TmaLoadOp : NF_Op<"tma_load", [NF_GpuLoweringTrait]> {
+def NF_TmaLoadOp : NF_Op<"tma_load", [NF_GpuLoweringTrait,
+                                       AttrSizedOperandSegments]> {
   let summary = "a TMA load of one box (cp.async.bulk.tensor)";
   let description = [{
     Copies the box of `map`'s tensor at `coords` (element coordinates, the
@@ -946,10 +953,16 @@ def NF_TmaLoadOp : NF_Op<"tma_load", [NF_GpuLoweringTrait]> {
     aligned as the map's swizzle needs (1024 bytes for 128), asynchronously:
     its bytes complete on the mbarrier at `barriers[index]`, whose phase
     expects them (`nf.mbarrier_arrive_expect_tx`). The data may be read
-    once a wait has seen that phase complete.
+    once a wait has seen that phase complete. With `multicast`, a mask of
+    the thread-block cluster's block ranks (bit r for block r), the box
+    lands at `memref[offset]` in each of those blocks and completes on
+    each one's mbarrier at `barriers[index]` (`.multicast::cluster`).
 
     ```mlir
     nf.tma_load %map[%k0, %m0], %smem[%at], %bars[%i]
+        : memref<49152xf16, #gpu.address_space<workgroup>>,
+          memref<4xi64, #gpu.address_space<workgroup>>
+    nf.tma_load %map[%k0, %n0], %smem[%at], %bars[%i] multicast %mask
         : memref<49152xf16, #gpu.address_space<workgroup>>,
           memref<4xi64, #gpu.address_space<workgroup>>
     ```
@@ -958,10 +971,12 @@ def NF_TmaLoadOp : NF_Op<"tma_load", [NF_GpuLoweringTrait]> {
                        Arg<MemRefRankOf<[F16, BF16, F32], [1]>, "",
                            [MemWrite]>:$memref, Index:$offset,
                        Arg<MemRefRankOf<[I64], [1]>, "",
-                           [MemRead, MemWrite]>:$barriers, Index:$index);
+                           [MemRead, MemWrite]>:$barriers, Index:$index,
+                       Optional<Index>:$multicast);
   let assemblyFormat = [{
     $map `[` $coords `]` `,` $memref `[` $offset `]` `,` $barriers `[` $index
-    `]` attr-dict `:` type($memref) `,` type($barriers)
+    `]` (`multicast` $multicast^)? attr-dict `:` type($memref) `,`
+    type($barriers)
   }];
   let hasVerifier = 1;
 }
