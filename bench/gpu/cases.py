@@ -285,13 +285,15 @@ def wgmma(case: Case, schedule: str) -> Case:
     """`case` (a product) under a written wgmma schedule (sm_90a), as
     family "<family> wgmma", named "<name>_wgmma" ("<name>_wgmma_tma"
     where TMA loads stage the operands, "<name>_wgmma_ws" where a producer
-    warpgroup issues them)."""
+    warpgroup issues them, "<name>_wgmma_mc" where clusters of two share
+    B's tiles)."""
     attr = 'nf.gpu_schedule = "' + schedule + '"'
     ir = re.sub(r"(nf\.(?:matmul|conv2d) %\w+, %\w+ )(\{?)",
                 lambda m: m.group(1) + ("{" + attr + ", " if m.group(2) else "{" + attr + "} "),
                 case.ir, count=1)
     assert ir != case.ir, case.name
-    suffix = ("_wgmma_ws" if schedule.endswith(" warp-specialized") else
+    suffix = ("_wgmma_mc" if schedule.endswith(" multicast") else
+              "_wgmma_ws" if schedule.endswith(" warp-specialized") else
               "_wgmma_tma" if schedule.endswith(" tma") else "_wgmma")
     return Case(case.name + suffix, ir, case.inputs, case.reference,
                 case.dtype, case.family + " wgmma", case.results, arch="sm_90a")
@@ -446,6 +448,15 @@ def all_cases() -> List[Case]:
             cases.append(wgmma(matmul_bias_gelu(37, 72, 136, dtype),
                                "tensor-core-product tile=128x128x64 warps=4x1 stages=3 wgmma tma "
                                "warp-specialized"))
+            # In clusters of two sharing B's tiles (multicast TMA loads;
+            # 2026-11-29, never run on a GPU); the odd one's second block
+            # past M.
+            cases.append(wgmma(matmul_bias_gelu(512, 768, 3072, dtype),
+                               "tensor-core-product tile=128x256x64 warps=8x1 stages=3 wgmma tma "
+                               "warp-specialized multicast"))
+            cases.append(wgmma(matmul_bias_gelu(37, 72, 136, dtype),
+                               "tensor-core-product tile=128x128x64 warps=4x1 stages=3 wgmma tma "
+                               "warp-specialized multicast"))
         # The group and instance norm gradients: batch 1 NHWC (SD-sized),
         # an odd NCHW one.
         cases.append(group_norm_grad(1, 320, 32, 32, 32, True, dtype))

@@ -1147,7 +1147,7 @@ def all_cases(small: bool) -> List[Case]:
 
 
 # The kinds of wgmma tile a lost context skips, the widest first.
-WGMMA_KINDS = ("/wgmma", "/wgmma/tma", "/ws")
+WGMMA_KINDS = ("/wgmma", "/wgmma/tma", "/ws", "/mc")
 
 
 class Sweep:
@@ -1160,7 +1160,8 @@ class Sweep:
         # wgmma tile variants are skipped (one of them lost the context
         # before a resume), if they are: those whose tile holds
         # `skip_kind` ("/wgmma", every wgmma tile; "/wgmma/tma", the ones
-        # TMA loads feed; "/ws", the warp-specialized ones).
+        # TMA loads feed; "/ws", the warp-specialized ones; "/mc", those in
+        # clusters that share B's tiles).
         self.system = "normfuse"
         self.skip_wgmma = ""
         self.skip_kind = "/wgmma"
@@ -1507,7 +1508,8 @@ def main() -> int:
                 # The widest kind of tile any loss names: every wgmma tile,
                 # the TMA-fed ones, or the warp-specialized ones.
                 system = r["system"]
-                kind = ("/ws" if system.endswith("/ws") else
+                kind = ("/mc" if system.endswith("/mc") else
+                        "/ws" if system.endswith("/ws") else
                         "/wgmma/tma" if system.endswith("/tma") else "/wgmma")
                 if not lost_wgmma or WGMMA_KINDS.index(kind) < WGMMA_KINDS.index(lost_kind):
                     lost_wgmma = f"{system} lost the CUDA context in {r['id']}"

@@ -2,7 +2,8 @@
 lost the CUDA context (a case-failed record naming it), the resumed sweep
 records every wgmma variant as skipped, saying why, and still measures the
 others; a TMA tile's loss skips only the TMA tiles, a warp-specialized
-tile's only those, and the widest kind any loss names wins; without such
+tile's only those (a multicast one's only those), and the widest kind any
+loss names wins; without such
 a record it measures them all. On cuda-sim, one small product case."""
 
 import json
@@ -18,6 +19,7 @@ CASE = "matmul/forward/f16/16x32x48"
 WGMMA = "128x128x32/3/4x1/wgmma"
 TMA = "128x128x32/3/4x1/wgmma/tma"
 WS = "128x128x32/3/4x1/wgmma/tma/ws"
+MC = "128x128x32/3/4x1/wgmma/tma/ws/mc"
 MMA = "64x64x32/3/2x2"
 
 
@@ -46,10 +48,11 @@ def test_a_wgmma_tile_that_lost_the_context_is_skipped_after_the_resume(tmp_path
 def test_without_such_a_loss_every_tile_variant_is_measured(tmp_path):
     other = {"kind": "case-failed", "id": "layer_norm/forward/f32/4x4",
              "system": "normfuse", "failure": "CUDA context lost: an illegal address"}
-    systems = resumed_sweep(tmp_path, [other], (WGMMA, WS, MMA))
+    systems = resumed_sweep(tmp_path, [other], (WGMMA, WS, MC, MMA))
     assert "skipped" not in systems[f"normfuse {WGMMA}"]
     assert systems[f"normfuse {WGMMA}"]["ok"] is True
     assert systems[f"normfuse {WS}"]["ok"] is True
+    assert systems[f"normfuse {MC}"]["ok"] is True
     assert systems[f"normfuse {MMA}"]["ok"] is True
 
 
@@ -68,10 +71,18 @@ def lost_in(tile, case="matmul/forward/bf16/4x4x4"):
 
 
 def test_a_warp_specialized_tile_that_lost_the_context_skips_only_those(tmp_path):
-    systems = resumed_sweep(tmp_path, [lost_in(WS)], (WS, TMA))
-    assert systems[f"normfuse {WS}"] == {
-        "skipped": f"normfuse {WS} lost the CUDA context in matmul/forward/bf16/4x4x4"}
+    systems = resumed_sweep(tmp_path, [lost_in(WS)], (WS, MC, TMA))
+    why = f"normfuse {WS} lost the CUDA context in matmul/forward/bf16/4x4x4"
+    assert systems[f"normfuse {WS}"] == {"skipped": why}
+    assert systems[f"normfuse {MC}"] == {"skipped": why}
     assert systems[f"normfuse {TMA}"]["ok"] is True
+
+
+def test_a_multicast_tile_that_lost_the_context_skips_only_those(tmp_path):
+    systems = resumed_sweep(tmp_path, [lost_in(MC)], (MC, WS))
+    assert systems[f"normfuse {MC}"] == {
+        "skipped": f"normfuse {MC} lost the CUDA context in matmul/forward/bf16/4x4x4"}
+    assert systems[f"normfuse {WS}"]["ok"] is True
 
 
 def test_the_widest_kind_of_tile_lost_is_skipped_whatever_the_order(tmp_path):

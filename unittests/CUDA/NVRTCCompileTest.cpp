@@ -1021,21 +1021,38 @@ int registersWithoutSpills(const Compiled &c) {
   return 1000;
 }
 
+/// A 1024 x 512 x 1024 f16 matmul under the written schedule
+/// "tensor-core-product `words`", printed for sm_90a (`source`) and
+/// compiled by NVRTC.
+struct WrittenProduct {
+  std::string source;
+  Compiled compiled;
+};
+WrittenProduct compileWrittenProduct(const std::string &words) {
+  std::string module =
+      "func.func @p(%a: tensor<1024x512xf16>, %b: tensor<512x1024xf16>) "
+      "-> tensor<1024x1024xf16> {\n"
+      "  %p = nf.matmul %a, %b {nf.gpu_schedule = \"tensor-core-product " +
+      words +
+      "\"} : tensor<1024x512xf16>, tensor<512x1024xf16> -> "
+      "tensor<1024x1024xf16>\n"
+      "  return %p : tensor<1024x1024xf16>\n}\n";
+  WrittenProduct w;
+  w.source = printCUDA(module, "auto", false, false, "sm_90a");
+  if (!w.source.empty())
+    w.compiled = compileWithNVRTC(w.source, "sm_90a");
+  return w;
+}
+
 // The same 128 x 256 x 64 tile fed by TMA loads (`wgmma tma`): one thread
 // loads each stage's boxes (UTMALDG) completing on an mbarrier (SYNCS);
 // no thread copies by cp.async (no LDGSTS); fewer registers than the
 // cp.async producer's 186 (the copies' addresses are gone); no spills.
 TEST(NVRTCResourceTest, WgmmaTmaProductUsesUTMALDGAndNoLDGSTSAtSm90a) {
-  std::string module =
-      "func.func @tma(%a: tensor<1024x512xf16>, %b: tensor<512x1024xf16>) "
-      "-> tensor<1024x1024xf16> {\n"
-      "  %p = nf.matmul %a, %b {nf.gpu_schedule = \"tensor-core-product "
-      "tile=128x256x64 warps=8x1 stages=4 wgmma tma\"} : "
-      "tensor<1024x512xf16>, tensor<512x1024xf16> -> tensor<1024x1024xf16>\n"
-      "  return %p : tensor<1024x1024xf16>\n}\n";
-  std::string source = printCUDA(module, "auto", false, false, "sm_90a");
-  ASSERT_FALSE(source.empty());
-  Compiled c = compileWithNVRTC(source, "sm_90a");
+  WrittenProduct w =
+      compileWrittenProduct("tile=128x256x64 warps=8x1 stages=4 wgmma tma");
+  ASSERT_FALSE(w.source.empty());
+  const Compiled &c = w.compiled;
   ASSERT_TRUE(c.ok) << c.log;
   EXPECT_LT(registersWithoutSpills(c), 186) << c.log;
   std::string error, sass = disassemble(c.cubin, error);
@@ -1055,17 +1072,11 @@ TEST(NVRTCResourceTest, WgmmaTmaProductUsesUTMALDGAndNoLDGSTSAtSm90a) {
 // 0x0), the consumers meet at named barrier 1 and release stages by plain
 // arrivals (SYNCS.ARRIVE.TRANS64.A1T0).
 TEST(NVRTCResourceTest, WarpSpecializedProductHasOneBlockBarrierAtSm90a) {
-  std::string module =
-      "func.func @ws(%a: tensor<1024x512xf16>, %b: tensor<512x1024xf16>) "
-      "-> tensor<1024x1024xf16> {\n"
-      "  %p = nf.matmul %a, %b {nf.gpu_schedule = \"tensor-core-product "
-      "tile=128x256x64 warps=8x1 stages=3 wgmma tma warp-specialized\"} : "
-      "tensor<1024x512xf16>, tensor<512x1024xf16> -> tensor<1024x1024xf16>\n"
-      "  return %p : tensor<1024x1024xf16>\n}\n";
-  std::string source = printCUDA(module, "auto", false, false, "sm_90a");
-  ASSERT_FALSE(source.empty());
-  EXPECT_NE(source.find("__launch_bounds__(384, 1)"), std::string::npos);
-  Compiled c = compileWithNVRTC(source, "sm_90a");
+  WrittenProduct w = compileWrittenProduct(
+      "tile=128x256x64 warps=8x1 stages=3 wgmma tma warp-specialized");
+  ASSERT_FALSE(w.source.empty());
+  EXPECT_NE(w.source.find("__launch_bounds__(384, 1)"), std::string::npos);
+  const Compiled &c = w.compiled;
   ASSERT_TRUE(c.ok) << c.log;
   EXPECT_LE(registersWithoutSpills(c), 168) << c.log;
   std::string error, sass = disassemble(c.cubin, error);
@@ -1084,6 +1095,29 @@ TEST(NVRTCResourceTest, WarpSpecializedProductHasOneBlockBarrierAtSm90a) {
     ++blockBarriers;
   EXPECT_EQ(blockBarriers, 1u) << sass;
   EXPECT_EQ(sass.find("LDGSTS"), std::string::npos);
+}
+
+// The same in clusters of two sharing B's tiles (`multicast`): each block
+// multicasts its half of B (UTMALDG.2D.MULTICAST) and loads its own A, the
+// consumers release each stage in both blocks (an arrival on the other's
+// mbarrier: SYNCS.ARRIVE.TRANS64.RED), the cluster meets once after the
+// mbarriers are made (UCGABAR), and nothing spills.
+TEST(NVRTCResourceTest, MulticastProductSharesBAcrossTheClusterAtSm90a) {
+  WrittenProduct w =
+      compileWrittenProduct("tile=128x256x64 warps=8x1 stages=3 wgmma tma "
+                            "warp-specialized multicast");
+  ASSERT_FALSE(w.source.empty());
+  EXPECT_NE(w.source.find("__cluster_dims__(2, 1, 1)"), std::string::npos);
+  const Compiled &c = w.compiled;
+  ASSERT_TRUE(c.ok) << c.log;
+  EXPECT_LE(registersWithoutSpills(c), 168) << c.log;
+  std::string error, sass = disassemble(c.cubin, error);
+  if (!error.empty())
+    GTEST_SKIP() << error;
+  for (const char *op :
+       {"UTMALDG.2D.MULTICAST", "UTMALDG.2D ", "SYNCS.ARRIVE.TRANS64.RED.A1T0",
+        "UCGABAR_ARV", "HGMMA.64x256x16.F32 ", "BAR.SYNC.DEFER_BLOCKING 0x1, "})
+    EXPECT_NE(sass.find(op), std::string::npos) << op << " is not in the SASS";
 }
 
 // The products' tensor-core kernels (every one the corpus holds) run on the

@@ -569,6 +569,13 @@ void checkAgainstFloat64(const TensorCoreCase &c, const std::string &schedule,
   bool ws = c.tma && llvm::StringRef(schedule).contains(" warp-specialized");
   EXPECT_EQ(sim->getSource().find("nf_named_barrier(1, ") != std::string::npos,
             ws);
+  // In clusters of two that share B's tiles: each block multicasts half.
+  bool mc = ws && llvm::StringRef(schedule).contains(" multicast");
+  EXPECT_EQ(sim->getSource().find("__cluster_dims__(2, 1, 1)") !=
+                std::string::npos,
+            mc);
+  EXPECT_EQ(
+      sim->getSource().find("nf_tma_load_multicast<") != std::string::npos, mc);
   if (llvm::StringRef(schedule).starts_with("tensor-core-product")) {
     std::string why;
     mlir::FailureOr<TiledProductSchedule> parsed =
@@ -1122,6 +1129,40 @@ std::vector<TensorCoreCase> writtenCases() {
   wg.gpu = "sm_90a";
   wg.written = "tensor-core-product tile=128x128x16 warps=4x2 stages=3 wgmma "
                "tma warp-specialized max-blocks=2";
+  wg.tma = true;
+  all.push_back(wg);
+  // In clusters of two sharing B's tiles (multicast): M of 3 tiles, so the
+  // second pair's second block is past M (it loads its half of B for the
+  // first, and stores nothing); 5 K tiles through 3 stages; B's two
+  // 64-column boxes, one from each block.
+  wg = {"multicastPairsAlongM",
+        DType::F16,
+        {{300, 264}, {264, 256}},
+        Op::Matmul,
+        {},
+        Epilogue::BiasGeluTanh};
+  wg.gpu = "sm_90a";
+  wg.written = "tensor-core-product tile=128x128x64 warps=4x1 stages=3 wgmma "
+               "tma warp-specialized multicast";
+  wg.tma = true;
+  all.push_back(wg);
+  // Both transposed, bf16: B's tile is one box of K rows, 128 of them from
+  // each block, two consumer warpgroups of m64n256.
+  wg = {"multicastTransposedN256",
+        DType::BF16,
+        {{232, 136}, {304, 232}, true, true}};
+  wg.gpu = "sm_90a";
+  wg.written = "tensor-core-product tile=128x256x32 warps=8x1 stages=3 wgmma "
+               "tma warp-specialized multicast";
+  wg.tma = true;
+  all.push_back(wg);
+  // A batch of 3 A's of one tile along M beside a shared B: every pair's
+  // second block is past M.
+  wg = {
+      "multicastBatchedOneTileAlongM", DType::BF16, {{3, 100, 80}, {80, 264}}};
+  wg.gpu = "sm_90a";
+  wg.written = "tensor-core-product tile=128x128x16 warps=4x2 stages=3 wgmma "
+               "tma warp-specialized multicast";
   wg.tma = true;
   all.push_back(wg);
   // No tensor maps for rows of 101 elements: the block is the cp.async

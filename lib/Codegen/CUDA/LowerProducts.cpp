@@ -455,17 +455,21 @@ FailureOr<Value> emitProduct(OpBuilder &b, Operation *op, Operation *scheduled,
     // operands have no tensor maps, the block is the cp.async kernel's.
     TiledProductSchedule ks = v.schedule;
     ks.warpSpecialized = ks.warpSpecialized && maps;
+    ks.multicast = ks.multicast && ks.warpSpecialized;
     int64_t kernelThreads = ks.blockSize();
     // Its grid is persistent: as many blocks as the device holds at once
     // (known when the module is loaded), each looping over units, so that
     // its producer runs into the next unit while its consumers store one.
+    // (Not in clusters: see TiledProductSchedule::multicast.)
     ResidentBlocksOp persistent;
-    if (ks.warpSpecialized)
+    if (ks.warpSpecialized && !ks.multicast)
       persistent = residentBlocks(b, loc, kernelThreads, ks.maxBlocks);
     Kernel k =
         createKernel(module, loc, v.name, argTypes, kernelThreads, v.record);
     k.func->setAttr(kMinBlocksAttr,
                     b.getI64IntegerAttr(ks.minBlocksPerMultiprocessor));
+    if (ks.multicast)
+      k.func->setAttr(kClusterBlocksAttr, b.getI64IntegerAttr(2));
     ProductKernel pk{p,  k,   k.arg(0), k.arg(1), k.arg(2), {}, epilogue,
                      {}, acc, {},       {},       {},       {}};
     unsigned next = 3;
@@ -505,6 +509,15 @@ FailureOr<Value> emitProduct(OpBuilder &b, Operation *op, Operation *scheduled,
     Value grid = minU(units, hm.c(ks.maxBlocks));
     if (persistent)
       grid = minU(grid, persistent);
+    // In clusters of two: two blocks for each pair of tiles along M.
+    if (ks.multicast) {
+      Value pairs =
+          hm.product(sizes[kBatch],
+                     hm.product(hm.ceilDiv(hm.ceilDiv(sizes[kM], ks.tileM), 2),
+                                hm.ceilDiv(sizes[kN], ks.tileN)));
+      grid =
+          hm.mul(minU(pairs, hm.c(std::max<int64_t>(1, ks.maxBlocks / 2))), 2);
+    }
     if (v.runs)
       grid = b.create<arith::SelectOp>(loc, v.runs, grid, hm.c(0));
     launchUnlessEmpty(b, loc, k, grid, kernelThreads, args, v.tiles);

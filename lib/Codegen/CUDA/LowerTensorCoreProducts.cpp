@@ -453,15 +453,25 @@ TmaBoxes tmaBoxes(bool kMajor, int64_t outer, int64_t tileK,
 
 /// Stages the K tile at `k0` of the unit at (batch, o0) of operand `t` into
 /// the stage at element `stage` by TMA loads through `map`, completing on
-/// mbarrier `slot` of `bars`.
+/// mbarrier `slot` of `bars`. With `parts` > 1, only part `part` of the
+/// tile's outer dimension (its boxes, or its box of outer / parts rows),
+/// multicast to the cluster's blocks in `mask`.
 void tmaStage(OpBuilder &b, Location loc, const StagedOperand &t, Value map,
               Value bars, Value slot, Value stage, Value batch, Value o0,
-              Value k0, bool batched) {
+              Value k0, bool batched, int64_t parts = 1, Value part = Value(),
+              Value mask = Value()) {
   IndexMath im{b, loc};
   int64_t elementBytes = t.element.getIntOrFloatBitWidth() / 8;
-  TmaBoxes boxes = tmaBoxes(t.kMajor, t.outer, t.tileK, elementBytes);
+  TmaBoxes boxes = tmaBoxes(t.kMajor, t.outer / parts, t.tileK, elementBytes);
+  int64_t boxElements = boxes.boxCols * boxes.boxRows;
+  if (parts > 1) {
+    // The part's boxes follow the parts before it, in the stage and along
+    // the outer dimension.
+    stage = im.add(stage, im.mul(part, boxes.count * boxElements));
+    o0 = im.add(o0, im.mul(part, t.outer / parts));
+  }
   for (int64_t j = 0; j < boxes.count; ++j) {
-    Value dst = im.add(stage, im.c(t.base + j * boxes.boxCols * boxes.boxRows));
+    Value dst = im.add(stage, im.c(t.base + j * boxElements));
     SmallVector<Value, 3> coords;
     if (t.kMajor)
       coords = {im.add(o0, im.c(64 * j)), k0};
@@ -469,8 +479,7 @@ void tmaStage(OpBuilder &b, Location loc, const StagedOperand &t, Value map,
       coords = {k0, o0};
     if (batched)
       coords.push_back(batch);
-    b.create<nf::TmaLoadOp>(loc, map, coords, t.smem, dst, bars, slot,
-                            /*multicast=*/Value());
+    b.create<nf::TmaLoadOp>(loc, map, coords, t.smem, dst, bars, slot, mask);
   }
 }
 
@@ -505,7 +514,8 @@ cuda::tmaMaps(OpBuilder &builder, Location loc, const Product &p,
       return std::nullopt;
   return std::make_pair(
       map(*p.matrixA, p.layoutA.along == Runs::Rows, s.tileM, a),
-      map(*p.matrixB, p.layoutB.along == Runs::Columns, s.tileN, b));
+      map(*p.matrixB, p.layoutB.along == Runs::Columns,
+          s.multicast ? s.tileN / 2 : s.tileN, b));
 }
 
 void cuda::buildTensorCoreProduct(ProductKernel &pk,
@@ -527,6 +537,8 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
   // ... by a producer warpgroup, the block's last, where warp specialized:
   // the first `threads` threads are the consumers, which run the rest.
   bool ws = tma && s.warpSpecialized;
+  // ... in clusters of two blocks that share B's tiles.
+  bool mc = ws && s.multicast;
   int64_t threads =
       s.blockSize() - (ws ? TiledProductSchedule::kProducerThreads : 0);
   int64_t groupM = wgmma ? s.tileM / (s.warpsM / 4) : 0;
@@ -661,12 +673,17 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
       for (int64_t st = 0; st < s.stages; ++st) {
         ib.create<nf::MbarrierInitOp>(il, bars, xm.c(st), 1);
         if (ws)
-          ib.create<nf::MbarrierInitOp>(il, bars, xm.c(s.stages + st), threads);
+          ib.create<nf::MbarrierInitOp>(il, bars, xm.c(s.stages + st),
+                                        threads * (mc ? 2 : 1));
       }
       ib.create<nf::MbarrierInitFenceOp>(il);
       ib.create<scf::YieldOp>(il);
     });
     kb.create<gpu::BarrierOp>(loc);
+    // In clusters, the other block's mbarriers are made too before either
+    // block loads into it or arrives on them.
+    if (mc)
+      kb.create<nf::ClusterBarrierOp>(loc);
   }
   int64_t stageBytes = (a.stageElements() + b.stageElements()) *
                        (element.getIntOrFloatBitWidth() / 8);
@@ -686,6 +703,30 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
   Value perSplit = im.ceilDiv(kTiles, splits);
   Value resultElements =
       im.product(pk.sizes[kBatch], im.product(pk.sizes[kM], pk.sizes[kN]));
+  // The blocks' walk over the units: block bid takes units bid, bid +
+  // grid, ...; in clusters of two, cluster bid / 2 takes pairs of tiles
+  // along M (of the same columns) a grid / 2 apart, the block of rank
+  // bid % 2 the pair's second.
+  Value unitFirst = bid, unitStep = grid, unitCount = units, rank, peer,
+        pairTilesM;
+  TiledProductSchedule pairs = s;
+  if (mc) {
+    rank = im.rem(bid, 2);
+    peer = kb.create<arith::XOrIOp>(loc, rank, im.c(1));
+    unitFirst = im.div(bid, 2);
+    unitStep = im.div(grid, 2);
+    pairTilesM = im.ceilDiv(tilesM, 2);
+    unitCount = im.product(pk.sizes[kBatch], im.product(pairTilesM, tilesN));
+    pairs.tileM = 2 * s.tileM;
+    pairs.tileGroupRows = std::max<int64_t>(1, s.tileGroupRows / 2);
+  }
+  auto unitOrigin = [&](IndexMath &xm, Value u) {
+    if (!mc)
+      return tileOrigin(xm, u, tilesM, tilesN, s);
+    TileOrigin o = tileOrigin(xm, u, pairTilesM, tilesN, pairs);
+    o.m0 = xm.add(o.m0, xm.mul(rank, s.tileM));
+    return o;
+  };
 
   auto accType = wgmma ? VectorType::get({groupN / 2}, kb.getF32Type())
                        : VectorType::get({2, 2}, kb.getF32Type());
@@ -716,10 +757,10 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
     kb.create<scf::IfOp>(loc, first, [&](OpBuilder &pb, Location pl) {
       IndexMath pm{pb, pl};
       auto unitLoop = pb.create<scf::ForOp>(
-          pl, bid, units, grid, ValueRange{pm.c(0)},
+          pl, unitFirst, unitCount, unitStep, ValueRange{pm.c(0)},
           [&](OpBuilder &ub, Location ul, Value u, ValueRange unitG) {
             IndexMath um{ub, ul};
-            TileOrigin origin = tileOrigin(um, u, tilesM, tilesN, s);
+            TileOrigin origin = unitOrigin(um, u);
             auto kLoop = ub.create<scf::ForOp>(
                 ul, um.c(0), kTiles, um.c(1), unitG,
                 [&](OpBuilder &lb, Location ll, Value i, ValueRange g) {
@@ -737,15 +778,33 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
                            lm.mul(slot, a.stageElements()), origin.batch,
                            origin.m0, k0,
                            p.matrixA->batched && p.matrixA->batches > 1);
+                  // In clusters, this block's half of B's tile, into both.
                   tmaStage(lb, ll, b, pk.mapB, bars, slot,
                            lm.mul(slot, b.stageElements()), origin.batch,
                            origin.n0, k0,
-                           p.matrixB->batched && p.matrixB->batches > 1);
+                           p.matrixB->batched && p.matrixB->batches > 1,
+                           mc ? 2 : 1, rank, mc ? lm.c(3) : Value());
                   lb.create<scf::YieldOp>(ll, lm.add(g[0], lm.c(1)));
                 });
             ub.create<scf::YieldOp>(ul, kLoop.getResults());
           });
-      (void)unitLoop;
+      // In clusters, the other block's consumers arrive on this block's
+      // empty mbarriers until its last tile: the block stays until every
+      // stage is empty (as the next K tiles would wait).
+      if (mc) {
+        Value last = unitLoop.getResult(0);
+        pb.create<scf::ForOp>(
+            pl, last, pm.add(last, pm.c(s.stages)), pm.c(1), ValueRange{},
+            [&](OpBuilder &wb, Location wl, Value g, ValueRange) {
+              IndexMath wm{wb, wl};
+              Value parity = wb.create<arith::XOrIOp>(
+                  wl, wm.rem(wm.div(g, s.stages), 2), wm.c(1));
+              wb.create<nf::MbarrierWaitOp>(
+                  wl, bars, wm.add(wm.rem(g, s.stages), wm.c(s.stages)),
+                  parity);
+              wb.create<scf::YieldOp>(wl);
+            });
+      }
       pb.create<scf::YieldOp>(pl);
     });
     kb.setInsertionPoint(role.elseBlock()->getTerminator());
@@ -767,6 +826,10 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
               rb.create<arith::SelectOp>(rl, first, rm.c(2 * s.stages - 1),
                                          rm.add(slot, rm.c(s.stages - 1)));
           rb.create<nf::MbarrierArriveOp>(rl, bars, before, /*rank=*/Value());
+          // In clusters, in the other block too (its producer loaded into
+          // this one's stage).
+          if (mc)
+            rb.create<nf::MbarrierArriveOp>(rl, bars, before, peer);
           rb.create<scf::YieldOp>(rl);
         });
   };
@@ -779,12 +842,12 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
   if (tma)
     unitCarried.push_back(im.c(0));
   kb.create<scf::ForOp>(
-      loc, bid, units, grid, unitCarried,
+      loc, unitFirst, unitCount, unitStep, unitCarried,
       [&](OpBuilder &tb, Location tl, Value u, ValueRange unitPhases) {
         IndexMath tm{tb, tl};
         Value range = split ? tm.div(u, tiles) : Value();
         Value t = split ? tm.rem(u, tiles) : u;
-        TileOrigin origin = tileOrigin(tm, t, tilesM, tilesN, s);
+        TileOrigin origin = unitOrigin(tm, t);
         Value batch = origin.batch, m0 = origin.m0, n0 = origin.n0;
         // The unit's K tiles [kBegin, kEnd), and its K indices below
         // kLimit.

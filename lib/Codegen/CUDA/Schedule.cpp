@@ -1027,6 +1027,8 @@ std::string TiledProductSchedule::str() const {
     text += " tma";
   if (warpSpecialized)
     text += " warp-specialized";
+  if (multicast)
+    text += " multicast";
   if (splitK > 1)
     text += " split-k=" + n(splitK);
   if (splitKMax > 0)
@@ -1051,7 +1053,8 @@ std::string TiledProductSchedule::TensorCoreTile::str() const {
   auto n = [](int64_t v) { return std::to_string(v); };
   return n(tileM) + "x" + n(tileN) + "x" + n(tileK) + "/" + n(stages) + "/" +
          n(warpsM) + "x" + n(warpsN) + (wgmma ? "/wgmma" : "") +
-         (tma ? "/tma" : "") + (warpSpecialized ? "/ws" : "");
+         (tma ? "/tma" : "") + (warpSpecialized ? "/ws" : "") +
+         (multicast ? "/mc" : "");
 }
 
 std::optional<TiledProductSchedule::TensorCoreTile>
@@ -1060,9 +1063,10 @@ TiledProductSchedule::TensorCoreTile::parse(llvm::StringRef text) {
   text.split(parts, '/');
   bool wgmma = parts.size() >= 4 && parts[3] == "wgmma";
   bool tma = wgmma && parts.size() >= 5 && parts[4] == "tma";
-  bool ws = tma && parts.size() == 6 && parts[5] == "ws";
+  bool ws = tma && parts.size() >= 6 && parts[5] == "ws";
+  bool mc = ws && parts.size() == 7 && parts[6] == "mc";
   if (parts.size() != 3 && !(wgmma && parts.size() == 4) &&
-      !(tma && parts.size() == 5) && !ws)
+      !(tma && parts.size() == 5) && !(ws && parts.size() == 6) && !mc)
     return std::nullopt;
   parts[0].split(dims, 'x');
   parts[2].split(dims, 'x');
@@ -1078,6 +1082,7 @@ TiledProductSchedule::TensorCoreTile::parse(llvm::StringRef text) {
   t.wgmma = wgmma;
   t.tma = tma;
   t.warpSpecialized = ws;
+  t.multicast = mc;
   return t;
 }
 
@@ -1091,6 +1096,7 @@ void TiledProductSchedule::setTensorCoreTile(const TensorCoreTile &t) {
   wgmma = t.wgmma;
   tma = t.tma;
   warpSpecialized = t.warpSpecialized;
+  multicast = t.multicast;
 }
 
 TiledProductSchedule TiledProductSchedule::withSmallTile() const {

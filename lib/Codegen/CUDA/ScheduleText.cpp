@@ -654,6 +654,7 @@ cuda::parseTiledProductSchedule(llvm::StringRef text, std::string &error) {
                : word == "wgmma"            ? &s.wgmma
                : word == "tma"              ? &s.tma
                : word == "warp-specialized" ? &s.warpSpecialized
+               : word == "multicast"        ? &s.multicast
                                             : nullptr;
       },
       [&](llvm::StringRef key) {
@@ -721,6 +722,14 @@ std::string cuda::checkTensorCoreTile(const TiledProductSchedule &s,
     if (s.stages < 3)
       return count(s.stages) + " stages (wgmma copies stages - 2 ahead: at "
                                "least 3)";
+    // Each block of a cluster loads half of B's tile: whole boxes of 64
+    // columns.
+    if (s.multicast && !target.clusters)
+      return "multicast needs thread-block clusters (" + target.name() +
+             " has none)";
+    if (s.multicast && tn % 128)
+      return "multicast halves of " + count(tn) +
+             " columns (a multiple of 128: boxes of 64 a block)";
   } else if (tm % (16 * wm) || tn % (16 * wn))
     return "warps of " + count(tm / wm) + "x" + count(tn / wn) +
            " outputs (whole 16x16 fragments each)";
@@ -822,6 +831,9 @@ std::string cuda::checkTiledProductSchedule(const TiledProductSchedule &s,
     if (s.warpSpecialized && !s.tma)
       return "warp-specialized without tma (its producer warpgroup issues "
              "TMA loads)";
+    if (s.multicast && !s.warpSpecialized)
+      return "multicast without warp-specialized (the clusters' producer "
+             "warpgroups share B's tiles)";
     if (!element.isF16() && !element.isBF16() && !s.tf32)
       return element.isF32()
                  ? "f32 operands on tensor cores only as tf32"

@@ -3,7 +3,8 @@
 // warpgroups along M, a warpgroup's width that is no wgmma's N, more
 // accumulators than registers hold, K tiles whose rows are not one
 // swizzle, too few stages to copy one ahead, tf32, a warp-specialized
-// kernel without TMA or past shared memory.
+// kernel without TMA or past shared memory, multicast without it or of a
+// tile too narrow to halve.
 // RUN: nf-opt %s --nf-choose-gpu-schedules=arch=sm_90a -split-input-file -verify-diagnostics
 
 func.func @warps_not_whole_warpgroups(%a: tensor<256x256xf16>) -> tensor<256x256xf16> {
@@ -68,5 +69,23 @@ func.func @warp_specialized_without_tma(%a: tensor<256x256xf16>) -> tensor<256x2
 func.func @warp_specialized_result_tile_past_shared_memory(%a: tensor<256x256xf16>) -> tensor<256x256xf16> {
   // expected-error @+1 {{4 stages of 49168 bytes and a result tile of 65536 bytes (a block of h100-sxm has 232448)}}
   %c = nf.matmul %a, %a {nf.gpu_schedule = "tensor-core-product tile=128x256x64 warps=8x1 stages=4 wgmma tma warp-specialized"} : tensor<256x256xf16>, tensor<256x256xf16> -> tensor<256x256xf16>
+  return %c : tensor<256x256xf16>
+}
+
+// -----
+
+// Multicast: clusters of warp-specialized blocks, each loading half of B's
+// tile in boxes of 64 columns.
+func.func @multicast_without_warp_specialized(%a: tensor<256x256xf16>) -> tensor<256x256xf16> {
+  // expected-error @+1 {{multicast without warp-specialized (the clusters' producer warpgroups share B's tiles)}}
+  %c = nf.matmul %a, %a {nf.gpu_schedule = "tensor-core-product tile=128x128x32 warps=4x1 stages=3 wgmma tma multicast"} : tensor<256x256xf16>, tensor<256x256xf16> -> tensor<256x256xf16>
+  return %c : tensor<256x256xf16>
+}
+
+// -----
+
+func.func @multicast_of_a_64_column_tile(%a: tensor<256x256xf16>) -> tensor<256x256xf16> {
+  // expected-error @+1 {{multicast halves of 64 columns (a multiple of 128: boxes of 64 a block)}}
+  %c = nf.matmul %a, %a {nf.gpu_schedule = "tensor-core-product tile=128x64x32 warps=4x1 stages=3 wgmma tma warp-specialized multicast"} : tensor<256x256xf16>, tensor<256x256xf16> -> tensor<256x256xf16>
   return %c : tensor<256x256xf16>
 }

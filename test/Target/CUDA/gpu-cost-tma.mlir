@@ -27,3 +27,12 @@ func.func @ws_small(%a: tensor<200x72xf16>, %b: tensor<72x136xf16>) -> tensor<20
   %p = nf.matmul %a, %b {nf.gpu_schedule = "tensor-core-product tile=128x128x32 warps=4x1 stages=3 wgmma tma warp-specialized"} : tensor<200x72xf16>, tensor<72x136xf16> -> tensor<200x136xf16>
   return %p : tensor<200x136xf16>
 }
+
+// In clusters of two sharing B's tiles, the grid is two blocks for each
+// pair of tiles along M (16 x 16 of them), not persistent.
+// CHECK-LABEL: @ws_multicast: 1 launch
+// CHECK: ws_multicast_matmul 512 384 ? 213040 1 (shared memory) 3.88 100.663 tensor-core-product tile=128x256x64 warps=8x1 stages=3 wgmma tma warp-specialized multicast
+func.func @ws_multicast(%a: tensor<4096x4096xf16>, %b: tensor<4096x4096xf16>) -> tensor<4096x4096xf16> {
+  %p = nf.matmul %a, %b {nf.gpu_schedule = "tensor-core-product tile=128x256x64 warps=8x1 stages=3 wgmma tma warp-specialized multicast"} : tensor<4096x4096xf16>, tensor<4096x4096xf16> -> tensor<4096x4096xf16>
+  return %p : tensor<4096x4096xf16>
+}

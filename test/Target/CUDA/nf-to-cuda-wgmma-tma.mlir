@@ -19,6 +19,12 @@
 // last K tile's after the loop); the result tile is staged past the
 // stages (at element 24576, A's and B's 3 stages of 4096 each), and the
 // consumers meet at named barrier 1 of 128 threads, never the block's.
+// In clusters of two (`multicast` after `warp-specialized`): the empty
+// mbarriers count both blocks' consumers (256), the cluster meets once
+// after they are made, each producer multicasts its one of B's two boxes
+// to both blocks (mask 3) after loading its A, waits after its last tile
+// until every stage is empty, and each consumer releases a stage in its
+// block and in the other (rank bid % 2 ^ 1).
 // RUN: nf-translate --nf-to-cuda --cuda-arch=sm_90a %s | FileCheck %s
 
 // CHECK-LABEL: // mlp_matmul: tensor-core-product tile=128x128x32 warps=4x1 stages=3 wgmma tma
@@ -106,5 +112,26 @@ func.func @m0(%a: tensor<0x64xf16>, %b: tensor<64x64xf16>) -> tensor<0x64xf16> {
 }
 func.func @ws(%a: tensor<200x72xf16>, %b: tensor<72x136xf16>) -> tensor<200x136xf16> {
   %p = nf.matmul %a, %b {nf.gpu_schedule = "tensor-core-product tile=128x128x32 warps=4x1 stages=3 wgmma tma warp-specialized"} : tensor<200x72xf16>, tensor<72x136xf16> -> tensor<200x136xf16>
+  return %p : tensor<200x136xf16>
+}
+
+// CHECK-LABEL: // mc_matmul: tensor-core-product tile=128x128x32 warps=4x1 stages=3 wgmma tma warp-specialized multicast
+// CHECK-NEXT: __cluster_dims__(2, 1, 1) mc_matmul(
+// CHECK-COUNT-3: nf_mbarrier_init((s1 + v{{[0-9]+}}), 256u);
+// CHECK-NEXT: nf_mbarrier_init_fence();
+// CHECK-NEXT: }
+// CHECK-NEXT: __syncthreads();
+// CHECK-NEXT: nf_cluster_sync();
+// CHECK: nf_mbarrier_arrive_expect_tx((s1 + v{{[0-9]+}}), 16384u);
+// CHECK: nf_tma_load<2>(
+// CHECK: nf_tma_load_multicast<2>((s0 + v{{[0-9]+}}), a4, (s1 + v{{[0-9]+}}), (unsigned short)(v{{[0-9]+}}),
+// CHECK-NOT: nf_tma_load
+// CHECK: nf_mbarrier_wait((s1 + v{{[0-9]+}}), unsigned(v{{[0-9]+}}));
+// CHECK: } else {
+// CHECK: nf_mbarrier_arrive((s1 + [[EMPTY:v[0-9]+]]));
+// CHECK-NEXT: nf_mbarrier_arrive_cluster((s1 + [[EMPTY]]), unsigned(v{{[0-9]+}}));
+// CHECK: NF_SIM_CLUSTER_ENTRY(mc_matmul, 2)
+func.func @mc(%a: tensor<200x72xf16>, %b: tensor<72x136xf16>) -> tensor<200x136xf16> {
+  %p = nf.matmul %a, %b {nf.gpu_schedule = "tensor-core-product tile=128x128x32 warps=4x1 stages=3 wgmma tma warp-specialized multicast"} : tensor<200x72xf16>, tensor<72x136xf16> -> tensor<200x136xf16>
   return %p : tensor<200x136xf16>
 }

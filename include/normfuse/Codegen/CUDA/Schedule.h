@@ -723,20 +723,21 @@ struct TiledProductSchedule {
   /// `stages` K tiles in flight ("MxNxK/stages/WMxWN").
   struct TensorCoreTile {
     int64_t tileM = 0, tileN = 0, tileK = 0, warpsM = 0, warpsN = 0, stages = 0;
-    bool wgmma = false, tma = false, warpSpecialized = false;
+    bool wgmma = false, tma = false, warpSpecialized = false, multicast = false;
     bool empty() const { return tileM == 0; }
     /// "MxNxK/stages/WMxWN", then "/wgmma" for warpgroup MMAs,
-    /// "/wgmma/tma" for those fed by TMA loads and "/wgmma/tma/ws" for
-    /// those fed by a producer warpgroup's TMA loads.
+    /// "/wgmma/tma" for those fed by TMA loads, "/wgmma/tma/ws" for
+    /// those fed by a producer warpgroup's TMA loads and "/wgmma/tma/ws/mc"
+    /// for those in clusters of two that share B's tiles.
     std::string str() const;
-    /// The tile `text` ("MxNxK/stages/WMxWN[/wgmma[/tma[/ws]]]", positive
+    /// The tile `text` ("MxNxK/stages/WMxWN[/wgmma[/tma[/ws[/mc]]]]", positive
     /// counts) says, if any.
     static std::optional<TensorCoreTile> parse(llvm::StringRef text);
   };
   /// This schedule's tile, warps and stages.
   TensorCoreTile tensorCoreTile() const {
-    return {tileM,  tileN, tileK, warpsM,         warpsN,
-            stages, wgmma, tma,   warpSpecialized};
+    return {tileM,  tileN, tileK, warpsM,          warpsN,
+            stages, wgmma, tma,   warpSpecialized, multicast};
   }
   void setTensorCoreTile(const TensorCoreTile &t);
   /// TensorCore only, where K is split at launch (sizes known only then):
@@ -779,6 +780,17 @@ struct TiledProductSchedule {
   /// and stages the result tile in a buffer of its own (tileM x tileN
   /// elements past the stages), so the next unit's loads overlap it.
   bool warpSpecialized = false;
+  /// With `warpSpecialized` (and where it applies): the blocks run in
+  /// clusters of two, a pair of tiles along M with the same columns, and
+  /// each block's producer loads half of B's tile into both blocks
+  /// (multicast TMA loads), so each reads 32 KiB of a 128 x 256 x 64 K tile
+  /// from L2 where it read 48. A stage is empty again when the consumers
+  /// of both blocks have released it, and a producer waits, after its last
+  /// tile, until every stage is (the other block's consumers arrive on its
+  /// mbarriers until then). The grid is every pair of tiles, not
+  /// persistent (clusters co-resident on a device are fewer than its
+  /// blocks over two where its GPCs have odd counts of SMs).
+  bool multicast = false;
   /// Rows of output tiles walked together (tileOrigin): the blocks running
   /// at once share the panels of A and B they read in L2.
   int64_t tileGroupRows = 8;
@@ -801,7 +813,7 @@ struct TiledProductSchedule {
   }
   /// "tiled-product tile=128x128x8 thread=8x8", "tensor-core-product
   /// tile=128x128x32 warps=2x2 stages=3 [tf32 | wgmma [tma
-  /// [warp-specialized]]] [split-k=3 |
+  /// [warp-specialized [multicast]]]] [split-k=3 |
   /// split-k-max=16 split-k-blocks=264 split-k-min-tiles=8
   /// [small-tile=64x64x32/3/2x2 small-tile-below=132]] [finish-block=256
   /// finish-vector=4 finish-min-blocks-per-sm=4]" (the finish where K may be
