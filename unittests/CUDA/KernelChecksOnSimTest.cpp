@@ -160,8 +160,8 @@ TEST(ClusterRowTest, BlocksShareTheirSumsThroughDistributedSharedMemory) {
       compileForSim(layerNormIR(DType::F32, rows, cols), "ln", "cluster-row");
   ASSERT_TRUE(kernel);
   std::vector<LayerNormCall> calls;
-  for (SimOrder order :
-       {SimOrder::Forward, SimOrder::Reverse, SimOrder::Shuffle}) {
+  for (SimOrder order : {SimOrder::Forward, SimOrder::Reverse,
+                         SimOrder::Shuffle, SimOrder::Stagger}) {
     calls.emplace_back(DType::F32, rows, cols);
     std::vector<SimStats> stats;
     ASSERT_EQ(errorText(calls.back().run(*kernel, order, &stats)), "");
@@ -172,7 +172,7 @@ TEST(ClusterRowTest, BlocksShareTheirSumsThroughDistributedSharedMemory) {
               uint64_t(rows * 2 * blocks * (blocks - 1)));
     EXPECT_LE(calls.back().error(), 1e-5);
   }
-  for (const LayerNormCall &other : {calls[1], calls[2]}) {
+  for (const LayerNormCall &other : {calls[1], calls[2], calls[3]}) {
     EXPECT_EQ(calls[0].y.bytes, other.y.bytes);
     EXPECT_EQ(calls[0].mean.bytes, other.mean.bytes);
     EXPECT_EQ(calls[0].rstd.bytes, other.rstd.bytes);

@@ -51,11 +51,13 @@ struct SimStats {
   uint64_t clusterBarriers = 0, clusterStores = 0;
 };
 
-/// The order in which a block's threads run between synchronizations.
+/// The order in which a block's threads run between synchronizations
+/// (and, with Stagger, the blocks that run together).
 enum class SimOrder {
   Forward = NF_SIM_ORDER_FORWARD,
   Reverse = NF_SIM_ORDER_REVERSE,
-  Shuffle = NF_SIM_ORDER_SHUFFLE
+  Shuffle = NF_SIM_ORDER_SHUFFLE,
+  Stagger = NF_SIM_ORDER_STAGGER
 };
 
 struct SimCompileOptions {

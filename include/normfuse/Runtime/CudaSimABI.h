@@ -19,7 +19,7 @@ extern "C" {
 #endif
 
 /** Bumped whenever anything below changes. */
-#define NF_SIM_ABI_VERSION 5
+#define NF_SIM_ABI_VERSION 6
 
 /** The most threads, and blocks, the simulator runs together: a cluster's,
  * or the whole grid of a kernel that synchronizes it (nf_grid_sync), which
@@ -32,7 +32,12 @@ extern "C" {
 enum {
   NF_SIM_ORDER_FORWARD = 0, /**< thread 0 first */
   NF_SIM_ORDER_REVERSE = 1, /**< the last thread first */
-  NF_SIM_ORDER_SHUFFLE = 2  /**< a seeded random permutation, new each round */
+  NF_SIM_ORDER_SHUFFLE = 2, /**< a seeded random permutation, new each round */
+  /** Forward inside a block; of the blocks that run together (a cluster's,
+   * a synchronizing grid's), the first block runs while any of its
+   * threads can, and a later one only while all before it wait or have
+   * exited: as far apart as the blocks can get. */
+  NF_SIM_ORDER_STAGGER = 3
 };
 
 /** One device buffer of a launch; global accesses must fall inside one. */

@@ -5,15 +5,16 @@
 // A block's threads run as fibers on one OS thread and blocks run one after
 // another. A fiber runs until it reaches __syncthreads(), a named barrier
 // (bar.sync id, n), a warp operation or its end; then the next ready fiber
-// runs, in forward, reverse or seeded random order. Shared memory is poisoned
-// with 0xFF bytes (NaN) at the start of every block, global accesses through
-// nf_ldg/nf_stg are checked against the launch's buffers and counted, and
-// deadlocks, divergent barriers and shuffles with exited lanes are errors. The
-// blocks of a thread-block cluster (a kernel registered with
+// runs, in forward, reverse or seeded random order (or staggered: a
+// cluster's later blocks only while the earlier ones wait). Shared memory is
+// poisoned with 0xFF bytes (NaN) at the start of every block, global accesses
+// through nf_ldg/nf_stg are checked against the launch's buffers and counted,
+// and deadlocks, divergent barriers and shuffles with exited lanes are errors.
+// The blocks of a thread-block cluster (a kernel registered with
 // NF_SIM_CLUSTER_ENTRY) run together, each with its own shared memory, which
-// the cluster's other blocks reach through nf_cluster_st; nf_cluster_sync() is
-// the cluster's barrier. So do all the blocks of a kernel that synchronizes its
-// grid (NF_SIM_GRID_ENTRY, launched cooperatively under CUDA), whose
+// the cluster's other blocks reach through nf_cluster_st; nf_cluster_sync()
+// is the cluster's barrier. So do all the blocks of a kernel that synchronizes
+// its grid (NF_SIM_GRID_ENTRY, launched cooperatively under CUDA), whose
 // nf_grid_sync(counter) is checked against the counting the device does on
 // `counter`. The tensor cores' operations (mma.sync, ldmatrix, cp.async, wgmma)
 // follow the PTX ISA's layouts, and TMA loads land only when a thread waits on
@@ -1165,7 +1166,8 @@ inline void reportDeadlock() {
 
 /// Runs the cluster of blocks S.bids (one block without clusters); false
 /// on error. Each round runs every ready thread once, a block at a time
-/// (its shared memory in place), in the launch's order.
+/// (its shared memory in place), in the launch's order; staggered, only
+/// the first block's that has one.
 inline bool runCluster() {
   std::memset(__start_nf_smem, 0xff,
               reinterpret_cast<uintptr_t>(__stop_nf_smem) -
@@ -1226,7 +1228,9 @@ inline bool runCluster() {
                   S.blockOrder[int(random() % uint64_t(i + 1))]);
     }
     bool ran = false;
-    for (int k = 0; k < S.blocks; ++k) {
+    // Staggered, a round is the first block with a ready thread.
+    for (int k = 0; k < S.blocks && !(ran && S.order == NF_SIM_ORDER_STAGGER);
+         ++k) {
       int b = S.blockOrder[k];
       for (int i = b * bt; i < (b + 1) * bt; ++i) {
         int t = S.perm[i];
@@ -2087,7 +2091,7 @@ NF_SIM_EXPORT int nf_sim_launch(const char *kernel, const unsigned grid[3],
   else if (dynamicSmemBytes > kMaxDynSmem)
     appendError("kernel '%s': %zu bytes of dynamic shared memory exceed %zu",
                 kernel, dynamicSmemBytes, kMaxDynSmem);
-  else if (order < NF_SIM_ORDER_FORWARD || order > NF_SIM_ORDER_SHUFFLE)
+  else if (order < NF_SIM_ORDER_FORWARD || order > NF_SIM_ORDER_STAGGER)
     appendError("invalid thread order %d", order);
   else if (wholeGrid &&
            (cluster == 0 || grid[1] != 1 || grid[2] != 1 ||

@@ -58,3 +58,19 @@ extern "C" __global__ void __cluster_dims__(4, 1, 1)
   nf_stg(out + blockIdx.x * 64 + threadIdx.x, 1.0f);
 }
 NF_SIM_CLUSTER_ENTRY(cluster_misuse, 4)
+
+// The order in which a cluster's 2 blocks run: thread 0 of each block takes
+// the next number from log[0] at each of 3 steps between its block's
+// barriers, and writes it to log[1 + 3 * rank + step].
+extern "C" __global__ void __cluster_dims__(2, 1, 1)
+    cluster_steps(unsigned *log) {
+  for (int step = 0; step < 3; ++step) {
+    if (threadIdx.x == 0) {
+      unsigned n = nf_ldg(log);
+      nf_stg(log, n + 1);
+      nf_stg(log + 1 + 3 * (blockIdx.x % 2) + step, n);
+    }
+    __syncthreads();
+  }
+}
+NF_SIM_CLUSTER_ENTRY(cluster_steps, 2)

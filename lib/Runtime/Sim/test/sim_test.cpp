@@ -20,6 +20,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <thread>
 
@@ -90,8 +91,10 @@ template <class T> SimBuffer buffer(const std::vector<T> &v, const char *name) {
 }
 
 const SimOrder kOrders[] = {SimOrder::Forward, SimOrder::Reverse,
-                            SimOrder::Shuffle};
-const char *const kOrderNames[] = {"forward", "reverse", "shuffle"};
+                            SimOrder::Shuffle, SimOrder::Stagger};
+const char *const kOrderNames[] = {"forward", "reverse", "shuffle",
+                                   "staggered"};
+constexpr int kNumOrders = int(std::size(kOrders));
 
 /// Launches row_sum-like `kernel` on [rows, n]; returns false on error.
 bool rowSums(SimModule &m, const char *kernel, const std::vector<float> &in,
@@ -125,7 +128,7 @@ void testReduction() {
     return;
   const int64_t rows = 5, n = 1000;
   std::vector<float> in = randomFloats(rows * n, 1), out(rows), first;
-  for (int o = 0; o < 3; ++o)
+  for (int o = 0; o < kNumOrders; ++o)
     for (unsigned seed : {1u, 7u}) {
       if (o != 2 && seed != 1)
         continue;
@@ -157,7 +160,7 @@ void testReduction() {
 
   // A partial last warp: 48 and 1000 threads.
   for (unsigned threads : {48u, 1000u, 1u})
-    for (int o = 0; o < 3; ++o) {
+    for (int o = 0; o < kNumOrders; ++o) {
       std::string error;
       std::fill(out.begin(), out.end(), 0.0f);
       bool ok =
@@ -306,7 +309,7 @@ void testDeadlocks() {
                {"shuffle_exited", "shuffle with exited lanes"},
                {"divergent_barrier", "divergent __syncthreads()"}};
   for (const Case &c : cases)
-    for (int o = 0; o < 3; ++o) {
+    for (int o = 0; o < kNumOrders; ++o) {
       std::string error;
       bool ok = m->launch(c.kernel, {2, 1, 1}, {128, 1, 1}, 0, args,
                           {buffer(out, "out")}, nullptr, error, kOrders[o], 5);
@@ -465,7 +468,7 @@ void testWarp() {
   const int *inPtr = in.data();
   int *outPtr = out.data();
   void *args[] = {&inPtr, &outPtr, &n};
-  for (int o = 0; o < 3; ++o) {
+  for (int o = 0; o < kNumOrders; ++o) {
     std::fill(out.begin(), out.end(), -1);
     std::string error;
     bool ok = m->launch("warp_ops", {1, 1, 1}, {unsigned(n), 1, 1}, 0, args,
@@ -1217,7 +1220,7 @@ void testWarpSpecialized() {
                       {buffer(tensor, "tensor"), buffer(out, "out")}, nullptr,
                       error, order, 7);
   };
-  for (int o = 0; o < 3; ++o) {
+  for (int o = 0; o < kNumOrders; ++o) {
     std::vector<unsigned> out(64, 0);
     std::string error;
     bool ok = launch(*m, 64, out, error, kOrders[o]);
@@ -1294,7 +1297,7 @@ void testMulticast() {
                       {buffer(tensor, "tensor"), buffer(out, "out")}, nullptr,
                       error, order, 11);
   };
-  for (int o = 0; o < 3; ++o) {
+  for (int o = 0; o < kNumOrders; ++o) {
     std::vector<unsigned> out(128, 0);
     std::string error;
     bool ok = launch(*m, out, error, kOrders[o]);
@@ -1330,7 +1333,7 @@ void testMulticast() {
       continue;
     std::string errors;
     bool caught = false;
-    for (int o = 0; o < 3 && !caught; ++o) {
+    for (int o = 0; o < kNumOrders && !caught; ++o) {
       std::vector<unsigned> out(128, 0);
       std::string error;
       caught =
@@ -1375,7 +1378,7 @@ void testClusters() {
     }
     return wrong;
   };
-  for (int o = 0; o < 3; ++o) {
+  for (int o = 0; o < kNumOrders; ++o) {
     std::string error, what = std::string("cluster sums ") + kOrderNames[o];
     std::fill(out.begin(), out.end(), 0.0f);
     SimStats stats;
@@ -1394,6 +1397,24 @@ void testClusters() {
                      kOrders[o], 5);
     check(!ok || !totals().empty(),
           what + ": a missing cluster barrier is caught");
+  }
+  // Staggered, a cluster's second block runs only while the first waits
+  // (here: once it has exited); forward, the two take turns.
+  for (auto [order, want] :
+       {std::pair{SimOrder::Stagger,
+                  std::vector<unsigned>{6, 0, 1, 2, 3, 4, 5}},
+        {SimOrder::Forward, std::vector<unsigned>{6, 0, 2, 4, 1, 3, 5}}}) {
+    std::vector<unsigned> log(7, 0);
+    unsigned *logPtr = log.data();
+    void *stepArgs[] = {&logPtr};
+    std::string error;
+    bool ok = m->launch("cluster_steps", {2, 1, 1}, {32, 1, 1}, 0, stepArgs,
+                        {buffer(log, "log")}, nullptr, error, order);
+    check(ok && log == want,
+          std::string("a cluster's blocks run ") +
+              (order == SimOrder::Stagger ? "one after the other, staggered"
+                                          : "in turns, forward"),
+          error);
   }
   std::string error;
   bool ok = m->launch("cluster_sum", {6, 1, 1}, {64, 1, 1}, 0, args,
@@ -1449,7 +1470,7 @@ void testGridBarrier() {
         return "thread " + std::to_string(i) + ": " + std::to_string(out[i]);
     return std::string();
   };
-  for (int o = 0; o < 3; ++o) {
+  for (int o = 0; o < kNumOrders; ++o) {
     std::string error, what = std::string("grid sums ") + kOrderNames[o];
     std::fill(out.begin(), out.end(), 0.0f);
     std::fill(sums.begin(), sums.end(), std::nanf(""));
