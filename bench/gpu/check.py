@@ -20,7 +20,9 @@ timing beside a device copy of the same bytes. With --sanitizer,
 compute-sanitizer memcheck and racecheck on one case per family (its first
 case that passed). With --jsonl, each case's record is appended as it ends
 (what survives a time box); with --deadline, cases left when it comes are
-recorded as skipped. Only the cases make_packages.py packaged (its
+recorded as skipped; a case that runs past --case-timeout-s is recorded
+as timed out, and the later cases of its kernel (its family, and its wgmma
+tile's kind) as skipped. Only the cases make_packages.py packaged (its
 cases.json) run. With --sanitize-from, only memcheck and racecheck run, on
 the smallest case of each family that passed in those records, N at once
 (bench/gpu/run_steps.py runs them last, after the sweep). Prints one line
@@ -38,6 +40,10 @@ import tempfile
 import time
 
 import numpy as np
+
+# A case's run from cubins on a GPU, process start and loading included:
+# seconds, so past this its kernel has most likely hung.
+BINARY_TIMEOUT_S = 45
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cases as cases_mod  # noqa: E402
@@ -291,12 +297,17 @@ def main() -> int:
                         help="run only compute-sanitizer (--sanitizer), memcheck and racecheck, once per family "
                              "on its smallest case that passed in this RECORDS.jsonl (every case if none)")
     parser.add_argument("--jobs", type=int, default=1, help="sanitizer runs at once")
+    parser.add_argument("--case-timeout-s", type=float, default=0,
+                        help=f"a case's run from cubins (default {BINARY_TIMEOUT_S} on a GPU, 120 "
+                             "on the simulator, which compiles the kernels first)")
     parser.add_argument("--max-elements", type=int, default=0,
                         help="record cases with more input elements as skipped (0: no limit; the simulator's)")
     parser.add_argument("--device", default="")
     parser.add_argument("--driver", default="")
     parser.add_argument("--date", default="")
     args = parser.parse_args()
+    if not args.case_timeout_s:
+        args.case_timeout_s = BINARY_TIMEOUT_S if args.target == "cuda" else 120
     try:
         ops = TorchOps()
     except ImportError:
@@ -316,6 +327,14 @@ def main() -> int:
     def left():
         return args.deadline - time.time() if args.deadline else float("inf")
 
+    # The kernel kinds (a family, and a wgmma case's tile kind) a case of
+    # timed out in, with that case: a kernel that never finishes would
+    # take the rest of the time box case by case.
+    hung = {}
+
+    def kernel_kind(case):
+        return case.family + re.sub(r".*(_wgmma\w*)$|.*", r"\1", case.name)
+
     with tempfile.TemporaryDirectory() as workdir:
         for case in cases:
             record = {"case": case.name, "family": case.family, "dtype": case.dtype}
@@ -325,6 +344,8 @@ def main() -> int:
                 reason = f"{size} input elements: over --max-elements {args.max_elements}"
             elif left() < 5:
                 reason = "the check's time box ran out"
+            elif kernel_kind(case) in hung:
+                reason = f"{hung[kernel_kind(case)]}, of the same kernel, timed out"
             if reason:
                 record.update(ok=None, skipped=reason)
                 skipped += 1
@@ -335,7 +356,9 @@ def main() -> int:
                 continue
             start = time.perf_counter()
             err, worst, bench = run_case(args, ops, case, package(args, case, "binaries"),
-                                         workdir, timeout=min(120, max(5, left())))
+                                         workdir, timeout=min(args.case_timeout_s, max(1, left())))
+            if err and err.startswith("timed out"):
+                hung[kernel_kind(case)] = case.name
             record.update(ok=err is None, error=err, max_rel_diff=worst, bench=bench)
             if err is None and case.family not in nvrtc_done:
                 nvrtc_done.add(case.family)

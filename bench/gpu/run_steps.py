@@ -39,6 +39,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
+from sweep import read_records, trailing_attempt  # noqa: E402
 
 # step: (default time box in s, or None for "what is left")
 BOXES = {"lit": 30, "references": 60, "check": 80, "gtest": 75, "onnx": 20, "pytest": 30, "nvrtc": 25,
@@ -48,6 +49,12 @@ ORDER = ["lit", "references", "check", "gtest", "onnx", "pytest", "nvrtc", "cost
 # report.
 SANITIZER_RESERVE_S = 60
 REPORT_RESERVE_S = 15
+
+
+def ended_in_a_measurement(jsonl):
+    """Whether the sweep's records end in an attempt with no case record
+    after it (bench/gpu/sweep.py)."""
+    return trailing_attempt(read_records(jsonl)) is not None
 
 
 def sh(cmd):
@@ -116,14 +123,10 @@ class Run:
 
     def collect(self):
         for name, path in self.jsonl.items():
-            records = []
-            if os.path.exists(path):
-                for line in open(path):
-                    try:
-                        records.append(json.loads(line))
-                    except ValueError:
-                        pass
-            self.doc["results"][name] = records
+            records = read_records(path)
+            # The sweep's attempts, but the one still without a result.
+            current = trailing_attempt(records)
+            self.doc["results"][name] = [r for r in records if r.get("kind") != "attempt" or r is current]
         # The sweep's first record names the Python side's versions.
         env = next((r for r in self.doc["results"].get("sweep", []) if r.get("kind") == "environment"), None)
         if env:
@@ -284,7 +287,8 @@ def main() -> int:
             # NF_GPU_SWEEP_PREFIX: a profiler to run the sweep under (for
             # example ncu with a kernel filter and --log-file $OUT/ncu.txt).
             prefix = shlex.split(os.path.expandvars(os.environ.get("NF_GPU_SWEEP_PREFIX", "")))
-            cmd = prefix + [py, f"{HERE}/sweep.py", "--jsonl", f"{args.tmp}/sweep.jsonl", "--target", args.target]
+            cmd = prefix + [py, f"{HERE}/sweep.py", "--jsonl", f"{args.tmp}/sweep.jsonl", "--target", args.target,
+                            "--check-records", f"{args.tmp}/check.jsonl"]
             if args.small:
                 cmd.append("--small")
             sweep_end = time.time() + sweep_box
@@ -296,9 +300,15 @@ def main() -> int:
                 e = run.step(name if not attempt else f"sweep (resumed, {attempt})",
                              cmd + ["--budget-s", str(max(1, b - 5)), "--deadline", str(sweep_end - 5)]
                              + (["--resume"] if attempt else []), b, records="sweep")
-                if e.get("exit_status") != 3:  # 3: the CUDA context was lost; go on after that case
+                # 3: the CUDA context was lost; a trailing attempt: the
+                # process hung (its watchdog ended it) or died in a
+                # measurement. Either way, go on after that case.
+                if e.get("exit_status") == 3:
+                    failed.append("sweep (a CUDA error lost the context; resumed after that case)")
+                elif e.get("status") == "failed" and ended_in_a_measurement(f"{args.tmp}/sweep.jsonl"):
+                    failed.append("sweep (hung or died in a measurement; resumed after that case)")
+                else:
                     break
-                failed.append("sweep (a CUDA error lost the context; resumed after that case)")
         elif name == "sanitizers":
             sanitizer = shutil.which("compute-sanitizer") or "/usr/local/cuda/bin/compute-sanitizer"
             if not cuda or not os.path.exists(sanitizer):

@@ -6,7 +6,8 @@ device-to-device copy of the same bytes (the ceiling), in one process.
 
     sweep.py --jsonl RECORDS.jsonl [--budget-s S] [--deadline UNIX_TIME]
              [--compile-budget-s S] [--runs N] [--filter REGEX]
-             [--small] [--target cuda|cuda-sim] [--resume]
+             [--small] [--target cuda|cuda-sim] [--resume] [--hang-s S]
+             [--check-records CHECK.jsonl]
 
 Each case: fresh inputs (random, seeded by the case), normfuse compiled for
 the case's static shapes; for each system 3 warm-up calls, then --runs timed
@@ -32,7 +33,14 @@ not fit is recorded as skipped, with the reason.
 Every record is appended to RECORDS.jsonl as soon as it is known, so a
 time box that kills the process loses nothing finished. A CUDA error that
 poisons the context ends the process with exit status 3 (the caller may
-run it again with --resume, which skips the recorded cases).
+run it again with --resume, which skips the recorded cases). A kernel that
+never finishes would block the process until the time box: before each of
+normfuse's measurements an "attempt" record names the case and the system,
+and a watchdog (--hang-s, on a GPU) ends the process if the measurement
+has no result in time. A resumed sweep records a trailing attempt, one
+with no case record after it, as that case's failure; a wgmma tile that
+hung or lost the context has its kind of tile skipped from then on, as has
+one whose package check timed out (--check-records, check.py's records).
 
 Without PyTorch or without a GPU (--small, target cuda-sim: the dry run),
 normfuse runs on NumPy host arrays in the CUDA simulator on small shapes,
@@ -40,6 +48,7 @@ checked against NumPy float64, and every timing and every peer is recorded
 as skipped with the reason: no figure here is a measurement of a GPU.
 """
 import argparse
+import faulthandler
 import json
 import math
 import os
@@ -1148,6 +1157,48 @@ def all_cases(small: bool) -> List[Case]:
 
 # The kinds of wgmma tile a lost context skips, the widest first.
 WGMMA_KINDS = ("/wgmma", "/wgmma/tma", "/ws", "/mc")
+# The kind of tile of each wgmma package case (bench/gpu/cases.py's
+# suffixes).
+CHECK_SUFFIX_KINDS = {"_wgmma": "/wgmma", "_wgmma_tma": "/wgmma/tma",
+                      "_wgmma_ws": "/ws", "_wgmma_mc": "/mc"}
+
+
+def read_records(path):
+    """The records of a JSON-lines file (none if it does not exist), less
+    any line that is not JSON (a line cut short when a process ended)."""
+    records = []
+    if os.path.exists(path):
+        for line in open(path):
+            try:
+                records.append(json.loads(line))
+            except ValueError:
+                continue
+    return records
+
+
+def trailing_attempt(records):
+    """The last attempt with no case record after it (the measurement the
+    process ended in), or None."""
+    last = None
+    for r in records:
+        if r.get("kind") == "attempt":
+            last = r
+        elif r.get("kind") in ("case", "case-failed"):
+            last = None
+    return last
+
+
+def widest_loss(system, why, lost, lost_kind):
+    """(why, kind) of the widest kind of wgmma tile lost so far, after
+    `system` failed for `why` (nothing where it is no wgmma tile)."""
+    if "/wgmma" not in system and not system.endswith(("/ws", "/mc")):
+        return lost, lost_kind
+    kind = ("/mc" if system.endswith("/mc") else
+            "/ws" if system.endswith("/ws") else
+            "/wgmma/tma" if system.endswith("/tma") else "/wgmma")
+    if not lost or WGMMA_KINDS.index(kind) < WGMMA_KINDS.index(lost_kind):
+        return why, kind
+    return lost, lost_kind
 
 
 class Sweep:
@@ -1180,6 +1231,20 @@ class Sweep:
 
     def left(self):
         return self.args.deadline - time.time()
+
+    # -- hangs
+    def attempt(self, case, system):
+        """Records that `system` runs in `case` next and, with --hang-s,
+        ends the process if it has no result that soon (a resumed sweep
+        then finds the attempt with no case record after it)."""
+        self.emit({"kind": "attempt", "id": case.id, "system": system,
+                   "hang_s": self.args.hang_s})
+        if self.args.hang_s > 0:
+            faulthandler.dump_traceback_later(self.args.hang_s, exit=True)
+
+    def attempt_done(self):
+        if self.args.hang_s > 0:
+            faulthandler.cancel_dump_traceback_later()
 
     # -- timing
     def timed(self, call, poison=(), runs=None):
@@ -1280,6 +1345,8 @@ class Sweep:
             nonlocal refs
             nf = {}
             saved = os.environ.get("NF_CUDA_TENSOR_CORE_TILE")
+            self.attempt(case, self.system if tile else
+                         "normfuse " + row_schedule if row_schedule else "normfuse")
             try:
                 if self.nf is None:
                     raise RuntimeError(self.nf_missing)
@@ -1323,6 +1390,7 @@ class Sweep:
                 nf["failure"] = f"{type(e).__name__}: {e}"[:1500]
                 self.check_context(e)
             finally:
+                self.attempt_done()
                 if saved is None:
                     os.environ.pop("NF_CUDA_TENSOR_CORE_TILE", None)
                 else:
@@ -1469,10 +1537,17 @@ def main() -> int:
     parser.add_argument("--target", default="cuda")
     parser.add_argument("--small", action="store_true")
     parser.add_argument("--resume", action="store_true", help="skip cases RECORDS.jsonl has")
+    parser.add_argument("--hang-s", type=float, default=None,
+                        help="end the process when one of normfuse's measurements has no result "
+                             "after this long (default 90 on a GPU, off on cuda-sim; 0: off)")
+    parser.add_argument("--check-records", default="",
+                        help="check.py's records: wgmma tiles whose package case timed out are skipped")
     parser.add_argument("--list", action="store_true", help="print the cases and exit")
     parser.add_argument("--compile-only", action="store_true",
                         help="compile every case's MLIR for --target (no data, no run) and exit")
     args = parser.parse_args()
+    if args.hang_s is None:
+        args.hang_s = 90.0 if args.target == "cuda" else 0.0
     start = time.time()
     args.deadline = min(args.deadline or float("inf"), start + args.budget_s)
     cases = [c for c in all_cases(args.small) if re.search(args.filter, c.id)]
@@ -1495,25 +1570,33 @@ def main() -> int:
                 print(f"FAIL {c.id}: {type(e).__name__}: {e}", flush=True)
         print(f"{len(cases) - failed} of {len(cases)} cases compiled for {args.target}")
         return 1 if failed else 0
-    done, lost_wgmma, lost_kind = set(), "", "/wgmma"
-    if args.resume and os.path.exists(args.jsonl):
-        for line in open(args.jsonl):
-            try:
-                r = json.loads(line)
-            except ValueError:
-                continue
+    done, hung, lost_wgmma, lost_kind = set(), None, "", "/wgmma"
+    if args.resume:
+        earlier = read_records(args.jsonl)
+        hung = trailing_attempt(earlier)
+        if hung:
+            # The process ended in this measurement (the watchdog, or a
+            # crash): that case's failure.
+            hung = {"kind": "case-failed", "id": hung["id"], "system": hung["system"],
+                    "failure": f"no result within {hung.get('hang_s', 0):g} s: the process hung "
+                               "or died in this measurement"}
+            earlier.append(hung)
+        for r in earlier:
             if r.get("kind") in ("case", "case-failed"):
                 done.add(r["id"])
-            if r.get("kind") == "case-failed" and "/wgmma" in r.get("system", ""):
-                # The widest kind of tile any loss names: every wgmma tile,
-                # the TMA-fed ones, or the warp-specialized ones.
-                system = r["system"]
-                kind = ("/mc" if system.endswith("/mc") else
-                        "/ws" if system.endswith("/ws") else
-                        "/wgmma/tma" if system.endswith("/tma") else "/wgmma")
-                if not lost_wgmma or WGMMA_KINDS.index(kind) < WGMMA_KINDS.index(lost_kind):
-                    lost_wgmma = f"{system} lost the CUDA context in {r['id']}"
-                    lost_kind = kind
+            if r.get("kind") == "case-failed":
+                why = (f"{r.get('system', '')} hung in {r['id']}"
+                       if str(r.get("failure", "")).startswith("no result within")
+                       else f"{r.get('system', '')} lost the CUDA context in {r['id']}")
+                lost_wgmma, lost_kind = widest_loss(r.get("system", ""), why, lost_wgmma, lost_kind)
+    if args.check_records:
+        # A wgmma package case that timed out in the check (check.py).
+        for r in read_records(args.check_records):
+            kind = CHECK_SUFFIX_KINDS.get(re.sub(r".*(_wgmma\w*)$|.*", r"\1", r.get("case", "")))
+            if kind and str(r.get("error") or "").startswith("timed out"):
+                lost_wgmma, lost_kind = widest_loss(
+                    "normfuse " + kind, f"the package check of {r['case']} timed out",
+                    lost_wgmma, lost_kind)
     torch_ok, why = False, ""
     if args.target == "cuda":
         try:
@@ -1552,6 +1635,9 @@ def main() -> int:
     sweep.skip_wgmma, sweep.skip_kind = lost_wgmma, lost_kind
     sweep.no_timing = f"{why}: no timing (the dry run measures nothing)"
     sweep.no_peers = f"{why}: peers not run"
+    if hung:
+        sweep.emit(hung)
+        print(f"sweep: {hung['system']} had no result in {hung['id']}", flush=True)
     if not args.resume:
         env = environment(torch_ok, args.target)
         env.update(settings={"runs": args.runs, "warmup": 3, "flush_bytes": FLUSH_BYTES if torch_ok else 0,

@@ -4,7 +4,11 @@ records every wgmma variant as skipped, saying why, and still measures the
 others; a TMA tile's loss skips only the TMA tiles, a warp-specialized
 tile's only those (a multicast one's only those), and the widest kind any
 loss names wins; without such
-a record it measures them all. On cuda-sim, one small product case."""
+a record it measures them all. A trailing attempt record (the process hung
+in that measurement, or died) is recorded as that case's failure and skips
+its kind of tile the same way, as does a package check of that kind that
+timed out; the watchdog ends a measurement with no result. On cuda-sim,
+one small product case."""
 
 import json
 import os
@@ -23,16 +27,21 @@ MC = "128x128x32/3/4x1/wgmma/tma/ws/mc"
 MMA = "64x64x32/3/2x2"
 
 
-def resumed_sweep(tmp_path, earlier, variants=(WGMMA, MMA)):
+def resumed_sweep(tmp_path, earlier, variants=(WGMMA, MMA), checked=None, all_records=False):
     records = tmp_path / "sweep.jsonl"
     records.write_text("".join(json.dumps(r) + "\n" for r in earlier))
     env = dict(os.environ, NF_SWEEP_TILE_VARIANTS=",".join(variants))
+    extra = []
+    if checked is not None:
+        (tmp_path / "check.jsonl").write_text("".join(json.dumps(r) + "\n" for r in checked))
+        extra = ["--check-records", str(tmp_path / "check.jsonl")]
     subprocess.run([sys.executable, str(SWEEP), "--jsonl", str(records), "--target", "cuda-sim",
                     "--small", "--resume", "--filter", f"^{CASE}$", "--budget-s", "60",
-                    "--deadline", str(time.time() + 120)],
+                    "--deadline", str(time.time() + 120), *extra],
                    env=env, check=True, capture_output=True, text=True, timeout=300)
     cases = [json.loads(line) for line in records.read_text().splitlines()]
-    return next(r for r in cases if r.get("kind") == "case" and r["id"] == CASE)["systems"]
+    systems = next(r for r in cases if r.get("kind") == "case" and r["id"] == CASE)["systems"]
+    return (systems, cases) if all_records else systems
 
 
 def test_a_wgmma_tile_that_lost_the_context_is_skipped_after_the_resume(tmp_path):
@@ -94,3 +103,65 @@ def test_the_widest_kind_of_tile_lost_is_skipped_whatever_the_order(tmp_path):
     assert systems[f"normfuse {WS}"] == {"skipped": why}
     assert systems[f"normfuse {TMA}"] == {"skipped": why}
     assert systems[f"normfuse {MMA}"]["ok"] is True
+
+
+def attempt(tile, case="matmul/forward/bf16/4x4x4"):
+    return {"kind": "attempt", "id": case, "system": f"normfuse {tile}", "hang_s": 90}
+
+
+def test_a_measurement_the_process_ended_in_fails_its_case_and_skips_its_kind(tmp_path):
+    systems, records = resumed_sweep(tmp_path, [attempt(MMA, "matmul/forward/f16/8x8x8"), attempt(WS)],
+                                     (WS, MC, TMA), all_records=True)
+    failed = [r for r in records if r.get("kind") == "case-failed"]
+    assert failed == [{"kind": "case-failed", "id": "matmul/forward/bf16/4x4x4", "system": f"normfuse {WS}",
+                       "failure": "no result within 90 s: the process hung or died in this measurement"}]
+    why = f"normfuse {WS} hung in matmul/forward/bf16/4x4x4"
+    assert systems[f"normfuse {WS}"] == {"skipped": why}
+    assert systems[f"normfuse {MC}"] == {"skipped": why}
+    assert systems[f"normfuse {TMA}"]["ok"] is True
+
+
+def test_an_attempt_with_its_case_record_after_it_is_no_hang(tmp_path):
+    done = {"kind": "case", "id": "matmul/forward/bf16/4x4x4", "systems": {}}
+    systems, records = resumed_sweep(tmp_path, [attempt(WS), done], (WS,), all_records=True)
+    assert not [r for r in records if r.get("kind") == "case-failed"]
+    assert systems[f"normfuse {WS}"]["ok"] is True
+
+
+def test_a_package_check_that_timed_out_skips_its_kind_and_a_wrong_one_does_not(tmp_path):
+    checked = [{"case": "matmul_bias_gelu_37x72x136_f16_wgmma_ws", "ok": False,
+                "error": "timed out after 45 s"},
+               {"case": "matmul_bias_gelu_37x72x136_f16_wgmma_tma", "ok": False,
+                "error": "result 0: relative difference 0.5 over 0.01"}]
+    systems = resumed_sweep(tmp_path, [], (MC, TMA), checked)
+    assert systems[f"normfuse {MC}"] == {
+        "skipped": "the package check of matmul_bias_gelu_37x72x136_f16_wgmma_ws timed out"}
+    assert systems[f"normfuse {TMA}"]["ok"] is True
+
+
+def test_the_watchdog_ends_a_measurement_that_has_no_result(tmp_path):
+    # Sweep.attempt with a one-second limit, then a "kernel" that never
+    # returns: the process ends on its own, and run_steps sees where.
+    records = tmp_path / "sweep.jsonl"
+    script = f"""
+import sys, time, types
+sys.path.insert(0, {str(SWEEP.parent)!r})
+import sweep
+out = open({str(records)!r}, "a")
+fake = types.SimpleNamespace(args=types.SimpleNamespace(hang_s=1.0),
+                             emit=lambda r: (out.write(sweep.json.dumps(r) + "\\n"), out.flush()))
+sweep.Sweep.attempt(fake, types.SimpleNamespace(id="matmul/forward/f16/8x8x8"), "normfuse {WS}")
+time.sleep(60)
+"""
+    start = time.time()
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1 and time.time() - start < 30, proc.stderr
+    assert "Timeout" in proc.stderr
+    assert [json.loads(line) for line in records.read_text().splitlines()] == [
+        attempt(WS, "matmul/forward/f16/8x8x8") | {"hang_s": 1.0}]
+    sys.path.insert(0, str(SWEEP.parent))
+    import run_steps
+    assert run_steps.ended_in_a_measurement(str(records))
+    with open(records, "a") as f:
+        f.write(json.dumps({"kind": "case", "id": "matmul/forward/f16/8x8x8", "systems": {}}) + "\n")
+    assert not run_steps.ended_in_a_measurement(str(records))

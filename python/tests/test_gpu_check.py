@@ -1,0 +1,36 @@
+"""bench/gpu/check.py on a kernel that never finishes: the case is recorded
+as timed out after --case-timeout-s, and the later cases of the same kernel
+(its family and wgmma tile kind) as skipped, saying which case timed out,
+while another kind's cases still run. The "tool" here is a script that
+never returns, so no package, GPU or simulator is needed."""
+
+import json
+import os
+import subprocess
+import sys
+
+from conftest import EXAMPLES
+
+CHECK = EXAMPLES.parent / "bench" / "gpu" / "check.py"
+WS_F16 = "matmul_bias_gelu_37x72x136_f16_wgmma_ws"
+WS_BF16 = "matmul_bias_gelu_37x72x136_bf16_wgmma_ws"
+TMA_F16 = "matmul_bias_gelu_37x72x136_f16_wgmma_tma"
+
+
+def test_a_case_that_times_out_skips_the_later_cases_of_its_kernel(tmp_path):
+    hang = tmp_path / "hang.sh"
+    hang.write_text("#!/bin/sh\nexec sleep 30\n")
+    hang.chmod(0o755)
+    packages = tmp_path / "packages"
+    packages.mkdir()
+    (packages / "cases.json").write_text(json.dumps([{"name": n} for n in (WS_F16, WS_BF16, TMA_F16)]))
+    records = tmp_path / "check.jsonl"
+    proc = subprocess.run([sys.executable, str(CHECK), "--tool", str(hang), "--packages", str(packages),
+                           "--target", "cuda-sim", "--filter", "37x72x136", "--case-timeout-s", "1",
+                           "--jsonl", str(records)],
+                          capture_output=True, text=True, timeout=120, env=dict(os.environ))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    got = {r["case"]: r.get("error") or r.get("skipped") for r in map(json.loads, records.read_text().splitlines())}
+    assert got == {WS_F16: "timed out after 1.0 s",
+                   WS_BF16: f"{WS_F16}, of the same kernel, timed out",
+                   TMA_F16: "timed out after 1.0 s"}
