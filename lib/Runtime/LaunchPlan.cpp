@@ -403,9 +403,17 @@ bool normfuse::runtime::resolveResidencies(
     if (step.kind != Step::Kind::Launch)
       continue;
     Launch &l = step.launch;
+    l.persistentUnits = 0;
     for (int d = 0; d < 3; ++d) {
       if (l.gridComputed[d] < 0)
         continue;
+      // min(units, a residency): a persistent grid over `units`.
+      const PlanInteger &n = plan.integers[size_t(l.gridComputed[d])];
+      if (n.op == PlanInteger::Op::MinU)
+        for (int o = 0; o < 2; ++o)
+          if (plan.integers[size_t(n.operands[o])].op ==
+              PlanInteger::Op::Resident)
+            l.persistentUnits = values[size_t(n.operands[1 - o])];
       int64_t g = values[size_t(l.gridComputed[d])];
       if (g < 0 || g > int64_t(UINT32_MAX))
         return error = "launch of " + l.kernel + " has a grid size of " +

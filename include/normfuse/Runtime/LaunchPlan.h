@@ -163,6 +163,9 @@ struct Launch {
   /// (cuLaunchCooperativeKernel), which refuses a grid the device cannot
   /// hold rather than hang, and the simulator runs its blocks together.
   bool cooperative = false;
+  /// A persistent grid's work: where the grid is min(units, a residency),
+  /// the units its blocks loop over, as last resolved (0: no such grid).
+  int64_t persistentUnits = 0;
 
   /// Whether the grid has no blocks (a computed grid of 0: nothing runs).
   bool emptyGrid() const { return !grid[0] || !grid[1] || !grid[2]; }

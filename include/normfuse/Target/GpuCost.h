@@ -4,7 +4,8 @@
 // (`nf-translate --nf-gpu-cost`): for every launch of every function, its
 // schedule, grid and block, registers (from ptxas, through NVRTC, where it
 // is at hand), shared memory, the blocks a multiprocessor holds and what
-// limits them, the waves of its grid, and the bytes it must move (each
+// limits them, the work units a persistent grid's blocks loop over, the
+// waves of its grid (or of those units), and the bytes it must move (each
 // buffer, temporary or constant it takes, once: the bandwidth-bound
 // minimum that the GPU measurement's copy of the same bytes is held to).
 // Predictions, made without a GPU.
@@ -35,7 +36,11 @@ struct KernelCost {
   /// ptxas' count, or -1 where it is not known.
   int64_t registers = -1;
   normfuse::runtime::GpuTarget::Occupancy occupancy;
-  /// The grid over the blocks all multiprocessors hold at once.
+  /// A persistent grid's work units where they are more than its blocks
+  /// (Launch::persistentUnits; 0: none, or as many as blocks).
+  uint64_t units = 0;
+  /// The grid's blocks (a persistent grid's units) over the blocks all
+  /// multiprocessors hold at once.
   double waves = 0;
   /// Each buffer, temporary and constant the launch takes, once.
   uint64_t bytes = 0;

@@ -108,8 +108,13 @@ nf::estimateGpuCost(ModuleOp module, const GpuTarget &target,
       k.occupancy =
           target.occupancy(int64_t(k.block), std::max<int64_t>(0, k.registers),
                            int64_t(k.sharedBytes));
+      // Units only where a block walks more than one.
+      if (launch.persistentUnits > 0 &&
+          uint64_t(launch.persistentUnits) > k.grid)
+        k.units = uint64_t(launch.persistentUnits);
       uint64_t resident = uint64_t(k.occupancy.blocks) * target.multiprocessors;
-      k.waves = resident ? double(k.grid) / double(resident) : 0;
+      k.waves =
+          resident ? double(k.units ? k.units : k.grid) / double(resident) : 0;
       k.bytes = argumentBytes(*plan, launch.args);
       cost.kernels.push_back(std::move(k));
     }
@@ -137,8 +142,9 @@ void nf::printGpuCost(llvm::ArrayRef<FunctionCost> costs,
      << target.sharedBytesPerMultiprocessor / 1024 << " KiB shared memory; L2 "
      << target.l2Bytes / (1024 * 1024) << " MiB); registers " << registersFrom
      << "\n";
-  os << "bytes: each buffer a kernel takes, once (MB = 10^6 bytes); waves: "
-        "the grid over the blocks every SM holds at once\n";
+  os << "bytes: each buffer a kernel takes, once (MB = 10^6 bytes); units: "
+        "the work a persistent grid's blocks loop over; waves: the grid (or "
+        "those units) over the blocks every SM holds at once\n";
   for (const FunctionCost &f : costs) {
     os << "\n@" << f.function << ": " << f.kernels.size() << " launch"
        << (f.kernels.size() == 1 ? "" : "es");
@@ -149,22 +155,31 @@ void nf::printGpuCost(llvm::ArrayRef<FunctionCost> costs,
        << megabytes(f.ioBytes) << " MB in and out\n";
     if (f.kernels.empty())
       continue;
-    const char *heads[] = {"kernel", "grid", "block",
-                           "regs",   "smem", "blocks/SM (limit)",
-                           "waves",  "MB",   "schedule"};
-    os << llvm::format("  %-40s %8s %5s %5s %7s %20s %7s %10s  %s\n", heads[0],
-                       heads[1], heads[2], heads[3], heads[4], heads[5],
-                       heads[6], heads[7], heads[8]);
+    const char *heads[] = {"kernel",
+                           "grid",
+                           "units",
+                           "block",
+                           "regs",
+                           "smem",
+                           "blocks/SM (limit)",
+                           "waves",
+                           "MB",
+                           "schedule"};
+    os << llvm::format("  %-40s %8s %8s %5s %5s %7s %20s %7s %10s  %s\n",
+                       heads[0], heads[1], heads[2], heads[3], heads[4],
+                       heads[5], heads[6], heads[7], heads[8], heads[9]);
     for (const KernelCost &k : f.kernels) {
       std::string regs =
           k.registers < 0 ? std::string("?") : std::to_string(k.registers);
       std::string blocks =
           std::to_string(k.occupancy.blocks) + " (" + k.occupancy.limit + ")";
-      os << llvm::format("  %-40s %8llu %5llu %5s %7llu %20s %7.2f %10s  %s\n",
+      std::string units = k.units ? std::to_string(k.units) : "-";
+      os << llvm::format("  %-40s %8llu %8s %5llu %5s %7llu %20s %7.2f %10s  "
+                         "%s\n",
                          k.kernel.c_str(), (unsigned long long)k.grid,
-                         (unsigned long long)k.block, regs.c_str(),
-                         (unsigned long long)k.sharedBytes, blocks.c_str(),
-                         k.waves, megabytes(k.bytes).c_str(),
+                         units.c_str(), (unsigned long long)k.block,
+                         regs.c_str(), (unsigned long long)k.sharedBytes,
+                         blocks.c_str(), k.waves, megabytes(k.bytes).c_str(),
                          k.schedule.c_str());
     }
   }

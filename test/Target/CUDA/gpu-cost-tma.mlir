@@ -13,12 +13,13 @@ func.func @mlp(%a: tensor<200x72xf16>, %b: tensor<72x136xf16>) -> tensor<200x136
 // Warp specialized, the grid is persistent: 512 tiles of 4096^3 on an
 // H100 SXM's 132 SMs (compute_90a: no ptxas, the target's figures) in as
 // many blocks as the device holds at once, 132 of 384 threads (one an SM:
-// 213,040 bytes of shared memory each), which loop over the tiles; and
-// the tiles where there are fewer (200 x 136: 2 x 2 of 128 x 128).
+// 213,040 bytes of shared memory each), which loop over the 512 units
+// (3.88 waves of them: 4 rounds, the last 88% full); and the tiles where
+// there are fewer (200 x 136: 2 x 2 of 128 x 128, no units to show).
 // CHECK-LABEL: @ws: 1 launch
-// CHECK: ws_matmul 132 384 ? 213040 1 (shared memory) 1.00 100.663 tensor-core-product tile=128x256x64 warps=8x1 stages=3 wgmma tma warp-specialized
+// CHECK: ws_matmul 132 512 384 ? 213040 1 (shared memory) 3.88 100.663 tensor-core-product tile=128x256x64 warps=8x1 stages=3 wgmma tma warp-specialized
 // CHECK-LABEL: @ws_small: 1 launch
-// CHECK: ws_small_matmul 4 256 ? 81968 2 (shared memory) 0.02 0.103 tensor-core-product tile=128x128x32 warps=4x1 stages=3 wgmma tma warp-specialized
+// CHECK: ws_small_matmul 4 - 256 ? 81968 2 (shared memory) 0.02 0.103 tensor-core-product tile=128x128x32 warps=4x1 stages=3 wgmma tma warp-specialized
 func.func @ws(%a: tensor<4096x4096xf16>, %b: tensor<4096x4096xf16>) -> tensor<4096x4096xf16> {
   %p = nf.matmul %a, %b {nf.gpu_schedule = "tensor-core-product tile=128x256x64 warps=8x1 stages=3 wgmma tma warp-specialized"} : tensor<4096x4096xf16>, tensor<4096x4096xf16> -> tensor<4096x4096xf16>
   return %p : tensor<4096x4096xf16>
@@ -31,7 +32,7 @@ func.func @ws_small(%a: tensor<200x72xf16>, %b: tensor<72x136xf16>) -> tensor<20
 // In clusters of two sharing B's tiles, the grid is two blocks for each
 // pair of tiles along M (16 x 16 of them), not persistent.
 // CHECK-LABEL: @ws_multicast: 1 launch
-// CHECK: ws_multicast_matmul 512 384 ? 213040 1 (shared memory) 3.88 100.663 tensor-core-product tile=128x256x64 warps=8x1 stages=3 wgmma tma warp-specialized multicast
+// CHECK: ws_multicast_matmul 512 - 384 ? 213040 1 (shared memory) 3.88 100.663 tensor-core-product tile=128x256x64 warps=8x1 stages=3 wgmma tma warp-specialized multicast
 func.func @ws_multicast(%a: tensor<4096x4096xf16>, %b: tensor<4096x4096xf16>) -> tensor<4096x4096xf16> {
   %p = nf.matmul %a, %b {nf.gpu_schedule = "tensor-core-product tile=128x256x64 warps=8x1 stages=3 wgmma tma warp-specialized multicast"} : tensor<4096x4096xf16>, tensor<4096x4096xf16> -> tensor<4096x4096xf16>
   return %p : tensor<4096x4096xf16>

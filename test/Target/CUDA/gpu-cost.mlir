@@ -15,13 +15,13 @@
 // (1056 x 2 x 1024 x 4 bytes: 8.651 MB), which the second kernel sums
 // into ds and db.
 // CHECK-LABEL: @ln_grad: 2 launches, 67.678 MB by the kernels, 50.377 MB in and out
-// CHECK-NEXT: kernel grid block  regs    smem    blocks/SM (limit)   waves         MB  schedule
-// CHECK-NEXT: ln_grad_layer_norm_grad 1056   256     ?      32          8 (threads)    1.00     59.019  block-row-registers
-// CHECK-NEXT: ln_grad_layer_norm_grad_params 32  1024     ?    7936          2 (threads)    0.12      8.659  partial-totals
+// CHECK-NEXT: kernel grid units block  regs    smem    blocks/SM (limit)   waves         MB  schedule
+// CHECK-NEXT: ln_grad_layer_norm_grad 1056 -  256     ?      32          8 (threads)    1.00     59.019  block-row-registers
+// CHECK-NEXT: ln_grad_layer_norm_grad_params 32 -  1024     ?    7936          2 (threads)    0.12      8.659  partial-totals
 // T4-LABEL: @ln_grad: 2 launches, 52.998 MB by the kernels, 50.377 MB in and out
 // T4-NEXT: kernel
-// T4-NEXT: ln_grad_layer_norm_grad 160   256     ?      32          4 (threads)    1.00     51.679
-// T4-NEXT: ln_grad_layer_norm_grad_params 32  1024     ?    7936          1 (threads)    0.80
+// T4-NEXT: ln_grad_layer_norm_grad 160 -  256     ?      32          4 (threads)    1.00     51.679
+// T4-NEXT: ln_grad_layer_norm_grad_params 32 -  1024     ?    7936          1 (threads)    0.80
 func.func @ln_grad(%dy: tensor<4096x1024xf32>, %x: tensor<4096x1024xf32>, %m: tensor<4096x1xf32>, %r: tensor<4096x1xf32>, %g: tensor<1024xf32>) -> (tensor<4096x1024xf32>, tensor<1024xf32>, tensor<1024xf32>) {
   %dx, %ds, %db = nf.layer_norm_grad %dy, %x, %m, %r scale %g {axis = 1 : i64} : (tensor<4096x1024xf32>, tensor<4096x1024xf32>, tensor<4096x1xf32>, tensor<4096x1xf32>, tensor<1024xf32>) -> (tensor<4096x1024xf32>, tensor<1024xf32>, tensor<1024xf32>)
   return %dx, %ds, %db : tensor<4096x1024xf32>, tensor<1024xf32>, tensor<1024xf32>
@@ -30,7 +30,7 @@ func.func @ln_grad(%dy: tensor<4096x1024xf32>, %x: tensor<4096x1024xf32>, %m: te
 // A tensor-core product: 48 KiB of stages a block, 4 blocks an SM by
 // shared memory (with 1 KiB reserved each) before registers are counted.
 // CHECK-LABEL: @mm: 1 launch, 100.663 MB by the kernels, 100.663 MB in and out
-// CHECK: mm_matmul 1024   128     ?   49152    4 (shared memory)    1.94    100.663  tensor-core-product tile=128x128x32 warps=2x2 stages=3
+// CHECK: mm_matmul 1024 -  128     ?   49152    4 (shared memory)    1.94    100.663  tensor-core-product tile=128x128x32 warps=2x2 stages=3
 func.func @mm(%a: tensor<4096x4096xf16>, %b: tensor<4096x4096xf16>) -> tensor<4096x4096xf16> {
   %c = nf.matmul %a, %b : tensor<4096x4096xf16>, tensor<4096x4096xf16> -> tensor<4096x4096xf16>
   return %c : tensor<4096x4096xf16>
