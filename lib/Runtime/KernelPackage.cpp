@@ -27,6 +27,8 @@ namespace {
 
 constexpr int64_t kMaxInt = std::numeric_limits<int64_t>::max();
 constexpr int64_t kMaxDim = std::numeric_limits<unsigned>::max();
+/// The most blocks of a cluster (the non-portable size of sm_90).
+constexpr int64_t kMaxClusterBlocks = 16;
 
 bool readTensorMap(Reader &r, const Json &j, const std::string &path,
                    const LaunchPlan &plan,
@@ -202,13 +204,15 @@ bool readComputed(Reader &r, const Json &j, const std::string &path,
       std::string at = path + ".residencies[" + std::to_string(i) + "]";
       const Json &e = list->array[i];
       const Json *kernel = r.field(e, "kernel", Json::Kind::String, at);
-      int64_t block, shared, planned;
+      int64_t block, shared, planned, cluster = 1;
       if (!kernel || !r.integer(e, "block", 1, kMaxDim, at, block) ||
           !r.integer(e, "shared_memory_bytes", 0, kMaxInt, at, shared) ||
-          !r.integer(e, "planned", 1, kMaxInt, at, planned))
+          !r.integer(e, "planned", 1, kMaxInt, at, planned) ||
+          (e.object.count("cluster_blocks") &&
+           !r.integer(e, "cluster_blocks", 1, kMaxClusterBlocks, at, cluster)))
         return false;
       plan.residencies.push_back(
-          {kernel->string, unsigned(block), size_t(shared), planned});
+          {kernel->string, unsigned(block), size_t(shared), planned, cluster});
     }
     if (!list)
       return false;
@@ -565,7 +569,11 @@ static std::string writeComputed(const LaunchPlan &plan) {
                     ", \"block\": " + number(r.block) +
                     ", \"shared_memory_bytes\": " +
                     number(r.sharedMemoryBytes) +
-                    ", \"planned\": " + number(r.planned) + "}";
+                    ", \"planned\": " + number(r.planned) +
+                    (r.clusterBlocks > 1
+                         ? ", \"cluster_blocks\": " + number(r.clusterBlocks)
+                         : std::string()) +
+                    "}";
            }) +
       ",\n   \"integers\": " + list(plan.integers, [&](const PlanInteger &n) {
         bool leaf = n.op == PlanInteger::Op::Constant ||

@@ -269,7 +269,11 @@ std::string normfuse::runtime::LaunchPlan::str() const {
     s += "residency " + std::to_string(i) + ": " + r.kernel + " block " +
          std::to_string(r.block) + " shared " +
          std::to_string(r.sharedMemoryBytes) + " planned " +
-         std::to_string(r.planned) + "\n";
+         std::to_string(r.planned) +
+         (r.clusterBlocks > 1
+              ? " in clusters of " + std::to_string(r.clusterBlocks)
+              : std::string()) +
+         "\n";
   }
   for (size_t i = 0; i < integers.size(); ++i) {
     const PlanInteger &n = integers[i];
@@ -331,9 +335,10 @@ bool LaunchPlan::checkComputed(std::string &error) const {
                false;
   }
   for (const Residency &r : residencies)
-    if (r.planned < 1 || r.block < 1)
+    if (r.planned < 1 || r.block < 1 || r.clusterBlocks < 1)
       return error = "residency of " + r.kernel +
-                     " plans fewer than one block, or blocks of no threads",
+                     " plans fewer than one block, blocks of no threads or "
+                     "clusters of no blocks",
              false;
   auto inRange = [&](int64_t index) { return index >= -1 && index < n; };
   if (!temporaryComputed.empty() &&
@@ -379,6 +384,9 @@ bool normfuse::runtime::resolveResidencies(
     if (n.op == PlanInteger::Op::Resident) {
       Residency &r = plan.residencies[size_t(n.operands[0])];
       values[i] = std::clamp<int64_t>(resident(r), 1, r.planned);
+      if (r.clusterBlocks > 1)
+        values[i] = std::max(r.clusterBlocks,
+                             values[i] / r.clusterBlocks * r.clusterBlocks);
       r.resolved = values[i];
       continue;
     }

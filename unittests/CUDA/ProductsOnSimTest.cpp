@@ -1177,6 +1177,21 @@ std::vector<TensorCoreCase> writtenCases() {
                "tma warp-specialized multicast";
   wg.tma = true;
   all.push_back(wg);
+  // One cluster loops over every pair (max-blocks=3 is whole clusters: 2
+  // blocks): 4 pairs of 128 x 128 tiles, 5 K tiles through 3 stages, the
+  // stages' phases carried from pair to pair; run staggered too, where the
+  // second block lags the first by up to a stage in every pair.
+  wg = {"multicastOneClusterLoopsOverPairs",
+        DType::F16,
+        {{300, 136}, {136, 256}},
+        Op::Matmul,
+        {},
+        Epilogue::BiasGeluTanh};
+  wg.gpu = "sm_90a";
+  wg.written = "tensor-core-product tile=128x128x32 warps=4x1 stages=3 wgmma "
+               "tma warp-specialized multicast max-blocks=3";
+  wg.tma = true;
+  all.push_back(wg);
   // No tensor maps for rows of 101 elements: the block is the cp.async
   // kernel's, without a producer.
   wg = {"warpSpecializedOddKUsesCpAsync", DType::F16, {{70, 101}, {101, 150}}};

@@ -91,6 +91,11 @@ TEST_P(ResidencyOnSimTest, EveryResidencyMatchesTheCPU) {
       EXPECT_EQ(resolved, planned);
     else
       EXPECT_NE(resolved, planned) << "no grid follows the residency";
+    // A kernel in clusters runs whole ones.
+    for (const auto &step : (*device)->getPlan().steps)
+      if (step.kind == normfuse::runtime::Step::Kind::Launch &&
+          llvm::StringRef(c.name).contains("multicast"))
+        EXPECT_EQ(step.launch.grid[0] % 2, 0u) << step.launch.kernel;
     std::vector<Buffer> got = runOn(**device, inputs);
     for (size_t o = 0; o < got.size(); ++o)
       EXPECT_LE(relativeError(got[o].toDoubles(), expected[o].toDoubles()),
@@ -225,7 +230,25 @@ func.func @f(%x: tensor<2x16x64x64xf16>, %w: tensor<8x16x1x1xf16>) -> tensor<2x8
   %y = nf.conv2d %x, %w {strides = array<i64: 2, 2>} : tensor<2x16x64x64xf16>, tensor<8x16x1x1xf16> -> tensor<2x8x32x32xf16>
   return %y : tensor<2x8x32x32xf16>
 })mlir",
-                      1e-3}),
+                      1e-3},
+        // Warp specialized on sm_90a, 49 tiles of 64 x 128: the producer
+        // of each resident block runs into its next tile.
+        ResidencyCase{"matmul_warp_specialized_f16", R"mlir(
+func.func @f(%a: tensor<448x32xf16>, %b: tensor<32x896xf16>) -> tensor<448x896xf16> {
+  %y = nf.matmul %a, %b {nf.gpu_schedule = "tensor-core-product tile=64x128x16 warps=4x1 stages=3 wgmma tma warp-specialized"} : tensor<448x32xf16>, tensor<32x896xf16> -> tensor<448x896xf16>
+  return %y : tensor<448x896xf16>
+})mlir",
+                      1e-3, "sm_90a"},
+        // The same in clusters of two sharing B's tiles: 28 pairs of tiles
+        // along M (the last pair's second block past M), in whole
+        // clusters at every residency: 3 blocks or 1 is one cluster,
+        // which loops over every pair.
+        ResidencyCase{"matmul_multicast_f16", R"mlir(
+func.func @f(%a: tensor<448x32xf16>, %b: tensor<32x896xf16>) -> tensor<448x896xf16> {
+  %y = nf.matmul %a, %b {nf.gpu_schedule = "tensor-core-product tile=64x128x16 warps=4x1 stages=3 wgmma tma warp-specialized multicast"} : tensor<448x32xf16>, tensor<32x896xf16> -> tensor<448x896xf16>
+  return %y : tensor<448x896xf16>
+})mlir",
+                      1e-3, "sm_90a"}),
     [](const testing::TestParamInfo<ResidencyCase> &info) {
       return std::string(info.param.name);
     });

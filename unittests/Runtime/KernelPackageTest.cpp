@@ -379,6 +379,39 @@ TEST(KernelPackageTest, ComputedValuesThatPointNowhereAreErrors) {
   }
 }
 
+// A kernel in clusters of two: its residency says so in the manifest, and
+// resolves to whole clusters (at least one) whatever count a device gives,
+// so its grid min(r, 4) is 2 or 4 blocks, never 1 or 3.
+TEST(KernelPackageTest, AClusterKernelsResidencyResolvesToWholeClusters) {
+  KernelPackage p = residentPackage();
+  p.entries[0].plan.residencies[0].clusterBlocks = 2;
+  std::string text = writeManifest(p);
+  EXPECT_NE(text.find("\"planned\": 264, \"cluster_blocks\": 2}"),
+            std::string::npos)
+      << text;
+  std::string error;
+  auto read = readManifest(text, error);
+  ASSERT_TRUE(read) << error;
+  EXPECT_EQ(writeManifest(*read), text);
+  LaunchPlan plan = read->entries[0].plan;
+  ASSERT_EQ(plan.residencies[0].clusterBlocks, 2);
+  for (auto [count, grid] : {std::pair<int64_t, unsigned>{1, 2},
+                             {2, 2},
+                             {3, 2},
+                             {5, 4},
+                             {100000, 4}}) {
+    int64_t given = count;
+    ASSERT_TRUE(resolveResidencies(
+        plan, [&](const Residency &) { return given; }, error))
+        << error;
+    EXPECT_EQ(plan.steps[0].launch.grid[0], grid) << given;
+  }
+  EXPECT_EQ(
+      readError(corrupted("\"cluster_blocks\": 2", "\"cluster_blocks\": 0", p)),
+      "manifest.json: entries[0].plan.residencies[0].cluster_blocks is 0, "
+      "not from 1 to 16");
+}
+
 // A one-kernel schedule and its fallback (the channels-last group norm's):
 // the first launch cooperative, with a zeroed counter, its grid 4 blocks
 // where the device holds them and 0 otherwise; the fallback's grid the

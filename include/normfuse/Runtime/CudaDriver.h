@@ -57,6 +57,18 @@ constexpr unsigned kMemoryTypeUnified = 4;
 constexpr unsigned kStreamNonBlocking = 1;
 constexpr int kStreamCaptureModeRelaxed = 2;
 constexpr int kStreamCaptureStatusNone = 0;
+
+/// CUlaunchConfig: a launch's grid, block, dynamic shared memory and
+/// stream, and its attributes (none here: a kernel's cluster size is in
+/// the kernel).
+struct LaunchConfig {
+  unsigned gridDimX = 1, gridDimY = 1, gridDimZ = 1;
+  unsigned blockDimX = 1, blockDimY = 1, blockDimZ = 1;
+  unsigned sharedMemBytes = 0;
+  Stream hStream = nullptr;
+  void *attrs = nullptr;
+  unsigned numAttrs = 0;
+};
 } // namespace cu
 
 /// The oldest driver normfuse runs on: CUDA 12.0's (cuDriverGetVersion).
@@ -109,6 +121,8 @@ public:
   cu::Result (*cuOccupancyMaxActiveBlocksPerMultiprocessor)(int *, cu::Function,
                                                             int,
                                                             size_t) = nullptr;
+  cu::Result (*cuOccupancyMaxActiveClusters)(
+      int *, cu::Function, const cu::LaunchConfig *) = nullptr;
   cu::Result (*cuLaunchKernel)(cu::Function, unsigned, unsigned, unsigned,
                                unsigned, unsigned, unsigned, unsigned,
                                cu::Stream, void **, void **) = nullptr;

@@ -101,6 +101,10 @@ struct Residency {
   /// The target's count from threads and shared memory alone (registers
   /// can only lower it): the plan's values as read.
   int64_t planned = 1;
+  /// The kernel runs in clusters of this many blocks: the count is of
+  /// whole clusters (cuOccupancyMaxActiveClusters on a GPU), and resolving
+  /// rounds it down to a multiple of them, at least one cluster.
+  int64_t clusterBlocks = 1;
   /// The count the plan's values were last resolved with (0: planned).
   int64_t resolved = 0;
   int64_t current() const { return resolved ? resolved : planned; }

@@ -263,7 +263,14 @@ void cuda::bindResidentBlocks(ResidentBlocksOp op, gpu::GPUFuncOp kernel,
   op.setShared(smem.dynamic() ? smem.bytes : 0);
   int64_t fits = target.multiprocessors *
                  target.occupancy(op.getBlock(), 0, smem.bytes).blocks;
-  op.setPlanned(std::max<int64_t>(1, std::min<int64_t>(op.getPlanned(), fits)));
+  int64_t planned =
+      std::max<int64_t>(1, std::min<int64_t>(op.getPlanned(), fits));
+  // A kernel in clusters: whole clusters of it (Residency::clusterBlocks).
+  if (auto cluster = kernel->getAttrOfType<IntegerAttr>(kClusterBlocksAttr);
+      cluster && cluster.getInt() > 1)
+    planned = std::max(cluster.getInt(),
+                       planned / cluster.getInt() * cluster.getInt());
+  op.setPlanned(planned);
 }
 
 SharedMemoryLayout cuda::sharedMemoryLayout(gpu::GPUFuncOp kernel) {

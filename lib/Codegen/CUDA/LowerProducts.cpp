@@ -459,10 +459,11 @@ FailureOr<Value> emitProduct(OpBuilder &b, Operation *op, Operation *scheduled,
     int64_t kernelThreads = ks.blockSize();
     // Its grid is persistent: as many blocks as the device holds at once
     // (known when the module is loaded), each looping over units, so that
-    // its producer runs into the next unit while its consumers store one.
-    // (Not in clusters: see TiledProductSchedule::multicast.)
+    // its producer runs into the next unit while its consumers store one;
+    // in clusters, as many whole clusters as it holds, each looping over
+    // pairs of tiles.
     ResidentBlocksOp persistent;
-    if (ks.warpSpecialized && !ks.multicast)
+    if (ks.warpSpecialized)
       persistent = residentBlocks(b, loc, kernelThreads, ks.maxBlocks);
     Kernel k =
         createKernel(module, loc, v.name, argTypes, kernelThreads, v.record);
@@ -506,18 +507,20 @@ FailureOr<Value> emitProduct(OpBuilder &b, Operation *op, Operation *scheduled,
     // which a launch's condition may not), nor where the other kernel
     // runs.
     Value units = partials ? hm.product(v.tiles, v.splits) : v.tiles;
-    Value grid = minU(units, hm.c(ks.maxBlocks));
-    if (persistent)
-      grid = minU(grid, persistent);
-    // In clusters of two: two blocks for each pair of tiles along M.
-    if (ks.multicast) {
-      Value pairs =
+    // In clusters of two: two blocks for each pair of tiles along M, whole
+    // clusters (the residency counts them so).
+    if (ks.multicast)
+      units = hm.mul(
           hm.product(sizes[kBatch],
                      hm.product(hm.ceilDiv(hm.ceilDiv(sizes[kM], ks.tileM), 2),
-                                hm.ceilDiv(sizes[kN], ks.tileN)));
-      grid =
-          hm.mul(minU(pairs, hm.c(std::max<int64_t>(1, ks.maxBlocks / 2))), 2);
-    }
+                                hm.ceilDiv(sizes[kN], ks.tileN))),
+          2);
+    int64_t maxBlocks = ks.multicast
+                            ? std::max<int64_t>(2, ks.maxBlocks / 2 * 2)
+                            : ks.maxBlocks;
+    Value grid = minU(units, hm.c(maxBlocks));
+    if (persistent)
+      grid = minU(grid, persistent);
     if (v.runs)
       grid = b.create<arith::SelectOp>(loc, v.runs, grid, hm.c(0));
     launchUnlessEmpty(b, loc, k, grid, kernelThreads, args, v.tiles);

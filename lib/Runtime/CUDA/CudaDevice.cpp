@@ -246,6 +246,21 @@ bool CudaModule::resolve(LaunchPlan &plan, std::string &error) {
         if (!failure.empty() ||
             !function(r.kernel, r.sharedMemoryBytes, fn, failure))
           return r.planned;
+        if (r.clusterBlocks > 1) {
+          // Whole clusters: fewer than the blocks over the cluster's size
+          // where the device's GPCs have odd counts of SMs.
+          cu::LaunchConfig config;
+          config.gridDimX = unsigned(r.clusterBlocks);
+          config.blockDimX = r.block;
+          config.sharedMemBytes = unsigned(r.sharedMemoryBytes);
+          int clusters = 0;
+          if (!cu.check(cu.cuOccupancyMaxActiveClusters(&clusters, fn, &config),
+                        "cuOccupancyMaxActiveClusters", failure)) {
+            failure += " (kernel " + r.kernel + ")";
+            return r.planned;
+          }
+          return int64_t(clusters) * r.clusterBlocks;
+        }
         if (!cu.check(cu.cuOccupancyMaxActiveBlocksPerMultiprocessor(
                           &blocks, fn, int(r.block), r.sharedMemoryBytes),
                       "cuOccupancyMaxActiveBlocksPerMultiprocessor", failure)) {

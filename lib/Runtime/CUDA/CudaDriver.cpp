@@ -62,6 +62,7 @@ std::unique_ptr<CudaDriver> CudaDriver::open(std::string &error,
   bind(d->cuFuncSetAttribute, "cuFuncSetAttribute");
   bind(d->cuOccupancyMaxActiveBlocksPerMultiprocessor,
        "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+  bind(d->cuOccupancyMaxActiveClusters, "cuOccupancyMaxActiveClusters");
   bind(d->cuLaunchKernel, "cuLaunchKernel");
   bind(d->cuLaunchCooperativeKernel, "cuLaunchCooperativeKernel");
   bind(d->cuTensorMapEncodeTiled, "cuTensorMapEncodeTiled");

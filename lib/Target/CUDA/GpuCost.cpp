@@ -6,6 +6,7 @@
 
 #include "normfuse/Target/GpuCost.h"
 #include "normfuse/Codegen/CUDA/SharedMemory.h"
+#include "normfuse/Dialect/NF/IR/NFOps.h"
 #include "normfuse/Target/LaunchPlanFromIR.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -97,9 +98,12 @@ nf::estimateGpuCost(ModuleOp module, const GpuTarget &target,
       k.grid = uint64_t(launch.grid[0]) * launch.grid[1] * launch.grid[2];
       k.block = uint64_t(launch.block[0]) * launch.block[1] * launch.block[2];
       k.sharedBytes = launch.sharedMemoryBytes;
+      int64_t cluster = 1;
       if (gpu::GPUFuncOp f = findKernel(module, launch.kernel)) {
         if (auto s = f->getAttrOfType<StringAttr>("nf.schedule"))
           k.schedule = s.str();
+        if (auto c = f->getAttrOfType<IntegerAttr>(nf::kClusterBlocksAttr))
+          cluster = std::max<int64_t>(1, c.getInt());
         k.sharedBytes = std::max<uint64_t>(
             k.sharedBytes, uint64_t(cuda::sharedMemoryLayout(f).bytes));
       }
@@ -112,7 +116,9 @@ nf::estimateGpuCost(ModuleOp module, const GpuTarget &target,
       if (launch.persistentUnits > 0 &&
           uint64_t(launch.persistentUnits) > k.grid)
         k.units = uint64_t(launch.persistentUnits);
-      uint64_t resident = uint64_t(k.occupancy.blocks) * target.multiprocessors;
+      // (In whole clusters, for a kernel in clusters.)
+      uint64_t resident = uint64_t(k.occupancy.blocks) *
+                          target.multiprocessors / cluster * cluster;
       k.waves =
           resident ? double(k.units ? k.units : k.grid) / double(resident) : 0;
       k.bytes = argumentBytes(*plan, launch.args);

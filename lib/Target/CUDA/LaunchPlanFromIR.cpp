@@ -258,6 +258,8 @@ LogicalResult PlanReader::readResident(ResidentBlocksOp op) {
   r.block = unsigned(op.getBlock());
   r.sharedMemoryBytes = size_t(op.getShared());
   r.planned = op.getPlanned();
+  if (auto cluster = kernel->getAttrOfType<IntegerAttr>(kClusterBlocksAttr))
+    r.clusterBlocks = std::max<int64_t>(1, cluster.getInt());
   plan.residencies.push_back(r);
   normfuse::runtime::PlanInteger n;
   n.op = normfuse::runtime::PlanInteger::Op::Resident;

@@ -787,9 +787,10 @@ struct TiledProductSchedule {
   /// from L2 where it read 48. A stage is empty again when the consumers
   /// of both blocks have released it, and a producer waits, after its last
   /// tile, until every stage is (the other block's consumers arrive on its
-  /// mbarriers until then). The grid is every pair of tiles, not
-  /// persistent (clusters co-resident on a device are fewer than its
-  /// blocks over two where its GPCs have odd counts of SMs).
+  /// mbarriers until then). The grid is persistent in whole clusters: as
+  /// many as the device holds at once (cuOccupancyMaxActiveClusters when
+  /// the module is loaded: fewer than its blocks over two where its GPCs
+  /// have odd counts of SMs), each looping over pairs of tiles.
   bool multicast = false;
   /// Rows of output tiles walked together (tileOrigin): the blocks running
   /// at once share the panels of A and B they read in L2.
