@@ -23,6 +23,8 @@ CudaKernel::~CudaKernel() = default;
 llvm::Error CudaKernel::run(llvm::ArrayRef<TensorRef> inputs,
                             llvm::ArrayRef<TensorRef> outputs,
                             const RunOptions &options) const {
+  if (auto err = checkRunOptions(name, options, Target::CUDA))
+    return err;
   if (auto err = checkCall(inputs, outputs, /*deviceAllowed=*/true))
     return err;
   std::vector<CallBuffer> buffers;

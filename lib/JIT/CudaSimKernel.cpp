@@ -24,15 +24,21 @@ CudaSimKernel::~CudaSimKernel() = default;
 llvm::Error CudaSimKernel::run(llvm::ArrayRef<TensorRef> inputs,
                                llvm::ArrayRef<TensorRef> outputs,
                                const RunOptions &options) const {
-  if (auto err = checkNoStream(name, options, Target::CUDASim))
+  if (auto err = checkRunOptions(name, options, Target::CUDASim))
     return err;
-  return runInSimulator(inputs, outputs, SimOrder::Forward, nullptr);
+  SimOrder order =
+      options.simOrder == SimThreadOrder::Reverse   ? SimOrder::Reverse
+      : options.simOrder == SimThreadOrder::Shuffle ? SimOrder::Shuffle
+      : options.simOrder == SimThreadOrder::Stagger ? SimOrder::Stagger
+                                                    : SimOrder::Forward;
+  return runInSimulator(inputs, outputs, order, nullptr, options.simSeed);
 }
 
 llvm::Error CudaSimKernel::runInSimulator(llvm::ArrayRef<TensorRef> inputs,
                                           llvm::ArrayRef<TensorRef> outputs,
                                           SimOrder order,
-                                          std::vector<SimStats> *stats) const {
+                                          std::vector<SimStats> *stats,
+                                          unsigned seed) const {
   if (auto err = checkCall(inputs, outputs))
     return err;
   std::vector<const void *> in;
@@ -42,7 +48,7 @@ llvm::Error CudaSimKernel::runInSimulator(llvm::ArrayRef<TensorRef> inputs,
   for (const TensorRef &t : outputs)
     out.push_back(t.data);
   std::string error;
-  if (!runPlanInSimulator(*module, plan, in, out, error, order, stats))
+  if (!runPlanInSimulator(*module, plan, in, out, error, order, stats, seed))
     return llvm::createStringError("@%s: %s", name.c_str(), error.c_str());
   return llvm::Error::success();
 }

@@ -264,11 +264,15 @@ jit::checkOwnShapes(llvm::StringRef function, const Signature &signature,
   return llvm::Error::success();
 }
 
-llvm::Error jit::checkNoStream(llvm::StringRef function,
-                               const RunOptions &options, Target target) {
-  if (options.cudaStream)
+llvm::Error jit::checkRunOptions(llvm::StringRef function,
+                                 const RunOptions &options, Target target) {
+  if (options.cudaStream && target != Target::CUDA)
     return makeError("@" + function + ": the " + getTargetName(target) +
                      " target takes no CUDA stream");
+  if (options.simOrder != SimThreadOrder::Forward && target != Target::CUDASim)
+    return makeError("@" + function + ": the " + getTargetName(target) +
+                     " target runs no simulator, so no thread order (that "
+                     "is the cuda-sim target's)");
   return llvm::Error::success();
 }
 
@@ -276,7 +280,7 @@ llvm::Error HostKernel::run(llvm::ArrayRef<TensorRef> inputs,
                             llvm::ArrayRef<TensorRef> outputs,
                             const RunOptions &options) const {
   const int threads = options.threads;
-  if (auto err = checkNoStream(name, options, Target::CPU))
+  if (auto err = checkRunOptions(name, options, Target::CPU))
     return err;
   if (auto err = checkBuffers(name, inputs, signature.inputs, "input"))
     return err;

@@ -41,9 +41,11 @@ llvm::Error checkBuffers(llvm::StringRef function,
                          const std::vector<TensorType> &types,
                          llvm::StringRef role, bool deviceAllowed = false);
 
-/// A CUDA stream given to a target that takes none is an error.
-llvm::Error checkNoStream(llvm::StringRef function, const RunOptions &options,
-                          Target target);
+/// A CUDA stream given to a target other than cuda, or a simulator's
+/// thread order other than forward to a target other than cuda-sim, is an
+/// error.
+llvm::Error checkRunOptions(llvm::StringRef function, const RunOptions &options,
+                            Target target);
 
 /// Checks that there are as many `shapes` as `types` and that each fits its
 /// type (a dynamic dimension matches any size).

@@ -43,6 +43,7 @@
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -314,9 +315,8 @@ public:
                   const RunOptions &options) const override {
     // Everything the buffers alone tell is checked before compiling.
     Target target = getTarget();
-    if (target != Target::CUDA)
-      if (auto err = checkNoStream(name, options, target))
-        return err;
+    if (auto err = checkRunOptions(name, options, target))
+      return err;
     bool device = target == Target::CUDA;
     if (auto err =
             checkBuffers(name, inputs, signature.inputs, "input", device))
@@ -725,4 +725,28 @@ std::string JIT::getTargetDescription() const {
 size_t JIT::getCacheSize() const {
   std::lock_guard<std::mutex> lock(impl->mutex);
   return impl->cache.size();
+}
+
+bool jit::parseSimThreadOrder(llvm::StringRef text, RunOptions &options,
+                              std::string &error) {
+  auto [name, seed] = text.split(':');
+  std::optional<SimThreadOrder> order =
+      llvm::StringSwitch<std::optional<SimThreadOrder>>(name)
+          .Case("forward", SimThreadOrder::Forward)
+          .Case("reverse", SimThreadOrder::Reverse)
+          .Case("shuffle", SimThreadOrder::Shuffle)
+          .Case("stagger", SimThreadOrder::Stagger)
+          .Default(std::nullopt);
+  unsigned value = 1;
+  bool seeded = text.contains(':');
+  if (!order || (seeded && (*order != SimThreadOrder::Shuffle ||
+                            seed.getAsInteger(10, value)))) {
+    error = "unknown thread order '" + text.str() +
+            "' (forward, reverse, shuffle, shuffle:SEED with SEED an "
+            "unsigned integer, or stagger)";
+    return false;
+  }
+  options.simOrder = *order;
+  options.simSeed = value;
+  return true;
 }

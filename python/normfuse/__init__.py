@@ -352,9 +352,10 @@ def _stream_handle(stream) -> int:
 class Function:
     """A compiled function. Call it with arrays in argument order."""
 
-    def __init__(self, impl, threads: int):
+    def __init__(self, impl, threads: int, sim_order: str = "forward"):
         self._impl = impl
         self._threads = threads
+        self._sim_order = sim_order
         self._signature = Signature(
             _signature(impl.inputs), _signature(impl.outputs)
         )
@@ -401,7 +402,9 @@ class Function:
         inputs, in_views, outputs, out_views, handle, returned = self._call(
             arrays, out, stream
         )
-        self._impl.run(inputs, in_views, outputs, out_views, self._threads, handle)
+        self._impl.run(
+            inputs, in_views, outputs, out_views, self._threads, handle, self._sim_order
+        )
         return returned
 
     def bench(self, *arrays, runs: int = 100, out=None, stream=None) -> BenchResult:
@@ -414,7 +417,7 @@ class Function:
             arrays, out, stream
         )
         seconds = self._impl.bench(
-            inputs, in_views, outputs, out_views, self._threads, handle, runs
+            inputs, in_views, outputs, out_views, self._threads, handle, self._sim_order, runs
         )
         times = tuple(s * 1e3 for s in seconds)
         return BenchResult(
@@ -542,6 +545,7 @@ def compile(
     threads: Optional[int] = None,
     allow_tf32: bool = False,
     row_norm_schedule: str = "auto",
+    sim_order: str = "forward",
 ) -> Function:
     """Compiles function `entry` of `source` (MLIR text or a .mlir path).
 
@@ -563,6 +567,12 @@ def compile(
       "channels-last-one-kernel" (group norms in NHWC) or "cluster-row"
       (GPUs with thread-block clusters);
       for comparing schedules on a GPU (docs/CUDA.md).
+    sim_order: cuda-sim: the order the simulator runs each block's threads
+      in between synchronizations: "forward", "reverse", "shuffle" or
+      "shuffle:SEED" (a new permutation each round), or "stagger" (forward,
+      a cluster's blocks as far apart as they can run). A kernel without
+      races gives the same results in every order: running in several is a
+      check for races.
     """
     if not isinstance(entry, str):
         raise TypeError(f"entry must be a function name, not {type(entry).__name__}")
@@ -581,11 +591,16 @@ def compile(
         raise ValueError("allow_tf32 applies to the cuda and cuda-sim targets, not cpu")
     if not isinstance(row_norm_schedule, str):
         raise TypeError(f"row_norm_schedule must be a string, not {row_norm_schedule!r}")
+    if not isinstance(sim_order, str):
+        raise TypeError(f"sim_order must be a string, not {sim_order!r}")
+    _normfuse.check_sim_order(sim_order)
+    if sim_order != "forward" and target != "cuda-sim":
+        raise ValueError(f"sim_order applies to the cuda-sim target, not {target}")
     text, is_path = _read_source(source)
     impl = _normfuse.compile(
         text, is_path, entry.lstrip("@"), target, bool(fuse), allow_tf32, row_norm_schedule
     )
-    return Function(impl, threads or 0)
+    return Function(impl, threads or 0, sim_order)
 
 
 def fuse(source: Source) -> str:

@@ -400,10 +400,10 @@ public:
   /// Runs the kernel on `stream` (a CUstream; the cuda target's alone).
   void run(nb::list inputs, const std::vector<bool> &inputBF16Views,
            nb::list outputs, const std::vector<bool> &outputBF16Views,
-           int threads, uintptr_t stream) const {
+           int threads, uintptr_t stream, const std::string &simOrder) const {
     Call call = prepare(inputs, inputBF16Views, outputs, outputBF16Views,
                         kernel->getTarget());
-    RunOptions options = runOptions(threads, stream);
+    RunOptions options = runOptions(threads, stream, simOrder);
     llvm::Error error = llvm::Error::success();
     {
       nb::gil_scoped_release release;
@@ -416,16 +416,15 @@ public:
   /// Runs the function `runs` times after one untimed call; the seconds of
   /// each timed run. With a buffer in device memory each run's time lasts
   /// until `stream` has finished its work.
-  std::vector<double> bench(nb::list inputs,
-                            const std::vector<bool> &inputBF16Views,
-                            nb::list outputs,
-                            const std::vector<bool> &outputBF16Views,
-                            int threads, uintptr_t stream, int runs) const {
+  std::vector<double>
+  bench(nb::list inputs, const std::vector<bool> &inputBF16Views,
+        nb::list outputs, const std::vector<bool> &outputBF16Views, int threads,
+        uintptr_t stream, const std::string &simOrder, int runs) const {
     if (runs < 1)
       throw nb::value_error("runs must be at least 1");
     Call call = prepare(inputs, inputBF16Views, outputs, outputBF16Views,
                         kernel->getTarget());
-    RunOptions options = runOptions(threads, stream);
+    RunOptions options = runOptions(threads, stream, simOrder);
     runtime::CudaDriver *driver = call.anyOnDevice ? &getCudaDriver() : nullptr;
     std::vector<double> seconds;
     llvm::Error error = llvm::Error::success();
@@ -482,10 +481,14 @@ public:
   }
 
 private:
-  RunOptions runOptions(int threads, uintptr_t stream) const {
+  RunOptions runOptions(int threads, uintptr_t stream,
+                        const std::string &simOrder) const {
     RunOptions options;
     options.threads = threads;
     options.cudaStream = reinterpret_cast<void *>(stream);
+    std::string error;
+    if (!parseSimThreadOrder(simOrder, options, error))
+      throw nb::value_error(("sim_order: " + error).c_str());
     return options;
   }
 
@@ -607,11 +610,12 @@ NB_MODULE(_normfuse, m) {
       .def("output_shapes", &Function::outputShapes, nb::arg("input_shapes"))
       .def("run", &Function::run, nb::arg("inputs"),
            nb::arg("input_bf16_views"), nb::arg("outputs"),
-           nb::arg("output_bf16_views"), nb::arg("threads"), nb::arg("stream"))
+           nb::arg("output_bf16_views"), nb::arg("threads"), nb::arg("stream"),
+           nb::arg("sim_order"))
       .def("bench", &Function::bench, nb::arg("inputs"),
            nb::arg("input_bf16_views"), nb::arg("outputs"),
            nb::arg("output_bf16_views"), nb::arg("threads"), nb::arg("stream"),
-           nb::arg("runs"))
+           nb::arg("sim_order"), nb::arg("runs"))
       .def("tensor_refs", &Function::tensorRefs, nb::arg("inputs"),
            nb::arg("input_bf16_views"), nb::arg("outputs"),
            nb::arg("output_bf16_views"), nb::arg("target").none());
@@ -620,6 +624,15 @@ NB_MODULE(_normfuse, m) {
         nb::arg("entry"), nb::arg("target"), nb::arg("fuse"),
         nb::arg("allow_tf32"), nb::arg("row_norm_schedule"));
   m.def("fuse", &fuse, nb::arg("source"), nb::arg("buffer_name"));
+  m.def(
+      "check_sim_order",
+      [](const std::string &text) {
+        RunOptions options;
+        std::string error;
+        if (!parseSimThreadOrder(text, options, error))
+          throw nb::value_error(("sim_order: " + error).c_str());
+      },
+      nb::arg("text"));
   m.def("kernel_graph", &graph, nb::arg("source"), nb::arg("fuse"),
         nb::arg("buffer_name"));
 }

@@ -244,13 +244,13 @@ class RecordingImpl:
         self.shape_queries += 1
         return self.real.output_shapes(shapes)
 
-    def run(self, inputs, in_views, outputs, out_views, threads, stream):
+    def run(self, inputs, in_views, outputs, out_views, threads, stream, sim_order):
         self.calls.append(dict(
             refs=self.real.tensor_refs(inputs, in_views, outputs, out_views,
                                        self.check),
             stream=stream, threads=threads))
 
-    def bench(self, inputs, in_views, outputs, out_views, threads, stream, runs):
-        self.run(inputs, in_views, outputs, out_views, threads, stream)
+    def bench(self, inputs, in_views, outputs, out_views, threads, stream, sim_order, runs):
+        self.run(inputs, in_views, outputs, out_views, threads, stream, sim_order)
         self.calls[-1]["runs"] = runs
         return [1e-3] * runs

@@ -136,6 +136,30 @@ def test_threads_apply_to_the_cpu_target_only():
         normfuse.compile(relu_ir(), "relu", target="cuda-sim", threads=2)
 
 
+def test_every_sim_order_gives_the_forward_orders_bits():
+    # A group norm with SiLU in one kernel (its blocks meet at a grid
+    # barrier) reversed, shuffled with two seeds and staggered.
+    x = np.random.default_rng(3).standard_normal((1, 24, 24, 96)).astype(np.float32)
+    forward = normfuse.compile(GROUP_NORM_NHWC, "gn", target="cuda-sim")(x)
+    for order in ("reverse", "shuffle", "shuffle:9", "stagger"):
+        got = normfuse.compile(GROUP_NORM_NHWC, "gn", target="cuda-sim",
+                               sim_order=order)(x)
+        assert np.array_equal(got, forward), order
+
+
+def test_a_sim_order_that_is_not_one_raises_value_error_saying_which_are():
+    with pytest.raises(ValueError, match=r"sim_order: unknown thread order 'sideways' "
+                       r"\(forward, reverse, shuffle, shuffle:SEED"):
+        normfuse.compile(relu_ir(), "relu", target="cuda-sim", sim_order="sideways")
+    with pytest.raises(TypeError, match="sim_order must be a string"):
+        normfuse.compile(relu_ir(), "relu", target="cuda-sim", sim_order=2)
+
+
+def test_a_sim_order_applies_to_the_cuda_sim_target_only():
+    with pytest.raises(ValueError, match="sim_order applies to the cuda-sim target, not cpu"):
+        normfuse.compile(relu_ir(), "relu", sim_order="reverse")
+
+
 def test_the_cuda_target_without_a_driver_raises_compile_error_naming_the_cause(tmp_path):
     # In a process of its own: the driver is opened once per process.
     script = (

@@ -62,6 +62,13 @@ runtime, as nf-package-run does.
                       and GB/s (table and JSON); on the cuda target the
                       launches are timed with CUDA events, beside a device
                       copy of the same bytes (the bandwidth ceiling)
+  --sim-order ORDER   cuda-sim: the order the simulator runs each block's
+                      threads in between synchronizations: forward (the
+                      default), reverse, shuffle or shuffle:SEED (a new
+                      permutation each round), or stagger (forward, and a
+                      cluster's blocks as far apart as they can run). A
+                      kernel without races gives the same results in every
+                      order
   --threads T         threads for the row loops (0: OpenMP's default; at
                       most 1024; cpu target)
   --vector-width W    vector lanes of the inner loops: 1, 2, 4, ..., 64
@@ -97,7 +104,7 @@ constexpr long long kMaxThreads = 1024;
 /// The command line. nf-run parses it itself: libLLVM registers global
 /// options of its own (one is called "threads").
 struct Arguments {
-  std::string inputFile, entry, target = "cpu", cudaArch;
+  std::string inputFile, entry, target = "cpu", cudaArch, simOrder;
   std::vector<std::string> inputs, outputs;
   unsigned bench = 0;
   int threads = 0;
@@ -145,9 +152,9 @@ static std::string parseArguments(int argc, char **argv, Arguments &args) {
       *flag = setTo;
       continue;
     }
-    static const char *withValue[] = {"entry",        "input",    "output",
-                                      "target",       "bench",    "threads",
-                                      "vector-width", "cuda-arch"};
+    static const char *withValue[] = {"entry",        "input",     "output",
+                                      "target",       "bench",     "threads",
+                                      "vector-width", "cuda-arch", "sim-order"};
     if (!llvm::is_contained(withValue, name))
       return "unknown option '" + arg.str() + "' (see --help)";
     if (!inlineValue) {
@@ -175,6 +182,8 @@ static std::string parseArguments(int argc, char **argv, Arguments &args) {
       args.target = value.str();
     else if (name == "cuda-arch")
       args.cudaArch = value.str();
+    else if (name == "sim-order")
+      args.simOrder = value.str();
     else if (name == "bench")
       err = number(args.bench, 1, kMaxBenchRuns);
     else if (name == "threads")
@@ -220,6 +229,9 @@ static int runPackage(const Arguments &args) {
   if (args.threads != 0 || args.vectorWidth != 0 || args.noBufferCache)
     return fail("--threads, --vector-width and --no-buffer-cache apply to "
                 "the cpu target only");
+  if (!args.simOrder.empty())
+    return fail("--sim-order does not apply to a kernel package (it runs "
+                "in the runtime's simulator in its forward order)");
   std::string error;
   auto runner = runtime::PackageRunner::open(args.inputFile, options, error);
   if (!runner)
@@ -288,6 +300,15 @@ int main(int argc, char **argv) {
   options.fuse = args.fuse;
   if (threads != 0 && options.target != jit::Target::CPU)
     return fail("--threads applies to the cpu target only");
+  jit::RunOptions runOptions;
+  runOptions.threads = threads;
+  if (!args.simOrder.empty()) {
+    if (options.target != jit::Target::CUDASim)
+      return fail("--sim-order applies to the cuda-sim target only");
+    std::string error;
+    if (!jit::parseSimThreadOrder(args.simOrder, runOptions, error))
+      return fail("--sim-order: " + error);
+  }
   jit::JIT compiler(options);
   auto compiled = compiler.compileFile(args.inputFile, entry);
   if (!compiled)
@@ -382,7 +403,7 @@ int main(int argc, char **argv) {
     bytes += a.data.size();
   }
 
-  auto runOnce = [&]() { return kernel->run(inRefs, outRefs, threads); };
+  auto runOnce = [&]() { return kernel->run(inRefs, outRefs, runOptions); };
   if (auto err = runOnce())
     return fail(llvm::toString(std::move(err)));
 

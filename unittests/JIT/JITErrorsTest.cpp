@@ -356,6 +356,50 @@ TEST_F(RunErrorsTest, ACudaStreamIsRefusedOffTheCudaTarget) {
   expectOutputUntouched();
 }
 
+TEST_F(RunErrorsTest, ASimulatorThreadOrderIsRefusedOffTheCudaSimTarget) {
+  normfuse::jit::RunOptions options;
+  options.simOrder = normfuse::jit::SimThreadOrder::Reverse;
+  EXPECT_EQ(errorText(kernel->run({in.ref()}, {out.ref()}, options)),
+            "@relu: the cpu target runs no simulator, so no thread order "
+            "(that is the cuda-sim target's)");
+  expectOutputUntouched();
+}
+
+// The orders nf-run's --sim-order and Python's sim_order take, and what
+// each sets; anything else is refused, saying what is accepted.
+TEST(JITErrorsTest, SimThreadOrdersParseToTheOrderAndSeed) {
+  using normfuse::jit::SimThreadOrder;
+  struct Case {
+    const char *text;
+    SimThreadOrder order;
+    unsigned seed;
+  };
+  for (const Case &c : {Case{"forward", SimThreadOrder::Forward, 1},
+                        Case{"reverse", SimThreadOrder::Reverse, 1},
+                        Case{"shuffle", SimThreadOrder::Shuffle, 1},
+                        Case{"shuffle:9", SimThreadOrder::Shuffle, 9},
+                        Case{"stagger", SimThreadOrder::Stagger, 1}}) {
+    normfuse::jit::RunOptions options;
+    options.simSeed = 77;
+    std::string error;
+    ASSERT_TRUE(normfuse::jit::parseSimThreadOrder(c.text, options, error))
+        << c.text << ": " << error;
+    EXPECT_EQ(options.simOrder, c.order) << c.text;
+    EXPECT_EQ(options.simSeed, c.seed) << c.text;
+  }
+  for (const char *bad :
+       {"", "sideways", "Forward", "reverse:3", "shuffle:", "shuffle:-1"}) {
+    normfuse::jit::RunOptions options;
+    std::string error;
+    EXPECT_FALSE(normfuse::jit::parseSimThreadOrder(bad, options, error))
+        << bad;
+    EXPECT_EQ(error, "unknown thread order '" + std::string(bad) +
+                         "' (forward, reverse, shuffle, shuffle:SEED with "
+                         "SEED an unsigned integer, or stagger)");
+    EXPECT_EQ(options.simOrder, normfuse::jit::SimThreadOrder::Forward);
+  }
+}
+
 // The simulator, and a function with dynamic dimensions (checked before it
 // compiles), refuse them too.
 TEST(JITErrorsTest, TheSimulatorAndDynamicShapesRefuseStreamsAndDeviceMemory) {

@@ -37,12 +37,13 @@ public:
                   llvm::ArrayRef<TensorRef> outputs,
                   const RunOptions &options) const override;
 
-  /// run, with the simulator's thread order, and what each launch did in
-  /// `stats` (may be null).
+  /// run, with the simulator's thread order (and a shuffle's seed), and
+  /// what each launch did in `stats` (may be null).
   llvm::Error runInSimulator(llvm::ArrayRef<TensorRef> inputs,
                              llvm::ArrayRef<TensorRef> outputs,
                              runtime::SimOrder order,
-                             std::vector<runtime::SimStats> *stats) const;
+                             std::vector<runtime::SimStats> *stats,
+                             unsigned seed = 1) const;
 
   /// This function on a device that holds `resident(r)` blocks of each
   /// residency r of its plan at once (LaunchPlan.h): its grids, sizes and

@@ -160,6 +160,14 @@ void setBufferCacheLimit(size_t bytes);
 /// Frees every idle block of the buffer cache.
 void releaseBufferCache();
 
+/// cuda-sim: the order in which the simulator runs each block's threads
+/// between two synchronizations: thread 0 first, the last first, a
+/// permutation drawn anew each round (seeded), or forward with the blocks
+/// that run together (a cluster's, a grid's that synchronizes) as far
+/// apart as they can be. A kernel without races gives the same results
+/// in every order, so running in several is a check for them.
+enum class SimThreadOrder { Forward, Reverse, Shuffle, Stagger };
+
 /// How one call of a Kernel runs.
 struct RunOptions {
   /// cpu: > 0 sets the number of threads of the row loops for this call, 0
@@ -168,7 +176,17 @@ struct RunOptions {
   /// cuda: the CUstream the call is enqueued on; null is the default
   /// stream. Any other target refuses a stream.
   void *cudaStream = nullptr;
+  /// cuda-sim: the simulator's thread order, and Shuffle's seed. Any other
+  /// target refuses an order but Forward.
+  SimThreadOrder simOrder = SimThreadOrder::Forward;
+  unsigned simSeed = 1;
 };
+
+/// Reads "forward", "reverse", "shuffle", "shuffle:SEED" or "stagger" into
+/// `options`' simOrder and simSeed; false with `error` saying what is
+/// accepted otherwise.
+bool parseSimThreadOrder(llvm::StringRef text, RunOptions &options,
+                         std::string &error);
 
 /// A compiled function. Run it with input buffers matching
 /// `getSignature().inputs` and output buffers matching `.outputs`; a

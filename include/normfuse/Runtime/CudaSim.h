@@ -142,13 +142,15 @@ private:
 /// (aligned as cudaMalloc's), the outputs and temporaries filled with 0xff
 /// bytes (NaN, so an element no kernel writes shows), the steps run in
 /// order and the outputs copied back. The buffers must hold
-/// plan.bufferBytes each, inputs first. `stats` (may be null) gets what
-/// each launch did. False with `error` naming the failing kernel.
+/// plan.bufferBytes each, inputs first, each block's threads in `order`
+/// (`seed`: a shuffle's). `stats` (may be null) gets what each launch did.
+/// False with `error` naming the failing kernel.
 bool runPlanInSimulator(SimModule &module, const LaunchPlan &plan,
                         const std::vector<const void *> &inputs,
                         const std::vector<void *> &outputs, std::string &error,
                         SimOrder order = SimOrder::Forward,
-                        std::vector<SimStats> *stats = nullptr);
+                        std::vector<SimStats> *stats = nullptr,
+                        unsigned seed = 1);
 
 } // namespace normfuse::runtime
 

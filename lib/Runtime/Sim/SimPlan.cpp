@@ -64,7 +64,8 @@ static bool withinSimulator(LaunchPlan &plan, std::string &error) {
 bool normfuse::runtime::runPlanInSimulator(
     SimModule &module, const LaunchPlan &given,
     const std::vector<const void *> &inputs, const std::vector<void *> &outputs,
-    std::string &error, SimOrder order, std::vector<SimStats> *stats) {
+    std::string &error, SimOrder order, std::vector<SimStats> *stats,
+    unsigned seed) {
   LaunchPlan plan = given;
   if (!withinSimulator(plan, error))
     return false;
@@ -186,7 +187,7 @@ bool normfuse::runtime::runPlanInSimulator(
     Dim3 block{launch.block[0], launch.block[1], launch.block[2]};
     if (!module.launch(launch.kernel, grid, block, launch.sharedMemoryBytes,
                        params.data(), simBuffers, &launchStats, launchError,
-                       order, /*seed=*/1, int(params.size()))) {
+                       order, seed, int(params.size()))) {
       error = "kernel " + launch.kernel +
               " failed in the CUDA simulator: " + launchError;
       return false;
