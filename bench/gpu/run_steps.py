@@ -126,7 +126,8 @@ class Run:
             records = read_records(path)
             # The sweep's attempts, but the one still without a result.
             current = trailing_attempt(records)
-            self.doc["results"][name] = [r for r in records if r.get("kind") != "attempt" or r is current]
+            self.doc["results"][name] = [r for r in records if r is current or
+                                         r.get("kind") not in ("attempt", "attempt-done")]
         # The sweep's first record names the Python side's versions.
         env = next((r for r in self.doc["results"].get("sweep", []) if r.get("kind") == "environment"), None)
         if env:

@@ -1177,13 +1177,13 @@ def read_records(path):
 
 
 def trailing_attempt(records):
-    """The last attempt with no case record after it (the measurement the
-    process ended in), or None."""
+    """The last attempt with no record of its end or its case after it
+    (the measurement the process ended in), or None."""
     last = None
     for r in records:
         if r.get("kind") == "attempt":
             last = r
-        elif r.get("kind") in ("case", "case-failed"):
+        elif r.get("kind") in ("attempt-done", "case", "case-failed"):
             last = None
     return last
 
@@ -1233,18 +1233,20 @@ class Sweep:
         return self.args.deadline - time.time()
 
     # -- hangs
-    def attempt(self, case, system):
-        """Records that `system` runs in `case` next and, with --hang-s,
-        ends the process if it has no result that soon (a resumed sweep
-        then finds the attempt with no case record after it)."""
-        self.emit({"kind": "attempt", "id": case.id, "system": system,
-                   "hang_s": self.args.hang_s})
-        if self.args.hang_s > 0:
-            faulthandler.dump_traceback_later(self.args.hang_s, exit=True)
+    def attempt(self, case, system, hang_s=None):
+        """Records that `system` runs in `case` next and, with --hang-s
+        (or `hang_s`), ends the process if it has no result that soon (a
+        resumed sweep then finds the attempt with nothing after it)."""
+        hang_s = self.args.hang_s if hang_s is None else hang_s
+        self.emit({"kind": "attempt", "id": case.id, "system": system, "hang_s": hang_s})
+        if hang_s > 0:
+            faulthandler.dump_traceback_later(hang_s, exit=True)
 
-    def attempt_done(self):
-        if self.args.hang_s > 0:
-            faulthandler.cancel_dump_traceback_later()
+    def attempt_done(self, case, system):
+        """Records that the attempt ended (with a result or an error), so
+        that a process that dies later is not blamed on it."""
+        faulthandler.cancel_dump_traceback_later()
+        self.emit({"kind": "attempt-done", "id": case.id, "system": system})
 
     # -- timing
     def timed(self, call, poison=(), runs=None):
@@ -1345,8 +1347,9 @@ class Sweep:
             nonlocal refs
             nf = {}
             saved = os.environ.get("NF_CUDA_TENSOR_CORE_TILE")
-            self.attempt(case, self.system if tile else
-                         "normfuse " + row_schedule if row_schedule else "normfuse")
+            system = (self.system if tile else
+                      "normfuse " + row_schedule if row_schedule else "normfuse")
+            self.attempt(case, system)
             try:
                 if self.nf is None:
                     raise RuntimeError(self.nf_missing)
@@ -1390,7 +1393,7 @@ class Sweep:
                 nf["failure"] = f"{type(e).__name__}: {e}"[:1500]
                 self.check_context(e)
             finally:
-                self.attempt_done()
+                self.attempt_done(case, system)
                 if saved is None:
                     os.environ.pop("NF_CUDA_TENSOR_CORE_TILE", None)
                 else:
@@ -1437,6 +1440,8 @@ class Sweep:
                 continue
             spec = built.peers.get(name)
             entry = {}
+            # A peer's first call may be a compile: a longer watchdog.
+            self.attempt(case, name, 3 * self.args.hang_s)
             try:
                 if isinstance(spec, str) or spec is None:
                     entry["skipped"] = spec or "no such peer"
@@ -1462,6 +1467,8 @@ class Sweep:
             except Exception as e:  # noqa: BLE001
                 entry["failure"] = f"{type(e).__name__}: {e}"[:800]
                 self.check_context(e)
+            finally:
+                self.attempt_done(case, name)
             rec["systems"][name] = entry
         # the copy of the same bytes
         if self.torch_ok:

@@ -1,13 +1,15 @@
 """bench/gpu/check.py on a kernel that never finishes: the case is recorded
 as timed out after --case-timeout-s, and the later cases of the same kernel
 (its family and wgmma tile kind) as skipped, saying which case timed out,
-while another kind's cases still run. The "tool" here is a script that
-never returns, so no package, GPU or simulator is needed."""
+while another kind's cases still run; a case cut short by the check's own
+time box is no sign of a hang. The "tool" here is a script that never
+returns, so no package, GPU or simulator is needed."""
 
 import json
 import os
 import subprocess
 import sys
+import time
 
 from conftest import EXAMPLES
 
@@ -17,7 +19,9 @@ WS_BF16 = "matmul_bias_gelu_37x72x136_bf16_wgmma_ws"
 TMA_F16 = "matmul_bias_gelu_37x72x136_f16_wgmma_tma"
 
 
-def test_a_case_that_times_out_skips_the_later_cases_of_its_kernel(tmp_path):
+def run_check(tmp_path, *extra):
+    """check.py's records, by case, of the three cases run by a tool that
+    never returns."""
     hang = tmp_path / "hang.sh"
     hang.write_text("#!/bin/sh\nexec sleep 30\n")
     hang.chmod(0o755)
@@ -26,11 +30,26 @@ def test_a_case_that_times_out_skips_the_later_cases_of_its_kernel(tmp_path):
     (packages / "cases.json").write_text(json.dumps([{"name": n} for n in (WS_F16, WS_BF16, TMA_F16)]))
     records = tmp_path / "check.jsonl"
     proc = subprocess.run([sys.executable, str(CHECK), "--tool", str(hang), "--packages", str(packages),
-                           "--target", "cuda-sim", "--filter", "37x72x136", "--case-timeout-s", "1",
-                           "--jsonl", str(records)],
+                           "--target", "cuda-sim", "--filter", "37x72x136", "--jsonl", str(records),
+                           *extra],
                           capture_output=True, text=True, timeout=120, env=dict(os.environ))
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    got = {r["case"]: r.get("error") or r.get("skipped") for r in map(json.loads, records.read_text().splitlines())}
+    return {r["case"]: r.get("error") or r.get("skipped")
+            for r in map(json.loads, records.read_text().splitlines())}
+
+
+def test_a_case_that_times_out_skips_the_later_cases_of_its_kernel(tmp_path):
+    got = run_check(tmp_path, "--case-timeout-s", "1")
     assert got == {WS_F16: "timed out after 1.0 s",
                    WS_BF16: f"{WS_F16}, of the same kernel, timed out",
                    TMA_F16: "timed out after 1.0 s"}
+
+
+def test_a_case_the_time_box_cuts_short_is_not_taken_for_a_hang(tmp_path):
+    # The first case (in cases.py's order) runs until the box is out
+    # (about 10 s, not its 30); the rest are skipped for the box, none for
+    # a hang.
+    got = run_check(tmp_path, "--case-timeout-s", "30", "--deadline", str(time.time() + 12))
+    assert sorted(v.startswith("the check's time box ran out after ") for v in got.values()) == [
+        False, False, True], got
+    assert all(v.startswith("the check's time box ran out") for v in got.values()), got

@@ -165,3 +165,15 @@ time.sleep(60)
     with open(records, "a") as f:
         f.write(json.dumps({"kind": "case", "id": "matmul/forward/f16/8x8x8", "systems": {}}) + "\n")
     assert not run_steps.ended_in_a_measurement(str(records))
+
+
+def test_an_attempt_that_ended_is_not_blamed_for_a_later_death():
+    # A crash in a peer after normfuse's measurements names the peer's
+    # attempt, not the last tile's.
+    sys.path.insert(0, str(SWEEP.parent))
+    import sweep
+    done = {"kind": "attempt-done", "id": "matmul/forward/bf16/4x4x4", "system": f"normfuse {WS}"}
+    eager = {"kind": "attempt", "id": "matmul/forward/bf16/4x4x4", "system": "eager", "hang_s": 270}
+    assert sweep.trailing_attempt([attempt(WS), done]) is None
+    assert sweep.trailing_attempt([attempt(WS), done, eager]) == eager
+    assert sweep.widest_loss("eager", "eager hung", "", "/wgmma") == ("", "/wgmma")

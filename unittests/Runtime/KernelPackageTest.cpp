@@ -125,8 +125,8 @@ TEST(KernelPackageTest, EveryCorruptionIsAnErrorThatSaysWhereAndWhat) {
             0u);
   EXPECT_EQ(readError(""), "manifest.json, byte 0: the text ends where a "
                            "value should be");
-  EXPECT_EQ(readError(corrupted("\"version\": 2", "\"version\": 3")),
-            "manifest.json: (top).version is 3, not from 1 to 2");
+  EXPECT_EQ(readError(corrupted("\"version\": 3", "\"version\": 4")),
+            "manifest.json: (top).version is 4, not from 1 to 3");
   EXPECT_EQ(readError(corrupted("normfuse-kernel-package", "zip")),
             "manifest.json: (top).format is not \"normfuse-kernel-package\"");
   EXPECT_EQ(readError(corrupted("{\"temporary\": 0}", "{\"temporary\": 1}")),

@@ -90,9 +90,11 @@ struct PackageEntry {
 };
 
 struct KernelPackage {
-  /// 2: launches may be cooperative and temporaries zeroed (version 1
-  /// packages, which have neither, are read as well).
-  static constexpr int kVersion = 2;
+  /// 2: launches may be cooperative and temporaries zeroed; 3: a
+  /// residency may count whole clusters (`cluster_blocks`), which a
+  /// runtime that ignored it would size in odd blocks (versions 1 and 2,
+  /// which have none of these, are read as well).
+  static constexpr int kVersion = 3;
   static constexpr int kOldestVersion = 1;
   std::vector<PackageEntry> entries;
 
