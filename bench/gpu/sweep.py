@@ -40,7 +40,9 @@ and a watchdog (--hang-s, on a GPU) ends the process if the measurement
 has no result in time. A resumed sweep records a trailing attempt, one
 with no case record after it, as that case's failure; a wgmma tile that
 hung or lost the context has its kind of tile skipped from then on, as has
-one whose package check timed out (--check-records, check.py's records).
+one whose package check timed out (--check-records, check.py's records),
+and any of normfuse's systems that hung (the automatic choice, a tile or
+a row schedule) is skipped for the rest of that op, direction and dtype.
 
 Without PyTorch or without a GPU (--small, target cuda-sim: the dry run),
 normfuse runs on NumPy host arrays in the CUDA simulator on small shapes,
@@ -1215,6 +1217,10 @@ class Sweep:
         # clusters that share B's tiles).
         self.system = "normfuse"
         self.skip_wgmma = ""
+        # Why normfuse's own kernels (a system: "normfuse", or "normfuse
+        # <row schedule>") are skipped for an op, direction and dtype: one
+        # of them hung in an earlier case, and would likely hang again.
+        self.hung_kernels = {}
         self.skip_kind = "/wgmma"
         self.compiled = {}
         self.compiled_shapes = {}
@@ -1400,7 +1406,14 @@ class Sweep:
                     os.environ["NF_CUDA_TENSOR_CORE_TILE"] = saved
             return nf
 
-        rec["systems"]["normfuse"] = measure()
+        def kernel_key(system):
+            return (case.op, case.direction, case.dtype, system)
+
+        def measure_unless_hung(system, **kwargs):
+            why = self.hung_kernels.get(kernel_key(system))
+            return {"skipped": why} if why else measure(**kwargs)
+
+        rec["systems"]["normfuse"] = measure_unless_hung("normfuse")
         # NF_SWEEP_TILE_VARIANTS: the f16/bf16 products again with each
         # tensor-core tile listed ("128x256x32/3/2x4,..."), as systems
         # "normfuse <tile>" (large products only take them; the others
@@ -1411,7 +1424,7 @@ class Sweep:
                     rec["systems"]["normfuse " + tile] = {"skipped": self.skip_wgmma}
                     continue
                 self.system = "normfuse " + tile
-                rec["systems"]["normfuse " + tile] = measure(tile)
+                rec["systems"]["normfuse " + tile] = measure_unless_hung("normfuse " + tile, tile=tile)
                 self.system = "normfuse"
         # NF_SWEEP_ROW_VARIANTS: the forward layer, RMS, group and instance
         # norms (NCHW too), BatchNorm training and the NHWC group norms'
@@ -1426,7 +1439,8 @@ class Sweep:
                 and case.direction == "forward") or case.op == "batch_norm_training" \
                 or case.family == "group_norm_nhwc":
             for schedule in filter(None, os.environ.get("NF_SWEEP_ROW_VARIANTS", "").split(",")):
-                rec["systems"]["normfuse " + schedule] = measure(row_schedule=schedule)
+                rec["systems"]["normfuse " + schedule] = measure_unless_hung(
+                    "normfuse " + schedule, row_schedule=schedule)
         # peers
         # NF_SWEEP_PEERS: the peers to run (a comma list; all by default).
         asked = os.environ.get("NF_SWEEP_PEERS")
@@ -1577,7 +1591,7 @@ def main() -> int:
                 print(f"FAIL {c.id}: {type(e).__name__}: {e}", flush=True)
         print(f"{len(cases) - failed} of {len(cases)} cases compiled for {args.target}")
         return 1 if failed else 0
-    done, hung, lost_wgmma, lost_kind = set(), None, "", "/wgmma"
+    done, hung, lost_wgmma, lost_kind, hung_kernels = set(), None, "", "/wgmma", {}
     if args.resume:
         earlier = read_records(args.jsonl)
         hung = trailing_attempt(earlier)
@@ -1592,10 +1606,15 @@ def main() -> int:
             if r.get("kind") in ("case", "case-failed"):
                 done.add(r["id"])
             if r.get("kind") == "case-failed":
-                why = (f"{r.get('system', '')} hung in {r['id']}"
-                       if str(r.get("failure", "")).startswith("no result within")
-                       else f"{r.get('system', '')} lost the CUDA context in {r['id']}")
-                lost_wgmma, lost_kind = widest_loss(r.get("system", ""), why, lost_wgmma, lost_kind)
+                system = r.get("system", "")
+                hang = str(r.get("failure", "")).startswith("no result within")
+                why = (f"{system} hung in {r['id']}" if hang
+                       else f"{system} lost the CUDA context in {r['id']}")
+                lost_wgmma, lost_kind = widest_loss(system, why, lost_wgmma, lost_kind)
+                # normfuse's own kernel for the op, direction and dtype
+                # (a case id's first three parts) would likely hang again.
+                if hang and system.startswith("normfuse"):
+                    hung_kernels[tuple(r["id"].split("/")[:3]) + (system,)] = why
     if args.check_records:
         # A wgmma package case that timed out in the check (check.py).
         for r in read_records(args.check_records):
@@ -1640,6 +1659,7 @@ def main() -> int:
     # resumed sweep times the others without them (a TMA tile's loss skips
     # only the TMA tiles, a warp-specialized one's only those).
     sweep.skip_wgmma, sweep.skip_kind = lost_wgmma, lost_kind
+    sweep.hung_kernels = hung_kernels
     sweep.no_timing = f"{why}: no timing (the dry run measures nothing)"
     sweep.no_peers = f"{why}: peers not run"
     if hung:

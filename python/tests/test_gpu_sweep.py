@@ -177,3 +177,24 @@ def test_an_attempt_that_ended_is_not_blamed_for_a_later_death():
     assert sweep.trailing_attempt([attempt(WS), done]) is None
     assert sweep.trailing_attempt([attempt(WS), done, eager]) == eager
     assert sweep.widest_loss("eager", "eager hung", "", "/wgmma") == ("", "/wgmma")
+
+
+def test_a_hung_normfuse_kernel_is_skipped_for_the_rest_of_its_op_direction_and_dtype(tmp_path):
+    # The automatic choice hung in another f16 matmul; an mma.sync tile
+    # variant hung in one too: both are skipped here, the other tile runs.
+    systems = resumed_sweep(tmp_path, [
+        {"kind": "case-failed", "id": "matmul/forward/f16/4x4x4", "system": f"normfuse {MMA}",
+         "failure": "no result within 90 s: the process hung or died in this measurement"},
+        {"kind": "attempt", "id": "matmul/forward/f16/8x8x8", "system": "normfuse", "hang_s": 90}],
+        (MMA, TMA))
+    assert systems["normfuse"] == {"skipped": "normfuse hung in matmul/forward/f16/8x8x8"}
+    assert systems[f"normfuse {MMA}"] == {"skipped": f"normfuse {MMA} hung in matmul/forward/f16/4x4x4"}
+    assert systems[f"normfuse {TMA}"]["ok"] is True
+
+
+def test_a_hang_in_another_dtype_skips_nothing(tmp_path):
+    systems = resumed_sweep(tmp_path, [
+        {"kind": "attempt", "id": "matmul/forward/bf16/8x8x8", "system": "normfuse", "hang_s": 90}],
+        (MMA,))
+    assert systems["normfuse"]["ok"] is True
+    assert systems[f"normfuse {MMA}"]["ok"] is True
