@@ -121,10 +121,11 @@ TEST(BatchNormOneKernelTest, OneLaunchReadsXTwiceAndWritesYOnce) {
 // thread at once): more channels than the 32 blocks of 256 threads the
 // simulator holds, so each block takes 3 or 4 channels in turn, and
 // normalizes them last first. Float64's result, the same bits in every
-// thread order.
+// thread order (staggered: the blocks as far apart as their grid barriers
+// let them run).
 TEST(BatchNormOneKernelTest, BlocksTakeSeveralChannelsInTurn) {
   BatchNormCall forward(3, 100, 5, 7), reverse(3, 100, 5, 7),
-      shuffled(3, 100, 5, 7);
+      shuffled(3, 100, 5, 7), staggered(3, 100, 5, 7);
   auto kernel = compileForSim(forward.ir(), "bn");
   ASSERT_TRUE(kernel);
   std::vector<SimStats> traffic;
@@ -134,8 +135,10 @@ TEST(BatchNormOneKernelTest, BlocksTakeSeveralChannelsInTurn) {
   EXPECT_LE(forward.error(), 1e-5);
   ASSERT_EQ(errorText(reverse.run(*kernel, SimOrder::Reverse)), "");
   ASSERT_EQ(errorText(shuffled.run(*kernel, SimOrder::Shuffle)), "");
+  ASSERT_EQ(errorText(staggered.run(*kernel, SimOrder::Stagger)), "");
   EXPECT_TRUE(forward.sameBits(reverse));
   EXPECT_TRUE(forward.sameBits(shuffled));
+  EXPECT_TRUE(forward.sameBits(staggered));
 }
 
 // One channel of 8 x 32 x 32 under a schedule written on the op: blocks of
@@ -257,11 +260,11 @@ TEST(BatchNormGradOneKernelTest, OneLaunchReadsDyAndXTwiceAndWritesDxOnce) {
 
 // 3 images of 100 channels of 5 x 7: each of the simulator's 32 blocks
 // takes 3 or 4 channels in turn. Float64's gradients, the same bits in
-// every thread order; the split row keeps the four kernels, to float64's
-// accuracy too.
+// every thread order (staggered too); the split row keeps the four
+// kernels, to float64's accuracy too.
 TEST(BatchNormGradOneKernelTest, BlocksTakeSeveralChannelsInTurn) {
   BatchNormGradCall forward(3, 100, 5, 7), reverse(3, 100, 5, 7),
-      shuffled(3, 100, 5, 7), four(3, 100, 5, 7);
+      shuffled(3, 100, 5, 7), staggered(3, 100, 5, 7), four(3, 100, 5, 7);
   auto kernel = compileForSim(forward.ir(), "bg");
   ASSERT_TRUE(kernel);
   std::vector<SimStats> traffic;
@@ -271,8 +274,10 @@ TEST(BatchNormGradOneKernelTest, BlocksTakeSeveralChannelsInTurn) {
   EXPECT_LE(forward.error(), 1e-5);
   ASSERT_EQ(errorText(reverse.run(*kernel, SimOrder::Reverse)), "");
   ASSERT_EQ(errorText(shuffled.run(*kernel, SimOrder::Shuffle)), "");
+  ASSERT_EQ(errorText(staggered.run(*kernel, SimOrder::Stagger)), "");
   EXPECT_TRUE(forward.sameBits(reverse));
   EXPECT_TRUE(forward.sameBits(shuffled));
+  EXPECT_TRUE(forward.sameBits(staggered));
   auto fourKernels = compileForSim(four.ir(), "bg", "split-row");
   ASSERT_TRUE(fourKernels);
   traffic.clear();

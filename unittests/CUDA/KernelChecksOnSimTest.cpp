@@ -485,10 +485,11 @@ TEST(GroupNormGradOneKernelTest, OneLaunchReadsDyAndXTwiceAndItsSumsOnce) {
 // 300 positions of 40 f32 channels in 4 groups, 1 image: parts of 32
 // positions (10 blocks of 10 float4 threads x 32 positions, as many as
 // the simulator holds of 320 threads, 25, allow). Float64's result, and
-// the same bits in every thread order.
+// the same bits in every thread order (staggered: the blocks as far apart
+// as their grid barriers let them run).
 TEST(GroupNormGradOneKernelTest, ThreadOrderDoesNotChangeTheResult) {
   GroupNormGradCall forward(1, 300, 40, 4), reverse(1, 300, 40, 4),
-      shuffled(1, 300, 40, 4);
+      shuffled(1, 300, 40, 4), staggered(1, 300, 40, 4);
   auto kernel = compileForSim(forward.ir(), "g");
   ASSERT_TRUE(kernel);
   std::vector<SimStats> traffic;
@@ -498,7 +499,8 @@ TEST(GroupNormGradOneKernelTest, ThreadOrderDoesNotChangeTheResult) {
   EXPECT_LE(forward.error(), 1e-5);
   ASSERT_EQ(errorText(reverse.run(*kernel, SimOrder::Reverse)), "");
   ASSERT_EQ(errorText(shuffled.run(*kernel, SimOrder::Shuffle)), "");
-  expectSameGradientBits(forward, {&reverse, &shuffled});
+  ASSERT_EQ(errorText(staggered.run(*kernel, SimOrder::Stagger)), "");
+  expectSameGradientBits(forward, {&reverse, &shuffled, &staggered});
 }
 
 // 84 positions of 384 f32 channels in 32 groups, 1 image: blocks of 96
