@@ -286,13 +286,14 @@ def wgmma(case: Case, schedule: str) -> Case:
     family "<family> wgmma", named "<name>_wgmma" ("<name>_wgmma_tma"
     where TMA loads stage the operands, "<name>_wgmma_ws" where a producer
     warpgroup issues them, "<name>_wgmma_mc" where clusters of two share
-    B's tiles)."""
+    B's tiles, "<name>_wgmma_pp" where two teams of consumers take turns)."""
     attr = 'nf.gpu_schedule = "' + schedule + '"'
     ir = re.sub(r"(nf\.(?:matmul|conv2d) %\w+, %\w+ )(\{?)",
                 lambda m: m.group(1) + ("{" + attr + ", " if m.group(2) else "{" + attr + "} "),
                 case.ir, count=1)
     assert ir != case.ir, case.name
-    suffix = ("_wgmma_mc" if schedule.endswith(" multicast") else
+    suffix = ("_wgmma_pp" if schedule.endswith(" pingpong") else
+              "_wgmma_mc" if schedule.endswith(" multicast") else
               "_wgmma_ws" if schedule.endswith(" warp-specialized") else
               "_wgmma_tma" if schedule.endswith(" tma") else "_wgmma")
     return Case(case.name + suffix, ir, case.inputs, case.reference,
@@ -457,6 +458,18 @@ def all_cases() -> List[Case]:
             cases.append(wgmma(matmul_bias_gelu(37, 72, 136, dtype),
                                "tensor-core-product tile=128x128x64 warps=4x1 stages=3 wgmma tma "
                                "warp-specialized multicast"))
+            # Two teams of consumers taking turns (pingpong; 2026-11-29,
+            # never run on a GPU), each a whole 128 x 128 tile in 4
+            # stages; the odd one's second team idle; and in clusters.
+            cases.append(wgmma(matmul_bias_gelu(512, 768, 3072, dtype),
+                               "tensor-core-product tile=128x128x64 warps=4x1 stages=4 wgmma tma "
+                               "warp-specialized pingpong"))
+            cases.append(wgmma(matmul_bias_gelu(37, 72, 136, dtype),
+                               "tensor-core-product tile=64x128x64 warps=4x1 stages=3 wgmma tma "
+                               "warp-specialized pingpong"))
+            cases.append(wgmma(matmul_bias_gelu(512, 768, 3072, dtype),
+                               "tensor-core-product tile=128x128x64 warps=4x1 stages=4 wgmma tma "
+                               "warp-specialized multicast pingpong"))
         # The group and instance norm gradients: batch 1 NHWC (SD-sized),
         # an odd NCHW one.
         cases.append(group_norm_grad(1, 320, 32, 32, 32, True, dtype))

@@ -1157,12 +1157,14 @@ def all_cases(small: bool) -> List[Case]:
 # Running a case.
 
 
-# The kinds of wgmma tile a lost context skips, the widest first.
-WGMMA_KINDS = ("/wgmma", "/wgmma/tma", "/ws", "/mc")
+# The kinds of wgmma tile a lost context skips, the widest first: a loss
+# of one skips every tile whose text holds it ("/ws" the "/ws/mc" and
+# "/ws/pp" tiles too; "/mc" and "/pp" only their own).
+WGMMA_KINDS = ("/wgmma", "/wgmma/tma", "/ws", "/mc", "/pp")
 # The kind of tile of each wgmma package case (bench/gpu/cases.py's
 # suffixes).
 CHECK_SUFFIX_KINDS = {"_wgmma": "/wgmma", "_wgmma_tma": "/wgmma/tma",
-                      "_wgmma_ws": "/ws", "_wgmma_mc": "/mc"}
+                      "_wgmma_ws": "/ws", "_wgmma_mc": "/mc", "_wgmma_pp": "/pp"}
 
 
 def read_records(path):
@@ -1190,17 +1192,33 @@ def trailing_attempt(records):
     return last
 
 
-def widest_loss(system, why, lost, lost_kind):
-    """(why, kind) of the widest kind of wgmma tile lost so far, after
-    `system` failed for `why` (nothing where it is no wgmma tile)."""
-    if "/wgmma" not in system and not system.endswith(("/ws", "/mc")):
-        return lost, lost_kind
-    kind = ("/mc" if system.endswith("/mc") else
-            "/ws" if system.endswith("/ws") else
-            "/wgmma/tma" if system.endswith("/tma") else "/wgmma")
-    if not lost or WGMMA_KINDS.index(kind) < WGMMA_KINDS.index(lost_kind):
-        return why, kind
-    return lost, lost_kind
+def tile_kind(system):
+    """The kind of wgmma tile `system` ("normfuse <tile>") runs, or None."""
+    for kind in ("/pp", "/mc", "/ws"):
+        if system.endswith(kind):
+            return kind
+    if "/wgmma" not in system:
+        return None
+    return "/wgmma/tma" if system.endswith("/tma") else "/wgmma"
+
+
+def record_loss(system, why, losses):
+    """`losses` ({kind: why}) with `system`'s kind of wgmma tile lost for
+    `why` (the first reason a kind was lost for is kept; nothing where
+    `system` is no wgmma tile)."""
+    kind = tile_kind(system)
+    if kind and kind not in losses:
+        return {**losses, kind: why}
+    return losses
+
+
+def skip_reason(tile, losses):
+    """Why `tile` is skipped: the reason of the widest kind lost that it
+    is of, or "" where none."""
+    for kind in WGMMA_KINDS:
+        if kind in losses and kind in tile:
+            return losses[kind]
+    return ""
 
 
 class Sweep:
@@ -1209,19 +1227,17 @@ class Sweep:
         self.B = B
         self.torch_ok = torch_ok
         self.compile_spent = 0.0
-        # The system being measured (a context lost names it), and why the
-        # wgmma tile variants are skipped (one of them lost the context
-        # before a resume), if they are: those whose tile holds
-        # `skip_kind` ("/wgmma", every wgmma tile; "/wgmma/tma", the ones
+        # The system being measured (a context lost names it), and the
+        # kinds of wgmma tile lost before a resume, with why ({kind: why};
+        # skip_reason): "/wgmma", every wgmma tile; "/wgmma/tma", the ones
         # TMA loads feed; "/ws", the warp-specialized ones; "/mc", those in
-        # clusters that share B's tiles).
+        # clusters that share B's tiles; "/pp", those in two teams.
         self.system = "normfuse"
-        self.skip_wgmma = ""
+        self.lost_tiles = {}
         # Why normfuse's own kernels (a system: "normfuse", or "normfuse
         # <row schedule>") are skipped for an op, direction and dtype: one
         # of them hung in an earlier case, and would likely hang again.
         self.hung_kernels = {}
-        self.skip_kind = "/wgmma"
         self.compiled = {}
         self.compiled_shapes = {}
         self.out = open(args.jsonl, "a")
@@ -1416,12 +1432,13 @@ class Sweep:
         rec["systems"]["normfuse"] = measure_unless_hung("normfuse")
         # NF_SWEEP_TILE_VARIANTS: the f16/bf16 products again with each
         # tensor-core tile listed ("128x256x32/3/2x4,..."), as systems
-        # "normfuse <tile>" (large products only take them; the others
-        # compile the same kernel).
+        # "normfuse <tile>" (every product of known sizes takes them, K
+        # split where the tiles are too few).
         if case.family in ("matmul", "conv2d_nhwc") and case.dtype in ("f16", "bf16"):
             for tile in filter(None, os.environ.get("NF_SWEEP_TILE_VARIANTS", "").split(",")):
-                if self.skip_wgmma and self.skip_kind in tile:
-                    rec["systems"]["normfuse " + tile] = {"skipped": self.skip_wgmma}
+                why = skip_reason(tile, self.lost_tiles)
+                if why:
+                    rec["systems"]["normfuse " + tile] = {"skipped": why}
                     continue
                 self.system = "normfuse " + tile
                 rec["systems"]["normfuse " + tile] = measure_unless_hung("normfuse " + tile, tile=tile)
@@ -1591,7 +1608,7 @@ def main() -> int:
                 print(f"FAIL {c.id}: {type(e).__name__}: {e}", flush=True)
         print(f"{len(cases) - failed} of {len(cases)} cases compiled for {args.target}")
         return 1 if failed else 0
-    done, hung, lost_wgmma, lost_kind, hung_kernels = set(), None, "", "/wgmma", {}
+    done, hung, lost_tiles, hung_kernels = set(), None, {}, {}
     if args.resume:
         earlier = read_records(args.jsonl)
         hung = trailing_attempt(earlier)
@@ -1610,7 +1627,7 @@ def main() -> int:
                 hang = str(r.get("failure", "")).startswith("no result within")
                 why = (f"{system} hung in {r['id']}" if hang
                        else f"{system} lost the CUDA context in {r['id']}")
-                lost_wgmma, lost_kind = widest_loss(system, why, lost_wgmma, lost_kind)
+                lost_tiles = record_loss(system, why, lost_tiles)
                 # normfuse's own kernel for the op, direction and dtype
                 # (a case id's first three parts) would likely hang again.
                 if hang and system.startswith("normfuse"):
@@ -1620,9 +1637,9 @@ def main() -> int:
         for r in read_records(args.check_records):
             kind = CHECK_SUFFIX_KINDS.get(re.sub(r".*(_wgmma\w*)$|.*", r"\1", r.get("case", "")))
             if kind and str(r.get("error") or "").startswith("timed out"):
-                lost_wgmma, lost_kind = widest_loss(
+                lost_tiles = record_loss(
                     "normfuse " + kind, f"the package check of {r['case']} timed out",
-                    lost_wgmma, lost_kind)
+                    lost_tiles)
     torch_ok, why = False, ""
     if args.target == "cuda":
         try:
@@ -1658,7 +1675,7 @@ def main() -> int:
     # context would lose it again in every product case: after one, the
     # resumed sweep times the others without them (a TMA tile's loss skips
     # only the TMA tiles, a warp-specialized one's only those).
-    sweep.skip_wgmma, sweep.skip_kind = lost_wgmma, lost_kind
+    sweep.lost_tiles = lost_tiles
     sweep.hung_kernels = hung_kernels
     sweep.no_timing = f"{why}: no timing (the dry run measures nothing)"
     sweep.no_peers = f"{why}: peers not run"

@@ -24,6 +24,8 @@ WGMMA = "128x128x32/3/4x1/wgmma"
 TMA = "128x128x32/3/4x1/wgmma/tma"
 WS = "128x128x32/3/4x1/wgmma/tma/ws"
 MC = "128x128x32/3/4x1/wgmma/tma/ws/mc"
+PP = "64x128x32/3/4x1/wgmma/tma/ws/pp"
+MCPP = "128x128x32/3/4x1/wgmma/tma/ws/mc/pp"
 MMA = "64x64x32/3/2x2"
 
 
@@ -91,6 +93,28 @@ def test_a_multicast_tile_that_lost_the_context_skips_only_those(tmp_path):
     systems = resumed_sweep(tmp_path, [lost_in(MC)], (MC, WS))
     assert systems[f"normfuse {MC}"] == {
         "skipped": f"normfuse {MC} lost the CUDA context in matmul/forward/bf16/4x4x4"}
+    assert systems[f"normfuse {WS}"]["ok"] is True
+
+
+def test_a_pingpong_tile_that_lost_the_context_skips_only_the_pingpong_tiles(tmp_path):
+    systems = resumed_sweep(tmp_path, [lost_in(PP)], (PP, MCPP, MC, WS))
+    why = f"normfuse {PP} lost the CUDA context in matmul/forward/bf16/4x4x4"
+    assert systems[f"normfuse {PP}"] == {"skipped": why}
+    assert systems[f"normfuse {MCPP}"] == {"skipped": why}
+    assert systems[f"normfuse {MC}"]["ok"] is True
+    assert systems[f"normfuse {WS}"]["ok"] is True
+
+
+def test_losses_of_two_kinds_that_hold_neither_skip_both(tmp_path):
+    # A multicast tile lost, then (in another run) a pingpong one: each
+    # skips its own kind, the tile of both the first's reason.
+    systems = resumed_sweep(tmp_path, [lost_in(MC, "matmul/forward/f16/4x4x4"), lost_in(PP)],
+                            (MC, PP, MCPP, WS))
+    mc_why = f"normfuse {MC} lost the CUDA context in matmul/forward/f16/4x4x4"
+    assert systems[f"normfuse {MC}"] == {"skipped": mc_why}
+    assert systems[f"normfuse {MCPP}"] == {"skipped": mc_why}
+    assert systems[f"normfuse {PP}"] == {
+        "skipped": f"normfuse {PP} lost the CUDA context in matmul/forward/bf16/4x4x4"}
     assert systems[f"normfuse {WS}"]["ok"] is True
 
 
@@ -176,7 +200,7 @@ def test_an_attempt_that_ended_is_not_blamed_for_a_later_death():
     eager = {"kind": "attempt", "id": "matmul/forward/bf16/4x4x4", "system": "eager", "hang_s": 270}
     assert sweep.trailing_attempt([attempt(WS), done]) is None
     assert sweep.trailing_attempt([attempt(WS), done, eager]) == eager
-    assert sweep.widest_loss("eager", "eager hung", "", "/wgmma") == ("", "/wgmma")
+    assert sweep.record_loss("eager", "eager hung", {}) == {}
 
 
 def test_a_hung_normfuse_kernel_is_skipped_for_the_rest_of_its_op_direction_and_dtype(tmp_path):

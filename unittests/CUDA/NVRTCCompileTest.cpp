@@ -1006,6 +1006,16 @@ TEST(NVRTCResourceTest, WgmmaProductsUseHGMMAWithoutSpillsAtSm90a) {
   }
 }
 
+/// The barriers of the whole block (`bar.sync 0`) in `sass`.
+size_t blockBarriers(const std::string &sass) {
+  const std::string barrier = "BAR.SYNC.DEFER_BLOCKING 0x0 ";
+  size_t count = 0;
+  for (size_t at = sass.find(barrier); at != std::string::npos;
+       at = sass.find(barrier, at + 1))
+    ++count;
+  return count;
+}
+
 /// The registers ptxas reports for the one kernel `c` holds, checking that
 /// it spills nothing (a failure, and 1000 registers, where the log has no
 /// count).
@@ -1088,13 +1098,32 @@ TEST(NVRTCResourceTest, WarpSpecializedProductHasOneBlockBarrierAtSm90a) {
         "WARPGROUP.DEPBAR.LE gsb0, 0x1", "BAR.SYNC.DEFER_BLOCKING 0x1, ",
         "STG.E.128"})
     EXPECT_NE(sass.find(op), std::string::npos) << op << " is not in the SASS";
-  size_t blockBarriers = 0;
-  for (size_t at = sass.find("BAR.SYNC.DEFER_BLOCKING 0x0 ");
-       at != std::string::npos;
-       at = sass.find("BAR.SYNC.DEFER_BLOCKING 0x0 ", at + 1))
-    ++blockBarriers;
-  EXPECT_EQ(blockBarriers, 1u) << sass;
+  EXPECT_EQ(blockBarriers(sass), 1u) << sass;
   EXPECT_EQ(sass.find("LDGSTS"), std::string::npos);
+}
+
+// Two teams of consumers taking turns (`pingpong`), each a whole 128 x
+// 128 tile (two m64n128 slabs: 128 accumulators a thread), 4 stages and a
+// staging buffer a team: 384 threads within 168 registers and no spills;
+// the teams meet at named barriers 1 and 2, and the block once.
+TEST(NVRTCResourceTest, PingpongProductHasABarrierATeamAtSm90a) {
+  WrittenProduct w =
+      compileWrittenProduct("tile=128x128x64 warps=4x1 stages=4 "
+                            "wgmma tma warp-specialized pingpong");
+  ASSERT_FALSE(w.source.empty());
+  EXPECT_NE(w.source.find("__launch_bounds__(384, 1)"), std::string::npos);
+  const Compiled &c = w.compiled;
+  ASSERT_TRUE(c.ok) << c.log;
+  EXPECT_LE(registersWithoutSpills(c), 168) << c.log;
+  std::string error, sass = disassemble(c.cubin, error);
+  if (!error.empty())
+    GTEST_SKIP() << error;
+  for (const char *op :
+       {"UTMALDG.2D", "SYNCS.ARRIVE.TRANS64.A1T0 ", "HGMMA.64x128x16.F32 ",
+        "BAR.SYNC.DEFER_BLOCKING 0x1, ", "BAR.SYNC.DEFER_BLOCKING 0x2, ",
+        "STG.E.128"})
+    EXPECT_NE(sass.find(op), std::string::npos) << op << " is not in the SASS";
+  EXPECT_EQ(blockBarriers(sass), 1u) << sass;
 }
 
 // The same in clusters of two sharing B's tiles (`multicast`): each block

@@ -566,10 +566,12 @@ void checkAgainstFloat64(const TensorCoreCase &c, const std::string &schedule,
   if (c.tma)
     EXPECT_EQ(sim->getSource().find("nf_cp_async<"), std::string::npos);
   // Warp specialized where TMA loads stage the operands: a producer
-  // warpgroup past the consumer warps, and the consumers' named barrier.
+  // warpgroup past the consumer warps (the block's size, below), and the
+  // consumers' named barrier where they stage the result (a split K's
+  // partial sums are stored from the registers).
   bool ws = c.tma && llvm::StringRef(schedule).contains(" warp-specialized");
   EXPECT_EQ(sim->getSource().find("nf_named_barrier(1, ") != std::string::npos,
-            ws);
+            ws && c.splitK == 1);
   // In clusters of two that share B's tiles: each block multicasts half.
   bool mc = ws && llvm::StringRef(schedule).contains(" multicast");
   EXPECT_EQ(sim->getSource().find("__cluster_dims__(2, 1, 1)") !=
@@ -577,6 +579,11 @@ void checkAgainstFloat64(const TensorCoreCase &c, const std::string &schedule,
             mc);
   EXPECT_EQ(
       sim->getSource().find("nf_tma_load_multicast<") != std::string::npos, mc);
+  // In two teams that take the units in turns: the second team's named
+  // barrier.
+  bool pp = ws && llvm::StringRef(schedule).contains(" pingpong");
+  EXPECT_EQ(sim->getSource().find("nf_named_barrier(2, ") != std::string::npos,
+            pp && c.splitK == 1);
   if (llvm::StringRef(schedule).starts_with("tensor-core-product")) {
     std::string why;
     mlir::FailureOr<TiledProductSchedule> parsed =
@@ -589,7 +596,8 @@ void checkAgainstFloat64(const TensorCoreCase &c, const std::string &schedule,
         product = &step.launch;
     ASSERT_NE(product, nullptr);
     EXPECT_EQ(product->block[0],
-              unsigned(32 * parsed->warpsM * parsed->warpsN + (ws ? 128 : 0)));
+              unsigned(32 * parsed->warpsM * parsed->warpsN * (pp ? 2 : 1) +
+                       (ws ? 128 : 0)));
   }
 
   std::mt19937 rng(seed);
@@ -620,6 +628,19 @@ void checkAgainstFloat64(const TensorCoreCase &c, const std::string &schedule,
                                             SimOrder::Stagger, nullptr)),
               "");
     EXPECT_TRUE(again.bytes == got.bytes);
+  }
+  if (pp) {
+    // The block's threads in other orders (the second team first, and
+    // shuffled): whichever team reaches a stage first, each waits for its
+    // own K tiles and releases only those. The same bits.
+    for (SimOrder order : {SimOrder::Reverse, SimOrder::Shuffle}) {
+      Buffer again(c.dtype, out);
+      again.fill(std::nan(""));
+      ASSERT_EQ(
+          errorText(sim->runInSimulator(refs, {again.ref()}, order, nullptr)),
+          "");
+      EXPECT_TRUE(again.bytes == got.bytes) << int(order);
+    }
   }
 
   std::vector<double> want = product(c, a, b);
@@ -1192,6 +1213,74 @@ std::vector<TensorCoreCase> writtenCases() {
                "tma warp-specialized multicast max-blocks=3";
   wg.tma = true;
   all.push_back(wg);
+  // Two teams taking turns (pingpong), one block: 15 units of 64 x 128
+  // (M and N past whole tiles), so the first team takes 8 and the second
+  // 7, each unit 4 K tiles (the last partial) through 3 stages, which the
+  // teams' K tiles share in turns; the bias and tanh GELU.
+  wg = {"pingpongTeamsTakeTurns",
+        DType::F16,
+        {{300, 104}, {104, 264}},
+        Op::Matmul,
+        {},
+        Epilogue::BiasGeluTanh};
+  wg.gpu = "sm_90a";
+  wg.written = "tensor-core-product tile=64x128x32 warps=4x1 stages=3 wgmma "
+               "tma warp-specialized pingpong max-blocks=1";
+  wg.tma = true;
+  all.push_back(wg);
+  // Units of one K tile (fewer than the stages), 4 of them in one block:
+  // a team's K loop is short, so the teams store their tiles at once, each
+  // through its own staging buffer; both transposed, bf16, two m64 slabs
+  // a team.
+  wg = {"pingpongShortUnits", DType::BF16, {{48, 200}, {128, 48}, true, true}};
+  wg.gpu = "sm_90a";
+  wg.written = "tensor-core-product tile=128x64x64 warps=4x1 stages=3 wgmma "
+               "tma warp-specialized pingpong max-blocks=1";
+  wg.tma = true;
+  all.push_back(wg);
+  // In clusters of two sharing B's tiles, teams in each block: one cluster
+  // over 4 pairs of tiles (the teams two each), 5 K tiles through 3
+  // stages; run staggered too.
+  wg = {"pingpongMulticastOneCluster",
+        DType::F16,
+        {{300, 136}, {136, 256}},
+        Op::Matmul,
+        {},
+        Epilogue::BiasGeluTanh};
+  wg.gpu = "sm_90a";
+  wg.written = "tensor-core-product tile=128x128x32 warps=4x1 stages=3 wgmma "
+               "tma warp-specialized multicast pingpong max-blocks=2";
+  wg.tma = true;
+  all.push_back(wg);
+  // K split into 3 ranges (6, 6 and 5 of 17 K tiles), each loaded by TMA:
+  // the partial sums, then the finish with the bias and GELU. By one
+  // thread of the block; by a producer warpgroup on a persistent grid of
+  // 2 blocks over the 12 units (4 tiles, 3 ranges); and by two teams in
+  // one block, where a team's units alternate with the other's of another
+  // length (units 7 and 8: 6 K tiles, then 5).
+  for (auto [name, written] : {
+           std::pair{"tmaSplitK",
+                     "tensor-core-product tile=128x128x32 warps=4x1 stages=3 "
+                     "wgmma tma split-k=3 finish-block=256 finish-vector=8 "
+                     "finish-min-blocks-per-sm=4"},
+           std::pair{"warpSpecializedSplitK",
+                     "tensor-core-product tile=128x128x32 warps=4x1 stages=3 "
+                     "wgmma tma warp-specialized split-k=3 finish-block=256 "
+                     "finish-vector=8 finish-min-blocks-per-sm=4 max-blocks=2"},
+           std::pair{"pingpongSplitK",
+                     "tensor-core-product tile=128x128x32 warps=4x1 stages=3 "
+                     "wgmma tma warp-specialized pingpong split-k=3 "
+                     "finish-block=256 finish-vector=8 "
+                     "finish-min-blocks-per-sm=4 max-blocks=1"},
+       }) {
+    wg = {name,       DType::F16, {{200, 520}, {520, 136}},
+          Op::Matmul, {},         Epilogue::BiasGeluTanh};
+    wg.gpu = "sm_90a";
+    wg.written = written;
+    wg.splitK = 3;
+    wg.tma = true;
+    all.push_back(wg);
+  }
   // No tensor maps for rows of 101 elements: the block is the cp.async
   // kernel's, without a producer.
   wg = {"warpSpecializedOddKUsesCpAsync", DType::F16, {{70, 101}, {101, 150}}};

@@ -226,6 +226,17 @@ void markIndex32(Kernel &k, const Product &p, int64_t copies) {
 /// one per step or null) applied before the store; returns the result
 /// tensor, or failure (with a diagnostic) where `scheduled` has no
 /// schedule.
+/// The schedule a product kernel runs under: a warp-specialized one's
+/// producer issues TMA loads, so where the operands have no tensor maps
+/// (`maps` false) the block is the cp.async kernel's, with no producer,
+/// clusters or teams.
+TiledProductSchedule kernelSchedule(TiledProductSchedule ks, bool maps) {
+  ks.warpSpecialized = ks.warpSpecialized && maps;
+  ks.multicast = ks.multicast && ks.warpSpecialized;
+  ks.pingpong = ks.pingpong && ks.warpSpecialized;
+  return ks;
+}
+
 /// What `p` accumulates in: f32 (f64 for f64 operands or an f64 result).
 Type accumulationOf(const Product &p) {
   Type acc = getAccumulationType(getElementTypeOrSelf(p.a.getType()));
@@ -291,7 +302,6 @@ FailureOr<Value> emitProduct(OpBuilder &b, Operation *op, Operation *scheduled,
   Value aBuffer = getBuffer(b, loc, p.a), bBuffer = getBuffer(b, loc, p.b);
   ProductSizes hostSizes = p.sizes(b, loc, aBuffer, bBuffer);
   ArrayRef<Value> sizes = hostSizes.kernel;
-  int64_t threads = s.blockSize();
   // The tensor-core kernel reads an NCHW convolution that allows it from
   // channels-last copies of its operands (the schedule is the same).
   if (p.channelsLast && s.kind == TiledProductSchedule::Kind::TensorCore) {
@@ -332,25 +342,44 @@ FailureOr<Value> emitProduct(OpBuilder &b, Operation *op, Operation *scheduled,
         allocTemporary(b, loc, hm.product(elements, hm.c(s.splitK)), acc);
     SmallVector<Value> args{flatten(b, loc, aBuffer), flatten(b, loc, bBuffer),
                             partials};
-    Kernel k = createKernel(module, loc, kernelBaseName(op, name),
-                            ValueRange(args).getTypes(), threads, s.str());
+    // TMA loads stage the ranges too where the operands allow (the
+    // operands' tensor maps last); warp specialized, on a persistent grid.
+    std::optional<std::pair<Value, Value>> maps;
+    if (s.kind == TiledProductSchedule::Kind::TensorCore)
+      maps = tmaMaps(b, loc, p, s, args[0], args[1]);
+    if (maps)
+      args.append({maps->first, maps->second});
+    TiledProductSchedule ks = kernelSchedule(s, maps.has_value());
+    int64_t kernelThreads = ks.blockSize();
+    ResidentBlocksOp persistent;
+    if (ks.warpSpecialized)
+      persistent = residentBlocks(b, loc, kernelThreads, ks.maxBlocks);
+    Kernel k =
+        createKernel(module, loc, kernelBaseName(op, name),
+                     ValueRange(args).getTypes(), kernelThreads, s.str());
     k.func->setAttr(kMinBlocksAttr,
                     b.getI64IntegerAttr(s.minBlocksPerMultiprocessor));
     ProductKernel pk{p,  k,   k.arg(0), k.arg(1), k.arg(2), {}, {},
                      {}, acc, {},       {},       {},       {}};
     for (Value host : sizes)
       pk.sizes.push_back(k.size(k.body, loc, host));
+    if (maps) {
+      pk.mapA = k.arg(args.size() - 2);
+      pk.mapB = k.arg(args.size() - 1);
+    }
     if (s.kind == TiledProductSchedule::Kind::TensorCore)
-      buildTensorCoreProduct(pk, s, loc);
+      buildTensorCoreProduct(pk, ks, loc);
     else
       buildSimtProduct(pk, s, loc);
     // The partial sums reach splitK times the result's bound.
     markIndex32(k, p, s.splitK);
-    launchUnlessEmpty(
-        b, loc, k,
-        b.createOrFold<arith::MinUIOp>(loc, hm.product(tiles, hm.c(s.splitK)),
-                                       hm.c(s.maxBlocks)),
-        threads, args);
+    if (persistent)
+      bindResidentBlocks(persistent, k.func, options.target);
+    Value units = hm.product(tiles, hm.c(s.splitK));
+    Value grid = b.createOrFold<arith::MinUIOp>(loc, units, hm.c(s.maxBlocks));
+    if (persistent)
+      grid = b.createOrFold<arith::MinUIOp>(loc, grid, persistent);
+    launchUnlessEmpty(b, loc, k, grid, kernelThreads, args, units);
     emitSplitSum(b, op, p, epilogue, s, hm.c(s.splitK), partials,
                  flatten(b, loc, result), epilogueArgs, sizes, acc, name);
     return toTensor(b, loc, result);
@@ -405,7 +434,9 @@ FailureOr<Value> emitProduct(OpBuilder &b, Operation *op, Operation *scheduled,
                                   hm.ceilDiv(sizes[kN], small.schedule.tileN)));
     // The large tiles where they are at least smallTileBelow, or at least
     // as many as the device holds of their kernel, where fewer.
-    choice = residentBlocks(b, loc, threads, s.smallTileBelow);
+    // (Two variants: no tensor maps, so no producer warpgroup.)
+    choice = residentBlocks(b, loc, kernelSchedule(s, false).blockSize(),
+                            s.smallTileBelow);
     variants[0].runs =
         b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::uge, tiles, choice);
     small.runs =
@@ -451,11 +482,7 @@ FailureOr<Value> emitProduct(OpBuilder &b, Operation *op, Operation *scheduled,
 
   TypeRange argTypes = ValueRange(args).getTypes();
   for (Variant &v : variants) {
-    // A warp-specialized kernel's producer issues TMA loads: where the
-    // operands have no tensor maps, the block is the cp.async kernel's.
-    TiledProductSchedule ks = v.schedule;
-    ks.warpSpecialized = ks.warpSpecialized && maps;
-    ks.multicast = ks.multicast && ks.warpSpecialized;
+    TiledProductSchedule ks = kernelSchedule(v.schedule, maps.has_value());
     int64_t kernelThreads = ks.blockSize();
     // Its grid is persistent: as many blocks as the device holds at once
     // (known when the module is loaded), each looping over units, so that

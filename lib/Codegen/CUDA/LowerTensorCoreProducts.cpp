@@ -44,7 +44,9 @@
 //   loads completing on a stage's mbarrier; warp specialized, a producer
 //   warpgroup past the consumers issues them, stages are released on
 //   empty mbarriers, and the consumers stage their result apart and meet
-//   at a named barrier (docs/CUDA.md).
+//   at a named barrier; in two teams (`pingpong`), each a whole tile of
+//   every other unit, one team's K loop runs while the other stores
+//   (docs/CUDA.md).
 //
 // The PTX ISA's fragment layouts this relies on are pinned by the
 // simulator's tests (lib/Runtime/Sim/test/tensorcore.cu).
@@ -488,7 +490,10 @@ void tmaStage(OpBuilder &b, Location loc, const StagedOperand &t, Value map,
 std::optional<std::pair<Value, Value>>
 cuda::tmaMaps(OpBuilder &builder, Location loc, const Product &p,
               const TiledProductSchedule &s, Value a, Value b) {
-  if (!s.wgmma || !s.tma || s.splitsK() || !p.matrixA || !p.matrixB)
+  // (A split of K at launch has two kernels or more, and clusters no
+  // split at all; a split into splitK ranges loads each range so.)
+  if (!s.wgmma || !s.tma || s.splitKMax > 0 || (s.splitK > 1 && s.multicast) ||
+      !p.matrixA || !p.matrixB)
     return std::nullopt;
   Type element = getElementTypeOrSelf(a.getType());
   int64_t elementBytes = element.getIntOrFloatBitWidth() / 8;
@@ -535,12 +540,18 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
   // TMA loads stage the operands where the host made their tensor maps.
   bool tma = wgmma && pk.mapA && pk.mapB;
   // ... by a producer warpgroup, the block's last, where warp specialized:
-  // the first `threads` threads are the consumers, which run the rest.
+  // the first `consumers` threads are the consumers, which run the rest.
   bool ws = tma && s.warpSpecialized;
   // ... in clusters of two blocks that share B's tiles.
   bool mc = ws && s.multicast;
-  int64_t threads =
+  // ... by two teams of consumers that take the units in turns, each
+  // owning a whole tile, its staging buffer and its named barrier.
+  bool pp = ws && s.pingpong;
+  int64_t teams = pp ? 2 : 1;
+  // The consumers (every thread but the producer's), and a team's.
+  int64_t consumers =
       s.blockSize() - (ws ? TiledProductSchedule::kProducerThreads : 0);
+  int64_t threads = consumers / teams;
   int64_t groupM = wgmma ? s.tileM / (s.warpsM / 4) : 0;
   int64_t groupN = s.tileN / s.warpsN;
   if (wgmma) {
@@ -568,22 +579,29 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
   b.base = s.stages * a.stageElements();
   int64_t smemElements = b.base + s.stages * b.stageElements();
   // Warp specialized, the result tile is staged past the stages, which the
-  // producer fills with the next unit's K tiles meanwhile.
+  // producer fills with the next unit's K tiles meanwhile (a team's each).
   int64_t stagingBase = ws ? smemElements : 0;
   if (ws)
-    smemElements += s.tileM * s.tileN;
+    smemElements += teams * s.tileM * s.tileN;
   a.smem = b.smem = addWorkgroupBuffer(k, loc, smemElements, element);
   // With TMA, an mbarrier a stage, which its loads complete on.
   // Warp specialized, then as many that say a stage is empty again, which
-  // the consumers arrive on.
+  // the consumers arrive on; in teams, then one a team that says its turn
+  // at the K loop has come (`order`).
+  int64_t order = 2 * s.stages;
   Value bars =
-      tma ? addWorkgroupBuffer(k, loc, (ws ? 2 : 1) * s.stages, kb.getI64Type())
+      tma ? addWorkgroupBuffer(k, loc, (ws ? 2 : 1) * s.stages + (pp ? 2 : 0),
+                               kb.getI64Type())
           : Value();
 
   Value tid = kb.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x);
   Value bid = kb.create<gpu::BlockIdOp>(loc, gpu::Dimension::x);
   Value grid = kb.create<gpu::GridDimOp>(loc, gpu::Dimension::x);
-  Value warp = im.div(tid, GpuTarget::kWarpSize);
+  // A consumer's team and its thread in the team (the block's thread
+  // where one team).
+  Value team = pp ? im.div(tid, threads) : im.c(0);
+  Value teamTid = pp ? im.rem(tid, threads) : tid;
+  Value warp = im.div(teamTid, GpuTarget::kWarpSize);
   Value lane = im.rem(tid, GpuTarget::kWarpSize);
   Value warpRow, warpCol, groupRow, groupCol;
   if (wgmma) {
@@ -676,6 +694,8 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
           ib.create<nf::MbarrierInitOp>(il, bars, xm.c(s.stages + st),
                                         threads * (mc ? 2 : 1));
       }
+      for (int64_t w = 0; w < (pp ? 2 : 0); ++w)
+        ib.create<nf::MbarrierInitOp>(il, bars, xm.c(order + w), threads);
       ib.create<nf::MbarrierInitFenceOp>(il);
       ib.create<scf::YieldOp>(il);
     });
@@ -727,6 +747,32 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
     o.m0 = xm.add(o.m0, xm.mul(rank, s.tileM));
     return o;
   };
+  // Work unit u: its tile's origin, its K tiles [kBegin, kEnd) (`count` of
+  // them) and its K indices below kLimit; with a split K, of range
+  // u / tiles (none in clusters: they have no split).
+  struct UnitWork {
+    TileOrigin origin;
+    Value range, kBegin, kEnd, kLimit, count;
+  };
+  auto unitWork = [&](IndexMath &xm, Value u) {
+    UnitWork w;
+    w.range = split ? xm.div(u, tiles) : Value();
+    w.origin = unitOrigin(xm, split ? xm.rem(u, tiles) : u);
+    w.kBegin = xm.c(0);
+    w.kEnd = kTiles;
+    w.kLimit = pk.sizes[kK];
+    if (split) {
+      w.kBegin = xm.mul(w.range, perSplit);
+      w.kEnd = xm.b.create<arith::MaxUIOp>(
+          xm.loc, w.kBegin,
+          xm.b.create<arith::MinUIOp>(xm.loc, kTiles,
+                                      xm.add(w.kBegin, perSplit)));
+      w.kLimit = xm.b.create<arith::MinUIOp>(xm.loc, pk.sizes[kK],
+                                             xm.mul(w.kEnd, s.tileK));
+    }
+    w.count = split ? xm.sub(w.kEnd, w.kBegin) : kTiles;
+    return w;
+  };
 
   auto accType = wgmma ? VectorType::get({groupN / 2}, kb.getF32Type())
                        : VectorType::get({2, 2}, kb.getF32Type());
@@ -743,26 +789,27 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
   // it (the empty mbarrier's phase (g / stages - 1) % 2; the first pass
   // waits for none), its bytes expected on the stage's full mbarrier. The
   // rest of the warpgroup exits; the consumers run what follows.
-  std::optional<OpBuilder::InsertionGuard> consumers;
+  std::optional<OpBuilder::InsertionGuard> consumerGuard;
   if (ws) {
     auto role = kb.create<scf::IfOp>(
         loc,
         kb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::uge, tid,
-                                 im.c(threads)),
+                                 im.c(consumers)),
         /*withElseRegion=*/true);
-    consumers.emplace(kb);
+    consumerGuard.emplace(kb);
     kb.setInsertionPoint(role.thenBlock()->getTerminator());
     Value first = kb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, tid,
-                                           im.c(threads));
+                                           im.c(consumers));
     kb.create<scf::IfOp>(loc, first, [&](OpBuilder &pb, Location pl) {
       IndexMath pm{pb, pl};
       auto unitLoop = pb.create<scf::ForOp>(
           pl, unitFirst, unitCount, unitStep, ValueRange{pm.c(0)},
           [&](OpBuilder &ub, Location ul, Value u, ValueRange unitG) {
             IndexMath um{ub, ul};
-            TileOrigin origin = unitOrigin(um, u);
+            UnitWork work = unitWork(um, u);
+            const TileOrigin &origin = work.origin;
             auto kLoop = ub.create<scf::ForOp>(
-                ul, um.c(0), kTiles, um.c(1), unitG,
+                ul, um.c(0), work.count, um.c(1), unitG,
                 [&](OpBuilder &lb, Location ll, Value i, ValueRange g) {
                   IndexMath lm{lb, ll};
                   Value slot = lm.rem(g[0], s.stages);
@@ -772,7 +819,7 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
                       ll, bars, lm.add(slot, lm.c(s.stages)), parity);
                   lb.create<nf::MbarrierArriveExpectTxOp>(ll, bars, slot,
                                                           stageBytes);
-                  Value k0 = lm.mul(i, s.tileK);
+                  Value k0 = lm.mul(lm.add(work.kBegin, i), s.tileK);
                   const Product &p = pk.product;
                   tmaStage(lb, ll, a, pk.mapA, bars, slot,
                            lm.mul(slot, a.stageElements()), origin.batch,
@@ -838,29 +885,38 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
   // the barriers and warp operations inside). With TMA they carry the
   // parity each stage's mbarrier waits for next (bit st of `phases`); warp
   // specialized, the count of the block's K tiles before the unit's.
+  // In teams, team w takes the block's units w, w + 2, ... (uniform in the
+  // team), whose K tiles come after those of the other team's units
+  // before them.
+  // A team's K loops take turns with the other's (CUTLASS's ordered
+  // barrier): a team waits on its `order` mbarrier until the other has
+  // waited for every K tile of its last unit, which it says by arriving
+  // there after its K loop. So every K tile before a team's first has
+  // landed when it waits for that one's stage: a parity wait cannot see
+  // a phase two before the one it waits for as done. The first team's
+  // first wait is for none (parity 1), the second's for the first team's
+  // first K loop; the parity carried flips each unit.
   SmallVector<Value> unitCarried;
   if (tma)
-    unitCarried.push_back(im.c(0));
+    unitCarried.push_back(
+        pp ? im.mul(team, split ? unitWork(im, unitFirst).count : kTiles)
+           : im.c(0));
+  if (pp)
+    unitCarried.push_back(kb.create<arith::SelectOp>(
+        loc,
+        kb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, team, im.c(0)),
+        im.c(1), im.c(0)));
+  Value teamFirst = pp ? im.madd(team, unitStep, unitFirst) : unitFirst;
   kb.create<scf::ForOp>(
-      loc, unitFirst, unitCount, unitStep, unitCarried,
+      loc, teamFirst, unitCount, pp ? im.mul(unitStep, 2) : unitStep,
+      unitCarried,
       [&](OpBuilder &tb, Location tl, Value u, ValueRange unitPhases) {
         IndexMath tm{tb, tl};
-        Value range = split ? tm.div(u, tiles) : Value();
-        Value t = split ? tm.rem(u, tiles) : u;
-        TileOrigin origin = unitOrigin(tm, t);
-        Value batch = origin.batch, m0 = origin.m0, n0 = origin.n0;
-        // The unit's K tiles [kBegin, kEnd), and its K indices below
-        // kLimit.
-        Value kBegin = tm.c(0), kEnd = kTiles, kLimit = pk.sizes[kK];
-        if (split) {
-          kBegin = tm.mul(range, perSplit);
-          kEnd = tb.create<arith::MaxUIOp>(
-              tl, kBegin,
-              tb.create<arith::MinUIOp>(tl, kTiles, tm.add(kBegin, perSplit)));
-          kLimit = tb.create<arith::MinUIOp>(tl, pk.sizes[kK],
-                                             tm.mul(kEnd, s.tileK));
-        }
-        Value count = split ? tm.sub(kEnd, kBegin) : kTiles;
+        UnitWork work = unitWork(tm, u);
+        Value range = work.range, kBegin = work.kBegin, kLimit = work.kLimit,
+              count = work.count;
+        Value batch = work.origin.batch, m0 = work.origin.m0,
+              n0 = work.origin.n0;
         Value kFirst = tm.mul(kBegin, s.tileK);
         SteadyCopies aSc, bSc;
         if (aSteady)
@@ -935,6 +991,9 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
         SmallVector<Value> initial(wgmma ? fragsM : fragsM * fragsN, zero);
         initial.push_back(token);
         initial.push_back(ws ? tm.rem(token, s.stages) : tm.c(0));
+        if (pp)
+          tb.create<nf::MbarrierWaitOp>(tl, bars, tm.add(team, tm.c(order)),
+                                        unitPhases.back());
         auto kLoop = tb.create<scf::ForOp>(
             tl, tm.c(0), count, tm.c(1), initial,
             [&](OpBuilder &lb, Location ll, Value i, ValueRange carried) {
@@ -1065,6 +1124,10 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
               acc.push_back(nextSlot);
               lb.create<scf::YieldOp>(ll, acc);
             });
+        // In teams, the other team's turn at the K loop.
+        if (pp)
+          tb.create<nf::MbarrierArriveOp>(
+              tl, bars, tm.sub(tm.c(order + 1), team), /*rank=*/Value());
         // The copies still in flight (zeros past K) land before the next
         // tile's copies, and every warp is done with the stages. (Every
         // TMA load was waited for: none goes past the unit's tiles.)
@@ -1081,12 +1144,27 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
         }
         // Warp specialized: the last K tile's stage is empty too (the
         // stages are not the result's); elsewhere the result reuses them.
-        // The consumers meet at named barrier 1 where the block would.
+        // The consumers meet at named barrier 1 where the block would (team
+        // w at barrier 1 + w).
         auto blockBarrier = [&](OpBuilder &xb, Location xl) {
-          if (ws)
-            xb.create<nf::NamedBarrierOp>(xl, 1, threads);
-          else
+          if (!ws) {
             xb.create<gpu::BarrierOp>(xl);
+            return;
+          }
+          if (!pp) {
+            xb.create<nf::NamedBarrierOp>(xl, 1, threads);
+            return;
+          }
+          auto which = xb.create<scf::IfOp>(
+              xl,
+              xb.create<arith::CmpIOp>(xl, arith::CmpIPredicate::eq, team,
+                                       IndexMath{xb, xl}.c(0)),
+              /*withElseRegion=*/true);
+          OpBuilder::InsertionGuard guard(xb);
+          xb.setInsertionPoint(which.thenBlock()->getTerminator());
+          xb.create<nf::NamedBarrierOp>(xl, 1, threads);
+          xb.setInsertionPoint(which.elseBlock()->getTerminator());
+          xb.create<nf::NamedBarrierOp>(xl, 2, threads);
         };
         if (ws) {
           releaseBefore(tb, tl, count, kLoop.getResults().back());
@@ -1146,7 +1224,11 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
             Value physical =
                 xm.b.create<arith::XOrIOp>(xm.loc, logical, xm.rem(line, 8));
             Value at = xm.madd(line, lineLength, xm.mul(physical, chunk));
-            return stagingBase ? xm.add(at, xm.c(stagingBase)) : at;
+            if (!stagingBase)
+              return at;
+            return xm.add(
+                at, pp ? xm.madd(team, s.tileM * s.tileN, xm.c(stagingBase))
+                       : xm.c(stagingBase));
           };
           // ... and of element (tileRow, tileCol) of the tile.
           auto stagedAt = [&](IndexMath &xm, Value tileRow, Value tileCol) {
@@ -1206,7 +1288,7 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
             auto runType = VectorType::get({run}, element);
             int64_t lineRuns = lineLength / run, perChunk = chunk / run;
             for (int64_t q = 0; q < lines * lineRuns / threads; ++q) {
-              Value e = tm.add(tid, tm.c(q * threads));
+              Value e = tm.add(teamTid, tm.c(q * threads));
               Value line = tm.div(e, lineRuns), piece = tm.rem(e, lineRuns);
               Value first = tm.mul(piece, run);
               Value row = tm.add(m0, stagedRows ? line : first);
@@ -1252,7 +1334,15 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
         }
         SmallVector<Value> phases;
         if (tma)
-          phases.push_back(kLoop.getResults().end()[-2]);
+          // In teams, past the other team's unit (u + unitStep) too.
+          phases.push_back(
+              pp ? tm.add(kLoop.getResults().end()[-2],
+                          split ? unitWork(tm, tm.add(u, unitStep)).count
+                                : kTiles)
+                 : kLoop.getResults().end()[-2]);
+        if (pp)
+          phases.push_back(
+              tb.create<arith::XOrIOp>(tl, unitPhases.back(), tm.c(1)));
         tb.create<scf::YieldOp>(tl, phases);
       });
 }

@@ -1029,6 +1029,8 @@ std::string TiledProductSchedule::str() const {
     text += " warp-specialized";
   if (multicast)
     text += " multicast";
+  if (pingpong)
+    text += " pingpong";
   if (splitK > 1)
     text += " split-k=" + n(splitK);
   if (splitKMax > 0)
@@ -1054,24 +1056,38 @@ std::string TiledProductSchedule::TensorCoreTile::str() const {
   return n(tileM) + "x" + n(tileN) + "x" + n(tileK) + "/" + n(stages) + "/" +
          n(warpsM) + "x" + n(warpsN) + (wgmma ? "/wgmma" : "") +
          (tma ? "/tma" : "") + (warpSpecialized ? "/ws" : "") +
-         (multicast ? "/mc" : "");
+         (multicast ? "/mc" : "") + (pingpong ? "/pp" : "");
 }
 
 std::optional<TiledProductSchedule::TensorCoreTile>
 TiledProductSchedule::TensorCoreTile::parse(llvm::StringRef text) {
   SmallVector<llvm::StringRef> parts, dims;
   text.split(parts, '/');
-  bool wgmma = parts.size() >= 4 && parts[3] == "wgmma";
-  bool tma = wgmma && parts.size() >= 5 && parts[4] == "tma";
-  bool ws = tma && parts.size() >= 6 && parts[5] == "ws";
-  bool mc = ws && parts.size() == 7 && parts[6] == "mc";
-  if (parts.size() != 3 && !(wgmma && parts.size() == 4) &&
-      !(tma && parts.size() == 5) && !(ws && parts.size() == 6) && !mc)
+  if (parts.size() < 3)
     return std::nullopt;
+  // The kernel's words after the counts, in this order, each needing the
+  // one before it ("pp" the "ws", with or without "mc").
+  TensorCoreTile t;
+  struct Word {
+    const char *name;
+    bool *flag;
+    bool *needs;
+  } words[] = {{"wgmma", &t.wgmma, nullptr},
+               {"tma", &t.tma, &t.wgmma},
+               {"ws", &t.warpSpecialized, &t.tma},
+               {"mc", &t.multicast, &t.warpSpecialized},
+               {"pp", &t.pingpong, &t.warpSpecialized}};
+  size_t next = 0;
+  for (llvm::StringRef part : llvm::ArrayRef(parts).drop_front(3)) {
+    while (next < std::size(words) && part != words[next].name)
+      ++next;
+    if (next == std::size(words) || (words[next].needs && !*words[next].needs))
+      return std::nullopt;
+    *words[next++].flag = true;
+  }
   parts[0].split(dims, 'x');
   parts[2].split(dims, 'x');
   dims.insert(dims.begin() + 3, parts[1]);
-  TensorCoreTile t;
   int64_t *fields[] = {&t.tileM,  &t.tileN,  &t.tileK,
                        &t.stages, &t.warpsM, &t.warpsN};
   if (dims.size() != std::size(fields))
@@ -1079,10 +1095,6 @@ TiledProductSchedule::TensorCoreTile::parse(llvm::StringRef text) {
   for (auto [dim, field] : llvm::zip(dims, fields))
     if (dim.getAsInteger(10, *field) || *field < 1)
       return std::nullopt;
-  t.wgmma = wgmma;
-  t.tma = tma;
-  t.warpSpecialized = ws;
-  t.multicast = mc;
   return t;
 }
 
@@ -1097,6 +1109,7 @@ void TiledProductSchedule::setTensorCoreTile(const TensorCoreTile &t) {
   tma = t.tma;
   warpSpecialized = t.warpSpecialized;
   multicast = t.multicast;
+  pingpong = t.pingpong;
 }
 
 TiledProductSchedule TiledProductSchedule::withSmallTile() const {
@@ -1129,13 +1142,18 @@ tensorCoreTileOverride(const GpuTarget &target, int64_t elementBytes) {
   const char *env = std::getenv("NF_CUDA_TENSOR_CORE_TILE");
   if (!env || !*env)
     return std::nullopt;
+  std::optional<TiledProductSchedule::TensorCoreTile> tile =
+      TiledProductSchedule::TensorCoreTile::parse(env);
   TiledProductSchedule s;
-  if (parseTensorCoreTile(env, target, s, elementBytes))
-    return s;
-  llvm::errs() << "normfuse: ignoring NF_CUDA_TENSOR_CORE_TILE=" << env
-               << " (MxNxK/stages/WMxWN of whole warp fragments, within the "
-               << target.sharedBytesPerBlock / 1024 << " KiB of shared "
-               << "memory a block of " << target.name() << " may have)\n";
+  std::string why = "not MxNxK/stages/WMxWN[/wgmma[/tma[/ws[/mc][/pp]]]]";
+  if (tile) {
+    s.setTensorCoreTile(*tile);
+    why = checkTensorCoreTile(s, elementBytes, target);
+    if (why.empty())
+      return s;
+  }
+  llvm::errs() << "normfuse: ignoring NF_CUDA_TENSOR_CORE_TILE=" << env << " ("
+               << why << ")\n";
   return std::nullopt;
 }
 
@@ -1174,9 +1192,13 @@ TiledProductSchedule cuda::selectTiledProductSchedule(const ProductShape &p,
     else if (large && m != ShapedType::kDynamic && m <= 64)
       s.tileM = 64;
     s.minBlocksPerMultiprocessor = 1;
+    bool known = !ShapedType::isDynamic(batch) && !ShapedType::isDynamic(m) &&
+                 !ShapedType::isDynamic(n) && !ShapedType::isDynamic(k);
+    // The tuning tile: for every product of known sizes (few tiles split K
+    // below), and large ones of sizes known at launch.
     if (std::optional<TiledProductSchedule> o =
             tensorCoreTileOverride(target, elementBytes);
-        o && large)
+        o && (large || known))
       s.setTensorCoreTile(o->tensorCoreTile());
     // Fewer stages where a block of the target has less shared memory.
     auto fitStages = [&](int64_t &stages, int64_t tileM, int64_t tileN,
@@ -1188,8 +1210,6 @@ TiledProductSchedule cuda::selectTiledProductSchedule(const ProductShape &p,
     fitStages(s.stages, s.tileM, s.tileN, s.tileK);
     // Few tiles over a long K (inference: a few hundred tokens through a
     // wide layer): K split so that the blocks fill the device.
-    bool known = !ShapedType::isDynamic(batch) && !ShapedType::isDynamic(m) &&
-                 !ShapedType::isDynamic(n) && !ShapedType::isDynamic(k);
     if (!known) {
       // Sizes known only at launch (a dynamic count of tokens): K is split
       // then, by the same rule, where the tiles are too few.
@@ -1207,8 +1227,11 @@ TiledProductSchedule cuda::selectTiledProductSchedule(const ProductShape &p,
         s.smallTileBelow = target.multiprocessors;
       }
     } else if (!large && batch * m * n > 0) {
-      s.splitK = staticSplitK(batch * tiles(m, 64) * tiles(n, 64),
-                              tiles(k, s.tileK), kSplitKMinTiles, target);
+      // Ranges of at least kSplitKMinTiles K tiles of 32 (of the tile's
+      // K tiles, where a tuning tile's are wider).
+      s.splitK = staticSplitK(
+          batch * tiles(m, s.tileM) * tiles(n, s.tileN), tiles(k, s.tileK),
+          std::max<int64_t>(1, kSplitKMinTiles * 32 / s.tileK), target);
       // Each thread sums neighbouring columns where they are consecutive
       // in the result.
       if (s.splitK > 1)

@@ -655,6 +655,7 @@ cuda::parseTiledProductSchedule(llvm::StringRef text, std::string &error) {
                : word == "tma"              ? &s.tma
                : word == "warp-specialized" ? &s.warpSpecialized
                : word == "multicast"        ? &s.multicast
+               : word == "pingpong"         ? &s.pingpong
                                             : nullptr;
       },
       [&](llvm::StringRef key) {
@@ -693,6 +694,13 @@ std::string cuda::checkTensorCoreTile(const TiledProductSchedule &s,
       wm < 1 || wn < 1 || wm * wn > 16 || s.stages < 2 || s.stages > 8)
     return "tiles of 16 to 256 rows and columns and 16 to 128 of K, at most "
            "16 warps and 2 to 8 stages";
+  // (Warp specialized, a producer warpgroup beside one or two teams.)
+  int64_t blockThreads =
+      GpuTarget::kWarpSize * wm * wn * s.teams() +
+      (s.warpSpecialized ? TiledProductSchedule::kProducerThreads : 0);
+  if (blockThreads > GpuTarget::kMaxThreadsPerBlock)
+    return "blocks of " + count(blockThreads) + " threads (at most " +
+           count(GpuTarget::kMaxThreadsPerBlock) + ")";
   // Warp parts of whole m16 fragments and pairs of n8 fragments; K steps
   // of two 16-byte chunks (16 of f16, 8 of f32); every thread copies whole
   // 16-byte chunks of each stage.
@@ -740,14 +748,17 @@ std::string cuda::checkTensorCoreTile(const TiledProductSchedule &s,
     return "16-byte chunks of a stage that " + count(threads) +
            " threads do not share evenly";
   // (With TMA, an 8-byte mbarrier a stage beside them, two when warp
-  // specialized, and the result tile's own buffer.)
-  int64_t bytes = s.stages * ((tm + tn) * tk * elementBytes +
-                              (s.tma ? 8 : 0) * (s.warpSpecialized ? 2 : 1));
+  // specialized, and the result tile's own buffer; in teams, a buffer and
+  // an mbarrier a team.)
+  int64_t stageBytes = (tm + tn) * tk * elementBytes +
+                       (s.tma ? 8 : 0) * (s.warpSpecialized ? 2 : 1);
+  int64_t teams = s.teams();
   int64_t staging = s.warpSpecialized ? tm * tn * elementBytes : 0;
-  if (bytes + staging > target.sharedBytesPerBlock)
-    return count(s.stages) + " stages of " + count(bytes / s.stages) +
-           " bytes" +
-           (staging ? " and a result tile of " + count(staging) + " bytes"
+  if (s.stages * stageBytes + teams * staging + (teams > 1 ? 8 * teams : 0) >
+      target.sharedBytesPerBlock)
+    return count(s.stages) + " stages of " + count(stageBytes) + " bytes" +
+           (staging ? " and a result tile of " + count(staging) + " bytes" +
+                          (teams > 1 ? " a team" : "")
                     : std::string()) +
            " (a block of " + target.name() + " has " +
            count(target.sharedBytesPerBlock) + ")";
@@ -831,6 +842,9 @@ std::string cuda::checkTiledProductSchedule(const TiledProductSchedule &s,
     if (s.warpSpecialized && !s.tma)
       return "warp-specialized without tma (its producer warpgroup issues "
              "TMA loads)";
+    if (s.pingpong && !s.warpSpecialized)
+      return "pingpong without warp-specialized (its producer warpgroup "
+             "feeds the two teams in turns)";
     if (s.multicast && !s.warpSpecialized)
       return "multicast without warp-specialized (the clusters' producer "
              "warpgroups share B's tiles)";

@@ -154,6 +154,7 @@ static LogicalResult printCost(ModuleOp module, ArrayRef<std::string> archs,
     return failure();
   // Registers from ptxas where NVRTC is at hand and the target is real.
   llvm::StringMap<int64_t> registers;
+  std::vector<std::pair<std::string, int64_t>> spills;
   std::string from;
   bool hasKernels = false;
   module.walk([&](gpu::GPUFuncOp) { hasKernels = true; });
@@ -171,8 +172,11 @@ static LogicalResult printCost(ModuleOp module, ArrayRef<std::string> archs,
     std::map<std::string, normfuse::runtime::Nvrtc::KernelResources> res;
     if (!nvrtc->kernelResources(source, target->arch, res, error))
       return emitError(module.getLoc()) << error;
-    for (const auto &[name, r] : res)
+    for (const auto &[name, r] : res) {
       registers[name] = r.registers;
+      if (r.spillBytes)
+        spills.emplace_back(name, r.spillBytes);
+    }
     from = "from ptxas (" + nvrtc->version() + ", " + target->arch + ")";
   }
   FailureOr<std::vector<FunctionCost>> costs =
@@ -180,6 +184,10 @@ static LogicalResult printCost(ModuleOp module, ArrayRef<std::string> archs,
   if (failed(costs))
     return failure();
   printGpuCost(*costs, *target, from, os);
+  // A kernel that spills moves local memory the table does not count.
+  for (const auto &[name, bytes] : spills)
+    os << "spills: " << name << " " << bytes
+       << " bytes of local memory stored and loaded (ptxas)\n";
   return success();
 }
 

@@ -4,7 +4,8 @@
 // accumulators than registers hold, K tiles whose rows are not one
 // swizzle, too few stages to copy one ahead, tf32, a warp-specialized
 // kernel without TMA or past shared memory, multicast without it or of a
-// tile too narrow to halve.
+// tile too narrow to halve, two teams (pingpong) without it, past shared
+// memory (a staging buffer a team) or past 1024 threads.
 // RUN: nf-opt %s --nf-choose-gpu-schedules=arch=sm_90a -split-input-file -verify-diagnostics
 
 func.func @warps_not_whole_warpgroups(%a: tensor<256x256xf16>) -> tensor<256x256xf16> {
@@ -87,5 +88,31 @@ func.func @multicast_without_warp_specialized(%a: tensor<256x256xf16>) -> tensor
 func.func @multicast_of_a_64_column_tile(%a: tensor<256x256xf16>) -> tensor<256x256xf16> {
   // expected-error @+1 {{multicast halves of 64 columns (a multiple of 128: boxes of 64 a block)}}
   %c = nf.matmul %a, %a {nf.gpu_schedule = "tensor-core-product tile=128x64x32 warps=4x1 stages=3 wgmma tma warp-specialized multicast"} : tensor<256x256xf16>, tensor<256x256xf16> -> tensor<256x256xf16>
+  return %c : tensor<256x256xf16>
+}
+
+// -----
+
+// Pingpong: two teams of consumers in a warp-specialized block, each with
+// its own staging buffer.
+func.func @pingpong_without_warp_specialized(%a: tensor<256x256xf16>) -> tensor<256x256xf16> {
+  // expected-error @+1 {{pingpong without warp-specialized (its producer warpgroup feeds the two teams in turns)}}
+  %c = nf.matmul %a, %a {nf.gpu_schedule = "tensor-core-product tile=128x128x32 warps=4x1 stages=3 wgmma tma pingpong"} : tensor<256x256xf16>, tensor<256x256xf16> -> tensor<256x256xf16>
+  return %c : tensor<256x256xf16>
+}
+
+// -----
+
+func.func @pingpong_staging_past_shared_memory(%a: tensor<256x256xf16>) -> tensor<256x256xf16> {
+  // expected-error @+1 {{3 stages of 49168 bytes and a result tile of 65536 bytes a team (a block of h100-sxm has 232448)}}
+  %c = nf.matmul %a, %a {nf.gpu_schedule = "tensor-core-product tile=128x256x64 warps=8x1 stages=3 wgmma tma warp-specialized pingpong"} : tensor<256x256xf16>, tensor<256x256xf16> -> tensor<256x256xf16>
+  return %c : tensor<256x256xf16>
+}
+
+// -----
+
+func.func @pingpong_past_1024_threads(%a: tensor<256x256xf16>) -> tensor<256x256xf16> {
+  // expected-error @+1 {{blocks of 1152 threads (at most 1024)}}
+  %c = nf.matmul %a, %a {nf.gpu_schedule = "tensor-core-product tile=256x128x16 warps=16x1 stages=3 wgmma tma warp-specialized pingpong"} : tensor<256x256xf16>, tensor<256x256xf16> -> tensor<256x256xf16>
   return %c : tensor<256x256xf16>
 }

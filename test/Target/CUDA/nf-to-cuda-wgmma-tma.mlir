@@ -25,6 +25,13 @@
 // to both blocks (mask 3) after loading its A, waits after its last tile
 // until every stage is empty, and each consumer releases a stage in its
 // block and in the other (rank bid % 2 ^ 1).
+// In two teams (`pingpong` after `warp-specialized`): 384 threads, the
+// producer from thread 256; two staging buffers of 64 x 128 past the 3
+// stages of 6144 elements (the mbarriers at byte 69632); an `order`
+// mbarrier a team (128 arrivals) past the full and empty ones. A team
+// waits on its own before its K loop and arrives on the other's after it
+// (index 2 * stages + 1 - team), and meets at named barrier 1 (team 0) or
+// 2 (team 1).
 // RUN: nf-translate --nf-to-cuda --cuda-arch=sm_90a %s | FileCheck %s
 
 // CHECK-LABEL: // mlp_matmul: tensor-core-product tile=128x128x32 warps=4x1 stages=3 wgmma tma
@@ -112,6 +119,34 @@ func.func @m0(%a: tensor<0x64xf16>, %b: tensor<64x64xf16>) -> tensor<0x64xf16> {
 }
 func.func @ws(%a: tensor<200x72xf16>, %b: tensor<72x136xf16>) -> tensor<200x136xf16> {
   %p = nf.matmul %a, %b {nf.gpu_schedule = "tensor-core-product tile=128x128x32 warps=4x1 stages=3 wgmma tma warp-specialized"} : tensor<200x72xf16>, tensor<72x136xf16> -> tensor<200x136xf16>
+  return %p : tensor<200x136xf16>
+}
+
+// CHECK-LABEL: // pp_matmul: tensor-core-product tile=64x128x32 warps=4x1 stages=3 wgmma tma warp-specialized pingpong
+// CHECK-NEXT: extern "C" __global__ void __launch_bounds__(384, 1) pp_matmul(
+// CHECK: long long *const s1 = reinterpret_cast<long long *>(nf_smem + 69632);
+// CHECK-COUNT-3: nf_mbarrier_init((s1 + v{{[0-9]+}}), 1u);{{[[:space:]]+}}nf_mbarrier_init((s1 + v{{[0-9]+}}), 128u);
+// CHECK-NEXT: nf_mbarrier_init((s1 + v{{[0-9]+}}), 128u);
+// CHECK-NEXT: nf_mbarrier_init((s1 + v{{[0-9]+}}), 128u);
+// CHECK-NEXT: nf_mbarrier_init_fence();
+// CHECK: bool [[PRODUCER:v[0-9]+]] = (unsigned)v{{[0-9]+}} >= (unsigned)[[C256:v[0-9]+]];
+// CHECK: } else {
+// CHECK: bool [[FIRST_TEAM:v[0-9]+]] = [[TEAM:v[0-9]+]] == v{{[0-9]+}};
+// CHECK: for (
+// CHECK: int [[MINE:v[0-9]+]] = [[TEAM]] + v{{[0-9]+}};
+// CHECK-NEXT: nf_mbarrier_wait((s1 + [[MINE]]), unsigned(v{{[0-9]+}}));
+// CHECK: for (
+// CHECK: nf_wgmma_wait<1>();
+// CHECK: int [[OTHERS:v[0-9]+]] = v{{[0-9]+}} - [[TEAM]];
+// CHECK-NEXT: nf_mbarrier_arrive((s1 + [[OTHERS]]));
+// CHECK-NEXT: nf_wgmma_wait<0>();
+// CHECK: if ([[FIRST_TEAM]]) {
+// CHECK-NEXT: nf_named_barrier(1, 128);
+// CHECK-NEXT: } else {
+// CHECK-NEXT: nf_named_barrier(2, 128);
+// CHECK: NF_SIM_ENTRY(pp_matmul)
+func.func @pp(%a: tensor<200x72xf16>, %b: tensor<72x136xf16>) -> tensor<200x136xf16> {
+  %p = nf.matmul %a, %b {nf.gpu_schedule = "tensor-core-product tile=64x128x32 warps=4x1 stages=3 wgmma tma warp-specialized pingpong"} : tensor<200x72xf16>, tensor<72x136xf16> -> tensor<200x136xf16>
   return %p : tensor<200x136xf16>
 }
 

@@ -723,21 +723,23 @@ struct TiledProductSchedule {
   /// `stages` K tiles in flight ("MxNxK/stages/WMxWN").
   struct TensorCoreTile {
     int64_t tileM = 0, tileN = 0, tileK = 0, warpsM = 0, warpsN = 0, stages = 0;
-    bool wgmma = false, tma = false, warpSpecialized = false, multicast = false;
+    bool wgmma = false, tma = false, warpSpecialized = false, multicast = false,
+         pingpong = false;
     bool empty() const { return tileM == 0; }
     /// "MxNxK/stages/WMxWN", then "/wgmma" for warpgroup MMAs,
     /// "/wgmma/tma" for those fed by TMA loads, "/wgmma/tma/ws" for
-    /// those fed by a producer warpgroup's TMA loads and "/wgmma/tma/ws/mc"
-    /// for those in clusters of two that share B's tiles.
+    /// those fed by a producer warpgroup's TMA loads, "/wgmma/tma/ws/mc"
+    /// for those in clusters of two that share B's tiles, and "/pp" after
+    /// "/ws" or "/ws/mc" for two consumer teams taking turns.
     std::string str() const;
-    /// The tile `text` ("MxNxK/stages/WMxWN[/wgmma[/tma[/ws[/mc]]]]", positive
-    /// counts) says, if any.
+    /// The tile `text` ("MxNxK/stages/WMxWN[/wgmma[/tma[/ws[/mc][/pp]]]]",
+    /// positive counts) says, if any.
     static std::optional<TensorCoreTile> parse(llvm::StringRef text);
   };
   /// This schedule's tile, warps and stages.
   TensorCoreTile tensorCoreTile() const {
-    return {tileM,  tileN, tileK, warpsM,          warpsN,
-            stages, wgmma, tma,   warpSpecialized, multicast};
+    return {tileM, tileN, tileK,           warpsM,    warpsN,  stages,
+            wgmma, tma,   warpSpecialized, multicast, pingpong};
   }
   void setTensorCoreTile(const TensorCoreTile &t);
   /// TensorCore only, where K is split at launch (sizes known only then):
@@ -763,11 +765,12 @@ struct TiledProductSchedule {
   /// canonical swizzled layouts, and `stages` - 2 K tiles are copied ahead.
   bool wgmma = false;
   /// With `wgmma`, where both operands are dense matrices whose rows are
-  /// whole 16-byte chunks (a matmul's, its sizes static) and the product
-  /// has one kernel (no split K): one thread stages each K tile by TMA
-  /// loads (cp.async.bulk.tensor, the boxes landing in wgmma's swizzled
-  /// layouts, zeros past M, N and K) that complete on an mbarrier per
-  /// stage, rather than every thread by cp.async. Elsewhere cp.async.
+  /// whole 16-byte chunks (a matmul's, its sizes static) and K is not
+  /// split at launch (a `split-k` is, each range's K tiles loaded so; not
+  /// in clusters, which have no split): one thread stages each K tile by
+  /// TMA loads (cp.async.bulk.tensor, the boxes landing in wgmma's
+  /// swizzled layouts, zeros past M, N and K) that complete on an mbarrier
+  /// per stage, rather than every thread by cp.async. Elsewhere cp.async.
   bool tma = false;
   /// With `tma` (where TMA loads stage the operands; elsewhere the block is
   /// the tma kernel's): a warp-specialized kernel. A fifth warpgroup (the
@@ -792,6 +795,16 @@ struct TiledProductSchedule {
   /// the module is loaded: fewer than its blocks over two where its GPCs
   /// have odd counts of SMs), each looping over pairs of tiles.
   bool multicast = false;
+  /// With `warpSpecialized` (and where it applies): two teams of consumer
+  /// warps (warpsM x warpsN each), each owning a whole tile, take the
+  /// block's work units in turns (CUTLASS's "ping-pong"): the producer
+  /// loads the units' K tiles in order, so one team's K loop runs while
+  /// the other stores its tile through its own staging buffer and named
+  /// barrier, and the tensor cores do not wait for the epilogue. Each
+  /// stage is released by the one team that read it.
+  bool pingpong = false;
+  /// Consumer teams of a warp-specialized kernel: 2 with `pingpong`.
+  int64_t teams() const { return warpSpecialized && pingpong ? 2 : 1; }
   /// Rows of output tiles walked together (tileOrigin): the blocks running
   /// at once share the panels of A and B they read in L2.
   int64_t tileGroupRows = 8;
@@ -808,13 +821,13 @@ struct TiledProductSchedule {
   static constexpr int64_t kProducerThreads = 4 * GpuTarget::kWarpSize;
   int64_t blockSize() const {
     return kind == Kind::TensorCore
-               ? GpuTarget::kWarpSize * warpsM * warpsN +
+               ? GpuTarget::kWarpSize * warpsM * warpsN * teams() +
                      (warpSpecialized ? kProducerThreads : 0)
                : (tileM / threadM) * (tileN / threadN);
   }
   /// "tiled-product tile=128x128x8 thread=8x8", "tensor-core-product
   /// tile=128x128x32 warps=2x2 stages=3 [tf32 | wgmma [tma
-  /// [warp-specialized [multicast]]]] [split-k=3 |
+  /// [warp-specialized [multicast] [pingpong]]]] [split-k=3 |
   /// split-k-max=16 split-k-blocks=264 split-k-min-tiles=8
   /// [small-tile=64x64x32/3/2x2 small-tile-below=132]] [finish-block=256
   /// finish-vector=4 finish-min-blocks-per-sm=4]" (the finish where K may be
