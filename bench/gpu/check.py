@@ -222,10 +222,31 @@ def run_case(args, ops, case, package, workdir, extra=(), timeout=120):
     return None, worst, bench
 
 
+def kernel_kind(case):
+    """A case's kernel kind: its family, and a wgmma case's tile kind
+    ("matmul wgmma_ws": bench/gpu/cases.py's suffixes)."""
+    return case.family + re.sub(r".*(_wgmma\w*)$|.*", r"\1", case.name)
+
+
+def sanitized_cases(cases, passed):
+    """The cases the sanitizers run: of each kernel kind, the smallest
+    whose name is in `passed` (any, where `passed` is empty)."""
+    chosen = {}
+    for c in cases:
+        if passed and c.name not in passed:
+            continue
+        size = sum(math.prod(s) for s, _, _ in c.inputs)
+        kind = kernel_kind(c)
+        if kind not in chosen or size < chosen[kind][0]:
+            chosen[kind] = (size, c)
+    return [c for _, c in chosen.values()]
+
+
 def sanitize(args, ops, cases) -> int:
-    """compute-sanitizer memcheck and racecheck on one case per family: its
-    smallest that passed (the odd sizes, where bounds go wrong), in
-    parallel; records appended to --jsonl."""
+    """compute-sanitizer memcheck and racecheck on one case per kernel kind
+    (kernel_kind: each wgmma kernel is its own): its smallest that passed
+    (the odd sizes, where bounds go wrong), in parallel; records appended
+    to --jsonl."""
     import concurrent.futures
     passed = set()
     if os.path.exists(args.sanitize_from):
@@ -236,13 +257,7 @@ def sanitize(args, ops, cases) -> int:
                 continue
             if r.get("ok"):
                 passed.add(r["case"])
-    chosen = {}
-    for c in cases:
-        if passed and c.name not in passed:
-            continue
-        size = sum(math.prod(s) for s, _, _ in c.inputs)
-        if c.family not in chosen or size < chosen[c.family][0]:
-            chosen[c.family] = (size, c)
+    chosen = sanitized_cases(cases, passed)
     jsonl = open(args.jsonl, "a") if args.jsonl else None
     failures = 0
 
@@ -263,7 +278,7 @@ def sanitize(args, ops, cases) -> int:
         return record
 
     with concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)) as pool:
-        for record in pool.map(one, [c for _, c in chosen.values()]):
+        for record in pool.map(one, chosen):
             failures += not record["ok"]
             if jsonl:
                 jsonl.write(json.dumps(record) + "\n")
@@ -331,9 +346,6 @@ def main() -> int:
     # timed out in, with that case: a kernel that never finishes would
     # take the rest of the time box case by case.
     hung = {}
-
-    def kernel_kind(case):
-        return case.family + re.sub(r".*(_wgmma\w*)$|.*", r"\1", case.name)
 
     with tempfile.TemporaryDirectory() as workdir:
         for case in cases:

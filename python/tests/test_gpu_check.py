@@ -3,7 +3,8 @@ as timed out after --case-timeout-s, and the later cases of the same kernel
 (its family and wgmma tile kind) as skipped, saying which case timed out,
 while another kind's cases still run; a case cut short by the check's own
 time box is no sign of a hang. The "tool" here is a script that never
-returns, so no package, GPU or simulator is needed."""
+returns, so no package, GPU or simulator is needed. The sanitizers take
+one case of each kernel kind."""
 
 import json
 import os
@@ -53,3 +54,25 @@ def test_a_case_the_time_box_cuts_short_is_not_taken_for_a_hang(tmp_path):
     assert sorted(v.startswith("the check's time box ran out after ") for v in got.values()) == [
         False, False, True], got
     assert all(v.startswith("the check's time box ran out") for v in got.values()), got
+
+
+def test_the_sanitizers_take_the_smallest_passed_case_of_each_kernel_kind():
+    # Of the package cases (bench/gpu/cases.py): every wgmma kernel (the
+    # cp.async, TMA, warp-specialized, multicast and pingpong ones) is its
+    # own kind, each sanitized once, on its smallest case that passed.
+    sys.path.insert(0, str(CHECK.parent))
+    import cases
+    import check
+    every = [c for c in cases.all_cases() if c.family == "matmul wgmma"]
+    kinds = {check.kernel_kind(c) for c in every}
+    assert kinds == {"matmul wgmma" + s for s in ("_wgmma", "_wgmma_tma", "_wgmma_ws", "_wgmma_mc",
+                                                 "_wgmma_pp")}
+    chosen = check.sanitized_cases(every, set())
+    assert sorted(c.name for c in chosen) == sorted(
+        f"matmul_bias_gelu_37x{k}_{d}_wgmma{s}"
+        for k, d, s in (("45x70", "f16", ""), ("72x136", "f16", "_tma"), ("72x136", "f16", "_ws"),
+                        ("72x136", "f16", "_mc"), ("72x136", "f16", "_pp")))
+    # Where the smallest failed, the next smallest of its kind.
+    passed = {c.name for c in every} - {"matmul_bias_gelu_37x72x136_f16_wgmma_pp"}
+    chosen = {check.kernel_kind(c): c.name for c in check.sanitized_cases(every, passed)}
+    assert chosen["matmul wgmma_wgmma_pp"] == "matmul_bias_gelu_37x72x136_bf16_wgmma_pp"
