@@ -248,6 +248,22 @@ func.func @f(%a: tensor<448x32xf16>, %b: tensor<32x896xf16>) -> tensor<448x896xf
   %y = nf.matmul %a, %b {nf.gpu_schedule = "tensor-core-product tile=64x128x16 warps=4x1 stages=3 wgmma tma warp-specialized multicast"} : tensor<448x32xf16>, tensor<32x896xf16> -> tensor<448x896xf16>
   return %y : tensor<448x896xf16>
 })mlir",
+                      1e-3, "sm_90a"},
+        // In two teams taking turns: each resident block's teams take its
+        // units in turns (one block: all 49, 25 and 24).
+        ResidencyCase{"matmul_pingpong_f16", R"mlir(
+func.func @f(%a: tensor<448x32xf16>, %b: tensor<32x896xf16>) -> tensor<448x896xf16> {
+  %y = nf.matmul %a, %b {nf.gpu_schedule = "tensor-core-product tile=64x128x16 warps=4x1 stages=3 wgmma tma warp-specialized pingpong"} : tensor<448x32xf16>, tensor<32x896xf16> -> tensor<448x896xf16>
+  return %y : tensor<448x896xf16>
+})mlir",
+                      1e-3, "sm_90a"},
+        // Warp specialized with K split in 2 (the partial sums, then the
+        // finish): 98 units of 49 tiles on the resident blocks.
+        ResidencyCase{"matmul_warp_specialized_split_k_f16", R"mlir(
+func.func @f(%a: tensor<448x64xf16>, %b: tensor<64x896xf16>) -> tensor<448x896xf16> {
+  %y = nf.matmul %a, %b {nf.gpu_schedule = "tensor-core-product tile=64x128x16 warps=4x1 stages=3 wgmma tma warp-specialized split-k=2 finish-block=256 finish-vector=8 finish-min-blocks-per-sm=4"} : tensor<448x64xf16>, tensor<64x896xf16> -> tensor<448x896xf16>
+  return %y : tensor<448x896xf16>
+})mlir",
                       1e-3, "sm_90a"}),
     [](const testing::TestParamInfo<ResidencyCase> &info) {
       return std::string(info.param.name);
