@@ -4,8 +4,8 @@
 Each case is a random f16 or bf16 matmul (M, N and K from 1 up, operands
 transposed or not, with or without a bias and tanh GELU) under a random
 written wgmma schedule that the schedule check accepts: cp.async, TMA,
-warp specialized, in clusters of two (`multicast`), in two teams
-(`pingpong`), with a split K or not, a few blocks looping over many units
+warp specialized (its producer staging by TMA or by cp.async), in
+clusters of two (`multicast`), in two teams (`pingpong`), with a split K or not, a few blocks looping over many units
 (`max-blocks`) or one a unit. `nf-run --target cuda-sim --cuda-arch sm_90a`
 runs it in a random thread order (forward, reverse, shuffled), and its
 result is compared with float64 on the same inputs: within two units in
@@ -37,8 +37,9 @@ SHARED_BYTES = 232448
 def random_schedule(rng):
     """(schedule text, tileM, tileN, multicast) of a kernel the check takes."""
     while True:
-        kind = rng.choice(["cp.async", "tma", "ws", "ws pp", "ws mc", "ws mc pp"])
-        ws, mc, pp = "ws" in kind, "mc" in kind, "pp" in kind
+        kind = rng.choice(["cp.async", "tma", "ws", "tma ws", "ws pp", "tma ws pp",
+                           "tma ws mc", "tma ws mc pp"])
+        tma, ws, mc, pp = "tma" in kind, "ws" in kind, "mc" in kind, "pp" in kind
         wm = 4 if pp else rng.choice([4, 8])
         wn = rng.choice([1, 2])
         tm = rng.choice([64, 128, 256])
@@ -48,16 +49,17 @@ def random_schedule(rng):
         group_m, group_n = tm // (wm // 4), tn // wn
         teams = 2 if pp else 1
         threads = 32 * wm * wn
-        stage = (tm + tn) * tk * 2 + (0 if kind == "cp.async" else 8 * (2 if ws else 1))
+        stage = (tm + tn) * tk * 2 + (8 * (2 if ws else 1) if tma or ws else 0)
         staging = tm * tn * 2 if ws else 0
         if (tm % (64 * (wm // 4)) or tn % wn or group_n not in (64, 128, 256)
                 or group_m // 64 * group_n // 2 > 128 or (mc and tn % 128)
                 or threads * teams + (128 if ws else 0) > 1024
                 or stages * stage + teams * staging + 8 * teams > SHARED_BYTES
-                or (tm * tk // 8) % threads or (tn * tk // 8) % threads):
+                or (tm * tk // 8) % (128 if ws else threads)
+                or (tn * tk // 8) % (128 if ws else threads)):
             continue
         words = [f"tensor-core-product tile={tm}x{tn}x{tk} warps={wm}x{wn} stages={stages} wgmma"]
-        words += ["tma"] if kind != "cp.async" else []
+        words += ["tma"] if tma else []
         words += ["warp-specialized"] if ws else []
         words += ["multicast"] if mc else []
         words += ["pingpong"] if pp else []

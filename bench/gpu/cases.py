@@ -470,6 +470,15 @@ def all_cases() -> List[Case]:
             cases.append(wgmma(matmul_bias_gelu(512, 768, 3072, dtype),
                                "tensor-core-product tile=128x128x64 warps=4x1 stages=4 wgmma tma "
                                "warp-specialized multicast pingpong"))
+            # The convolution warp specialized, its producer gathering by
+            # cp.async (session 23, never run on a GPU), alone and in two
+            # teams.
+            cases.append(wgmma(conv_bias_relu(2, 64, 32, 64, 1, True, dtype),
+                               "tensor-core-product tile=128x64x32 warps=4x1 stages=3 wgmma "
+                               "warp-specialized"))
+            cases.append(wgmma(conv_bias_relu(2, 64, 32, 64, 1, True, dtype),
+                               "tensor-core-product tile=128x64x32 warps=4x1 stages=3 wgmma "
+                               "warp-specialized pingpong"))
         # The group and instance norm gradients: batch 1 NHWC (SD-sized),
         # an odd NCHW one.
         cases.append(group_norm_grad(1, 320, 32, 32, 32, True, dtype))

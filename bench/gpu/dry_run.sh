@@ -22,7 +22,7 @@ start=$(date +%s)
 rm -rf "$work" && mkdir -p "$work"
 
 "$python" "$root/bench/gpu/make_packages.py" --nf-package "$build/bin/nf-package" --out "$work/gpu-check" \
-  --archive '' --filter '^(layer_norm_3x1001_f32|group_norm_nhwc_3x6x5x7_g3_bf16|matmul_bias_gelu_37x45x70_f16_(dynamic|wgmma)|matmul_bias_gelu_37x72x136_f16_wgmma_(tma|ws|mc|pp))$' \
+  --archive '' --filter '^(layer_norm_3x1001_f32|group_norm_nhwc_3x6x5x7_g3_bf16|matmul_bias_gelu_37x45x70_f16_(dynamic|wgmma)|matmul_bias_gelu_37x72x136_f16_wgmma_(tma|ws|mc|pp)|conv_bias_relu_nhwc_2x64x32x32_o64_s1_f16_wgmma_ws)$' \
   > "$work/make_packages.log" 2>&1 || { cat "$work/make_packages.log"; exit 1; }
 "$python" "$root/bench/gpu/make_references.py" --nf-run "$build/bin/nf-run" --nf-package "$build/bin/nf-package" \
   --out "$work/gpu-check/references" --archive '' --jobs 2 \

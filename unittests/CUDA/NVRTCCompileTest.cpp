@@ -1102,6 +1102,31 @@ TEST(NVRTCResourceTest, WarpSpecializedProductHasOneBlockBarrierAtSm90a) {
   EXPECT_EQ(sass.find("LDGSTS"), std::string::npos);
 }
 
+// Warp specialized without TMA (`wgmma warp-specialized`): the producer
+// warpgroup copies every stage by cp.async (LDGSTS), then, its copies
+// landed, fences them for wgmma (FENCE.VIEW.ASYNC.S) and arrives on the
+// stage's full mbarrier (SYNCS.ARRIVE); no TMA, one block barrier, no
+// spills within 168 registers.
+TEST(NVRTCResourceTest, CopyingProducerFeedsWgmmaAtSm90a) {
+  WrittenProduct w = compileWrittenProduct(
+      "tile=128x256x64 warps=8x1 stages=3 wgmma warp-specialized");
+  ASSERT_FALSE(w.source.empty());
+  EXPECT_NE(w.source.find("__launch_bounds__(384, 1)"), std::string::npos);
+  const Compiled &c = w.compiled;
+  ASSERT_TRUE(c.ok) << c.log;
+  EXPECT_LE(registersWithoutSpills(c), 168) << c.log;
+  std::string error, sass = disassemble(c.cubin, error);
+  if (!error.empty())
+    GTEST_SKIP() << error;
+  for (const char *op :
+       {"LDGSTS.E.BYPASS.128", "FENCE.VIEW.ASYNC.S",
+        "SYNCS.ARRIVE.TRANS64.A1T0 ", "SYNCS.PHASECHK.TRANS64.TRYWAIT",
+        "HGMMA.64x256x16.F32 ", "BAR.SYNC.DEFER_BLOCKING 0x1, "})
+    EXPECT_NE(sass.find(op), std::string::npos) << op << " is not in the SASS";
+  EXPECT_EQ(sass.find("UTMALDG"), std::string::npos);
+  EXPECT_EQ(blockBarriers(sass), 1u) << sass;
+}
+
 // Two teams of consumers taking turns (`pingpong`), each a whole 128 x
 // 128 tile (two m64n128 slabs: 128 accumulators a thread), 4 stages and a
 // staging buffer a team: 384 threads within 168 registers and no spills;

@@ -565,15 +565,19 @@ void checkAgainstFloat64(const TensorCoreCase &c, const std::string &schedule,
   EXPECT_EQ(sim->getSource().find("nf_tma_load<") != std::string::npos, c.tma);
   if (c.tma)
     EXPECT_EQ(sim->getSource().find("nf_cp_async<"), std::string::npos);
-  // Warp specialized where TMA loads stage the operands: a producer
-  // warpgroup past the consumer warps (the block's size, below), and the
-  // consumers' named barrier where they stage the result (a split K's
-  // partial sums are stored from the registers).
-  bool ws = c.tma && llvm::StringRef(schedule).contains(" warp-specialized");
+  // Warp specialized: a producer warpgroup past the consumer warps (the
+  // block's size, below; its TMA loads, or its cp.async copies where there
+  // are no tensor maps), and the consumers' named barrier where they stage
+  // the result (not a split K's partial sums, stored from the registers,
+  // nor a matmul's rows that are not whole 16-byte chunks).
+  bool ws = llvm::StringRef(schedule).contains(" warp-specialized");
+  bool staged =
+      c.splitK == 1 && (c.op != Op::Matmul || resultShape(c).back() % 8 == 0);
   EXPECT_EQ(sim->getSource().find("nf_named_barrier(1, ") != std::string::npos,
-            ws && c.splitK == 1);
-  // In clusters of two that share B's tiles: each block multicasts half.
-  bool mc = ws && llvm::StringRef(schedule).contains(" multicast");
+            ws && staged);
+  // In clusters of two that share B's tiles (by TMA loads): each block
+  // multicasts half.
+  bool mc = ws && c.tma && llvm::StringRef(schedule).contains(" multicast");
   EXPECT_EQ(sim->getSource().find("__cluster_dims__(2, 1, 1)") !=
                 std::string::npos,
             mc);
@@ -583,7 +587,7 @@ void checkAgainstFloat64(const TensorCoreCase &c, const std::string &schedule,
   // barrier.
   bool pp = ws && llvm::StringRef(schedule).contains(" pingpong");
   EXPECT_EQ(sim->getSource().find("nf_named_barrier(2, ") != std::string::npos,
-            pp && c.splitK == 1);
+            pp && staged);
   if (llvm::StringRef(schedule).starts_with("tensor-core-product")) {
     std::string why;
     mlir::FailureOr<TiledProductSchedule> parsed =
@@ -1281,13 +1285,41 @@ std::vector<TensorCoreCase> writtenCases() {
     wg.tma = true;
     all.push_back(wg);
   }
-  // No tensor maps for rows of 101 elements: the block is the cp.async
-  // kernel's, without a producer.
-  wg = {"warpSpecializedOddKUsesCpAsync", DType::F16, {{70, 101}, {101, 150}}};
+  // No tensor maps for rows of 101 elements: the producer warpgroup stages
+  // them by cp.async, element by element where runs are not whole 16-byte
+  // chunks, and arrives on a stage's full mbarrier once they have landed.
+  wg = {
+      "warpSpecializedOddKStagesByCopies", DType::F16, {{70, 101}, {101, 150}}};
   wg.gpu = "sm_90a";
   wg.written = "tensor-core-product tile=128x128x16 warps=4x2 stages=3 wgmma "
                "tma warp-specialized";
   all.push_back(wg);
+  // The same by cp.async in whole chunks (no `tma` asked), K split in 3
+  // ranges of 11, 11 and 10 K tiles over 2 blocks; bf16.
+  wg = {"warpSpecializedCopiesSplitK", DType::BF16, {{70, 1024}, {1024, 24}}};
+  wg.gpu = "sm_90a";
+  wg.written = "tensor-core-product tile=64x64x32 warps=4x1 stages=3 wgmma "
+               "warp-specialized split-k=3 finish-block=256 finish-vector=8 "
+               "finish-min-blocks-per-sm=4 max-blocks=2";
+  wg.splitK = 3;
+  all.push_back(wg);
+  // Convolutions, whose input the producer gathers by cp.async (zeros in
+  // the padding): NHWC stride 2 with the bias and ReLU, warp specialized
+  // on a persistent grid of 2 blocks; the input gradient in two teams.
+  TensorCoreCase wsConv{
+      "warpSpecializedConvStride2BiasRelu", DType::F16, {}, Op::Conv};
+  wsConv.geometry = {2, 16, 24, 9, 7, 3, 3, nhwc({2, 2}, {1, 1, 1, 2}, {1, 1})};
+  wsConv.epilogue = Epilogue::BiasRelu;
+  wsConv.gpu = "sm_90a";
+  wsConv.written = "tensor-core-product tile=128x64x32 warps=4x1 stages=3 "
+                   "wgmma warp-specialized max-blocks=2";
+  all.push_back(wsConv);
+  wsConv.name = "pingpongConvGradInputStride2";
+  wsConv.op = Op::ConvGradInput;
+  wsConv.epilogue = Epilogue::None;
+  wsConv.written = "tensor-core-product tile=64x64x32 warps=4x1 stages=3 "
+                   "wgmma warp-specialized pingpong max-blocks=1";
+  all.push_back(wsConv);
   return all;
 }
 

@@ -226,14 +226,12 @@ void markIndex32(Kernel &k, const Product &p, int64_t copies) {
 /// one per step or null) applied before the store; returns the result
 /// tensor, or failure (with a diagnostic) where `scheduled` has no
 /// schedule.
-/// The schedule a product kernel runs under: a warp-specialized one's
-/// producer issues TMA loads, so where the operands have no tensor maps
-/// (`maps` false) the block is the cp.async kernel's, with no producer,
-/// clusters or teams.
+/// The schedule a product kernel runs under: clusters share B's tiles by
+/// TMA loads, so where the operands have no tensor maps (`maps` false)
+/// the blocks run alone (a warp-specialized kernel's producer then stages
+/// by cp.async).
 TiledProductSchedule kernelSchedule(TiledProductSchedule ks, bool maps) {
-  ks.warpSpecialized = ks.warpSpecialized && maps;
-  ks.multicast = ks.multicast && ks.warpSpecialized;
-  ks.pingpong = ks.pingpong && ks.warpSpecialized;
+  ks.multicast = ks.multicast && ks.warpSpecialized && maps;
   return ks;
 }
 
@@ -434,9 +432,7 @@ FailureOr<Value> emitProduct(OpBuilder &b, Operation *op, Operation *scheduled,
                                   hm.ceilDiv(sizes[kN], small.schedule.tileN)));
     // The large tiles where they are at least smallTileBelow, or at least
     // as many as the device holds of their kernel, where fewer.
-    // (Two variants: no tensor maps, so no producer warpgroup.)
-    choice = residentBlocks(b, loc, kernelSchedule(s, false).blockSize(),
-                            s.smallTileBelow);
+    choice = residentBlocks(b, loc, s.blockSize(), s.smallTileBelow);
     variants[0].runs =
         b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::uge, tiles, choice);
     small.runs =

@@ -539,11 +539,12 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
   bool wgmma = s.wgmma;
   // TMA loads stage the operands where the host made their tensor maps.
   bool tma = wgmma && pk.mapA && pk.mapB;
-  // ... by a producer warpgroup, the block's last, where warp specialized:
-  // the first `consumers` threads are the consumers, which run the rest.
-  bool ws = tma && s.warpSpecialized;
-  // ... in clusters of two blocks that share B's tiles.
-  bool mc = ws && s.multicast;
+  // Warp specialized, a producer warpgroup, the block's last, stages them
+  // (by TMA loads, or by cp.async where there are no tensor maps): the
+  // first `consumers` threads are the consumers, which run the rest.
+  bool ws = wgmma && s.warpSpecialized;
+  // ... in clusters of two blocks that share B's tiles (by TMA loads).
+  bool mc = ws && tma && s.multicast;
   // ... by two teams of consumers that take the units in turns, each
   // owning a whole tile, its staging buffer and its named barrier.
   bool pp = ws && s.pingpong;
@@ -590,7 +591,8 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
   // at the K loop has come (`order`).
   int64_t order = 2 * s.stages;
   Value bars =
-      tma ? addWorkgroupBuffer(k, loc, (ws ? 2 : 1) * s.stages + (pp ? 2 : 0),
+      tma || ws
+          ? addWorkgroupBuffer(k, loc, (ws ? 2 : 1) * s.stages + (pp ? 2 : 0),
                                kb.getI64Type())
           : Value();
 
@@ -672,24 +674,30 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
     bScalarAt = scalarOffsets(b, warpCol, fragsN / 2);
   else if (!wgmma)
     bAt = fragmentOffsets(b, warpCol, fragsN / 2, 16);
+  // The chunks each thread copies by cp.async: the producer warpgroup's
+  // threads' where warp specialized.
   SmallVector<Chunk> aChunks, bChunks;
+  int64_t producers = TiledProductSchedule::kProducerThreads;
   if (!tma) {
-    aChunks = threadChunks(im, a, threads, tid);
-    bChunks = threadChunks(im, b, threads, tid);
+    Value copier = ws ? im.sub(tid, im.c(consumers)) : tid;
+    aChunks = threadChunks(im, a, ws ? producers : threads, copier);
+    bChunks = threadChunks(im, b, ws ? producers : threads, copier);
   }
   bool aSteady = !tma && canCopySteadily(pk, a);
   bool bSteady = !tma && canCopySteadily(pk, b);
   // Thread 0 makes the mbarriers, each for one arrival (its own, with the
-  // stage's bytes) a phase, before any thread uses them; warp specialized,
-  // the empty ones for an arrival of each consumer.
+  // stage's bytes) a phase, before any thread uses them (staged by
+  // cp.async, warp specialized: one of each producer thread, its copies
+  // landed); warp specialized, the empty ones for an arrival of each
+  // consumer.
   Value leader;
-  if (tma) {
+  if (tma || ws) {
     leader =
         kb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, tid, im.c(0));
     kb.create<scf::IfOp>(loc, leader, [&](OpBuilder &ib, Location il) {
       IndexMath xm{ib, il};
       for (int64_t st = 0; st < s.stages; ++st) {
-        ib.create<nf::MbarrierInitOp>(il, bars, xm.c(st), 1);
+        ib.create<nf::MbarrierInitOp>(il, bars, xm.c(st), tma ? 1 : producers);
         if (ws)
           ib.create<nf::MbarrierInitOp>(il, bars, xm.c(s.stages + st),
                                         threads * (mc ? 2 : 1));
@@ -783,12 +791,151 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
       loc, DenseElementsAttr::get(accType, kb.getF32FloatAttr(0.0f)));
   auto tokenType = nvgpu::DeviceAsyncTokenType::get(ctx);
 
-  // Warp specialized: the producer warpgroup's first thread walks the
-  // block's work units and their K tiles, K tile g of the block (counted
-  // over its units) into stage g % stages once the consumers have emptied
-  // it (the empty mbarrier's phase (g / stages - 1) % 2; the first pass
-  // waits for none), its bytes expected on the stage's full mbarrier. The
-  // rest of the warpgroup exits; the consumers run what follows.
+  // Warp specialized, the producer's walk over the block's work units and
+  // their K tiles, K tile g of the block (counted over its units) into
+  // stage g % stages once the consumers have emptied it (the empty
+  // mbarrier's phase (g / stages - 1) % 2; the first pass waits for none):
+  // `unit` sets up each unit, `tile` stages K tile i of it (block K tile
+  // g) into `slot`. Returns the block's count of K tiles.
+  using UnitFn =
+      llvm::function_ref<void(OpBuilder &, Location, const UnitWork &)>;
+  using TileFn = llvm::function_ref<void(
+      OpBuilder &, Location, const UnitWork &, Value, Value, Value)>;
+  auto producerWalk = [&](OpBuilder &pb, Location pl, UnitFn unit,
+                          TileFn tile) -> Value {
+    IndexMath pm{pb, pl};
+    auto unitLoop = pb.create<scf::ForOp>(
+        pl, unitFirst, unitCount, unitStep, ValueRange{pm.c(0)},
+        [&](OpBuilder &ub, Location ul, Value u, ValueRange unitG) {
+          IndexMath um{ub, ul};
+          UnitWork work = unitWork(um, u);
+          unit(ub, ul, work);
+          auto kLoop = ub.create<scf::ForOp>(
+              ul, um.c(0), work.count, um.c(1), unitG,
+              [&](OpBuilder &lb, Location ll, Value i, ValueRange g) {
+                IndexMath lm{lb, ll};
+                Value slot = lm.rem(g[0], s.stages);
+                Value parity = lb.create<arith::XOrIOp>(
+                    ll, lm.rem(lm.div(g[0], s.stages), 2), lm.c(1));
+                lb.create<nf::MbarrierWaitOp>(
+                    ll, bars, lm.add(slot, lm.c(s.stages)), parity);
+                tile(lb, ll, work, i, g[0], slot);
+                lb.create<scf::YieldOp>(ll, lm.add(g[0], lm.c(1)));
+              });
+          ub.create<scf::YieldOp>(ul, kLoop.getResults());
+        });
+    return unitLoop.getResult(0);
+  };
+  // By TMA: the producer warpgroup's first thread expects each stage's
+  // bytes on its full mbarrier and loads its boxes. The rest of the
+  // warpgroup exits; the consumers run what follows.
+  auto stageByTma = [&](OpBuilder &pb, Location pl) {
+    IndexMath pm{pb, pl};
+    Value last = producerWalk(
+        pb, pl, [](OpBuilder &, Location, const UnitWork &) {},
+        [&](OpBuilder &lb, Location ll, const UnitWork &work, Value i,
+            Value /*g*/, Value slot) {
+          IndexMath lm{lb, ll};
+          const TileOrigin &origin = work.origin;
+          lb.create<nf::MbarrierArriveExpectTxOp>(ll, bars, slot, stageBytes);
+          Value k0 = lm.mul(lm.add(work.kBegin, i), s.tileK);
+          const Product &p = pk.product;
+          tmaStage(lb, ll, a, pk.mapA, bars, slot,
+                   lm.mul(slot, a.stageElements()), origin.batch, origin.m0, k0,
+                   p.matrixA->batched && p.matrixA->batches > 1);
+          // In clusters, this block's half of B's tile, into both.
+          tmaStage(lb, ll, b, pk.mapB, bars, slot,
+                   lm.mul(slot, b.stageElements()), origin.batch, origin.n0, k0,
+                   p.matrixB->batched && p.matrixB->batches > 1, mc ? 2 : 1,
+                   rank, mc ? lm.c(3) : Value());
+        });
+    // In clusters, the other block's consumers arrive on this block's
+    // empty mbarriers until its last tile: the block stays until every
+    // stage is empty (as the next K tiles would wait).
+    if (mc) {
+      pb.create<scf::ForOp>(
+          pl, last, pm.add(last, pm.c(s.stages)), pm.c(1), ValueRange{},
+          [&](OpBuilder &wb, Location wl, Value g, ValueRange) {
+            IndexMath wm{wb, wl};
+            Value parity = wb.create<arith::XOrIOp>(
+                wl, wm.rem(wm.div(g, s.stages), 2), wm.c(1));
+            wb.create<nf::MbarrierWaitOp>(
+                wl, bars, wm.add(wm.rem(g, s.stages), wm.c(s.stages)), parity);
+            wb.create<scf::YieldOp>(wl);
+          });
+    }
+  };
+  // By cp.async (no tensor maps): every producer thread copies its chunks
+  // of each K tile, one commit group a K tile; once the group of K tile
+  // g - 1 has landed (wait_group 1) it makes its copies visible to wgmma
+  // (fence.proxy.async) and arrives on that stage's full mbarrier, and
+  // after its last K tile on the last's. (One K tile behind: the
+  // consumers release K tile g - stages once they have K tile
+  // g - stages + 1, which has arrived by then with 3 stages or more.)
+  auto stageByCopies = [&](OpBuilder &pb, Location pl) {
+    IndexMath pm{pb, pl};
+    auto landed = [&](OpBuilder &xb, Location xl, Value group, int64_t newer,
+                      Value g) {
+      IndexMath xm{xb, xl};
+      xb.create<nvgpu::DeviceAsyncWaitOp>(xl, group,
+                                          xb.getI32IntegerAttr(newer));
+      xb.create<nf::AsyncProxyFenceOp>(xl);
+      xb.create<nf::MbarrierArriveOp>(xl, bars, xm.rem(g, s.stages),
+                                      /*rank=*/Value());
+    };
+    auto commit = [&](OpBuilder &xb, Location xl) {
+      auto group = xb.create<nvgpu::DeviceAsyncCreateGroupOp>(xl, tokenType,
+                                                              ValueRange{});
+      group->setAttr(kCommitPendingAttr, xb.getUnitAttr());
+      return group.getResult();
+    };
+    SteadyCopies aSc, bSc;
+    Value total = producerWalk(
+        pb, pl,
+        [&](OpBuilder &ub, Location ul, const UnitWork &work) {
+          const TileOrigin &o = work.origin;
+          Value kFirst = IndexMath{ub, ul}.mul(work.kBegin, s.tileK);
+          if (aSteady)
+            aSc = steadyCopies(ub, ul, pk, a, aChunks, o.batch, o.m0, kFirst);
+          if (bSteady)
+            bSc = steadyCopies(ub, ul, pk, b, bChunks, o.batch, o.n0, kFirst);
+        },
+        [&](OpBuilder &lb, Location ll, const UnitWork &work, Value i, Value g,
+            Value slot) {
+          IndexMath lm{lb, ll};
+          const TileOrigin &o = work.origin;
+          Value k0 = lm.mul(lm.add(work.kBegin, i), s.tileK);
+          if (aSteady)
+            loadStageSteadily(lb, ll, pk, a, aChunks, aSc, slot, i);
+          else
+            loadStage(lb, ll, pk, a, aChunks, slot, o.batch, o.m0, k0,
+                      work.kLimit);
+          if (bSteady)
+            loadStageSteadily(lb, ll, pk, b, bChunks, bSc, slot, i);
+          else
+            loadStage(lb, ll, pk, b, bChunks, slot, o.batch, o.n0, k0,
+                      work.kLimit);
+          Value group = commit(lb, ll);
+          lb.create<scf::IfOp>(ll,
+                               lb.create<arith::CmpIOp>(
+                                   ll, arith::CmpIPredicate::ugt, g, lm.c(0)),
+                               [&](OpBuilder &rb, Location rl) {
+                                 IndexMath rm{rb, rl};
+                                 landed(rb, rl, group, 1, rm.sub(g, rm.c(1)));
+                                 rb.create<scf::YieldOp>(rl);
+                               });
+        });
+    pb.create<scf::IfOp>(
+        pl,
+        pb.create<arith::CmpIOp>(pl, arith::CmpIPredicate::ugt, total, pm.c(0)),
+        [&](OpBuilder &rb, Location rl) {
+          IndexMath rm{rb, rl};
+          landed(rb, rl, commit(rb, rl), 0, rm.sub(total, rm.c(1)));
+          rb.create<scf::YieldOp>(rl);
+        });
+  };
+  // Warp specialized: the producer warpgroup (past the consumers) stages
+  // the K tiles; the consumers run what follows.
   std::optional<OpBuilder::InsertionGuard> consumerGuard;
   if (ws) {
     auto role = kb.create<scf::IfOp>(
@@ -798,62 +945,18 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
         /*withElseRegion=*/true);
     consumerGuard.emplace(kb);
     kb.setInsertionPoint(role.thenBlock()->getTerminator());
-    Value first = kb.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, tid,
-                                           im.c(consumers));
-    kb.create<scf::IfOp>(loc, first, [&](OpBuilder &pb, Location pl) {
-      IndexMath pm{pb, pl};
-      auto unitLoop = pb.create<scf::ForOp>(
-          pl, unitFirst, unitCount, unitStep, ValueRange{pm.c(0)},
-          [&](OpBuilder &ub, Location ul, Value u, ValueRange unitG) {
-            IndexMath um{ub, ul};
-            UnitWork work = unitWork(um, u);
-            const TileOrigin &origin = work.origin;
-            auto kLoop = ub.create<scf::ForOp>(
-                ul, um.c(0), work.count, um.c(1), unitG,
-                [&](OpBuilder &lb, Location ll, Value i, ValueRange g) {
-                  IndexMath lm{lb, ll};
-                  Value slot = lm.rem(g[0], s.stages);
-                  Value parity = lb.create<arith::XOrIOp>(
-                      ll, lm.rem(lm.div(g[0], s.stages), 2), lm.c(1));
-                  lb.create<nf::MbarrierWaitOp>(
-                      ll, bars, lm.add(slot, lm.c(s.stages)), parity);
-                  lb.create<nf::MbarrierArriveExpectTxOp>(ll, bars, slot,
-                                                          stageBytes);
-                  Value k0 = lm.mul(lm.add(work.kBegin, i), s.tileK);
-                  const Product &p = pk.product;
-                  tmaStage(lb, ll, a, pk.mapA, bars, slot,
-                           lm.mul(slot, a.stageElements()), origin.batch,
-                           origin.m0, k0,
-                           p.matrixA->batched && p.matrixA->batches > 1);
-                  // In clusters, this block's half of B's tile, into both.
-                  tmaStage(lb, ll, b, pk.mapB, bars, slot,
-                           lm.mul(slot, b.stageElements()), origin.batch,
-                           origin.n0, k0,
-                           p.matrixB->batched && p.matrixB->batches > 1,
-                           mc ? 2 : 1, rank, mc ? lm.c(3) : Value());
-                  lb.create<scf::YieldOp>(ll, lm.add(g[0], lm.c(1)));
-                });
-            ub.create<scf::YieldOp>(ul, kLoop.getResults());
-          });
-      // In clusters, the other block's consumers arrive on this block's
-      // empty mbarriers until its last tile: the block stays until every
-      // stage is empty (as the next K tiles would wait).
-      if (mc) {
-        Value last = unitLoop.getResult(0);
-        pb.create<scf::ForOp>(
-            pl, last, pm.add(last, pm.c(s.stages)), pm.c(1), ValueRange{},
-            [&](OpBuilder &wb, Location wl, Value g, ValueRange) {
-              IndexMath wm{wb, wl};
-              Value parity = wb.create<arith::XOrIOp>(
-                  wl, wm.rem(wm.div(g, s.stages), 2), wm.c(1));
-              wb.create<nf::MbarrierWaitOp>(
-                  wl, bars, wm.add(wm.rem(g, s.stages), wm.c(s.stages)),
-                  parity);
-              wb.create<scf::YieldOp>(wl);
-            });
-      }
-      pb.create<scf::YieldOp>(pl);
-    });
+    if (tma) {
+      kb.create<scf::IfOp>(loc,
+                           kb.create<arith::CmpIOp>(loc,
+                                                    arith::CmpIPredicate::eq,
+                                                    tid, im.c(consumers)),
+                           [&](OpBuilder &pb, Location pl) {
+                             stageByTma(pb, pl);
+                             pb.create<scf::YieldOp>(pl);
+                           });
+    } else {
+      stageByCopies(kb, loc);
+    }
     kb.setInsertionPoint(role.elseBlock()->getTerminator());
   }
 
@@ -897,7 +1000,7 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
   // first wait is for none (parity 1), the second's for the first team's
   // first K loop; the parity carried flips each unit.
   SmallVector<Value> unitCarried;
-  if (tma)
+  if (tma || ws)
     unitCarried.push_back(
         pp ? im.mul(team, split ? unitWork(im, unitFirst).count : kTiles)
            : im.c(0));
@@ -982,7 +1085,7 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
           token = issue(tb, tl, tm.c(st), tm.c(st));
         // With TMA the loop carries the mbarriers' parities instead; warp
         // specialized, the block's K tiles before K tile i.
-        if (tma)
+        if (tma || ws)
           token = unitPhases.front();
 
         // The accumulators, the newest copies' token, and the stage that
@@ -1002,13 +1105,13 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
               // makes it so for all), and every warp is done with the one
               // before, whose stage the next copies overwrite.
               Value slot = carried.back();
-              if (!tma)
+              if (!tma && !ws)
                 lb.create<nvgpu::DeviceAsyncWaitOp>(
                     ll, carried[carried.size() - 2],
                     lb.getI32IntegerAttr(ahead - 1));
               // wgmma reads through the async proxy: this thread's landed
               // copies are made visible to it before the barrier.
-              if (wgmma && !tma)
+              if (wgmma && !tma && !ws)
                 lb.create<nf::AsyncProxyFenceOp>(ll);
               // (Warp specialized, the empty mbarriers say so instead.)
               if (!ws)
@@ -1131,7 +1234,7 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
         // The copies still in flight (zeros past K) land before the next
         // tile's copies, and every warp is done with the stages. (Every
         // TMA load was waited for: none goes past the unit's tiles.)
-        if (!tma)
+        if (!tma && !ws)
           tb.create<nvgpu::DeviceAsyncWaitOp>(tl, kLoop.getResults().end()[-2],
                                               tb.getI32IntegerAttr(0));
         // The last wgmma group's sums are written, and read after this.
@@ -1333,7 +1436,7 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
           storeSums(false, Value());
         }
         SmallVector<Value> phases;
-        if (tma)
+        if (tma || ws)
           // In teams, past the other team's unit (u + unitStep) too.
           phases.push_back(
               pp ? tm.add(kLoop.getResults().end()[-2],

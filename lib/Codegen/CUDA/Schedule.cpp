@@ -1066,24 +1066,28 @@ TiledProductSchedule::TensorCoreTile::parse(llvm::StringRef text) {
   if (parts.size() < 3)
     return std::nullopt;
   // The kernel's words after the counts, in this order, each needing the
-  // one before it ("pp" the "ws", with or without "mc").
+  // ones it names ("ws" the "wgmma", "mc" the "tma" and "ws", "pp" the
+  // "ws").
   TensorCoreTile t;
   struct Word {
     const char *name;
     bool *flag;
-    bool *needs;
-  } words[] = {{"wgmma", &t.wgmma, nullptr},
-               {"tma", &t.tma, &t.wgmma},
-               {"ws", &t.warpSpecialized, &t.tma},
-               {"mc", &t.multicast, &t.warpSpecialized},
-               {"pp", &t.pingpong, &t.warpSpecialized}};
+    bool *needs, *alsoNeeds;
+  } words[] = {{"wgmma", &t.wgmma, nullptr, nullptr},
+               {"tma", &t.tma, &t.wgmma, nullptr},
+               {"ws", &t.warpSpecialized, &t.wgmma, nullptr},
+               {"mc", &t.multicast, &t.warpSpecialized, &t.tma},
+               {"pp", &t.pingpong, &t.warpSpecialized, nullptr}};
   size_t next = 0;
   for (llvm::StringRef part : llvm::ArrayRef(parts).drop_front(3)) {
     while (next < std::size(words) && part != words[next].name)
       ++next;
-    if (next == std::size(words) || (words[next].needs && !*words[next].needs))
+    if (next == std::size(words))
       return std::nullopt;
-    *words[next++].flag = true;
+    const Word &w = words[next++];
+    if ((w.needs && !*w.needs) || (w.alsoNeeds && !*w.alsoNeeds))
+      return std::nullopt;
+    *w.flag = true;
   }
   parts[0].split(dims, 'x');
   parts[2].split(dims, 'x');
@@ -1145,7 +1149,7 @@ tensorCoreTileOverride(const GpuTarget &target, int64_t elementBytes) {
   std::optional<TiledProductSchedule::TensorCoreTile> tile =
       TiledProductSchedule::TensorCoreTile::parse(env);
   TiledProductSchedule s;
-  std::string why = "not MxNxK/stages/WMxWN[/wgmma[/tma[/ws[/mc][/pp]]]]";
+  std::string why = "not MxNxK/stages/WMxWN[/wgmma[/tma][/ws[/mc][/pp]]]";
   if (tile) {
     s.setTensorCoreTile(*tile);
     why = checkTensorCoreTile(s, elementBytes, target);

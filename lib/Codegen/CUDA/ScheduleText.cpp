@@ -744,14 +744,19 @@ std::string cuda::checkTensorCoreTile(const TiledProductSchedule &s,
   if (tk % (2 * chunk))
     return "K tiles of " + count(tk) + " (a multiple of " + count(2 * chunk) +
            ")";
+  // (Warp specialized, the producer warpgroup copies them where TMA does
+  // not.)
+  if (s.warpSpecialized)
+    threads = TiledProductSchedule::kProducerThreads;
   if ((tm * tk / chunk) % threads || (tn * tk / chunk) % threads)
     return "16-byte chunks of a stage that " + count(threads) +
            " threads do not share evenly";
-  // (With TMA, an 8-byte mbarrier a stage beside them, two when warp
-  // specialized, and the result tile's own buffer; in teams, a buffer and
-  // an mbarrier a team.)
-  int64_t stageBytes = (tm + tn) * tk * elementBytes +
-                       (s.tma ? 8 : 0) * (s.warpSpecialized ? 2 : 1);
+  // (With TMA or warp specialized, an 8-byte mbarrier a stage beside them,
+  // two when warp specialized, and the result tile's own buffer; in teams,
+  // a buffer and an mbarrier a team.)
+  int64_t stageBytes =
+      (tm + tn) * tk * elementBytes +
+      (s.tma || s.warpSpecialized ? 8 : 0) * (s.warpSpecialized ? 2 : 1);
   int64_t teams = s.teams();
   int64_t staging = s.warpSpecialized ? tm * tn * elementBytes : 0;
   if (s.stages * stageBytes + teams * staging + (teams > 1 ? 8 * teams : 0) >
@@ -839,12 +844,15 @@ std::string cuda::checkTiledProductSchedule(const TiledProductSchedule &s,
       return "wgmma with tf32 (wgmma here takes f16 or bf16)";
     if (s.tma && !s.wgmma)
       return "tma without wgmma (TMA loads feed the wgmma kernel here)";
-    if (s.warpSpecialized && !s.tma)
-      return "warp-specialized without tma (its producer warpgroup issues "
-             "TMA loads)";
+    if (s.warpSpecialized && !s.wgmma)
+      return "warp-specialized without wgmma (its consumers are "
+             "warpgroups)";
     if (s.pingpong && !s.warpSpecialized)
       return "pingpong without warp-specialized (its producer warpgroup "
              "feeds the two teams in turns)";
+    if (s.multicast && !s.tma)
+      return "multicast without tma (the blocks share B's tiles by TMA "
+             "loads)";
     if (s.multicast && !s.warpSpecialized)
       return "multicast without warp-specialized (the clusters' producer "
              "warpgroups share B's tiles)";

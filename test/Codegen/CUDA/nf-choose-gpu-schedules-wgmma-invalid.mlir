@@ -3,8 +3,8 @@
 // warpgroups along M, a warpgroup's width that is no wgmma's N, more
 // accumulators than registers hold, K tiles whose rows are not one
 // swizzle, too few stages to copy one ahead, tf32, a warp-specialized
-// kernel without TMA or past shared memory, multicast without it or of a
-// tile too narrow to halve, two teams (pingpong) without it, past shared
+// kernel without wgmma or past shared memory, multicast without it or TMA
+// or of a tile too narrow to halve, two teams (pingpong) without it, past shared
 // memory (a staging buffer a team) or past 1024 threads.
 // RUN: nf-opt %s --nf-choose-gpu-schedules=arch=sm_90a -split-input-file -verify-diagnostics
 
@@ -59,9 +59,9 @@ func.func @wgmma_on_tf32(%a: tensor<256x256xf32>) -> tensor<256x256xf32> {
 // Warp specialized: the producer warpgroup issues TMA loads, so the
 // schedule has `tma`; its result tile has shared memory of its own beside
 // the stages (4 stages of 48 KiB and 64 KiB are more than a block has).
-func.func @warp_specialized_without_tma(%a: tensor<256x256xf16>) -> tensor<256x256xf16> {
-  // expected-error @+1 {{warp-specialized without tma (its producer warpgroup issues TMA loads)}}
-  %c = nf.matmul %a, %a {nf.gpu_schedule = "tensor-core-product tile=128x128x32 warps=4x1 stages=3 wgmma warp-specialized"} : tensor<256x256xf16>, tensor<256x256xf16> -> tensor<256x256xf16>
+func.func @warp_specialized_without_wgmma(%a: tensor<256x256xf16>) -> tensor<256x256xf16> {
+  // expected-error @+1 {{warp-specialized without wgmma (its consumers are warpgroups)}}
+  %c = nf.matmul %a, %a {nf.gpu_schedule = "tensor-core-product tile=128x128x32 warps=2x2 stages=3 warp-specialized"} : tensor<256x256xf16>, tensor<256x256xf16> -> tensor<256x256xf16>
   return %c : tensor<256x256xf16>
 }
 
@@ -76,7 +76,15 @@ func.func @warp_specialized_result_tile_past_shared_memory(%a: tensor<256x256xf1
 // -----
 
 // Multicast: clusters of warp-specialized blocks, each loading half of B's
-// tile in boxes of 64 columns.
+// tile in boxes of 64 columns by TMA.
+func.func @multicast_without_tma(%a: tensor<256x256xf16>) -> tensor<256x256xf16> {
+  // expected-error @+1 {{multicast without tma (the blocks share B's tiles by TMA loads)}}
+  %c = nf.matmul %a, %a {nf.gpu_schedule = "tensor-core-product tile=128x128x32 warps=4x1 stages=3 wgmma warp-specialized multicast"} : tensor<256x256xf16>, tensor<256x256xf16> -> tensor<256x256xf16>
+  return %c : tensor<256x256xf16>
+}
+
+// -----
+
 func.func @multicast_without_warp_specialized(%a: tensor<256x256xf16>) -> tensor<256x256xf16> {
   // expected-error @+1 {{multicast without warp-specialized (the clusters' producer warpgroups share B's tiles)}}
   %c = nf.matmul %a, %a {nf.gpu_schedule = "tensor-core-product tile=128x128x32 warps=4x1 stages=3 wgmma tma multicast"} : tensor<256x256xf16>, tensor<256x256xf16> -> tensor<256x256xf16>

@@ -772,10 +772,12 @@ struct TiledProductSchedule {
   /// swizzled layouts, zeros past M, N and K) that complete on an mbarrier
   /// per stage, rather than every thread by cp.async. Elsewhere cp.async.
   bool tma = false;
-  /// With `tma` (where TMA loads stage the operands; elsewhere the block is
-  /// the tma kernel's): a warp-specialized kernel. A fifth warpgroup (the
-  /// producer, the block's first) issues every TMA load, one thread of it,
-  /// running ahead over K tiles and work units as far as the stages allow;
+  /// With `wgmma`: a warp-specialized kernel. A warpgroup past the
+  /// consumers (the producer) stages every K tile, running ahead over K
+  /// tiles and work units as far as the stages allow: one thread of it by
+  /// TMA loads where they stage the operands (`tma`), else all of it by
+  /// cp.async, each thread arriving on the stage's full mbarrier once its
+  /// copies have landed (a convolution's gathers too);
   /// the warpsM x warpsN consumer warps wait for each stage's full
   /// mbarrier, run its wgmmas and release it on its empty mbarrier once
   /// the group that read it retires. No barrier of the whole block in the
@@ -783,13 +785,13 @@ struct TiledProductSchedule {
   /// and stages the result tile in a buffer of its own (tileM x tileN
   /// elements past the stages), so the next unit's loads overlap it.
   bool warpSpecialized = false;
-  /// With `warpSpecialized` (and where it applies): the blocks run in
-  /// clusters of two, a pair of tiles along M with the same columns, and
-  /// each block's producer loads half of B's tile into both blocks
-  /// (multicast TMA loads), so each reads 32 KiB of a 128 x 256 x 64 K tile
-  /// from L2 where it read 48. A stage is empty again when the consumers
-  /// of both blocks have released it, and a producer waits, after its last
-  /// tile, until every stage is (the other block's consumers arrive on its
+  /// With `warpSpecialized` and `tma` (where TMA loads stage the
+  /// operands): the blocks run in clusters of two, a pair of tiles along M with
+  /// the same columns, and each block's producer loads half of B's tile into
+  /// both blocks (multicast TMA loads), so each reads 32 KiB of a 128 x 256 x
+  /// 64 K tile from L2 where it read 48. A stage is empty again when the
+  /// consumers of both blocks have released it, and a producer waits, after its
+  /// last tile, until every stage is (the other block's consumers arrive on its
   /// mbarriers until then). The grid is persistent in whole clusters: as
   /// many as the device holds at once (cuOccupancyMaxActiveClusters when
   /// the module is loaded: fewer than its blocks over two where its GPCs
