@@ -546,6 +546,7 @@ def compile(
     allow_tf32: bool = False,
     row_norm_schedule: str = "auto",
     sim_order: str = "forward",
+    cuda_arch: Optional[str] = None,
 ) -> Function:
     """Compiles function `entry` of `source` (MLIR text or a .mlir path).
 
@@ -573,6 +574,11 @@ def compile(
       a cluster's blocks as far apart as they can run). A kernel without
       races gives the same results in every order: running in several is a
       check for races.
+    cuda_arch: cuda-sim: the GPU its kernels are made for, as nf-run's
+      --cuda-arch takes it: sm_XY (75 and up; "sm_90a" for the Hopper
+      kernels: wgmma, TMA, clusters), or a part ("a100", "h100-pcie"),
+      optionally with figures ("sm_90:sms=114"). None: an H100 SXM
+      (sm_90). The cuda target compiles for the GPU it finds.
     """
     if not isinstance(entry, str):
         raise TypeError(f"entry must be a function name, not {type(entry).__name__}")
@@ -597,8 +603,11 @@ def compile(
     if sim_order != "forward" and target != "cuda-sim":
         raise ValueError(f"sim_order applies to the cuda-sim target, not {target}")
     text, is_path = _read_source(source)
+    if cuda_arch is not None and not isinstance(cuda_arch, str):
+        raise TypeError(f"cuda_arch must be a string, not {cuda_arch!r}")
     impl = _normfuse.compile(
-        text, is_path, entry.lstrip("@"), target, bool(fuse), allow_tf32, row_norm_schedule
+        text, is_path, entry.lstrip("@"), target, bool(fuse), allow_tf32, row_norm_schedule,
+        cuda_arch or ""
     )
     return Function(impl, threads or 0, sim_order)
 

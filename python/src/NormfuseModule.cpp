@@ -24,6 +24,7 @@
 #include "normfuse/JIT/JIT.h"
 #include "normfuse/JIT/ModuleTools.h"
 #include "normfuse/Runtime/CudaDriver.h"
+#include "normfuse/Runtime/GpuTarget.h"
 
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
@@ -70,18 +71,23 @@ std::optional<Target> parseTarget(const std::string &name) {
 /// before a static map's destructor would run, and tearing down an
 /// execution engine needs them.
 std::shared_ptr<JIT> getJIT(Target target, bool fuse, bool tf32,
-                            const std::string &rowNormSchedule) {
+                            const std::string &rowNormSchedule,
+                            const std::string &cudaArch) {
   static std::mutex mutex;
-  static auto *jits = new std::map<std::tuple<Target, bool, bool, std::string>,
-                                   std::shared_ptr<JIT>>();
+  static auto *jits =
+      new std::map<std::tuple<Target, bool, bool, std::string, std::string>,
+                   std::shared_ptr<JIT>>();
   std::lock_guard<std::mutex> lock(mutex);
-  std::shared_ptr<JIT> &jit = (*jits)[{target, fuse, tf32, rowNormSchedule}];
+  std::shared_ptr<JIT> &jit =
+      (*jits)[{target, fuse, tf32, rowNormSchedule, cudaArch}];
   if (!jit) {
     Options options;
     options.target = target;
     options.fuse = fuse;
     options.cuda.allowTf32 = tf32;
     options.cuda.rowNormSchedule = rowNormSchedule;
+    if (!cudaArch.empty())
+      options.cuda.arch = cudaArch;
     jit = std::make_shared<JIT>(options);
   }
   return jit;
@@ -542,12 +548,13 @@ private:
 
 /// Compiles `entry` of the module in `source`: MLIR text, or the path of a
 /// file holding it when `isPath`; f32 products as tf32 when `tf32` and row
-/// norms under `rowNormSchedule` (the CUDA targets).
+/// norms under `rowNormSchedule` (the CUDA targets); the simulator's
+/// kernels for the GPU target `cudaArch` (empty: the default).
 std::shared_ptr<Function> compile(const std::string &source, bool isPath,
                                   const std::string &entry,
                                   const std::string &targetName, bool fuse,
-                                  bool tf32,
-                                  const std::string &rowNormSchedule) {
+                                  bool tf32, const std::string &rowNormSchedule,
+                                  const std::string &cudaArch) {
   std::optional<Target> target = parseTarget(targetName);
   if (!target)
     throw nb::value_error(
@@ -563,7 +570,19 @@ std::shared_ptr<Function> compile(const std::string &source, bool isPath,
   if (rowNormSchedule != "auto" && *target == Target::CPU)
     throw nb::value_error(
         "row_norm_schedule applies to the cuda and cuda-sim targets, not cpu");
-  std::shared_ptr<JIT> jit = getJIT(*target, fuse, tf32, rowNormSchedule);
+  if (!cudaArch.empty()) {
+    if (*target != Target::CUDASim)
+      throw nb::value_error(
+          ("cuda_arch applies to the cuda-sim target, not " + targetName +
+           (*target == Target::CUDA ? " (which compiles for the GPU it finds)"
+                                    : ""))
+              .c_str());
+    std::string error;
+    if (!normfuse::runtime::GpuTarget::parse(cudaArch, error))
+      throw nb::value_error(("cuda_arch: " + error).c_str());
+  }
+  std::shared_ptr<JIT> jit =
+      getJIT(*target, fuse, tf32, rowNormSchedule, cudaArch);
   llvm::Expected<std::shared_ptr<Kernel>> kernel = [&] {
     nb::gil_scoped_release release;
     return isPath ? jit->compileFile(source, entry)
@@ -622,7 +641,8 @@ NB_MODULE(_normfuse, m) {
 
   m.def("compile", &compile, nb::arg("source"), nb::arg("is_path"),
         nb::arg("entry"), nb::arg("target"), nb::arg("fuse"),
-        nb::arg("allow_tf32"), nb::arg("row_norm_schedule"));
+        nb::arg("allow_tf32"), nb::arg("row_norm_schedule"),
+        nb::arg("cuda_arch"));
   m.def("fuse", &fuse, nb::arg("source"), nb::arg("buffer_name"));
   m.def(
       "check_sim_order",

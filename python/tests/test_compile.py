@@ -254,3 +254,35 @@ def test_allow_tf32_applies_to_the_cuda_targets_only():
         normfuse.compile(MATMUL_F32, "mm", allow_tf32=True)
     with pytest.raises(TypeError, match="allow_tf32 must be True or False"):
         normfuse.compile(MATMUL_F32, "mm", target="cuda-sim", allow_tf32=1)
+
+
+WGMMA_MATMUL = """
+func.func @mm(%a: tensor<72x64xf16>, %b: tensor<64x136xf16>) -> tensor<72x136xf16> {
+  %p = nf.matmul %a, %b {nf.gpu_schedule = "tensor-core-product tile=64x128x32 warps=4x1 stages=3 wgmma tma warp-specialized pingpong"} : tensor<72x64xf16>, tensor<64x136xf16> -> tensor<72x136xf16>
+  return %p : tensor<72x136xf16>
+}
+"""
+
+
+def test_cuda_arch_makes_the_simulators_kernels_for_that_gpu():
+    # sm_90a's warp-specialized wgmma kernel, TMA loads and two teams: run
+    # by the simulator against float64; the default target (sm_90) refuses
+    # the schedule, saying why.
+    gen = np.random.default_rng(5)
+    a = gen.standard_normal((72, 64)).astype(np.float16)
+    b = gen.standard_normal((64, 136)).astype(np.float16)
+    fn = normfuse.compile(WGMMA_MATMUL, "mm", target="cuda-sim", cuda_arch="sm_90a")
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    got = fn(a, b).astype(np.float64)
+    assert np.all(np.abs(got - want) <= 2 ** -9 * np.abs(want) + 1e-3)
+    with pytest.raises(normfuse.CompileError, match="wgmma needs sm_90a"):
+        normfuse.compile(WGMMA_MATMUL, "mm", target="cuda-sim")
+
+
+def test_a_cuda_arch_that_is_no_gpu_target_or_not_for_cuda_sim_raises_value_error():
+    with pytest.raises(ValueError, match="cuda_arch: .*sm_12"):
+        normfuse.compile(relu_ir(), "relu", target="cuda-sim", cuda_arch="sm_12")
+    with pytest.raises(ValueError, match="cuda_arch applies to the cuda-sim target, not cpu"):
+        normfuse.compile(relu_ir(), "relu", cuda_arch="sm_90a")
+    with pytest.raises(TypeError, match="cuda_arch must be a string"):
+        normfuse.compile(relu_ir(), "relu", target="cuda-sim", cuda_arch=90)
