@@ -1192,6 +1192,20 @@ def trailing_attempt(records):
     return last
 
 
+def tile_variants(family, env=os.environ):
+    """The tensor-core tiles a product family's f16/bf16 cases run again
+    under ("128x256x32/3/2x4,..." as NF_CUDA_TENSOR_CORE_TILE takes each):
+    NF_SWEEP_TILE_VARIANTS's for the matmuls and NHWC convolutions, the
+    convolutions NF_SWEEP_CONV_TILE_VARIANTS's instead where it is set
+    (their N is the output channels, often 64: tiles of their own)."""
+    if family not in ("matmul", "conv2d_nhwc"):
+        return []
+    text = env.get("NF_SWEEP_TILE_VARIANTS", "")
+    if family == "conv2d_nhwc" and "NF_SWEEP_CONV_TILE_VARIANTS" in env:
+        text = env["NF_SWEEP_CONV_TILE_VARIANTS"]
+    return [t for t in text.split(",") if t]
+
+
 def tile_kind(system):
     """The kind of wgmma tile `system` ("normfuse <tile>") runs, or None."""
     for kind in ("/pp", "/mc", "/ws"):
@@ -1430,12 +1444,11 @@ class Sweep:
             return {"skipped": why} if why else measure(**kwargs)
 
         rec["systems"]["normfuse"] = measure_unless_hung("normfuse")
-        # NF_SWEEP_TILE_VARIANTS: the f16/bf16 products again with each
-        # tensor-core tile listed ("128x256x32/3/2x4,..."), as systems
-        # "normfuse <tile>" (every product of known sizes takes them, K
-        # split where the tiles are too few).
-        if case.family in ("matmul", "conv2d_nhwc") and case.dtype in ("f16", "bf16"):
-            for tile in filter(None, os.environ.get("NF_SWEEP_TILE_VARIANTS", "").split(",")):
+        # The f16/bf16 products again under each tensor-core tile listed
+        # (tile_variants), as systems "normfuse <tile>" (every product of
+        # known sizes takes them, K split where the tiles are too few).
+        if case.dtype in ("f16", "bf16"):
+            for tile in tile_variants(case.family):
                 why = skip_reason(tile, self.lost_tiles)
                 if why:
                     rec["systems"]["normfuse " + tile] = {"skipped": why}

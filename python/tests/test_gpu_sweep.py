@@ -222,3 +222,17 @@ def test_a_hang_in_another_dtype_skips_nothing(tmp_path):
         (MMA,))
     assert systems["normfuse"]["ok"] is True
     assert systems[f"normfuse {MMA}"]["ok"] is True
+
+
+def test_the_convolutions_take_their_own_tile_variants_where_set():
+    sys.path.insert(0, str(SWEEP.parent))
+    import sweep
+    env = {"NF_SWEEP_TILE_VARIANTS": f"{WS},{MMA}"}
+    assert sweep.tile_variants("matmul", env) == [WS, MMA]
+    assert sweep.tile_variants("conv2d_nhwc", env) == [WS, MMA]
+    assert sweep.tile_variants("layer_norm", env) == []
+    env["NF_SWEEP_CONV_TILE_VARIANTS"] = f"{PP},"
+    assert sweep.tile_variants("matmul", env) == [WS, MMA]
+    assert sweep.tile_variants("conv2d_nhwc", env) == [PP]
+    env["NF_SWEEP_CONV_TILE_VARIANTS"] = ""
+    assert sweep.tile_variants("conv2d_nhwc", env) == []
