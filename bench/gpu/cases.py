@@ -460,16 +460,13 @@ def all_cases() -> List[Case]:
                                "warp-specialized multicast"))
             # Two teams of consumers taking turns (pingpong; 2026-11-29,
             # never run on a GPU), each a whole 128 x 128 tile in 4
-            # stages; the odd one's second team idle; and in clusters.
+            # stages; the odd one's second team idle.
             cases.append(wgmma(matmul_bias_gelu(512, 768, 3072, dtype),
                                "tensor-core-product tile=128x128x64 warps=4x1 stages=4 wgmma tma "
                                "warp-specialized pingpong"))
             cases.append(wgmma(matmul_bias_gelu(37, 72, 136, dtype),
                                "tensor-core-product tile=64x128x64 warps=4x1 stages=3 wgmma tma "
                                "warp-specialized pingpong"))
-            cases.append(wgmma(matmul_bias_gelu(512, 768, 3072, dtype),
-                               "tensor-core-product tile=128x128x64 warps=4x1 stages=4 wgmma tma "
-                               "warp-specialized multicast pingpong"))
             # The convolution warp specialized, its producer gathering by
             # cp.async (session 23, never run on a GPU), alone and in two
             # teams.

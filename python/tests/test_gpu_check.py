@@ -4,7 +4,7 @@ as timed out after --case-timeout-s, and the later cases of the same kernel
 while another kind's cases still run; a case cut short by the check's own
 time box is no sign of a hang. The "tool" here is a script that never
 returns, so no package, GPU or simulator is needed. The sanitizers take
-one case of each kernel kind."""
+one case of each kernel kind; every package case has a name of its own."""
 
 import json
 import os
@@ -76,3 +76,12 @@ def test_the_sanitizers_take_the_smallest_passed_case_of_each_kernel_kind():
     passed = {c.name for c in every} - {"matmul_bias_gelu_37x72x136_f16_wgmma_pp"}
     chosen = {check.kernel_kind(c): c.name for c in check.sanitized_cases(every, passed)}
     assert chosen["matmul wgmma_wgmma_pp"] == "matmul_bias_gelu_37x72x136_bf16_wgmma_pp"
+
+
+def test_every_package_case_has_a_name_of_its_own():
+    # nf-package refuses an entry named twice: one duplicate would cost the
+    # device call its packages.
+    sys.path.insert(0, str(CHECK.parent))
+    import cases
+    names = [c.name for c in cases.all_cases()]
+    assert sorted(n for n in set(names) if names.count(n) > 1) == []
