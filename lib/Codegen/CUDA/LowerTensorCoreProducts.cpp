@@ -42,8 +42,10 @@
 // - wgmma (sm_90a): warpgroups multiply from the stages, laid out as its
 //   canonical layouts; with `tma`, one thread stages each K tile by TMA
 //   loads completing on a stage's mbarrier; warp specialized, a producer
-//   warpgroup past the consumers issues them, stages are released on
-//   empty mbarriers, and the consumers stage their result apart and meet
+//   warpgroup past the consumers issues them (or, without tensor maps,
+//   copies the stages by cp.async and arrives on their mbarriers once its
+//   copies have landed), stages are released on empty mbarriers, and the
+//   consumers stage their result apart and meet
 //   at a named barrier; in two teams (`pingpong`), each a whole tile of
 //   every other unit, one team's K loop runs while the other stores
 //   (docs/CUDA.md).
