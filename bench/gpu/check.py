@@ -15,7 +15,10 @@ the storage dtype; the entry run from the package with cubins (and, for
 one case per family, from the CUDA-only package through NVRTC); each result
 compared with the reference computed in float64 from the rounded inputs:
 max |result - reference| / max(1, max |reference|) within the dtype's
-tolerance, and every element finite. With --bench, the entry's CUDA-event
+tolerance, and every element finite; a failure says where the wrong
+elements lie (how many, the first, and the period along each of the last
+two dimensions that they repeat with: a wrong fragment of a product shows
+as "columns 8..15 mod 16"). With --bench, the entry's CUDA-event
 timing beside a device copy of the same bytes. With --sanitizer,
 compute-sanitizer memcheck and racecheck on one case per family (its first
 case that passed). With --jsonl, each case's record is appended as it ends
@@ -211,15 +214,70 @@ def run_case(args, ops, case, package, workdir, extra=(), timeout=120):
         want = ops.values(ref)
         if got.size != want.size:
             return f"result {i}: {got.size} elements, expected {want.size}", None, bench
-        if not np.isfinite(got).all():
-            return f"result {i}: a non-finite element", None, bench
         scale = max(1.0, float(np.abs(want).max(initial=0.0)))
+        tol = cases_mod.tolerance(dtype)
+        if not np.isfinite(got).all():
+            return f"result {i}: {where_wrong(got, want, shape, scale, tol)}", None, bench
         diff = float(np.abs(got - want).max(initial=0.0)) / scale
         worst = max(worst, diff)
-        tol = cases_mod.tolerance(dtype)
         if diff > tol:
-            return f"result {i}: relative difference {diff:.3g} over {tol:g}", worst, bench
+            return (f"result {i}: relative difference {diff:.3g} over {tol:g}; "
+                    f"{where_wrong(got, want, shape, scale, tol)}"), worst, bench
     return None, worst, bench
+
+
+# The periods a wrong kernel's errors tend to repeat with: fragments (8,
+# 16), warp and block tiles (32 to 256).
+PERIODS = (8, 16, 32, 64, 128, 256)
+
+
+def spans(values):
+    """Sorted distinct integers as "a..b" runs: [0, 1, 2, 5] -> "0..2, 5"."""
+    runs, start = [], None
+    for v, nxt in zip(values, list(values[1:]) + [None]):
+        start = v if start is None else start
+        if nxt != v + 1:
+            runs.append(f"{start}" if start == v else f"{start}..{v}")
+            start = None
+    return ", ".join(runs)
+
+
+def where_wrong(got, want, shape, scale, tol):
+    """Where a result's wrong elements lie, to tell a bad kernel's pattern
+    from a glance: how many, the first (by index, with its value and the
+    reference's), and, along each of the last two dimensions, the span of
+    the wrong indices and, for the shortest period of PERIODS that they do
+    not fill, which residues they take (a fragment or a tile of a product:
+    "columns 8..15 mod 16"). Non-finite elements (unwritten outputs are
+    NaN) count as wrong."""
+    with np.errstate(invalid="ignore"):
+        bad = ~(np.abs(got - want) <= tol * scale)
+    count = int(bad.sum())
+    if not count:
+        return "no element out of tolerance"
+    dims = tuple(int(d) for d in shape)
+    if not dims or math.prod(dims) != got.size:
+        dims = (got.size,)
+    first = int(np.flatnonzero(bad)[0])
+    at = tuple(int(x) for x in np.unravel_index(first, dims))
+    nonfinite = int((~np.isfinite(got)).sum())
+    text = (f"{count} of {got.size} elements wrong"
+            + (f" ({nonfinite} not finite)" if nonfinite else "")
+            + f", the first at {at}: {got[first]:.6g} for {want[first]:.6g}")
+    index = np.nonzero(bad.reshape(dims))
+    names = ("rows", "columns") if len(dims) >= 2 else ("elements",)
+    for name, axis in zip(names, range(len(dims) - len(names), len(dims))):
+        wrong = np.unique(index[axis])
+        part = f"{name} {wrong[0]}..{wrong[-1]} of {dims[axis]}"
+        for period in PERIODS:
+            if dims[axis] < 2 * period:
+                break
+            residues = np.unique(wrong % period)
+            if len(residues) < period:
+                part += f", {spans([int(r) for r in residues])} mod {period}"
+                break
+        text += "; " + part
+    return text
 
 
 def kernel_kind(case):

@@ -85,3 +85,35 @@ def test_every_package_case_has_a_name_of_its_own():
     import cases
     names = [c.name for c in cases.all_cases()]
     assert sorted(n for n in set(names) if names.count(n) > 1) == []
+
+
+def test_a_wrong_result_says_where_its_wrong_elements_lie():
+    # A product whose columns 8..15 of every 16 are wrong (a fragment's
+    # second half) and one element never written (NaN): the message names
+    # the count, the first wrong element and the period of the pattern.
+    sys.path.insert(0, str(CHECK.parent))
+    import numpy as np
+    import check
+    want = np.arange(64 * 48, dtype=np.float64).reshape(64, 48) / 1000
+    got = want.copy()
+    got[:, 8:16] += 1
+    got[:, 40:48] += 1
+    assert check.where_wrong(got.ravel(), want.ravel(), (64, 48), 4.0, 1e-2) == (
+        "1024 of 3072 elements wrong, the first at (0, 8): 1.008 for 0.008; "
+        "rows 0..63 of 64; columns 8..47 of 48, 8..15 mod 16")
+    got = want.copy()
+    got[37, 5] = np.nan
+    assert check.where_wrong(got.ravel(), want.ravel(), (64, 48), 4.0, 1e-2) == (
+        "1 of 3072 elements wrong (1 not finite), the first at (37, 5): nan for 1.781; "
+        "rows 37..37 of 64, 5 mod 8; columns 5..5 of 48, 5 mod 8")
+    # A batch's odd rows of 2 x 32 x 48, and a vector's tail.
+    got = want.copy().reshape(2, 32, 48)
+    got[:, 1::2] = 0
+    assert check.where_wrong(got.ravel(), want.ravel(), (2, 32, 48), 4.0, 1e-3).endswith(
+        "rows 1..31 of 32, 1, 3, 5, 7 mod 8; columns 0..47 of 48")
+    got = want.ravel().copy()
+    got[3000:] = np.nan
+    assert check.where_wrong(got, want.ravel(), (3072,), 4.0, 1e-3).endswith(
+        "elements 3000..3071 of 3072, 56..127 mod 128")
+    assert check.where_wrong(want.ravel(), want.ravel(), (64, 48), 4.0, 1e-3) == (
+        "no element out of tolerance")
