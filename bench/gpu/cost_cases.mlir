@@ -23,6 +23,11 @@ func.func @layer_norm_grad_8192x1024_bf16(%dy: tensor<8192x1024xbf16>, %x: tenso
   return %dx, %dg, %db : tensor<8192x1024xbf16>, tensor<1024xbf16>, tensor<1024xbf16>
 }
 
+func.func @layer_norm_grad_64x32768_bf16(%dy: tensor<64x32768xbf16>, %x: tensor<64x32768xbf16>, %m: tensor<64x1xf32>, %r: tensor<64x1xf32>, %g: tensor<32768xbf16>) -> (tensor<64x32768xbf16>, tensor<32768xbf16>, tensor<32768xbf16>) {
+  %dx, %dg, %db = nf.layer_norm_grad %dy, %x, %m, %r scale %g {axis = 1 : i64} : (tensor<64x32768xbf16>, tensor<64x32768xbf16>, tensor<64x1xf32>, tensor<64x1xf32>, tensor<32768xbf16>) -> (tensor<64x32768xbf16>, tensor<32768xbf16>, tensor<32768xbf16>)
+  return %dx, %dg, %db : tensor<64x32768xbf16>, tensor<32768xbf16>, tensor<32768xbf16>
+}
+
 func.func @group_norm_nhwc_1x64x64x320_f16(%x: tensor<1x64x64x320xf16>, %g: tensor<320xf16>, %b: tensor<320xf16>) -> tensor<1x64x64x320xf16> {
   %y, %m, %r = nf.group_norm %x scale %g bias %b {layout = #nf.layout<nhwc>, num_groups = 32 : i64} : (tensor<1x64x64x320xf16>, tensor<320xf16>, tensor<320xf16>) -> (tensor<1x64x64x320xf16>, tensor<1x32xf32>, tensor<1x32xf32>)
   return %y : tensor<1x64x64x320xf16>

@@ -256,6 +256,43 @@ TEST(RowNormGradTrafficTest, ReadsDyAndXOnceAndWritesOnePartialRowPerBlock) {
   EXPECT_LE(call.error(), 1e-5);
 }
 
+// A forced cluster row of layer_norm_grad over 7 rows of 1000 f32 is 4
+// blocks of 32 threads, 2 float4 a thread (chunks of 256 columns, the
+// last 232), and one cluster, which loops over the 7 rows (forced
+// schedules plan 2 blocks). After a barrier that only says every block
+// has started, each row's two block sums go to the 3 other blocks, one
+// cluster barrier a row, into one of two sets of slots by the row's
+// parity: with one set, a block running ahead stores the next row's sums
+// before a slower one has read this row's (the staggered order runs the
+// cluster's blocks as far apart as its barriers let them). dy and x are
+// read once, the one partial row of dscale and of dbias written once,
+// float64's numbers and the same bits in every thread order.
+TEST(ClusterRowTest, GradientBlocksShareTheirRowSumsThroughTwoSetsOfSlots) {
+  const int64_t rows = 7, cols = 1000, blocks = 4, threads = 32;
+  auto kernel = compileForSim(rowNormGradIR(DType::F32, rows, cols, true), "g",
+                              "cluster-row");
+  ASSERT_TRUE(kernel);
+  std::vector<LayerNormGradCall> calls;
+  for (SimOrder order : {SimOrder::Forward, SimOrder::Reverse,
+                         SimOrder::Shuffle, SimOrder::Stagger}) {
+    calls.emplace_back(rows, cols);
+    std::vector<SimStats> stats;
+    ASSERT_EQ(errorText(calls.back().run(*kernel, order, &stats)), "");
+    ASSERT_EQ(stats.size(), 2u);
+    EXPECT_EQ(stats[0].blocks, uint64_t(blocks));
+    EXPECT_EQ(stats[0].clusterBarriers, uint64_t(1 + rows));
+    EXPECT_EQ(stats[0].clusterStores,
+              uint64_t(rows * 2 * blocks * (blocks - 1)));
+    uint64_t tensor = uint64_t(rows * cols * 4);
+    EXPECT_EQ(stats[0].bytesLoaded,
+              2 * tensor + uint64_t(rows * blocks * threads * 2 * 4) +
+                  uint64_t(cols * 4) /* scale */);
+    EXPECT_EQ(stats[0].bytesStored, tensor + uint64_t(2 * cols * 4));
+    EXPECT_LE(calls.back().error(), 1e-5);
+  }
+  expectSameGradientBits(calls[0], {&calls[1], &calls[2], &calls[3]});
+}
+
 // 300 rows of 40 f32: warp rows of 16 threads, 16 rows a block, so 19
 // blocks and 19 partial rows of dscale and of dbias. The parameter kernel
 // adds them with 8 warps over runs of 4 partial rows (the last run 3), a

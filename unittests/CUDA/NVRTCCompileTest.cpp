@@ -395,13 +395,14 @@ func.func @dyn_products(%a: tensor<?x?xf16>, %b: tensor<?x?xf16>, %x: tensor<?x?
 }
 )mlir";
 
-std::vector<std::string> allSources() {
+std::vector<std::string>
+allSources(const std::string &arch = normfuse::runtime::kDefaultGpuTarget) {
   std::vector<std::string> sources;
   for (const char *schedule : {"warp-rows", "block-row-registers",
                                "block-row-streaming", "split-row", "auto"}) {
     // Forward rows of 2048, and of 2047 (peeled), under each forced
     // schedule; gradient rows of 512 (16 elements a thread in warp rows)
-    // forced, and of 32768 (split into the automatic chunks) under "auto".
+    // forced, and of 32768 (a cluster of blocks on sm_90) under "auto".
     bool automatic = std::string(schedule) == "auto";
     std::string module;
     for (const char *dtype : kDTypes)
@@ -415,7 +416,7 @@ std::vector<std::string> allSources() {
             std::string(op) == "layer_norm",
             "grad_" + std::string(op) + "_" + dtype);
       }
-    std::string source = printCUDA(module, schedule);
+    std::string source = printCUDA(module, schedule, false, false, arch);
     // Kernel names are unique per module, not across these sources: give
     // each source's kernels its schedule as a prefix.
     std::string prefix = schedule;
@@ -491,13 +492,13 @@ func.func @pools(%h: tensor<2x32x32x64xf16>, %x: tensor<2x32x32x64xf32>) -> (ten
             "tensor<64x256xf16> {\n  %y = arith.truncf %x : "
             "tensor<64x256xf64> to tensor<64x256xf16>\n  return %y : "
             "tensor<64x256xf16>\n}\n";
-  sources.push_back(printCUDA(linalg, "auto"));
-  sources.push_back(printCUDA(groupNormGrads, "auto"));
-  sources.push_back(printCUDA(products, "auto", /*fuse=*/true));
-  sources.push_back(printCUDA(channelReductions, "auto"));
-  sources.push_back(printCUDA(pointwise, "auto"));
-  sources.push_back(printCUDA(groupNorms, "auto", /*fuse=*/true));
-  sources.push_back(printCUDA(kDynamicShapesModule, "auto", /*fuse=*/true));
+  sources.push_back(printCUDA(linalg, "auto", false, false, arch));
+  sources.push_back(printCUDA(groupNormGrads, "auto", false, false, arch));
+  sources.push_back(printCUDA(products, "auto", true, false, arch));
+  sources.push_back(printCUDA(channelReductions, "auto", false, false, arch));
+  sources.push_back(printCUDA(pointwise, "auto", false, false, arch));
+  sources.push_back(printCUDA(groupNorms, "auto", true, false, arch));
+  sources.push_back(printCUDA(kDynamicShapesModule, "auto", true, false, arch));
   return sources;
 }
 
@@ -626,15 +627,18 @@ Compiled compileWithNVRTC(const std::string &source, const std::string &arch) {
 
 class NVRTCCompileTest : public testing::TestWithParam<const char *> {
 protected:
-  static const std::vector<std::string> &sources() {
-    static const std::vector<std::string> all = allSources();
-    return all;
+  /// Lowered for sm_90, or for sm_80 where the architecture has no
+  /// thread-block clusters (which some sm_90 schedules take).
+  static const std::vector<std::string> &sources(const std::string &arch) {
+    static const std::vector<std::string> sm90 = allSources();
+    static const std::vector<std::string> sm80 = allSources("sm_80");
+    return arch == "sm_80" || arch == "compute_75" ? sm80 : sm90;
   }
 };
 
 TEST_P(NVRTCCompileTest, EveryKernelCompiles) {
   std::string arch = GetParam();
-  for (const std::string &source : sources()) {
+  for (const std::string &source : sources(arch)) {
     ASSERT_FALSE(source.empty());
     Compiled c = compileWithNVRTC(source, arch);
     EXPECT_TRUE(c.ok) << c.log;
@@ -668,36 +672,33 @@ TEST(NVRTCResourceTest, NoKernelSpillsAtSm90) {
   // x 4 dtypes x 2 norms, split rows (two kernels) x 4 dtypes x 2 norms.
   // Gradients, 4 dtypes x 2 norms: warp and
   // block rows two kernels each (dx, parameter sums), streaming (taken as
-  // split), split and auto (split) three. 11 pointwise kernels x 4 dtypes,
-  // 2 group norms (NHWC across the channels: the one kernel and its
-  // three-kernel fallback, f64 (80-byte runs) split: two; NCHW a block row:
-  // one, f64 split: two), the
-  // instance norm (256 elements a group in one-channel runs: across the
-  // channels, the one kernel and its three-kernel fallback; f64 one
-  // warp-row kernel) and batch_norm_inference x 4 dtypes. Per-channel
-  // reductions x 2 layouts x 4 dtypes: batch_norm_training (NHWC: the moments,
-  // their finish, the normalize kernel; NCHW: one kernel), batch_norm_grad
-  // (NHWC: the sums, their totals, the finish, dx; NCHW: one kernel),
-  // bias_add_grad (sums, totals, finish). Products x 4 dtypes: the fused
-  // matmul, a large matmul, a matmul of few tiles (f16, bf16 and f32 split
-  // K: two kernels; f64 sums are not split), and per layout the fused
-  // conv2d and the two gradients (f16 and bf16 NCHW conv2d: two
-  // channels-last copies before it; their NCHW filter gradient: one, of x).
-  // Group and instance norm gradients: four kernels each, and the NHWC
-  // group norm gradient's one kernel, x 4 dtypes. Dynamic
-  // shapes: the group norm (two), the instance norm gradient (four),
-  // batch_norm_training (three), batch_norm_grad (NCHW: one), bias_add_grad
-  // (three),
-  // matmul and conv2d (three each: K split at launch, the product on large
-  // tiles and on small, the finish). Linalg kernels: the fused chain, the
-  // transpose and the two reductions x 4 dtypes, and the narrowing from f64.
-  // Odd sizes: GELU, add and tanh x 4 dtypes. Integers: the chain and three
-  // reductions x 4 widths. Three split reductions (a sum, a maximum, an
-  // argmax), two kernels each. A gather. Windows: a concatenation and a pad.
-  // Pools and two-result reductions: the max pool (its pad, the window), the
-  // average pool (its pad, the sums, the division), the argmax, the resize, the
-  // slice and the rfft2d.
-  EXPECT_EQ(kernels, 2 * (3 * 4 * 2 + 4 * 2 * 2) + (2 + 2 + 3 + 3 + 3) * 4 * 2 +
+  // split) and split three, auto (32768 columns: a cluster row) two. 11
+  // pointwise kernels x 4 dtypes, 2 group norms (NHWC across the channels: the
+  // one kernel and its three-kernel fallback, f64 (80-byte runs) split: two;
+  // NCHW a block row: one, f64 split: two), the instance norm (256 elements a
+  // group in one-channel runs: across the channels, the one kernel and its
+  // three-kernel fallback; f64 one warp-row kernel) and batch_norm_inference x
+  // 4 dtypes. Per-channel reductions x 2 layouts x 4 dtypes:
+  // batch_norm_training (NHWC: the moments, their finish, the normalize kernel;
+  // NCHW: one kernel), batch_norm_grad (NHWC: the sums, their totals, the
+  // finish, dx; NCHW: one kernel), bias_add_grad (sums, totals, finish).
+  // Products x 4 dtypes: the fused matmul, a large matmul, a matmul of few
+  // tiles (f16, bf16 and f32 split K: two kernels; f64 sums are not split), and
+  // per layout the fused conv2d and the two gradients (f16 and bf16 NCHW
+  // conv2d: two channels-last copies before it; their NCHW filter gradient:
+  // one, of x). Group and instance norm gradients: four kernels each, and the
+  // NHWC group norm gradient's one kernel, x 4 dtypes. Dynamic shapes: the
+  // group norm (two), the instance norm gradient (four), batch_norm_training
+  // (three), batch_norm_grad (NCHW: one), bias_add_grad (three), matmul and
+  // conv2d (three each: K split at launch, the product on large tiles and on
+  // small, the finish). Linalg kernels: the fused chain, the transpose and the
+  // two reductions x 4 dtypes, and the narrowing from f64. Odd sizes: GELU, add
+  // and tanh x 4 dtypes. Integers: the chain and three reductions x 4 widths.
+  // Three split reductions (a sum, a maximum, an argmax), two kernels each. A
+  // gather. Windows: a concatenation and a pad. Pools and two-result
+  // reductions: the max pool (its pad, the window), the average pool (its pad,
+  // the sums, the division), the argmax, the resize, the slice and the rfft2d.
+  EXPECT_EQ(kernels, 2 * (3 * 4 * 2 + 4 * 2 * 2) + (2 + 2 + 3 + 3 + 2) * 4 * 2 +
                          11 * 4 + (3 * 4 + 2) + (1 + 1 + 1) * 4 + 1 + 3 * 3 +
                          (3 + 4 + 3 + 1 + 1 + 3) * 4 + (3 + 3 * 2) * 4 + 2 * 2 +
                          2 + 3 + (2 * 4 + 1) * 4 + (2 + 4 + 3 + 1 + 3 + 2 * 3) +

@@ -6,8 +6,9 @@
 // 1-element rows, odd sizes (no vectors), vector tails, a last block of
 // warp rows past the end, blocks that loop over several rows (forced
 // schedules use two blocks), rows split into several chunks with a
-// partial last one, f32/f16/bf16/f64, a 2^20-element row and mean-shifted
-// rows. Outputs are poisoned with NaN, so an unwritten element fails.
+// partial last one, rows held by clusters of blocks (sm_90), f32/f16/bf16/f64,
+// a 2^20-element row and mean-shifted rows. Outputs are poisoned with NaN, so
+// an unwritten element fails.
 //
 // The check and its tolerances are the CPU tests' (RowNormGradChecks.h).
 //
@@ -70,18 +71,23 @@ TEST_P(RMSNormGradOnSimTest, MatchesFloat64Reference) {
 
 std::vector<SimGradCase> cases() {
   std::vector<SimGradCase> v;
-  // Automatic choices: warp rows (to 16 elements a thread), block rows in
-  // registers (to 16384 f32 elements), split rows beyond.
+  // Automatic choices on sm_90: warp rows (to 16 elements a thread), block
+  // rows in registers (to 512 threads, 8192 elements), clusters of 2 to 8
+  // blocks (to 131072: 10007 single columns take 3 blocks of 256 threads,
+  // 14 a thread, the last chunk partial), split rows beyond.
   for (DType d : {DType::F32, DType::F16, DType::BF16})
     for (auto [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{
              {1, 1}, {3, 1}, {9, 17}, {4, 1000}, {3, 1537}, {2, 5121}})
       v.push_back({d, rows, cols});
   v.push_back({DType::F32, 300, 64});
+  v.push_back({DType::F32, 3, 10007});
+  v.push_back({DType::BF16, 3, 10007});
   v.push_back({DType::F64, 3, 1537});
   v.push_back({DType::F32, 1, int64_t(1) << 20});
   // Each schedule forced (two blocks, so blocks loop over rows): odd
   // sizes, vector tails, a last group of warp rows past the end.
-  for (const char *s : {"warp-rows", "block-row-registers", "split-row"})
+  for (const char *s :
+       {"warp-rows", "block-row-registers", "cluster-row", "split-row"})
     for (auto [d, rows, cols] :
          std::vector<std::tuple<DType, int64_t, int64_t>>{
              {DType::F32, 5, 3},
@@ -94,6 +100,13 @@ std::vector<SimGradCase> cases() {
   v.push_back({DType::F32, 3, 1000, "split-row"});
   v.push_back({DType::F32, 2, 999, "split-row"});
   v.push_back({DType::F64, 2, 1000, "split-row"});
+  // Forced clusters (blocks of 32 threads with 2 vectors each, one cluster
+  // looping over every row, so the slots of the exchanges alternate): 4
+  // blocks of 256 columns, the last partial; 8 blocks of 128 single
+  // columns; f64.
+  v.push_back({DType::F32, 7, 1000, "cluster-row"});
+  v.push_back({DType::F32, 3, 999, "cluster-row"});
+  v.push_back({DType::F64, 3, 1000, "cluster-row"});
   return v;
 }
 
@@ -107,8 +120,10 @@ std::vector<SimGradCase> rmsCases() {
                                 {DType::F32, 3, 1537},
                                 {DType::BF16, 9, 17},
                                 {DType::BF16, 2, 5121},
+                                {DType::BF16, 3, 10007},
                                 {DType::F32, 1, int64_t(1) << 20},
-                                {DType::F32, 2, 999, "split-row"}};
+                                {DType::F32, 2, 999, "split-row"},
+                                {DType::F32, 5, 999, "cluster-row"}};
   for (const char *s : {"warp-rows", "block-row-registers", "split-row"})
     for (auto [rows, cols] :
          std::vector<std::pair<int64_t, int64_t>>{{5, 3}, {37, 64}})

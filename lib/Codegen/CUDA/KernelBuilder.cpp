@@ -433,23 +433,47 @@ Value cuda::emitBlockSum(OpBuilder &b, Location loc, Value v, Value scratch,
 Value cuda::emitClusterSum(OpBuilder &b, Location loc, Value blockSum,
                            Value slots, int64_t exchange, Value rank,
                            int64_t blocks) {
-  auto c = [&](int64_t v) { return indexConstant(b, loc, v); };
+  return emitClusterSums(b, loc, {blockSum}, slots,
+                         indexConstant(b, loc, exchange * blocks), rank,
+                         blocks)[0];
+}
+
+SmallVector<Value> cuda::emitClusterSums(OpBuilder &b, Location loc,
+                                         ArrayRef<Value> blockSums, Value slots,
+                                         Value first, Value rank,
+                                         int64_t blocks) {
+  IndexMath im{b, loc};
   Value tid = b.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x);
-  Value first = c(exchange * blocks);
-  Value storing =
-      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, tid, c(blocks));
+  // Slot `first` + k: a constant where `first` is one.
+  auto slot = [&](IndexMath &m, int64_t k) {
+    if (std::optional<int64_t> f = getConstantIntValue(first))
+      return m.c(*f + k);
+    return k ? m.add(first, m.c(k)) : first;
+  };
+  // Slot of sum j of block r at [j][r] (before the barrier, so that the
+  // loads follow it at once).
+  SmallVector<SmallVector<Value>> at(blockSums.size());
+  for (auto [j, sumSlots] : llvm::enumerate(at))
+    for (int64_t r = 0; r < blocks; ++r)
+      sumSlots.push_back(slot(im, int64_t(j) * blocks + r));
+  Value storing = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, tid,
+                                          im.c(blocks));
   b.create<scf::IfOp>(loc, storing, [&](OpBuilder &tb, Location tl) {
-    tb.create<ClusterStoreOp>(tl, blockSum, slots,
-                              tb.create<arith::AddIOp>(tl, first, rank), tid);
+    IndexMath tm{tb, tl};
+    for (auto [j, sum] : llvm::enumerate(blockSums))
+      tb.create<ClusterStoreOp>(tl, sum, slots, tm.add(at[j][0], rank), tid);
     tb.create<scf::YieldOp>(tl);
   });
   b.create<ClusterBarrierOp>(loc);
-  Value total = b.create<memref::LoadOp>(loc, slots, first);
-  for (int64_t r = 1; r < blocks; ++r)
-    total = b.create<arith::AddFOp>(
-        loc, total,
-        b.create<memref::LoadOp>(loc, slots, c(exchange * blocks + r)));
-  return total;
+  SmallVector<Value> totals;
+  for (ArrayRef<Value> sumSlots : at) {
+    Value total = b.create<memref::LoadOp>(loc, slots, sumSlots[0]);
+    for (int64_t r = 1; r < blocks; ++r)
+      total = b.create<arith::AddFOp>(
+          loc, total, b.create<memref::LoadOp>(loc, slots, sumSlots[r]));
+    totals.push_back(total);
+  }
+  return totals;
 }
 
 SmallVector<Value> cuda::emitRowGroupSums(OpBuilder &b, Location loc,

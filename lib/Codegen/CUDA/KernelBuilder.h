@@ -203,6 +203,13 @@ Value emitBlockSum(OpBuilder &b, Location loc, Value v, Value scratch,
 Value emitClusterSum(OpBuilder &b, Location loc, Value blockSum, Value slots,
                      int64_t exchange, Value rank, int64_t blocks);
 
+/// emitClusterSum of several sums behind one cluster barrier: sum j of
+/// block r goes to slot `first` + j * blocks + r (`first` an index value,
+/// so that a loop can alternate between two sets of slots).
+SmallVector<Value> emitClusterSums(OpBuilder &b, Location loc,
+                                   ArrayRef<Value> blockSums, Value slots,
+                                   Value first, Value rank, int64_t blocks);
+
 /// Where a block holds `groups` row groups of `threadsPerRow` threads that
 /// each keep the same columns' sums (thread `lane` of a group: `values[kv *
 /// vw + l]` for column (kv * threadsPerRow + lane) * vw + l): the sums over

@@ -6,12 +6,13 @@
 //  - `<f>_<op>_rowsums` (split rows only): per chunk of a row, the sums of
 //    g*dy*xhat and g*dy, one pair per block;
 //  - `<f>_<op>`: blocks loop over rows; each holds its chunk of a row in
-//    registers, forms the row's sums (by shuffles and workgroup memory, or
-//    from the chunk sums), writes dx = rstd * (g*dy - mean(g*dy) - xhat *
-//    mean(g*dy*xhat)) (NormMath's formula), and adds dy*xhat and dy per
-//    column in registers; at the end the block's row groups combine in
-//    workgroup memory and the block writes one row of partial parameter
-//    gradients;
+//    registers, forms the row's sums (by shuffles and workgroup memory,
+//    from the chunk sums, or, a cluster of blocks holding the row, from
+//    the blocks' sums exchanged through distributed shared memory), writes dx =
+//    rstd * (g*dy - mean(g*dy) - xhat * mean(g*dy*xhat)) (NormMath's formula),
+//    and adds dy*xhat and dy per column in registers; at the end the block's
+//    row groups combine in workgroup memory and the block writes one row of
+//    partial parameter gradients;
 //  - `<f>_<op>_params`: each column's partial rows added up by many warps
 //    (ChannelSums.h, emitColumnTotals) in a fixed order, so dscale and dbias
 //    are the same on every run.
@@ -51,6 +52,10 @@ struct RowGradSpec {
 
   bool split() const {
     return schedule.rows.kind == RowNormSchedule::Kind::SplitRow;
+  }
+  /// Blocks of a cluster hold a row, block rank r its chunk r.
+  bool cluster() const {
+    return schedule.rows.kind == RowNormSchedule::Kind::ClusterRow;
   }
   /// Sums per (row, chunk) that a split row's first kernel writes.
   int64_t sumsPerChunk() const { return center ? 2 : 1; }
@@ -290,6 +295,17 @@ gpu::GPUFuncOp buildGradKernel(ModuleOp module, Location loc,
   Value scratch = !spec.split() && s.threadsPerRow > GpuTarget::kWarpSize
                       ? addWorkgroupBuffer(k, loc, s.threadsPerRow / 32, acc)
                       : Value();
+  // A cluster row's blocks' sums, two sets of slots: row i's go to set i %
+  // 2, so a block stores a row's sums into another while that one may
+  // still read the row before's (it has passed the barrier of the row
+  // before, and so every block has read the sums of the row before that).
+  int64_t clusterBlocks = s.clusterBlocks;
+  Value clusterSlots;
+  if (spec.cluster()) {
+    k.func->setAttr(kClusterBlocksAttr, b.getI64IntegerAttr(clusterBlocks));
+    clusterSlots = addWorkgroupBuffer(
+        k, loc, 2 * spec.sumsPerChunk() * clusterBlocks, acc);
+  }
   // Row groups 1.. hand their column sums to group 0 through this.
   Value handOver =
       groups > 1
@@ -313,6 +329,10 @@ gpu::GPUFuncOp buildGradKernel(ModuleOp module, Location loc,
   ThreadColumns t = emitThreadColumns(b, loc, spec, in, lane, chunk, cols);
   Value colsF = b.create<arith::UIToFPOp>(
       loc, acc, b.create<arith::IndexCastUIOp>(loc, b.getI64Type(), cols));
+  // Every block of the cluster has started before any stores into
+  // another's shared memory (CUDA's rule).
+  if (spec.cluster())
+    b.create<ClusterBarrierOp>(loc, /*relaxed=*/true);
 
   // Every thread makes the same number of trips, so shuffles and barriers
   // stay uniform; a row past the end loads zeros and stores nothing.
@@ -365,6 +385,19 @@ gpu::GPUFuncOp buildGradKernel(ModuleOp module, Location loc,
           gx = reduceOverRow(fb, fl, spec, gx, scratch);
           if (g)
             g = reduceOverRow(fb, fl, spec, g, scratch);
+          if (spec.cluster()) {
+            // The cluster's block sums, in rank order (chunk order).
+            IndexMath fm{fb, fl};
+            Value set = fm.mul(fm.rem(trip, 2),
+                               fm.c(spec.sumsPerChunk() * clusterBlocks));
+            SmallVector<Value> blockSums{gx};
+            if (g)
+              blockSums.push_back(g);
+            SmallVector<Value> totals = emitClusterSums(
+                fb, fl, blockSums, clusterSlots, set, chunk, clusterBlocks);
+            gx = totals[0];
+            g = g ? totals[1] : Value();
+          }
         }
         Value meanGx = fb.create<arith::DivFOp>(fl, gx, colsF);
         Value meanG = g ? fb.create<arith::DivFOp>(fl, g, colsF) : Value();

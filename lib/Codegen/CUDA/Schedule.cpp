@@ -83,6 +83,11 @@ static constexpr int64_t kForcedSplitVectorsPerThread = 2;
 /// registers: each needs four (xhat, g*dy, and the two parameter-gradient
 /// sums).
 static constexpr int64_t kGradMaxElementsPerThread = 16;
+/// The most threads of a block that holds a gradient's row where clusters
+/// could: on an H100 (2026-11-27) block rows of 512 threads ran at 0.70 to
+/// 0.92 of a copy (8192 columns), of 1024 (16384 columns, one block an SM)
+/// at 0.41 to 0.69.
+static constexpr int64_t kGradBlockRowMaxThreads = 512;
 /// Threads of a block of a split gradient row.
 static constexpr int64_t kGradSplitBlockSize = 256;
 /// Blocks of a gradient kernel when its schedule is forced (tests): few,
@@ -333,6 +338,24 @@ static bool shapeClusterRow(RowNormSchedule &s, int64_t vectors,
   return true;
 }
 
+/// The kind of a row of `vectors` vectors longer than one block of 256
+/// threads holds: a cluster where the target has them and 8 blocks of 1024
+/// threads hold it at `clusterVectorsPerThread` a thread, else a block of
+/// up to 1024 threads at `maxVectorsPerThread`, else a split row.
+static RowNormSchedule::Kind longRowKind(int64_t vectors,
+                                         const GpuTarget &target,
+                                         int64_t maxVectorsPerThread,
+                                         int64_t clusterVectorsPerThread) {
+  using Kind = RowNormSchedule::Kind;
+  if (target.clusters && vectors <= kMaxClusterBlocks *
+                                        GpuTarget::kMaxThreadsPerBlock *
+                                        clusterVectorsPerThread)
+    return Kind::ClusterRow;
+  if (vectors <= GpuTarget::kMaxThreadsPerBlock * maxVectorsPerThread)
+    return Kind::BlockRowInRegisters;
+  return Kind::SplitRow;
+}
+
 RowNormSchedule cuda::selectRowNormSchedule(int64_t cols, Type elementType,
                                             const GpuTarget &target,
                                             ForcedRowNormKind forced,
@@ -369,14 +392,9 @@ RowNormSchedule cuda::selectRowNormSchedule(int64_t cols, Type elementType,
     kind = Kind::WarpRows;
   else if (vectors <= kBlockRowThreads * maxVectorsPerThread)
     kind = Kind::BlockRowInRegisters;
-  else if (target.clusters && vectors <= kMaxClusterBlocks *
-                                             GpuTarget::kMaxThreadsPerBlock *
-                                             clusterVectorsPerThread)
-    kind = Kind::ClusterRow;
-  else if (vectors <= GpuTarget::kMaxThreadsPerBlock * maxVectorsPerThread)
-    kind = Kind::BlockRowInRegisters;
   else
-    kind = Kind::SplitRow;
+    kind = longRowKind(vectors, target, maxVectorsPerThread,
+                       clusterVectorsPerThread);
   // Registers need a known row length; clusters a target that has them.
   if (dynamic && kind != Kind::BlockRowStreaming && kind != Kind::SplitRow)
     kind = Kind::SplitRow;
@@ -623,11 +641,9 @@ RowNormGradSchedule cuda::selectRowNormGradSchedule(int64_t cols,
                                                     Type elementType,
                                                     const GpuTarget &target,
                                                     ForcedRowNormKind forced) {
-  // The channels-last group schedule is the forward group norms' alone,
-  // the cluster row the forward layer and RMS norms'.
+  // The channels-last group schedule is the forward group norms' alone.
   if (forced == ForcedRowNormKind::ChannelsLastGroups ||
-      forced == ForcedRowNormKind::ChannelsLastOneKernel ||
-      forced == ForcedRowNormKind::ClusterRow)
+      forced == ForcedRowNormKind::ChannelsLastOneKernel)
     forced = ForcedRowNormKind::Auto;
   RowNormGradSchedule g;
   RowNormSchedule &s = g.rows;
@@ -643,20 +659,39 @@ RowNormGradSchedule cuda::selectRowNormGradSchedule(int64_t cols,
     kind = *f == Kind::BlockRowStreaming ? Kind::SplitRow : *f;
   else if (vectors <= GpuTarget::kWarpSize * maxVectorsPerThread)
     kind = Kind::WarpRows;
-  else if (vectors <= GpuTarget::kMaxThreadsPerBlock * maxVectorsPerThread)
+  else if (vectors <= kGradBlockRowMaxThreads * maxVectorsPerThread)
     kind = Kind::BlockRowInRegisters;
   else
-    kind = Kind::SplitRow;
-  if (dynamic)
+    kind =
+        longRowKind(vectors, target, maxVectorsPerThread, maxVectorsPerThread);
+  if (dynamic || (kind == Kind::ClusterRow && !target.clusters))
     kind = Kind::SplitRow;
   s.kind = kind;
 
   switch (kind) {
-  case Kind::WarpRows:
-  case Kind::BlockRowInRegisters:
-    shapeRowInRegisters(s, vectors, maxVectorsPerThread);
-    break;
-  default: {
+  case Kind::ClusterRow: {
+    // Blocks of a cluster per row, each of its own chunk of the row (block
+    // rank r the columns of chunk r), read once (the split row reads dy and
+    // x twice, in two kernels); forced, small blocks, so that small rows
+    // reach 2 to 8 of them.
+    bool small = forced == ForcedRowNormKind::ClusterRow;
+    if (shapeClusterRow(s, std::max<int64_t>(1, vectors),
+                        small ? kForcedClusterBlockSize : kBlockRowThreads,
+                        small ? std::min(kForcedClusterVectorsPerThread,
+                                         maxVectorsPerThread)
+                              : maxVectorsPerThread,
+                        small ? 2 : 1)) {
+      int64_t chunk = s.vectorsPerThread * s.threadsPerRow * s.vectorWidth;
+      s.clusterBlocks = llvm::divideCeil(cols, chunk);
+      if (s.clusterBlocks >= 2)
+        break;
+    }
+    // A row a cluster does not hold, or one block does.
+    s.clusterBlocks = 1;
+    s.kind = Kind::SplitRow;
+    [[fallthrough]];
+  }
+  case Kind::SplitRow: {
     bool small = forced != ForcedRowNormKind::Auto;
     s.threadsPerRow = small ? kForcedSplitBlockSize : kGradSplitBlockSize;
     s.vectorsPerThread =
@@ -664,6 +699,12 @@ RowNormGradSchedule cuda::selectRowNormGradSchedule(int64_t cols,
     s.rowsPerBlock = 1;
     break;
   }
+  case Kind::WarpRows:
+  case Kind::BlockRowInRegisters:
+    shapeRowInRegisters(s, vectors, maxVectorsPerThread);
+    break;
+  default:
+    llvm_unreachable("a gradient's rows are warp, block, cluster or split");
   }
   s.chunkElements = s.vectorsPerThread * s.threadsPerRow * s.vectorWidth;
   g.maxBlocks = forced != ForcedRowNormKind::Auto

@@ -302,9 +302,10 @@ std::string cuda::checkRowNormGradSchedule(const RowNormGradSchedule &g,
   const RowNormSchedule &s = g.rows;
   auto count = [](int64_t n) { return std::to_string(n); };
   if (s.kind != Kind::WarpRows && s.kind != Kind::BlockRowInRegisters &&
-      s.kind != Kind::SplitRow)
+      s.kind != Kind::ClusterRow && s.kind != Kind::SplitRow)
     return RowNormSchedule::kindName(s.kind).str() +
-           " for a gradient (warp-rows, block-row-registers or split-row)";
+           " for a gradient (warp-rows, block-row-registers, cluster-row or "
+           "split-row)";
   if (s.peeled || s.paramsInRegisters || s.streaming)
     return "peeled, params-in-registers and streaming belong to forward "
            "rows";
@@ -319,6 +320,12 @@ std::string cuda::checkRowNormGradSchedule(const RowNormGradSchedule &g,
   shape.elementType = elementType;
   if (std::string why = checkRowNormSchedule(s, shape, target); !why.empty())
     return why;
+  // A cluster's block of rank r holds chunk r of the row.
+  int64_t chunks = int64_t(llvm::divideCeil(cols, s.chunkElements));
+  if (s.kind == Kind::ClusterRow && chunks != s.clusterBlocks)
+    return "a cluster of " + count(s.clusterBlocks) + " blocks for the " +
+           count(chunks) + " chunks of " + count(s.chunkElements) +
+           " elements of a row of " + count(cols);
   // Row groups 1.. hand their column sums to group 0 in workgroup memory
   // (dynamic past 48 KiB).
   int64_t accBytes = elementType.getIntOrFloatBitWidth() > 32 ? 8 : 4;

@@ -322,6 +322,13 @@ PartialTotalsSchedule selectMomentsMergeSchedule(int64_t parts, Type acc,
 /// vectorWidth elements per (part of a) block:
 ///  - WarpRows: short rows, a whole row per (part of a) warp;
 ///  - BlockRowInRegisters: a whole row per block;
+///  - ClusterRow (sm_90): a cluster of `clusterBlocks` blocks per row, the
+///    block of rank r holding chunk r (clusterBlocks = the row's chunks);
+///    each block's two sums go to every block of the cluster (distributed
+///    shared memory, one cluster barrier a row, slots alternating between
+///    two sets from row to row), added there in rank order, so dy and x
+///    are read once in one kernel; the clusters loop over rows as blocks
+///    do;
 ///  - SplitRow: longer rows (or of unknown length) in several chunks. A
 ///    first kernel writes each chunk's two sums (of g*dy*xhat and g*dy);
 ///    the dx kernel adds a row's chunk sums, so dy and x are read twice.
@@ -353,9 +360,10 @@ FailureOr<RowNormGradSchedule> parseRowNormGradSchedule(llvm::StringRef text,
 
 /// Why `g` cannot run the gradient of a norm over rows of `cols` elements
 /// (kDynamic if unknown) of `elementType` on `target` ("" when it can): a
-/// kind other than warp rows, block rows in registers and split rows, a
-/// chunk that is not the threads' vectors, a row one chunk does not hold
-/// (warp and block rows), no blocks, or what checkRowNormSchedule refuses.
+/// kind other than warp rows, block rows in registers, cluster rows and
+/// split rows, a chunk that is not the threads' vectors, a row one chunk
+/// does not hold (warp and block rows), a cluster of other than the row's
+/// chunks, no blocks, or what checkRowNormSchedule refuses.
 std::string checkRowNormGradSchedule(const RowNormGradSchedule &g, int64_t cols,
                                      Type elementType, const GpuTarget &target);
 
