@@ -1152,6 +1152,48 @@ TEST(NVRTCResourceTest, PingpongProductHasABarrierATeamAtSm90a) {
   EXPECT_EQ(blockBarriers(sass), 1u) << sass;
 }
 
+// Two consumer warpgroups and a producer (384 threads, launched with 168
+// registers a thread): the producer keeps 40 where it issues TMA loads and
+// 72 where its threads copy by cp.async (setmaxnreg.dec), the consumers
+// take the 232 or 216 that frees (setmaxnreg.inc), each its role's first
+// act. ptxas takes both (no warning that it ignored them, C7508), spills
+// nothing, gives the kernel exactly the 168 the block's registers are
+// counted from (fewer, and the consumers' increase would wait forever),
+// and the SASS has both (USETMAXREG). One consumer warpgroup (256
+// threads, 255 registers) has nothing to gain: no setmaxnreg.
+TEST(NVRTCResourceTest, ConsumersTakeTheProducersRegistersAtSm90a) {
+  struct Case {
+    const char *words, *producer, *consumers;
+  };
+  for (const Case &k :
+       {Case{"tile=128x128x64 warps=4x1 stages=4 wgmma tma warp-specialized "
+             "pingpong",
+             "nf_setmaxnreg<false, 40>();", "nf_setmaxnreg<true, 232>();"},
+        Case{"tile=128x256x64 warps=8x1 stages=3 wgmma tma warp-specialized",
+             "nf_setmaxnreg<false, 40>();", "nf_setmaxnreg<true, 232>();"},
+        Case{"tile=128x256x64 warps=8x1 stages=3 wgmma warp-specialized",
+             "nf_setmaxnreg<false, 72>();", "nf_setmaxnreg<true, 216>();"}}) {
+    WrittenProduct w = compileWrittenProduct(k.words);
+    ASSERT_FALSE(w.source.empty());
+    EXPECT_NE(w.source.find(k.producer), std::string::npos) << k.words;
+    EXPECT_NE(w.source.find(k.consumers), std::string::npos) << k.words;
+    const Compiled &c = w.compiled;
+    ASSERT_TRUE(c.ok) << c.log;
+    EXPECT_EQ(c.log.find("setmaxnreg"), std::string::npos) << c.log;
+    EXPECT_EQ(c.log.find("C7508"), std::string::npos) << c.log;
+    EXPECT_EQ(registersWithoutSpills(c), 168) << k.words << "\n" << c.log;
+    std::string error, sass = disassemble(c.cubin, error);
+    if (!error.empty())
+      GTEST_SKIP() << error;
+    EXPECT_NE(sass.find("USETMAXREG"), std::string::npos) << k.words;
+  }
+  WrittenProduct one = compileWrittenProduct(
+      "tile=128x128x64 warps=4x1 stages=4 wgmma tma warp-specialized");
+  ASSERT_FALSE(one.source.empty());
+  EXPECT_EQ(one.source.find("nf_setmaxnreg<true,"), std::string::npos);
+  EXPECT_EQ(one.source.find("nf_setmaxnreg<false,"), std::string::npos);
+}
+
 // The same in clusters of two sharing B's tiles (`multicast`): each block
 // multicasts its half of B (UTMALDG.2D.MULTICAST) and loads its own A, the
 // consumers release each stage in both blocks (an arrival on the other's

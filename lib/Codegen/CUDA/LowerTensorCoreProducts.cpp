@@ -946,7 +946,14 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
                                  im.c(consumers)),
         /*withElseRegion=*/true);
     consumerGuard.emplace(kb);
+    // Two or more consumer warpgroups: the producer gives back registers
+    // it does not need and the consumers take them (setmaxnreg, each
+    // role's first act, one branch of this `if` each).
+    int64_t raised = s.consumerRegisters();
     kb.setInsertionPoint(role.thenBlock()->getTerminator());
+    if (raised)
+      kb.create<nf::SetMaxRegistersOp>(loc, /*increase=*/false,
+                                       s.producerRegisters());
     if (tma) {
       kb.create<scf::IfOp>(loc,
                            kb.create<arith::CmpIOp>(loc,
@@ -960,6 +967,8 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
       stageByCopies(kb, loc);
     }
     kb.setInsertionPoint(role.elseBlock()->getTerminator());
+    if (raised)
+      kb.create<nf::SetMaxRegistersOp>(loc, /*increase=*/true, raised);
   }
 
   // Warp specialized: where `after` > 0 K tiles have been run, this

@@ -1051,6 +1051,24 @@ GroupNormGradSchedule cuda::selectGroupNormGradSchedule(
   return s;
 }
 
+int64_t
+TiledProductSchedule::consumerRegisters(int64_t registersPerBlock) const {
+  // (setmaxnreg takes effect under a register cap of one block at entry,
+  // __launch_bounds__(threads, 1).)
+  if (kind != Kind::TensorCore || !warpSpecialized ||
+      minBlocksPerMultiprocessor != 1)
+    return 0;
+  // setmaxnreg's counts: multiples of 8 up to 256 (ptxas gives a thread at
+  // most 255).
+  int64_t threads = blockSize(), consumers = threads - kProducerThreads;
+  int64_t launched =
+      std::min<int64_t>(255, registersPerBlock / threads) / 8 * 8;
+  int64_t raised = std::min<int64_t>(
+      256, (launched * threads - producerRegisters() * kProducerThreads) /
+               consumers / 8 * 8);
+  return consumers >= 2 * kProducerThreads && raised > launched ? raised : 0;
+}
+
 std::string TiledProductSchedule::str() const {
   auto n = [](int64_t v) { return std::to_string(v); };
   std::string text =

@@ -560,6 +560,9 @@ struct Sim {
   WgmmaRead *wgReads;
   int numWgReads[kMaxRunThreads], wgGroups[kMaxRunThreads];
   bool wgFenced[kMaxRunThreads], unfencedCopies[kMaxRunThreads];
+  /// setmaxnreg: the registers each thread holds (as launched until its
+  /// warpgroup changes them).
+  int regs[kMaxRunThreads];
   /// nf_ldg calls of each thread running.
   uint64_t threadLoads[kMaxRunThreads];
   // The running blocks' mbarriers and TMA loads in flight (allocated on
@@ -1092,6 +1095,8 @@ template <class T> inline T fromBits(uint64_t b) {
 }
 
 inline void checkNoTmaLoads(int b);
+inline void checkRegisters(int b);
+inline int launchRegisters();
 
 /// A fiber's body: runs the kernel, then leaves for good.
 inline void fiberMain() {
@@ -1105,8 +1110,10 @@ inline void fiberMain() {
   S.exited[w] |= bit;
   --S.live[b];
   --S.liveAll;
-  if (S.live[b] == 0)
+  if (S.live[b] == 0) {
     checkNoTmaLoads(b);
+    checkRegisters(b);
+  }
   for (unsigned m = S.waiting[w]; m; m &= m - 1) {
     const Lane &o = S.lanes[32 * w + __builtin_ctz(m)];
     if (o.mask & bit)
@@ -1195,6 +1202,8 @@ inline bool runCluster() {
   std::memset(S.wgGroups, 0, sizeof(int) * size_t(S.n));
   std::memset(S.wgFenced, 0, sizeof(bool) * size_t(S.n));
   std::memset(S.unfencedCopies, 0, sizeof(bool) * size_t(S.n));
+  for (int t = 0; t < S.n; ++t)
+    S.regs[t] = launchRegisters();
   std::memset(S.threadLoads, 0, sizeof(uint64_t) * size_t(S.n));
   S.numMbarriers = S.numTmaLoads = 0;
   size_t page = size_t(sysconf(_SC_PAGESIZE));
@@ -1843,6 +1852,60 @@ inline void mbarrierWait(void *at, unsigned parity) {
   }
 }
 
+/// The registers a thread of the running kernel is launched with, as
+/// ptxas gives a kernel bounded to one block of its threads
+/// (__launch_bounds__(threads, 1)): the most that fit 65536 a block, a
+/// multiple of 8, at most 255 (168 of 384 threads).
+inline int launchRegisters() {
+  int most = 65536 / S.blockThreads;
+  return (most < 255 ? most : 255) / 8 * 8;
+}
+
+/// setmaxnreg.inc/dec.sync.aligned.u32 `n` of the calling thread (sm_90a):
+/// a count of 24 to 256, a multiple of 8, no fewer (inc) or no more (dec)
+/// than it holds, in a block of whole warpgroups. Whether the block's
+/// registers hold what its warpgroups ask for is checked when it exits.
+inline void setMaxRegisters(int n, bool increase) {
+  const char *op = increase ? "inc" : "dec";
+  if (S.blockThreads % 128)
+    fail("setmaxnreg.%s in a block of %d threads (whole warpgroups of 128)", op,
+         S.blockThreads);
+  if (n < 24 || n > 256 || n % 8)
+    fail("setmaxnreg.%s %d (a multiple of 8 from 24 to 256)", op, n);
+  int &held = S.regs[S.cur];
+  if (increase ? n < held : n > held)
+    fail("setmaxnreg.%s to %d registers from the %d the thread holds", op, n,
+         held);
+  held = n;
+}
+
+/// Fails where block `b`, whose last thread exits, had warpgroups whose
+/// threads set different register counts (setmaxnreg is .aligned: every
+/// thread of the warpgroup executes it), or ask for more registers than
+/// the block was launched with: on a GPU a setmaxnreg.inc would wait for
+/// them forever.
+inline void checkRegisters(int b) {
+  int bt = S.blockThreads, first = b * bt, launched = launchRegisters();
+  long long total = 0;
+  bool changed = false;
+  for (int t = first; t < first + bt; ++t) {
+    total += S.regs[t];
+    changed = changed || S.regs[t] != launched;
+  }
+  if (!changed)
+    return;
+  for (int t = first; t < first + bt; ++t)
+    if (S.regs[t] != S.regs[first + (t - first) / 128 * 128])
+      fail("threads of warpgroup %d hold %d and %d registers (setmaxnreg "
+           "is .aligned: every thread of the warpgroup executes it)",
+           (t - first) / 128, S.regs[first + (t - first) / 128 * 128],
+           S.regs[t]);
+  if (total > (long long)launched * bt)
+    fail("the warpgroups ask for %lld registers, the block was launched with "
+         "%lld (%d a thread): a setmaxnreg.inc would wait forever",
+         total, (long long)launched * bt, launched);
+}
+
 /// Fails where block `b`, whose last thread exits, has TMA loads in flight.
 inline void checkNoTmaLoads(int b) {
   for (int i = 0; i < S.numTmaLoads; ++i)
@@ -1977,6 +2040,9 @@ inline nf_vec<float, N> nf_wgmma_fence_operand(nf_vec<float, N> d) {
 }
 inline void nf_fence_proxy_async() {
   nf_sim::S.unfencedCopies[nf_sim::S.cur] = false;
+}
+template <bool Increase, int N> inline void nf_setmaxnreg() {
+  nf_sim::setMaxRegisters(N, Increase);
 }
 
 /// A TMA tensor map parameter: CUDA's 128 opaque bytes (CUtensorMap); here

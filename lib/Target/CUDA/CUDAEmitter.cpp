@@ -878,6 +878,11 @@ LogicalResult CUDAEmitter::emitOp(Operation &op) {
         line() << "nf_fence_proxy_async();\n";
         return success();
       })
+      .Case([&](nf::SetMaxRegistersOp op) {
+        line() << "nf_setmaxnreg<" << (op.getIncrease() ? "true" : "false")
+               << ", " << op.getCount() << ">();\n";
+        return success();
+      })
       .Case([&](nf::MbarrierInitOp m) -> LogicalResult {
         FailureOr<std::string> at = address(&op, m.getBarriers(), m.getIndex());
         if (failed(at))

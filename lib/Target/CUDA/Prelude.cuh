@@ -367,6 +367,22 @@ __device__ __forceinline__ void nf_fence_proxy_async() {
   __trap();
 #endif
 }
+/// setmaxnreg.inc (Increase) or .dec (sm_90a): the calling warpgroup's
+/// registers a thread become N (a multiple of 8 from 24 to 256); an
+/// increase waits until the block's other warpgroups have given back
+/// enough. Every thread of the warpgroup executes it, as the first act of
+/// one branch of the kernel's role `if`, in a kernel under
+/// __launch_bounds__(threads, 1).
+template <bool Increase, int N> __device__ __forceinline__ void nf_setmaxnreg() {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  if constexpr (Increase)
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(N));
+  else
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(N));
+#else
+  __trap();
+#endif
+}
 /// A TMA tensor map (CUtensorMap): 128 opaque bytes the runtime encodes
 /// with cuTensorMapEncodeTiled; a kernel takes it as a __grid_constant__
 /// parameter and hands TMA loads its address.

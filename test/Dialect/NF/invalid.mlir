@@ -782,6 +782,22 @@ func.func @named_barrier_of_part_of_a_warp() {
 
 // -----
 
+func.func @setmaxnreg_not_a_multiple_of_8() {
+  // expected-error @+1 {{'nf.set_max_registers' op setmaxnreg counts are multiples of 8 from 24 to 256 registers a thread, not 236}}
+  nf.set_max_registers increase 236
+  return
+}
+
+// -----
+
+func.func @setmaxnreg_below_24() {
+  // expected-error @+1 {{'nf.set_max_registers' op setmaxnreg counts are multiples of 8 from 24 to 256 registers a thread, not 16}}
+  nf.set_max_registers decrease 16
+  return
+}
+
+// -----
+
 func.func @named_barrier_zero_is_the_blocks() {
   // expected-error @+1 {{'nf.named_barrier' op attribute 'id' failed to satisfy constraint: 64-bit signless integer attribute whose minimum value is 1 whose maximum value is 15}}
   nf.named_barrier 0, 256

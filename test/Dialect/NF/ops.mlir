@@ -265,6 +265,8 @@ func.func @tensor_map(%a: memref<?xf16>) -> !nf.tensor_map {
 // CHECK-NEXT: nf.mbarrier_wait %{{.+}}[%{{.+}}], %{{.+}} : memref<4xi64, #gpu.address_space<workgroup>>
 // CHECK-NEXT: nf.mbarrier_arrive %{{.+}}[%{{.+}}] : memref<4xi64, #gpu.address_space<workgroup>>
 // CHECK-NEXT: nf.named_barrier 1, 256
+// CHECK-NEXT: nf.set_max_registers decrease 40
+// CHECK-NEXT: nf.set_max_registers increase 232
 // CHECK-NEXT: nf.tma_load %{{.+}}[%{{.+}}, %{{.+}}], %{{.+}}[%{{.+}}], %{{.+}}[%{{.+}}] multicast %{{.+}} : memref<32768xf16, #gpu.address_space<workgroup>>, memref<4xi64, #gpu.address_space<workgroup>>
 // CHECK-NEXT: nf.mbarrier_arrive %{{.+}}[%{{.+}}] rank %{{.+}} : memref<4xi64, #gpu.address_space<workgroup>>
 module attributes {gpu.container_module} {
@@ -277,6 +279,8 @@ module attributes {gpu.container_module} {
       nf.mbarrier_wait %bars[%i], %i : memref<4xi64, #gpu.address_space<workgroup>>
       nf.mbarrier_arrive %bars[%i] : memref<4xi64, #gpu.address_space<workgroup>>
       nf.named_barrier 1, 256
+      nf.set_max_registers decrease 40
+      nf.set_max_registers increase 232
       nf.tma_load %m[%i, %i], %s[%i], %bars[%i] multicast %i : memref<32768xf16, #gpu.address_space<workgroup>>, memref<4xi64, #gpu.address_space<workgroup>>
       nf.mbarrier_arrive %bars[%i] rank %i : memref<4xi64, #gpu.address_space<workgroup>>
       gpu.return

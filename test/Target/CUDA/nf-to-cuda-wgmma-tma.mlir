@@ -31,7 +31,10 @@
 // mbarrier a team (128 arrivals) past the full and empty ones. A team
 // waits on its own before its K loop and arrives on the other's after it
 // (index 2 * stages + 1 - team), and meets at named barrier 1 (team 0) or
-// 2 (team 1).
+// 2 (team 1). With two consumer warpgroups the producer's first act is to
+// give back all but 40 registers a thread, the consumers' to take 232
+// (setmaxnreg); the one consumer warpgroup of ws_matmul launches with 255
+// and does neither.
 // RUN: nf-translate --nf-to-cuda --cuda-arch=sm_90a %s | FileCheck %s
 
 // CHECK-LABEL: // mlp_matmul: tensor-core-product tile=128x128x32 warps=4x1 stages=3 wgmma tma
@@ -82,6 +85,7 @@
 // CHECK: bool [[PRODUCER:v[0-9]+]] = (unsigned)v{{[0-9]+}} >= (unsigned)[[C128:v[0-9]+]];
 // CHECK-NEXT: if ([[PRODUCER]]) {
 // CHECK-NEXT: bool [[FIRST:v[0-9]+]] = v{{[0-9]+}} == [[C128]];
+// CHECK-NOT: nf_setmaxnreg
 // CHECK-NEXT: if ([[FIRST]]) {
 // CHECK: nf_mbarrier_wait((s1 + v{{[0-9]+}}), unsigned(v{{[0-9]+}}));
 // CHECK-NEXT: nf_mbarrier_arrive_expect_tx((s1 + v{{[0-9]+}}), 16384u);
@@ -130,7 +134,10 @@ func.func @ws(%a: tensor<200x72xf16>, %b: tensor<72x136xf16>) -> tensor<200x136x
 // CHECK-NEXT: nf_mbarrier_init((s1 + v{{[0-9]+}}), 128u);
 // CHECK-NEXT: nf_mbarrier_init_fence();
 // CHECK: bool [[PRODUCER:v[0-9]+]] = (unsigned)v{{[0-9]+}} >= (unsigned)[[C256:v[0-9]+]];
+// CHECK-NEXT: if ([[PRODUCER]]) {
+// CHECK-NEXT: nf_setmaxnreg<false, 40>();
 // CHECK: } else {
+// CHECK-NEXT: nf_setmaxnreg<true, 232>();
 // CHECK: bool [[FIRST_TEAM:v[0-9]+]] = [[TEAM:v[0-9]+]] == v{{[0-9]+}};
 // CHECK: for (
 // CHECK: int [[MINE:v[0-9]+]] = [[TEAM]] + v{{[0-9]+}};

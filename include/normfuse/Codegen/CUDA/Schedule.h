@@ -829,6 +829,27 @@ struct TiledProductSchedule {
   int64_t minBlocksPerMultiprocessor = 2;
   /// The producer warpgroup of a warp-specialized kernel.
   static constexpr int64_t kProducerThreads = 4 * GpuTarget::kWarpSize;
+  /// The registers a thread the producer warpgroup keeps (setmaxnreg.dec:
+  /// it holds addresses and counters, no accumulators): loading by TMA,
+  /// one thread issues a stage's boxes (CUTLASS's 40); copying by
+  /// cp.async, each thread computes its chunks' addresses (the 128 x 256 x
+  /// 64 tile's producer spilled 56 bytes at 40 and 44 at 56 under ptxas
+  /// 13.0; none at 72, nor the convolutions' gathering producers).
+  static constexpr int64_t kTmaProducerRegisters = 40;
+  static constexpr int64_t kCopyingProducerRegisters = 72;
+  int64_t producerRegisters() const {
+    return tma ? kTmaProducerRegisters : kCopyingProducerRegisters;
+  }
+  /// Warp specialized with two or more consumer warpgroups: the registers
+  /// a thread the consumers raise theirs to (setmaxnreg.inc) once the
+  /// producer gave back all but producerRegisters(): the block's registers
+  /// at launch (the most a thread of `blockSize()` can have, a multiple of
+  /// 8: 168 of 384 threads, as ptxas gives a kernel bounded to one such
+  /// block) less the producer's, over the consumers (232 of 384 with TMA,
+  /// 216 copying). 0 where
+  /// the launch leaves nothing to gain (256 threads launch with 255), or
+  /// where the kernel is not bounded to one block an SM.
+  int64_t consumerRegisters(int64_t registersPerBlock = 65536) const;
   int64_t blockSize() const {
     return kind == Kind::TensorCore
                ? GpuTarget::kWarpSize * warpsM * warpsN * teams() +

@@ -91,3 +91,12 @@ LogicalResult NamedBarrierOp::verify() {
                          << getThreads() << " threads is not a multiple of 32";
   return success();
 }
+
+LogicalResult SetMaxRegistersOp::verify() {
+  int64_t count = getCount();
+  if (count < 24 || count > 256 || count % 8)
+    return emitOpError() << "setmaxnreg counts are multiples of 8 from 24 to "
+                            "256 registers a thread, not "
+                         << count;
+  return success();
+}

@@ -983,6 +983,40 @@ void testWgmma() {
   }
 }
 
+/// setmaxnreg: a producer warpgroup giving back registers that two
+/// consumer warpgroups take runs; asking for more than the block holds, in
+/// part of a warpgroup, a count that is no multiple of 8, and a decrease to
+/// more than held are each reported.
+void testSetMaxRegisters() {
+  auto m = compileFile("registers.cu");
+  if (!m)
+    return;
+  const char *rules[] = {"", "ask for 66560 registers, the block was launched",
+                         "threads of warpgroup 0 hold 232 and 168 registers",
+                         "setmaxnreg.inc 236 (a multiple of 8",
+                         "setmaxnreg.dec to 200 registers from the 168"};
+  for (int what = 0; what < 5; ++what) {
+    std::vector<int> out(384, -1);
+    int *outPtr = out.data();
+    void *args[] = {&what, &outPtr};
+    std::string error;
+    bool ok = m->launch("setmaxnreg_roles", {1, 1, 1}, {384, 1, 1}, 0, args,
+                        {buffer(out, "out")}, nullptr, error);
+    if (what > 0) {
+      check(!ok && contains(error, rules[what]),
+            std::string("setmaxnreg misuse reported: ") + rules[what], error);
+      continue;
+    }
+    bool roles = ok;
+    for (int t = 0; t < 384; ++t)
+      roles = roles && out[t] == t / 128;
+    check(roles,
+          "setmaxnreg: the producer gives back 128 registers a "
+          "thread, the consumers take 64",
+          error);
+  }
+}
+
 /// A kernel's tensor-map parameter as the simulator reads it.
 struct alignas(64) TensorMapParam {
   nf_sim_tensor_map map;
@@ -1766,6 +1800,7 @@ int main(int argc, char **argv) {
   testSharedMemory();
   testTensorCores();
   testWgmma();
+  testSetMaxRegisters();
   testTma();
   testWarpSpecialized();
   testMulticast();

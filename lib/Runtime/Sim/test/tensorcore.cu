@@ -21,9 +21,9 @@ extern "C" __global__ void ldmatrix_all(const int *__restrict__ perm,
   nf_vec<__half, 8> t4 = nf_ldmatrix<4, true>(row);
   nf_vec<__half, 4> t2 = nf_ldmatrix<2, true>(row);
   nf_vec<__half, 2> t1 = nf_ldmatrix<1, true>(row);
-  const unsigned *words[6] = {
-      (const unsigned *)&x4, (const unsigned *)&x2, (const unsigned *)&x1,
-      (const unsigned *)&t4, (const unsigned *)&t2, (const unsigned *)&t1};
+  const unsigned *words[6] = {(const unsigned *)&x4, (const unsigned *)&x2,
+                              (const unsigned *)&x1, (const unsigned *)&t4,
+                              (const unsigned *)&t2, (const unsigned *)&t1};
   const int counts[6] = {4, 2, 1, 4, 2, 1};
   int k = 0;
   for (int i = 0; i < 6; ++i)
@@ -260,8 +260,7 @@ NF_SIM_ENTRY(wgmma_tile)
 //   2: no wgmma.fence before the wgmma;
 //   3: a cp.async into an operand while the wgmma is in flight;
 //   4: no wgmma.wait_group before the thread exits.
-extern "C" __global__ void wgmma_rules(int what,
-                                       const __half *__restrict__ a,
+extern "C" __global__ void wgmma_rules(int what, const __half *__restrict__ a,
                                        const __half *__restrict__ b,
                                        float *__restrict__ out) {
   NF_SHARED_ALIGNED(__half, s, 2 * 64 * 16, 1024);

@@ -841,6 +841,31 @@ def NF_AsyncProxyFenceOp : NF_Op<"async_proxy_fence", [NF_GpuLoweringTrait]> {
   let assemblyFormat = "attr-dict";
 }
 
+def NF_SetMaxRegistersOp : NF_Op<"set_max_registers", [NF_GpuLoweringTrait]> {
+  let summary = "setmaxnreg: a warpgroup's registers a thread, raised or lowered";
+  let description = [{
+    Inside a GPU kernel for sm_90a whose warpgroups have roles (a producer
+    that only copies, consumers that hold accumulators): every thread of
+    the calling warpgroup (4 whole warps, executed by all of them, as one
+    branch of the kernel's role `if`) gives back registers down to `count`
+    a thread, or (`increase`) waits until the block has freed enough to
+    hold `count` a thread (PTX `setmaxnreg.dec/inc.sync.aligned.u32`).
+    `count` is a multiple of 8 from 24 to 256. The block's registers stay
+    those it was launched with (the kernel's, a thread, times its threads;
+    the kernel is compiled with `__launch_bounds__(threads, 1)`, so ptxas
+    gives it the most that one block of its threads can have): an increase
+    that the warpgroups' counts cannot fit in waits forever.
+
+    ```mlir
+    nf.set_max_registers decrease 40
+    nf.set_max_registers increase 232
+    ```
+  }];
+  let arguments = (ins UnitAttr:$increase, I64Attr:$count);
+  let assemblyFormat = "(`increase` $increase^) : (`decrease`)? $count attr-dict";
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Inside GPU kernels: mbarriers and TMA loads (sm_90)
 //===----------------------------------------------------------------------===//
