@@ -706,6 +706,39 @@ TEST(NVRTCResourceTest, NoKernelSpillsAtSm90) {
                          (2 + 3 + 1 + 1 + 1 + 1));
 }
 
+// The norm gradients' rows in registers (16 elements a thread, four values
+// each) stay within blocks whose threads have the registers: lowered for
+// sm_90 (block rows, clusters of such blocks) and for sm_80 (block rows,
+// then split rows), 8192 to 65536 columns of f32, bf16 and f64, with a
+// scale, nothing spills. (Blocks of 1024 threads, 64 registers a thread,
+// spilled 228 bytes at 16384 f32 columns.)
+TEST(NVRTCResourceTest, RowNormGradientsDoNotSpill) {
+  static const std::regex spills(
+      "Compiling entry function '([A-Za-z0-9_]+)'[^]*?"
+      "([0-9]+) bytes spill stores, ([0-9]+) bytes spill loads");
+  for (const char *arch : {"sm_90", "sm_80"}) {
+    std::string module;
+    for (const char *dtype : {"f32", "bf16", "f64"})
+      for (int64_t cols : {8192, 16384, 65536})
+        module += nftest::rowNormGradIR(
+            *normfuse::parseDType(dtype), 4, cols, true,
+            "g_" + std::string(dtype) + "_" + std::to_string(cols));
+    std::string source = printCUDA(module, "auto", false, false, arch);
+    ASSERT_FALSE(source.empty());
+    Compiled c = compileWithNVRTC(source, arch);
+    ASSERT_TRUE(c.ok) << c.log;
+    int kernels = 0;
+    for (std::sregex_iterator it(c.log.begin(), c.log.end(), spills), end;
+         it != end; ++it, ++kernels) {
+      EXPECT_EQ((*it)[2].str(), "0") << arch << ": spills in " << (*it)[1];
+      EXPECT_EQ((*it)[3].str(), "0") << arch << ": spills in " << (*it)[1];
+    }
+    // The dx kernel and the parameter sums of each, and a split row's
+    // chunk sums.
+    EXPECT_GE(kernels, 18) << arch;
+  }
+}
+
 /// A kernel whose schedule moves 16 bytes per access, and whether it must
 /// also store 16 bytes at a time.
 struct VectorKernel {

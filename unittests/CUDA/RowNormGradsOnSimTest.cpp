@@ -73,7 +73,7 @@ std::vector<SimGradCase> cases() {
   std::vector<SimGradCase> v;
   // Automatic choices on sm_90: warp rows (to 16 elements a thread), block
   // rows in registers (to 512 threads, 8192 elements), clusters of 2 to 8
-  // blocks (to 131072: 10007 single columns take 3 blocks of 256 threads,
+  // blocks (to 65536: 10007 single columns take 3 blocks of 256 threads,
   // 14 a thread, the last chunk partial), split rows beyond.
   for (DType d : {DType::F32, DType::F16, DType::BF16})
     for (auto [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{

@@ -83,11 +83,14 @@ static constexpr int64_t kForcedSplitVectorsPerThread = 2;
 /// registers: each needs four (xhat, g*dy, and the two parameter-gradient
 /// sums).
 static constexpr int64_t kGradMaxElementsPerThread = 16;
-/// The most threads of a block that holds a gradient's row where clusters
-/// could: on an H100 (2026-11-27) block rows of 512 threads ran at 0.70 to
-/// 0.92 of a copy (8192 columns), of 1024 (16384 columns, one block an SM)
-/// at 0.41 to 0.69.
-static constexpr int64_t kGradBlockRowMaxThreads = 512;
+/// The most threads of a block that holds a gradient's row in registers (a
+/// block row, or a block of a cluster row): at 16 elements a thread, four
+/// values each, ptxas 13.0 spilled a block of 1024 (64 registers a thread:
+/// 228 bytes at 16384 f32 columns, 192 bf16), which the H100 (2026-11-27)
+/// ran at 0.41 to 0.69 of a copy, where blocks of 512 ran 8192 columns at
+/// 0.70 to 0.92; f64 (two registers a value) spilled at 512 as well.
+static constexpr int64_t kGradRowMaxThreads = 512;
+static constexpr int64_t kGradRowMaxThreadsF64 = 256;
 /// Threads of a block of a split gradient row.
 static constexpr int64_t kGradSplitBlockSize = 256;
 /// Blocks of a gradient kernel when its schedule is forced (tests): few,
@@ -339,19 +342,18 @@ static bool shapeClusterRow(RowNormSchedule &s, int64_t vectors,
 }
 
 /// The kind of a row of `vectors` vectors longer than one block of 256
-/// threads holds: a cluster where the target has them and 8 blocks of 1024
-/// threads hold it at `clusterVectorsPerThread` a thread, else a block of
-/// up to 1024 threads at `maxVectorsPerThread`, else a split row.
-static RowNormSchedule::Kind longRowKind(int64_t vectors,
-                                         const GpuTarget &target,
-                                         int64_t maxVectorsPerThread,
-                                         int64_t clusterVectorsPerThread) {
+/// threads holds: a cluster where the target has them and 8 blocks of
+/// `maxThreads` threads hold it at `clusterVectorsPerThread` a thread, else
+/// a block of up to `maxThreads` threads at `maxVectorsPerThread`, else a
+/// split row.
+static RowNormSchedule::Kind
+longRowKind(int64_t vectors, const GpuTarget &target, int64_t maxThreads,
+            int64_t maxVectorsPerThread, int64_t clusterVectorsPerThread) {
   using Kind = RowNormSchedule::Kind;
-  if (target.clusters && vectors <= kMaxClusterBlocks *
-                                        GpuTarget::kMaxThreadsPerBlock *
-                                        clusterVectorsPerThread)
+  if (target.clusters &&
+      vectors <= kMaxClusterBlocks * maxThreads * clusterVectorsPerThread)
     return Kind::ClusterRow;
-  if (vectors <= GpuTarget::kMaxThreadsPerBlock * maxVectorsPerThread)
+  if (vectors <= maxThreads * maxVectorsPerThread)
     return Kind::BlockRowInRegisters;
   return Kind::SplitRow;
 }
@@ -393,8 +395,8 @@ RowNormSchedule cuda::selectRowNormSchedule(int64_t cols, Type elementType,
   else if (vectors <= kBlockRowThreads * maxVectorsPerThread)
     kind = Kind::BlockRowInRegisters;
   else
-    kind = longRowKind(vectors, target, maxVectorsPerThread,
-                       clusterVectorsPerThread);
+    kind = longRowKind(vectors, target, GpuTarget::kMaxThreadsPerBlock,
+                       maxVectorsPerThread, clusterVectorsPerThread);
   // Registers need a known row length; clusters a target that has them.
   if (dynamic && kind != Kind::BlockRowStreaming && kind != Kind::SplitRow)
     kind = Kind::SplitRow;
@@ -652,6 +654,9 @@ RowNormGradSchedule cuda::selectRowNormGradSchedule(int64_t cols,
   int64_t vectors = dynamic ? 0 : llvm::divideCeil(cols, s.vectorWidth);
   int64_t maxVectorsPerThread =
       std::max<int64_t>(1, kGradMaxElementsPerThread / s.vectorWidth);
+  int64_t maxThreads = elementType.getIntOrFloatBitWidth() > 32
+                           ? kGradRowMaxThreadsF64
+                           : kGradRowMaxThreads;
 
   using Kind = RowNormSchedule::Kind;
   Kind kind;
@@ -659,11 +664,14 @@ RowNormGradSchedule cuda::selectRowNormGradSchedule(int64_t cols,
     kind = *f == Kind::BlockRowStreaming ? Kind::SplitRow : *f;
   else if (vectors <= GpuTarget::kWarpSize * maxVectorsPerThread)
     kind = Kind::WarpRows;
-  else if (vectors <= kGradBlockRowMaxThreads * maxVectorsPerThread)
+  // A row one block holds keeps one block (8192 f32 columns in 512 threads
+  // ran at 0.88 to 0.92 of a copy on the H100, 2026-11-27); longer rows
+  // take a cluster of such blocks, or split.
+  else if (vectors <= maxThreads * maxVectorsPerThread)
     kind = Kind::BlockRowInRegisters;
   else
-    kind =
-        longRowKind(vectors, target, maxVectorsPerThread, maxVectorsPerThread);
+    kind = longRowKind(vectors, target, maxThreads, maxVectorsPerThread,
+                       maxVectorsPerThread);
   if (dynamic || (kind == Kind::ClusterRow && !target.clusters))
     kind = Kind::SplitRow;
   s.kind = kind;

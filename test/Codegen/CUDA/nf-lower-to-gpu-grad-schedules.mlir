@@ -2,10 +2,11 @@
 // rms_norm (Schedule.cpp): the chunk of a row that a kernel holds in
 // registers (16 elements a thread at most: dy, x and two column sums each
 // need a register), (part of) a warp per row up to 512 vectors... of 32
-// threads, a block per row up to 512 threads, then on sm_90 a cluster of 2
-// to 8 blocks per row (up to 8 x 1024 threads; elsewhere a block of up to
-// 1024), and beyond that (or when the length is unknown) chunks of 256
-// threads with a first kernel of chunk sums.
+// threads, a block per row up to 512 threads (256 for f64: more threads
+// have too few registers a thread, and spilled), then on sm_90 a cluster
+// of 2 to 8 such blocks per row, and beyond that (or when the length is
+// unknown, or without clusters) chunks of 256 threads with a first kernel
+// of chunk sums.
 // The grid of the dx kernel is about one wave: the architecture's
 // multiprocessors (132 on sm_90, 108 on sm_80) times the blocks one holds.
 // RUN: nf-opt %s --nf-lower-to-gpu | FileCheck %s --check-prefixes=CHECK,SM90
@@ -22,7 +23,7 @@
 // so 2 warps).
 // HOST: gpu.launch_func @nf_kernels::@rows_of_128_f32_layer_norm_grad_params blocks in (%c4{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}) threads in (%c64
 // A cluster row (sm_90) is one kernel before the parameter sums; a split
-// row (a row longer than 8 blocks of 1024 threads hold) two.
+// row (a row longer than 8 blocks of 512 threads hold) two.
 // HOST-LABEL: func.func @rows_of_65536_f32(
 // HOST-NOT: _rowsums
 // HOST: gpu.launch_func @nf_kernels::@rows_of_65536_f32_layer_norm_grad blocks
@@ -65,13 +66,13 @@ func.func @rows_of_8192_f32(%dy: tensor<64x8192xf32>, %x: tensor<64x8192xf32>, %
   return %dx, %ds : tensor<64x8192xf32>, tensor<8192xf32>
 }
 // 4096 float4 vectors: a cluster of 4 blocks of 256 threads, 4 vectors
-// each, block r holding columns 4096 r to 4096 r + 4095 (sm_90); a block
-// of 1024 threads elsewhere.
+// each, block r holding columns 4096 r to 4096 r + 4095 (sm_90); split
+// elsewhere (a block of 1024 threads spilled).
 // CHECK-LABEL: gpu.func @rows_of_16384_f32_rms_norm_grad(
 // SM90-SAME: nf.cluster_blocks = 4
 // SM90-SAME: nf.schedule = "cluster-row threads-per-row=256 rows-per-block=1 vector=4 registers=4 cluster=4 chunk=4096 max-blocks=1056 params-warps=16 params-unroll=4"
 // SM80-NOT: nf.cluster_blocks
-// SM80-SAME: nf.schedule = "block-row-registers threads-per-row=1024 rows-per-block=1 vector=4 registers=4 chunk=16384
+// SM80-SAME: nf.schedule = "split-row threads-per-row=256 rows-per-block=1 vector=4 registers=4 chunk=4096
 func.func @rows_of_16384_f32(%dy: tensor<64x16384xf32>, %x: tensor<64x16384xf32>, %r: tensor<64x1xf32>) -> (tensor<64x16384xf32>, tensor<16384xf32>) {
   %dx, %ds = nf.rms_norm_grad %dy, %x, %r {axis = 1 : i64} : (tensor<64x16384xf32>, tensor<64x16384xf32>, tensor<64x1xf32>) -> (tensor<64x16384xf32>, tensor<16384xf32>)
   return %dx, %ds : tensor<64x16384xf32>, tensor<16384xf32>
@@ -89,7 +90,7 @@ func.func @rows_of_65536_f32(%dy: tensor<8x65536xf32>, %x: tensor<8x65536xf32>, 
   %dx, %ds, %db = nf.layer_norm_grad %dy, %x, %m, %r {axis = 1 : i64} : (tensor<8x65536xf32>, tensor<8x65536xf32>, tensor<8x1xf32>, tensor<8x1xf32>) -> (tensor<8x65536xf32>, tensor<65536xf32>, tensor<65536xf32>)
   return %dx, %ds, %db : tensor<8x65536xf32>, tensor<65536xf32>, tensor<65536xf32>
 }
-// 65536 float4 vectors: more than 8 blocks of 1024 threads hold, split.
+// 65536 float4 vectors: more than 8 blocks of 512 threads hold, split.
 // CHECK-LABEL: gpu.func @rows_of_262144_f32_rms_norm_grad_rowsums(
 // SM90-SAME: nf.schedule = "split-row threads-per-row=256 rows-per-block=1 vector=4 registers=4 chunk=4096 max-blocks=1056 params-warps=1 params-unroll=2"
 func.func @rows_of_262144_f32(%dy: tensor<2x262144xf32>, %x: tensor<2x262144xf32>, %r: tensor<2x1xf32>) -> (tensor<2x262144xf32>, tensor<262144xf32>) {
