@@ -62,6 +62,8 @@ static constexpr int64_t kChannelsLastMinPositions = 2048;
 static constexpr int64_t kChannelsLastOneKernelRegisters = 80;
 /// The most blocks of a row's cluster (the portable cluster size).
 static constexpr int64_t kMaxClusterBlocks = 8;
+/// The most threads of a block that holds an f64 row in registers.
+static constexpr int64_t kRowMaxThreadsF64 = 512;
 /// Threads and vectors per thread of the small clusters a forced
 /// ClusterRow uses (tests).
 static constexpr int64_t kForcedClusterBlockSize = 32;
@@ -378,11 +380,16 @@ RowNormSchedule cuda::selectRowNormSchedule(int64_t cols, Type elementType,
   int64_t maxVectorsPerThread =
       std::max<int64_t>(1, kMaxElementsPerThread / s.vectorWidth);
   // A cluster's blocks reach 1024 threads, 64 registers a thread: f64
-  // rows keep half as many elements (as many registers as f32).
+  // rows keep half as many elements (as many registers as f32), and even
+  // so blocks of 1024 threads spilled them (ptxas 13.0: 528 bytes in
+  // clusters at 131072 columns, 768 in a block row at 32768), so f64 rows
+  // take blocks of at most 512 threads.
+  bool wide = elementType.getIntOrFloatBitWidth() > 32;
   int64_t clusterVectorsPerThread =
-      elementType.getIntOrFloatBitWidth() > 32
-          ? std::max<int64_t>(1, maxVectorsPerThread / 2)
-          : maxVectorsPerThread;
+      wide ? std::max<int64_t>(1, maxVectorsPerThread / 2)
+           : maxVectorsPerThread;
+  int64_t maxThreads =
+      wide ? kRowMaxThreadsF64 : int64_t(GpuTarget::kMaxThreadsPerBlock);
 
   using Kind = RowNormSchedule::Kind;
   Kind kind;
@@ -395,8 +402,8 @@ RowNormSchedule cuda::selectRowNormSchedule(int64_t cols, Type elementType,
   else if (vectors <= kBlockRowThreads * maxVectorsPerThread)
     kind = Kind::BlockRowInRegisters;
   else
-    kind = longRowKind(vectors, target, GpuTarget::kMaxThreadsPerBlock,
-                       maxVectorsPerThread, clusterVectorsPerThread);
+    kind = longRowKind(vectors, target, maxThreads, maxVectorsPerThread,
+                       clusterVectorsPerThread);
   // Registers need a known row length; clusters a target that has them.
   if (dynamic && kind != Kind::BlockRowStreaming && kind != Kind::SplitRow)
     kind = Kind::SplitRow;
