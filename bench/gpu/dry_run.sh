@@ -30,9 +30,9 @@ rm -rf "$work" && mkdir -p "$work"
   > "$work/make_references.log" 2>&1 || { cat "$work/make_references.log"; exit 1; }
 
 status=0
-# The row norms also under forced schedules (the sweep's variants; the
-# NHWC group norms' three kernels beside their one kernel).
-NF_SWEEP_ROW_VARIANTS=split-row,cluster-row,channels-last-groups \
+# The row norms also under forced schedules at full size (the sweep's
+# variants; the NHWC group norms' three kernels beside their one kernel).
+NF_SWEEP_ROW_VARIANTS=split-row:full,cluster-row:full,channels-last-groups:full \
 NF_GPU_TARGET=cuda-sim NF_GPU_BUILD_DIR="$build" NF_GPU_CHECKS="$work/gpu-check" \
   NF_GPU_PYTHON="$python" OUT="$work/out" "$root/bench/gpu/run.sh" > "$work/run.log" 2>&1 || status=$?
 tail -40 "$work/run.log"

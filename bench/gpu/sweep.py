@@ -1456,18 +1456,20 @@ class Sweep:
                 self.system = "normfuse " + tile
                 rec["systems"]["normfuse " + tile] = measure_unless_hung("normfuse " + tile, tile=tile)
                 self.system = "normfuse"
-        # NF_SWEEP_ROW_VARIANTS: the forward layer, RMS, group and instance
-        # norms (NCHW too), BatchNorm training and the NHWC group norms'
-        # gradients again under each row-norm schedule listed
-        # ("block-row-registers,split-row"; "split-row" also BatchNorm's
-        # three kernels in NCHW and its gradient's four, not their one
-        # kernels; "channels-last-groups":
-        # the NHWC group norms' three kernels and their gradients' four, not
-        # the one kernel), as systems "normfuse <schedule>", beside the
-        # automatic choice.
-        if (case.op in ("layer_norm", "rms_norm", "group_norm", "instance_norm")
-                and case.direction == "forward") or case.op == "batch_norm_training" \
-                or case.family == "group_norm_nhwc":
+        # NF_SWEEP_ROW_VARIANTS: the layer and RMS norms and their
+        # gradients, the forward group and instance norms (NCHW too),
+        # BatchNorm training and the NHWC group norms' gradients again under
+        # each row-norm schedule listed, as systems "normfuse <schedule>",
+        # beside the automatic choice. Timings want the full-size forms
+        # ("split-row:full,cluster-row:full"; the plain names are the
+        # tests' small blocks and, for gradients, two blocks); "split-row"
+        # also takes BatchNorm's three kernels in NCHW and its gradient's
+        # four, not their one kernels; "channels-last-groups" the NHWC
+        # group norms' three kernels and their gradients' four, not the one
+        # kernel.
+        if case.op in ("layer_norm", "rms_norm") or (
+                case.op in ("group_norm", "instance_norm") and case.direction == "forward") \
+                or case.op == "batch_norm_training" or case.family == "group_norm_nhwc":
             for schedule in filter(None, os.environ.get("NF_SWEEP_ROW_VARIANTS", "").split(",")):
                 rec["systems"]["normfuse " + schedule] = measure_unless_hung(
                     "normfuse " + schedule, row_schedule=schedule)

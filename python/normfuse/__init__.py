@@ -566,8 +566,11 @@ def compile(
       forced for every row norm: "warp-rows", "block-row-registers",
       "block-row-streaming", "split-row", "channels-last-groups" or
       "channels-last-one-kernel" (group norms in NHWC) or "cluster-row"
-      (GPUs with thread-block clusters);
-      for comparing schedules on a GPU (docs/CUDA.md).
+      (GPUs with thread-block clusters). These are sized for tests (small
+      blocks and chunks, gradients on two blocks, so that small shapes
+      reach every path); with ":full" ("split-row:full") the kind runs at
+      the sizes the schedule layer gives it, for comparing schedules on a
+      GPU (docs/CUDA.md).
     sim_order: cuda-sim: the order the simulator runs each block's threads
       in between synchronizations: "forward", "reverse", "shuffle" or
       "shuffle:SEED" (a new permutation each round), or "stagger" (forward,

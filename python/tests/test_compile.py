@@ -221,10 +221,12 @@ def test_allow_tf32_runs_f32_products_on_operands_rounded_to_tf32():
 
 @pytest.mark.parametrize("schedule,launches", [
     ("auto", 1), ("warp-rows", 1), ("block-row-registers", 1),
-    ("block-row-streaming", 1), ("split-row", 2), ("cluster-row", 1)])
+    ("block-row-streaming", 1), ("split-row", 2), ("cluster-row", 1),
+    ("split-row:full", 2)])
 def test_row_norm_schedule_forces_how_row_norms_run(schedule, launches, rng):
     # 3 rows of 1000: a warp row by default; each forced schedule its own
-    # kernels (a split row two), all within f32 rounding of float64.
+    # kernels (a split row two, at the tests' small chunks or, ":full", at
+    # the schedule layer's), all within f32 rounding of float64.
     x = rng.standard_normal((3, 1000)).astype(np.float32)
     g = rng.standard_normal(1000).astype(np.float32)
     b = rng.standard_normal(1000).astype(np.float32)
@@ -241,7 +243,7 @@ def test_row_norm_schedule_forces_how_row_norms_run(schedule, launches, rng):
 def test_row_norm_schedule_is_checked():
     ir = layer_norm_ir(rows=3, cols=1000)
     with pytest.raises(ValueError, match="unknown row_norm_schedule 'fastest' "
-                       r"\(auto, warp-rows, .*cluster-row\)"):
+                       r"\(auto, warp-rows, .*cluster-row, each optionally with ':full'\)"):
         normfuse.compile(ir, "ln", target="cuda-sim", row_norm_schedule="fastest")
     with pytest.raises(ValueError, match="row_norm_schedule applies to the cuda"):
         normfuse.compile(ir, "ln", row_norm_schedule="split-row")

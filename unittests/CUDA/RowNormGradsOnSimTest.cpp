@@ -3,7 +3,8 @@
 // Part of normfuse. The CUDA kernels of layer_norm_grad and rms_norm_grad,
 // printed as CUDA C++ and run by the CUDA simulator, against float64
 // references, on shapes chosen to reach every path of their schedules:
-// 1-element rows, odd sizes (no vectors), vector tails, a last block of
+// 1-element rows, odd sizes (no vectors, or peeled: a head and a tail of
+// single elements around 16-byte vectors), vector tails, a last block of
 // warp rows past the end, blocks that loop over several rows (forced
 // schedules use two blocks), rows split into several chunks with a
 // partial last one, rows held by clusters of blocks (sm_90), f32/f16/bf16/f64,
@@ -95,6 +96,22 @@ std::vector<SimGradCase> cases() {
              {DType::BF16, 2, 2056},
              {DType::F32, 37, 64}})
       v.push_back({d, rows, cols, s});
+  // Peeled rows (no 16-byte vector divides them): each block's rows start
+  // at one offset within a vector (rows rowSlots apart, a multiple of the
+  // vector width), over many trips (two blocks forced: 8 row slots of
+  // bf16, 4 of f32), a head of 1 to 7 elements in all but one row in 8;
+  // warp rows of several row groups a block, clusters and split rows of
+  // several chunks each with its own head and tail.
+  for (const char *s :
+       {"warp-rows", "block-row-registers", "cluster-row", "split-row"})
+    for (auto [d, rows, cols] :
+         std::vector<std::tuple<DType, int64_t, int64_t>>{
+             {DType::BF16, 37, 41},
+             {DType::F32, 37, 67},
+             {DType::F16, 19, 1029},
+             {DType::F64, 9, 999}})
+      v.push_back({d, rows, cols, s});
+  v.push_back({DType::BF16, 67, 5121});
   // Split rows of several chunks (64 vectors each when forced), the last
   // one partial.
   v.push_back({DType::F32, 3, 1000, "split-row"});
@@ -120,6 +137,9 @@ std::vector<SimGradCase> rmsCases() {
                                 {DType::F32, 3, 1537},
                                 {DType::BF16, 9, 17},
                                 {DType::BF16, 2, 5121},
+                                {DType::BF16, 37, 41, "warp-rows"},
+                                {DType::BF16, 19, 1029, "cluster-row"},
+                                {DType::F32, 37, 67, "split-row"},
                                 {DType::BF16, 3, 10007},
                                 {DType::F32, 1, int64_t(1) << 20},
                                 {DType::F32, 2, 999, "split-row"},

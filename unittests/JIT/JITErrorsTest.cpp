@@ -228,7 +228,8 @@ TEST(JITOptionsTest, ValuesOutOfRangeAreRefused) {
   EXPECT_EQ(optionsError(sim),
             "unknown row-norm schedule 'fastest' (auto, warp-rows, "
             "block-row-registers, block-row-streaming, split-row, "
-            "channels-last-groups, channels-last-one-kernel, cluster-row)");
+            "channels-last-groups, channels-last-one-kernel, cluster-row, "
+            "each optionally with ':full')");
 }
 
 TEST(JITOptionsTest, EachTargetTakesItsOwnOptions) {

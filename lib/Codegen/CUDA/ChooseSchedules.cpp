@@ -437,7 +437,7 @@ LogicalResult cuda::chooseGpuSchedules(Operation *root,
             // totals and the elementwise pass: what the one kernel
             // replaces).
             if (pass && !channelsLast &&
-                options.rowNorm != ForcedRowNormKind::SplitRow)
+                plainKind(options.rowNorm) != ForcedRowNormKind::SplitRow)
               return selectBatchNormOneKernelSchedule(
                   f->inner, f->element, f->moments ? 1 : 2, options.target);
             ChannelReductionSchedule s = selectChannelReductionSchedule(

@@ -476,6 +476,31 @@ SmallVector<Value> cuda::emitClusterSums(OpBuilder &b, Location loc,
   return totals;
 }
 
+PeeledRange cuda::emitPeeledRange(OpBuilder &b, Location loc, int64_t vw,
+                                  Value rowBase, Value begin, Value end) {
+  IndexMath ix{b, loc};
+  Value head = ix.rem(ix.sub(ix.c(vw), ix.rem(ix.add(rowBase, begin), vw)), vw);
+  PeeledRange r;
+  r.begin = begin;
+  r.end = end;
+  r.alignedBegin = b.create<arith::MinUIOp>(loc, ix.add(begin, head), end);
+  r.alignedEnd = ix.add(r.alignedBegin,
+                        ix.mul(ix.div(ix.sub(end, r.alignedBegin), vw), vw));
+  return r;
+}
+
+SmallVector<std::pair<Value, Value>> cuda::peeledElements(OpBuilder &b,
+                                                          Location loc,
+                                                          const PeeledRange &r,
+                                                          Value lane) {
+  IndexMath ix{b, loc};
+  Value head = ix.add(r.begin, lane), tail = ix.add(r.alignedEnd, lane);
+  return {{head, b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, head,
+                                         r.alignedBegin)},
+          {tail, b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, tail,
+                                         r.end)}};
+}
+
 SmallVector<Value> cuda::emitRowGroupSums(OpBuilder &b, Location loc,
                                           ArrayRef<Value> values,
                                           Value handOver, Value group,

@@ -171,6 +171,22 @@ SmallVector<Value> loadLanes(OpBuilder &b, Location loc, Value buffer,
 void storeLanes(OpBuilder &b, Location loc, ArrayRef<Value> values,
                 Value buffer, Value offset, bool evictFirst = false);
 
+/// Columns [begin, end) of a peeled row whose first element is at flat
+/// `rowBase`: whole vectors over [alignedBegin, alignedEnd), single
+/// elements before and after (fewer than a vector each).
+struct PeeledRange {
+  Value begin, alignedBegin, alignedEnd, end;
+};
+
+PeeledRange emitPeeledRange(OpBuilder &b, Location loc, int64_t vw,
+                            Value rowBase, Value begin, Value end);
+
+/// The single elements thread `lane` takes of a peeled range (lane < the
+/// vector width): column begin + lane of the head and alignedEnd + lane of
+/// the tail, each with whether it is in the range.
+SmallVector<std::pair<Value, Value>>
+peeledElements(OpBuilder &b, Location loc, const PeeledRange &r, Value lane);
+
 /// `v` combined by `combine` (associative and commutative) over each
 /// aligned segment of `width` lanes (a power of two up to 32) of the warp,
 /// in a fixed order, in every lane of the segment.

@@ -36,6 +36,8 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <numeric>
+
 using namespace mlir;
 using namespace mlir::nf;
 using namespace mlir::nf::cuda;
@@ -85,67 +87,73 @@ GradInputs bindInputs(Kernel &k, const RowGradSpec &spec, unsigned &i) {
   return in;
 }
 
-/// One thread's columns of its chunk: per register vector, the first
+/// One piece of a thread's columns of its chunk: a register vector, or
+/// in a peeled chunk its head or tail element (`width` 1): the first
 /// column, whether it lies in the row (null when it always does), and the
 /// scale there (empty without a scale).
-struct ThreadColumns {
-  SmallVector<Value> col, valid;
-  SmallVector<SmallVector<Value>> scale;
+struct Piece {
+  Value col, valid;
+  int64_t width = 1;
+  SmallVector<Value> scale;
 };
 
+/// A thread's pieces: its `vectorsPerThread` vectors, then where the
+/// chunk is peeled its head and tail elements.
+using ThreadColumns = SmallVector<Piece>;
+
+/// The columns thread `lane` holds of chunk `chunk` of rows that start at
+/// flat offsets congruent to `rowBase` modulo the vector width (a peeled
+/// chunk's vectors start at its first 16-byte boundary, which this fixes).
 ThreadColumns emitThreadColumns(OpBuilder &b, Location loc,
                                 const RowGradSpec &spec, const GradInputs &in,
-                                Value lane, Value chunk, Value cols) {
+                                Value lane, Value chunk, Value cols,
+                                Value rowBase) {
   const RowNormSchedule &s = spec.schedule.rows;
   int64_t vw = s.vectorWidth;
-  auto c = [&](int64_t v) { return indexConstant(b, loc, v); };
-  Value begin = b.create<arith::AddIOp>(
-      loc, b.create<arith::MulIOp>(loc, chunk, c(s.chunkElements)),
-      b.create<arith::MulIOp>(loc, lane, c(vw)));
+  IndexMath ix{b, loc};
+  Value begin = ix.mul(chunk, s.chunkElements);
+  Value first = begin, vectorsEnd = cols;
+  SmallVector<std::pair<Value, Value>> ends;
+  if (s.peeled) {
+    Value end = b.create<arith::MinUIOp>(
+        loc, ix.add(begin, ix.c(s.chunkElements)), cols);
+    PeeledRange range = emitPeeledRange(b, loc, vw, rowBase, begin, end);
+    first = range.alignedBegin;
+    vectorsEnd = range.alignedEnd;
+    ends = peeledElements(b, loc, range, lane);
+  }
+  Value laneBegin = ix.madd(lane, vw, first);
   ThreadColumns t;
   for (int64_t k = 0; k < s.vectorsPerThread; ++k) {
-    Value col =
-        b.create<arith::AddIOp>(loc, begin, c(k * s.threadsPerRow * vw));
-    t.col.push_back(col);
+    Value col = ix.add(laneBegin, ix.c(k * s.threadsPerRow * vw));
     Value valid;
     if (!spec.allColumnsValid())
-      valid =
-          b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, col, cols);
-    t.valid.push_back(valid);
-    if (!spec.hasScale)
-      continue;
-    if (!valid) {
-      t.scale.push_back(loadLanes(b, loc, in.scale, col, vw, spec.acc));
-      continue;
-    }
-    auto ifOp = b.create<scf::IfOp>(
-        loc, valid,
-        [&](OpBuilder &tb, Location tl) {
-          tb.create<scf::YieldOp>(
-              tl, loadLanes(tb, tl, in.scale, col, vw, spec.acc));
-        },
-        [&](OpBuilder &eb, Location el) {
-          eb.create<scf::YieldOp>(
-              el,
-              SmallVector<Value>(vw, floatConstant(eb, el, 0.0, spec.acc, 1)));
-        });
-    t.scale.push_back(SmallVector<Value>(ifOp.getResults()));
+      valid = ix.below(col, vectorsEnd);
+    t.push_back({col, valid, vw, {}});
   }
+  for (auto [col, valid] : ends)
+    t.push_back({col, valid, 1, {}});
+  if (!spec.hasScale)
+    return t;
+  // The scale is aligned as the tensor, not as a peeled row: an element
+  // at a time there.
+  for (Piece &p : t)
+    p.scale = emitValuesIf(
+        b, loc, p.valid, spec.acc, [&](OpBuilder &lb, Location ll) {
+          if (!s.peeled || p.width == 1)
+            return loadLanes(lb, ll, in.scale, p.col, p.width, spec.acc);
+          IndexMath li{lb, ll};
+          SmallVector<Value> lanes;
+          for (int64_t l = 0; l < p.width; ++l)
+            lanes.push_back(loadLanes(lb, ll, in.scale, li.add(p.col, li.c(l)),
+                                      1, spec.acc)[0]);
+          return lanes;
+        });
   return t;
 }
 
-/// `valid` and `other`, either of which may be null (always true).
-Value andValid(OpBuilder &b, Location loc, Value valid, Value other) {
-  if (!valid)
-    return other;
-  if (!other)
-    return valid;
-  return b.create<arith::AndIOp>(loc, valid, other);
-}
-
-/// The thread's values of one row: per register vector its lanes of dy,
-/// xhat and g*dy (zeros where the vector is not valid), and the row's
-/// statistics.
+/// The thread's values of one row: per piece its lanes of dy, xhat and
+/// g*dy (zeros where the piece is not valid), and the row's statistics.
 struct RowValues {
   SmallVector<SmallVector<Value>> dy, xhat, gdy;
   SmallVector<Value> valid;
@@ -155,31 +163,32 @@ struct RowValues {
 RowValues loadRow(OpBuilder &b, Location loc, const RowGradSpec &spec,
                   const GradInputs &in, const ThreadColumns &t, Value row,
                   Value rowValid, Value cols) {
-  int64_t vw = spec.schedule.rows.vectorWidth;
   Type acc = spec.acc;
   RowValues r;
   if (spec.center)
     r.mean = loadLanes(b, loc, in.mean, row, 1, acc)[0];
   r.rstd = loadLanes(b, loc, in.rstd, row, 1, acc)[0];
-  Value rowBase = b.create<arith::MulIOp>(loc, row, cols);
-  for (size_t k = 0; k < t.col.size(); ++k) {
-    Value offset = b.create<arith::AddIOp>(loc, rowBase, t.col[k]);
-    Value valid = andValid(b, loc, t.valid[k], rowValid);
+  IndexMath ix{b, loc};
+  Value rowBase = ix.mul(row, cols);
+  for (const Piece &p : t) {
+    int64_t width = p.width;
+    Value offset = ix.add(rowBase, p.col);
+    Value valid = ix.both(p.valid, rowValid);
     r.valid.push_back(valid);
     auto load = [&](OpBuilder &lb, Location ll) {
-      SmallVector<Value> v = loadLanes(lb, ll, in.dy, offset, vw, acc);
-      SmallVector<Value> x = loadLanes(lb, ll, in.x, offset, vw, acc);
+      SmallVector<Value> v = loadLanes(lb, ll, in.dy, offset, width, acc);
+      SmallVector<Value> x = loadLanes(lb, ll, in.x, offset, width, acc);
       v.append(x.begin(), x.end());
       return v;
     };
     SmallVector<Value> dyx = emitValuesIf(b, loc, valid, acc, load);
-    SmallVector<Value> dy(dyx.begin(), dyx.begin() + vw), xhat, gdy;
-    for (int64_t l = 0; l < vw; ++l) {
-      xhat.push_back(
-          emitNormalize(b, loc, dyx[vw + l], r.mean, r.rstd, Value(), Value()));
+    SmallVector<Value> dy(dyx.begin(), dyx.begin() + width), xhat, gdy;
+    for (int64_t l = 0; l < width; ++l) {
+      xhat.push_back(emitNormalize(b, loc, dyx[width + l], r.mean, r.rstd,
+                                   Value(), Value()));
       gdy.push_back(
           spec.hasScale
-              ? b.create<arith::MulFOp>(loc, dy[l], t.scale[k][l]).getResult()
+              ? b.create<arith::MulFOp>(loc, dy[l], p.scale[l]).getResult()
               : dy[l]);
     }
     r.dy.push_back(dy);
@@ -213,6 +222,18 @@ Value staticCols(OpBuilder &b, Location loc, const RowGradSpec &spec,
   if (ShapedType::isDynamic(spec.cols))
     return arg;
   return indexConstant(b, loc, spec.cols);
+}
+
+/// The chunks of a row: a constant where the row length is static, so
+/// that a block's slot and chunk are a division by a constant (by the
+/// argument `arg`, a 64-bit division is a call whose saved registers
+/// spilled a peeled block row of 509 bf16 columns).
+Value staticChunks(OpBuilder &b, Location loc, const RowGradSpec &spec,
+                   Value arg) {
+  if (ShapedType::isDynamic(spec.cols))
+    return arg;
+  return indexConstant(
+      b, loc, llvm::divideCeil(spec.cols, spec.schedule.rows.chunkElements));
 }
 
 /// The sum over the threads of one row (a segment of a warp, or the block).
@@ -250,12 +271,13 @@ gpu::GPUFuncOp buildRowSumsKernel(ModuleOp module, Location loc,
   unsigned i = 0;
   GradInputs in = bindInputs(k, spec, i);
   Value sums = k.arg(i), cols = staticCols(b, loc, spec, k.arg(i + 2)),
-        chunks = k.arg(i + 3);
+        chunks = staticChunks(b, loc, spec, k.arg(i + 3));
   Value tid = b.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x);
   Value bid = b.create<gpu::BlockIdOp>(loc, gpu::Dimension::x);
   Value row = b.create<arith::DivUIOp>(loc, bid, chunks);
   Value chunk = b.create<arith::RemUIOp>(loc, bid, chunks);
-  ThreadColumns t = emitThreadColumns(b, loc, spec, in, tid, chunk, cols);
+  ThreadColumns t = emitThreadColumns(b, loc, spec, in, tid, chunk, cols,
+                                      b.create<arith::MulIOp>(loc, row, cols));
   RowValues r = loadRow(b, loc, spec, in, t, row, Value(), cols);
   Value gx, g;
   std::tie(gx, g) = threadSums(b, loc, spec, r);
@@ -317,7 +339,8 @@ gpu::GPUFuncOp buildGradKernel(ModuleOp module, Location loc,
   Value partialBias = spec.center ? k.arg(i++) : Value();
   Value rows = k.arg(i++);
   Value cols = staticCols(b, loc, spec, k.arg(i++));
-  Value rowSlots = k.arg(i++), chunks = k.arg(i++);
+  Value rowSlots = k.arg(i++);
+  Value chunks = staticChunks(b, loc, spec, k.arg(i++));
   Value chunkSums = spec.split() ? k.arg(i++) : Value();
 
   Value tid = b.create<gpu::ThreadIdOp>(loc, gpu::Dimension::x);
@@ -326,9 +349,32 @@ gpu::GPUFuncOp buildGradKernel(ModuleOp module, Location loc,
   Value chunk = b.create<arith::RemUIOp>(loc, bid, chunks);
   Value lane, group;
   std::tie(lane, group) = laneAndRowGroup(b, loc, spec, tid);
-  ThreadColumns t = emitThreadColumns(b, loc, spec, in, lane, chunk, cols);
-  Value colsF = b.create<arith::UIToFPOp>(
-      loc, acc, b.create<arith::IndexCastUIOp>(loc, b.getI64Type(), cols));
+  // Row group `group` of slot `slot` takes rows firstRow + trip * stride.
+  // A peeled row's vectors start where it reaches a 16-byte boundary,
+  // which varies with the row: there the row groups of a slot take rows
+  // rowSlots apart, and rowSlots is a multiple of the period of the rows'
+  // offsets within a vector (rowSlotsWithin), so that every row a block
+  // takes starts at the same offset within a vector and each thread's
+  // columns stay the same from row to row (its column sums stay in
+  // registers, and the row groups' sums line up).
+  Value stride = b.create<arith::MulIOp>(loc, rowSlots, c(b, groups));
+  Value firstRow =
+      s.peeled
+          ? b.create<arith::AddIOp>(
+                loc, slot, b.create<arith::MulIOp>(loc, group, rowSlots))
+          : b.create<arith::AddIOp>(
+                loc, b.create<arith::MulIOp>(loc, slot, c(b, groups)), group);
+  ThreadColumns t =
+      emitThreadColumns(b, loc, spec, in, lane, chunk, cols,
+                        b.create<arith::MulIOp>(loc, firstRow, cols));
+  // Means are sums times 1 / cols, rounded once before the rows (as the
+  // forward rows' are): a correctly rounded division per row is a call to
+  // its slow path, whose saved registers spilled (8 bytes in a peeled bf16
+  // block row of 509 columns).
+  Value inverseCols = b.create<arith::DivFOp>(
+      loc, floatConstant(b, loc, 1.0, acc, 1),
+      b.create<arith::UIToFPOp>(
+          loc, acc, b.create<arith::IndexCastUIOp>(loc, b.getI64Type(), cols)));
   // Every block of the cluster has started before any stores into
   // another's shared memory (CUDA's rule).
   if (spec.cluster())
@@ -336,12 +382,13 @@ gpu::GPUFuncOp buildGradKernel(ModuleOp module, Location loc,
 
   // Every thread makes the same number of trips, so shuffles and barriers
   // stay uniform; a row past the end loads zeros and stores nothing.
-  Value stride = b.create<arith::MulIOp>(loc, rowSlots, c(b, groups));
   Value trips = b.create<arith::CeilDivUIOp>(loc, rows, stride);
-  Value firstRow = b.create<arith::AddIOp>(
-      loc, b.create<arith::MulIOp>(loc, slot, c(b, groups)), group);
   Value lastRow = b.create<arith::SubIOp>(loc, rows, c(b, 1));
-  int64_t perSum = perThread * vw;
+  // The column sums in registers, piece by piece (a vector's lanes, then
+  // a peeled chunk's head and tail elements).
+  int64_t perSum = 0;
+  for (const Piece &p : t)
+    perSum += p.width;
   int64_t numAcc = spec.center ? 2 * perSum : perSum;
   SmallVector<Value> init(numAcc, floatConstant(b, loc, 0.0, acc, 1));
   auto loop = b.create<scf::ForOp>(
@@ -399,48 +446,66 @@ gpu::GPUFuncOp buildGradKernel(ModuleOp module, Location loc,
             g = g ? totals[1] : Value();
           }
         }
-        Value meanGx = fb.create<arith::DivFOp>(fl, gx, colsF);
-        Value meanG = g ? fb.create<arith::DivFOp>(fl, g, colsF) : Value();
+        Value meanGx = fb.create<arith::MulFOp>(fl, gx, inverseCols);
+        Value meanG =
+            g ? fb.create<arith::MulFOp>(fl, g, inverseCols).getResult()
+              : Value();
         Value rowBase = fb.create<arith::MulIOp>(fl, row, cols);
         SmallVector<Value> next;
-        for (size_t kv = 0; kv < r.dy.size(); ++kv) {
+        for (size_t kv = 0; kv < t.size(); ++kv) {
           SmallVector<Value> out;
-          for (int64_t l = 0; l < vw; ++l)
-            out.push_back(emitNormGradInput(fb, fl, r.gdy[kv][l], r.xhat[kv][l],
-                                            meanGx, meanG, r.rstd));
-          Value offset = fb.create<arith::AddIOp>(fl, rowBase, t.col[kv]);
+          for (auto [gdy, xhat] : llvm::zip(r.gdy[kv], r.xhat[kv]))
+            out.push_back(
+                emitNormGradInput(fb, fl, gdy, xhat, meanGx, meanG, r.rstd));
+          Value offset = fb.create<arith::AddIOp>(fl, rowBase, t[kv].col);
           fb.create<scf::IfOp>(fl, r.valid[kv],
                                [&](OpBuilder &tb, Location tl) {
                                  storeLanes(tb, tl, out, dx, offset);
                                  tb.create<scf::YieldOp>(tl);
                                });
         }
-        // Invalid vectors hold dy = 0: they add nothing.
-        for (size_t kv = 0; kv < r.dy.size(); ++kv)
-          for (int64_t l = 0; l < vw; ++l)
-            next.push_back(fb.create<math::FmaOp>(
-                fl, r.dy[kv][l], r.xhat[kv][l], accs[kv * vw + l]));
+        // Invalid pieces hold dy = 0: they add nothing.
+        int64_t at = 0;
+        for (size_t kv = 0; kv < t.size(); ++kv)
+          for (auto [dy, xhat] : llvm::zip(r.dy[kv], r.xhat[kv]))
+            next.push_back(fb.create<math::FmaOp>(fl, dy, xhat, accs[at++]));
         if (spec.center)
-          for (size_t kv = 0; kv < r.dy.size(); ++kv)
-            for (int64_t l = 0; l < vw; ++l)
-              next.push_back(fb.create<arith::AddFOp>(
-                  fl, accs[perSum + kv * vw + l], r.dy[kv][l]));
+          for (size_t kv = 0; kv < t.size(); ++kv)
+            for (Value dy : r.dy[kv]) {
+              next.push_back(fb.create<arith::AddFOp>(fl, accs[at], dy));
+              ++at;
+            }
         fb.create<scf::YieldOp>(fl, next);
       });
 
   // Row groups 1.. hand their sums to group 0, which adds them in group
-  // order and writes the block's partial row.
+  // order and writes the block's partial row (a peeled chunk's head and
+  // tail sums handed over as a vector of 2 a thread). Partial row `slot`
+  // starts at slot * cols, which is congruent to the block's rows' starts
+  // modulo the vector width (row = slot + a multiple of rowSlots, and
+  // rowSlots * cols a multiple of the width), so a peeled row's vectors
+  // are aligned there too.
   Value partialBase = b.create<arith::MulIOp>(loc, slot, cols);
   auto finish = [&](ValueRange sums, Value partial) {
+    int64_t vectorSums = perThread * vw;
     SmallVector<Value> total =
-        emitRowGroupSums(b, loc, llvm::to_vector(sums), handOver, group, lane,
-                         groups, s.threadsPerRow, vw);
+        emitRowGroupSums(b, loc, llvm::to_vector(sums.take_front(vectorSums)),
+                         handOver, group, lane, groups, s.threadsPerRow, vw);
+    if (sums.size() > size_t(vectorSums))
+      llvm::append_range(
+          total,
+          emitRowGroupSums(b, loc, llvm::to_vector(sums.drop_front(vectorSums)),
+                           handOver, group, lane, groups, s.threadsPerRow,
+                           int64_t(sums.size()) - vectorSums));
     Value first =
         b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, group, c(b, 0));
-    for (int64_t kv = 0; kv < perThread; ++kv) {
-      Value write = andValid(b, loc, first, t.valid[kv]);
-      Value at = b.create<arith::AddIOp>(loc, partialBase, t.col[kv]);
-      ArrayRef<Value> lanes = ArrayRef<Value>(total).slice(kv * vw, vw);
+    int64_t from = 0;
+    for (const Piece &p : t) {
+      IndexMath ix{b, loc};
+      Value write = ix.both(first, p.valid);
+      Value at = ix.add(partialBase, p.col);
+      ArrayRef<Value> lanes = ArrayRef<Value>(total).slice(from, p.width);
+      from += p.width;
       b.create<scf::IfOp>(loc, write, [&](OpBuilder &tb, Location tl) {
         storeLanes(tb, tl, lanes, partial, at);
         tb.create<scf::YieldOp>(tl);
@@ -467,15 +532,33 @@ Value allocParamBuffer(OpBuilder &b, Location loc, RankedTensorType type,
 
 /// The row slots of a gradient over `rows` rows of `cols` elements under
 /// `g` within `blocks` blocks in all (host index values): as many groups of
-/// rows as there are, at most those whose chunks fit in `blocks`.
+/// rows as there are, at most those whose chunks fit in `blocks`. Peeled
+/// rows take a multiple of the period of their starts' offsets within a
+/// vector (buildGradKernel: so that the rows of a block all start at one
+/// offset; the vector width, or for a known row length the vector width
+/// over its greatest common divisor with the length), rounded up to the
+/// rows' groups and down to the blocks (at least one period).
 Value rowSlotsWithin(OpBuilder &b, Location loc, Value rows, Value cols,
                      const RowNormGradSchedule &g, Value blocks) {
   IndexMath im{b, loc};
   Value chunks = im.ceilDiv(cols, g.rows.chunkElements);
   Value slotCap = b.createOrFold<arith::MaxUIOp>(
       loc, im.c(1), b.createOrFold<arith::CeilDivUIOp>(loc, blocks, chunks));
-  return b.createOrFold<arith::MinUIOp>(
-      loc, im.ceilDiv(rows, g.rows.rowsPerBlock), slotCap);
+  Value needed = im.ceilDiv(rows, g.rows.rowsPerBlock);
+  if (g.rows.peeled) {
+    int64_t period = g.rows.vectorWidth;
+    if (std::optional<int64_t> known = getConstantIntValue(cols))
+      period /= std::gcd(period, *known);
+    // (Folded, so that static shapes plan a constant.)
+    Value vw = im.c(period);
+    auto times = [&](Value x) {
+      return b.createOrFold<arith::MulIOp>(loc, x, vw);
+    };
+    needed = times(b.createOrFold<arith::CeilDivUIOp>(loc, needed, vw));
+    slotCap = b.createOrFold<arith::MaxUIOp>(
+        loc, vw, times(b.createOrFold<arith::DivUIOp>(loc, slotCap, vw)));
+  }
+  return b.createOrFold<arith::MinUIOp>(loc, needed, slotCap);
 }
 
 template <typename GradOp>

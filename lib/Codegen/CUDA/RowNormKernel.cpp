@@ -61,29 +61,6 @@ SmallVector<Value> loadPerChannel(OpBuilder &b, Location loc,
   return lanes;
 }
 
-PeeledRange emitPeeledRange(OpBuilder &b, Location loc, int64_t vw,
-                            Value rowBase, Value begin, Value end) {
-  IndexMath ix{b, loc};
-  Value head = ix.rem(ix.sub(ix.c(vw), ix.rem(ix.add(rowBase, begin), vw)), vw);
-  PeeledRange r;
-  r.begin = begin;
-  r.end = end;
-  r.alignedBegin = b.create<arith::MinUIOp>(loc, ix.add(begin, head), end);
-  r.alignedEnd = ix.add(r.alignedBegin,
-                        ix.mul(ix.div(ix.sub(end, r.alignedBegin), vw), vw));
-  return r;
-}
-
-SmallVector<std::pair<Value, Value>>
-peeledElements(OpBuilder &b, Location loc, const PeeledRange &r, Value lane) {
-  IndexMath ix{b, loc};
-  Value head = ix.add(r.begin, lane), tail = ix.add(r.alignedEnd, lane);
-  return {{head, b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, head,
-                                         r.alignedBegin)},
-          {tail, b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, tail,
-                                         r.end)}};
-}
-
 void bindStepArgs(Kernel &k, ArrayRef<PointwiseStep> steps, unsigned &i,
                   SmallVector<Value> &out) {
   for (const PointwiseStep &step : steps)

@@ -3,8 +3,8 @@
 // Part of normfuse. The description of one forward row-norm kernel (layer,
 // RMS, group and instance norm, with an nf.fused group's pointwise steps)
 // and the pieces its kernels are built from: addresses, loads of x with
-// the prologue, stores of y with the epilogue, per-channel operands,
-// peeled row ends. LowerRowNorms.cpp builds the row schedules from them,
+// the prologue, stores of y with the epilogue, per-channel operands.
+// LowerRowNorms.cpp builds the row schedules from them,
 // LowerGroupNormNHWC.cpp the channels-last group schedule.
 //
 //===----------------------------------------------------------------------===//
@@ -84,22 +84,6 @@ std::pair<Value, Value> emitAddress(OpBuilder &b, Location loc,
 SmallVector<Value> loadPerChannel(OpBuilder &b, Location loc,
                                   const RowNormKernel &spec, Value buffer,
                                   Value channel, int64_t width);
-
-/// Columns [begin, end) of a peeled row whose first element is at flat
-/// `rowBase`: whole vectors over [alignedBegin, alignedEnd), single
-/// elements before and after (fewer than a vector each).
-struct PeeledRange {
-  Value begin, alignedBegin, alignedEnd, end;
-};
-
-PeeledRange emitPeeledRange(OpBuilder &b, Location loc, int64_t vw,
-                            Value rowBase, Value begin, Value end);
-
-/// The single elements thread `lane` takes of a peeled range (lane < the
-/// vector width): column begin + lane of the head and alignedEnd + lane of
-/// the tail, each with whether it is in the range.
-SmallVector<std::pair<Value, Value>>
-peeledElements(OpBuilder &b, Location loc, const PeeledRange &r, Value lane);
 
 /// The kernel's arguments, in order: x, [scale], [bias], y, [mean], [rstd],
 /// rows, cols, then the operand of each prologue and epilogue step that

@@ -211,8 +211,31 @@ std::string RowNormSchedule::str() const {
   return s;
 }
 
+bool cuda::isFullSize(ForcedRowNormKind forced) {
+  return forced >= ForcedRowNormKind::WarpRowsFull;
+}
+
+ForcedRowNormKind cuda::plainKind(ForcedRowNormKind forced) {
+  if (!isFullSize(forced))
+    return forced;
+  return static_cast<ForcedRowNormKind>(
+      static_cast<int>(forced) -
+      static_cast<int>(ForcedRowNormKind::WarpRowsFull) +
+      static_cast<int>(ForcedRowNormKind::WarpRows));
+}
+
 FailureOr<ForcedRowNormKind>
 cuda::parseForcedRowNormKind(llvm::StringRef name) {
+  if (name.consume_back(":full")) {
+    FailureOr<ForcedRowNormKind> plain = parseForcedRowNormKind(name);
+    if (failed(plain) || *plain == ForcedRowNormKind::Auto ||
+        isFullSize(*plain))
+      return failure();
+    return static_cast<ForcedRowNormKind>(
+        static_cast<int>(*plain) -
+        static_cast<int>(ForcedRowNormKind::WarpRows) +
+        static_cast<int>(ForcedRowNormKind::WarpRowsFull));
+  }
   return llvm::StringSwitch<FailureOr<ForcedRowNormKind>>(name)
       .Case("auto", ForcedRowNormKind::Auto)
       .Case("warp-rows", ForcedRowNormKind::WarpRows)
@@ -230,7 +253,7 @@ cuda::parseForcedRowNormKind(llvm::StringRef name) {
 static std::optional<RowNormSchedule::Kind>
 forcedKind(ForcedRowNormKind forced) {
   using Kind = RowNormSchedule::Kind;
-  switch (forced) {
+  switch (plainKind(forced)) {
   case ForcedRowNormKind::WarpRows:
     return Kind::WarpRows;
   case ForcedRowNormKind::BlockRowInRegisters:
@@ -241,12 +264,9 @@ forcedKind(ForcedRowNormKind forced) {
     return Kind::SplitRow;
   case ForcedRowNormKind::ClusterRow:
     return Kind::ClusterRow;
-  case ForcedRowNormKind::Auto:
-  case ForcedRowNormKind::ChannelsLastGroups:
-  case ForcedRowNormKind::ChannelsLastOneKernel:
+  default: // Auto and the channels-last groups
     return std::nullopt;
   }
-  return std::nullopt;
 }
 
 /// Gives a ChannelsLastGroups schedule `s` its one-kernel variant:
@@ -424,10 +444,14 @@ RowNormSchedule cuda::selectRowNormSchedule(int64_t cols, Type elementType,
                            small ? std::min(kForcedClusterVectorsPerThread,
                                             clusterVectorsPerThread)
                                  : clusterVectorsPerThread,
-                           small ? 2 : 1)) {
+                           // (forced: a cluster, even of a row one block
+                           // holds)
+                           forced != ForcedRowNormKind::Auto ? 2 : 1)) {
         s.kind = Kind::SplitRow; // longer than any cluster holds (forced)
         return selectRowNormSchedule(cols, elementType, target,
-                                     ForcedRowNormKind::SplitRow,
+                                     isFullSize(forced)
+                                         ? ForcedRowNormKind::SplitRowFull
+                                         : ForcedRowNormKind::SplitRow,
                                      perColumnParams, rows);
       }
     } else {
@@ -518,9 +542,11 @@ cuda::selectGroupNormSchedule(int64_t elementsPerGroup, int64_t contiguous,
                        contiguous * bytes <= kChannelsLastMaxRunBytes &&
                        elementsPerGroup / std::max<int64_t>(1, contiguous) >=
                            kChannelsLastMinPositions;
-  bool oneKernelForced = forced == ForcedRowNormKind::ChannelsLastOneKernel;
+  bool oneKernelForced =
+      plainKind(forced) == ForcedRowNormKind::ChannelsLastOneKernel;
   bool channelsLast =
-      forced == ForcedRowNormKind::ChannelsLastGroups || oneKernelForced ||
+      plainKind(forced) == ForcedRowNormKind::ChannelsLastGroups ||
+      oneKernelForced ||
       (forced == ForcedRowNormKind::Auto && (narrowRuns || manyPositions));
   if (channelsLast && !ShapedType::isDynamic(nhwcChannels) &&
       nhwcChannels > 0) {
@@ -623,7 +649,8 @@ cuda::selectGroupNormSchedule(int64_t elementsPerGroup, int64_t contiguous,
   // Too few groups to fill the SMs (batch 1 of a UNet's NCHW GroupNorm: 32
   // groups, 128 blocks of full chunks): smaller chunks, so that the blocks
   // about fill them once, none under one sweep of the block.
-  if (forced == ForcedRowNormKind::Auto && !ShapedType::isDynamic(groups) &&
+  if ((forced == ForcedRowNormKind::Auto || isFullSize(forced)) &&
+      !ShapedType::isDynamic(groups) &&
       !ShapedType::isDynamic(elementsPerGroup) && groups > 0) {
     int64_t sweep = s.threadsPerRow * s.vectorWidth;
     int64_t resident =
@@ -651,13 +678,25 @@ RowNormGradSchedule cuda::selectRowNormGradSchedule(int64_t cols,
                                                     const GpuTarget &target,
                                                     ForcedRowNormKind forced) {
   // The channels-last group schedule is the forward group norms' alone.
-  if (forced == ForcedRowNormKind::ChannelsLastGroups ||
-      forced == ForcedRowNormKind::ChannelsLastOneKernel)
+  if (plainKind(forced) == ForcedRowNormKind::ChannelsLastGroups ||
+      plainKind(forced) == ForcedRowNormKind::ChannelsLastOneKernel)
     forced = ForcedRowNormKind::Auto;
+  // Sized for tests: small split chunks and clusters, two blocks.
+  bool testSized = forced != ForcedRowNormKind::Auto && !isFullSize(forced);
   RowNormGradSchedule g;
   RowNormSchedule &s = g.rows;
   s.vectorWidth = vectorWidthFor(cols, elementType);
   bool dynamic = ShapedType::isDynamic(cols);
+  // Rows no 16-byte vector divides are peeled as the forward rows are
+  // (5121 bf16 columns read 2 bytes at a time ran at 0.24-0.33 of a copy
+  // on the H100 and H200, 2026-11-27). A chunk's vectors, head and tail
+  // hold its columns, so the chunks are sized for ceil(cols / vw) vectors
+  // and a row in registers is one chunk.
+  int64_t widest = vectorWidthFor(int64_t(1) << 20, elementType);
+  if (s.vectorWidth < widest && (dynamic || cols >= kPeelMinVectors * widest)) {
+    s.vectorWidth = widest;
+    s.peeled = true;
+  }
   int64_t vectors = dynamic ? 0 : llvm::divideCeil(cols, s.vectorWidth);
   int64_t maxVectorsPerThread =
       std::max<int64_t>(1, kGradMaxElementsPerThread / s.vectorWidth);
@@ -707,25 +746,30 @@ RowNormGradSchedule cuda::selectRowNormGradSchedule(int64_t cols,
     [[fallthrough]];
   }
   case Kind::SplitRow: {
-    bool small = forced != ForcedRowNormKind::Auto;
-    s.threadsPerRow = small ? kForcedSplitBlockSize : kGradSplitBlockSize;
+    s.threadsPerRow = testSized ? kForcedSplitBlockSize : kGradSplitBlockSize;
     s.vectorsPerThread =
-        small ? kForcedSplitVectorsPerThread : maxVectorsPerThread;
+        testSized ? kForcedSplitVectorsPerThread : maxVectorsPerThread;
     s.rowsPerBlock = 1;
     break;
   }
   case Kind::WarpRows:
   case Kind::BlockRowInRegisters:
     shapeRowInRegisters(s, vectors, maxVectorsPerThread);
+    if (s.peeled && s.threadsPerRow < s.vectorWidth) {
+      // A head and a tail element per thread at most.
+      s.threadsPerRow = s.vectorWidth;
+      s.vectorsPerThread = llvm::divideCeil(vectors, s.threadsPerRow);
+      if (kind == Kind::WarpRows)
+        s.rowsPerBlock = kWarpRowsBlockSize / s.threadsPerRow;
+    }
     break;
   default:
     llvm_unreachable("a gradient's rows are warp, block, cluster or split");
   }
   s.chunkElements = s.vectorsPerThread * s.threadsPerRow * s.vectorWidth;
-  g.maxBlocks = forced != ForcedRowNormKind::Auto
-                    ? kForcedGradBlocks
-                    : target.multiprocessors *
-                          target.blocksPerMultiprocessor(s.blockSize());
+  g.maxBlocks = testSized ? kForcedGradBlocks
+                          : target.multiprocessors *
+                                target.blocksPerMultiprocessor(s.blockSize());
   return g;
 }
 
@@ -1045,7 +1089,7 @@ GroupNormGradSchedule cuda::selectGroupNormGradSchedule(
   // whole vectors across a block's threads, whole warps a block (its
   // totals are a warp's), about kChannelsLastBlockThreads threads.
   if (channelsLast && !ShapedType::isDynamic(channels) && channels > 0 &&
-      forced != ForcedRowNormKind::ChannelsLastGroups) {
+      plainKind(forced) != ForcedRowNormKind::ChannelsLastGroups) {
     int64_t vw = vectorWidthFor(channels, elementType);
     int64_t perRow = channels / vw;
     int64_t rows = llvm::alignTo(

@@ -306,9 +306,13 @@ std::string cuda::checkRowNormGradSchedule(const RowNormGradSchedule &g,
     return RowNormSchedule::kindName(s.kind).str() +
            " for a gradient (warp-rows, block-row-registers, cluster-row or "
            "split-row)";
-  if (s.peeled || s.paramsInRegisters || s.streaming)
-    return "peeled, params-in-registers and streaming belong to forward "
-           "rows";
+  if (s.paramsInRegisters || s.streaming)
+    return "params-in-registers and streaming belong to forward rows";
+  // Each block of a peeled row takes its chunk's head and tail, an
+  // element a thread.
+  if (s.peeled && s.threadsPerRow < s.vectorWidth)
+    return "a peeled chunk of " + count(s.threadsPerRow) +
+           " threads, fewer than a vector's " + count(s.vectorWidth) + " lanes";
   if (g.maxBlocks < 1)
     return "a gradient of " + count(g.maxBlocks) + " blocks";
   int64_t chunk = s.vectorsPerThread * s.threadsPerRow * s.vectorWidth;
@@ -320,8 +324,16 @@ std::string cuda::checkRowNormGradSchedule(const RowNormGradSchedule &g,
   shape.elementType = elementType;
   if (std::string why = checkRowNormSchedule(s, shape, target); !why.empty())
     return why;
-  // A cluster's block of rank r holds chunk r of the row.
-  int64_t chunks = int64_t(llvm::divideCeil(cols, s.chunkElements));
+  // A cluster's block of rank r holds chunk r of the row; a warp or block
+  // row is one chunk (a peeled row's vectors may hold fewer elements than
+  // the row).
+  int64_t chunks = ShapedType::isDynamic(cols)
+                       ? 0
+                       : int64_t(llvm::divideCeil(cols, s.chunkElements));
+  if ((s.kind == Kind::WarpRows || s.kind == Kind::BlockRowInRegisters) &&
+      chunks > 1)
+    return "a row of " + count(cols) + " elements in chunks of " +
+           count(s.chunkElements) + " (a warp or block row is one chunk)";
   if (s.kind == Kind::ClusterRow && chunks != s.clusterBlocks)
     return "a cluster of " + count(s.clusterBlocks) + " blocks for the " +
            count(chunks) + " chunks of " + count(s.chunkElements) +

@@ -7,6 +7,7 @@
 // RUN: nf-opt %s --nf-choose-gpu-schedules -split-input-file | FileCheck %s --check-prefixes=CHECK,SM90
 // RUN: nf-opt %s --nf-choose-gpu-schedules=arch=sm_80 -split-input-file | FileCheck %s --check-prefixes=CHECK,SM80
 // RUN: nf-opt %s --nf-choose-gpu-schedules=row-norm-schedule=split-row -split-input-file | FileCheck %s --check-prefix=FORCED
+// RUN: nf-opt %s --nf-choose-gpu-schedules=row-norm-schedule=split-row:full -split-input-file | FileCheck %s --check-prefix=FULL
 // RUN: nf-opt %s --nf-choose-gpu-schedules=arch=sm_75 -split-input-file | FileCheck %s --check-prefix=SM75
 // RUN: nf-opt %s --nf-choose-gpu-schedules=row-norm-schedule=channels-last-groups -split-input-file | FileCheck %s --check-prefix=GROUPS
 // RUN: nf-opt %s --nf-choose-gpu-schedules=allow-tf32=true -split-input-file | FileCheck %s --check-prefix=TF32
@@ -16,6 +17,9 @@
 // SM90: nf.layer_norm %{{.+}} {axis = 1 : i64, nf.gpu_schedule = "cluster-row threads-per-row=256 rows-per-block=1 vector=4 registers=8 cluster=4"}
 // SM80: nf.layer_norm %{{.+}} {axis = 1 : i64, nf.gpu_schedule = "block-row-registers threads-per-row=1024 rows-per-block=1 vector=4 registers=8"}
 // FORCED: nf.layer_norm %{{.+}} nf.gpu_schedule = "split-row threads-per-row=32 rows-per-block=1 vector=4 registers=2 chunk=256"
+// At full size (":full", what the GPU sweep times beside the automatic
+// choice), the split row the schedule layer gives a long row.
+// FULL: nf.layer_norm %{{.+}} nf.gpu_schedule = "split-row threads-per-row=512 rows-per-block=1 vector=4 registers=8 chunk=16384"
 // The schedule written on the second op is its own, whatever the target or
 // the forced kind; the lowering follows it (a split row of chunks of 512).
 // CHECK: nf.rms_norm %{{.+}} {axis = 1 : i64, nf.gpu_schedule = "split-row threads-per-row=64 rows-per-block=1 vector=4 registers=2 chunk=512"}
@@ -64,8 +68,10 @@ func.func @fused(%x: tensor<2x16x16x320xf32>) -> tensor<2x16x16x320xf32> {
 // CHECK-LABEL: func.func @grads
 // SM90: nf.layer_norm_grad {{.+}} nf.gpu_schedule = "block-row-registers threads-per-row=256 rows-per-block=1 vector=4 registers=1 chunk=1024 max-blocks=1056 params-warps=32 params-unroll=4"
 // SM80: nf.layer_norm_grad {{.+}} nf.gpu_schedule = "block-row-registers threads-per-row=256 rows-per-block=1 vector=4 registers=1 chunk=1024 max-blocks=864 params-warps=32 params-unroll=4"
-// A forced split row of 2 blocks: 2 partial rows, one warp.
+// A forced split row of 2 blocks: 2 partial rows, one warp; at full size,
+// the gradient's split row over a wave of blocks.
 // FORCED: nf.layer_norm_grad {{.+}} nf.gpu_schedule = "split-row threads-per-row=32 rows-per-block=1 vector=4 registers=2 chunk=256 max-blocks=2 params-warps=1 params-unroll=1"
+// FULL: nf.layer_norm_grad {{.+}} nf.gpu_schedule = "split-row threads-per-row=256 rows-per-block=1 vector=4 registers=4 chunk=4096 max-blocks=1056 params-warps=32 params-unroll=4"
 // CHECK: nf.rms_norm_grad {{.+}} nf.gpu_schedule = "split-row threads-per-row=64 rows-per-block=1 vector=8 registers=1 chunk=512 max-blocks=6 params-warps=1 params-unroll=3"
 // LOWERED-LABEL: gpu.func @grads_layer_norm_grad(
 // LOWERED-SAME: nf.schedule = "block-row-registers threads-per-row=256 rows-per-block=1 vector=4 registers=1 chunk=1024 max-blocks=1056 params-warps=32 params-unroll=4"

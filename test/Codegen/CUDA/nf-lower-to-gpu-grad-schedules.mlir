@@ -97,11 +97,37 @@ func.func @rows_of_262144_f32(%dy: tensor<2x262144xf32>, %x: tensor<2x262144xf32
   %dx, %ds = nf.rms_norm_grad %dy, %x, %r {axis = 1 : i64} : (tensor<2x262144xf32>, tensor<2x262144xf32>, tensor<2x1xf32>) -> (tensor<2x262144xf32>, tensor<262144xf32>)
   return %dx, %ds : tensor<2x262144xf32>, tensor<262144xf32>
 }
-// A row length known only at run time: split, scalar accesses; the chunk
-// count, grid and temporaries are computed on the host.
+// A row length known only at run time: split and peeled (float4 vectors
+// from each chunk's first 16-byte boundary); the chunk count, grid and
+// temporaries are computed on the host.
 // CHECK-LABEL: gpu.func @rows_of_unknown_length_layer_norm_grad_rowsums(
-// CHECK-SAME: nf.schedule = "split-row threads-per-row=256 rows-per-block=1 vector=1 registers=16 chunk=4096
+// CHECK-SAME: nf.schedule = "split-row threads-per-row=256 rows-per-block=1 vector=4 registers=4 chunk=4096 peeled
 func.func @rows_of_unknown_length(%dy: tensor<4x?xf32>, %x: tensor<4x?xf32>, %m: tensor<4x1xf32>, %r: tensor<4x1xf32>) -> (tensor<4x?xf32>, tensor<?xf32>, tensor<?xf32>) {
   %dx, %ds, %db = nf.layer_norm_grad %dy, %x, %m, %r {axis = 1 : i64} : (tensor<4x?xf32>, tensor<4x?xf32>, tensor<4x1xf32>, tensor<4x1xf32>) -> (tensor<4x?xf32>, tensor<?xf32>, tensor<?xf32>)
   return %dx, %ds, %db : tensor<4x?xf32>, tensor<?xf32>, tensor<?xf32>
+}
+// 5121 bf16 columns, which no 16-byte vector divides: peeled, as the
+// forward rows are. One chunk holds the row (ceil(5121 / 8) = 641 vectors'
+// room: 352 threads of 2 vectors of 8); each row is its head (the 0 to 7
+// elements before its first 16-byte boundary), whole vectors and its tail,
+// the head and tail an element a lane. dy, x and dx move 16 bytes at a
+// time (the scale an element at a time, once a block), and so do the
+// partial rows: partial row `slot` starts where the block's rows do
+// within a vector, since those rows are `slot` plus multiples of the row
+// slots, a multiple of 8 (67 rows take 72).
+// CHECK-LABEL: gpu.func @rows_of_5121_bf16_layer_norm_grad(
+// SM90-SAME: nf.schedule = "block-row-registers threads-per-row=352 rows-per-block=1 vector=8 registers=2 peeled chunk=5632 max-blocks=660
+// SM80-SAME: nf.schedule = "block-row-registers threads-per-row=352 rows-per-block=1 vector=8 registers=2 peeled chunk=5632 max-blocks=540
+// CHECK: vector.load %arg0[%{{.*}}] : memref<?xbf16>, vector<8xbf16>
+// CHECK: vector.load %arg1[%{{.*}}] : memref<?xbf16>, vector<8xbf16>
+// CHECK: memref.load %arg0[%{{.*}}] : memref<?xbf16>
+// CHECK: memref.load %arg0[%{{.*}}] : memref<?xbf16>
+// CHECK: vector.store %{{.*}}, %arg5[%{{.*}}] : memref<?xbf16>, vector<8xbf16>
+// CHECK: memref.store %{{.*}}, %arg5[%{{.*}}] : memref<?xbf16>
+// CHECK: vector.store %{{.*}}, %arg6[%{{.*}}] : memref<?xf32>, vector<4xf32>
+// HOST-LABEL: func.func @rows_of_5121_bf16(
+// HOST: gpu.launch_func @nf_kernels::@rows_of_5121_bf16_layer_norm_grad blocks in (%{{.*}}) threads in (%c352, {{.*}} %c67 : index, %c5121 : index, %c72 : index, %c1 : index)
+func.func @rows_of_5121_bf16(%dy: tensor<67x5121xbf16>, %x: tensor<67x5121xbf16>, %m: tensor<67x1xf32>, %r: tensor<67x1xf32>, %s: tensor<5121xbf16>) -> (tensor<67x5121xbf16>, tensor<5121xf32>, tensor<5121xf32>) {
+  %dx, %ds, %db = nf.layer_norm_grad %dy, %x, %m, %r scale %s {axis = 1 : i64} : (tensor<67x5121xbf16>, tensor<67x5121xbf16>, tensor<67x1xf32>, tensor<67x1xf32>, tensor<5121xbf16>) -> (tensor<67x5121xbf16>, tensor<5121xf32>, tensor<5121xf32>)
+  return %dx, %ds, %db : tensor<67x5121xbf16>, tensor<5121xf32>, tensor<5121xf32>
 }

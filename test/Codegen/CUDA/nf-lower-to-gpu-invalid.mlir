@@ -2,8 +2,10 @@
 // RUN: nf-opt %s --nf-lower-to-gpu -split-input-file -verify-diagnostics
 // RUN: not nf-opt %s --nf-lower-to-gpu=arch=sm_70 2>&1 | FileCheck %s --check-prefix=ARCH
 // RUN: not nf-opt %s --nf-lower-to-gpu=row-norm-schedule=tiles 2>&1 | FileCheck %s --check-prefix=SCHEDULE
+// RUN: not nf-opt %s --nf-lower-to-gpu=row-norm-schedule=auto:full 2>&1 | FileCheck %s --check-prefix=FULL
 // ARCH: nf-lower-to-gpu: GPU target 'sm_70': architectures before sm_75 are not supported
 // SCHEDULE: nf-lower-to-gpu: unknown row-norm schedule 'tiles'
+// FULL: nf-lower-to-gpu: unknown row-norm schedule 'auto:full' ({{.*}}, cluster-row, each optionally with ':full')
 
 // TOSA ops and arith/math ops on tensors run as linalg kernels
 // (nf-lower-to-gpu-linalg.mlir); what has no kernel yet is refused at the

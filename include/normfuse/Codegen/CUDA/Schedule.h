@@ -168,8 +168,11 @@ struct RowNormSchedule {
   static std::optional<Kind> kindNamed(llvm::StringRef name);
 };
 
-/// What the lowering may be asked to use instead of the automatic choice
-/// (tests reach every path on small shapes this way).
+/// What the lowering may be asked to use instead of the automatic choice.
+/// The plain kinds are sized for tests (small blocks and chunks, norm
+/// gradients on two blocks: small shapes reach every path); each has a
+/// full-size form ("<name>:full", the *Full values), at the sizes the
+/// schedule layer gives that kind, for comparing schedules on a GPU.
 enum class ForcedRowNormKind {
   Auto,
   WarpRows,
@@ -192,16 +195,32 @@ enum class ForcedRowNormKind {
   /// threads of up to 2 vectors each) and at least 2 of them, so that rows
   /// of a few hundred elements already span a cluster.
   ClusterRow,
+  // The full-size forms, in the order of the kinds above.
+  WarpRowsFull,
+  BlockRowInRegistersFull,
+  BlockRowStreamingFull,
+  SplitRowFull,
+  ChannelsLastGroupsFull,
+  ChannelsLastOneKernelFull,
+  ClusterRowFull,
 };
 
 /// The names a forced row-norm schedule is given by (the pass option, the
 /// JIT's and the tools' options), as a list for messages.
 inline constexpr const char *kForcedRowNormKinds =
     "auto, warp-rows, block-row-registers, block-row-streaming, split-row, "
-    "channels-last-groups, channels-last-one-kernel, cluster-row";
+    "channels-last-groups, channels-last-one-kernel, cluster-row, each "
+    "optionally with ':full'";
 
 /// The forced kind `name` names (one of kForcedRowNormKinds), or failure.
 FailureOr<ForcedRowNormKind> parseForcedRowNormKind(llvm::StringRef name);
+
+/// Whether `forced` is a full-size form (":full").
+bool isFullSize(ForcedRowNormKind forced);
+
+/// The kind `forced` forces, sized for tests (a full-size form's plain
+/// kind; the others as they are).
+ForcedRowNormKind plainKind(ForcedRowNormKind forced);
 
 /// The schedule of a row norm with `rows` rows of `cols` elements
 /// (ShapedType's kDynamic when unknown) of `elementType`, with a scale or a
