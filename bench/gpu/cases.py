@@ -407,9 +407,13 @@ def all_cases() -> List[Case]:
             cases.append(layer_norm(rows, cols, dtype))
         for rows, cols in [(2048, 128), (256, 4096), (1, 1 << 20)]:
             cases.append(rms_norm_gelu(rows, cols, dtype))
-        # Gradients: warp rows, an odd block row, and on sm_90 clusters of
-        # 4 blocks (16384) and of 8 blocks of 512 threads (65536).
-        for rows, cols in [(512, 1024), (3, 1001), (4096, 64), (128, 16384), (16, 65536)]:
+        # Gradients: warp rows, odd block rows (peeled: a head of 0 to 7
+        # elements, 1000 rows of 5121 over more rows than the device holds
+        # blocks, so each block's rows start at one offset within a vector
+        # row after row), and on sm_90 clusters of 4 blocks (16384) and of
+        # 8 blocks of 512 threads (65536).
+        for rows, cols in [(512, 1024), (3, 1001), (1000, 5121), (4096, 64), (128, 16384),
+                           (16, 65536)]:
             cases.append(layer_norm_grad(rows, cols, dtype))
         # Batch 1, the case PyTorch is slow on (NHWC), and an odd one.
         cases.append(group_norm(1, 320, 64, 64, 32, True, dtype))
