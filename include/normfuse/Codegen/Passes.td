@@ -241,7 +241,8 @@ def NFLowerToGPUPass : Pass<"nf-lower-to-gpu", "ModuleOp"> {
            "block-row-streaming, split-row, channels-last-groups (group "
            "and instance norms in NHWC; auto for the rest) or cluster-row "
            "(layer and RMS norms on a target with clusters; auto for the "
-           "rest)">,
+           "rest), sized for tests; with ':full' (split-row:full) at the "
+           "sizes the schedule layer gives the kind">,
     Option<"allowTf32", "allow-tf32", "bool", /*default=*/"false",
            "Run f32 matmuls and convolutions on tensor cores as tf32 "
            "(sm_80 and newer): operands rounded to 10 fraction bits, f32 "

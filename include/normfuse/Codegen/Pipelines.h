@@ -59,7 +59,8 @@ struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
       *this, "row-norm-schedule",
       llvm::cl::desc("Force the row-norm schedule (auto, warp-rows, "
                      "block-row-registers, block-row-streaming, split-row, "
-                     "channels-last-groups, cluster-row)"),
+                     "channels-last-groups, cluster-row; sized for tests, "
+                     "or with ':full' as the schedule layer sizes the kind)"),
       llvm::cl::init("auto")};
   PassOptions::Option<bool> allowTf32{
       *this, "allow-tf32",

@@ -106,8 +106,10 @@ struct CUDAOptions {
   std::string arch = runtime::kDefaultGpuTarget;
   /// The row-norm schedule of CUDA kernels: "auto" (the schedule layer's
   /// choice), or "warp-rows", "block-row-registers", "block-row-streaming",
-  /// "split-row" to force one (tests reach every path on small shapes this
-  /// way).
+  /// "split-row", "channels-last-groups", "channels-last-one-kernel",
+  /// "cluster-row" to force one, sized for tests (small shapes reach every
+  /// path), or any of them with ":full" ("split-row:full") at the sizes the
+  /// schedule layer gives that kind (comparing schedules on a GPU).
   std::string rowNormSchedule = "auto";
   /// f32 matmuls and convolutions on tensor cores as tf32 (sm_80 and
   /// newer; PyTorch's allow_tf32): each operand element rounded to 10
