@@ -382,6 +382,33 @@ class Built:
     # Keyword arguments of normfuse.compile beyond the target
     # ({"allow_tf32": True}).
     nf_options: Dict[str, object] = field(default_factory=dict)
+    # torch.backends flags the peers run under, set around each of their
+    # calls and restored after ({"cudnn.allow_tf32": False}: cuDNN's f32
+    # convolutions in f32, not PyTorch's default tf32).
+    peer_flags: Dict[str, bool] = field(default_factory=dict)
+
+
+def with_backend_flags(t, flags, call):
+    """`call` run with each torch.backends flag of `flags` ("cudnn.allow_tf32",
+    "cuda.matmul.allow_tf32") set to its value, and reset after."""
+    if not flags:
+        return call
+
+    def flagged():
+        saved = []
+        try:
+            for name, value in flags.items():
+                *path, attr = name.split(".")
+                owner = t.backends
+                for part in path:
+                    owner = getattr(owner, part)
+                saved.append((owner, attr, getattr(owner, attr)))
+                setattr(owner, attr, value)
+            return call()
+        finally:
+            for owner, attr, value in reversed(saved):
+                setattr(owner, attr, value)
+    return flagged
 
 
 @dataclass
@@ -814,15 +841,8 @@ def plain_matmul_case(dtype, a_t, n_, tier, family):
             def fn(a_, w_):
                 return a_ @ w_
             if tf32:
-                flags = B.t.backends.cuda.matmul
-
-                def eager():
-                    saved, flags.allow_tf32 = flags.allow_tf32, True
-                    try:
-                        return fn(a, w)
-                    finally:
-                        flags.allow_tf32 = saved
-                built.peers["eager"] = eager
+                built.peer_flags = {"cuda.matmul.allow_tf32": True}
+                built.peers["eager"] = lambda: fn(a, w)
                 built.peers["compile"] = ("torch.compile reads allow_tf32 when it compiles, a process-wide "
                                           "flag this sweep leaves off; eager's cuBLAS tf32 is the peer")
             else:
@@ -836,8 +856,14 @@ def plain_matmul_case(dtype, a_t, n_, tier, family):
 
 def conv_case(dtype, n, hw, cin, cout, tier, kernel=3, residual=False, act="relu", family="conv2d_nhwc",
               op=None, chain=False, layout="nhwc"):
-    """conv2d (stride 1, same padding) NHWC (or NCHW) + bias (+ ReLU) (+ residual)."""
+    """conv2d (stride 1, same padding) NHWC (or NCHW) + bias (+ ReLU) (+ residual).
+    f32 is f32 on both sides (cuDNN with torch.backends.cudnn.allow_tf32
+    off around each call: PyTorch's default, on, would multiply as tf32);
+    dtype "tf32" is f32 data on tensor cores on both (normfuse's allow_tf32,
+    cuDNN's tf32)."""
     pad = kernel // 2
+    tf32 = dtype == "tf32"
+    case_dtype, dtype = dtype, ("f32" if tf32 else dtype)
     nchw = layout == "nchw"
     x_t, w_t, y_t, c_t = (n, hw, hw, cin), (cout, kernel, kernel, cin), (n, hw, hw, cout), (cout,)
     if nchw:
@@ -882,7 +908,9 @@ def conv_case(dtype, n, hw, cin, cout, tier, kernel=3, residual=False, act="relu
                 y = B.f64(res) + y
             return [y]
         built = Built(mlir, inputs, [(y_t, dtype)], reference,
-                      flops=2.0 * n * hw * hw * cout * cin * kernel * kernel)
+                      flops=2.0 * n * hw * hw * cout * cin * kernel * kernel,
+                      nf_options={"allow_tf32": True} if tf32 else {},
+                      peer_flags={"cudnn.allow_tf32": tf32} if dtype == "f32" else {})
         if peers_ok:
             F = B.F
             # NHWC: a channels-last OIHW view of the filter.
@@ -901,7 +929,7 @@ def conv_case(dtype, n, hw, cin, cout, tier, kernel=3, residual=False, act="relu
             built.peers["liger"] = "Liger has no convolution kernel"
         return built
 
-    return Case(family, op, "forward", dtype, x_t + (cout,), tier, build, chain)
+    return Case(family, op, "forward", case_dtype, x_t + (cout,), tier, build, chain)
 
 
 def add_layer_norm_case(dtype, shape, tier):
@@ -993,7 +1021,9 @@ def example_block_case(path, entry, dtype, tier):
                 return [f[0] + conv_nhwc_ref(B, h, f[7], 1) + f[8]]
             flops = 2.0 * 2 * 2 * 32 * 32 * 320 * 320 * 9
         mlir = open(os.path.join(ROOT, path)).read()
-        built = Built(mlir, inputs, outs, reference, flops=flops, entry=entry, source_path=path)
+        # f32 blocks: the peers' convolutions in f32 too (cuDNN's tf32 off).
+        built = Built(mlir, inputs, outs, reference, flops=flops, entry=entry, source_path=path,
+                      peer_flags={"cudnn.allow_tf32": False} if dtype == "f32" else {})
         if peers_ok:
             F = B.F
             if transformer:
@@ -1044,6 +1074,7 @@ def all_cases(small: bool) -> List[Case]:
         cases.append(matmul_case("f16", 16, 32, 48, 1, bias=False))
         cases.append(matmul_case("tf32", 16, 32, 48, 1, bias=False))
         cases.append(conv_case("f32", 1, 5, 8, 16, 1))
+        cases.append(conv_case("tf32", 1, 5, 8, 16, 1))
         cases.append(matmul_case("f16", 0, 32, 64, 1, "tanh", "examples", batch=(2, 8), chain=True))
         cases.append(add_layer_norm_case("f16", (2, 8, 64), 1))
         cases.append(conv_case("f16", 1, 5, 16, 16, 1, residual=True, act=None, family="examples",
@@ -1097,7 +1128,9 @@ def all_cases(small: bool) -> List[Case]:
     # f32 as tf32 beside them (an option, off by default).
     for dtype in ("f16", "bf16", "tf32"):
         tiers[1].append(matmul_case(dtype, 4096, 768, 3072, 1, bias=False))
-    for dtype in dtypes:
+    # f32 convolutions also as tf32 on both sides (cuDNN's default in
+    # PyTorch; normfuse's allow_tf32).
+    for dtype in dtypes + ("tf32",):
         tiers[1].append(conv_case(dtype, 32, 56, 64, 64, 1))
         # PyTorch's default layout: the input gathered one element at a time.
         tiers[2].append(conv_case(dtype, 32, 56, 64, 64, 2, layout="nchw"))
@@ -1126,7 +1159,7 @@ def all_cases(small: bool) -> List[Case]:
         for dtype in ("f16", "bf16"):
             tiers[2].append(matmul_case(dtype, m, k, n_, 2, bias=False))
     for hw, ch in ((28, 128), (14, 256)):
-        for dtype in dtypes:
+        for dtype in dtypes + ("tf32",):
             tiers[2].append(conv_case(dtype, 32, hw, ch, ch, 2))
     # tier 3
     for cols in (256, 512, 2048, 32768, 131072):
@@ -1138,7 +1171,7 @@ def all_cases(small: bool) -> List[Case]:
     for m, k, n_ in ((512, 768, 3072), (512, 4096, 11008)):
         for dtype in dtypes:
             tiers[3].append(matmul_case(dtype, m, k, n_, 3))
-    for dtype in dtypes:
+    for dtype in dtypes + ("tf32",):
         tiers[3].append(conv_case(dtype, 32, 7, 512, 512, 3))
     # Within tier 1, one case of each (family, op, direction) first, so that
     # a short budget still measures every family once.
@@ -1501,6 +1534,7 @@ class Sweep:
                             entry["first_call_s"] = round(first, 2)
                     else:
                         call = spec
+                    call = with_backend_flags(B.t, built.peer_flags, call)
                     got = call()
                     got = got[0] if isinstance(got, (tuple, list)) else got
                     if refs is None:
@@ -1562,6 +1596,7 @@ def environment(torch_ok, target):
                    gpu=torch.cuda.get_device_name(0),
                    capability=".".join(map(str, torch.cuda.get_device_capability(0))),
                    allow_tf32_matmul=torch.backends.cuda.matmul.allow_tf32,
+                   allow_tf32_cudnn=torch.backends.cudnn.allow_tf32,
                    cudnn=torch.backends.cudnn.version(),
                    cudnn_benchmark=torch.backends.cudnn.benchmark,
                    l2_bytes=getattr(torch.cuda.get_device_properties(0), "L2_cache_size", None))

@@ -236,3 +236,51 @@ def test_the_convolutions_take_their_own_tile_variants_where_set():
     assert sweep.tile_variants("conv2d_nhwc", env) == [PP]
     env["NF_SWEEP_CONV_TILE_VARIANTS"] = ""
     assert sweep.tile_variants("conv2d_nhwc", env) == []
+
+
+def test_the_peers_run_under_the_backend_flags_of_their_case_which_are_restored_after():
+    sys.path.insert(0, str(SWEEP.parent))
+    import types
+    import sweep
+    t = types.SimpleNamespace(backends=types.SimpleNamespace(
+        cudnn=types.SimpleNamespace(allow_tf32=True),
+        cuda=types.SimpleNamespace(matmul=types.SimpleNamespace(allow_tf32=False))))
+    seen = []
+
+    def call():
+        seen.append((t.backends.cudnn.allow_tf32, t.backends.cuda.matmul.allow_tf32))
+        return "out"
+    flagged = sweep.with_backend_flags(t, {"cudnn.allow_tf32": False, "cuda.matmul.allow_tf32": True}, call)
+    assert flagged() == "out"
+    assert seen == [(False, True)]
+    assert (t.backends.cudnn.allow_tf32, t.backends.cuda.matmul.allow_tf32) == (True, False)
+
+    def fails():
+        seen.append(t.backends.cudnn.allow_tf32)
+        raise RuntimeError("peer failed")
+    try:
+        sweep.with_backend_flags(t, {"cudnn.allow_tf32": False}, fails)()
+        raise AssertionError("the peer's failure was swallowed")
+    except RuntimeError:
+        pass
+    assert seen[-1] is False and t.backends.cudnn.allow_tf32 is True
+    assert sweep.with_backend_flags(t, {}, call) is call
+
+
+def test_f32_convolutions_are_f32_on_both_sides_and_tf32_ones_tf32_on_both():
+    """PyTorch multiplies f32 convolutions as tf32 by default
+    (torch.backends.cudnn.allow_tf32): the f32 cases turn that off for the
+    peers, and the tf32 cases compare normfuse's allow_tf32 with it on."""
+    sys.path.insert(0, str(SWEEP.parent))
+    import sweep
+    by_id = {c.id: c for c in sweep.all_cases(small=False)}
+    for hw, ch in ((56, 64), (28, 128), (14, 256), (7, 512)):
+        f32 = by_id[f"conv2d+bias+relu/forward/f32/32x{hw}x{hw}x{ch}x{ch}"].build(sweep.ShapeBackend(), False)
+        tf32 = by_id[f"conv2d+bias+relu/forward/tf32/32x{hw}x{hw}x{ch}x{ch}"].build(sweep.ShapeBackend(), False)
+        assert (f32.peer_flags, f32.nf_options) == ({"cudnn.allow_tf32": False}, {})
+        assert (tf32.peer_flags, tf32.nf_options) == ({"cudnn.allow_tf32": True}, {"allow_tf32": True})
+        assert tf32.mlir == f32.mlir  # the same f32 program, compiled with allow_tf32
+    bf16 = by_id["conv2d+bias+relu/forward/bf16/32x56x56x64x64"].build(sweep.ShapeBackend(), False)
+    assert bf16.peer_flags == {}
+    block = by_id["block:unet_resnet_block_tosa/forward/f32/2x32x32x320"].build(sweep.ShapeBackend(), False)
+    assert block.peer_flags == {"cudnn.allow_tf32": False}
