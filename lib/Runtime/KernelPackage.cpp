@@ -336,6 +336,19 @@ bool readPlan(Reader &r, const Json &j, const std::string &path,
           return false;
         step.launch.cooperative = c->boolean;
       }
+      // Registers a thread the kernel's setmaxnreg counts on: at most 255
+      // (ptxas' most), a multiple of 8 (setmaxnreg's).
+      if (l->object.count("launch_registers")) {
+        int64_t registers;
+        if (!r.integer(*l, "launch_registers", 8, 255, at + ".launch",
+                       registers))
+          return false;
+        if (registers % 8)
+          return r.failAt(at + ".launch.launch_registers",
+                          "is not a multiple of 8"),
+                 false;
+        step.launch.launchRegisters = registers;
+      }
       step.kind = Step::Kind::Launch;
       step.launch.kernel = kernel->string;
       step.launch.sharedMemoryBytes = size_t(shared);
@@ -647,6 +660,10 @@ std::string normfuse::runtime::writeManifest(const KernelPackage &package) {
                      std::to_string(s.launch.sharedMemoryBytes) +
                      (s.launch.cooperative ? ", \"cooperative\": true"
                                            : std::string()) +
+                     (s.launch.launchRegisters
+                          ? ", \"launch_registers\": " +
+                                std::to_string(s.launch.launchRegisters)
+                          : std::string()) +
                      ", \"args\": " + list(s.launch.args, writeArg) + "}}";
             },
             ",\n    ") +

@@ -311,7 +311,10 @@ std::string normfuse::runtime::LaunchPlan::str() const {
     s += ") block (" + std::to_string(l.block[0]) + ", " +
          std::to_string(l.block[1]) + ", " + std::to_string(l.block[2]) +
          ") shared " + std::to_string(l.sharedMemoryBytes) +
-         (l.cooperative ? " cooperative" : "") + " args (";
+         (l.cooperative ? " cooperative" : "") +
+         (l.launchRegisters ? " registers " + std::to_string(l.launchRegisters)
+                            : "") +
+         " args (";
     for (size_t j = 0; j < l.args.size(); ++j)
       s += (j ? ", " : "") + describe(l.args[j]);
     s += ")\n";
@@ -434,4 +437,18 @@ bool normfuse::runtime::resolveResidencies(
         a.value = values[size_t(a.computed)];
   }
   return true;
+}
+
+bool normfuse::runtime::checkCompiledRegisters(const Launch &launch,
+                                               int64_t compiled,
+                                               std::string &error) {
+  if (compiled >= launch.launchRegisters)
+    return true;
+  error = "kernel " + launch.kernel + " was compiled to " +
+          std::to_string(compiled) +
+          " registers a thread, but its warpgroups hand registers to each "
+          "other (setmaxnreg) counting on " +
+          std::to_string(launch.launchRegisters) +
+          ": launched, it would wait forever, so it is not launched";
+  return false;
 }

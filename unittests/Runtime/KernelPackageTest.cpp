@@ -125,8 +125,8 @@ TEST(KernelPackageTest, EveryCorruptionIsAnErrorThatSaysWhereAndWhat) {
             0u);
   EXPECT_EQ(readError(""), "manifest.json, byte 0: the text ends where a "
                            "value should be");
-  EXPECT_EQ(readError(corrupted("\"version\": 3", "\"version\": 4")),
-            "manifest.json: (top).version is 4, not from 1 to 3");
+  EXPECT_EQ(readError(corrupted("\"version\": 4", "\"version\": 5")),
+            "manifest.json: (top).version is 5, not from 1 to 4");
   EXPECT_EQ(readError(corrupted("normfuse-kernel-package", "zip")),
             "manifest.json: (top).format is not \"normfuse-kernel-package\"");
   EXPECT_EQ(readError(corrupted("{\"temporary\": 0}", "{\"temporary\": 1}")),
@@ -482,6 +482,59 @@ TEST(KernelPackageTest, OneKernelOrItsFallbackResolvesByWhatTheDeviceHolds) {
       readError(corrupted("\"cooperative\": true", "\"cooperative\": 1", p)),
       "manifest.json: entries[0].plan.steps[0].launch.cooperative is "
       "not a boolean");
+}
+
+// A kernel whose warpgroups hand registers to each other (setmaxnreg)
+// carries the registers a thread they are counted from: written only
+// where set, read back the same, refused where ptxas could not give it
+// (over 255) or setmaxnreg could not count it (not a multiple of 8). A
+// runtime refuses to launch the kernel compiled to fewer (it would hang):
+// the check says which kernel, what it has and what it needs.
+TEST(KernelPackageTest, ALaunchSaysTheRegistersItsKernelsSetmaxnregCountsOn) {
+  KernelPackage p = layerNormPackage();
+  EXPECT_EQ(writeManifest(p).find("launch_registers"), std::string::npos);
+  Launch &launch = p.entries[0].plan.steps[0].launch;
+  launch.launchRegisters = 168;
+  std::string text = writeManifest(p);
+  EXPECT_NE(text.find("\"shared_memory_bytes\": 512, \"launch_registers\": "
+                      "168, \"args\""),
+            std::string::npos)
+      << text;
+  std::string error;
+  auto read = readManifest(text, error);
+  ASSERT_TRUE(read) << error << "\n" << text;
+  EXPECT_EQ(writeManifest(*read), text);
+  const Launch &back = read->entries[0].plan.steps[0].launch;
+  EXPECT_EQ(back.launchRegisters, 168);
+  EXPECT_NE(read->entries[0].plan.str().find(" registers 168 args ("),
+            std::string::npos)
+      << read->entries[0].plan.str();
+  // A manifest of version 3 (none of them) is still read.
+  std::string old = corrupted("\"version\": 4", "\"version\": 3");
+  ASSERT_TRUE(readManifest(old, error)) << error;
+
+  EXPECT_TRUE(checkCompiledRegisters(back, 168, error)) << error;
+  EXPECT_TRUE(checkCompiledRegisters(back, 255, error)) << error;
+  EXPECT_FALSE(checkCompiledRegisters(back, 160, error));
+  EXPECT_EQ(error, "kernel ln_rows was compiled to 160 registers a thread, "
+                   "but its warpgroups hand registers to each other "
+                   "(setmaxnreg) counting on 168: launched, it would wait "
+                   "forever, so it is not launched");
+  Launch plain;
+  EXPECT_TRUE(checkCompiledRegisters(plain, 24, error));
+
+  EXPECT_EQ(readError(corrupted("\"launch_registers\": 168",
+                                "\"launch_registers\": 170", p)),
+            "manifest.json: entries[0].plan.steps[0].launch.launch_registers "
+            "is not a multiple of 8");
+  EXPECT_EQ(readError(corrupted("\"launch_registers\": 168",
+                                "\"launch_registers\": 256", p)),
+            "manifest.json: entries[0].plan.steps[0].launch.launch_registers "
+            "is 256, not from 8 to 255");
+  EXPECT_EQ(readError(corrupted("\"launch_registers\": 168",
+                                "\"launch_registers\": true", p)),
+            "manifest.json: entries[0].plan.steps[0].launch.launch_registers "
+            "is not an integer");
 }
 
 /// @ln's package with a tensor map of its input (4 rows of 13 f32, rows

@@ -155,6 +155,12 @@ private:
   friend class CudaDevice;
   CudaModule(std::shared_ptr<CudaDevice> device, cu::Module module)
       : device_(std::move(device)), module_(module) {}
+  /// Whether every kernel `plan` launches was compiled to the registers
+  /// its setmaxnreg counts on (checkCompiledRegisters; the driver asked
+  /// once a kernel): false, and why, before anything is launched.
+  bool checkRegisters(const LaunchPlan &plan, std::string &error);
+  bool checkRegisters(const Launch &launch, cu::Function fn,
+                      std::string &error);
   /// Kernel `name`, allowed `dynamicSharedBytes` of dynamic shared memory
   /// (past the 48 KiB every kernel may take, once per kernel).
   bool function(const std::string &name, size_t dynamicSharedBytes,
@@ -181,6 +187,9 @@ private:
   std::map<std::string, cu::Function> functions_;
   /// The dynamic shared memory each kernel has been allowed past 48 KiB.
   std::map<std::string, size_t> sharedAllowed_;
+  /// The registers a thread each kernel was compiled to, as the driver
+  /// says (asked once, for kernels that hand registers among warpgroups).
+  std::map<std::string, int> registers_;
   /// By the address of the bytes; the pointer held keeps that address
   /// theirs.
   struct DeviceConstant {

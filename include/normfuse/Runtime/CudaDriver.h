@@ -48,6 +48,7 @@ constexpr int kAttributeMaxRegistersPerMultiprocessor = 82;
 constexpr int kAttributeMaxSharedMemoryPerBlockOptin = 97;
 constexpr int kAttributeMaxBlocksPerMultiprocessor = 106;
 constexpr int kAttributeClusterLaunch = 120;
+constexpr int kFuncAttributeNumRegs = 4;
 constexpr int kFuncAttributeMaxDynamicSharedSizeBytes = 8;
 constexpr int kPointerAttributeMemoryType = 2;
 constexpr int kPointerAttributeRangeStartAddr = 11;
@@ -117,6 +118,7 @@ public:
   cu::Result (*cuModuleUnload)(cu::Module) = nullptr;
   cu::Result (*cuModuleGetFunction)(cu::Function *, cu::Module,
                                     const char *) = nullptr;
+  cu::Result (*cuFuncGetAttribute)(int *, int, cu::Function) = nullptr;
   cu::Result (*cuFuncSetAttribute)(cu::Function, int, int) = nullptr;
   cu::Result (*cuOccupancyMaxActiveBlocksPerMultiprocessor)(int *, cu::Function,
                                                             int,

@@ -92,9 +92,12 @@ struct PackageEntry {
 struct KernelPackage {
   /// 2: launches may be cooperative and temporaries zeroed; 3: a
   /// residency may count whole clusters (`cluster_blocks`), which a
-  /// runtime that ignored it would size in odd blocks (versions 1 and 2,
-  /// which have none of these, are read as well).
-  static constexpr int kVersion = 3;
+  /// runtime that ignored it would size in odd blocks; 4: a launch may
+  /// say the registers a thread its kernel's setmaxnreg counts on
+  /// (`launch_registers`), which a runtime that ignored it could launch
+  /// into a hang (versions 1 to 3, which have none of these, are read as
+  /// well).
+  static constexpr int kVersion = 4;
   static constexpr int kOldestVersion = 1;
   std::vector<PackageEntry> entries;
 

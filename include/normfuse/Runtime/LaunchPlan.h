@@ -170,6 +170,12 @@ struct Launch {
   /// A persistent grid's work: where the grid is min(units, a residency),
   /// the units its blocks loop over, as last resolved (0: no such grid).
   int64_t persistentUnits = 0;
+  /// The registers a thread the kernel must be compiled to, at least, or
+  /// 0: its warpgroups hand registers to each other (setmaxnreg) out of the
+  /// block's at launch, counted from this many a thread; compiled to fewer,
+  /// an increase would wait forever, so a runtime refuses to launch it
+  /// (checkCompiledRegisters).
+  int64_t launchRegisters = 0;
 
   /// Whether the grid has no blocks (a computed grid of 0: nothing runs).
   bool emptyGrid() const { return !grid[0] || !grid[1] || !grid[2]; }
@@ -271,6 +277,12 @@ bool makeLaunchParams(const Launch &launch, PointerOf pointerOf,
   }
   return true;
 }
+
+/// Whether `launch`'s kernel, compiled to `compiled` registers a thread
+/// (CU_FUNC_ATTRIBUTE_NUM_REGS), has the registers its setmaxnreg counts on
+/// (Launch::launchRegisters): false, and why, where it has fewer.
+bool checkCompiledRegisters(const Launch &launch, int64_t compiled,
+                            std::string &error);
 
 /// Bytes of `arg`, a buffer, temporary or constant of `plan` (a tensor
 /// map's buffer's).

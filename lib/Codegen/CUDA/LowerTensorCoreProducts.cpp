@@ -950,6 +950,9 @@ void cuda::buildTensorCoreProduct(ProductKernel &pk,
     // it does not need and the consumers take them (setmaxnreg, each
     // role's first act, one branch of this `if` each).
     int64_t raised = s.consumerRegisters();
+    if (raised)
+      k.func->setAttr(kLaunchRegistersAttr,
+                      kb.getI64IntegerAttr(s.launchRegisters()));
     kb.setInsertionPoint(role.thenBlock()->getTerminator());
     if (raised)
       kb.create<nf::SetMaxRegistersOp>(loc, /*increase=*/false,

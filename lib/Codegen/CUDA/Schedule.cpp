@@ -1110,6 +1110,12 @@ GroupNormGradSchedule cuda::selectGroupNormGradSchedule(
   return s;
 }
 
+int64_t TiledProductSchedule::launchRegisters(int64_t registersPerBlock) const {
+  // setmaxnreg's counts: multiples of 8 up to 256 (ptxas gives a thread at
+  // most 255).
+  return std::min<int64_t>(255, registersPerBlock / blockSize()) / 8 * 8;
+}
+
 int64_t
 TiledProductSchedule::consumerRegisters(int64_t registersPerBlock) const {
   // (setmaxnreg takes effect under a register cap of one block at entry,
@@ -1117,11 +1123,8 @@ TiledProductSchedule::consumerRegisters(int64_t registersPerBlock) const {
   if (kind != Kind::TensorCore || !warpSpecialized ||
       minBlocksPerMultiprocessor != 1)
     return 0;
-  // setmaxnreg's counts: multiples of 8 up to 256 (ptxas gives a thread at
-  // most 255).
   int64_t threads = blockSize(), consumers = threads - kProducerThreads;
-  int64_t launched =
-      std::min<int64_t>(255, registersPerBlock / threads) / 8 * 8;
+  int64_t launched = launchRegisters(registersPerBlock);
   int64_t raised = std::min<int64_t>(
       256, (launched * threads - producerRegisters() * kProducerThreads) /
                consumers / 8 * 8);

@@ -235,6 +235,42 @@ bool CudaModule::function(const std::string &name, size_t dynamicSharedBytes,
   return true;
 }
 
+bool CudaModule::checkRegisters(const LaunchPlan &plan, std::string &error) {
+  for (const Step &step : plan.steps) {
+    if (step.kind != Step::Kind::Launch || !step.launch.launchRegisters ||
+        step.launch.emptyGrid())
+      continue;
+    cu::Function fn = nullptr;
+    if (!function(step.launch.kernel, step.launch.sharedMemoryBytes, fn,
+                  error) ||
+        !checkRegisters(step.launch, fn, error))
+      return false;
+  }
+  return true;
+}
+
+bool CudaModule::checkRegisters(const Launch &launch, cu::Function fn,
+                                std::string &error) {
+  int registers = 0;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = registers_.find(launch.kernel);
+    if (it != registers_.end()) {
+      registers = it->second;
+    } else {
+      CudaDriver &cu = device_->driver();
+      if (!cu.check(
+              cu.cuFuncGetAttribute(&registers, cu::kFuncAttributeNumRegs, fn),
+              "cuFuncGetAttribute", error)) {
+        error += " (kernel " + launch.kernel + ")";
+        return false;
+      }
+      registers_[launch.kernel] = registers;
+    }
+  }
+  return checkCompiledRegisters(launch, registers, error);
+}
+
 bool CudaModule::resolve(LaunchPlan &plan, std::string &error) {
   CudaDriver &cu = device_->driver();
   std::string failure;
@@ -561,7 +597,7 @@ bool CudaModule::run(const LaunchPlan &plan,
     error = countMismatch(plan, call.size());
     return false;
   }
-  if (!device_->makeCurrent(error))
+  if (!device_->makeCurrent(error) || !checkRegisters(plan, error))
     return false;
   std::vector<cu::DevicePtr> constants;
   if (!constantsOf(plan, constants, error))
@@ -629,7 +665,7 @@ bool CudaModule::time(const LaunchPlan &plan,
     error = countMismatch(plan, inputs.size());
     return false;
   }
-  if (!device_->makeCurrent(error))
+  if (!device_->makeCurrent(error) || !checkRegisters(plan, error))
     return false;
   std::vector<cu::DevicePtr> constants;
   if (!constantsOf(plan, constants, error))

@@ -59,6 +59,7 @@ std::unique_ptr<CudaDriver> CudaDriver::open(std::string &error,
   bind(d->cuModuleLoadData, "cuModuleLoadData");
   bind(d->cuModuleUnload, "cuModuleUnload");
   bind(d->cuModuleGetFunction, "cuModuleGetFunction");
+  bind(d->cuFuncGetAttribute, "cuFuncGetAttribute");
   bind(d->cuFuncSetAttribute, "cuFuncSetAttribute");
   bind(d->cuOccupancyMaxActiveBlocksPerMultiprocessor,
        "cuOccupancyMaxActiveBlocksPerMultiprocessor");

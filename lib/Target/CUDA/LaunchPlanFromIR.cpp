@@ -503,6 +503,30 @@ LogicalResult PlanReader::readLaunch(gpu::LaunchFuncOp op) {
     launch.cooperative =
         kernel.walk([](GridBarrierOp) { return WalkResult::interrupt(); })
             .wasInterrupted();
+    // A kernel whose warpgroups raise their registers (setmaxnreg) says
+    // the registers a thread it counts on, which a runtime checks.
+    bool raises = kernel
+                      .walk([](SetMaxRegistersOp r) {
+                        return r.getIncrease() ? WalkResult::interrupt()
+                                               : WalkResult::advance();
+                      })
+                      .wasInterrupted();
+    auto registers = kernel->getAttrOfType<IntegerAttr>(kLaunchRegistersAttr);
+    if (raises && !registers)
+      return op.emitOpError()
+             << "launches " << launch.kernel
+             << ", which raises its registers (nf.set_max_registers) "
+                "without saying the registers a thread it counts on ("
+             << kLaunchRegistersAttr << ")";
+    if (registers) {
+      int64_t n = registers.getInt();
+      if (n < 8 || n > 255 || n % 8)
+        return op.emitOpError()
+               << "launches " << launch.kernel << " with " << n
+               << " registers a thread (" << kLaunchRegistersAttr
+               << "): not a multiple of 8 from 8 to 255";
+      launch.launchRegisters = n;
+    }
     cuda::SharedMemoryLayout smem = cuda::sharedMemoryLayout(kernel);
     if (smem.dynamic() && launch.sharedMemoryBytes < size_t(smem.bytes))
       return op.emitOpError()

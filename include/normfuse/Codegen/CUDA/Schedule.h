@@ -869,6 +869,10 @@ struct TiledProductSchedule {
   /// the launch leaves nothing to gain (256 threads launch with 255), or
   /// where the kernel is not bounded to one block an SM.
   int64_t consumerRegisters(int64_t registersPerBlock = 65536) const;
+  /// The registers a thread of `blockSize()` a kernel bounded to one such
+  /// block launches with, as consumerRegisters() counts them (168 of 384
+  /// threads): the kernel's nf.launch_registers where it moves registers.
+  int64_t launchRegisters(int64_t registersPerBlock = 65536) const;
   int64_t blockSize() const {
     return kind == Kind::TensorCore
                ? GpuTarget::kWarpSize * warpsM * warpsN * teams() +

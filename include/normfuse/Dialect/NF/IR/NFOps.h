@@ -38,6 +38,12 @@ Type getAccumulationType(Type elementType);
 /// nf.cluster_store reach the cluster's blocks. The CUDA printer prints it
 /// as __cluster_dims__.
 constexpr llvm::StringLiteral kClusterBlocksAttr = "nf.cluster_blocks";
+/// On a GPU kernel (gpu.func) whose warpgroups hand registers to each other
+/// (nf.set_max_registers): the registers a thread of the block at launch
+/// that their counts are reckoned from. A runtime refuses to launch the
+/// kernel compiled to fewer (the increase would wait forever); the launch
+/// plan carries it (Launch::launchRegisters).
+constexpr llvm::StringLiteral kLaunchRegistersAttr = "nf.launch_registers";
 /// On a host function's memref.alloc: the temporary starts as zero bytes
 /// (the runtime fills it; a grid barrier's counter).
 constexpr llvm::StringLiteral kZeroedAttr = "nf.zeroed";
