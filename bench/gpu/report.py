@@ -152,20 +152,28 @@ def table(doc):
 
 
 # (label, ops, direction) of families(); ops of one label are pooled.
+# (label, ops, direction, dtypes or None for all): the products one row per
+# precision, so that the SIMT kernel's f32, the tensor cores' tf32 and their
+# f16/bf16 (each against the peer's same precision) are not one median.
+HALF = ("f16", "bf16")
 FAMILY_ROWS = [
-    ("LayerNorm forward", ("layer_norm",), "forward"),
-    ("RMSNorm forward", ("rms_norm",), "forward"),
-    ("LayerNorm backward", ("layer_norm",), "backward"),
-    ("RMSNorm backward", ("rms_norm",), "backward"),
-    ("GroupNorm NHWC (+SiLU) forward", ("group_norm_nhwc", "group_norm_nhwc+silu"), "forward"),
-    ("GroupNorm NHWC (+SiLU) backward", ("group_norm_nhwc", "group_norm_nhwc+silu"), "backward"),
-    ("GroupNorm NCHW forward", ("group_norm",), "forward"),
-    ("BatchNorm training forward", ("batch_norm_training",), "forward"),
-    ("InstanceNorm forward", ("instance_norm",), "forward"),
-    ("matmul + bias + GELU", ("matmul+bias+gelu",), "forward"),
-    ("matmul alone, f16/bf16 (vs eager: cuBLAS)", ("matmul",), "forward"),
-    ("conv2d 3x3 + bias + ReLU NHWC", ("conv2d+bias+relu",), "forward"),
-    ("conv2d 3x3 + bias + ReLU NCHW", ("conv2d_nchw+bias+relu",), "forward"),
+    ("LayerNorm forward", ("layer_norm",), "forward", None),
+    ("RMSNorm forward", ("rms_norm",), "forward", None),
+    ("LayerNorm backward", ("layer_norm",), "backward", None),
+    ("RMSNorm backward", ("rms_norm",), "backward", None),
+    ("GroupNorm NHWC (+SiLU) forward", ("group_norm_nhwc", "group_norm_nhwc+silu"), "forward", None),
+    ("GroupNorm NHWC (+SiLU) backward", ("group_norm_nhwc", "group_norm_nhwc+silu"), "backward", None),
+    ("GroupNorm NCHW forward", ("group_norm",), "forward", None),
+    ("BatchNorm training forward", ("batch_norm_training",), "forward", None),
+    ("InstanceNorm forward", ("instance_norm",), "forward", None),
+    ("matmul + bias + GELU, f16/bf16", ("matmul+bias+gelu",), "forward", HALF),
+    ("matmul + bias + GELU, f32", ("matmul+bias+gelu",), "forward", ("f32",)),
+    ("matmul alone, f16/bf16 (vs eager: cuBLAS)", ("matmul",), "forward", HALF),
+    ("matmul alone, tf32 (vs eager: cuBLAS tf32)", ("matmul",), "forward", ("tf32",)),
+    ("conv2d 3x3 + bias + ReLU NHWC, f16/bf16", ("conv2d+bias+relu",), "forward", HALF),
+    ("conv2d 3x3 + bias + ReLU NHWC, f32", ("conv2d+bias+relu",), "forward", ("f32",)),
+    ("conv2d 3x3 + bias + ReLU NHWC, tf32", ("conv2d+bias+relu",), "forward", ("tf32",)),
+    ("conv2d 3x3 + bias + ReLU NCHW", ("conv2d_nchw+bias+relu",), "forward", None),
 ]
 
 
@@ -180,8 +188,9 @@ def families(doc):
     peers = ("eager", "compile", "liger")
     lines = ["| op | cases | normfuse | " + " | ".join(f"vs {p}" for p in peers) + " | fastest of all |",
              "| --- | ---: | --- |" + " ---: |" * (len(peers) + 1)]
-    for label, ops, direction in FAMILY_ROWS:
-        rs = [r for r in timed if r["op"] in ops and r["direction"] == direction]
+    for label, ops, direction, dtypes in FAMILY_ROWS:
+        rs = [r for r in timed if r["op"] in ops and r["direction"] == direction
+              and (dtypes is None or r.get("dtype") in dtypes)]
         if not rs:
             continue
         nf = [r["systems"]["normfuse"] for r in rs]
