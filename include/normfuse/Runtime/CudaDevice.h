@@ -58,6 +58,12 @@ public:
   const GpuTarget &gpuTarget() const { return gpuTarget_; }
   CudaDriver &driver() { return *driver_; }
   KernelCache &cache() { return *cache_; }
+  /// The pool the temporaries of calls come from, in stream order (null:
+  /// the device's default pool, where the driver could not make one).
+  cu::MemPool memoryPool() const { return pool_; }
+  /// What the pool keeps of the memory freed to it when a stream or the
+  /// device synchronizes (the rest goes back to the device).
+  static constexpr uint64_t kPoolKeptBytes = uint64_t(256) << 20;
 
   /// Makes the device's context current on the calling thread.
   bool makeCurrent(std::string &error);
@@ -84,6 +90,7 @@ private:
   std::unique_ptr<KernelCache> cache_;
   cu::Device device_ = 0;
   cu::Context context_ = nullptr;
+  cu::MemPool pool_ = nullptr;
   int computeCapability_ = 0, multiprocessors_ = 0;
   std::string name_, target_;
   GpuTarget gpuTarget_;

@@ -33,6 +33,7 @@ using Stream = struct CUstream_st *;
 using Event = struct CUevent_st *;
 using Graph = struct CUgraph_st *;
 using GraphExec = struct CUgraphExec_st *;
+using MemPool = struct CUmemPoolHandle_st *;
 
 constexpr Result kSuccess = 0;
 constexpr Result kErrorStubLibrary = 34;
@@ -58,6 +59,21 @@ constexpr unsigned kMemoryTypeUnified = 4;
 constexpr unsigned kStreamNonBlocking = 1;
 constexpr int kStreamCaptureModeRelaxed = 2;
 constexpr int kStreamCaptureStatusNone = 0;
+constexpr int kMemPoolAttrReleaseThreshold = 4;
+constexpr int kMemAllocationTypePinned = 1;
+constexpr int kMemLocationTypeDevice = 1;
+
+/// CUmemPoolProps (88 bytes): a pool of device memory of one device, no
+/// shareable handles; what follows the location zero (the defaults).
+struct MemPoolProps {
+  int allocType = kMemAllocationTypePinned;
+  int handleTypes = 0;
+  int locationType = kMemLocationTypeDevice;
+  int locationId = 0;
+  void *win32SecurityAttributes = nullptr;
+  unsigned char rest[64] = {};
+};
+static_assert(sizeof(MemPoolProps) == 88, "CUmemPoolProps' size");
 
 /// CUlaunchConfig: a launch's grid, block, dynamic shared memory and
 /// stream, and its attributes (none here: a kernel's cluster size is in
@@ -152,6 +168,12 @@ public:
   cu::Result (*cuMemcpyDtoHAsync)(void *, cu::DevicePtr, size_t,
                                   cu::Stream) = nullptr;
   cu::Result (*cuMemAllocAsync)(cu::DevicePtr *, size_t, cu::Stream) = nullptr;
+  cu::Result (*cuMemPoolCreate)(cu::MemPool *,
+                                const cu::MemPoolProps *) = nullptr;
+  cu::Result (*cuMemPoolDestroy)(cu::MemPool) = nullptr;
+  cu::Result (*cuMemPoolSetAttribute)(cu::MemPool, int, void *) = nullptr;
+  cu::Result (*cuMemAllocFromPoolAsync)(cu::DevicePtr *, size_t, cu::MemPool,
+                                        cu::Stream) = nullptr;
   cu::Result (*cuMemFreeAsync)(cu::DevicePtr, cu::Stream) = nullptr;
   cu::Result (*cuPointerGetAttribute)(void *, int, cu::DevicePtr) = nullptr;
   cu::Result (*cuStreamSynchronize)(cu::Stream) = nullptr;

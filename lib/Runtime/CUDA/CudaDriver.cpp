@@ -76,6 +76,10 @@ std::unique_ptr<CudaDriver> CudaDriver::open(std::string &error,
   bind(d->cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2");
   bind(d->cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2");
   bind(d->cuMemAllocAsync, "cuMemAllocAsync");
+  bind(d->cuMemPoolCreate, "cuMemPoolCreate");
+  bind(d->cuMemPoolDestroy, "cuMemPoolDestroy");
+  bind(d->cuMemPoolSetAttribute, "cuMemPoolSetAttribute");
+  bind(d->cuMemAllocFromPoolAsync, "cuMemAllocFromPoolAsync");
   bind(d->cuMemFreeAsync, "cuMemFreeAsync");
   bind(d->cuPointerGetAttribute, "cuPointerGetAttribute");
   bind(d->cuStreamSynchronize, "cuStreamSynchronize");
