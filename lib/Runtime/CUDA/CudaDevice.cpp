@@ -83,10 +83,12 @@ std::shared_ptr<CudaDevice> CudaDevice::open(std::string &error,
   // The temporaries' pool: one of normfuse's own that keeps up to
   // kPoolKeptBytes of what is freed to it across synchronizations. The
   // device's default pool gives everything back at each one, so every
-  // call after a synchronization mapped its temporaries afresh (about 0.1
-  // ms of host time a call on an H200) at addresses a CUDA graph of the
-  // plan could not replay. Where the driver cannot make the pool, the
-  // default one serves.
+  // call after a synchronization mapped its temporaries afresh, perhaps at
+  // addresses a CUDA graph of the plan cannot replay (the likely cause of
+  // the 0.12-0.49 ms of host time the H200 run measured a call and a
+  // synchronization of plans with temporaries beyond their kernels; not
+  // yet measured with the pool). Where the driver cannot make the pool,
+  // the default one serves.
   cu::MemPoolProps props;
   props.locationId = options.ordinal;
   uint64_t kept = kPoolKeptBytes;
